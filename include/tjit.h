@@ -1,0 +1,576 @@
+/*
+ * tjit.h — Triton-style GPU tile kernels, written inline in C.
+ *
+ * This header is the whole public API of tjit. It has two halves:
+ *
+ *  1. The kernel language. A kernel is written with TJ_KERNEL: its body is
+ *     ordinary C that *builds* a tile program when the kernel is first launched
+ *     with a given set of compile-time constants. C control flow in the body
+ *     runs at build time (it is the meta-language, like Triton's constexpr);
+ *     runtime loops and branches are TJ_FOR and TJ_IF. Every op is a macro that
+ *     records the caller's __FILE__ and __LINE__, so an error in a tile program
+ *     points at the user's own source line.
+ *
+ *  2. The host API: devices, buffers, launches and errors. Handles are opaque;
+ *     every call that can fail returns a tj_status, and tj_last_error() gives
+ *     the message of the last failure on the calling thread.
+ *
+ * Ownership: tj_device_open() gives a device that the caller closes with
+ * tj_device_close(); buffers belong to their device and are released with
+ * tj_buffer_free() or when the device closes. Compiled kernels are cached by
+ * the device and freed with it. Strings returned by tjit stay valid until the
+ * next tjit call on the same thread (tj_last_error) or for the life of the
+ * object they describe (tj_device_name).
+ *
+ * Threads: a device may be used from several threads; kernel building happens
+ * on the thread that launches and is serialized by the device.
+ */
+#ifndef TJIT_H
+#define TJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TJ_VERSION_MAJOR 0
+#define TJ_VERSION_MINOR 1
+#define TJ_VERSION_PATCH 0
+#define TJ_VERSION_STRING "0.1.0"
+/* TJ_VERSION_NUMBER is MAJOR*10000 + MINOR*100 + PATCH, for #if tests. */
+#define TJ_VERSION_NUMBER (TJ_VERSION_MAJOR * 10000 + TJ_VERSION_MINOR * 100 + TJ_VERSION_PATCH)
+
+#if defined(__GNUC__)
+#define TJ_API __attribute__((visibility("default")))
+#define TJ__UNUSED __attribute__((unused))
+#else
+#define TJ_API
+#define TJ__UNUSED
+#endif
+
+/* The library's version at run time ("0.1.0"), and as TJ_VERSION_NUMBER. */
+TJ_API const char *tj_version(void);
+TJ_API int tj_version_number(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tj_status {
+    TJ_OK = 0,
+    TJ_ERR_INVALID_ARG,  /* a bad argument to a host API call */
+    TJ_ERR_SHAPE,        /* tile shapes that do not fit (broadcast, mask, ...) */
+    TJ_ERR_TYPE,         /* dtypes for which no rule applies */
+    TJ_ERR_BUILD,        /* any other error in a tile program */
+    TJ_ERR_COMPILE,      /* LLVM or the device JIT failed */
+    TJ_ERR_LAUNCH,       /* bad launch: grid, arguments, buffers */
+    TJ_ERR_DEVICE,       /* the device (driver) reported an error */
+    TJ_ERR_OUT_OF_MEMORY,
+    TJ_ERR_ASSERT,       /* a device assert failed while the kernel ran */
+    TJ_ERR_UNSUPPORTED   /* valid, but not available on this device */
+} tj_status;
+
+/* Message of the last failed call on this thread ("" if none). It names the
+ * kernel, the op and the user's file:line where a tile program is at fault. */
+TJ_API const char *tj_last_error(void);
+/* A short constant name for a status ("TJ_ERR_SHAPE"). */
+TJ_API const char *tj_status_name(tj_status status);
+
+/* ------------------------------------------------------------------------ */
+/* Element types                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tj_dtype {
+    TJ_I1, TJ_I8, TJ_I16, TJ_I32, TJ_I64,
+    TJ_U8, TJ_U16, TJ_U32, TJ_U64,
+    TJ_F16, TJ_BF16, TJ_F32, TJ_F64,
+    TJ_DTYPE_COUNT
+} tj_dtype;
+
+TJ_API const char *tj_dtype_name(tj_dtype dtype); /* "f32" */
+TJ_API size_t tj_dtype_size(tj_dtype dtype);      /* bytes; i1 takes 1 */
+
+/* f16/bf16 values are passed between host and device as their raw 16 bits. */
+TJ_API uint16_t tj_f32_to_f16(float x);
+TJ_API float tj_f16_to_f32(uint16_t bits);
+TJ_API uint16_t tj_f32_to_bf16(float x);
+TJ_API float tj_bf16_to_f32(uint16_t bits);
+
+/* ------------------------------------------------------------------------ */
+/* The kernel language                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* A value of a tile program: a scalar or a tile. It is only a handle into the
+ * program being built; it means nothing outside a kernel body. */
+typedef struct tj_val {
+    int32_t id; /* 0: none (an absent optional argument, or a failed op) */
+} tj_val;
+
+#define TJ_MAX_RANK 4
+
+typedef struct tj_shape {
+    int rank;
+    int64_t dims[TJ_MAX_RANK];
+} tj_shape;
+
+/* TJ_SHAPE(64, 32) is a 2-D shape. */
+#define TJ_SHAPE(...) ((tj_shape){TJ__NARGS(__VA_ARGS__), {__VA_ARGS__}})
+
+typedef struct tj_loc {
+    const char *file;
+    int line;
+} tj_loc;
+#define TJ__HERE ((tj_loc){__FILE__, __LINE__})
+
+typedef enum tj_cache {
+    TJ_CACHE_DEFAULT, TJ_CACHE_CA, TJ_CACHE_CG, TJ_CACHE_CS, TJ_CACHE_LU,
+    TJ_CACHE_CV, TJ_CACHE_WB, TJ_CACHE_WT
+} tj_cache;
+
+typedef enum tj_evict {
+    TJ_EVICT_NORMAL, TJ_EVICT_FIRST, TJ_EVICT_LAST
+} tj_evict;
+
+/* Optional arguments of loads, stores and atomics, written as designated
+ * initializers: tj_load(p, .mask = m, .other = tj_f32(0), .cache = TJ_CACHE_CG). */
+typedef struct tj_mem_opts {
+    tj_val mask;     /* i1, same shape as the pointer tile; absent: all lanes */
+    tj_val other;    /* loads: the value of masked-off lanes (default 0) */
+    tj_cache cache;
+    tj_evict evict;
+    int is_volatile;
+} tj_mem_opts;
+
+/* C numbers mix with tile values: TJ_V(x) makes a value of a C number. An
+ * integer literal adopts the dtype of the value it meets (x + 1 keeps x's
+ * dtype); a floating literal does too when that dtype is floating, and is
+ * f32 otherwise. */
+#define TJ_V(x) _Generic((x),                                               \
+    tj_val: tj__val_id,                                                     \
+    _Bool: tj__weak_int, char: tj__weak_int, signed char: tj__weak_int,     \
+    unsigned char: tj__weak_int, short: tj__weak_int,                       \
+    unsigned short: tj__weak_int, int: tj__weak_int,                        \
+    unsigned int: tj__weak_int, long: tj__weak_int,                         \
+    unsigned long: tj__weak_uint, long long: tj__weak_int,                  \
+    unsigned long long: tj__weak_uint,                                      \
+    float: tj__weak_float, double: tj__weak_float)(x)
+
+/* Typed constants. */
+#define tj_const(value, dtype) tj__const(TJ__HERE, (double)(value), (int64_t)(value), dtype)
+#define tj_i1(v)  tj_const(v, TJ_I1)
+#define tj_i32(v) tj_const(v, TJ_I32)
+#define tj_i64(v) tj_const(v, TJ_I64)
+#define tj_u32(v) tj_const(v, TJ_U32)
+#define tj_f16(v) tj_const(v, TJ_F16)
+#define tj_bf16(v) tj_const(v, TJ_BF16)
+#define tj_f32(v) tj_const(v, TJ_F32)
+#define tj_f64(v) tj_const(v, TJ_F64)
+
+/* Program instance and grid (axis 0, 1 or 2); scalars of type i32. */
+#define tj_program_id(axis)   tj__program_id(TJ__HERE, (axis))
+#define tj_num_programs(axis) tj__num_programs(TJ__HERE, (axis))
+
+/* Tile creation and shape. arange(lo, hi) is [lo, hi) as i32; hi - lo must be
+ * a power of two. */
+#define tj_arange(lo, hi)          tj__arange(TJ__HERE, (lo), (hi))
+#define tj_full(shape, value, dt)  tj__full(TJ__HERE, (shape), TJ_V(value), (dt))
+#define tj_zeros(shape, dt)        tj__full(TJ__HERE, (shape), tj__weak_int(0), (dt))
+#define tj_expand_dims(x, axis)    tj__expand_dims(TJ__HERE, TJ_V(x), (axis))
+#define tj_broadcast_to(x, shape)  tj__broadcast_to(TJ__HERE, TJ_V(x), (shape))
+#define tj_reshape(x, shape)       tj__reshape(TJ__HERE, TJ_V(x), (shape))
+/* trans of a 2-D tile swaps its axes; tj_permute gives the order of any rank. */
+#define tj_trans(x)                tj__permute(TJ__HERE, TJ_V(x), TJ_SHAPE(1, 0))
+#define tj_permute(x, order)       tj__permute(TJ__HERE, TJ_V(x), (order))
+
+/* Element-wise arithmetic with numpy broadcasting and Triton's promotion.
+ * Pointer tiles take integer offsets in elements: tj_add(ptr, offs). */
+typedef enum tj_binop {
+    TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MUL,
+    TJ_OP_DIV,       /* true division: integers are divided as f32 */
+    TJ_OP_FLOORDIV,  /* integer division, rounding toward zero as in C */
+    TJ_OP_MOD,       /* remainder with the sign of the dividend, as in C */
+    TJ_OP_AND, TJ_OP_OR, TJ_OP_XOR, TJ_OP_SHL, TJ_OP_SHR,
+    TJ_OP_MINIMUM, TJ_OP_MAXIMUM,
+    TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE
+} tj_binop;
+
+#define TJ__BIN(op, a, b) tj__binary(TJ__HERE, (op), TJ_V(a), TJ_V(b))
+#define tj_add(a, b)      TJ__BIN(TJ_OP_ADD, a, b)
+#define tj_sub(a, b)      TJ__BIN(TJ_OP_SUB, a, b)
+#define tj_mul(a, b)      TJ__BIN(TJ_OP_MUL, a, b)
+#define tj_div(a, b)      TJ__BIN(TJ_OP_DIV, a, b)
+#define tj_floordiv(a, b) TJ__BIN(TJ_OP_FLOORDIV, a, b)
+#define tj_mod(a, b)      TJ__BIN(TJ_OP_MOD, a, b)
+#define tj_and(a, b)      TJ__BIN(TJ_OP_AND, a, b)
+#define tj_or(a, b)       TJ__BIN(TJ_OP_OR, a, b)
+#define tj_xor(a, b)      TJ__BIN(TJ_OP_XOR, a, b)
+#define tj_shl(a, b)      TJ__BIN(TJ_OP_SHL, a, b)
+#define tj_shr(a, b)      TJ__BIN(TJ_OP_SHR, a, b) /* arithmetic if signed */
+#define tj_minimum(a, b)  TJ__BIN(TJ_OP_MINIMUM, a, b)
+#define tj_maximum(a, b)  TJ__BIN(TJ_OP_MAXIMUM, a, b)
+#define tj_eq(a, b)       TJ__BIN(TJ_OP_EQ, a, b)
+#define tj_ne(a, b)       TJ__BIN(TJ_OP_NE, a, b)
+#define tj_lt(a, b)       TJ__BIN(TJ_OP_LT, a, b)
+#define tj_le(a, b)       TJ__BIN(TJ_OP_LE, a, b)
+#define tj_gt(a, b)       TJ__BIN(TJ_OP_GT, a, b)
+#define tj_ge(a, b)       TJ__BIN(TJ_OP_GE, a, b)
+/* ceil(a / b) for integers: (a + b - 1) / b. */
+#define tj_cdiv(a, b)     tj_floordiv(tj_sub(tj_add(a, b), 1), b)
+
+typedef enum tj_unop {
+    TJ_OP_NEG, TJ_OP_NOT, TJ_OP_ABS,
+    TJ_OP_EXP, TJ_OP_EXP2, TJ_OP_LOG, TJ_OP_LOG2,
+    TJ_OP_SQRT, TJ_OP_RSQRT, TJ_OP_SIGMOID, TJ_OP_FLOOR, TJ_OP_CEIL
+} tj_unop;
+
+#define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
+#define tj_neg(x)      TJ__UN(TJ_OP_NEG, x)
+#define tj_not(x)      TJ__UN(TJ_OP_NOT, x)  /* bitwise; logical on i1 */
+#define tj_abs(x)      TJ__UN(TJ_OP_ABS, x)
+#define tj_exp(x)      TJ__UN(TJ_OP_EXP, x)  /* math ops take floats; */
+#define tj_exp2(x)     TJ__UN(TJ_OP_EXP2, x) /* integers become f32 */
+#define tj_log(x)      TJ__UN(TJ_OP_LOG, x)
+#define tj_log2(x)     TJ__UN(TJ_OP_LOG2, x)
+#define tj_sqrt(x)     TJ__UN(TJ_OP_SQRT, x)
+#define tj_rsqrt(x)    TJ__UN(TJ_OP_RSQRT, x)
+#define tj_sigmoid(x)  TJ__UN(TJ_OP_SIGMOID, x)
+#define tj_floor(x)    TJ__UN(TJ_OP_FLOOR, x)
+#define tj_ceil(x)     TJ__UN(TJ_OP_CEIL, x)
+#define tj_fma(a, b, c) tj__fma(TJ__HERE, TJ_V(a), TJ_V(b), TJ_V(c))
+#define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
+#define tj_cast(x, dt)  tj__cast(TJ__HERE, TJ_V(x), (dt))
+
+/* Memory. A pointer tile is a pointer parameter plus offsets. */
+#define tj_load(ptr, ...) \
+    tj__load(TJ__HERE, TJ_V(ptr), (tj_mem_opts){__VA_ARGS__})
+#define tj_store(ptr, value, ...) \
+    tj__store(TJ__HERE, TJ_V(ptr), TJ_V(value), (tj_mem_opts){__VA_ARGS__})
+
+typedef enum tj_atomic_op {
+    TJ_ATOMIC_ADD, TJ_ATOMIC_MAX, TJ_ATOMIC_MIN, TJ_ATOMIC_XCHG
+} tj_atomic_op;
+/* Atomics return the values memory held before. */
+#define tj_atomic_add(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_ADD, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
+#define tj_atomic_max(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_MAX, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
+#define tj_atomic_min(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_MIN, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
+#define tj_atomic_xchg(ptr, v, ...) tj__atomic(TJ__HERE, TJ_ATOMIC_XCHG, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
+#define tj_atomic_cas(ptr, cmp, v)  tj__atomic_cas(TJ__HERE, TJ_V(ptr), TJ_V(cmp), TJ_V(v))
+
+/* Reductions along an axis (negative axes count from the end). The result
+ * has that axis removed; a 1-D tile reduces to a scalar. argmax/argmin give
+ * the first index of the extreme value, as i32. */
+typedef enum tj_reduce_op {
+    TJ_REDUCE_SUM, TJ_REDUCE_MAX, TJ_REDUCE_MIN, TJ_REDUCE_ARGMAX, TJ_REDUCE_ARGMIN
+} tj_reduce_op;
+#define tj_sum(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis))
+#define tj_max(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis))
+#define tj_min(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis))
+#define tj_argmax(x, axis) tj__reduce(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis))
+#define tj_argmin(x, axis) tj__reduce(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis))
+/* Inclusive prefix sum along an axis; the shape is kept. */
+#define tj_cumsum(x, axis) tj__cumsum(TJ__HERE, TJ_V(x), (axis))
+
+/* Debugging: print a value with a prefix (each program, each element), and
+ * fail the launch with TJ_ERR_ASSERT where cond is false anywhere. */
+#define tj_print(prefix, x)       tj__print(TJ__HERE, (prefix), TJ_V(x))
+#define tj_device_assert(cond, msg) tj__device_assert(TJ__HERE, TJ_V(cond), (msg))
+
+/*
+ * Runtime control flow. Values that a loop or branch changes are named by
+ * address after the bounds; plain C assignment in the body updates them:
+ *
+ *     tj_val acc = tj_zeros(TJ_SHAPE(BLOCK), TJ_F32);
+ *     TJ_FOR(k, 0, n_chunks, 1, &acc) {
+ *         acc = tj_add(acc, tj_load(tj_add(p, tj_add(tj_mul(k, BLOCK), offs))));
+ *     }
+ *     TJ_IF(tj_gt(s, 0), &acc) { acc = tj_mul(acc, 2); } TJ_ELSE { acc = tj_neg(acc); }
+ *
+ * The body is C that runs once, at build time. Do not leave it with break,
+ * return or goto: the builder reports an unclosed region.
+ */
+#define TJ_FOR(iv, lo, hi, step, ...)                                          \
+    for (tj_val iv = tj__for_begin(TJ__HERE, TJ_V(lo), TJ_V(hi), TJ_V(step),    \
+                                   (tj_val *[]){NULL, ##__VA_ARGS__},           \
+                                   TJ__NARGS(__VA_ARGS__));                     \
+         tj__region_next(); )
+#define TJ_IF(cond, ...)                                                        \
+    for (int tj__once_ = tj__if_begin(TJ__HERE, TJ_V(cond),                     \
+                                      (tj_val *[]){NULL, ##__VA_ARGS__},        \
+                                      TJ__NARGS(__VA_ARGS__));                  \
+         tj__once_ && tj__region_next(); )
+#define TJ_ELSE                                                                 \
+    for (int tj__once_ = tj__else_begin(TJ__HERE); tj__once_ && tj__region_next(); )
+
+/*
+ * TJ_KERNEL(name, TJ_PARAMS(...), TJ_CONSTS(...)) { body }
+ *
+ * Parameters are TJ_PTR(name, dtype) (a buffer of elements of dtype) and
+ * TJ_SCALAR(name, dtype); dtype is one of i1 i8 i16 i32 i64 u8 u16 u32 u64
+ * f16 bf16 f32 f64. Constants are names of compile-time int64 values, plain
+ * C in the body. The macro defines, at file scope:
+ *
+ *   const tj_kernel *name;                   the kernel, for tj_launch()
+ *   tj_status name_launch(tj_device *, const tj_launch_cfg *,
+ *                         args..., consts...);   a launch typed for C
+ *
+ * where a pointer parameter takes a tj_buffer, an integer scalar its C
+ * integer type, f32/f64 float/double and f16/bf16 a float.
+ */
+#define TJ_PTR(name, dt)    (1, name, dt)
+#define TJ_SCALAR(name, dt) (0, name, dt)
+#define TJ_PARAMS(...) (__VA_ARGS__)
+#define TJ_CONSTS(...) (__VA_ARGS__)
+
+#define TJ_KERNEL(kname, params, consts)                                        \
+    static void kname##__tj_body(TJ__UNUSED const char *tj__kernel_name_        \
+        TJ__EACH_P(TJ__P_DECL, params) TJ__EACH_C(TJ__C_DECL, consts));         \
+    static void kname##__tj_build(const tj_val *tj__p, const int64_t *tj__c)    \
+    {                                                                           \
+        (void)tj__p; (void)tj__c;                                               \
+        kname##__tj_body(#kname TJ__EACH_P(TJ__P_PASS, params)                  \
+                         TJ__EACH_C(TJ__C_PASS, consts));                       \
+    }                                                                           \
+    static const tj_param_desc kname##__tj_params[] = {                         \
+        {0, TJ_I32, NULL} TJ__EACH_P(TJ__P_DESC, params)};                      \
+    static const char *const kname##__tj_consts[] = {                           \
+        NULL TJ__EACH_C(TJ__C_NAME, consts)};                                   \
+    static const tj_kernel kname##__tj_def = {                                  \
+        #kname, __FILE__, __LINE__,                                             \
+        TJ__NARGS params, kname##__tj_params + 1,                               \
+        TJ__NARGS consts, kname##__tj_consts + 1, kname##__tj_build};           \
+    static const tj_kernel *const kname TJ__UNUSED = &kname##__tj_def;          \
+    static inline tj_status kname##_launch(tj_device *tj__dev,                  \
+        const tj_launch_cfg *tj__cfg TJ__EACH_P(TJ__P_CARG, params)             \
+        TJ__EACH_C(TJ__C_DECL, consts))                                         \
+    {                                                                           \
+        const tj_arg tj__a[] = {{TJ_I32, 0, {0}} TJ__EACH_P(TJ__P_MKARG, params)}; \
+        const int64_t tj__cv[] = {0 TJ__EACH_C(TJ__C_PASSV, consts)};           \
+        return tj_launch(tj__dev, &kname##__tj_def, tj__cfg,                    \
+                         tj__a + 1, TJ__NARGS params, tj__cv + 1, TJ__NARGS consts); \
+    }                                                                           \
+    static void kname##__tj_body(TJ__UNUSED const char *tj__kernel_name_        \
+        TJ__EACH_P(TJ__P_DECL, params) TJ__EACH_C(TJ__C_DECL, consts))
+
+/* ------------------------------------------------------------------------ */
+/* Host API                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tj_device tj_device; /* opaque */
+typedef struct tj_stream tj_stream; /* opaque */
+
+typedef enum tj_device_kind {
+    TJ_DEVICE_DEFAULT, /* the first GPU, else the CPU; TJIT_DEVICE=cpu|gpu overrides */
+    TJ_DEVICE_CPU,
+    TJ_DEVICE_GPU
+} tj_device_kind;
+
+/* Opens a device. ordinal picks among GPUs (0: the first). */
+TJ_API tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal);
+TJ_API void tj_device_close(tj_device *dev); /* frees its buffers and kernels */
+TJ_API tj_device_kind tj_device_get_kind(const tj_device *dev);
+TJ_API const char *tj_device_name(const tj_device *dev); /* "cpu (x86-64, 2 threads)" */
+TJ_API tj_status tj_synchronize(tj_device *dev);
+
+/* A buffer is a handle (not a pointer): using a freed buffer is an error
+ * that tjit reports, never undefined behavior. The zero handle is "no buffer". */
+typedef struct tj_buffer {
+    uint64_t handle;
+} tj_buffer;
+
+TJ_API tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out);
+TJ_API tj_status tj_buffer_free(tj_device *dev, tj_buffer buf);
+TJ_API tj_status tj_buffer_write(tj_device *dev, tj_buffer dst, size_t offset,
+                                 const void *src, size_t bytes);
+TJ_API tj_status tj_buffer_read(tj_device *dev, tj_buffer src, size_t offset,
+                                void *dst, size_t bytes);
+TJ_API size_t tj_buffer_size(tj_device *dev, tj_buffer buf); /* 0 if invalid */
+
+/* One kernel argument for tj_launch(): a buffer or a scalar of a dtype. */
+typedef struct tj_arg {
+    tj_dtype dtype;  /* scalars: the value's dtype; buffers: ignored */
+    int is_buffer;
+    union {
+        tj_buffer buf;
+        int64_t i;   /* integer dtypes, i1 */
+        uint64_t u;  /* unsigned dtypes may use either */
+        double f;    /* f16, bf16, f32, f64 */
+    } v;
+} tj_arg;
+
+#define TJ_ARG_BUF(b) ((tj_arg){TJ_I32, 1, {.buf = (b)}})
+#define TJ_ARG_I32(x) ((tj_arg){TJ_I32, 0, {.i = (x)}})
+#define TJ_ARG_I64(x) ((tj_arg){TJ_I64, 0, {.i = (x)}})
+#define TJ_ARG_U32(x) ((tj_arg){TJ_U32, 0, {.u = (x)}})
+#define TJ_ARG_U64(x) ((tj_arg){TJ_U64, 0, {.u = (x)}})
+#define TJ_ARG_F32(x) ((tj_arg){TJ_F32, 0, {.f = (x)}})
+#define TJ_ARG_F64(x) ((tj_arg){TJ_F64, 0, {.f = (x)}})
+#define TJ_ARG_F16(x) ((tj_arg){TJ_F16, 0, {.f = (x)}})
+#define TJ_ARG_BF16(x) ((tj_arg){TJ_BF16, 0, {.f = (x)}})
+#define TJ_ARG_INT(dt, x) ((tj_arg){(dt), 0, {.i = (x)}})
+
+typedef struct tj_launch_cfg {
+    int64_t grid[3];  /* programs along each axis; 0 in y or z means 1 */
+    int num_warps;    /* GPU threads per program / 32 (0: 4); ignored on CPU */
+    tj_stream *stream;/* NULL: the device's default stream */
+} tj_launch_cfg;
+
+/* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */
+typedef struct tj_param_desc {
+    int is_ptr;
+    tj_dtype dtype;
+    const char *name;
+} tj_param_desc;
+
+typedef struct tj_kernel {
+    const char *name;
+    const char *file;
+    int line;
+    int nparams;
+    const tj_param_desc *params;
+    int nconsts;
+    const char *const *consts;
+    void (*build)(const tj_val *params, const int64_t *consts);
+} tj_kernel;
+
+/* Launches a kernel, building and compiling it first for a set of constants
+ * it has not seen. Arguments are checked against the kernel's signature. On
+ * the CPU the launch is finished when the call returns. */
+TJ_API tj_status tj_launch(tj_device *dev, const tj_kernel *kernel,
+                           const tj_launch_cfg *cfg, const tj_arg *args, int nargs,
+                           const int64_t *consts, int nconsts);
+
+/* Builds a kernel's tile program for a set of constants without launching,
+ * and writes its text (the IR as TJIT_DUMP=ir prints it) to a malloc'ed
+ * string the caller frees. Bad programs fail here with their message. */
+TJ_API tj_status tj_kernel_ir(const tj_kernel *kernel, const int64_t *consts,
+                              int nconsts, char **out_text);
+
+/* ------------------------------------------------------------------------ */
+/* Internals used by the macros above (names with tj__ are not API)         */
+/* ------------------------------------------------------------------------ */
+
+TJ_API tj_val tj__val_id(tj_val v);
+TJ_API tj_arg tj__arg_int(tj_dtype dtype, int64_t value);
+TJ_API tj_arg tj__arg_float(tj_dtype dtype, double value);
+TJ_API tj_val tj__weak_int(long long v);
+TJ_API tj_val tj__weak_uint(unsigned long long v);
+TJ_API tj_val tj__weak_float(double v);
+TJ_API tj_val tj__const(tj_loc loc, double fvalue, int64_t ivalue, tj_dtype dtype);
+TJ_API tj_val tj__program_id(tj_loc loc, int axis);
+TJ_API tj_val tj__num_programs(tj_loc loc, int axis);
+TJ_API tj_val tj__arange(tj_loc loc, int64_t lo, int64_t hi);
+TJ_API tj_val tj__full(tj_loc loc, tj_shape shape, tj_val value, tj_dtype dtype);
+TJ_API tj_val tj__expand_dims(tj_loc loc, tj_val x, int axis);
+TJ_API tj_val tj__broadcast_to(tj_loc loc, tj_val x, tj_shape shape);
+TJ_API tj_val tj__reshape(tj_loc loc, tj_val x, tj_shape shape);
+TJ_API tj_val tj__permute(tj_loc loc, tj_val x, tj_shape order);
+TJ_API tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b);
+TJ_API tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x);
+TJ_API tj_val tj__fma(tj_loc loc, tj_val a, tj_val b, tj_val c);
+TJ_API tj_val tj__where(tj_loc loc, tj_val cond, tj_val a, tj_val b);
+TJ_API tj_val tj__cast(tj_loc loc, tj_val x, tj_dtype dtype);
+TJ_API tj_val tj__load(tj_loc loc, tj_val ptr, tj_mem_opts opts);
+TJ_API void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts);
+TJ_API tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts);
+TJ_API tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value);
+TJ_API tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
+TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
+TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);
+TJ_API void tj__device_assert(tj_loc loc, tj_val cond, const char *msg);
+TJ_API tj_val tj__for_begin(tj_loc loc, tj_val lo, tj_val hi, tj_val step,
+                            tj_val **vars, int nvars);
+TJ_API int tj__if_begin(tj_loc loc, tj_val cond, tj_val **vars, int nvars);
+TJ_API int tj__else_begin(tj_loc loc);
+TJ_API int tj__region_next(void);
+
+/* Argument counting (0 to 16) and per-parameter expansion for TJ_KERNEL. */
+#define TJ__NARGS(...) TJ__NARGS_Z(~, __VA_ARGS__)
+#define TJ__NARGS_Z(z, ...) TJ__NARGS_(z, ##__VA_ARGS__, 16, 15, 14, 13, 12, 11, \
+                                       10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define TJ__NARGS_(z, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13,  \
+                   a14, a15, a16, n, ...) n
+#define TJ__CAT(a, b) TJ__CAT_(a, b)
+#define TJ__CAT_(a, b) a##b
+/* TJ__EACH(m, (x, y, z)) is m(0, x) m(1, y) m(2, z). */
+#define TJ__EACH_P(m, list) TJ__EACH(m, list)
+#define TJ__EACH_C(m, list) TJ__EACH(m, list)
+#define TJ__EACH(m, list) \
+    TJ__CAT(TJ__EACH_, TJ__NARGS list)(m, TJ__NARGS list, TJ__EXPAND list)
+#define TJ__EXPAND(...) __VA_ARGS__
+#define TJ__EACH_0(m, n, ...)
+#define TJ__EACH_1(m, n, x) m((n) - 1, x)
+#define TJ__EACH_2(m, n, x, ...) m((n) - 2, x) TJ__EACH_1(m, n, __VA_ARGS__)
+#define TJ__EACH_3(m, n, x, ...) m((n) - 3, x) TJ__EACH_2(m, n, __VA_ARGS__)
+#define TJ__EACH_4(m, n, x, ...) m((n) - 4, x) TJ__EACH_3(m, n, __VA_ARGS__)
+#define TJ__EACH_5(m, n, x, ...) m((n) - 5, x) TJ__EACH_4(m, n, __VA_ARGS__)
+#define TJ__EACH_6(m, n, x, ...) m((n) - 6, x) TJ__EACH_5(m, n, __VA_ARGS__)
+#define TJ__EACH_7(m, n, x, ...) m((n) - 7, x) TJ__EACH_6(m, n, __VA_ARGS__)
+#define TJ__EACH_8(m, n, x, ...) m((n) - 8, x) TJ__EACH_7(m, n, __VA_ARGS__)
+#define TJ__EACH_9(m, n, x, ...) m((n) - 9, x) TJ__EACH_8(m, n, __VA_ARGS__)
+#define TJ__EACH_10(m, n, x, ...) m((n) - 10, x) TJ__EACH_9(m, n, __VA_ARGS__)
+#define TJ__EACH_11(m, n, x, ...) m((n) - 11, x) TJ__EACH_10(m, n, __VA_ARGS__)
+#define TJ__EACH_12(m, n, x, ...) m((n) - 12, x) TJ__EACH_11(m, n, __VA_ARGS__)
+#define TJ__EACH_13(m, n, x, ...) m((n) - 13, x) TJ__EACH_12(m, n, __VA_ARGS__)
+#define TJ__EACH_14(m, n, x, ...) m((n) - 14, x) TJ__EACH_13(m, n, __VA_ARGS__)
+#define TJ__EACH_15(m, n, x, ...) m((n) - 15, x) TJ__EACH_14(m, n, __VA_ARGS__)
+#define TJ__EACH_16(m, n, x, ...) m((n) - 16, x) TJ__EACH_15(m, n, __VA_ARGS__)
+
+/* Parameters are triples (is_ptr, name, dtype). */
+#define TJ__P_IS(t) TJ__P_IS_ t
+#define TJ__P_IS_(p, n, d) p
+#define TJ__P_NAME(t) TJ__P_NAME_ t
+#define TJ__P_NAME_(p, n, d) n
+#define TJ__P_DT(t) TJ__P_DT_ t
+#define TJ__P_DT_(p, n, d) TJ__DT_##d
+#define TJ__P_CT(t) TJ__P_CT_ t
+#define TJ__P_CT_(p, n, d) TJ__CAT(TJ__CT, p)(d)
+#define TJ__CT1(d) tj_buffer
+#define TJ__CT0(d) TJ__CT_##d
+#define TJ__P_DECL(i, t) , TJ__UNUSED tj_val TJ__P_NAME(t)
+#define TJ__P_DESC(i, t) , {TJ__P_IS(t), TJ__P_DT(t), TJ__STR(TJ__P_NAME(t))}
+#define TJ__P_CARG(i, t) , TJ__P_CT(t) TJ__P_NAME(t)
+#define TJ__P_MKARG(i, t) , TJ__CAT(TJ__MKARG, TJ__P_IS(t))(TJ__P_DT(t), TJ__P_NAME(t))
+#define TJ__MKARG1(dt, n) {TJ_I32, 1, {.buf = (n)}}
+#define TJ__MKARG0(dt, n) _Generic((n), float: tj__arg_float, double: tj__arg_float, \
+                                    default: tj__arg_int)((dt), (n))
+#define TJ__P_PASS(i, t) , tj__p[i]
+#define TJ__C_DECL(i, n) , TJ__UNUSED int64_t n
+#define TJ__C_NAME(i, n) , #n
+#define TJ__C_PASS(i, n) , tj__c[i]
+#define TJ__C_PASSV(i, n) , (n)
+#define TJ__STR(x) TJ__STR_(x)
+#define TJ__STR_(x) #x
+
+#define TJ__DT_i1 TJ_I1
+#define TJ__DT_i8 TJ_I8
+#define TJ__DT_i16 TJ_I16
+#define TJ__DT_i32 TJ_I32
+#define TJ__DT_i64 TJ_I64
+#define TJ__DT_u8 TJ_U8
+#define TJ__DT_u16 TJ_U16
+#define TJ__DT_u32 TJ_U32
+#define TJ__DT_u64 TJ_U64
+#define TJ__DT_f16 TJ_F16
+#define TJ__DT_bf16 TJ_BF16
+#define TJ__DT_f32 TJ_F32
+#define TJ__DT_f64 TJ_F64
+#define TJ__CT_i1 _Bool
+#define TJ__CT_i8 int8_t
+#define TJ__CT_i16 int16_t
+#define TJ__CT_i32 int32_t
+#define TJ__CT_i64 int64_t
+#define TJ__CT_u8 uint8_t
+#define TJ__CT_u16 uint16_t
+#define TJ__CT_u32 uint32_t
+#define TJ__CT_u64 uint64_t
+#define TJ__CT_f16 float
+#define TJ__CT_bf16 float
+#define TJ__CT_f32 float
+#define TJ__CT_f64 double
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TJIT_H */

@@ -1,0 +1,189 @@
+/*
+ * ir.h — the tile IR: what a kernel body builds and every later stage reads.
+ *
+ * A tile program (tji_func) is SSA with regions, in the spirit of MLIR's scf
+ * dialect. Values are numbered 1..nvalues (0 means "none"); each is a scalar
+ * (rank 0) or a tile with a static power-of-two shape, of an element dtype, or
+ * a pointer (tile) to elements of a dtype. Ops live in one array; a region is
+ * an ordered list of op indices plus its block arguments. Region 0 is the
+ * kernel body, whose block arguments are the kernel parameters in order.
+ *
+ * The builder makes every op well typed before it enters the IR: operands of
+ * element-wise ops already have the result's shape (scalars and size-1 dims
+ * are made explicit with SPLAT and BROADCAST) and the same dtype (promotions
+ * are explicit CASTs). So a back end never guesses: it reads the op's result
+ * type and its operands' types, and they agree as documented per opcode below.
+ *
+ * Every op carries the user's file and line, so later stages can still blame
+ * the right line.
+ */
+#ifndef TJIT_IR_H
+#define TJIT_IR_H
+
+#include "../internal.h"
+
+typedef struct tji_type {
+    tj_dtype dtype;   /* element type; of a pointer: the pointee */
+    uint8_t is_ptr;   /* 1: pointer (to dtype) */
+    uint8_t rank;     /* 0: scalar */
+    int32_t shape[TJ_MAX_RANK]; /* powers of two; unused dims are 0 */
+} tji_type;
+
+/* Opcodes. "x:T" means operand x of type T; shapes equal the result's unless
+ * said otherwise. Attributes are in tji_op fields named in brackets. */
+typedef enum tji_opcode {
+    TJI_CONST,        /* () -> scalar; [ival] for ints/i1, [fval] for floats */
+    TJI_PROGRAM_ID,   /* () -> i32 scalar; [axis] */
+    TJI_NUM_PROGRAMS, /* () -> i32 scalar; [axis] */
+    TJI_ARANGE,       /* () -> i32 [n]; values ival .. ival+n-1 */
+    TJI_SPLAT,        /* (s: scalar) -> tile of s's type */
+    TJI_BROADCAST,    /* (x) -> same rank, dims of x equal or 1 */
+    TJI_EXPAND_DIMS,  /* (x) -> rank+1 with a 1 at [axis] */
+    TJI_RESHAPE,      /* (x) -> same element count, row-major order kept */
+    TJI_PERMUTE,      /* (x) -> dims permuted: result dim i is x dim perm[i] */
+
+    /* element-wise binary: (a, b) of one dtype and shape -> same type */
+    TJI_ADD, TJI_SUB, TJI_MUL,
+    TJI_DIV,          /* floats only (the builder casts ints for tj_div) */
+    TJI_IDIV,         /* ints: truncating (C) division; b == 0 gives 0 */
+    TJI_REM,          /* ints: C remainder (b == 0 gives 0); floats: fmod */
+    TJI_AND, TJI_OR, TJI_XOR,   /* ints and i1 */
+    TJI_SHL, TJI_SHR, /* ints; SHR arithmetic for signed dtypes */
+    TJI_MIN, TJI_MAX, /* floats: NaN-ignoring (minnum/maxnum) */
+    TJI_CMP,          /* (a, b) -> i1, [pred]; signedness from the dtype */
+    TJI_ADDPTR,       /* (p: ptr, off: int tile of any int dtype) -> ptr; off in elements */
+
+    /* element-wise unary: (x) -> same type; math ops take floats only */
+    TJI_NEG, TJI_NOT, TJI_ABS,
+    TJI_EXP, TJI_EXP2, TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT,
+    TJI_SIGMOID, TJI_FLOOR, TJI_CEIL,
+    TJI_FMA,          /* (a, b, c) floats -> a*b+c, one rounding */
+    TJI_WHERE,        /* (c: i1, a, b) -> type of a */
+    TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr) */
+
+    /* memory; ptr operands are pointer tiles or scalars */
+    TJI_LOAD,         /* (ptr, mask|0, other|0) -> pointee; [cache evict is_volatile] */
+    TJI_STORE,        /* (ptr, value, mask|0) -> nothing; value has the pointee dtype */
+    TJI_ATOMIC,       /* (ptr, value, mask|0) -> old values; [atomic] */
+    TJI_ATOMIC_CAS,   /* (ptr, cmp, value) -> old values */
+
+    TJI_REDUCE,       /* (x) -> x without [axis]; [reduce]; argmax/argmin -> i32 */
+    TJI_CUMSUM,       /* (x) -> same type; inclusive along [axis] */
+
+    /* structured control flow */
+    TJI_FOR,          /* (lo, hi, step: scalar ints of one dtype, init...) -> results
+                         [region[0]]: args (iv, carried...), ends with YIELD */
+    TJI_IF,           /* (cond: i1 scalar) -> results; [region[0]] then,
+                         [region[1]] else; both end with YIELD */
+    TJI_YIELD,        /* (values...) -> nothing; last op of a FOR/IF region */
+
+    TJI_PRINT,        /* (x) -> nothing; [str] prefix */
+    TJI_ASSERT,       /* (cond: i1) -> nothing; [str] message */
+    TJI_OPCODE_COUNT
+} tji_opcode;
+
+typedef enum tji_pred {
+    TJI_EQ, TJI_NE, TJI_LT, TJI_LE, TJI_GT, TJI_GE
+} tji_pred;
+
+typedef struct tji_loc {
+    const char *file; /* the user's source file (a string literal) */
+    int line;
+} tji_loc;
+
+typedef struct tji_op {
+    tji_opcode code;
+    int32_t nargs;
+    int32_t *args;        /* value ids; 0 for an absent optional operand */
+    int32_t nresults;
+    int32_t result;       /* first result id; results are consecutive */
+    int32_t region[2];    /* region ids, -1 if none */
+    int32_t parent;       /* the region this op is in */
+    /* attributes */
+    int64_t ival;         /* CONST (ints), ARANGE start */
+    double fval;          /* CONST (floats) */
+    int axis;             /* PROGRAM_ID, NUM_PROGRAMS, EXPAND_DIMS, REDUCE, CUMSUM */
+    int perm[TJ_MAX_RANK];/* PERMUTE */
+    tji_pred pred;        /* CMP */
+    tj_reduce_op reduce;  /* REDUCE */
+    tj_atomic_op atomic;  /* ATOMIC */
+    tj_cache cache;       /* LOAD, STORE */
+    tj_evict evict;       /* LOAD, STORE */
+    int is_volatile;      /* LOAD */
+    const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
+    tji_loc loc;
+} tji_op;
+
+typedef struct tji_region {
+    int32_t parent_op;    /* -1 for the kernel body */
+    int32_t nargs;
+    int32_t *args;        /* block argument value ids */
+    int32_t nops, cap;
+    int32_t *ops;         /* op indices, in order */
+} tji_region;
+
+typedef struct tji_value {
+    tji_type type;
+    int32_t def_op;       /* defining op, or -1 for a block argument */
+    int32_t def_region;   /* for block arguments: their region */
+    uint8_t weak;         /* a C literal: its dtype yields to the other operand's */
+} tji_value;
+
+typedef struct tji_param {
+    const char *name;
+    int is_ptr;
+    tj_dtype dtype;
+    int32_t value;        /* its value id (an argument of region 0) */
+} tji_param;
+
+typedef struct tji_func {
+    tjs_arena *arena;     /* owns everything below */
+    const char *name;
+    int nparams;
+    tji_param *params;
+    int nconsts;
+    const char *const *const_names;
+    int64_t *const_values;
+
+    int32_t nvalues, values_cap;
+    tji_value *values;    /* index 0 unused */
+    int32_t nops, ops_cap;
+    tji_op *ops;
+    int32_t nregions, regions_cap;
+    tji_region *regions;  /* region 0: the body */
+} tji_func;
+
+/* --- builder.c ----------------------------------------------------------- */
+
+/* Runs kernel->build for the given constants and returns the verified tile
+ * program, or a status with the first error (kernel, op, file:line). */
+TJI_FUNC tj_status tji_build(const tj_kernel *kernel, const int64_t *consts,
+                             int nconsts, tji_func **out);
+TJI_FUNC void tji_func_free(tji_func *fn);
+
+/* Shorthands used by all stages. */
+static inline const tji_value *tji_val(const tji_func *fn, int32_t id) { return &fn->values[id]; }
+static inline const tji_type *tji_typeof(const tji_func *fn, int32_t id) { return &fn->values[id].type; }
+TJI_FUNC int64_t tji_numel(const tji_type *t);     /* 1 for scalars */
+TJI_FUNC int tji_type_equal(const tji_type *a, const tji_type *b);
+TJI_FUNC const char *tji_opcode_name(tji_opcode code); /* "add" */
+TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops */
+
+/* Mutation helpers for passes: append an op/value/region (arena-owned). */
+TJI_FUNC int32_t tji_new_value(tji_func *fn, tji_type type, int32_t def_op);
+TJI_FUNC int32_t tji_new_op(tji_func *fn, tji_opcode code, int32_t parent, tji_loc loc);
+TJI_FUNC int32_t tji_new_region(tji_func *fn, int32_t parent_op);
+
+/* --- verify.c ------------------------------------------------------------ */
+
+/* Checks the invariants above (types per opcode, SSA dominance by region
+ * nesting, YIELD placement). A failure is a tjit bug, reported with the op. */
+TJI_FUNC tj_status tji_verify(const tji_func *fn);
+
+/* --- print.c ------------------------------------------------------------- */
+
+/* The program as text (MLIR-like), one op a line with its source line. */
+TJI_FUNC char *tji_print(const tji_func *fn); /* malloc'ed */
+TJI_FUNC void tji_print_type(tjs_buf *b, const tji_type *t); /* "f32[64x32]", "*f32", "i32" */
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * ffi_bind.h — kernel signatures as libffi call interfaces.
+ *
+ * A kernel's parameters become an ffi_cif for the CPU back end's ABI (see
+ * src/jit/jit.h), used to call compiled CPU kernels. The same module checks
+ * host arguments (tj_arg) against the signature and converts them to the
+ * bytes each parameter takes, so every launch path reports a wrong argument
+ * the same way: kernel, argument index and name, expected and given.
+ */
+#ifndef TJIT_FFI_BIND_H
+#define TJIT_FFI_BIND_H
+
+#include <ffi.h>
+
+#include "../builder/ir.h"
+
+/* One argument converted to the callee's representation (8 bytes hold any). */
+typedef union tjf_value {
+    void *ptr;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f32;
+    double f64;
+} tjf_value;
+
+typedef struct tjf_sig {
+    int nparams;           /* kernel parameters; the cif has 8 more */
+    ffi_cif cif;
+    ffi_type **types;      /* nparams + 8 */
+} tjf_sig;
+
+TJI_FUNC tj_status tjf_sig_init(tjf_sig *sig, const tj_kernel *kernel);
+TJI_FUNC void tjf_sig_free(tjf_sig *sig);
+
+/* Checks args against the kernel's parameters (count, buffer or scalar,
+ * dtype or a value that fits it) and converts scalars; pointer slots are
+ * left for the caller to fill from the buffers. */
+TJI_FUNC tj_status tjf_check_args(const tj_kernel *kernel, const tj_arg *args, int nargs,
+                                  tjf_value *values);
+
+/* Calls one CPU program instance through the cif. values holds the kernel
+ * parameters; pid/nprog/scratch/rt are appended. */
+TJI_FUNC void tjf_call_cpu(const tjf_sig *sig, void *entry, const tjf_value *values,
+                           const int32_t pid[3], const int32_t nprog[3], void *scratch,
+                           void *rt);
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * jit.h — the back ends and the runtime they share.
+ *
+ * CPU back end (cpu_codegen.c, cpu_orc.c, cpu_runtime.c): one call of the
+ * compiled function computes one program instance. Its C signature is
+ *
+ *     void kernel(<params>, int32_t pid0, int32_t pid1, int32_t pid2,
+ *                 int32_t nprog0, int32_t nprog1, int32_t nprog2,
+ *                 void *scratch, tjj_cpu_rt *rt);
+ *
+ * where a pointer parameter is a pointer, i1 is passed as uint8_t (0 or 1),
+ * integers as their own width, f16/bf16 as uint16_t bits, f32 as float and
+ * f64 as double. scratch is per-thread memory of scratch_bytes, 64-byte
+ * aligned, holding the program's materialized tiles. rt collects device
+ * prints and assert failures of the launch.
+ */
+#ifndef TJIT_JIT_H
+#define TJIT_JIT_H
+
+#include <pthread.h>
+
+#include "../builder/ir.h"
+
+/* Per-launch runtime state that compiled CPU code reports into. */
+typedef struct tjj_cpu_rt {
+    const char *kernel_name;
+    pthread_mutex_t lock;   /* serializes prints and the first failure */
+    int assert_failed;      /* set once; the message below says where */
+    char message[1024];
+} tjj_cpu_rt;
+
+typedef struct tjj_cpu_kernel tjj_cpu_kernel; /* a compiled variant */
+
+/* Compiles a verified tile program for the host CPU with ORC LLJIT.
+ * TJIT_DUMP=llvm prints the LLVM IR before and after optimization. */
+TJI_FUNC tj_status tjj_cpu_compile(const tji_func *fn, tjj_cpu_kernel **out);
+TJI_FUNC void *tjj_cpu_kernel_entry(const tjj_cpu_kernel *k);
+TJI_FUNC size_t tjj_cpu_kernel_scratch(const tjj_cpu_kernel *k);
+TJI_FUNC void tjj_cpu_kernel_free(tjj_cpu_kernel *k);
+
+/* cpu_runtime.c: functions compiled code calls (bound by address in ORC). */
+TJI_FUNC void tjj_rt_assert_fail(tjj_cpu_rt *rt, const char *msg, const char *file,
+                                 int line, int32_t pid0, int32_t pid1, int32_t pid2);
+/* Prints each element of a materialized tile (row-major, numel elements of
+ * dtype, shape dims d0..d3, rank) as "prefix (pid) [i,j]: value". */
+TJI_FUNC void tjj_rt_print(tjj_cpu_rt *rt, const char *prefix, int32_t pid0,
+                           int32_t pid1, int32_t pid2, int32_t dtype, const void *data,
+                           int32_t rank, int32_t d0, int32_t d1, int32_t d2, int32_t d3);
+TJI_FUNC float tjj_rt_f16_to_f32(uint16_t h);
+TJI_FUNC uint16_t tjj_rt_f32_to_f16(float f);
+TJI_FUNC float tjj_rt_bf16_to_f32(uint16_t h);
+TJI_FUNC uint16_t tjj_rt_f32_to_bf16(float f);
+
+/* threadpool.c: runs fn(ctx, worker, first, count) over [0, n) on all host
+ * cores in chunks; returns when every chunk is done. */
+typedef void (*tjj_task_fn)(void *ctx, int worker, int64_t first, int64_t count);
+TJI_FUNC int tjj_pool_workers(void);
+TJI_FUNC void tjj_pool_run(int64_t n, int64_t chunk, tjj_task_fn fn, void *ctx);
+
+#endif
