@@ -292,12 +292,12 @@ typedef enum tj_reduce_op {
  */
 #define TJ_FOR(iv, lo, hi, step, ...)                                          \
     for (tj_val iv = tj__for_begin(TJ__HERE, TJ_V(lo), TJ_V(hi), TJ_V(step),    \
-                                   (tj_val *[]){NULL, ##__VA_ARGS__},           \
+                                   (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},           \
                                    TJ__NARGS(__VA_ARGS__));                     \
          tj__region_next(); )
 #define TJ_IF(cond, ...)                                                        \
     for (int tj__once_ = tj__if_begin(TJ__HERE, TJ_V(cond),                     \
-                                      (tj_val *[]){NULL, ##__VA_ARGS__},        \
+                                      (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},        \
                                       TJ__NARGS(__VA_ARGS__));                  \
          tj__once_ && tj__region_next(); )
 #define TJ_ELSE                                                                 \
@@ -345,7 +345,7 @@ typedef enum tj_reduce_op {
         const tj_launch_cfg *tj__cfg TJ__EACH_P(TJ__P_CARG, params)             \
         TJ__EACH_C(TJ__C_DECL, consts))                                         \
     {                                                                           \
-        const tj_arg tj__a[] = {{TJ_I32, 0, {0}} TJ__EACH_P(TJ__P_MKARG, params)}; \
+        const tj_arg tj__a[] = {{TJ_I32, 0, {.i = 0}} TJ__EACH_P(TJ__P_MKARG, params)}; \
         const int64_t tj__cv[] = {0 TJ__EACH_C(TJ__C_PASSV, consts)};           \
         return tj_launch(tj__dev, &kname##__tj_def, tj__cfg,                    \
                          tj__a + 1, TJ__NARGS params, tj__cv + 1, TJ__NARGS consts); \
@@ -486,9 +486,10 @@ TJ_API int tj__else_begin(tj_loc loc);
 TJ_API int tj__region_next(void);
 
 /* Argument counting (0 to 16) and per-parameter expansion for TJ_KERNEL. */
-#define TJ__NARGS(...) TJ__NARGS_Z(~, __VA_ARGS__)
-#define TJ__NARGS_Z(z, ...) TJ__NARGS_(z, ##__VA_ARGS__, 16, 15, 14, 13, 12, 11, \
-                                       10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+/* __VA_OPT__ (C23, and GCC >= 8 and clang >= 12 in every mode) lets an
+ * empty list count as 0. */
+#define TJ__NARGS(...) TJ__NARGS_(~ __VA_OPT__(,) __VA_ARGS__, 16, 15, 14, 13, \
+                                  12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 #define TJ__NARGS_(z, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13,  \
                    a14, a15, a16, n, ...) n
 #define TJ__CAT(a, b) TJ__CAT_(a, b)
@@ -497,7 +498,8 @@ TJ_API int tj__region_next(void);
 #define TJ__EACH_P(m, list) TJ__EACH(m, list)
 #define TJ__EACH_C(m, list) TJ__EACH(m, list)
 #define TJ__EACH(m, list) \
-    TJ__CAT(TJ__EACH_, TJ__NARGS list)(m, TJ__NARGS list, TJ__EXPAND list)
+    TJ__APPLY(TJ__CAT(TJ__EACH_, TJ__NARGS list), m, TJ__NARGS list, TJ__EXPAND list)
+#define TJ__APPLY(f, ...) f(__VA_ARGS__)
 #define TJ__EXPAND(...) __VA_ARGS__
 #define TJ__EACH_0(m, n, ...)
 #define TJ__EACH_1(m, n, x) m((n) - 1, x)
