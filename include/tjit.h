@@ -134,7 +134,9 @@ typedef enum tj_evict {
 } tj_evict;
 
 /* Optional arguments of loads, stores and atomics, written as designated
- * initializers: tj_load(p, .mask = m, .other = tj_f32(0), .cache = TJ_CACHE_CG). */
+ * initializers: tj_load(p, .mask = m, .other = tj_f32(0), .cache = TJ_CACHE_CG).
+ * .mask and .other take values: write a number as TJ_V(0) or tj_f32(0) (a
+ * bare number there is reported as "not a value of this kernel"). */
 typedef struct tj_mem_opts {
     tj_val mask;     /* i1, same shape as the pointer tile; absent: all lanes */
     tj_val other;    /* loads: the value of masked-off lanes (default 0) */
@@ -158,7 +160,9 @@ typedef struct tj_mem_opts {
     float: tj__weak_float, double: tj__weak_float)(x)
 
 /* Typed constants. */
-#define tj_const(value, dtype) tj__const(TJ__HERE, (double)(value), (int64_t)(value), dtype)
+#define tj_const(value, dtype) _Generic((value), float: tj__const_float,      \
+    double: tj__const_float, long double: tj__const_float,                      \
+    default: tj__const_int)(TJ__HERE, (value), (dtype))
 #define tj_i1(v)  tj_const(v, TJ_I1)
 #define tj_i32(v) tj_const(v, TJ_I32)
 #define tj_i64(v) tj_const(v, TJ_I64)
@@ -291,7 +295,7 @@ typedef enum tj_reduce_op {
  * return or goto: the builder reports an unclosed region.
  */
 #define TJ_FOR(iv, lo, hi, step, ...)                                          \
-    for (tj_val iv = tj__for_begin(TJ__HERE, TJ_V(lo), TJ_V(hi), TJ_V(step),    \
+    for (TJ__UNUSED tj_val iv = tj__for_begin(TJ__HERE, TJ_V(lo), TJ_V(hi), TJ_V(step),    \
                                    (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},           \
                                    TJ__NARGS(__VA_ARGS__));                     \
          tj__region_next(); )
@@ -457,7 +461,8 @@ TJ_API tj_arg tj__arg_float(tj_dtype dtype, double value);
 TJ_API tj_val tj__weak_int(long long v);
 TJ_API tj_val tj__weak_uint(unsigned long long v);
 TJ_API tj_val tj__weak_float(double v);
-TJ_API tj_val tj__const(tj_loc loc, double fvalue, int64_t ivalue, tj_dtype dtype);
+TJ_API tj_val tj__const_int(tj_loc loc, long long value, tj_dtype dtype);
+TJ_API tj_val tj__const_float(tj_loc loc, double value, tj_dtype dtype);
 TJ_API tj_val tj__program_id(tj_loc loc, int axis);
 TJ_API tj_val tj__num_programs(tj_loc loc, int axis);
 TJ_API tj_val tj__arange(tj_loc loc, int64_t lo, int64_t hi);

@@ -80,34 +80,36 @@ char *tjs_xstrdup(const char *s)
     return memcpy(tjs_xmalloc(n), s, n);
 }
 
-char *tjs_asprintf(const char *fmt, ...)
+static void buf_vprintf(tjs_buf *b, const char *fmt, va_list ap)
 {
-    tjs_buf b = {0};
-    va_list ap;
-    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
     int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    b.data = tjs_xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(b.data, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return b.data;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        b->cap = (b->len + (size_t)n + 1) * 2;
+        b->data = tjs_xrealloc(b->data, b->cap);
+    }
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+    va_end(again);
+    b->len += (size_t)n;
 }
 
 void tjs_buf_printf(tjs_buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (b->len + (size_t)n + 1 > b->cap) {
-        b->cap = (b->len + (size_t)n + 1) * 2;
-        b->data = tjs_xrealloc(b->data, b->cap);
-    }
+}
+
+char *tjs_asprintf(const char *fmt, ...)
+{
+    tjs_buf b = {0};
+    va_list ap;
     va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    b->len += (size_t)n;
+    return b.data;
 }
 
 void tjs_buf_free(tjs_buf *b)

@@ -1,1 +1,347 @@
-/* placeholder: being written */
+/*
+ * print.c — the tile IR as text, for TJIT_DUMP=ir, tj_kernel_ir() and tests.
+ *
+ * The format reads like MLIR: one op a line, "%id = name operands,
+ * attributes : result type", with the user's source line as a trailing
+ * comment, and regions as indented blocks in braces:
+ *
+ *   kernel add(%1 x: *f32, %2 n: i32) [BLOCK=1024] {
+ *     %3 = program_id 0 : i32                          // add.c:12
+ *     %6 = add %4, %5 : f32[1024]                      // add.c:14
+ *     %9 = for %10 = %7 to %8 step %3 : i32 iter_args(%11 = %6) -> (f32[1024]) {
+ *       yield %11
+ *     }
+ *   }
+ *
+ * Values are printed by id, and an absent optional operand as "_", so the
+ * text is a faithful picture of the arrays in tji_func (the printer never
+ * hides an op), which is what a reader debugging a pass needs. Constants are
+ * printed with the fewest digits that read back to the same value of their
+ * dtype.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+#define COMMENT_COLUMN 56
+
+void tji_print_type(tjs_buf *b, const tji_type *t)
+{
+    tjs_buf_printf(b, "%s%s", t->is_ptr ? "*" : "", tj_dtype_name(t->dtype));
+    if (t->rank == 0)
+        return;
+    tjs_buf_printf(b, "[");
+    for (int i = 0; i < t->rank && i < TJ_MAX_RANK; i++)
+        tjs_buf_printf(b, "%s%d", i ? "x" : "", t->shape[i]);
+    tjs_buf_printf(b, "]");
+}
+
+static void print_value(tjs_buf *b, int32_t id)
+{
+    if (id)
+        tjs_buf_printf(b, "%%%d", id);
+    else
+        tjs_buf_printf(b, "_");
+}
+
+static void print_values(tjs_buf *b, const int32_t *ids, int n)
+{
+    for (int i = 0; i < n; i++) {
+        tjs_buf_printf(b, "%s", i ? ", " : "");
+        print_value(b, ids[i]);
+    }
+}
+
+/* Do a and b name the same value of float dtype dt? */
+static int same_float(tj_dtype dt, double a, double b)
+{
+    if (dt == TJ_F64)
+        return a == b;
+    float fa = (float)a, fb = (float)b;
+    if (dt == TJ_F16)
+        return tj_f32_to_f16(fa) == tj_f32_to_f16(fb);
+    if (dt == TJ_BF16)
+        return tj_f32_to_bf16(fa) == tj_f32_to_bf16(fb);
+    return fa == fb;
+}
+
+static void print_const(tjs_buf *b, const tji_op *op, tj_dtype dt)
+{
+    if (dt == TJ_I1)
+        tjs_buf_printf(b, "%s", op->ival ? "true" : "false");
+    else if (tjs_dtype_is_signed(dt))
+        tjs_buf_printf(b, "%lld", (long long)op->ival);
+    else if (tjs_dtype_is_int(dt))
+        tjs_buf_printf(b, "%llu", (unsigned long long)(uint64_t)op->ival);
+    else if (isnan(op->fval))
+        tjs_buf_printf(b, "nan");
+    else if (isinf(op->fval))
+        tjs_buf_printf(b, "%sinf", op->fval < 0 ? "-" : "");
+    else if (op->fval == floor(op->fval) && fabs(op->fval) < 0x1p53)
+        tjs_buf_printf(b, "%.0f", op->fval);
+    else {
+        char text[40];
+        for (int digits = 1; digits <= 17; digits++) {
+            snprintf(text, sizeof text, "%.*g", digits, op->fval);
+            if (same_float(dt, strtod(text, NULL), op->fval))
+                break;
+        }
+        tjs_buf_printf(b, "%s", text);
+    }
+}
+
+static void print_string(tjs_buf *b, const char *s)
+{
+    tjs_buf_printf(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            tjs_buf_printf(b, "\\%c", *p);
+        else if (*p == '\n')
+            tjs_buf_printf(b, "\\n");
+        else if (*p < 0x20 || *p >= 0x7f)
+            tjs_buf_printf(b, "\\x%02x", *p);
+        else
+            tjs_buf_printf(b, "%c", *p);
+    }
+    tjs_buf_printf(b, "\"");
+}
+
+static const char *pred_name(tji_pred p)
+{
+    static const char *const names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+    return (unsigned)p < 6 ? names[p] : "?";
+}
+
+static void print_mem_attrs(tjs_buf *b, const tji_op *op)
+{
+    static const char *const caches[] = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
+    static const char *const evicts[] = {"", "first", "last"};
+    if (op->cache > TJ_CACHE_DEFAULT && op->cache <= TJ_CACHE_WT)
+        tjs_buf_printf(b, ", cache %s", caches[op->cache]);
+    if (op->evict > TJ_EVICT_NORMAL && op->evict <= TJ_EVICT_LAST)
+        tjs_buf_printf(b, ", evict %s", evicts[op->evict]);
+    if (op->is_volatile)
+        tjs_buf_printf(b, ", volatile");
+}
+
+static void print_result_types(tjs_buf *b, const tji_func *fn, const tji_op *op)
+{
+    tjs_buf_printf(b, " -> (");
+    for (int i = 0; i < op->nresults; i++) {
+        tjs_buf_printf(b, "%s", i ? ", " : "");
+        tji_print_type(b, tji_typeof(fn, op->result + i));
+    }
+    tjs_buf_printf(b, ")");
+}
+
+static int32_t arg(const tji_op *op, int i) { return i < op->nargs ? op->args[i] : 0; }
+
+/* The op's line, without indentation, comment or region bodies. */
+static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_op *op)
+{
+    for (int i = 0; i < op->nresults; i++)
+        tjs_buf_printf(b, "%s%%%d", i ? ", " : "", op->result + i);
+    if (op->nresults)
+        tjs_buf_printf(b, " = ");
+    tjs_buf_printf(b, "%s", tji_opcode_name(op->code));
+    const tji_type *rt = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
+    switch (op->code) {
+    case TJI_CONST:
+        tjs_buf_printf(b, " ");
+        if (rt)
+            print_const(b, op, rt->dtype);
+        break;
+    case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS:
+        tjs_buf_printf(b, " %d", op->axis);
+        break;
+    case TJI_ARANGE:
+        tjs_buf_printf(b, " %lld, %lld", (long long)op->ival,
+                       (long long)(op->ival + (rt && rt->rank ? rt->shape[0] : 0)));
+        break;
+    case TJI_EXPAND_DIMS: case TJI_CUMSUM:
+        tjs_buf_printf(b, " ");
+        print_value(b, arg(op, 0));
+        tjs_buf_printf(b, ", axis %d", op->axis);
+        break;
+    case TJI_PERMUTE:
+        tjs_buf_printf(b, " ");
+        print_value(b, arg(op, 0));
+        tjs_buf_printf(b, ", [");
+        for (int i = 0; rt && i < rt->rank; i++)
+            tjs_buf_printf(b, "%s%d", i ? ", " : "", op->perm[i]);
+        tjs_buf_printf(b, "]");
+        break;
+    case TJI_CMP:
+        tjs_buf_printf(b, ".%s ", pred_name(op->pred));
+        print_values(b, op->args, op->nargs);
+        break;
+    case TJI_CAST:
+        tjs_buf_printf(b, " ");
+        print_value(b, arg(op, 0));
+        if (rt && arg(op, 0) > 0 && arg(op, 0) <= fn->nvalues) {
+            tjs_buf_printf(b, " : ");
+            tji_print_type(b, tji_typeof(fn, arg(op, 0)));
+            tjs_buf_printf(b, " -> ");
+            tji_print_type(b, rt);
+            return;
+        }
+        break;
+    case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC: {
+        if (op->code == TJI_ATOMIC) {
+            static const char *const ops[] = {"add", "max", "min", "xchg"};
+            tjs_buf_printf(b, ".%s", (unsigned)op->atomic <= TJ_ATOMIC_XCHG ? ops[op->atomic]
+                                                                            : "?");
+        }
+        int load = op->code == TJI_LOAD, leading = load ? 1 : 2; /* ptr (, value) */
+        tjs_buf_printf(b, " ");
+        print_values(b, op->args, op->nargs < leading ? op->nargs : leading);
+        if (arg(op, load ? 1 : 2)) {
+            tjs_buf_printf(b, ", mask ");
+            print_value(b, arg(op, load ? 1 : 2));
+        }
+        if (load && arg(op, 2)) {
+            tjs_buf_printf(b, ", other ");
+            print_value(b, arg(op, 2));
+        }
+        print_mem_attrs(b, op);
+        break;
+    }
+    case TJI_REDUCE: {
+        static const char *const ops[] = {"sum", "max", "min", "argmax", "argmin"};
+        tjs_buf_printf(b, ".%s ", (unsigned)op->reduce <= TJ_REDUCE_ARGMIN ? ops[op->reduce]
+                                                                          : "?");
+        print_value(b, arg(op, 0));
+        tjs_buf_printf(b, ", axis %d", op->axis);
+        break;
+    }
+    case TJI_FOR: {
+        const tji_region *body = op->region[0] >= 0 ? &fn->regions[op->region[0]] : NULL;
+        tjs_buf_printf(b, " ");
+        if (body && body->nargs)
+            tjs_buf_printf(b, "%%%d = ", body->args[0]);
+        print_value(b, arg(op, 0));
+        tjs_buf_printf(b, " to ");
+        print_value(b, arg(op, 1));
+        tjs_buf_printf(b, " step ");
+        print_value(b, arg(op, 2));
+        if (arg(op, 0) > 0 && arg(op, 0) <= fn->nvalues) {
+            tjs_buf_printf(b, " : ");
+            tji_print_type(b, tji_typeof(fn, arg(op, 0)));
+        }
+        if (op->nargs > 3) {
+            tjs_buf_printf(b, " iter_args(");
+            for (int i = 3; i < op->nargs; i++) {
+                tjs_buf_printf(b, "%s", i > 3 ? ", " : "");
+                if (body && i - 2 < body->nargs)
+                    tjs_buf_printf(b, "%%%d = ", body->args[i - 2]);
+                print_value(b, op->args[i]);
+            }
+            tjs_buf_printf(b, ")");
+        }
+        if (op->nresults)
+            print_result_types(b, fn, op);
+        tjs_buf_printf(b, " {");
+        return;
+    }
+    case TJI_IF:
+        tjs_buf_printf(b, " ");
+        print_value(b, arg(op, 0));
+        if (op->nresults)
+            print_result_types(b, fn, op);
+        tjs_buf_printf(b, " {");
+        return;
+    case TJI_PRINT:
+        tjs_buf_printf(b, " ");
+        print_string(b, op->str);
+        tjs_buf_printf(b, ", ");
+        print_value(b, arg(op, 0));
+        break;
+    case TJI_ASSERT:
+        tjs_buf_printf(b, " ");
+        print_value(b, arg(op, 0));
+        tjs_buf_printf(b, ", ");
+        print_string(b, op->str);
+        break;
+    default:
+        if (op->nargs)
+            tjs_buf_printf(b, " ");
+        print_values(b, op->args, op->nargs);
+        break;
+    }
+    if (rt) {
+        tjs_buf_printf(b, " : ");
+        tji_print_type(b, rt);
+    }
+}
+
+static void indent(tjs_buf *b, int depth)
+{
+    tjs_buf_printf(b, "%*s", depth * 2, "");
+}
+
+static void print_region(tjs_buf *b, const tji_func *fn, int32_t region, int depth);
+
+static void print_op(tjs_buf *b, const tji_func *fn, int32_t idx, int depth)
+{
+    const tji_op *op = &fn->ops[idx];
+    size_t start = b->len;
+    indent(b, depth);
+    print_op_text(b, fn, op);
+    if (op->loc.line > 0) {
+        size_t width = b->len - start;
+        const char *file = op->loc.file ? op->loc.file : "?";
+        const char *slash = strrchr(file, '/');
+        tjs_buf_printf(b, "%*s// %s:%d", width < COMMENT_COLUMN ? (int)(COMMENT_COLUMN - width)
+                                                                 : 2, "",
+                       slash ? slash + 1 : file, op->loc.line);
+    }
+    tjs_buf_printf(b, "\n");
+    if (op->code != TJI_FOR && op->code != TJI_IF)
+        return;
+    if (op->region[0] >= 0)
+        print_region(b, fn, op->region[0], depth + 1);
+    int32_t other = op->code == TJI_IF ? op->region[1] : -1;
+    if (other >= 0) {
+        const tji_region *r = &fn->regions[other];
+        /* an else that only yields nothing says nothing */
+        int empty = r->nops == 0 || (r->nops == 1 && fn->ops[r->ops[0]].code == TJI_YIELD &&
+                                     fn->ops[r->ops[0]].nargs == 0);
+        if (!empty) {
+            indent(b, depth);
+            tjs_buf_printf(b, "} else {\n");
+            print_region(b, fn, other, depth + 1);
+        }
+    }
+    indent(b, depth);
+    tjs_buf_printf(b, "}\n");
+}
+
+static void print_region(tjs_buf *b, const tji_func *fn, int32_t region, int depth)
+{
+    const tji_region *r = &fn->regions[region];
+    for (int32_t i = 0; i < r->nops; i++)
+        print_op(b, fn, r->ops[i], depth);
+}
+
+char *tji_print(const tji_func *fn)
+{
+    tjs_buf b = {0};
+    tjs_buf_printf(&b, "kernel %s(", fn->name);
+    for (int i = 0; i < fn->nparams; i++) {
+        const tji_param *p = &fn->params[i];
+        tjs_buf_printf(&b, "%s%%%d %s: ", i ? ", " : "", p->value, p->name);
+        tji_print_type(&b, tji_typeof(fn, p->value));
+    }
+    tjs_buf_printf(&b, ")");
+    for (int i = 0; i < fn->nconsts; i++)
+        tjs_buf_printf(&b, "%s%s=%lld", i ? ", " : " [", fn->const_names[i],
+                       (long long)fn->const_values[i]);
+    tjs_buf_printf(&b, "%s {\n", fn->nconsts ? "]" : "");
+    if (fn->nregions > 0)
+        print_region(&b, fn, 0, 1);
+    tjs_buf_printf(&b, "}\n");
+    return b.data;
+}

@@ -1,1 +1,442 @@
-/* placeholder: being written */
+/*
+ * verify.c — checks that a tile program keeps the promises of ir.h.
+ *
+ * The builder and every pass run the verifier after they change the IR, so a
+ * back end may trust what it reads: each op has the operand count, types and
+ * shapes its opcode documents, each value is defined once and used only
+ * where its definition dominates the use, and each FOR/IF region ends with a
+ * YIELD that matches the op's results. A failure is a bug in tjit, not in the
+ * user's kernel, and says so: "internal error: verifier: ..." with the op,
+ * its index and the user's line it came from.
+ *
+ * Dominance in structured SSA is nesting plus order: the walk goes through
+ * the regions in program order with a "visible" flag per value. A region's
+ * block arguments and each op's results become visible where they are
+ * defined and stop being visible when their region ends, so a use is valid
+ * exactly when its value is visible at that point. Ops are checked in the
+ * order they run; ops left in fn->ops but in no region are not part of the
+ * program and are not checked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+typedef struct verifier {
+    const tji_func *fn;
+    uint8_t *visible;  /* per value id */
+    uint8_t *placed;   /* per op: seen in a region already */
+} verifier;
+
+/* Reports a broken invariant at op (or at the function when op < 0). */
+static int broken(const verifier *v, int32_t op, const char *fmt, ...) TJS_PRINTF(3, 4);
+static int broken(const verifier *v, int32_t op, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *name = v->fn->name ? v->fn->name : "?";
+    if (op < 0) {
+        tjs_error(TJ_ERR_BUILD, "internal error: verifier: kernel '%s': %s", name, msg);
+    } else {
+        const tji_op *o = &v->fn->ops[op];
+        tjs_error(TJ_ERR_BUILD, "internal error: verifier: kernel '%s', op #%d '%s' (%s:%d): %s",
+                  name, op, tji_opcode_name(o->code), o->loc.file ? o->loc.file : "?",
+                  o->loc.line, msg);
+    }
+    return 0;
+}
+
+static const char *type_text(const tji_type *t, char *out, size_t n)
+{
+    tjs_buf b = {0};
+    tji_print_type(&b, t);
+    snprintf(out, n, "%s", b.data ? b.data : "");
+    tjs_buf_free(&b);
+    return out;
+}
+
+static int type_valid(const tji_type *t)
+{
+    if ((unsigned)t->dtype >= TJ_DTYPE_COUNT || t->rank > TJ_MAX_RANK || t->is_ptr > 1)
+        return 0;
+    for (int i = 0; i < TJ_MAX_RANK; i++) {
+        int32_t d = t->shape[i];
+        if (i < t->rank ? d <= 0 || (d & (d - 1)) : d != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int same_shape(const tji_type *a, const tji_type *b)
+{
+    tji_type x = *a;
+    x.dtype = b->dtype;
+    x.is_ptr = b->is_ptr;
+    return tji_type_equal(&x, b);
+}
+
+static int is_int(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_int(t->dtype); }
+static int is_float(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_float(t->dtype); }
+static int is_i1(const tji_type *t) { return !t->is_ptr && t->dtype == TJ_I1; }
+
+/* Operands and results per opcode; -1: any number (checked per opcode). */
+static int operand_count(tji_opcode c)
+{
+    switch (c) {
+    case TJI_CONST: case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_ARANGE:
+        return 0;
+    case TJI_FMA: case TJI_WHERE: case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC:
+    case TJI_ATOMIC_CAS:
+        return 3;
+    case TJI_FOR: case TJI_YIELD:
+        return -1;
+    default:
+        return c >= TJI_ADD && c <= TJI_ADDPTR ? 2 : 1;
+    }
+}
+
+static int result_count(tji_opcode c)
+{
+    switch (c) {
+    case TJI_STORE: case TJI_YIELD: case TJI_PRINT: case TJI_ASSERT:
+        return 0;
+    case TJI_FOR: case TJI_IF:
+        return -1;
+    default:
+        return 1;
+    }
+}
+
+/* Per-opcode checks of operand and result types. T(i) is operand i's type,
+ * R the first result's. Returns 1, or reports and returns 0. */
+static int check_types(const verifier *v, int32_t idx)
+{
+    const tji_func *fn = v->fn;
+    const tji_op *op = &fn->ops[idx];
+    char t1[64], t2[64], t3[64];
+#define FAIL(...) return broken(v, idx, __VA_ARGS__)
+#define NEED(cond, ...) do { if (!(cond)) FAIL(__VA_ARGS__); } while (0)
+#define T(i) tji_typeof(fn, op->args[i])
+#define HAS(i) (op->args[i] != 0)
+#define EQ(a, b) tji_type_equal((a), (b))
+#define TXT(t, buf) type_text((t), (buf), sizeof(buf))
+    tji_opcode c = op->code;
+    NEED((unsigned)c < TJI_OPCODE_COUNT, "unknown opcode %d", (int)c);
+    int nargs = operand_count(c), nresults = result_count(c);
+    NEED(nargs < 0 || op->nargs == nargs, "%d operands, expected %d", op->nargs, nargs);
+    NEED(nresults < 0 || op->nresults == nresults, "%d results, expected %d", op->nresults,
+         nresults);
+    int optional_from = c == TJI_LOAD ? 1 : c == TJI_STORE || c == TJI_ATOMIC ? 2 : op->nargs;
+    for (int i = 0; i < op->nargs; i++) {
+        int32_t a = op->args[i];
+        NEED(a >= 0 && a <= fn->nvalues, "operand %d is value #%d, which does not exist",
+             i + 1, a);
+        NEED(a != 0 || i >= optional_from, "operand %d is missing", i + 1);
+    }
+    NEED(op->nresults >= 0 && (op->nresults == 0 || (op->result > 0 &&
+                                                     op->result + op->nresults - 1 <= fn->nvalues)),
+         "results %d..%d do not exist", op->result, op->result + op->nresults - 1);
+    for (int i = 0; i < op->nresults; i++)
+        NEED(fn->values[op->result + i].def_op == idx, "result %%%d names op #%d as its definer",
+             op->result + i, fn->values[op->result + i].def_op);
+    int has_regions = c == TJI_FOR || c == TJI_IF;
+    NEED((op->region[0] >= 0) == has_regions && (op->region[1] >= 0) == (c == TJI_IF),
+         "has regions %d and %d", op->region[0], op->region[1]);
+    for (int i = 0; i < 2; i++)
+        NEED(op->region[i] < fn->nregions &&
+             (op->region[i] < 0 || fn->regions[op->region[i]].parent_op == idx),
+             "region %d does not belong to it", op->region[i]);
+
+    const tji_type *R = op->nresults ? tji_typeof(fn, op->result) : NULL;
+    switch (c) {
+    case TJI_CONST:
+        NEED(!R->is_ptr && R->rank == 0, "result %s is not a scalar number", TXT(R, t1));
+        break;
+    case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS:
+        NEED(EQ(R, &(tji_type){.dtype = TJ_I32}), "result %s is not i32", TXT(R, t1));
+        NEED(op->axis >= 0 && op->axis <= 2, "axis %d", op->axis);
+        break;
+    case TJI_ARANGE:
+        NEED(R->dtype == TJ_I32 && !R->is_ptr && R->rank == 1, "result %s is not i32[n]",
+             TXT(R, t1));
+        NEED(op->ival >= INT32_MIN && op->ival + R->shape[0] - 1 <= INT32_MAX,
+             "range %lld.. does not fit in i32", (long long)op->ival);
+        break;
+    case TJI_SPLAT:
+        NEED(T(0)->rank == 0 && R->rank > 0 && R->dtype == T(0)->dtype &&
+             R->is_ptr == T(0)->is_ptr, "%s -> %s", TXT(T(0), t1), TXT(R, t2));
+        break;
+    case TJI_BROADCAST: {
+        int ok = R->rank == T(0)->rank && R->rank > 0 && R->dtype == T(0)->dtype &&
+                 R->is_ptr == T(0)->is_ptr;
+        for (int i = 0; ok && i < R->rank; i++)
+            ok = T(0)->shape[i] == R->shape[i] || T(0)->shape[i] == 1;
+        NEED(ok, "%s -> %s", TXT(T(0), t1), TXT(R, t2));
+        break;
+    }
+    case TJI_EXPAND_DIMS: {
+        const tji_type *x = T(0);
+        int ok = x->rank > 0 && R->rank == x->rank + 1 && op->axis >= 0 &&
+                 op->axis <= x->rank && R->shape[op->axis] == 1 && R->dtype == x->dtype &&
+                 R->is_ptr == x->is_ptr;
+        for (int i = 0, j = 0; ok && i < R->rank; i++)
+            if (i != op->axis)
+                ok = R->shape[i] == x->shape[j++];
+        NEED(ok, "axis %d: %s -> %s", op->axis, TXT(x, t1), TXT(R, t2));
+        break;
+    }
+    case TJI_RESHAPE:
+        NEED(T(0)->rank > 0 && R->rank > 0 && tji_numel(T(0)) == tji_numel(R) &&
+             R->dtype == T(0)->dtype && R->is_ptr == T(0)->is_ptr, "%s -> %s", TXT(T(0), t1),
+             TXT(R, t2));
+        break;
+    case TJI_PERMUTE: {
+        const tji_type *x = T(0);
+        int ok = x->rank > 0 && R->rank == x->rank && R->dtype == x->dtype &&
+                 R->is_ptr == x->is_ptr, seen = 0;
+        for (int i = 0; ok && i < R->rank; i++) {
+            int p = op->perm[i];
+            ok = p >= 0 && p < x->rank && !(seen & (1 << p)) && R->shape[i] == x->shape[p];
+            seen |= ok ? 1 << p : 0;
+        }
+        NEED(ok, "bad permutation of %s -> %s", TXT(x, t1), TXT(R, t2));
+        break;
+    }
+    case TJI_ADD: case TJI_SUB: case TJI_MUL: case TJI_DIV: case TJI_IDIV: case TJI_REM:
+    case TJI_AND: case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN:
+    case TJI_MAX: {
+        NEED(EQ(T(0), R) && EQ(T(1), R), "operands %s and %s for a result %s", TXT(T(0), t1),
+             TXT(T(1), t2), TXT(R, t3));
+        int isf = is_float(R), isi = is_int(R) && R->dtype != TJ_I1;
+        int ok = c == TJI_DIV ? isf
+               : c == TJI_IDIV || c == TJI_SHL || c == TJI_SHR ? isi
+               : c == TJI_AND || c == TJI_OR || c == TJI_XOR ? is_int(R)
+               : isf || isi;
+        NEED(ok, "no %s on %s", tji_opcode_name(c), TXT(R, t1));
+        break;
+    }
+    case TJI_CMP:
+        NEED(EQ(T(0), T(1)) && is_i1(R) && same_shape(R, T(0)), "%s vs %s -> %s",
+             TXT(T(0), t1), TXT(T(1), t2), TXT(R, t3));
+        NEED((unsigned)op->pred <= TJI_GE, "predicate %d", (int)op->pred);
+        break;
+    case TJI_ADDPTR:
+        NEED(R->is_ptr && EQ(T(0), R) && is_int(T(1)) && T(1)->dtype != TJ_I1 &&
+             same_shape(T(1), R), "%s + %s -> %s", TXT(T(0), t1), TXT(T(1), t2), TXT(R, t3));
+        break;
+    case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_EXP: case TJI_EXP2: case TJI_LOG:
+    case TJI_LOG2: case TJI_SQRT: case TJI_RSQRT: case TJI_SIGMOID: case TJI_FLOOR:
+    case TJI_CEIL: {
+        NEED(EQ(T(0), R), "%s -> %s", TXT(T(0), t1), TXT(R, t2));
+        int ok = c == TJI_NEG ? (is_int(R) && R->dtype != TJ_I1) || is_float(R)
+               : c == TJI_NOT ? is_int(R)
+               : c == TJI_ABS ? is_float(R) || (is_int(R) && tjs_dtype_is_signed(R->dtype))
+               : is_float(R);
+        NEED(ok, "no %s on %s", tji_opcode_name(c), TXT(R, t1));
+        break;
+    }
+    case TJI_FMA:
+        NEED(is_float(R) && EQ(T(0), R) && EQ(T(1), R) && EQ(T(2), R), "operands differ from %s",
+             TXT(R, t1));
+        break;
+    case TJI_WHERE:
+        NEED(is_i1(T(0)) && same_shape(T(0), R) && EQ(T(1), R) && EQ(T(2), R),
+             "where(%s, ...) -> %s", TXT(T(0), t1), TXT(R, t2));
+        break;
+    case TJI_CAST:
+        NEED(same_shape(T(0), R) && T(0)->is_ptr == R->is_ptr, "%s -> %s", TXT(T(0), t1),
+             TXT(R, t2));
+        break;
+    case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC: case TJI_ATOMIC_CAS: {
+        const tji_type *p = T(0);
+        tji_type elem = *p;
+        elem.is_ptr = 0;
+        NEED(p->is_ptr, "operand 1 %s is not a pointer", TXT(p, t1));
+        NEED(!R || EQ(R, &elem), "result %s for a pointer %s", TXT(R, t1), TXT(p, t2));
+        if (c != TJI_LOAD)
+            NEED(EQ(T(1), &elem), "value %s for a pointer %s", TXT(T(1), t1), TXT(p, t2));
+        if (c == TJI_ATOMIC_CAS)
+            NEED(EQ(T(2), &elem) && is_int(&elem) && tjs_dtype_bits(elem.dtype) >= 32,
+                 "value %s for a pointer %s", TXT(T(2), t1), TXT(p, t2));
+        int mask = c == TJI_LOAD ? 1 : 2;
+        if (c != TJI_ATOMIC_CAS && HAS(mask))
+            NEED(is_i1(T(mask)) && same_shape(T(mask), p), "mask %s for a pointer %s",
+                 TXT(T(mask), t1), TXT(p, t2));
+        if (c == TJI_LOAD && HAS(2))
+            NEED(EQ(T(2), &elem), "other %s for a pointer %s", TXT(T(2), t1), TXT(p, t2));
+        NEED((unsigned)op->cache <= TJ_CACHE_WT && (unsigned)op->evict <= TJ_EVICT_LAST,
+             "cache %d, evict %d", (int)op->cache, (int)op->evict);
+        if (c == TJI_ATOMIC)
+            NEED((unsigned)op->atomic <= TJ_ATOMIC_XCHG, "atomic op %d", (int)op->atomic);
+        break;
+    }
+    case TJI_REDUCE: case TJI_CUMSUM: {
+        const tji_type *x = T(0);
+        NEED(!x->is_ptr && x->rank > 0 && op->axis >= 0 && op->axis < x->rank,
+             "axis %d of %s", op->axis, TXT(x, t1));
+        if (c == TJI_CUMSUM) {
+            NEED(EQ(x, R) && x->dtype != TJ_I1, "%s -> %s", TXT(x, t1), TXT(R, t2));
+            break;
+        }
+        NEED((unsigned)op->reduce <= TJ_REDUCE_ARGMIN, "reduction %d", (int)op->reduce);
+        int arg = op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN;
+        int ok = !R->is_ptr && R->rank == x->rank - 1 && x->dtype != TJ_I1 &&
+                 R->dtype == (arg ? TJ_I32 : x->dtype);
+        for (int i = 0, j = 0; ok && i < x->rank; i++)
+            if (i != op->axis)
+                ok = R->shape[j++] == x->shape[i];
+        NEED(ok, "%s along axis %d -> %s", TXT(x, t1), op->axis, TXT(R, t2));
+        break;
+    }
+    case TJI_FOR: {
+        NEED(op->nargs >= 3 && op->nresults == op->nargs - 3, "%d operands for %d results",
+             op->nargs, op->nresults);
+        for (int i = 0; i < 3; i++)
+            NEED(is_int(T(i)) && T(i)->dtype != TJ_I1 && T(i)->rank == 0 && EQ(T(i), T(0)),
+                 "bound %d is %s", i + 1, TXT(T(i), t1));
+        for (int i = 0; i < op->nresults; i++)
+            NEED(EQ(T(3 + i), tji_typeof(fn, op->result + i)), "carried value %d: %s -> %s",
+                 i + 1, TXT(T(3 + i), t1), TXT(tji_typeof(fn, op->result + i), t2));
+        const tji_region *body = &fn->regions[op->region[0]];
+        NEED(body->nargs == op->nresults + 1 && EQ(tji_typeof(fn, body->args[0]), T(0)),
+             "the body has %d arguments", body->nargs);
+        for (int i = 0; i < op->nresults; i++)
+            NEED(EQ(tji_typeof(fn, body->args[i + 1]), tji_typeof(fn, op->result + i)),
+                 "block argument %d has the wrong type", i + 2);
+        break;
+    }
+    case TJI_IF:
+        NEED(is_i1(T(0)) && T(0)->rank == 0, "condition %s", TXT(T(0), t1));
+        NEED(fn->regions[op->region[0]].nargs == 0 && fn->regions[op->region[1]].nargs == 0,
+             "a branch has block arguments");
+        break;
+    case TJI_PRINT: case TJI_ASSERT:
+        NEED(op->str, "no string");
+        if (c == TJI_ASSERT)
+            NEED(is_i1(T(0)), "condition %s", TXT(T(0), t1));
+        break;
+    case TJI_YIELD: case TJI_OPCODE_COUNT:
+        break;
+    }
+    /* The YIELD ending each region of a FOR or IF matches its results. */
+    for (int r = 0; has_regions && r < 2 && op->region[r] >= 0; r++) {
+        const tji_region *reg = &fn->regions[op->region[r]];
+        if (reg->nops == 0)
+            continue; /* reported when the region is walked */
+        const tji_op *y = &fn->ops[reg->ops[reg->nops - 1]];
+        if (y->code != TJI_YIELD)
+            continue;
+        NEED(y->nargs == op->nresults, "its yield has %d values for %d results", y->nargs,
+             op->nresults);
+        for (int i = 0; i < y->nargs; i++)
+            NEED(y->args[i] > 0 && y->args[i] <= fn->nvalues &&
+                 EQ(tji_typeof(fn, y->args[i]), tji_typeof(fn, op->result + i)),
+                 "yielded value %d does not have the type of result %d", i + 1, i + 1);
+    }
+    return 1;
+#undef FAIL
+#undef NEED
+#undef T
+#undef HAS
+#undef EQ
+#undef TXT
+}
+
+static int walk_region(verifier *v, int32_t region);
+
+static int walk_op(verifier *v, int32_t region, int32_t idx, int last)
+{
+    const tji_func *fn = v->fn;
+    if (idx < 0 || idx >= fn->nops)
+        return broken(v, -1, "region %d lists op #%d, which does not exist", region, idx);
+    const tji_op *op = &fn->ops[idx];
+    if (v->placed[idx])
+        return broken(v, idx, "the op is in a region twice");
+    v->placed[idx] = 1;
+    if (op->parent != region)
+        return broken(v, idx, "it is in region %d but names region %d", region, op->parent);
+    if (op->code == TJI_YIELD && (!last || fn->regions[region].parent_op < 0))
+        return broken(v, idx, "a yield that does not end a FOR or IF region");
+    if (!check_types(v, idx))
+        return 0;
+    for (int i = 0; i < op->nargs; i++)
+        if (op->args[i] && !v->visible[op->args[i]])
+            return broken(v, idx, "operand %d (%%%d) is not defined before it in an enclosing "
+                          "region", i + 1, op->args[i]);
+    for (int r = 0; r < 2; r++)
+        if (op->region[r] >= 0 && !walk_region(v, op->region[r]))
+            return 0;
+    for (int i = 0; i < op->nresults; i++)
+        v->visible[op->result + i] = 1;
+    return 1;
+}
+
+static int walk_region(verifier *v, int32_t region)
+{
+    const tji_func *fn = v->fn;
+    const tji_region *r = &fn->regions[region];
+    for (int i = 0; i < r->nargs; i++) {
+        int32_t a = r->args[i];
+        if (a <= 0 || a > fn->nvalues || fn->values[a].def_op != -1 ||
+            fn->values[a].def_region != region)
+            return broken(v, r->parent_op, "block argument %d of region %d is not its own",
+                          i + 1, region);
+        v->visible[a] = 1;
+    }
+    for (int32_t i = 0; i < r->nops; i++)
+        if (!walk_op(v, region, r->ops[i], i == r->nops - 1))
+            return 0;
+    if (r->parent_op >= 0 &&
+        (r->nops == 0 || fn->ops[r->ops[r->nops - 1]].code != TJI_YIELD))
+        return broken(v, r->parent_op, "region %d does not end with a yield", region);
+    /* What the region defined goes out of scope with it. */
+    for (int i = 0; i < r->nargs; i++)
+        v->visible[r->args[i]] = 0;
+    for (int32_t i = 0; i < r->nops; i++) {
+        const tji_op *op = &fn->ops[r->ops[i]];
+        for (int k = 0; k < op->nresults; k++)
+            v->visible[op->result + k] = 0;
+    }
+    return 1;
+}
+
+tj_status tji_verify(const tji_func *fn)
+{
+    if (!fn)
+        return tjs_error(TJ_ERR_BUILD, "internal error: verifier: no function");
+    verifier v = {.fn = fn};
+    if (fn->nregions < 1 || fn->regions[0].parent_op != -1)
+        return broken(&v, -1, "region 0 is not the kernel body"), TJ_ERR_BUILD;
+    if (fn->regions[0].nargs != fn->nparams)
+        return broken(&v, -1, "%d parameters, %d body arguments", fn->nparams,
+                      fn->regions[0].nargs), TJ_ERR_BUILD;
+    for (int i = 0; i < fn->nparams; i++) {
+        const tji_param *p = &fn->params[i];
+        const tji_type *t = p->value > 0 && p->value <= fn->nvalues
+                                ? tji_typeof(fn, p->value) : NULL;
+        if (p->value != fn->regions[0].args[i] || !t || t->rank != 0 ||
+            t->dtype != p->dtype || t->is_ptr != (p->is_ptr != 0))
+            return broken(&v, -1, "parameter %d '%s' does not match its value", i + 1,
+                          p->name ? p->name : "?"), TJ_ERR_BUILD;
+    }
+    for (int32_t id = 1; id <= fn->nvalues; id++) {
+        const tji_value *val = &fn->values[id];
+        char text[64];
+        if (!type_valid(&val->type))
+            return broken(&v, -1, "value %%%d has an invalid type (%s)", id,
+                          type_text(&val->type, text, sizeof text)), TJ_ERR_BUILD;
+        if (val->def_op < -1 || val->def_op >= fn->nops ||
+            (val->def_op < 0 && (val->def_region < 0 || val->def_region >= fn->nregions)))
+            return broken(&v, -1, "value %%%d has no definition", id), TJ_ERR_BUILD;
+    }
+    v.visible = tjs_xcalloc((size_t)fn->nvalues + 1, 1);
+    v.placed = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    int ok = walk_region(&v, 0);
+    free(v.visible);
+    free(v.placed);
+    return ok ? TJ_OK : TJ_ERR_BUILD;
+}

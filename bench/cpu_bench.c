@@ -1,0 +1,496 @@
+/*
+ * cpu_bench — tjit's CPU back end against the same algorithms in plain C.
+ *
+ * Three kernels, each past the last-level cache: fp32 vector add, fp32
+ * transpose in 32x32 tiles, and fp32 row softmax. Each is written once as a
+ * tjit kernel and once as the plain C loop a programmer would write for the
+ * same algorithm, compiled with the rest of this file (-O2) and run on the
+ * same number of threads as tjit's grid: the value of TJIT_NUM_THREADS,
+ * else the number of cores the process may use. The C side runs on a
+ * small persistent pthread pool with a static split of the work, so neither
+ * side pays for thread creation inside the timed region.
+ *
+ * Method: one warm-up launch (which also builds and compiles the tjit
+ * kernel) whose output is checked against the C result; then runs of tjit
+ * and C alternate, so drift in the machine's state hits both alike; the
+ * figure is the median of the runs. Bandwidth counts the bytes the
+ * algorithm must move (read once, written once), not cache traffic.
+ *
+ * Output: one JSON line per kernel with both bandwidths and their ratio
+ * (tjit / C) next to the target the project set for it. The exit status is
+ * non-zero only when tjit fails or computes a wrong result; a missed target
+ * is a figure to report, not an error.
+ *
+ *     usage: cpu_bench [--quick] [--runs N]
+ *     (--quick: sizes that fit in cache, for a smoke test)
+ */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tjit.h"
+
+#define CHECK(call)                                                           \
+    do {                                                                      \
+        tj_status check_status_ = (call);                                     \
+        if (check_status_ != TJ_OK) {                                         \
+            fprintf(stderr, "%s:%d: %s failed: %s\n%s\n", __FILE__, __LINE__, \
+                    #call, tj_status_name(check_status_), tj_last_error());   \
+            exit(2);                                                          \
+        }                                                                     \
+    } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* The tjit kernels                                                         */
+/* ------------------------------------------------------------------------ */
+
+TJ_KERNEL(vector_add_kernel,
+          TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(y, f32), TJ_PTR(out, f32), TJ_SCALAR(n, i32)),
+          TJ_CONSTS(BLOCK))
+{
+    tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
+    tj_val mask = tj_lt(offs, n);
+    tj_val a = tj_load(tj_add(x, offs), .mask = mask);
+    tj_val b = tj_load(tj_add(y, offs), .mask = mask);
+    tj_store(tj_add(out, offs), tj_add(a, b), .mask = mask);
+}
+
+TJ_KERNEL(transpose_kernel,
+          TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(rows, i32),
+                    TJ_SCALAR(cols, i32)),
+          TJ_CONSTS(TILE))
+{
+    tj_val r = tj_add(tj_mul(tj_program_id(0), TILE), tj_arange(0, TILE));
+    tj_val c = tj_add(tj_mul(tj_program_id(1), TILE), tj_arange(0, TILE));
+    tj_val r_col = tj_expand_dims(r, 1), c_row = tj_expand_dims(c, 0);
+    tj_val mask = tj_and(tj_lt(r_col, rows), tj_lt(c_row, cols));
+    tj_val tile = tj_load(tj_add(src, tj_add(tj_mul(r_col, cols), c_row)), .mask = mask);
+    tj_val c_col = tj_expand_dims(c, 1), r_row = tj_expand_dims(r, 0);
+    tj_store(tj_add(dst, tj_add(tj_mul(c_col, rows), r_row)), tj_trans(tile),
+             .mask = tj_trans(mask));
+}
+
+TJ_KERNEL(softmax_kernel,
+          TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(cols, i32)),
+          TJ_CONSTS(BLOCK))
+{
+    tj_val offs = tj_arange(0, BLOCK);
+    tj_val mask = tj_lt(offs, cols);
+    tj_val row_start = tj_mul(tj_program_id(0), cols);
+    tj_val x = tj_load(tj_add(src, tj_add(row_start, offs)), .mask = mask,
+                       .other = tj_f32(-INFINITY));
+    tj_val num = tj_exp(tj_sub(x, tj_max(x, 0)));
+    tj_store(tj_add(dst, tj_add(row_start, offs)), tj_div(num, tj_sum(num, 0)), .mask = mask);
+}
+
+enum { ADD_BLOCK = 1024, TRANSPOSE_TILE = 32 };
+
+/* ------------------------------------------------------------------------ */
+/* Plain C on a pool of threads                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef void (*range_fn)(void *ctx, int64_t begin, int64_t end);
+
+/* Thread 0 is the caller; threads 1.. wait at the start barrier. Each runs
+ * its contiguous share [n*t/T, n*(t+1)/T) of the items. */
+static struct {
+    int nthreads;
+    pthread_t *threads;
+    pthread_barrier_t start, done;
+    range_fn fn;
+    void *ctx;
+    int64_t n;
+    int quit;
+} pool;
+
+static void run_share(int t)
+{
+    int64_t begin = pool.n * t / pool.nthreads, end = pool.n * (t + 1) / pool.nthreads;
+    if (begin < end)
+        pool.fn(pool.ctx, begin, end);
+}
+
+static void *pool_worker(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    for (;;) {
+        pthread_barrier_wait(&pool.start);
+        if (pool.quit)
+            return NULL;
+        run_share(t);
+        pthread_barrier_wait(&pool.done);
+    }
+}
+
+static void pool_start(int nthreads)
+{
+    pool.nthreads = nthreads;
+    pool.threads = calloc((size_t)nthreads, sizeof(pthread_t));
+    if (!pool.threads || pthread_barrier_init(&pool.start, NULL, (unsigned)nthreads) ||
+        pthread_barrier_init(&pool.done, NULL, (unsigned)nthreads)) {
+        fprintf(stderr, "cpu_bench: cannot set up %d threads\n", nthreads);
+        exit(2);
+    }
+    for (int t = 1; t < nthreads; t++)
+        if (pthread_create(&pool.threads[t], NULL, pool_worker, (void *)(intptr_t)t)) {
+            fprintf(stderr, "cpu_bench: cannot start thread %d\n", t);
+            exit(2);
+        }
+}
+
+static void pool_stop(void)
+{
+    pool.quit = 1;
+    pthread_barrier_wait(&pool.start);
+    for (int t = 1; t < pool.nthreads; t++)
+        pthread_join(pool.threads[t], NULL);
+    pthread_barrier_destroy(&pool.start);
+    pthread_barrier_destroy(&pool.done);
+    free(pool.threads);
+}
+
+static void parallel_for(int64_t n, range_fn fn, void *ctx)
+{
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.n = n;
+    pthread_barrier_wait(&pool.start);
+    run_share(0);
+    pthread_barrier_wait(&pool.done);
+}
+
+/* The same three algorithms in C. Items are elements (add), tiles
+ * (transpose) and rows (softmax), as the tjit grids split them. */
+struct c_args {
+    const float *src, *src2;
+    float *dst;
+    int64_t n, rows, cols;
+};
+
+static void c_vector_add(void *ctx, int64_t begin, int64_t end)
+{
+    const struct c_args *a = ctx;
+    const float *restrict x = a->src, *restrict y = a->src2;
+    float *restrict out = a->dst;
+    for (int64_t i = begin; i < end; i++)
+        out[i] = x[i] + y[i];
+}
+
+static void c_transpose(void *ctx, int64_t begin, int64_t end)
+{
+    const struct c_args *a = ctx;
+    const float *restrict src = a->src;
+    float *restrict dst = a->dst;
+    const int64_t tiles_c = (a->cols + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t r0 = t / tiles_c * TRANSPOSE_TILE, c0 = t % tiles_c * TRANSPOSE_TILE;
+        int64_t r1 = r0 + TRANSPOSE_TILE < a->rows ? r0 + TRANSPOSE_TILE : a->rows;
+        int64_t c1 = c0 + TRANSPOSE_TILE < a->cols ? c0 + TRANSPOSE_TILE : a->cols;
+        for (int64_t c = c0; c < c1; c++)
+            for (int64_t r = r0; r < r1; r++)
+                dst[c * a->rows + r] = src[r * a->cols + c];
+    }
+}
+
+static void c_softmax(void *ctx, int64_t begin, int64_t end)
+{
+    const struct c_args *a = ctx;
+    for (int64_t i = begin; i < end; i++) {
+        const float *restrict x = a->src + i * a->cols;
+        float *restrict y = a->dst + i * a->cols;
+        float max = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < a->cols; j++)
+            max = x[j] > max ? x[j] : max;
+        for (int64_t j = 0; j < a->cols; j++) {
+            y[j] = expf(x[j] - max);
+            sum += y[j];
+        }
+        float inv = 1.0f / sum;
+        for (int64_t j = 0; j < a->cols; j++)
+            y[j] *= inv;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timing and reporting                                                     */
+/* ------------------------------------------------------------------------ */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void *xmalloc(size_t bytes)
+{
+    void *p = malloc(bytes);
+    if (!p) {
+        fprintf(stderr, "cpu_bench: out of memory (%zu bytes)\n", bytes);
+        exit(2);
+    }
+    return p;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static void fill_random(float *a, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++) {
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        a[i] = lo + (hi - lo) * (float)(rng_state >> 40) * (1.0f / 16777216.0f);
+    }
+}
+
+static tj_buffer device_copy(tj_device *dev, const float *host, size_t count)
+{
+    tj_buffer buf;
+    CHECK(tj_buffer_alloc(dev, count * sizeof(float), &buf));
+    CHECK(tj_buffer_write(dev, buf, 0, host, count * sizeof(float)));
+    return buf;
+}
+
+/* Largest |got - want| / (atol + rtol * |want|): at most 1 is a pass. */
+static double worst_error(const float *got, const float *want, size_t n, double atol,
+                          double rtol)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double err = fabs((double)got[i] - want[i]) / (atol + rtol * fabs((double)want[i]));
+        if (!(err <= worst))
+            worst = isnan(err) ? INFINITY : err;
+    }
+    return worst;
+}
+
+/* One benchmark: a tjit launch and its C twin over the same sizes. */
+struct bench {
+    const char *name;
+    const char *shape;        /* JSON array text */
+    double bytes;             /* moved per run */
+    double target;            /* wanted tjit / C ratio */
+    double tolerance_rtol;    /* for the check of tjit's output */
+    tj_device *dev;
+    void (*launch)(struct bench *b);
+    range_fn c_fn;
+    struct c_args c;
+    int64_t c_items;
+    tj_buffer in, in2, out;   /* tjit's buffers */
+    int64_t n, rows, cols;
+};
+
+static int runs = 11;
+static int nthreads;
+static const char *device_name;
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            putchar('\\');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static int run_bench(struct bench *b)
+{
+    size_t out_count = (size_t)(b->n ? b->n : b->rows * b->cols);
+    float *got = xmalloc(out_count * sizeof(float));
+
+    /* warm-up: compiles the kernel; its output is checked against C's */
+    b->launch(b);
+    CHECK(tj_synchronize(b->dev));
+    parallel_for(b->c_items, b->c_fn, &b->c);
+    CHECK(tj_buffer_read(b->dev, b->out, 0, got, out_count * sizeof(float)));
+    double err = worst_error(got, b->c.dst, out_count, 1e-7, b->tolerance_rtol);
+    int correct = err <= 1;
+    free(got);
+
+    double *t_tjit = xmalloc((size_t)runs * sizeof(double));
+    double *t_c = xmalloc((size_t)runs * sizeof(double));
+    for (int r = 0; r < runs; r++) {
+        double t0 = now_seconds();
+        b->launch(b);
+        CHECK(tj_synchronize(b->dev));
+        double t1 = now_seconds();
+        parallel_for(b->c_items, b->c_fn, &b->c);
+        double t2 = now_seconds();
+        t_tjit[r] = t1 - t0;
+        t_c[r] = t2 - t1;
+    }
+    double tjit_s = median(t_tjit, runs), c_s = median(t_c, runs);
+    free(t_tjit);
+    free(t_c);
+
+    double tjit_gbps = b->bytes / tjit_s / 1e9, c_gbps = b->bytes / c_s / 1e9;
+    double ratio = tjit_gbps / c_gbps;
+    printf("{\"bench\":\"%s\",\"dtype\":\"f32\",\"shape\":%s,\"bytes\":%.0f,"
+           "\"threads\":%d,\"runs\":%d,\"tjit_ms\":%.3f,\"c_ms\":%.3f,"
+           "\"tjit_gbps\":%.2f,\"c_gbps\":%.2f,\"ratio\":%.3f,\"target\":%.1f,"
+           "\"meets_target\":%s,\"correct\":%s,\"device\":",
+           b->name, b->shape, b->bytes, nthreads, runs, tjit_s * 1e3, c_s * 1e3, tjit_gbps,
+           c_gbps, ratio, b->target, ratio >= b->target ? "true" : "false",
+           correct ? "true" : "false");
+    json_string(device_name);
+    printf("}\n");
+    fflush(stdout);
+    if (!correct)
+        fprintf(stderr, "cpu_bench: %s: tjit's output differs from C's (worst error %g "
+                        "times the tolerance)\n", b->name, err);
+    return correct;
+}
+
+static void launch_vector_add(struct bench *b)
+{
+    tj_launch_cfg cfg = {.grid = {(b->n + ADD_BLOCK - 1) / ADD_BLOCK}};
+    CHECK(vector_add_kernel_launch(b->dev, &cfg, b->in, b->in2, b->out, (int32_t)b->n,
+                                   ADD_BLOCK));
+}
+
+static void launch_transpose(struct bench *b)
+{
+    tj_launch_cfg cfg = {.grid = {(b->rows + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE,
+                                  (b->cols + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE}};
+    CHECK(transpose_kernel_launch(b->dev, &cfg, b->in, b->out, (int32_t)b->rows,
+                                  (int32_t)b->cols, TRANSPOSE_TILE));
+}
+
+static void launch_softmax(struct bench *b)
+{
+    int64_t block = 1;
+    while (block < b->cols)
+        block *= 2;
+    tj_launch_cfg cfg = {.grid = {b->rows}};
+    CHECK(softmax_kernel_launch(b->dev, &cfg, b->in, b->out, (int32_t)b->cols, block));
+}
+
+/* The thread count tjit's CPU grid uses, by the same rule: the cores this
+ * process may run on, or TJIT_NUM_THREADS where set. */
+static int tjit_threads(void)
+{
+    const char *env = getenv("TJIT_NUM_THREADS");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        long v = strtol(env, &end, 10);
+        if (!errno && !*end && v > 0)
+            return v > 1024 ? 1024 : (int)v;
+    }
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? (int)cores : 1;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) {
+            quick = 1;
+        } else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+            runs = atoi(argv[++i]);
+            if (runs < 1) {
+                fprintf(stderr, "cpu_bench: --runs needs a positive count\n");
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: %s [--quick] [--runs N]\n", argv[0]);
+            return 2;
+        }
+    }
+
+    tj_device *dev;
+    CHECK(tj_device_open(&dev, TJ_DEVICE_CPU, 0));
+    device_name = tj_device_name(dev);
+    nthreads = tjit_threads();
+    pool_start(nthreads);
+
+    /* Full sizes: each moves 512 MiB or more per run, past the LLC. */
+    const int64_t add_n = quick ? (1 << 20) + 3 : (int64_t)1 << 27;
+    const int64_t tr_n = quick ? 1024 : 8192;
+    const int64_t sm_rows = quick ? 1024 : 65536, sm_cols = 1024;
+    const size_t big = (size_t)(add_n > tr_n * tr_n ? add_n : tr_n * tr_n);
+    const size_t need = big > (size_t)(sm_rows * sm_cols) ? big : (size_t)(sm_rows * sm_cols);
+
+    float *in = xmalloc(need * sizeof(float));
+    float *in2 = xmalloc((size_t)add_n * sizeof(float));
+    float *out = xmalloc(need * sizeof(float));
+    int ok = 1;
+    char shape[64];
+
+    /* vector add */
+    fill_random(in, (size_t)add_n, -1, 1);
+    fill_random(in2, (size_t)add_n, -1, 1);
+    snprintf(shape, sizeof shape, "[%lld]", (long long)add_n);
+    struct bench add = {
+        .name = "vector_add", .shape = shape, .bytes = 3.0 * (double)add_n * sizeof(float),
+        .target = 0.8, .tolerance_rtol = 0, .dev = dev, .launch = launch_vector_add,
+        .c_fn = c_vector_add, .c = {in, in2, out, add_n, 0, 0}, .c_items = add_n,
+        .in = device_copy(dev, in, (size_t)add_n), .in2 = device_copy(dev, in2, (size_t)add_n),
+        .n = add_n};
+    CHECK(tj_buffer_alloc(dev, (size_t)add_n * sizeof(float), &add.out));
+    ok &= run_bench(&add);
+    CHECK(tj_buffer_free(dev, add.in));
+    CHECK(tj_buffer_free(dev, add.in2));
+    CHECK(tj_buffer_free(dev, add.out));
+    free(in2);
+
+    /* transpose */
+    fill_random(in, (size_t)(tr_n * tr_n), -1, 1);
+    snprintf(shape, sizeof shape, "[%lld,%lld]", (long long)tr_n, (long long)tr_n);
+    int64_t tile_rows = (tr_n + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE;
+    struct bench tr = {
+        .name = "transpose", .shape = shape, .bytes = 2.0 * (double)(tr_n * tr_n) * sizeof(float),
+        .target = 0.5, .tolerance_rtol = 0, .dev = dev, .launch = launch_transpose,
+        .c_fn = c_transpose, .c = {in, NULL, out, 0, tr_n, tr_n}, .c_items = tile_rows * tile_rows,
+        .in = device_copy(dev, in, (size_t)(tr_n * tr_n)), .rows = tr_n, .cols = tr_n};
+    CHECK(tj_buffer_alloc(dev, (size_t)(tr_n * tr_n) * sizeof(float), &tr.out));
+    ok &= run_bench(&tr);
+    CHECK(tj_buffer_free(dev, tr.in));
+    CHECK(tj_buffer_free(dev, tr.out));
+
+    /* row softmax */
+    fill_random(in, (size_t)(sm_rows * sm_cols), -10, 10);
+    snprintf(shape, sizeof shape, "[%lld,%lld]", (long long)sm_rows, (long long)sm_cols);
+    struct bench sm = {
+        .name = "softmax", .shape = shape,
+        .bytes = 2.0 * (double)(sm_rows * sm_cols) * sizeof(float), .target = 0.8,
+        .tolerance_rtol = 1e-4, .dev = dev, .launch = launch_softmax, .c_fn = c_softmax,
+        .c = {in, NULL, out, 0, sm_rows, sm_cols}, .c_items = sm_rows,
+        .in = device_copy(dev, in, (size_t)(sm_rows * sm_cols)), .rows = sm_rows,
+        .cols = sm_cols};
+    CHECK(tj_buffer_alloc(dev, (size_t)(sm_rows * sm_cols) * sizeof(float), &sm.out));
+    ok &= run_bench(&sm);
+
+    pool_stop();
+    tj_device_close(dev);
+    free(in);
+    free(out);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,68 @@
+/*
+ * layout.h — distributed layouts as linear maps over F2.
+ *
+ * A distributed layout says which hardware slot holds which element of a
+ * tile: the map F of the design's chain Addr = Layout ∘ S ∘ G ∘ F. Its input
+ * is a slot (register r, lane l, warp w); its output is an element of the
+ * tile, written as the element's row-major linear index. For power-of-two
+ * shapes every layout tjit uses is linear over F2: the index of slot (r,l,w)
+ * is the XOR of one basis vector per set bit of r, l and w. So a layout is a
+ * short list of basis vectors, and composition, inversion and the question
+ * "does this conversion stay in a thread, cross lanes, or need shared
+ * memory" are small bit-matrix computations.
+ *
+ * A zero basis vector means that bit does not change the element: the slot
+ * holds a copy (a tile smaller than the threads covering it is broadcast).
+ */
+#ifndef TJIT_LAYOUT_H
+#define TJIT_LAYOUT_H
+
+#include "../internal.h"
+
+enum { TJP_REG, TJP_LANE, TJP_WARP, TJP_NIN };
+#define TJP_MAX_BITS 32
+
+typedef struct tjp_layout {
+    int rank;
+    int32_t shape[TJ_MAX_RANK];
+    int nbits[TJP_NIN];                    /* log2 of registers, lanes, warps */
+    uint32_t basis[TJP_NIN][TJP_MAX_BITS]; /* element index of each input bit */
+} tjp_layout;
+
+/* Triton's blocked layout: order[0] is the fastest-varying tile dimension;
+ * each thread holds size_per_thread contiguous elements per dimension, lanes
+ * and then warps tile the dimensions in order; a tile larger than one such
+ * block repeats it in more registers, a smaller one is broadcast. */
+TJI_FUNC int tjp_layout_blocked(tjp_layout *out, int rank, const int32_t *shape,
+                                const int32_t *size_per_thread,
+                                const int32_t *threads_per_warp,
+                                const int32_t *warps_per_cta, const int32_t *order);
+
+/* The layout of a reduction's result: dimension dim removed from the tile;
+ * slots that differed only along dim now hold the same element. */
+TJI_FUNC void tjp_layout_slice(tjp_layout *out, const tjp_layout *in, int dim);
+
+/* Element (row-major linear index) held by register r of lane l of warp w. */
+TJI_FUNC uint32_t tjp_layout_apply(const tjp_layout *L, uint32_t reg, uint32_t lane,
+                                   uint32_t warp);
+
+/* Which slot holds element e: writes (reg, lane, warp) and returns 1, or
+ * returns 0 when no slot holds it. Where several slots hold copies, the one
+ * with zero in every duplicated bit is chosen. */
+TJI_FUNC int tjp_layout_invert(const tjp_layout *L, uint32_t element, uint32_t *reg,
+                               uint32_t *lane, uint32_t *warp);
+
+/* How data held in layout src gets to layout dst of the same tile. */
+typedef enum tjp_conversion {
+    TJP_CONVERT_NONE,     /* the same slots hold the same elements */
+    TJP_CONVERT_IN_THREAD,/* each thread already holds what it needs */
+    TJP_CONVERT_LANES,    /* within each warp: shuffles */
+    TJP_CONVERT_SHARED    /* across warps: through shared memory */
+} tjp_conversion;
+TJI_FUNC tjp_conversion tjp_layout_conversion(const tjp_layout *src, const tjp_layout *dst);
+TJI_FUNC const char *tjp_conversion_name(tjp_conversion c);
+
+/* Prints the basis, e.g. "reg=[1,2] lane=[4,8,16,32,64] warp=[128,256]". */
+TJI_FUNC void tjp_layout_print(tjs_buf *b, const tjp_layout *L);
+
+#endif

@@ -1,0 +1,34 @@
+#!/bin/sh
+# samples.sh — runs every sample at a small, ragged size (TAP).
+#
+# Each sample checks its own result against plain C and exits non-zero on a
+# wrong answer or a tjit error, so one TAP point per sample is its exit
+# status; its output is shown as TAP diagnostics either way, so the log says
+# which device ran it and what went wrong. The sizes are deliberately not
+# multiples of the block or tile sizes: the masks are part of what is tested.
+# Run from the top build directory (as `make check` does); SAMPLES_DIR
+# overrides where the sample programs are.
+
+dir=${SAMPLES_DIR:-./samples}
+
+set -- \
+    "vector_add 100003" \
+    "strided_add 20011" \
+    "transpose 67 131" \
+    "box_filter 45 141" \
+    "softmax 37 300"
+
+echo "1..$#"
+n=0
+for run in "$@"; do
+    n=$((n + 1))
+    name=${run%% *}
+    args=${run#* }
+    # shellcheck disable=SC2086  # args is a list of sizes
+    if out=$("$dir/$name" $args 2>&1); then
+        echo "ok $n - $name $args"
+    else
+        echo "not ok $n - $name $args (exit status $?)"
+    fi
+    printf '%s\n' "$out" | sed 's/^/# /'
+done
