@@ -156,7 +156,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_LOAD] = "load", [TJI_STORE] = "store", [TJI_ATOMIC] = "atomic",
         [TJI_ATOMIC_CAS] = "atomic_cas", [TJI_REDUCE] = "reduce",
         [TJI_CUMSUM] = "cumsum", [TJI_FOR] = "for", [TJI_IF] = "if",
-        [TJI_YIELD] = "yield", [TJI_PRINT] = "print", [TJI_ASSERT] = "assert",
+        [TJI_YIELD] = "yield", [TJI_CONVERT] = "convert_layout", [TJI_PRINT] = "print", [TJI_ASSERT] = "assert",
     };
     return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
 }

@@ -77,6 +77,9 @@ typedef enum tji_opcode {
                          [region[1]] else; both end with YIELD */
     TJI_YIELD,        /* (values...) -> nothing; last op of a FOR/IF region */
 
+    TJI_CONVERT,      /* (x) -> same type in another distributed layout; made
+                         only by the GPU layout pass (tjp_assign_layouts) */
+
     TJI_PRINT,        /* (x) -> nothing; [str] prefix */
     TJI_ASSERT,       /* (cond: i1) -> nothing; [str] message */
     TJI_OPCODE_COUNT

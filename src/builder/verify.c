@@ -247,6 +247,9 @@ static int check_types(const verifier *v, int32_t idx)
         NEED(is_i1(T(0)) && same_shape(T(0), R) && EQ(T(1), R) && EQ(T(2), R),
              "where(%s, ...) -> %s", TXT(T(0), t1), TXT(R, t2));
         break;
+    case TJI_CONVERT:
+        NEED(EQ(T(0), R) && R->rank > 0, "%s -> %s", TXT(T(0), t1), TXT(R, t2));
+        break;
     case TJI_CAST:
         NEED(same_shape(T(0), R) && T(0)->is_ptr == R->is_ptr, "%s -> %s", TXT(T(0), t1),
              TXT(R, t2));

@@ -19,7 +19,7 @@
 
 #include <pthread.h>
 
-#include "../builder/ir.h"
+#include "../passes/passes.h"
 
 /* Per-launch runtime state that compiled CPU code reports into. */
 typedef struct tjj_cpu_rt {
@@ -56,5 +56,37 @@ TJI_FUNC uint16_t tjj_rt_f32_to_bf16(float f);
 typedef void (*tjj_task_fn)(void *ctx, int worker, int64_t first, int64_t count);
 TJI_FUNC int tjj_pool_workers(void);
 TJI_FUNC void tjj_pool_run(int64_t n, int64_t chunk, tjj_task_fn fn, void *ctx);
+
+/*
+ * GPU back end (gpu_codegen.c): a verified tile program whose tile values all
+ * have layouts (tjp_assign_layouts) becomes one LLVM function per kernel in
+ * the NVPTX target, SIMT over num_warps * 32 threads: program ids are ctaid,
+ * each tile value is one LLVM value per register of its layout, lanes and
+ * warps come from tid.x. Its signature is
+ *
+ *     kernel(<params>, ptr assert_info)   (ptx_kernel calling convention)
+ *
+ * with pointers as global pointers and scalars as jit.h's CPU ABI gives them.
+ * assert_info points at a tjj_gpu_assert record in device memory; the first
+ * failing device assert fills it (atomically) and the launch reports it.
+ */
+typedef struct tjj_gpu_assert {
+    uint32_t failed;      /* 0, or 1 once an assert failed */
+    uint32_t op;          /* index of the failing ASSERT op in the tji_func */
+    uint32_t pid[3];      /* the program that failed */
+} tjj_gpu_assert;
+
+typedef struct tjj_gpu_code {
+    char *ptx;            /* malloc'ed PTX text */
+    char *entry;          /* malloc'ed name of the kernel function in it */
+    size_t shared_bytes;  /* static shared memory the kernel uses */
+    int num_warps;
+} tjj_gpu_code;
+
+/* Compiles for sm_<sm> (e.g. 90), optimizing at O3; TJIT_DUMP=llvm,ptx
+ * prints the LLVM IR and the PTX. The PTX needs no GPU to be produced. */
+TJI_FUNC tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan,
+                                   int sm, tjj_gpu_code *out);
+TJI_FUNC void tjj_gpu_code_free(tjj_gpu_code *code);
 
 #endif
