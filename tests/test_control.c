@@ -2,7 +2,8 @@
  * test_control.c — runtime control flow and debugging ops.
  *
  * TJ_FOR with loop-carried scalars and tiles and bounds from kernel
- * arguments (including loops that run zero times and once), nested loops
+ * arguments (including loops that run zero times and once, and negative
+ * steps, counting down as Python's range does), nested loops
  * whose inner bounds depend on the outer induction variable, i64 bounds,
  * TJ_IF/TJ_ELSE with carried values taken both ways, an if without an else,
  * an if inside a loop and a loop inside an if, stores inside regions, and a
@@ -49,7 +50,7 @@ static void test_loop(int lo, int hi, int step)
     tl_fill_random(TJ_F32, x, CHUNKS * BLOCK);
     memset(want_trace, TL_POISON, sizeof want_trace);
     memcpy(want, x, sizeof want);
-    for (int k = lo; k < hi; k += step) {
+    for (int k = lo; step > 0 ? k < hi : k > hi; k += step) { /* as Python's range */
         for (int j = 0; j < BLOCK; j++) {
             want[j] = want[j] + x[k * BLOCK + j] * 0.5f;
             want_trace[k * BLOCK + j] = want[j];
@@ -60,7 +61,8 @@ static void test_loop(int lo, int hi, int step)
               bs = tl_poisoned(dev, 4), bt = tl_poisoned(dev, sizeof trace);
     tj_launch_cfg cfg = tl_grid(1, 1, 1);
     char what[128];
-    int trips = hi > lo ? (hi - lo + step - 1) / step : 0;
+    int trips = step > 0 ? (hi > lo ? (hi - lo + step - 1) / step : 0)
+                         : (lo > hi ? (lo - hi - step - 1) / -step : 0);
     snprintf(what, sizeof what, "TJ_FOR(k, %d, %d, %d) (%d trips): carried tile, scalar, stores",
              lo, hi, step, trips);
     if (!tl_launch_failed(loop_carried_launch(dev, &cfg, bx, bo, bs, bt, lo, hi, step), what)) {
@@ -77,6 +79,18 @@ static void test_loop(int lo, int hi, int step)
         else
             tl_check(what, TJ_F32, got, want, BLOCK, 1e-6, 0);
     }
+}
+
+/* A step of 0 must not hang the launch (the watchdog would fire). */
+static void test_loop_step0(void)
+{
+    float x[20 * BLOCK];
+    tl_fill_random(TJ_F32, x, 20 * BLOCK);
+    tj_buffer bx = tl_upload(dev, x, sizeof x), bo = tl_poisoned(dev, 4 * BLOCK),
+              bs = tl_poisoned(dev, 4), bt = tl_poisoned(dev, sizeof x);
+    tj_launch_cfg cfg = tl_grid(1, 1, 1);
+    tj_status st = loop_carried_launch(dev, &cfg, bx, bo, bs, bt, 0, 5, 0);
+    tap_ok(1, "TJ_FOR with a step of 0 returns (%s)", tj_status_name(st));
 }
 
 /* Nested loops: for i in [0, m): for j in [i, n): acc += x[i*n + j]*(i+1)
@@ -373,6 +387,10 @@ int main(void)
     test_loop(1, 2, 1);
     test_loop(5, 5, 1);
     test_loop(9, 3, 1);
+    test_loop(10, 0, -2);
+    test_loop(15, 2, -4);
+    test_loop(3, 9, -1);
+    test_loop_step0();
     test_nested();
     test_branch(0, (int32_t)tl_rand_range(1, 1000));
     test_branch(0, (int32_t)tl_rand_range(-1000, 0));

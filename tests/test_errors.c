@@ -326,6 +326,25 @@ TJ_KERNEL(bad_float_bounds, TJ_PARAMS(TJ_PTR(out, f32)), TJ_CONSTS())
     }
 }
 
+/* A value kept (in a static) from one kernel's build and used in another's:
+ * its handle means nothing there. */
+static tj_val kept;
+TJ_KERNEL(keeps_a_value, TJ_PARAMS(TJ_PTR(out, f32)), TJ_CONSTS())
+{
+    kept = tj_arange(0, 16);
+    tj_store(tj_add(out, kept), 1.0);
+}
+
+static int l_stale;
+TJ_KERNEL(bad_stale_value, TJ_PARAMS(TJ_PTR(out, f32)), TJ_CONSTS())
+{
+    tj_val offs = tj_arange(0, 16), other = tj_add(tj_arange(0, 16), 100);
+    (void)other;
+    l_stale = __LINE__ + 1;
+    tj_val v = tj_cast(kept, TJ_F32);
+    tj_store(tj_add(out, offs), v);
+}
+
 /* Bad kernels with one pointer parameter (and those with a scalar n or a
  * second pointer, which expect_error_args launches). */
 typedef struct bad_case {
@@ -368,6 +387,7 @@ static const bad_case cases[] = {
     {&bad_lone_else, TJ_ERR_BUILD, &l_else, "TJ_ELSE without TJ_IF", 0},
     {&bad_return_in_for, TJ_ERR_BUILD, &l_return_in_for, "return inside TJ_FOR (region left open)", 1},
     {&bad_float_bounds, TJ_ERR_TYPE, &l_float_bounds, "TJ_FOR with f32 bounds", 0},
+    {&bad_stale_value, TJ_ERR_BUILD, &l_stale, "a value kept from another kernel's build", 0},
 };
 
 static void run_case(const bad_case *c)
@@ -491,6 +511,11 @@ static void test_launch_errors(void)
                         TJ_ERR_LAUNCH, TJ_OK, "good", "grid");
     expect_launch_error("a negative grid (4, -2, 1)", good_args, 3, block, 1, tl_grid(4, -2, 1),
                         TJ_ERR_LAUNCH, TJ_OK, "good", "grid");
+    expect_launch_error("a grid of 2^31 programs along x (program ids are i32)", good_args, 3,
+                        block, 1, tl_grid((int64_t)1 << 31, 1, 1), TJ_ERR_LAUNCH, TJ_OK, "good",
+                        "grid");
+    expect_launch_error("a grid of 2^40 programs along z", good_args, 3, block, 1,
+                        tl_grid(1, 1, (int64_t)1 << 40), TJ_ERR_LAUNCH, TJ_OK, "good", "grid");
 
     /* Buffers: the zero handle, a freed one, one of another device. */
     tj_arg null_buf[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(((tj_buffer){0})), TJ_ARG_I32(3)};
@@ -535,10 +560,32 @@ static void test_launch_errors(void)
     tj_buffer_free(dev, bo);
 }
 
+/* DSL ops outside a kernel body give no value and say where they were. */
+static void test_outside_kernel(void)
+{
+    int line = __LINE__ + 1;
+    tj_val v = tj_arange(0, 16);
+    int ok = v.id == 0 && tl_error_mentions(tl_where(__FILE__, line), "arange", NULL);
+    tap_ok(ok, "tj_arange outside a kernel body gives no value; the error names %s",
+           tl_where(__FILE__, line));
+    line = __LINE__ + 1;
+    tj_val w = tj_add(v, 1);
+    ok = w.id == 0 && tl_error_mentions(tl_where(__FILE__, line), NULL);
+    tap_ok(ok, "tj_add outside a kernel body gives no value; the error names %s",
+           tl_where(__FILE__, line));
+}
+
 int main(void)
 {
     dev = tl_setup("test_errors");
     scratch = tl_poisoned(dev, 4 * 64);
+    {
+        tj_arg args[] = {TJ_ARG_BUF(scratch)};
+        tj_launch_cfg cfg = tl_grid(1, 1, 1);
+        tj_status st = tj_launch(dev, keeps_a_value, &cfg, args, 1, NULL, 0);
+        if (st != TJ_OK)
+            tap_diag("keeps_a_value: %s: %s", tj_status_name(st), tj_last_error());
+    }
 
     for (size_t i = 0; i < TL_COUNT(cases); i++)
         run_case(&cases[i]);
@@ -549,6 +596,7 @@ int main(void)
     check_good("the device still works after build errors");
 
     test_launch_errors();
+    test_outside_kernel();
     check_good("the device still works after launch errors");
     tj_device_close(dev);
     return tap_done();

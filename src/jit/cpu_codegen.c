@@ -28,9 +28,20 @@
  *    it does not dominate what follows.
  *  - Stores and atomics run a loop nest over the pointer tile, evaluating
  *    pointer and mask first and the stored value only on the lanes whose mask
- *    is true. Reductions loop over the result's indices with an inner loop
- *    along the axis; the first element seeds the accumulator, so a max over
- *    all-NaN elements is NaN and an empty identity is never needed.
+ *    is true. A masked store whose mask is plain index arithmetic is emitted
+ *    twice, behind a check that the whole mask is true: full tiles take the
+ *    copy without masks (plain vector loads and stores), ragged edges the
+ *    masked one. Atomics are seq_cst atomicrmw/cmpxchg (16-bit floats: a
+ *    compare-and-swap loop computing in f32); a masked-off lane does nothing
+ *    and reads as old value 0.
+ *  - Reductions loop over the result's indices with an inner loop along the
+ *    axis; the first element seeds the accumulator, so a max over all-NaN
+ *    elements is NaN and an empty identity is never needed. Float sums may be
+ *    reassociated (any order is a valid sum order; a GPU adds as a tree), so
+ *    LLVM vectorizes them. CUMSUM is sequential along its axis.
+ *  - PRINT hands a materialized array to tjj_rt_print; ASSERT checks each
+ *    element and, on the first false one, calls tjj_rt_assert_fail with the
+ *    user's file:line and returns from the program instance.
  *  - FOR is a real loop: scalar carried values are phis, tile carried values
  *    live in the slots of the region's block arguments (the loop's results
  *    share those slots). Yields copy into them, through temporaries when one
@@ -40,7 +51,7 @@
  *
  * Loop indices are i64 and the stored arrays are addressed with nuw/nsw
  * arithmetic, so LLVM sees plain affine loops: after O3 an element-wise
- * kernel is one vectorized loop with masked loads and stores.
+ * kernel is one vectorized loop (masked loads and stores on ragged tiles).
  *
  * Semantics chosen so that no input is undefined behavior or a trap:
  * integer division by 0 gives 0 and INT_MIN / -1 gives INT_MIN (remainder 0);
@@ -353,7 +364,6 @@ static void loop_end(codegen *g, LLVMBasicBlockRef header, LLVMValueRef iv, int6
     LLVMBasicBlockRef exit = new_block(g, "loop.end");
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, c_i64(g, n), ""), header, exit);
     LLVMPositionBuilderAtEnd(g->b, exit);
-    (void)header;
 }
 
 /* Opens loops over every dim of shape that is not 1; idx gets the indices. */
@@ -718,6 +728,8 @@ static LLVMValueRef def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
         for (int d = 0; d < t->rank; d++)
             sidx[op->perm[d]] = idx[d];
         return elem(g, op->args[0], sidx);
+    case TJI_CONVERT: /* a GPU layout change: the identity here */
+        return elem(g, op->args[0], idx);
     case TJI_LOAD: {
         LLVMValueRef ptr = elem(g, op->args[0], idx);
         LLVMValueRef mask = op->nargs > 1 && op->args[1] ? elem(g, op->args[1], idx) : NULL;

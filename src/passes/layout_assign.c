@@ -1,1 +1,536 @@
-/* placeholder: being written */
+/*
+ * layout_assign.c — give every tile value a distributed layout (GPU).
+ *
+ * On the GPU a tile lives spread over the registers of num_warps * 32
+ * threads; its layout (layout.h) says which slot holds which element. Ops
+ * work in registers only when their operands sit in matching layouts, so
+ * this pass chooses layouts that make most ops free and inserts a
+ * TJI_CONVERT where two choices meet.
+ *
+ * The walk goes backwards through each region, users before definitions,
+ * the way Triton propagates layouts from its anchors:
+ *
+ *  - A value takes the layout its last user (in program order) asks for;
+ *    an earlier user that wants another gets a copy in its own layout.
+ *  - Anchors pick their result layout themselves: a LOAD (and an atomic)
+ *    takes the default layout of its shape — one element per thread per
+ *    register, lanes along the contiguous last dimension, so a warp's
+ *    request is coalesced; a REDUCE yields the slice of its operand's
+ *    layout. Where users want something else, a CONVERT follows the op:
+ *    this is how a transpose ends up going through shared memory.
+ *  - Other ops ask for their operands in the layout that makes the op a
+ *    register-for-register copy: the same layout for element-wise ops, the
+ *    slice for EXPAND_DIMS, broadcast dims folded to zero for BROADCAST,
+ *    permuted coordinates for PERMUTE, the same bases for RESHAPE.
+ *  - A copy in another layout is made by recomputing cheap values (aranges,
+ *    splats, index arithmetic) in that layout; anything else is converted.
+ *  - A loop-carried variable has one layout for its initial value, block
+ *    argument, yield and result; so does each result of an IF.
+ *
+ * The pass changes the IR only by inserting ops; tji_verify still holds.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+typedef struct assigner {
+    tji_func *fn;
+    int num_warps;
+    tjp_layout *of;      /* per value id */
+    uint8_t *set;        /* per value id: layout chosen */
+    int32_t cap;
+    tjp_layout **yield_layouts; /* per region: layouts its YIELD must give */
+} assigner;
+
+static void ensure(assigner *A)
+{
+    int32_t need = A->fn->nvalues + 1;
+    if (need <= A->cap)
+        return;
+    int32_t cap = A->cap ? A->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    A->of = tjs_xrealloc(A->of, sizeof *A->of * (size_t)cap);
+    A->set = tjs_xrealloc(A->set, (size_t)cap);
+    memset(A->set + A->cap, 0, (size_t)(cap - A->cap));
+    A->cap = cap;
+}
+
+static int is_tile(const tji_func *fn, int32_t v) { return v > 0 && tji_typeof(fn, v)->rank > 0; }
+
+static int layout_equal(const tjp_layout *a, const tjp_layout *b)
+{
+    if (a->rank != b->rank || memcmp(a->shape, b->shape, sizeof a->shape) ||
+        memcmp(a->nbits, b->nbits, sizeof a->nbits))
+        return 0;
+    for (int in = 0; in < TJP_NIN; in++)
+        if (memcmp(a->basis[in], b->basis[in], sizeof(uint32_t) * (size_t)a->nbits[in]))
+            return 0;
+    return 1;
+}
+
+void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape, int num_warps)
+{
+    int32_t spt[TJ_MAX_RANK] = {0}, tpw[TJ_MAX_RANK] = {0}, wpc[TJ_MAX_RANK] = {0},
+            order[TJ_MAX_RANK] = {0};
+    int lanes = 32, warps = num_warps;
+    if (rank < 1 || rank > TJ_MAX_RANK) {
+        memset(out, 0, sizeof *out);
+        return;
+    }
+    for (int d = 0; d < rank; d++) {
+        spt[d] = 1;
+        order[d] = rank - 1 - d;
+    }
+    for (int d = rank - 1; d >= 0; d--) { /* lanes: fastest dimension first */
+        tpw[d] = lanes < shape[d] ? lanes : shape[d];
+        lanes /= tpw[d];
+    }
+    tpw[rank - 1] *= lanes; /* a tile smaller than a warp: copies */
+    for (int d = 0; d < rank; d++) { /* warps: slowest dimension first */
+        int32_t room = shape[d] / tpw[d] > 0 ? shape[d] / tpw[d] : 1;
+        wpc[d] = warps < room ? warps : room;
+        warps /= wpc[d];
+    }
+    wpc[0] *= warps;
+    tjp_layout_blocked(out, rank, shape, spt, tpw, wpc, order);
+}
+
+/* The same slots, holding for each element of `to` the element of `from`
+ * that map(coords) names: bases are single bits, so mapping each basis maps
+ * the layout. */
+typedef void (*coord_map)(const int64_t *in, int64_t *out, const tji_op *op);
+
+static void remap(tjp_layout *out, const tjp_layout *from, const tji_type *to, coord_map map,
+                  const tji_op *op)
+{
+    *out = *from;
+    out->rank = to->rank;
+    memset(out->shape, 0, sizeof out->shape);
+    for (int d = 0; d < to->rank; d++)
+        out->shape[d] = to->shape[d];
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < from->nbits[in]; b++) {
+            uint32_t e = from->basis[in][b];
+            int64_t c[TJ_MAX_RANK] = {0}, t[TJ_MAX_RANK] = {0};
+            for (int d = from->rank - 1; d >= 0; d--) {
+                c[d] = e % (uint32_t)from->shape[d];
+                e /= (uint32_t)from->shape[d];
+            }
+            map(c, t, op);
+            uint32_t x = 0;
+            for (int d = 0; d < to->rank; d++)
+                x = x * (uint32_t)to->shape[d] + (uint32_t)(t[d] % to->shape[d]);
+            out->basis[in][b] = x;
+        }
+}
+
+static void map_permute(const int64_t *res, int64_t *x, const tji_op *op)
+{
+    for (int i = 0; i < TJ_MAX_RANK; i++)
+        if (op->perm[i] >= 0 && op->perm[i] < TJ_MAX_RANK)
+            x[op->perm[i]] = res[i];
+}
+
+/* Broadcast dims have size 1 in the operand: remap's "% 1" folds them. */
+static void map_identity(const int64_t *res, int64_t *x, const tji_op *op)
+{
+    (void)op;
+    memcpy(x, res, sizeof(int64_t) * TJ_MAX_RANK);
+}
+
+/* The layout operand k of op must have so that the op, with its result in
+ * layout L, works register for register. Returns 0 for scalar operands. */
+static int operand_layout(const tji_func *fn, const tji_op *op, int k, const tjp_layout *L,
+                          tjp_layout *out)
+{
+    int32_t v = op->args[k];
+    if (!is_tile(fn, v))
+        return 0;
+    const tji_type *t = tji_typeof(fn, v);
+    switch (op->code) {
+    case TJI_BROADCAST:
+        remap(out, L, t, map_identity, op);
+        return 1;
+    case TJI_EXPAND_DIMS:
+        tjp_layout_slice(out, L, op->axis);
+        return 1;
+    case TJI_RESHAPE:
+        remap(out, L, t, map_identity, op);
+        /* row-major order is kept: the bases stay the same indices */
+        for (int in = 0; in < TJP_NIN; in++)
+            memcpy(out->basis[in], L->basis[in], sizeof(uint32_t) * (size_t)L->nbits[in]);
+        return 1;
+    case TJI_PERMUTE:
+        remap(out, L, t, map_permute, op);
+        return 1;
+    default:
+        *out = *L;
+        return 1;
+    }
+}
+
+/* Ops whose copy in another layout is cheaper to recompute than to move. */
+static int recomputable(tji_opcode c)
+{
+    switch (c) {
+    case TJI_ARANGE: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS:
+    case TJI_RESHAPE: case TJI_PERMUTE: case TJI_ADD: case TJI_SUB: case TJI_MUL:
+    case TJI_AND: case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN:
+    case TJI_MAX: case TJI_CMP: case TJI_ADDPTR: case TJI_NEG: case TJI_NOT:
+    case TJI_WHERE: case TJI_CAST:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int can_recompute(const tji_func *fn, int32_t v, int depth)
+{
+    const tji_value *val = tji_val(fn, v);
+    if (val->def_op < 0 || depth > 12)
+        return 0;
+    const tji_op *op = &fn->ops[val->def_op];
+    if (!recomputable(op->code))
+        return 0;
+    for (int k = 0; k < op->nargs; k++)
+        if (is_tile(fn, op->args[k]) && !can_recompute(fn, op->args[k], depth + 1))
+            return 0;
+    return 1;
+}
+
+/* Inserts a new op at position pos of region r; returns its index. */
+static int32_t insert_op(tji_func *fn, tji_opcode code, int32_t r, int pos, tji_loc loc)
+{
+    int32_t idx = tji_new_op(fn, code, r, loc);
+    tji_region *reg = &fn->regions[r];
+    memmove(reg->ops + pos + 1, reg->ops + pos, sizeof(int32_t) * (size_t)(reg->nops - 1 - pos));
+    reg->ops[pos] = idx;
+    return idx;
+}
+
+/* A copy of tile v in layout L, placed at position *pos of region r (which
+ * advances past what is inserted). */
+static int32_t copy_in_layout(assigner *A, int32_t v, const tjp_layout *L, int32_t r, int *pos)
+{
+    tji_func *fn = A->fn;
+    int32_t def = tji_val(fn, v)->def_op;
+    tji_type type = *tji_typeof(fn, v);
+    int32_t idx;
+    if (can_recompute(fn, v, 0)) {
+        tji_op orig = fn->ops[def];
+        int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t) * (size_t)(orig.nargs ? orig.nargs : 1));
+        for (int k = 0; k < orig.nargs; k++) {
+            tjp_layout want;
+            args[k] = orig.args[k];
+            if (operand_layout(fn, &orig, k, L, &want))
+                args[k] = copy_in_layout(A, orig.args[k], &want, r, pos);
+        }
+        idx = insert_op(fn, orig.code, r, *pos, orig.loc);
+        tji_op *op = &fn->ops[idx];
+        int32_t region_keep[2] = {op->region[0], op->region[1]}, parent = op->parent;
+        *op = orig;
+        op->region[0] = region_keep[0];
+        op->region[1] = region_keep[1];
+        op->parent = parent;
+        op->args = args;
+    } else {
+        idx = insert_op(fn, TJI_CONVERT, r, *pos, fn->ops[def >= 0 ? def : 0].loc);
+        if (def < 0) /* a block argument: blame the op owning its region */
+            fn->ops[idx].loc = fn->ops[fn->regions[tji_val(fn, v)->def_region].parent_op].loc;
+        int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t));
+        args[0] = v;
+        fn->ops[idx].args = args;
+        fn->ops[idx].nargs = 1;
+    }
+    (*pos)++;
+    int32_t res = tji_new_value(fn, type, idx);
+    fn->ops[idx].result = res;
+    fn->ops[idx].nresults = 1;
+    ensure(A);
+    A->of[res] = *L;
+    A->set[res] = 1;
+    return res;
+}
+
+/* Operand k of the op at position *pos of region r must be in layout L. */
+static void request(assigner *A, int32_t r, int *pos, int32_t opidx, int k, const tjp_layout *L)
+{
+    int32_t v = A->fn->ops[opidx].args[k];
+    if (!A->set[v]) {
+        A->of[v] = *L;
+        A->set[v] = 1;
+    } else if (!layout_equal(&A->of[v], L)) {
+        int32_t c = copy_in_layout(A, v, L, r, pos);
+        A->fn->ops[opidx].args[k] = c;
+    }
+}
+
+static void default_of(assigner *A, int32_t v, tjp_layout *out)
+{
+    const tji_type *t = tji_typeof(A->fn, v);
+    tjp_layout_default(out, t->rank, t->shape, A->num_warps);
+}
+
+/* An anchor's result is `natural`; users that asked for another layout get
+ * a CONVERT right after the op. *pos is the op's position. */
+static void anchor_result(assigner *A, int32_t r, int *pos, int32_t opidx, const tjp_layout *natural)
+{
+    tji_func *fn = A->fn;
+    int32_t res = fn->ops[opidx].result;
+    if (!A->set[res]) {
+        A->of[res] = *natural;
+        A->set[res] = 1;
+        return;
+    }
+    if (layout_equal(&A->of[res], natural))
+        return;
+    /* The op now defines a fresh value; the old one becomes the CONVERT's. */
+    int32_t fresh = tji_new_value(fn, *tji_typeof(fn, res), opidx);
+    ensure(A);
+    A->of[fresh] = *natural;
+    A->set[fresh] = 1;
+    fn->ops[opidx].result = fresh;
+    int32_t cv = insert_op(fn, TJI_CONVERT, r, *pos + 1, fn->ops[opidx].loc);
+    int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t));
+    args[0] = fresh;
+    fn->ops[cv].args = args;
+    fn->ops[cv].nargs = 1;
+    fn->ops[cv].result = res;
+    fn->ops[cv].nresults = 1;
+    fn->values[res].def_op = cv;
+}
+
+static void assign_region(assigner *A, int32_t r);
+
+/* Layouts of the results of a FOR or IF: what users asked for, else default. */
+static tjp_layout *carried_layouts(assigner *A, int32_t opidx)
+{
+    const tji_op *op = &A->fn->ops[opidx];
+    tjp_layout *L = tjs_xcalloc((size_t)(op->nresults ? op->nresults : 1), sizeof *L);
+    for (int i = 0; i < op->nresults; i++) {
+        int32_t res = op->result + i;
+        if (!is_tile(A->fn, res))
+            continue;
+        if (!A->set[res]) {
+            default_of(A, res, &A->of[res]);
+            A->set[res] = 1;
+        }
+        L[i] = A->of[res];
+    }
+    return L;
+}
+
+static void assign_op(assigner *A, int32_t r, int *pos)
+{
+    tji_func *fn = A->fn;
+    int32_t opidx = fn->regions[r].ops[*pos];
+    tji_op op = fn->ops[opidx];
+    int at = *pos; /* operand copies go before the op; it moves right */
+    tjp_layout L;
+
+    switch (op.code) {
+    case TJI_FOR: case TJI_IF: {
+        tjp_layout *carried = carried_layouts(A, opidx);
+        if (op.code == TJI_FOR) {
+            const tji_region *body = &fn->regions[op.region[0]];
+            for (int i = 0; i < op.nresults; i++)
+                if (is_tile(fn, body->args[i + 1])) {
+                    A->of[body->args[i + 1]] = carried[i];
+                    A->set[body->args[i + 1]] = 1;
+                }
+        }
+        for (int k = 0; k < 2; k++)
+            if (op.region[k] >= 0) {
+                A->yield_layouts[op.region[k]] = carried;
+                assign_region(A, op.region[k]);
+            }
+        if (op.code == TJI_FOR)
+            for (int i = 0; i < op.nresults; i++)
+                if (is_tile(fn, op.args[3 + i]))
+                    request(A, r, &at, opidx, 3 + i, &carried[i]);
+        free(carried);
+        *pos = at;
+        return;
+    }
+    case TJI_YIELD: {
+        const tjp_layout *carried = A->yield_layouts[r];
+        for (int k = 0; k < op.nargs; k++)
+            if (is_tile(fn, op.args[k]))
+                request(A, r, &at, opidx, k, &carried[k]);
+        *pos = at;
+        return;
+    }
+    case TJI_STORE: case TJI_PRINT: case TJI_ASSERT:
+        /* No result: work in whatever layout the first operand already has. */
+        if (!is_tile(fn, op.args[0]))
+            return;
+        if (A->set[op.args[0]])
+            L = A->of[op.args[0]];
+        else
+            default_of(A, op.args[0], &L);
+        break;
+    case TJI_LOAD: case TJI_ATOMIC: case TJI_ATOMIC_CAS:
+        if (!is_tile(fn, op.result))
+            return;
+        default_of(A, op.result, &L);
+        anchor_result(A, r, pos, opidx, &L);
+        break;
+    case TJI_REDUCE: {
+        int32_t x = op.args[0];
+        if (!A->set[x]) {
+            default_of(A, x, &A->of[x]);
+            A->set[x] = 1;
+        }
+        if (is_tile(fn, op.result)) {
+            tjp_layout natural;
+            tjp_layout_slice(&natural, &A->of[x], op.axis);
+            anchor_result(A, r, pos, opidx, &natural);
+        }
+        return;
+    }
+    default:
+        if (op.nresults != 1 || !is_tile(fn, op.result))
+            return; /* scalar ops */
+        if (!A->set[op.result]) {
+            default_of(A, op.result, &A->of[op.result]);
+            A->set[op.result] = 1;
+        }
+        L = A->of[op.result];
+        break;
+    }
+    for (int k = 0; k < op.nargs; k++) {
+        tjp_layout want;
+        if (op.args[k] && operand_layout(fn, &op, k, &L, &want)) {
+            int before = at;
+            request(A, r, &at, opidx, k, &want);
+            *pos += at - before;
+        }
+    }
+}
+
+static void assign_region(assigner *A, int32_t r)
+{
+    /* Backwards; inserted ops land at or after the current position, which
+     * has been handled already. */
+    for (int pos = A->fn->regions[r].nops - 1; pos >= 0; pos--) {
+        int p = pos;
+        assign_op(A, r, &p);
+    }
+}
+
+tj_status tjp_assign_layouts(tji_func *fn, int num_warps, tjp_layout_plan *plan)
+{
+    if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)))
+        return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps %d is not a power of two in 1..32",
+                         fn->name, num_warps);
+    assigner A = {.fn = fn, .num_warps = num_warps};
+    ensure(&A);
+    A.yield_layouts = tjs_xcalloc((size_t)fn->nregions + 1, sizeof *A.yield_layouts);
+    assign_region(&A, 0);
+    free(A.yield_layouts);
+    ensure(&A);
+    for (int32_t v = 1; v <= fn->nvalues; v++)
+        if (is_tile(fn, v) && !A.set[v])
+            default_of(&A, v, &A.of[v]);
+    free(A.set);
+    plan->num_warps = num_warps;
+    plan->nvalues = fn->nvalues;
+    plan->of = A.of;
+    return TJ_OK;
+}
+
+/* --- checking a plan ------------------------------------------------------ */
+
+static uint32_t element_of(const tjp_layout *L, uint32_t r, uint32_t l, uint32_t w)
+{
+    return tjp_layout_apply(L, r, l, w);
+}
+
+static void coords_of(uint32_t e, const tjp_layout *L, int64_t *c)
+{
+    memset(c, 0, sizeof(int64_t) * TJ_MAX_RANK);
+    for (int d = L->rank - 1; d >= 0; d--) {
+        c[d] = e % (uint32_t)L->shape[d];
+        e /= (uint32_t)L->shape[d];
+    }
+}
+
+/* Does every slot of the operand hold what the same slot of the result needs? */
+static int slots_agree(const tji_op *op, const tjp_layout *res, const tjp_layout *arg)
+{
+    if (memcmp(res->nbits, arg->nbits, sizeof res->nbits))
+        return 0;
+    for (uint32_t w = 0; w < 1u << res->nbits[TJP_WARP]; w++)
+        for (uint32_t l = 0; l < 1u << res->nbits[TJP_LANE]; l++)
+            for (uint32_t r = 0; r < 1u << res->nbits[TJP_REG]; r++) {
+                int64_t cr[TJ_MAX_RANK], ca[TJ_MAX_RANK], want[TJ_MAX_RANK] = {0};
+                coords_of(element_of(res, r, l, w), res, cr);
+                coords_of(element_of(arg, r, l, w), arg, ca);
+                switch (op->code) {
+                case TJI_BROADCAST:
+                    for (int d = 0; d < arg->rank; d++)
+                        want[d] = arg->shape[d] == 1 ? 0 : cr[d];
+                    break;
+                case TJI_EXPAND_DIMS:
+                    for (int d = 0, k = 0; d < res->rank; d++)
+                        if (d != op->axis)
+                            want[k++] = cr[d];
+                    break;
+                case TJI_PERMUTE:
+                    map_permute(cr, want, op);
+                    break;
+                case TJI_RESHAPE:
+                    if (element_of(res, r, l, w) != element_of(arg, r, l, w))
+                        return 0;
+                    continue;
+                default:
+                    memcpy(want, cr, sizeof want);
+                }
+                if (memcmp(want, ca, sizeof want))
+                    return 0;
+            }
+    return 1;
+}
+
+tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan)
+{
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code == TJI_CONVERT || op->code == TJI_FOR ||
+            op->code == TJI_IF || op->code == TJI_YIELD)
+            continue;
+        int32_t anchor = op->nresults == 1 && is_tile(fn, op->result) ? op->result
+                         : op->nargs && is_tile(fn, op->args[0]) ? op->args[0] : 0;
+        if (!anchor)
+            continue;
+        const tjp_layout *L = &plan->of[anchor];
+        for (int k = 0; k < op->nargs; k++) {
+            int32_t v = op->args[k];
+            if (!is_tile(fn, v) || v == anchor)
+                continue;
+            int ok;
+            if (op->code == TJI_REDUCE) {
+                tjp_layout s;
+                tjp_layout_slice(&s, &plan->of[v], op->axis);
+                ok = layout_equal(&s, L);
+            } else {
+                ok = slots_agree(op, L, &plan->of[v]);
+            }
+            if (!ok)
+                return tjs_error(TJ_ERR_BUILD,
+                                 "%s:%d: internal error: layouts: kernel '%s', op '%s' "
+                                 "(#%d): operand %d is not where the op needs it",
+                                 op->loc.file ? op->loc.file : "?", op->loc.line, fn->name,
+                                 tji_opcode_name(op->code), i, k + 1);
+        }
+    }
+    return TJ_OK;
+}
+
+void tjp_layout_plan_free(tjp_layout_plan *plan)
+{
+    free(plan->of);
+    plan->of = NULL;
+}

@@ -32,7 +32,8 @@
  *    them every iteration). Cheap ones (splat, broadcast, arange, +, -, *,
  *    bitwise, compares, where, addptr, cheap casts) are always fused:
  *    recomputing an add is cheaper than a round trip through memory, and
- *    LLVM merges the copies inside one loop.
+ *    LLVM merges the copies inside one loop. A GPU layout CONVERT means
+ *    nothing on the CPU: it is fused as the identity.
  *
  * Within one loop nest a fused load is done element by element, interleaved
  * with the stores of the same nest. A program whose store of one element hits
@@ -73,7 +74,7 @@ static int is_cheap_elementwise(tji_opcode c)
     case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN:
     case TJI_MAX: case TJI_CMP: case TJI_ADDPTR: case TJI_NEG: case TJI_NOT:
     case TJI_ABS: case TJI_WHERE: case TJI_CAST: case TJI_RESHAPE: case TJI_PERMUTE:
-    case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS:
+    case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_CONVERT:
         return 1;
     default:
         return 0;

@@ -49,6 +49,9 @@ typedef struct tjp_layout_plan {
 } tjp_layout_plan;
 TJI_FUNC tj_status tjp_assign_layouts(tji_func *fn, int num_warps, tjp_layout_plan *plan);
 TJI_FUNC void tjp_layout_plan_free(tjp_layout_plan *plan);
+/* Checks a plan slot by slot: every op's operands hold, register for
+ * register, the elements the op needs. A failure is a tjit bug. */
+TJI_FUNC tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan);
 /* The default layout of a tile shape: one element per thread per register,
  * lanes along the fastest (last) dimension first, warps along the slowest. */
 TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape,
