@@ -345,7 +345,7 @@ typedef enum tj_reduce_op {
         TJ__NARGS params, kname##__tj_params + 1,                               \
         TJ__NARGS consts, kname##__tj_consts + 1, kname##__tj_build};           \
     static const tj_kernel *const kname TJ__UNUSED = &kname##__tj_def;          \
-    static inline tj_status kname##_launch(tj_device *tj__dev,                  \
+    static inline TJ__UNUSED tj_status kname##_launch(tj_device *tj__dev,                  \
         const tj_launch_cfg *tj__cfg TJ__EACH_P(TJ__P_CARG, params)             \
         TJ__EACH_C(TJ__C_DECL, consts))                                         \
     {                                                                           \
@@ -450,6 +450,14 @@ TJ_API tj_status tj_launch(tj_device *dev, const tj_kernel *kernel,
  * string the caller frees. Bad programs fail here with their message. */
 TJ_API tj_status tj_kernel_ir(const tj_kernel *kernel, const int64_t *consts,
                               int nconsts, char **out_text);
+
+/* Builds a kernel for a set of constants and compiles it for an NVIDIA GPU
+ * without launching, writing its PTX to a malloc'ed string the caller frees.
+ * No GPU (and no CUDA) is needed. target is "sm_80", "sm_90", ... (sm_80 or
+ * newer); NULL means $TJIT_PTX_TARGET, else sm_90. num_warps is the launch's
+ * (a power of two from 1 to 32; 0: 4), since the code depends on it. */
+TJ_API tj_status tj_kernel_ptx(const tj_kernel *kernel, const int64_t *consts, int nconsts,
+                               const char *target, int num_warps, char **out_ptx);
 
 /* ------------------------------------------------------------------------ */
 /* Internals used by the macros above (names with tj__ are not API)         */

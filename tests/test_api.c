@@ -336,6 +336,37 @@ static void test_variants(void)
     }
 }
 
+/* The same kernel on a second device, and on a third one opened after the
+ * second is closed (its compiled variants went with it). */
+static void test_second_device(void)
+{
+    enum { NV = 200 };
+    float x[NV], y[NV], got[NV], want[NV];
+    tl_fill_random(TJ_F32, x, NV);
+    tl_fill_random(TJ_F32, y, NV);
+    for (int i = 0; i < NV; i++)
+        want[i] = x[i] * 4 + y[i];
+    for (int round = 0; round < 2; round++) {
+        tj_device *d2 = NULL;
+        char what[96];
+        snprintf(what, sizeof what, "the same kernel on %s",
+                 round ? "a CPU device opened after the second closed" : "a second CPU device");
+        tj_status st = tj_device_open(&d2, TJ_DEVICE_CPU, 0);
+        if (st != TJ_OK) {
+            tap_ok(0, "%s: %s", what, tj_last_error());
+            continue;
+        }
+        tj_buffer bx = tl_upload(d2, x, sizeof x), by = tl_upload(d2, y, sizeof y),
+                  bo = tl_poisoned(d2, sizeof got);
+        tj_launch_cfg cfg = tl_grid((NV + 63) / 64, 1, 1);
+        if (!tl_launch_failed(axpy_launch(d2, &cfg, bx, by, bo, NV, 4, 64), what)) {
+            tl_download(d2, bo, got, sizeof got);
+            tl_check(what, TJ_F32, got, want, NV, 1e-6, 0);
+        }
+        tj_device_close(d2);
+    }
+}
+
 /* Several threads launch on one device, each its own variant and data. */
 typedef struct worker {
     int64_t scale;
@@ -412,6 +443,7 @@ int main(void)
     test_kernel_ir();
     test_launch_forms();
     test_variants();
+    test_second_device();
     test_threads();
     tj_device_close(dev);
     return tap_done();

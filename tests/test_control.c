@@ -230,7 +230,6 @@ TJ_KERNEL(mixed_regions,
     }
     TJ_IF(tj_gt(s, 0), &acc) {
         TJ_FOR(r, 0, s, 1, &acc) {
-            (void)r; /* an unused induction variable warns under -Wall */
             acc = tj_mul(acc, 1.5);
         }
     }

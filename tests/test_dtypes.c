@@ -64,6 +64,20 @@ static const tj_kernel *cast_kernel(tj_dtype t)
 
 /* The reference cast; *defined is 0 where C leaves it undefined (a float
  * whose integer part does not fit the integer target). */
+/* mag rounded to `bits` significant bits, to nearest even (exact in a double). */
+static double round_int_bits(uint64_t mag, int bits)
+{
+    int len = 0;
+    while (len < 64 && mag >> len)
+        len++;
+    if (len <= bits)
+        return (double)mag;
+    int e = len - bits;
+    uint64_t lo = mag >> e << e, rem = mag - lo, half = (uint64_t)1 << (e - 1);
+    int up = rem > half || (rem == half && (lo >> e & 1));
+    return ldexp((double)(lo >> e) + up, e);
+}
+
 static tl_num ref_cast(tj_dtype from, tl_num v, tj_dtype to, int *defined)
 {
     *defined = 1;
@@ -75,7 +89,10 @@ static tl_num ref_cast(tj_dtype from, tl_num v, tj_dtype to, int *defined)
             return tl_int(tl_wrap(to, v.i));
         if (to == TJ_F32)
             return tl_flt(is_u64 ? (double)(float)(uint64_t)v.i : (double)(float)v.i);
-        return tl_flt(tl_round(to, is_u64 ? (double)(uint64_t)v.i : (double)v.i));
+        /* Round the integer itself, so no conversion to double rounds first. */
+        int neg = !is_u64 && v.i < 0;
+        uint64_t mag = neg ? 0 - (uint64_t)v.i : (uint64_t)v.i;
+        return tl_flt(tl_round(to, (neg ? -1.0 : 1.0) * round_int_bits(mag, to == TJ_BF16 ? 8 : to == TJ_F16 ? 11 : 53)));
     }
     if (to == TJ_I1)
         return tl_int(v.f != 0);
@@ -100,6 +117,17 @@ static tl_num cast_input(tj_dtype t, int i)
     if (t == TJ_I1)
         return tl_int(tl_rand_u64() & 1);
     if (!tl_is_float(t)) {
+        if (tl_bits(t) >= 32 && i % 16 == 1) {
+            /* Within 1 of a tie between two bf16 values, on the side that
+             * rounding to f32 first would carry onto the tie, so rounding
+             * twice picks the wrong neighbor: M odd just below the tie,
+             * M even just above. */
+            int e = tl_bits(t) == 32 ? (int)tl_rand_range(25, 30) : (int)tl_rand_range(25, 62);
+            int64_t m = tl_rand_range(128, 255);
+            int64_t tie = (2 * m + 1) * ((int64_t)1 << (e - 8));
+            int64_t x = m % 2 ? tie - 1 : tie + 1;
+            return tl_int(tl_wrap(t, tl_is_signed(t) && (i & 32) ? -x : x));
+        }
         if (i % 4 == 0)
             return tl_int(tl_wrap(t, tl_rand_range(-3, 3)));
         return tl_random(t);

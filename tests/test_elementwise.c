@@ -266,8 +266,9 @@ static tl_num operand_b(int op, tj_dtype t, tl_num a)
 }
 
 /* The largest error allowed for a float result of dtype t: |got - want| <=
- * rel*|want| + abs. Arithmetic is rounded once, so one ulp of the dtype (two
- * for f32, one for its 1e-6-ish budget) covers it. */
+ * rel*|want| + abs. The reference is rounded once, so one ulp of the dtype
+ * covers a correct result; f32 and f64 get 2 and 4 (still far below 1e-6),
+ * and the absolute part covers results that round to subnormals. */
 static void arith_tolerance(tj_dtype t, double *rel, double *abs_tol)
 {
     *rel = t == TJ_F32 ? 2 * tl_eps(t) : t == TJ_F64 ? 4 * tl_eps(t) : tl_eps(t);

@@ -326,6 +326,16 @@ TJ_KERNEL(bad_float_bounds, TJ_PARAMS(TJ_PTR(out, f32)), TJ_CONSTS())
     }
 }
 
+/* A bare C number where a value belongs: {5} is value handle 5. */
+static int l_bare_number;
+TJ_KERNEL(bad_bare_number, TJ_PARAMS(TJ_PTR(out, f32), TJ_SCALAR(n, i32)), TJ_CONSTS())
+{
+    tj_val offs = tj_arange(0, 16);
+    l_bare_number = __LINE__ + 1;
+    tj_val v = tj_load(tj_add(out, offs), .mask = tj_lt(offs, n), .other = {5});
+    tj_store(tj_add(out, offs), v);
+}
+
 /* A value kept (in a static) from one kernel's build and used in another's:
  * its handle means nothing there. */
 static tj_val kept;
@@ -387,6 +397,7 @@ static const bad_case cases[] = {
     {&bad_lone_else, TJ_ERR_BUILD, &l_else, "TJ_ELSE without TJ_IF", 0},
     {&bad_return_in_for, TJ_ERR_BUILD, &l_return_in_for, "return inside TJ_FOR (region left open)", 1},
     {&bad_float_bounds, TJ_ERR_TYPE, &l_float_bounds, "TJ_FOR with f32 bounds", 0},
+    {&bad_bare_number, TJ_ERR_BUILD, &l_bare_number, "a bare number {5} as .other", 1},
     {&bad_stale_value, TJ_ERR_BUILD, &l_stale, "a value kept from another kernel's build", 0},
 };
 
@@ -423,6 +434,55 @@ TJ_KERNEL(good, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(out, f32), TJ_SCALAR(n, i32)), 
 }
 
 static float good_x[N];
+
+/* Narrow scalar parameters, for values that do not fit them. */
+TJ_KERNEL(narrow,
+          TJ_PARAMS(TJ_PTR(out, i32), TJ_SCALAR(b, i1), TJ_SCALAR(u, u8), TJ_SCALAR(s, i8),
+                    TJ_SCALAR(w, u32)),
+          TJ_CONSTS())
+{
+    tj_val sum = tj_add(tj_add(tj_cast(b, TJ_I32), tj_cast(u, TJ_I32)),
+                        tj_add(tj_cast(s, TJ_I32), tj_cast(w, TJ_I32)));
+    tj_store(out, sum);
+}
+
+static void test_narrow_args(void)
+{
+    tj_buffer bo = tl_poisoned(dev, 4);
+    tj_launch_cfg cfg = tl_grid(1, 1, 1);
+    const tj_arg good[] = {TJ_ARG_BUF(bo), TJ_ARG_INT(TJ_I1, 1), TJ_ARG_INT(TJ_U8, 200),
+                           TJ_ARG_INT(TJ_I8, -100), TJ_ARG_U32(70000)};
+    tj_status st = tj_launch(dev, narrow, &cfg, good, 5, NULL, 0);
+    int32_t got = 0;
+    if (st == TJ_OK)
+        tl_download(dev, bo, &got, 4);
+    tap_ok(st == TJ_OK && got == 1 + 200 - 100 + 70000,
+           "values that fit i1, u8, i8, u32 parameters arrive (got %d)", got);
+    static const struct {
+        int index;
+        tj_arg arg;
+        const char *what, *name;
+    } bad[] = {
+        {1, TJ_ARG_INT(TJ_I1, 2), "2 for i1 parameter 'b'", "'b'"},
+        {2, TJ_ARG_INT(TJ_U8, 300), "300 for u8 parameter 'u'", "'u'"},
+        {3, TJ_ARG_INT(TJ_I8, -129), "-129 for i8 parameter 's'", "'s'"},
+        {4, TJ_ARG_I32(-1), "-1 for u32 parameter 'w'", "'w'"},
+    };
+    for (size_t i = 0; i < TL_COUNT(bad); i++) {
+        tj_arg args[5];
+        memcpy(args, good, sizeof args);
+        args[bad[i].index] = bad[i].arg;
+        st = tj_launch(dev, narrow, &cfg, args, 5, NULL, 0);
+        int ok = st == TJ_ERR_LAUNCH && tl_error_mentions("narrow", bad[i].name, NULL);
+        if (st != TJ_ERR_LAUNCH)
+            tap_diag("  got %s: %s", tj_status_name(st), tj_last_error());
+        tap_ok(ok, "%s -> TJ_ERR_LAUNCH naming it", bad[i].what);
+    }
+    st = tj_launch(dev, narrow, NULL, good, 5, NULL, 0);
+    tap_ok(st == TJ_ERR_INVALID_ARG, "tj_launch with a NULL cfg -> TJ_ERR_INVALID_ARG (got %s)",
+           tj_status_name(st));
+    tj_buffer_free(dev, bo);
+}
 
 /* Launches good with the given args/consts/grid and checks status and that
  * the message mentions each of the given words. One test point. */
@@ -596,6 +656,7 @@ int main(void)
     check_good("the device still works after build errors");
 
     test_launch_errors();
+    test_narrow_args();
     test_outside_kernel();
     check_good("the device still works after launch errors");
     tj_device_close(dev);

@@ -2,10 +2,11 @@
  * test_header.c — tjit.h in strict ISO C: this file is compiled twice, as
  * -std=c11 and as -std=c17, both with -Wall -Wextra -Werror (see
  * Makefile.am), so any warning the kernel macros cause in a user's
- * translation unit breaks the build. It defines several kernels in one
- * file — one with no parameters and no constants, one with constants only,
- * one with the most parameters TJ_KERNEL takes (16, so that the launch
- * passes arguments on the stack too) — and runs each once.
+ * translation unit breaks the build (test_header_clang.sh does the same
+ * with clang). It defines several kernels in one file — one with no
+ * parameters and no constants, one with constants only, one launched only
+ * through tj_launch, one with the most parameters TJ_KERNEL takes (16, so
+ * that the launch passes arguments on the stack too) — and runs each once.
  *
  * Only ISO C here (no POSIX), so it uses tap.h but not testlib.h.
  */
@@ -26,10 +27,21 @@ TJ_KERNEL(consts_only, TJ_PARAMS(), TJ_CONSTS(LIMIT))
     tj_device_assert(tj_le(tj_num_programs(0), LIMIT), "grid within LIMIT");
 }
 
-/* Parameters only. */
+/* Parameters only; a loop whose induction variable goes unused (v times
+ * add 1) must not warn. */
 TJ_KERNEL(params_only, TJ_PARAMS(TJ_PTR(out, i32), TJ_SCALAR(v, i32)), TJ_CONSTS())
 {
-    tj_store(tj_add(out, tj_arange(0, 16)), tj_add(tj_arange(0, 16), v));
+    tj_val t = tj_arange(0, 16);
+    TJ_FOR(unused_iv, 0, v, 1, &t) {
+        t = tj_add(t, 1);
+    }
+    tj_store(tj_add(out, tj_arange(0, 16)), t);
+}
+
+/* Launched only through tj_launch: its typed launch goes unused. */
+TJ_KERNEL(generic_only, TJ_PARAMS(TJ_PTR(out, i32)), TJ_CONSTS())
+{
+    tj_store(tj_add(out, tj_arange(0, 16)), tj_mul(tj_arange(0, 16), 3));
 }
 
 /* 16 parameters: out[0] = the weighted sum of 15 scalars of mixed dtypes. */
@@ -75,11 +87,18 @@ int main(void)
     int32_t got[16];
     int ok = tj_buffer_alloc(dev, sizeof got, &b) == TJ_OK;
     cfg.grid[0] = 1;
-    ok = ok && params_only_launch(dev, &cfg, b, -40) == TJ_OK;
+    ok = ok && params_only_launch(dev, &cfg, b, 40) == TJ_OK;
     ok = ok && tj_buffer_read(dev, b, 0, got, sizeof got) == TJ_OK;
     for (int q = 0; q < 16 && ok; q++)
-        ok = got[q] == q - 40;
-    tap_ok(ok, "a kernel with parameters only stores arange + v");
+        ok = got[q] == q + 40;
+    tap_ok(ok, "a kernel with parameters only (and an unused loop variable) stores arange + v");
+
+    tj_arg out_arg = {TJ_I32, 1, {.buf = b}};
+    ok = tj_launch(dev, generic_only, &cfg, &out_arg, 1, NULL, 0) == TJ_OK &&
+         tj_buffer_read(dev, b, 0, got, sizeof got) == TJ_OK;
+    for (int q = 0; q < 16 && ok; q++)
+        ok = got[q] == 3 * q;
+    tap_ok(ok, "a kernel launched only through tj_launch");
 
     tj_buffer o = {0};
     double sum = 0;

@@ -516,6 +516,10 @@ static void test_cas(const tj_kernel *k, tj_dtype t)
         }
         tap_ok(bad == 0, "%s", what);
     }
+    tj_buffer_free(dev, bt);
+    tj_buffer_free(dev, bc);
+    tj_buffer_free(dev, bv);
+    tj_buffer_free(dev, bo);
     free(init), free(vals), free(olds), free(final);
 }
 

@@ -142,7 +142,6 @@ TJ_KERNEL(carried_ptr,
     tj_val acc = tj_zeros(TJ_SHAPE(B), TJ_F64);
     tj_val col = k;
     TJ_FOR(c, 0, tj_cdiv(ncols, B), 1, &ptrs, &acc, &col) {
-        (void)c;
         acc = tj_add(acc, tj_load(ptrs, .mask = tj_lt(col, ncols), .other = tj_f64(0)));
         ptrs = tj_add(ptrs, B);
         col = tj_add(col, B);

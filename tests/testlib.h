@@ -74,7 +74,22 @@ static inline void tl__watchdog(int sig)
     _exit(1);
 }
 
-/* Seeds the generator, arms a watchdog and opens the CPU device. */
+/* The device tests run on: TJIT_TEST_DEVICE=gpu is the first GPU (make
+ * check's tests/gpu/NAME.gpu runs set it, where tests/has_gpu found one),
+ * unset or cpu the CPU. */
+static inline tj_device_kind tl_device_kind(void)
+{
+    const char *env = getenv("TJIT_TEST_DEVICE");
+    if (!env || !*env || strcmp(env, "cpu") == 0)
+        return TJ_DEVICE_CPU;
+    if (strcmp(env, "gpu") == 0)
+        return TJ_DEVICE_GPU;
+    tap_bail_out("TJIT_TEST_DEVICE=%s (expected cpu or gpu)", env);
+    return TJ_DEVICE_CPU;
+}
+
+/* Seeds the generator, arms a watchdog and opens the test device
+ * (tl_device_kind). */
 static inline tj_device *tl_setup(const char *program)
 {
     uint64_t seed = 0;
@@ -94,9 +109,11 @@ static inline tj_device *tl_setup(const char *program)
     signal(SIGALRM, tl__watchdog);
     alarm(300);
     tj_device *dev = NULL;
-    tj_status st = tj_device_open(&dev, TJ_DEVICE_CPU, 0);
+    tj_device_kind kind = tl_device_kind();
+    tj_status st = tj_device_open(&dev, kind, 0);
     if (st != TJ_OK || !dev)
-        tap_bail_out("cannot open the CPU device: %s: %s", tj_status_name(st), tj_last_error());
+        tap_bail_out("cannot open the %s device: %s: %s", kind == TJ_DEVICE_GPU ? "GPU" : "CPU",
+                     tj_status_name(st), tj_last_error());
     tap_diag("device: %s", tj_device_name(dev));
     return dev;
 }

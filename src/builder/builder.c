@@ -103,12 +103,26 @@ static _Thread_local builder B;
 
 /* --- small facts ---------------------------------------------------------- */
 
-/* Handles given to the user are offset, so that a C number placed where a
- * value belongs (`.other = 5` instead of `.other = TJ_V(5)`) is not mistaken
- * for value #5 but reported. */
-#define HANDLE_BASE 0x10000000
-static tj_val val(int32_t id) { return (tj_val){id ? id + HANDLE_BASE : 0}; }
-static int32_t vid(tj_val v) { return v.id ? v.id - HANDLE_BASE : 0; }
+/* A handle given to the user is the value's id plus the serial number of
+ * the build (1..255) in bits 23..30. So a C number placed where a value
+ * belongs (`.other = 5` instead of `.other = TJ_V(5)`) and a value kept from
+ * another kernel's build are reported, not taken for some value of this one. */
+#define HANDLE_ID_BITS 23
+#define HANDLE_MAX_ID ((1 << HANDLE_ID_BITS) - 1)
+static _Thread_local unsigned build_serial;
+static tj_val val(int32_t id)
+{
+    return (tj_val){id ? (int32_t)(build_serial << HANDLE_ID_BITS) | id : 0};
+}
+/* -1 for a handle that is not of this build: check_value rejects it. */
+static int32_t vid(tj_val v)
+{
+    if (!v.id)
+        return 0;
+    if ((unsigned)v.id >> HANDLE_ID_BITS != build_serial)
+        return -1;
+    return v.id & HANDLE_MAX_ID;
+}
 static int dtype_ok(tj_dtype dt) { return (unsigned)dt < TJ_DTYPE_COUNT; }
 static int is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 static int is_float(tj_dtype dt) { return tjs_dtype_is_float(dt); }
@@ -360,7 +374,8 @@ static int check_value(int32_t id, const char *what, int index)
     if (id < 0 || id > B.fn->nvalues)
         return fail(TJ_ERR_BUILD,
                     "%s %d is not a value of this kernel (a C number where a tile value "
-                    "belongs? write TJ_V(n) or tj_f32(n))",
+                    "belongs? write TJ_V(n) or tj_f32(n); or a value kept from another "
+                    "kernel's build)",
                     what, index);
     int32_t r = value_region(id);
     if (!region_within(B.region, r)) {
@@ -394,6 +409,8 @@ static int enter(tj_loc loc, const char *name, int n, const tj_val *args)
         return 0;
     B.loc = loc;
     B.opname = name;
+    if (B.fn->nvalues > HANDLE_MAX_ID - 64)
+        return fail(TJ_ERR_BUILD, "the kernel has more than %d values", HANDLE_MAX_ID - 64);
     for (int i = 0; i < n; i++)
         if (!check_value(vid(args[i]), "operand", i + 1))
             return 0;
@@ -1593,6 +1610,7 @@ tj_status tji_build(const tj_kernel *kernel, const int64_t *consts, int nconsts,
         return st;
     tji_func *fn = new_func(kernel, consts);
     reset_builder(); /* drops placeholder regions left open outside a build */
+    build_serial = build_serial % 255 + 1;
     B.fn = fn;
     B.kernel = kernel;
     B.loc = (tj_loc){kernel->file, kernel->line};

@@ -7,7 +7,12 @@
  * program id and grid (6 × int32), the scratch pointer and the runtime state.
  * libffi calls such a function portably: tjf_sig_init describes the list once
  * per compiled variant as an ffi_cif, and tjf_call_cpu calls one program
- * instance through it.
+ * instance through it. A GPU kernel takes the same parameters, then the
+ * address of its assert record; cuLaunchKernel wants them as an array of
+ * pointers to each argument's bytes, which tjf_gpu_params makes from the
+ * same converted values (the driver copies as many bytes as the PTX
+ * parameter is wide, so a value's low bytes at the start of the union are
+ * exactly what it reads on a little-endian host).
  *
  * Both launch paths — the typed NAME_launch made by TJ_KERNEL and the
  * generic tj_launch — arrive here with an array of tj_arg, so every mistake
@@ -240,6 +245,14 @@ tj_status tjf_check_args(const tj_kernel *kernel, const tj_arg *args, int nargs,
             return st;
     }
     return TJ_OK;
+}
+
+void tjf_gpu_params(const tjf_sig *sig, tjf_value *values, uint64_t *assert_info,
+                    void **params)
+{
+    for (int i = 0; i < sig->nparams; i++)
+        params[i] = &values[i];
+    params[sig->nparams] = assert_info;
 }
 
 void tjf_call_cpu(const tjf_sig *sig, void *entry, const tjf_value *values,

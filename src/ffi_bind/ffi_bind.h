@@ -2,7 +2,8 @@
  * ffi_bind.h — kernel signatures as libffi call interfaces.
  *
  * A kernel's parameters become an ffi_cif for the CPU back end's ABI (see
- * src/jit/jit.h), used to call compiled CPU kernels. The same module checks
+ * src/jit/jit.h), used to call compiled CPU kernels, and the argument array
+ * of cuLaunchKernel for GPU kernels. The same module checks
  * host arguments (tj_arg) against the signature and converts them to the
  * bytes each parameter takes, so every launch path reports a wrong argument
  * the same way: kernel, argument index and name, expected and given.
@@ -39,6 +40,15 @@ TJI_FUNC void tjf_sig_free(tjf_sig *sig);
  * left for the caller to fill from the buffers. */
 TJI_FUNC tj_status tjf_check_args(const tj_kernel *kernel, const tj_arg *args, int nargs,
                                   tjf_value *values);
+
+/* The kernelParams array of cuLaunchKernel for a GPU kernel (jit.h's GPU
+ * ABI): params[i] points at values[i] for each kernel parameter — pointer
+ * parameters hold the buffer's device address in .u64, scalars what
+ * tjf_check_args stored (little-endian, at the start of the union, as wide
+ * as the parameter) — and params[nparams] at *assert_info, the device
+ * address of the kernel's assert record. params has nparams + 1 slots. */
+TJI_FUNC void tjf_gpu_params(const tjf_sig *sig, tjf_value *values, uint64_t *assert_info,
+                             void **params);
 
 /* Calls one CPU program instance through the cif. values holds the kernel
  * parameters; pid/nprog/scratch/rt are appended. */

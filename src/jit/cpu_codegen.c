@@ -63,7 +63,7 @@
  * and rounded back after each op (f16 is LLVM half, bf16 is carried as its
  * 16 bits and converted with integer code: round to nearest even, NaN kept
  * quiet); their reductions and prefix sums accumulate in f32. Integer to bf16
- * conversion rounds through f32 (exact below 2^24); f64 to bf16 rounds to odd
+ * conversion goes through an f64 with a sticky bit; f64 to bf16 rounds to odd
  * in f32 first, so it rounds once. A FOR whose step is 0 runs zero times; the
  * loop test never overflows, whatever the bounds.
  */
@@ -276,6 +276,28 @@ static LLVMValueRef f64_to_f32_odd(codegen *g, LLVMValueRef d)
     LLVMValueRef stepped = LLVMBuildSub(g->b, u, LLVMBuildZExt(g->b, away, g->t_i32, ""), "");
     LLVMValueRef odd = LLVMBuildOr(g->b, stepped, c_i32(g, 1), "");
     return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, inexact, odd, u, ""), g->t_float, "");
+}
+
+/* An integer as an f64 that rounds to any narrower float exactly as the
+ * integer would: exact below 2^53; above, the bits an f64 cannot hold are
+ * folded into a sticky last bit, so the one real rounding (to odd f32, then
+ * to bf16) sees them. */
+static LLVMValueRef int_to_f64_sticky(codegen *g, LLVMValueRef v, int is_signed)
+{
+    LLVMTypeRef it = LLVMTypeOf(v);
+    if (LLVMGetIntTypeWidth(it) < 64)
+        return is_signed ? LLVMBuildSIToFP(g->b, v, g->t_double, "")
+                         : LLVMBuildUIToFP(g->b, v, g->t_double, "");
+    LLVMValueRef zero = LLVMConstInt(it, 0, 0);
+    LLVMValueRef neg = is_signed ? LLVMBuildICmp(g->b, LLVMIntSLT, v, zero, "") : NULL;
+    LLVMValueRef mag = neg ? LLVMBuildSelect(g->b, neg, LLVMBuildNeg(g->b, v, ""), v, "") : v;
+    LLVMValueRef big = LLVMBuildICmp(g->b, LLVMIntUGE, mag, LLVMConstInt(it, 1ull << 53, 0), "");
+    LLVMValueRef low = LLVMBuildAnd(g->b, mag, LLVMConstInt(it, 0x7ff, 0), "");
+    LLVMValueRef sticky = LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE, low, zero, ""), it, "");
+    LLVMValueRef kept = LLVMBuildAnd(g->b, mag, LLVMConstInt(it, ~0x7ffull, 0), "");
+    LLVMValueRef folded = LLVMBuildOr(g->b, kept, LLVMBuildShl(g->b, sticky, LLVMConstInt(it, 11, 0), ""), "");
+    LLVMValueRef d = LLVMBuildUIToFP(g->b, LLVMBuildSelect(g->b, big, folded, mag, ""), g->t_double, "");
+    return neg ? LLVMBuildSelect(g->b, neg, LLVMBuildFNeg(g->b, d, ""), d, "") : d;
 }
 
 /* A compute-type value (f32 or f64) rounded to float dtype t. */
@@ -515,6 +537,8 @@ static LLVMValueRef emit_cast(codegen *g, LLVMValueRef v, const tji_type *from, 
         return tjs_dtype_is_signed(f) ? LLVMBuildSExt(g->b, v, tt, "") : LLVMBuildZExt(g->b, v, tt, "");
     }
     if (!f_float) { /* int -> float */
+        if (t == TJ_BF16)
+            return fround(g, int_to_f64_sticky(g, v, tjs_dtype_is_signed(f)), t);
         LLVMTypeRef ct = compute_type(g, t);
         LLVMValueRef x = tjs_dtype_is_signed(f) ? LLVMBuildSIToFP(g->b, v, ct, "")
                                                 : LLVMBuildUIToFP(g->b, v, ct, "");

@@ -1,32 +1,49 @@
 /*
- * device.c — the host API: devices, buffers and launches.
+ * device.c — the host API: devices, buffers and launches, on the CPU and on
+ * NVIDIA GPUs.
  *
- * A device owns three things: a table of buffers, a cache of compiled kernel
- * variants and per-worker scratch memory for CPU launches.
+ * A device owns a table of buffers and a cache of compiled kernel variants;
+ * a CPU device also owns per-worker scratch memory, a GPU device the CUDA
+ * primary context of its GPU.
  *
  * Buffers are handles, not pointers, so that a freed, foreign or invented
  * handle is reported instead of being undefined behavior. A handle packs
  * three fields: the device's tag (16 bits, distinct for each device opened),
  * the generation of its slot (24 bits, bumped when the slot's buffer is
  * freed) and the slot index plus one (24 bits), so 0 is never a handle.
- * A lookup checks all three under the table's mutex.
+ * A lookup checks all three under the table's mutex. A slot holds a host
+ * pointer on the CPU and a device address (cuMemAlloc) on a GPU; reads and
+ * writes of GPU buffers are synchronous copies (cuMemcpy).
  *
  * A launch checks everything the caller gave (device, kernel, grid, constants,
- * arguments, buffers) before any work, then finds the compiled variant for
- * the kernel and its constants in the device's cache, building and compiling
- * it on a miss. The cache is keyed by the kernel's address and the constant
- * values; its mutex is held while a variant is built, which serializes
- * kernel building per device as tjit.h promises. Variants live until the
- * device closes, so a launch keeps using its variant without the lock.
+ * num_warps, arguments, buffers) before any work, then finds the compiled
+ * variant for the kernel, its constants and (on a GPU) num_warps in the
+ * device's cache, building and compiling it on a miss. Its mutex is held
+ * while a variant is built, which serializes kernel building per device as
+ * tjit.h promises. Variants live until the device closes, so a launch keeps
+ * using its variant without the lock.
  *
  * On the CPU the grid is a range of program instances run by the thread pool
  * (threadpool.c); each call of the compiled function computes one program.
  * The pool runs one launch at a time and a worker index is exclusive while a
  * task runs, so each worker owns its scratch slot here and grows it itself.
  *
- * The GPU back end is a later piece of work: asking for a GPU loads the
- * driver (so a missing driver is reported as such) and then reports that the
- * back end is not built yet.
+ * On a GPU a variant is built as tile IR, given layouts (tjp_assign_layouts),
+ * verified again, compiled to PTX (gpu_codegen.c) and loaded by the driver,
+ * whose JIT log becomes the error message when it refuses. A launch is
+ * cuLaunchKernel on the default stream, one CTA of num_warps * 32 threads
+ * per program, and returns at once (TJIT_LAUNCH_BLOCKING=1 makes it wait,
+ * for debugging). Faults and failed device asserts are therefore found when
+ * the host next waits: tj_synchronize and tj_buffer_read synchronize, then
+ * read the assert records of the kernels launched since the last check. A
+ * kernel with device asserts gets a record of its own in device memory, so
+ * a failure names its kernel, op and program exactly; the others share the
+ * device's record, which they never write. The context is made current on
+ * the calling thread at every API call, so any thread may use the device.
+ *
+ * Every variant's PTX can also be assembled by ptxas (TJIT_PTXAS, see
+ * ptxas.c) — CPU variants included, which then get a GPU compile as well —
+ * so that a machine without a GPU still proves the PTX valid.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,18 +55,28 @@
 #include "../ffi_bind/ffi_bind.h"
 #include "cuda_api.h"
 #include "jit.h"
+#include "ptxas.h"
 
 enum { SLOT_BITS = 24, GENERATION_BITS = 24, TAG_BITS = 16 };
 #define FIELD_MASK(bits) ((UINT64_C(1) << (bits)) - 1)
 #define MAX_SLOTS FIELD_MASK(SLOT_BITS)
 #define ALIGNMENT 64 /* buffers and scratch: a cache line, the widest vector */
+enum { DEFAULT_NUM_WARPS = 4, MAX_NUM_WARPS = 32, MAX_GRID_YZ = 65535 };
 
 typedef struct buffer_slot {
-    void *ptr;            /* NULL: the slot is free */
+    uint64_t addr;        /* host pointer or device address; 0: the slot is free */
     size_t size;
     uint32_t generation;  /* never 0 */
     uint32_t next_free;   /* free list: index + 1 of the next free slot, 0 = end */
 } buffer_slot;
+
+/* Where a device assert of a GPU variant is, by its op index. */
+typedef struct assert_site {
+    uint32_t op;
+    char *file;
+    int line;
+    char *message;
+} assert_site;
 
 typedef struct variant {
     struct variant *next; /* hash chain */
@@ -57,8 +84,15 @@ typedef struct variant {
     const tj_kernel *kernel;
     int nconsts;
     int64_t *consts;
-    tjj_cpu_kernel *compiled;
+    int num_warps;        /* part of the key on a GPU; 0 on the CPU */
     tjf_sig sig;
+    tjj_cpu_kernel *compiled;       /* CPU */
+    tjcu_module module;             /* GPU */
+    tjcu_function function;
+    int nasserts;
+    assert_site *asserts;
+    tjcu_deviceptr assert_record;   /* its own if nasserts > 0, else the device's */
+    int pending;          /* launched since the last assert check (pending_lock) */
 } variant;
 
 typedef struct scratch_slot {
@@ -80,23 +114,135 @@ struct tj_device {
     variant **buckets;
     size_t nbuckets, nvariants;
 
+    /* CPU */
     int nworkers;
     scratch_slot *scratch; /* one per pool worker */
+
+    /* GPU */
+    const tjcu_driver *cu;
+    tjcu_device cu_device;
+    tjcu_context context;
+    int sm;               /* compute capability, 10 * major + minor */
+    tjcu_deviceptr assert_record; /* shared by variants without asserts */
+    int blocking;         /* TJIT_LAUNCH_BLOCKING=1: each launch waits */
+    pthread_mutex_t pending_lock;
+    variant **pending;    /* variants with asserts launched since the last check */
+    int npending, pending_cap;
+    const char *last_kernel; /* the name of the last kernel launched */
 };
 
 static atomic_uint_fast64_t device_counter;
 
+/* --- CUDA calls ---------------------------------------------------------- */
+
+/* Checks a driver call made for an API function: "WHO: CALL: CUDA_ERROR_..." */
+static tj_status cu_check(tjcu_result r, const char *who, const char *call)
+{
+    if (r == TJCU_SUCCESS)
+        return TJ_OK;
+    char what[256];
+    snprintf(what, sizeof what, "%s: %s", who, call);
+    return tjj_cuda_check(r, what);
+}
+
+/* Makes the device's context current on the calling thread. */
+static tj_status gpu_enter(tj_device *dev, const char *who)
+{
+    return cu_check(dev->cu->cuCtxSetCurrent(dev->context), who, "cuCtxSetCurrent");
+}
+
+/* Reads, reports and resets the assert records of the variants launched
+ * since the last check; the first failure found is the error. */
+static tj_status check_asserts(tj_device *dev, const char *who)
+{
+    pthread_mutex_lock(&dev->pending_lock);
+    variant **pending = dev->pending;
+    int npending = dev->npending;
+    dev->pending = NULL;
+    dev->npending = dev->pending_cap = 0;
+    for (int i = 0; i < npending; i++)
+        pending[i]->pending = 0;
+    pthread_mutex_unlock(&dev->pending_lock);
+
+    tj_status st = TJ_OK;
+    char *failure = NULL;
+    for (int i = 0; i < npending && st == TJ_OK; i++) {
+        const variant *v = pending[i];
+        tjj_gpu_assert rec;
+        st = cu_check(dev->cu->cuMemcpyDtoH(&rec, v->assert_record, sizeof rec), who,
+                      "cuMemcpyDtoH (assert record)");
+        if (st != TJ_OK || !rec.failed)
+            continue;
+        st = cu_check(dev->cu->cuMemsetD8(v->assert_record, 0, sizeof rec), who,
+                      "cuMemsetD8 (assert record)");
+        if (failure)
+            continue;
+        const assert_site *site = NULL;
+        for (int a = 0; a < v->nasserts; a++)
+            if (v->asserts[a].op == rec.op)
+                site = &v->asserts[a];
+        if (site)
+            failure = tjs_asprintf("%s:%d: error: in kernel '%s', op 'assert': device assertion "
+                                   "failed in program (%u, %u, %u): %s",
+                                   site->file, site->line, v->kernel->name, rec.pid[0],
+                                   rec.pid[1], rec.pid[2], site->message);
+        else
+            failure = tjs_asprintf("error: in kernel '%s': a device assertion failed in program "
+                                   "(%u, %u, %u), at op %u, which is no assert of the kernel",
+                                   v->kernel->name, rec.pid[0], rec.pid[1], rec.pid[2], rec.op);
+    }
+    free(pending);
+    if (st == TJ_OK && failure)
+        st = tjs_error(TJ_ERR_ASSERT, "%s", failure);
+    free(failure);
+    return st;
+}
+
+/* Waits for everything launched on the device, then checks asserts. A
+ * fault of a kernel is reported with the last kernel launched. */
+static tj_status gpu_finish(tj_device *dev, const char *who)
+{
+    tjcu_result r = dev->cu->cuCtxSynchronize();
+    if (r != TJCU_SUCCESS) {
+        pthread_mutex_lock(&dev->pending_lock);
+        const char *last = dev->last_kernel;
+        pthread_mutex_unlock(&dev->pending_lock);
+        tj_status st = tjj_cuda_check(r, "cuCtxSynchronize");
+        char *why = tjs_xstrdup(tj_last_error());
+        st = tjs_error(st, "%s: a kernel failed on the GPU (the last one launched was '%s'): %s",
+                       who, last ? last : "?", why);
+        free(why);
+        return st;
+    }
+    return check_asserts(dev, who);
+}
+
 /* --- devices --------------------------------------------------------------- */
 
-static tj_status open_cpu(tj_device **out)
+static tj_device *new_device(tj_device_kind kind)
 {
     tj_device *dev = tjs_xcalloc(1, sizeof *dev);
-    dev->kind = TJ_DEVICE_CPU;
+    dev->kind = kind;
     /* Tags start at 1 and wrap after 65535 devices; 0 is skipped so no
      * handle field is ever all zero by construction. */
     dev->tag = atomic_fetch_add(&device_counter, 1) % FIELD_MASK(TAG_BITS) + 1;
     pthread_mutex_init(&dev->buffers_lock, NULL);
     pthread_mutex_init(&dev->variants_lock, NULL);
+    pthread_mutex_init(&dev->pending_lock, NULL);
+    return dev;
+}
+
+static void free_device(tj_device *dev)
+{
+    pthread_mutex_destroy(&dev->buffers_lock);
+    pthread_mutex_destroy(&dev->variants_lock);
+    pthread_mutex_destroy(&dev->pending_lock);
+    free(dev);
+}
+
+static tj_status open_cpu(tj_device **out)
+{
+    tj_device *dev = new_device(TJ_DEVICE_CPU);
     dev->nworkers = tjj_pool_workers();
     dev->scratch = tjs_xcalloc((size_t)dev->nworkers, sizeof *dev->scratch);
     struct utsname u;
@@ -107,14 +253,65 @@ static tj_status open_cpu(tj_device **out)
     return TJ_OK;
 }
 
-static tj_status open_gpu(int ordinal)
+static tj_status open_gpu(int ordinal, tj_device **out)
 {
-    const tjcu_driver *drv;
-    if (tjj_cuda_load(&drv) != TJ_OK)
-        return tjs_error(TJ_ERR_DEVICE, "tj_device_open: no GPU: %s", tjj_cuda_load_error());
-    return tjs_error(TJ_ERR_UNSUPPORTED,
-                     "tj_device_open: GPU %d: the GPU back end is not built yet (issue 3); "
-                     "use TJ_DEVICE_CPU", ordinal);
+    static const char who[] = "tj_device_open";
+    const tjcu_driver *cu;
+    if (tjj_cuda_load(&cu) != TJ_OK)
+        return tjs_error(TJ_ERR_DEVICE, "%s: no GPU: %s", who, tjj_cuda_load_error());
+    int count = 0;
+    tj_status st = cu_check(cu->cuDeviceGetCount(&count), who, "cuDeviceGetCount");
+    if (st != TJ_OK)
+        return st;
+    if (count == 0)
+        return tjs_error(TJ_ERR_DEVICE, "%s: no GPU: the CUDA driver sees no device", who);
+    if (ordinal >= count)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: GPU %d: there %s only %d GPU%s (ordinals 0 to %d)",
+                         who, ordinal, count == 1 ? "is" : "are", count, count == 1 ? "" : "s",
+                         count - 1);
+    tjcu_device cu_device;
+    char gpu_name[96] = "";
+    int major = 0, minor = 0, sms = 0;
+    if ((st = cu_check(cu->cuDeviceGet(&cu_device, ordinal), who, "cuDeviceGet")) != TJ_OK ||
+        (st = cu_check(cu->cuDeviceGetName(gpu_name, (int)sizeof gpu_name - 1, cu_device), who,
+                       "cuDeviceGetName")) != TJ_OK ||
+        (st = cu_check(cu->cuDeviceGetAttribute(&major, TJCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                                cu_device), who, "cuDeviceGetAttribute")) != TJ_OK ||
+        (st = cu_check(cu->cuDeviceGetAttribute(&minor, TJCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                                cu_device), who, "cuDeviceGetAttribute")) != TJ_OK ||
+        (st = cu_check(cu->cuDeviceGetAttribute(&sms, TJCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                cu_device), who, "cuDeviceGetAttribute")) != TJ_OK)
+        return st;
+    int sm = major * 10 + minor;
+    if (sm < 80)
+        return tjs_error(TJ_ERR_UNSUPPORTED, "%s: GPU %d (%s) is sm_%d; tjit needs sm_80 or newer",
+                         who, ordinal, gpu_name, sm);
+
+    tjcu_context context;
+    if ((st = cu_check(cu->cuDevicePrimaryCtxRetain(&context, cu_device), who,
+                       "cuDevicePrimaryCtxRetain")) != TJ_OK)
+        return st;
+    tjcu_deviceptr record = 0;
+    if ((st = cu_check(cu->cuCtxSetCurrent(context), who, "cuCtxSetCurrent")) != TJ_OK ||
+        (st = cu_check(cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), who, "cuMemAlloc")) != TJ_OK ||
+        (st = cu_check(cu->cuMemsetD8(record, 0, sizeof(tjj_gpu_assert)), who, "cuMemsetD8")) != TJ_OK) {
+        if (record)
+            cu->cuMemFree(record);
+        cu->cuDevicePrimaryCtxRelease(cu_device);
+        return st;
+    }
+
+    tj_device *dev = new_device(TJ_DEVICE_GPU);
+    dev->cu = cu;
+    dev->cu_device = cu_device;
+    dev->context = context;
+    dev->sm = sm;
+    dev->assert_record = record;
+    const char *blocking = getenv("TJIT_LAUNCH_BLOCKING");
+    dev->blocking = blocking && *blocking && strcmp(blocking, "0") != 0;
+    snprintf(dev->name, sizeof dev->name, "%s (sm_%d, %d SMs)", gpu_name, sm, sms);
+    *out = dev;
+    return TJ_OK;
 }
 
 tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal)
@@ -127,13 +324,22 @@ tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_device_open: ordinal %d is negative", ordinal);
     if (kind == TJ_DEVICE_DEFAULT) {
         const char *env = getenv("TJIT_DEVICE");
-        if (!env || !*env || strcmp(env, "cpu") == 0)
+        if (env && strcmp(env, "cpu") == 0) {
             kind = TJ_DEVICE_CPU;
-        else if (strcmp(env, "gpu") == 0)
+        } else if (env && strcmp(env, "gpu") == 0) {
             kind = TJ_DEVICE_GPU;
-        else
+        } else if (env && *env) {
             return tjs_error(TJ_ERR_INVALID_ARG, "tj_device_open: TJIT_DEVICE=%s (expected cpu or gpu)",
                              env);
+        } else {
+            /* The first GPU if one is usable; otherwise the CPU, where
+             * ordinal 0 names it (a GPU ordinal beyond 0 stays an error). */
+            tj_status st = open_gpu(ordinal, out);
+            if (st == TJ_OK || ordinal != 0)
+                return st;
+            tjs_clear_error();
+            kind = TJ_DEVICE_CPU;
+        }
     }
     switch (kind) {
     case TJ_DEVICE_CPU:
@@ -142,10 +348,27 @@ tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal)
                              "tj_device_open: ordinal %d: there is one CPU device, ordinal 0", ordinal);
         return open_cpu(out);
     case TJ_DEVICE_GPU:
-        return open_gpu(ordinal);
+        return open_gpu(ordinal, out);
     default:
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_device_open: unknown device kind %d", (int)kind);
     }
+}
+
+static void free_variant(tj_device *dev, variant *v)
+{
+    tjj_cpu_kernel_free(v->compiled);
+    if (v->module)
+        dev->cu->cuModuleUnload(v->module);
+    if (v->assert_record && v->assert_record != dev->assert_record)
+        dev->cu->cuMemFree(v->assert_record);
+    for (int a = 0; a < v->nasserts; a++) {
+        free(v->asserts[a].file);
+        free(v->asserts[a].message);
+    }
+    free(v->asserts);
+    tjf_sig_free(&v->sig);
+    free(v->consts);
+    free(v);
 }
 
 void tj_device_close(tj_device *dev)
@@ -153,25 +376,37 @@ void tj_device_close(tj_device *dev)
     tjs_clear_error();
     if (!dev)
         return;
-    for (uint32_t i = 0; i < dev->nslots; i++)
-        free(dev->slots[i].ptr);
+    int gpu = dev->kind == TJ_DEVICE_GPU;
+    /* Errors are past reporting here; on a GPU whose context has failed
+     * the frees below fail too, and the context's release reclaims all. */
+    if (gpu && gpu_enter(dev, "tj_device_close") == TJ_OK)
+        dev->cu->cuCtxSynchronize();
+    for (uint32_t i = 0; i < dev->nslots; i++) {
+        if (!dev->slots[i].addr)
+            continue;
+        if (gpu)
+            dev->cu->cuMemFree(dev->slots[i].addr);
+        else
+            free((void *)(uintptr_t)dev->slots[i].addr);
+    }
     free(dev->slots);
     for (size_t b = 0; b < dev->nbuckets; b++) {
         for (variant *v = dev->buckets[b], *next; v; v = next) {
             next = v->next;
-            tjj_cpu_kernel_free(v->compiled);
-            tjf_sig_free(&v->sig);
-            free(v->consts);
-            free(v);
+            free_variant(dev, v);
         }
     }
     free(dev->buckets);
     for (int w = 0; w < dev->nworkers; w++)
         free(dev->scratch[w].ptr);
     free(dev->scratch);
-    pthread_mutex_destroy(&dev->buffers_lock);
-    pthread_mutex_destroy(&dev->variants_lock);
-    free(dev);
+    free(dev->pending);
+    if (gpu) {
+        dev->cu->cuMemFree(dev->assert_record);
+        dev->cu->cuDevicePrimaryCtxRelease(dev->cu_device);
+    }
+    free_device(dev);
+    tjs_clear_error();
 }
 
 tj_device_kind tj_device_get_kind(const tj_device *dev)
@@ -199,7 +434,10 @@ tj_status tj_synchronize(tj_device *dev)
     tjs_clear_error();
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_synchronize: dev is NULL");
-    return TJ_OK; /* CPU launches are finished when tj_launch returns */
+    if (dev->kind != TJ_DEVICE_GPU)
+        return TJ_OK; /* CPU launches are finished when tj_launch returns */
+    tj_status st = gpu_enter(dev, "tj_synchronize");
+    return st == TJ_OK ? gpu_finish(dev, "tj_synchronize") : st;
 }
 
 /* --- buffers --------------------------------------------------------------- */
@@ -220,7 +458,7 @@ static buffer_slot *find_slot(tj_device *dev, tj_buffer buf)
     if (tag != dev->tag || index_plus_1 == 0 || index_plus_1 > dev->nslots)
         return NULL;
     buffer_slot *s = &dev->slots[index_plus_1 - 1];
-    return s->ptr && s->generation == generation ? s : NULL;
+    return s->addr && s->generation == generation ? s : NULL;
 }
 
 static tj_status dead_buffer(const char *who, tj_buffer buf)
@@ -231,17 +469,48 @@ static tj_status dead_buffer(const char *who, tj_buffer buf)
                      who, (unsigned long long)buf.handle);
 }
 
-/* Copies out the pointer and size of a live buffer. */
-static int lookup_buffer(tj_device *dev, tj_buffer buf, void **ptr, size_t *size)
+/* Copies out the address and size of a live buffer. */
+static int lookup_buffer(tj_device *dev, tj_buffer buf, uint64_t *addr, size_t *size)
 {
     pthread_mutex_lock(&dev->buffers_lock);
     buffer_slot *s = find_slot(dev, buf);
     if (s) {
-        *ptr = s->ptr;
+        *addr = s->addr;
         *size = s->size;
     }
     pthread_mutex_unlock(&dev->buffers_lock);
     return s != NULL;
+}
+
+/* Memory for a buffer: host memory on the CPU, device memory on a GPU. */
+static tj_status alloc_memory(tj_device *dev, size_t bytes, uint64_t *addr)
+{
+    static const char who[] = "tj_buffer_alloc";
+    if (dev->kind != TJ_DEVICE_GPU) {
+        void *ptr;
+        if (posix_memalign(&ptr, ALIGNMENT, bytes) != 0)
+            return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", who, bytes);
+        *addr = (uint64_t)(uintptr_t)ptr;
+        return TJ_OK;
+    }
+    tj_status st = gpu_enter(dev, who);
+    if (st != TJ_OK)
+        return st;
+    tjcu_deviceptr p = 0;
+    char call[64];
+    snprintf(call, sizeof call, "cuMemAlloc of %zu bytes", bytes);
+    if ((st = cu_check(dev->cu->cuMemAlloc(&p, bytes), who, call)) != TJ_OK)
+        return st;
+    *addr = p;
+    return TJ_OK;
+}
+
+static void free_memory(tj_device *dev, uint64_t addr)
+{
+    if (dev->kind == TJ_DEVICE_GPU)
+        dev->cu->cuMemFree(addr);
+    else
+        free((void *)(uintptr_t)addr);
 }
 
 tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
@@ -254,9 +523,10 @@ tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_alloc: dev is NULL");
     if (bytes == 0)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_alloc: a buffer of 0 bytes");
-    void *ptr;
-    if (posix_memalign(&ptr, ALIGNMENT, bytes) != 0)
-        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "tj_buffer_alloc: cannot allocate %zu bytes", bytes);
+    uint64_t addr = 0;
+    tj_status st = alloc_memory(dev, bytes, &addr);
+    if (st != TJ_OK)
+        return st;
 
     pthread_mutex_lock(&dev->buffers_lock);
     uint32_t index;
@@ -275,12 +545,12 @@ tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
         dev->slots[index] = (buffer_slot){.generation = 1};
     } else {
         pthread_mutex_unlock(&dev->buffers_lock);
-        free(ptr);
+        free_memory(dev, addr);
         return tjs_error(TJ_ERR_OUT_OF_MEMORY, "tj_buffer_alloc: the device already holds %llu buffers",
                          (unsigned long long)MAX_SLOTS);
     }
     buffer_slot *s = &dev->slots[index];
-    s->ptr = ptr;
+    s->addr = addr;
     s->size = bytes;
     s->next_free = 0;
     out->handle = make_handle(dev, index, s->generation);
@@ -293,63 +563,88 @@ tj_status tj_buffer_free(tj_device *dev, tj_buffer buf)
     tjs_clear_error();
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_free: dev is NULL");
+    if (dev->kind == TJ_DEVICE_GPU) {
+        tj_status st = gpu_enter(dev, "tj_buffer_free");
+        if (st != TJ_OK)
+            return st;
+    }
     pthread_mutex_lock(&dev->buffers_lock);
     buffer_slot *s = find_slot(dev, buf);
     if (!s) {
         pthread_mutex_unlock(&dev->buffers_lock);
         return dead_buffer("tj_buffer_free", buf);
     }
-    free(s->ptr);
-    s->ptr = NULL;
+    uint64_t addr = s->addr;
+    s->addr = 0;
     s->size = 0;
     s->generation = s->generation == FIELD_MASK(GENERATION_BITS) ? 1 : s->generation + 1;
     s->next_free = dev->free_head;
     dev->free_head = (uint32_t)(s - dev->slots) + 1;
     pthread_mutex_unlock(&dev->buffers_lock);
+    free_memory(dev, addr);
     return TJ_OK;
 }
 
 /* The checks read and write share: a live buffer, a host pointer, and a
- * range [offset, offset + bytes) inside the buffer. */
+ * range [offset, offset + bytes) inside the buffer, whose address is *where. */
 static tj_status copy_target(const char *who, tj_device *dev, tj_buffer buf, size_t offset,
-                             const void *host, size_t bytes, char **where)
+                             const void *host, size_t bytes, uint64_t *where)
 {
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
     if (!host)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: the host pointer is NULL", who);
-    void *ptr;
+    uint64_t addr;
     size_t size;
-    if (!lookup_buffer(dev, buf, &ptr, &size))
+    if (!lookup_buffer(dev, buf, &addr, &size))
         return dead_buffer(who, buf);
     size_t end;
     if (__builtin_add_overflow(offset, bytes, &end) || end > size)
         return tjs_error(TJ_ERR_INVALID_ARG,
                          "%s: %zu bytes at offset %zu do not fit in buffer 0x%llx of %zu bytes", who,
                          bytes, offset, (unsigned long long)buf.handle, size);
-    *where = (char *)ptr + offset;
+    *where = addr + offset;
     return TJ_OK;
 }
 
 tj_status tj_buffer_write(tj_device *dev, tj_buffer dst, size_t offset, const void *src,
                           size_t bytes)
 {
+    static const char who[] = "tj_buffer_write";
     tjs_clear_error();
-    char *where;
-    tj_status st = copy_target("tj_buffer_write", dev, dst, offset, src, bytes, &where);
-    if (st == TJ_OK && bytes)
-        memcpy(where, src, bytes);
-    return st;
+    uint64_t where;
+    tj_status st = copy_target(who, dev, dst, offset, src, bytes, &where);
+    if (st != TJ_OK || bytes == 0)
+        return st;
+    if (dev->kind != TJ_DEVICE_GPU) {
+        memcpy((void *)(uintptr_t)where, src, bytes);
+        return TJ_OK;
+    }
+    /* A synchronous copy on the default stream: it follows every kernel
+     * launched before it and is done when it returns. */
+    if ((st = gpu_enter(dev, who)) != TJ_OK)
+        return st;
+    return cu_check(dev->cu->cuMemcpyHtoD(where, src, bytes), who, "cuMemcpyHtoD");
 }
 
 tj_status tj_buffer_read(tj_device *dev, tj_buffer src, size_t offset, void *dst, size_t bytes)
 {
+    static const char who[] = "tj_buffer_read";
     tjs_clear_error();
-    char *where;
-    tj_status st = copy_target("tj_buffer_read", dev, src, offset, dst, bytes, &where);
-    if (st == TJ_OK && bytes)
-        memcpy(dst, where, bytes);
-    return st;
+    uint64_t where;
+    tj_status st = copy_target(who, dev, src, offset, dst, bytes, &where);
+    if (st != TJ_OK)
+        return st;
+    if (dev->kind != TJ_DEVICE_GPU) {
+        if (bytes)
+            memcpy(dst, (const void *)(uintptr_t)where, bytes);
+        return TJ_OK;
+    }
+    /* The kernels that wrote the buffer must have finished without a fault
+     * or a failed assert before their results are worth reading. */
+    if ((st = gpu_enter(dev, who)) != TJ_OK || (st = gpu_finish(dev, who)) != TJ_OK || bytes == 0)
+        return st;
+    return cu_check(dev->cu->cuMemcpyDtoH(dst, where, bytes), who, "cuMemcpyDtoH");
 }
 
 size_t tj_buffer_size(tj_device *dev, tj_buffer buf)
@@ -359,20 +654,147 @@ size_t tj_buffer_size(tj_device *dev, tj_buffer buf)
         tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_size: dev is NULL");
         return 0;
     }
-    void *ptr;
+    uint64_t addr;
     size_t size;
-    if (!lookup_buffer(dev, buf, &ptr, &size)) {
+    if (!lookup_buffer(dev, buf, &addr, &size)) {
         dead_buffer("tj_buffer_size", buf);
         return 0;
     }
     return size;
 }
 
+/* --- compiling for a GPU --------------------------------------------------- */
+
+/* Layouts, verification and PTX for sm_<sm>: the GPU half of the pipeline
+ * after tji_build. fn gains the layout pass's conversions. */
+static tj_status gpu_code(tji_func *fn, int num_warps, int sm, tjp_layout_plan *plan,
+                          tjj_gpu_code *code)
+{
+    tj_status st = tjp_assign_layouts(fn, num_warps, plan);
+    if (st == TJ_OK)
+        st = tji_verify(fn);
+    if (st == TJ_OK)
+        st = tjj_gpu_compile(fn, plan, sm, code);
+    return st;
+}
+
+/* The ptxas that checks every PTX compiled (TJIT_PTXAS), or NULL. */
+static const char *ptxas_path(void)
+{
+    const char *ptxas = getenv("TJIT_PTXAS");
+    return ptxas && *ptxas ? ptxas : NULL;
+}
+
+/* TJIT_PTXAS: assembles a variant's PTX for TJIT_PTX_TARGET with ptxas.
+ * code (for sm_<code_sm>) is reused when it is for that target; otherwise
+ * the PTX is compiled here, from plan or (NULL) new layouts of fn. */
+static tj_status check_with_ptxas(tji_func *fn, int num_warps, const tjp_layout_plan *plan,
+                                  const tjj_gpu_code *code, int code_sm)
+{
+    const char *ptxas = ptxas_path();
+    if (!ptxas)
+        return TJ_OK;
+    int sm;
+    tj_status st = tjj_ptx_target("TJIT_PTXAS", NULL, &sm);
+    if (st != TJ_OK)
+        return st;
+    if (code && code_sm == sm)
+        return tjj_ptxas_check(ptxas, code->ptx, sm, fn->name);
+    tjp_layout_plan own_plan = {0};
+    tjj_gpu_code own_code = {0};
+    if (plan)
+        st = tjj_gpu_compile(fn, plan, sm, &own_code);
+    else
+        st = gpu_code(fn, num_warps, sm, &own_plan, &own_code);
+    if (st == TJ_OK)
+        st = tjj_ptxas_check(ptxas, own_code.ptx, sm, fn->name);
+    tjj_gpu_code_free(&own_code);
+    tjp_layout_plan_free(&own_plan);
+    return st;
+}
+
+/* The asserts of fn, so that a failure can be told by op index. */
+static void collect_asserts(const tji_func *fn, variant *v)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_ASSERT)
+            v->nasserts++;
+    if (!v->nasserts)
+        return;
+    v->asserts = tjs_xcalloc((size_t)v->nasserts, sizeof *v->asserts);
+    int a = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->code != TJI_ASSERT)
+            continue;
+        v->asserts[a++] = (assert_site){(uint32_t)i, tjs_xstrdup(op->loc.file ? op->loc.file : "?"),
+                                        op->loc.line, tjs_xstrdup(op->str ? op->str : "")};
+    }
+}
+
+/* Loads PTX into the device's context; the driver's JIT log explains a
+ * refusal. */
+static tj_status load_module(tj_device *dev, const char *kernel_name, const tjj_gpu_code *code,
+                             variant *v)
+{
+    char info_log[4096] = "", error_log[8192] = "";
+    tjcu_jit_option options[] = {TJCU_JIT_INFO_LOG_BUFFER, TJCU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                 TJCU_JIT_ERROR_LOG_BUFFER, TJCU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {info_log, (void *)(uintptr_t)sizeof info_log, error_log,
+                      (void *)(uintptr_t)sizeof error_log};
+    tjcu_result r = dev->cu->cuModuleLoadDataEx(&v->module, code->ptx, 4, options, values);
+    if (r != TJCU_SUCCESS) {
+        v->module = NULL;
+        tj_status st = tjj_cuda_check(r, "cuModuleLoadDataEx");
+        char *why = tjs_xstrdup(tj_last_error());
+        st = tjs_error(st == TJ_ERR_OUT_OF_MEMORY ? st : TJ_ERR_COMPILE,
+                       "kernel '%s': the CUDA driver cannot load its PTX for sm_%d: %s%s%s%s%s",
+                       kernel_name, dev->sm, why, *error_log ? "\n" : "", error_log,
+                       *info_log ? "\n" : "", info_log);
+        free(why);
+        return st;
+    }
+    char call[160];
+    snprintf(call, sizeof call, "cuModuleGetFunction(%s)", code->entry);
+    return cu_check(dev->cu->cuModuleGetFunction(&v->function, v->module, code->entry),
+                    kernel_name, call);
+}
+
+static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
+{
+    tjp_layout_plan plan = {0};
+    tjj_gpu_code code = {0};
+    tj_status st = gpu_code(fn, v->num_warps, dev->sm, &plan, &code);
+    if (st == TJ_OK)
+        st = check_with_ptxas(fn, v->num_warps, &plan, &code, dev->sm);
+    if (st == TJ_OK)
+        st = load_module(dev, fn->name, &code, v);
+    if (st == TJ_OK) {
+        collect_asserts(fn, v);
+        v->assert_record = dev->assert_record;
+    }
+    if (st == TJ_OK && v->nasserts) {
+        tjcu_deviceptr record = 0;
+        st = cu_check(dev->cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), fn->name,
+                      "cuMemAlloc (assert record)");
+        if (st == TJ_OK) {
+            v->assert_record = record;
+            st = cu_check(dev->cu->cuMemsetD8(record, 0, sizeof(tjj_gpu_assert)), fn->name,
+                          "cuMemsetD8 (assert record)");
+        }
+    }
+    tjj_gpu_code_free(&code);
+    tjp_layout_plan_free(&plan);
+    return st;
+}
+
 /* --- the variant cache ----------------------------------------------------- */
 
-static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts)
+static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
+                             int num_warps)
 {
     uint64_t h = 0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel;
+    h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
     for (int i = 0; i < nconsts; i++) {
         h = (h ^ (uint64_t)consts[i]) * 0x100000001b3u;
         h ^= h >> 29;
@@ -401,26 +823,31 @@ static void insert_variant(tj_device *dev, variant *v)
     dev->nvariants++;
 }
 
-/* Binds, builds and compiles a variant. Call with variants_lock held. */
-static tj_status compile_variant(const tj_kernel *kernel, const int64_t *consts, int nconsts,
-                                 uint64_t hash, variant **out)
+/* Binds, builds and compiles a variant. Call with variants_lock held.
+ * num_warps is the variant's on a GPU; on the CPU only TJIT_PTXAS uses it. */
+static tj_status compile_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
+                                 int nconsts, int num_warps, uint64_t hash, variant **out)
 {
     variant *v = tjs_xcalloc(1, sizeof *v);
+    v->kernel = kernel;
+    v->num_warps = dev->kind == TJ_DEVICE_GPU ? num_warps : 0;
     tji_func *fn = NULL;
     tj_status st = tjf_sig_init(&v->sig, kernel);
     if (st == TJ_OK)
         st = tji_build(kernel, consts, nconsts, &fn);
-    if (st == TJ_OK) {
+    if (st == TJ_OK && dev->kind == TJ_DEVICE_GPU) {
+        st = compile_gpu(dev, fn, v);
+    } else if (st == TJ_OK) {
         st = tjj_cpu_compile(fn, &v->compiled);
-        tji_func_free(fn);
+        if (st == TJ_OK)
+            st = check_with_ptxas(fn, num_warps, NULL, NULL, 0);
     }
+    tji_func_free(fn);
     if (st != TJ_OK) {
-        tjf_sig_free(&v->sig);
-        free(v);
+        free_variant(dev, v);
         return st;
     }
     v->hash = hash;
-    v->kernel = kernel;
     v->nconsts = nconsts;
     v->consts = tjs_xmalloc((size_t)nconsts * sizeof *consts);
     if (nconsts)
@@ -430,13 +857,15 @@ static tj_status compile_variant(const tj_kernel *kernel, const int64_t *consts,
 }
 
 static tj_status get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                             int nconsts, variant **out)
+                             int nconsts, int num_warps, variant **out)
 {
-    uint64_t hash = variant_hash(kernel, consts, nconsts);
+    int key_warps = dev->kind == TJ_DEVICE_GPU ? num_warps : 0;
+    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps);
     pthread_mutex_lock(&dev->variants_lock);
     if (dev->nbuckets) {
         for (variant *v = dev->buckets[hash % dev->nbuckets]; v; v = v->next) {
             if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
+                v->num_warps == key_warps &&
                 (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0)) {
                 pthread_mutex_unlock(&dev->variants_lock);
                 *out = v;
@@ -445,12 +874,54 @@ static tj_status get_variant(tj_device *dev, const tj_kernel *kernel, const int6
         }
     }
     variant *v;
-    tj_status st = compile_variant(kernel, consts, nconsts, hash, &v);
+    tj_status st = compile_variant(dev, kernel, consts, nconsts, num_warps, hash, &v);
     if (st == TJ_OK) {
         insert_variant(dev, v);
         *out = v;
     }
     pthread_mutex_unlock(&dev->variants_lock);
+    return st;
+}
+
+/* --- PTX without a GPU ----------------------------------------------------- */
+
+static int valid_num_warps(int n)
+{
+    return n >= 1 && n <= MAX_NUM_WARPS && (n & (n - 1)) == 0;
+}
+
+tj_status tj_kernel_ptx(const tj_kernel *kernel, const int64_t *consts, int nconsts,
+                        const char *target, int num_warps, char **out_ptx)
+{
+    tjs_clear_error();
+    if (!out_ptx)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tj_kernel_ptx: out_ptx is NULL");
+    *out_ptx = NULL;
+    int sm;
+    tj_status st = tjj_ptx_target("tj_kernel_ptx", target, &sm);
+    if (st != TJ_OK)
+        return st;
+    if (num_warps == 0)
+        num_warps = DEFAULT_NUM_WARPS;
+    if (!valid_num_warps(num_warps))
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "tj_kernel_ptx: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
+                         num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
+    tji_func *fn;
+    if ((st = tji_build(kernel, consts, nconsts, &fn)) != TJ_OK)
+        return st;
+    tjp_layout_plan plan = {0};
+    tjj_gpu_code code = {0};
+    st = gpu_code(fn, num_warps, sm, &plan, &code);
+    if (st == TJ_OK && ptxas_path())
+        st = tjj_ptxas_check(ptxas_path(), code.ptx, sm, fn->name);
+    if (st == TJ_OK) {
+        *out_ptx = code.ptx;
+        code.ptx = NULL;
+    }
+    tjj_gpu_code_free(&code);
+    tjp_layout_plan_free(&plan);
+    tji_func_free(fn);
     return st;
 }
 
@@ -467,8 +938,8 @@ static tj_status check_kernel(const tj_kernel *kernel)
 }
 
 /* Grid axes as program counts: 0 in y or z means 1. */
-static tj_status check_grid(const tj_kernel *kernel, const tj_launch_cfg *cfg, int32_t nprog[3],
-                            int64_t *total)
+static tj_status check_grid(const tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg *cfg,
+                            int32_t nprog[3], int64_t *total)
 {
     for (int axis = 0; axis < 3; axis++) {
         int64_t g = cfg->grid[axis];
@@ -481,6 +952,11 @@ static tj_status check_grid(const tj_kernel *kernel, const tj_launch_cfg *cfg, i
             return tjs_error(TJ_ERR_LAUNCH,
                              "kernel '%s': grid too large (grid[%d] = %lld; at most %d programs per axis)",
                              kernel->name, axis, (long long)g, INT32_MAX);
+        if (axis > 0 && g > MAX_GRID_YZ && dev->kind == TJ_DEVICE_GPU)
+            return tjs_error(TJ_ERR_LAUNCH,
+                             "kernel '%s': grid too large for a GPU (grid[%d] = %lld; at most %d "
+                             "programs along y and z)",
+                             kernel->name, axis, (long long)g, MAX_GRID_YZ);
         nprog[axis] = g == 0 ? 1 : (int32_t)g;
     }
     int64_t n = (int64_t)nprog[0] * nprog[1];
@@ -584,6 +1060,38 @@ static tj_status launch_cpu(tj_device *dev, const tj_kernel *kernel, const varia
     return TJ_OK;
 }
 
+/* One program per CTA of num_warps * 32 threads on the default stream;
+ * returns once the launch is queued (or, blocking, has finished). */
+static tj_status launch_gpu(tj_device *dev, const tj_kernel *kernel, variant *var,
+                            tjf_value *values, const int32_t nprog[3])
+{
+    pthread_mutex_lock(&dev->pending_lock);
+    dev->last_kernel = kernel->name;
+    if (var->nasserts && !var->pending) {
+        if (dev->npending == dev->pending_cap) {
+            dev->pending_cap = dev->pending_cap ? dev->pending_cap * 2 : 8;
+            dev->pending = tjs_xrealloc(dev->pending, (size_t)dev->pending_cap * sizeof *dev->pending);
+        }
+        dev->pending[dev->npending++] = var;
+        var->pending = 1;
+    }
+    pthread_mutex_unlock(&dev->pending_lock);
+
+    uint64_t assert_info = var->assert_record;
+    void **params = tjs_xmalloc(((size_t)var->sig.nparams + 1) * sizeof *params);
+    tjf_gpu_params(&var->sig, values, &assert_info, params);
+    tjcu_result r = dev->cu->cuLaunchKernel(var->function, (unsigned)nprog[0], (unsigned)nprog[1],
+                                            (unsigned)nprog[2], (unsigned)var->num_warps * 32, 1, 1,
+                                            0, NULL, params, NULL);
+    free(params);
+    char who[160];
+    snprintf(who, sizeof who, "kernel '%s'", kernel->name);
+    tj_status st = cu_check(r, who, "cuLaunchKernel");
+    if (st == TJ_OK && dev->blocking)
+        st = gpu_finish(dev, who);
+    return st;
+}
+
 tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg *cfg,
                     const tj_arg *args, int nargs, const int64_t *consts, int nconsts)
 {
@@ -595,15 +1103,31 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         return st;
     if (!cfg)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_launch: kernel '%s': cfg is NULL", kernel->name);
-    if (cfg->stream)
+    int gpu = dev->kind == TJ_DEVICE_GPU;
+    if (cfg->stream && !gpu)
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': the CPU device has no streams (cfg->stream must be NULL)",
+                         kernel->name);
+    if (cfg->stream)
+        return tjs_error(TJ_ERR_UNSUPPORTED,
+                         "kernel '%s': streams are not supported yet (cfg->stream must be NULL: the "
+                         "default stream)",
                          kernel->name);
     if (cfg->num_warps < 0)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps = %d is negative", kernel->name,
                          cfg->num_warps);
+    /* num_warps shapes GPU code only; a CPU launch ignores it, except that
+     * TJIT_PTXAS compiles its PTX for it (or the default where invalid). */
+    int num_warps = cfg->num_warps ? cfg->num_warps : DEFAULT_NUM_WARPS;
+    if (!valid_num_warps(num_warps)) {
+        if (gpu)
+            return tjs_error(TJ_ERR_LAUNCH,
+                             "kernel '%s': num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
+                             kernel->name, num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
+        num_warps = DEFAULT_NUM_WARPS;
+    }
     int32_t nprog[3];
     int64_t total = 0;
-    if ((st = check_grid(kernel, cfg, nprog, &total)) != TJ_OK)
+    if ((st = check_grid(dev, kernel, cfg, nprog, &total)) != TJ_OK)
         return st;
     if (nconsts != kernel->nconsts)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': expects %d constant%s, got %d", kernel->name,
@@ -617,18 +1141,26 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     for (int i = 0; st == TJ_OK && i < nargs; i++) {
         if (!kernel->params[i].is_ptr)
             continue;
+        uint64_t addr;
         size_t size;
-        if (!lookup_buffer(dev, args[i].v.buf, &values[i].ptr, &size))
+        if (!lookup_buffer(dev, args[i].v.buf, &addr, &size))
             st = tjs_error(TJ_ERR_LAUNCH,
                            "kernel '%s': argument %d '%s': buffer 0x%llx is not a live buffer of this device (freed?)",
                            kernel->name, i + 1, kernel->params[i].name,
                            (unsigned long long)args[i].v.buf.handle);
+        else if (gpu)
+            values[i].u64 = addr;
+        else
+            values[i].ptr = (void *)(uintptr_t)addr;
     }
+    if (st == TJ_OK && gpu)
+        st = gpu_enter(dev, "tj_launch");
     variant *var = NULL;
     if (st == TJ_OK)
-        st = get_variant(dev, kernel, consts, nconsts, &var);
+        st = get_variant(dev, kernel, consts, nconsts, num_warps, &var);
     if (st == TJ_OK)
-        st = launch_cpu(dev, kernel, var, values, nprog, total);
+        st = gpu ? launch_gpu(dev, kernel, var, values, nprog)
+                 : launch_cpu(dev, kernel, var, values, nprog, total);
     free(values);
     return st;
 }

@@ -1,1 +1,1732 @@
-/* placeholder: being written */
+/*
+ * gpu_codegen.c — tile IR + layout plan to PTX, through LLVM's NVPTX back end.
+ *
+ * One program instance is one CTA of num_warps * 32 threads, and the kernel
+ * is one LLVM function with the ptx_kernel calling convention (LLVM 22
+ * ignores nvvm.annotations for IR built in memory) and "nvvm.maxntid" for
+ * the block size. Its parameters are jit.h's: the kernel's own (pointers as
+ * `ptr addrspace(1)`, so every access is ld.global/st.global/atom.global;
+ * scalars as the CPU ABI passes them), then the assert record. Program ids
+ * are ctaid, their counts nctaid; tid.x gives lane = tid & 31, warp = tid >> 5.
+ *
+ * Values. A scalar (rank 0) is one LLVM value that every thread computes
+ * alike. A tile is an array of LLVM values, one per register of its layout
+ * (the plan's tjp_layout, layout.h): register r of lane l of warp w holds the
+ * element whose row-major index is L(r, l, w), the XOR of the bases that the
+ * bits of r, l and w select. The lane and warp part of that index is computed
+ * once per layout in the entry block; the register part is a constant, so
+ * ARANGE (start + coordinate), masks and offsets fold to few instructions.
+ * Tile dims are powers of two, so a coordinate is a bit field of the index.
+ *
+ * Copies. A zero basis means a copy: registers selected by such bits are
+ * copies of a register of the same thread (computed once, then reused), lanes
+ * and warps selected by them hold the same elements as their twins. Sinks
+ * that must happen once (stores, atomics, prints) are done only by the owning
+ * slot, the one whose duplicated bits are all 0; an atomic's old value is then
+ * handed to the copies (a shuffle within a warp, shared memory across warps).
+ *
+ * Ops. Element-wise ops work register by register (gpu_math.c has the
+ * arithmetic). The layout pass (passes.h) made BROADCAST, EXPAND_DIMS,
+ * RESHAPE and PERMUTE operands hold, in the same register of the same
+ * thread, the element the result needs; that is checked here on the layouts'
+ * bases (the maps are linear) and then they are register copies. CONVERT is a
+ * copy or a permutation of registers where the threads hold the same
+ * elements, else it goes through shared memory. LOAD/STORE branch around each
+ * masked access, so a masked-off address is never touched. REDUCE combines
+ * registers along the axis, then lanes (butterfly shuffles), then warps
+ * (partials through shared memory, combined in a fixed order); every step
+ * combines symmetrically, so all threads that hold one result hold it
+ * bit for bit. CUMSUM goes through shared memory: each element is the
+ * sequential sum of its prefix, in the CPU's order. FOR and IF are real
+ * branches on uniform scalars, with phis per register.
+ *
+ * Shared memory is one static array, sized to the largest single use; each
+ * use begins with a barrier (earlier readers are done) and has one between
+ * its writes and its reads. More than 48 KiB is a compile error naming the op.
+ *
+ * Device asserts do not trap (a trap would poison the CUDA context): the
+ * first failing thread wins a compare-and-swap on the record's flag and
+ * writes the op index and program id; the launch reports it afterwards.
+ *
+ * The accuracy of the math functions is tabulated at the top of gpu_math.c.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "gpu_backend.h"
+
+enum {
+    SHARED_LIMIT = 49152,   /* static shared memory a kernel may use */
+    MAX_REGS_LOG2 = 10,     /* at most 1024 registers per thread for one tile */
+    ADDR_SHARED = 3,
+    ADDR_GLOBAL = 1,
+    ADDR_CONST = 4
+};
+
+static const char *const TRIPLE = "nvptx64-nvidia-cuda";
+
+/* The lane and warp part of the element index of one layout. */
+typedef struct thread_part {
+    int nbits[TJP_NIN];
+    uint32_t lane[TJP_MAX_BITS], warp[TJP_MAX_BITS];
+    LLVMValueRef index;
+} thread_part;
+
+typedef struct codegen {
+    tjj_gpu_gen g;              /* shared with gpu_math.c */
+    LLVMBasicBlockRef entry;    /* thread-invariant values; branches to the body at the end */
+    LLVMBuilderRef eb;          /* appends to entry */
+    LLVMValueRef tid, lane, warp, pid[3], nprog[3], assert_info;
+    int num_warps, warp_bits;
+
+    LLVMValueRef *ssa;          /* per value id: a scalar */
+    LLVMValueRef **regs;        /* per value id: a tile's registers */
+    int32_t *uses;              /* per value id: how many operands read it */
+
+    thread_part *parts;
+    int nparts, parts_cap;
+
+    LLVMValueRef smem;          /* a placeholder until the size is known */
+    uint64_t smem_bytes;
+} codegen;
+
+/* --- errors ------------------------------------------------------------------- */
+
+void tjj_gpu_fail(tjj_gpu_gen *g, const char *fmt, ...)
+{
+    if (g->status != TJ_OK)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (g->cur_op >= 0) {
+        const tji_op *op = &g->fn->ops[g->cur_op];
+        g->status = tjs_error(TJ_ERR_COMPILE, "%s:%d: error: in kernel '%s', op '%s': %s",
+                              op->loc.file ? op->loc.file : "?", op->loc.line, g->fn->name,
+                              tji_opcode_name(op->code), msg);
+    } else {
+        g->status = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': %s", g->fn->name, msg);
+    }
+}
+
+#define FAIL(c, ...) tjj_gpu_fail(&(c)->g, __VA_ARGS__)
+
+/* --- small helpers --------------------------------------------------------------- */
+
+static LLVMValueRef c_i32(const codegen *c, int64_t v) { return LLVMConstInt(c->g.t_i32, (unsigned long long)v, 1); }
+static LLVMValueRef c_i64(const codegen *c, int64_t v) { return LLVMConstInt(c->g.t_i64, (unsigned long long)v, 1); }
+
+static int log2_of(int64_t x)
+{
+    int n = 0;
+    while ((1ll << n) < x)
+        n++;
+    return n;
+}
+
+static const tji_type *type_of(const codegen *c, int32_t id) { return tji_typeof(c->g.fn, id); }
+static int rank_of(const codegen *c, int32_t id) { return type_of(c, id)->rank; }
+static const tjp_layout *layout_of(const codegen *c, int32_t id) { return &c->g.plan->of[id]; }
+static int nregs_of(const codegen *c, int32_t id) { return 1 << layout_of(c, id)->nbits[TJP_REG]; }
+
+static int64_t numel_of(const tji_type *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->rank; d++)
+        n *= t->shape[d];
+    return n;
+}
+
+/* Bit position of dimension d in a row-major index of a tile of type t. */
+static int dim_shift(const tji_type *t, int d)
+{
+    int s = 0;
+    for (int i = d + 1; i < t->rank; i++)
+        s += log2_of(t->shape[i]);
+    return s;
+}
+
+static LLVMBasicBlockRef new_block(codegen *c, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(c->g.ctx, c->g.func, name);
+}
+
+static LLVMValueRef and_cond(codegen *c, LLVMValueRef a, LLVMValueRef b)
+{
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    return LLVMBuildAnd(c->g.b, a, b, "");
+}
+
+/* NULL for a condition known to be true. */
+static LLVMValueRef live_cond(LLVMValueRef v)
+{
+    if (v && LLVMIsAConstantInt(v) && LLVMConstIntGetZExtValue(v))
+        return NULL;
+    return v;
+}
+
+static LLVMValueRef call_intrinsic0(codegen *c, LLVMBuilderRef b, const char *name)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->g.mod, id, NULL, 0);
+    return LLVMBuildCall2(b, LLVMIntrinsicGetType(c->g.ctx, id, NULL, 0), f, NULL, 0, "");
+}
+
+/* Branches on cond (NULL: always) into a new block; returns where to continue. */
+static LLVMBasicBlockRef guard_begin(codegen *c, LLVMValueRef cond, const char *name)
+{
+    if (!cond)
+        return NULL;
+    LLVMBasicBlockRef then = new_block(c, name), cont = new_block(c, "cont");
+    LLVMBuildCondBr(c->g.b, cond, then, cont);
+    LLVMPositionBuilderAtEnd(c->g.b, then);
+    return cont;
+}
+
+static void guard_end(codegen *c, LLVMBasicBlockRef cont)
+{
+    if (!cont)
+        return;
+    LLVMBuildBr(c->g.b, cont);
+    LLVMPositionBuilderAtEnd(c->g.b, cont);
+}
+
+/* A value computed under `cond` (from block `before`), or `otherwise`. */
+static LLVMValueRef guard_value(codegen *c, LLVMBasicBlockRef cont, LLVMBasicBlockRef before,
+                                LLVMValueRef v, LLVMValueRef otherwise)
+{
+    if (!cont)
+        return v;
+    LLVMBasicBlockRef then_end = LLVMGetInsertBlock(c->g.b);
+    guard_end(c, cont);
+    LLVMValueRef phi = LLVMBuildPhi(c->g.b, LLVMTypeOf(v), "");
+    LLVMValueRef vals[2] = {v, otherwise};
+    LLVMBasicBlockRef blocks[2] = {then_end, before};
+    LLVMAddIncoming(phi, vals, blocks, 2);
+    return phi;
+}
+
+/* --- layouts ------------------------------------------------------------------------- */
+
+static int same_layout(const tjp_layout *a, const tjp_layout *b)
+{
+    if (memcmp(a->nbits, b->nbits, sizeof a->nbits) != 0)
+        return 0;
+    for (int in = 0; in < TJP_NIN; in++)
+        if (memcmp(a->basis[in], b->basis[in], sizeof(uint32_t) * (size_t)a->nbits[in]) != 0)
+            return 0;
+    return 1;
+}
+
+/* Register bits that select copies (zero bases). */
+static uint32_t reg_dup_mask(const tjp_layout *L)
+{
+    uint32_t m = 0;
+    for (int b = 0; b < L->nbits[TJP_REG]; b++)
+        if (!L->basis[TJP_REG][b])
+            m |= 1u << b;
+    return m;
+}
+
+/* Lane (level TJP_LANE, 5 bits) or warp bits that select copies: zero bases,
+ * and bits beyond the layout's own. */
+static uint32_t thread_dup_mask(const codegen *c, const tjp_layout *L, int level)
+{
+    int width = level == TJP_LANE ? 5 : c->warp_bits;
+    uint32_t m = 0;
+    for (int b = 0; b < width; b++)
+        if (b >= L->nbits[level] || !L->basis[level][b])
+            m |= 1u << b;
+    return m;
+}
+
+/* Are the non-zero bases linearly independent (no element held twice
+ * except through zero bases)? */
+static int bases_independent(const tjp_layout *L)
+{
+    uint32_t pivots[3 * TJP_MAX_BITS];
+    int n = 0;
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < L->nbits[in]; b++) {
+            uint32_t x = L->basis[in][b];
+            if (!x)
+                continue;
+            for (int p = 0; p < n; p++)
+                if ((x ^ pivots[p]) < x)
+                    x ^= pivots[p];
+            if (!x)
+                return 0;
+            int pos = n++;
+            while (pos > 0 && pivots[pos - 1] < x) {
+                pivots[pos] = pivots[pos - 1];
+                pos--;
+            }
+            pivots[pos] = x;
+        }
+    return 1;
+}
+
+/* The lane/warp part of the element index of layout L, computed once in
+ * the entry block. */
+static LLVMValueRef thread_index(codegen *c, const tjp_layout *L)
+{
+    for (int i = 0; i < c->nparts; i++) {
+        thread_part *p = &c->parts[i];
+        if (p->nbits[TJP_LANE] == L->nbits[TJP_LANE] && p->nbits[TJP_WARP] == L->nbits[TJP_WARP] &&
+            !memcmp(p->lane, L->basis[TJP_LANE], sizeof(uint32_t) * (size_t)L->nbits[TJP_LANE]) &&
+            !memcmp(p->warp, L->basis[TJP_WARP], sizeof(uint32_t) * (size_t)L->nbits[TJP_WARP]))
+            return p->index;
+    }
+    LLVMValueRef idx = c_i32(c, 0);
+    LLVMValueRef in[TJP_NIN] = {NULL, c->lane, c->warp};
+    for (int level = TJP_LANE; level <= TJP_WARP; level++)
+        for (int b = 0; b < L->nbits[level]; b++) {
+            uint32_t basis = L->basis[level][b];
+            if (!basis)
+                continue;
+            LLVMValueRef bit = LLVMBuildAnd(c->eb, LLVMBuildLShr(c->eb, in[level], c_i32(c, b), ""), c_i32(c, 1), "");
+            idx = LLVMBuildXor(c->eb, idx, LLVMBuildMul(c->eb, bit, c_i32(c, basis), ""), "");
+        }
+    if (c->nparts == c->parts_cap) {
+        c->parts_cap = c->parts_cap ? 2 * c->parts_cap : 8;
+        c->parts = tjs_xrealloc(c->parts, (size_t)c->parts_cap * sizeof *c->parts);
+    }
+    thread_part *p = &c->parts[c->nparts++];
+    memset(p, 0, sizeof *p);
+    memcpy(p->nbits, L->nbits, sizeof p->nbits);
+    memcpy(p->lane, L->basis[TJP_LANE], sizeof(uint32_t) * (size_t)L->nbits[TJP_LANE]);
+    memcpy(p->warp, L->basis[TJP_WARP], sizeof(uint32_t) * (size_t)L->nbits[TJP_WARP]);
+    p->index = idx;
+    return idx;
+}
+
+/* Row-major index (i32) of the element in register r of this thread. */
+static LLVMValueRef element_index(codegen *c, const tjp_layout *L, uint32_t r)
+{
+    return LLVMBuildXor(c->g.b, thread_index(c, L), c_i32(c, tjp_layout_apply(L, r, 0, 0)), "");
+}
+
+static LLVMValueRef coordinate(codegen *c, const tji_type *t, LLVMValueRef index, int d)
+{
+    LLVMValueRef v = LLVMBuildLShr(c->g.b, index, c_i32(c, dim_shift(t, d)), "");
+    return LLVMBuildAnd(c->g.b, v, c_i32(c, t->shape[d] - 1), "");
+}
+
+/* True in the thread that owns its elements of layout L (NULL: every thread). */
+static LLVMValueRef owner_cond(codegen *c, const tjp_layout *L)
+{
+    uint32_t lane_dup = thread_dup_mask(c, L, TJP_LANE), warp_dup = thread_dup_mask(c, L, TJP_WARP);
+    LLVMValueRef cond = NULL;
+    if (lane_dup)
+        cond = LLVMBuildICmp(c->eb, LLVMIntEQ, LLVMBuildAnd(c->eb, c->lane, c_i32(c, lane_dup), ""),
+                             c_i32(c, 0), "");
+    if (warp_dup) {
+        LLVMValueRef w = LLVMBuildICmp(c->eb, LLVMIntEQ, LLVMBuildAnd(c->eb, c->warp, c_i32(c, warp_dup), ""),
+                                       c_i32(c, 0), "");
+        cond = cond ? LLVMBuildAnd(c->eb, cond, w, "") : w;
+    }
+    return cond;
+}
+
+static LLVMValueRef thread0_cond(codegen *c)
+{
+    return LLVMBuildICmp(c->eb, LLVMIntEQ, c->tid, c_i32(c, 0), "");
+}
+
+/* --- values ------------------------------------------------------------------------ */
+
+static LLVMValueRef *regs_for(codegen *c, int32_t id)
+{
+    if (!c->regs[id])
+        c->regs[id] = tjs_xcalloc((size_t)nregs_of(c, id), sizeof(LLVMValueRef));
+    return c->regs[id];
+}
+
+/* Register r of a tile, or the scalar (any r). */
+static LLVMValueRef reg(codegen *c, int32_t id, uint32_t r)
+{
+    const tji_type *t = type_of(c, id);
+    LLVMValueRef v = NULL;
+    if (t->rank == 0)
+        v = c->ssa[id];
+    else if (c->regs[id] && r < (uint32_t)nregs_of(c, id))
+        v = c->regs[id][r];
+    if (!v) {
+        FAIL(c, "internal error: value %d is read before it is computed", (int)id);
+        v = LLVMGetPoison(tjj_gpu_value_type(&c->g, t));
+    }
+    return v;
+}
+
+/* The operand must be in the result's layout (the plan's promise). */
+static int check_same_layout(codegen *c, int32_t operand, int32_t result)
+{
+    if (rank_of(c, operand) == 0 && rank_of(c, result) == 0)
+        return 1;
+    if (rank_of(c, operand) == 0 || rank_of(c, result) == 0 ||
+        !same_layout(layout_of(c, operand), layout_of(c, result))) {
+        FAIL(c, "internal error: operand %d is not in the layout of value %d", (int)operand, (int)result);
+        return 0;
+    }
+    return 1;
+}
+
+/* --- shared memory and warp primitives ------------------------------------------------- */
+
+/* The shared array, for a use of `bytes`; fails past the limit. */
+static LLVMValueRef shared(codegen *c, uint64_t bytes)
+{
+    if (bytes > SHARED_LIMIT) {
+        FAIL(c, "needs %llu bytes of shared memory; the limit is %d (use a smaller tile or fewer values per op)",
+             (unsigned long long)bytes, SHARED_LIMIT);
+        bytes = SHARED_LIMIT;
+    }
+    if (bytes > c->smem_bytes)
+        c->smem_bytes = bytes;
+    if (!c->smem)
+        c->smem = LLVMAddGlobalInAddressSpace(c->g.mod, LLVMArrayType2(c->g.t_i8, 1), "tjk_shared_placeholder",
+                                              ADDR_SHARED);
+    return c->smem;
+}
+
+/* bar.sync 0: every thread of the CTA, at a point all of them reach. */
+static void barrier(codegen *c)
+{
+    LLVMValueRef zero = c_i32(c, 0);
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+/* i1 is kept as a byte in shared memory. */
+static LLVMTypeRef shared_type(const codegen *c, LLVMTypeRef t)
+{
+    return t == c->g.t_i1 ? c->g.t_i8 : t;
+}
+
+static uint64_t type_bytes(const codegen *c, LLVMTypeRef t)
+{
+    if (t == c->g.t_i1 || t == c->g.t_i8)
+        return 1;
+    if (t == c->g.t_i16 || t == c->g.t_half)
+        return 2;
+    if (t == c->g.t_i32 || t == c->g.t_float)
+        return 4;
+    return 8; /* i64, double, pointers */
+}
+
+/* Element `index` of an array of t at byte offset `base` of shared memory. */
+static LLVMValueRef shared_at(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index)
+{
+    LLVMValueRef off = c_i64(c, (int64_t)base);
+    LLVMValueRef start = LLVMBuildInBoundsGEP2(c->g.b, c->g.t_i8, smem, &off, 1, "");
+    LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.t_i64, "");
+    return LLVMBuildInBoundsGEP2(c->g.b, shared_type(c, t), start, &idx, 1, "");
+}
+
+static void shared_store(codegen *c, LLVMValueRef smem, uint64_t base, LLVMValueRef index, LLVMValueRef v)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (t == c->g.t_i1)
+        v = LLVMBuildZExt(c->g.b, v, c->g.t_i8, "");
+    LLVMValueRef st = LLVMBuildStore(c->g.b, v, shared_at(c, smem, base, t, index));
+    LLVMSetAlignment(st, (unsigned)type_bytes(c, t));
+}
+
+static LLVMValueRef shared_load(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index)
+{
+    LLVMValueRef ld = LLVMBuildLoad2(c->g.b, shared_type(c, t), shared_at(c, smem, base, t, index), "");
+    LLVMSetAlignment(ld, (unsigned)type_bytes(c, t));
+    if (t == c->g.t_i1)
+        return LLVMBuildICmp(c->g.b, LLVMIntNE, ld, LLVMConstNull(c->g.t_i8), "");
+    return ld;
+}
+
+/* A warp shuffle of any value: butterfly (lane ^ arg) or indexed (lane arg).
+ * Values are moved as one or two 32-bit words. */
+static LLVMValueRef shuffle(codegen *c, int butterfly, LLVMValueRef v, LLVMValueRef arg)
+{
+    LLVMBuilderRef b = c->g.b;
+    LLVMTypeRef t = LLVMTypeOf(v);
+    const char *name = butterfly ? "llvm.nvvm.shfl.sync.bfly.i32" : "llvm.nvvm.shfl.sync.idx.i32";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->g.mod, id, NULL, 0);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(c->g.ctx, id, NULL, 0);
+    uint64_t bytes = type_bytes(c, t);
+    LLVMTypeRef it = bytes == 8 ? c->g.t_i64 : LLVMIntTypeInContext(c->g.ctx, t == c->g.t_i1 ? 1 : (unsigned)(8 * bytes));
+    LLVMValueRef bits = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? LLVMBuildPtrToInt(b, v, it, "")
+                        : LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
+    LLVMValueRef out;
+    if (bytes == 8) {
+        LLVMValueRef lo = LLVMBuildTrunc(b, bits, c->g.t_i32, "");
+        LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, c_i64(c, 32), ""), c->g.t_i32, "");
+        LLVMValueRef a_lo[4] = {c_i32(c, -1), lo, arg, c_i32(c, 31)}, a_hi[4] = {c_i32(c, -1), hi, arg, c_i32(c, 31)};
+        lo = LLVMBuildCall2(b, fty, f, a_lo, 4, "");
+        hi = LLVMBuildCall2(b, fty, f, a_hi, 4, "");
+        out = LLVMBuildOr(b, LLVMBuildZExt(b, lo, c->g.t_i64, ""),
+                          LLVMBuildShl(b, LLVMBuildZExt(b, hi, c->g.t_i64, ""), c_i64(c, 32), ""), "");
+    } else {
+        LLVMValueRef w = it == c->g.t_i32 ? bits : LLVMBuildZExt(b, bits, c->g.t_i32, "");
+        LLVMValueRef args[4] = {c_i32(c, -1), w, arg, c_i32(c, 31)};
+        out = LLVMBuildCall2(b, fty, f, args, 4, "");
+        if (it != c->g.t_i32)
+            out = LLVMBuildTrunc(b, out, it, "");
+    }
+    if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
+        return LLVMBuildIntToPtr(b, out, t, "");
+    return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? out : LLVMBuildBitCast(b, out, t, "");
+}
+
+/* Every thread gets the scalar that thread 0 computed (v is garbage elsewhere). */
+static LLVMValueRef broadcast_scalar(codegen *c, LLVMValueRef v)
+{
+    if (c->num_warps == 1)
+        return shuffle(c, 0, v, c_i32(c, 0));
+    LLVMValueRef smem = shared(c, type_bytes(c, LLVMTypeOf(v)));
+    barrier(c);
+    LLVMBasicBlockRef cont = guard_begin(c, thread0_cond(c), "bcast");
+    shared_store(c, smem, 0, c_i32(c, 0), v);
+    guard_end(c, cont);
+    barrier(c);
+    return shared_load(c, smem, 0, LLVMTypeOf(v), c_i32(c, 0));
+}
+
+/* vals (registers of layout L) are right in the owning slots; make every
+ * copy hold its owner's value. */
+static void broadcast_from_owners(codegen *c, const tjp_layout *L, const tji_type *t, LLVMValueRef *vals)
+{
+    uint32_t n = 1u << L->nbits[TJP_REG], rdup = reg_dup_mask(L);
+    uint32_t lane_dup = thread_dup_mask(c, L, TJP_LANE), warp_dup = thread_dup_mask(c, L, TJP_WARP);
+    if (warp_dup) {
+        LLVMTypeRef vt = LLVMTypeOf(vals[0]);
+        LLVMValueRef smem = shared(c, (uint64_t)numel_of(t) * type_bytes(c, vt));
+        barrier(c);
+        LLVMBasicBlockRef cont = guard_begin(c, owner_cond(c, L), "share");
+        for (uint32_t r = 0; r < n; r++)
+            if (!(r & rdup))
+                shared_store(c, smem, 0, element_index(c, L, r), vals[r]);
+        guard_end(c, cont);
+        barrier(c);
+        for (uint32_t r = 0; r < n; r++)
+            if (!(r & rdup))
+                vals[r] = shared_load(c, smem, 0, vt, element_index(c, L, r));
+    } else if (lane_dup) {
+        LLVMValueRef src = LLVMBuildAnd(c->g.b, c->lane, c_i32(c, ~lane_dup & 31), "");
+        for (uint32_t r = 0; r < n; r++)
+            if (!(r & rdup))
+                vals[r] = shuffle(c, 0, vals[r], src);
+    }
+    for (uint32_t r = 0; r < n; r++)
+        if (r & rdup)
+            vals[r] = vals[r & ~rdup];
+}
+
+/* --- element-wise, creation and shape ops ------------------------------------------------- */
+
+static void emit_elementwise(codegen *c, const tji_op *op)
+{
+    int32_t id = op->result;
+    if (rank_of(c, id) == 0) {
+        LLVMValueRef a[3] = {0};
+        for (int i = 0; i < op->nargs && i < 3; i++)
+            a[i] = reg(c, op->args[i], 0);
+        c->ssa[id] = tjj_gpu_elementwise(&c->g, op, a);
+        return;
+    }
+    for (int i = 0; i < op->nargs; i++)
+        if (!check_same_layout(c, op->args[i], id))
+            return;
+    const tjp_layout *L = layout_of(c, id);
+    uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
+    LLVMValueRef *out = regs_for(c, id);
+    for (uint32_t r = 0; r < n && c->g.status == TJ_OK; r++) {
+        if (r & rdup) {
+            out[r] = out[r & ~rdup];
+            continue;
+        }
+        LLVMValueRef a[3] = {0};
+        for (int i = 0; i < op->nargs && i < 3; i++)
+            a[i] = reg(c, op->args[i], r);
+        out[r] = tjj_gpu_elementwise(&c->g, op, a);
+    }
+}
+
+static void emit_const(codegen *c, const tji_op *op)
+{
+    const tji_type *t = type_of(c, op->result);
+    LLVMValueRef v;
+    if (t->dtype == TJ_BF16) /* LLVM rounds the double to bfloat once */
+        v = LLVMConstBitCast(LLVMConstReal(LLVMBFloatTypeInContext(c->g.ctx), op->fval), c->g.t_i16);
+    else if (tjs_dtype_is_float(t->dtype))
+        v = LLVMConstReal(tjj_gpu_dtype_type(&c->g, t->dtype), op->fval);
+    else if (t->dtype == TJ_I1)
+        v = LLVMConstInt(c->g.t_i1, op->ival != 0, 0);
+    else
+        v = LLVMConstInt(tjj_gpu_dtype_type(&c->g, t->dtype), (unsigned long long)op->ival, 1);
+    if (t->rank == 0) {
+        c->ssa[op->result] = v;
+        return;
+    }
+    LLVMValueRef *out = regs_for(c, op->result);
+    for (int r = 0; r < nregs_of(c, op->result); r++)
+        out[r] = v;
+}
+
+static void emit_arange(codegen *c, const tji_op *op)
+{
+    const tjp_layout *L = layout_of(c, op->result);
+    const tji_type *t = type_of(c, op->result);
+    LLVMValueRef *out = regs_for(c, op->result);
+    for (uint32_t r = 0; r < (uint32_t)nregs_of(c, op->result); r++)
+        out[r] = LLVMBuildAdd(c->g.b, coordinate(c, t, element_index(c, L, r), 0), c_i32(c, op->ival), "");
+}
+
+static void emit_splat(codegen *c, const tji_op *op)
+{
+    LLVMValueRef s = reg(c, op->args[0], 0);
+    LLVMValueRef *out = regs_for(c, op->result);
+    for (int r = 0; r < nregs_of(c, op->result); r++)
+        out[r] = s;
+}
+
+/* The element of the operand that element e of the result of a shape op is. */
+static uint32_t shape_source(const tji_op *op, const tji_type *rt, const tji_type *st, uint32_t e)
+{
+    if (op->code == TJI_RESHAPE)
+        return e;
+    uint32_t coord[TJ_MAX_RANK] = {0}, src[TJ_MAX_RANK] = {0};
+    for (int d = 0; d < rt->rank; d++)
+        coord[d] = (e >> dim_shift(rt, d)) & (uint32_t)(rt->shape[d] - 1);
+    switch (op->code) {
+    case TJI_BROADCAST:
+        for (int d = 0; d < st->rank; d++)
+            src[d] = st->shape[d] == 1 ? 0 : coord[d];
+        break;
+    case TJI_EXPAND_DIMS:
+        for (int d = 0, s = 0; d < rt->rank; d++)
+            if (d != op->axis)
+                src[s++] = coord[d];
+        break;
+    default: /* PERMUTE */
+        for (int d = 0; d < rt->rank; d++)
+            src[op->perm[d]] = coord[d];
+        break;
+    }
+    uint32_t out = 0;
+    for (int d = 0; d < st->rank; d++)
+        out |= src[d] << dim_shift(st, d);
+    return out;
+}
+
+/* BROADCAST, EXPAND_DIMS, RESHAPE, PERMUTE: register copies, once the
+ * layouts are seen to make them so (the maps are linear: bases suffice). */
+static void emit_shape_op(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0], id = op->result;
+    const tjp_layout *Ls = layout_of(c, x), *Lr = layout_of(c, id);
+    const tji_type *st = type_of(c, x), *rt = type_of(c, id);
+    int ok = st->rank > 0 && memcmp(Ls->nbits, Lr->nbits, sizeof Ls->nbits) == 0;
+    for (int in = 0; ok && in < TJP_NIN; in++)
+        for (int b = 0; ok && b < Lr->nbits[in]; b++)
+            ok = shape_source(op, rt, st, Lr->basis[in][b]) == Ls->basis[in][b];
+    if (!ok) {
+        FAIL(c, "internal error: the layout plan does not make this op a register copy");
+        return;
+    }
+    LLVMValueRef *out = regs_for(c, id);
+    for (uint32_t r = 0; r < (uint32_t)nregs_of(c, id); r++)
+        out[r] = reg(c, x, r);
+}
+
+static void emit_convert(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0], id = op->result;
+    const tjp_layout *Ls = layout_of(c, x), *Ld = layout_of(c, id);
+    const tji_type *t = type_of(c, id);
+    uint32_t ns = (uint32_t)nregs_of(c, x), nd = (uint32_t)nregs_of(c, id);
+    LLVMValueRef *out = regs_for(c, id);
+    /* Same threads, same elements: registers are renamed. */
+    int renamed = memcmp(&Ls->nbits[TJP_LANE], &Ld->nbits[TJP_LANE], 2 * sizeof(int)) == 0 &&
+                  !memcmp(Ls->basis[TJP_LANE], Ld->basis[TJP_LANE], sizeof(uint32_t) * (size_t)Ls->nbits[TJP_LANE]) &&
+                  !memcmp(Ls->basis[TJP_WARP], Ld->basis[TJP_WARP], sizeof(uint32_t) * (size_t)Ls->nbits[TJP_WARP]);
+    for (uint32_t r = 0; renamed && r < nd; r++) {
+        uint32_t e = tjp_layout_apply(Ld, r, 0, 0), s = 0;
+        while (s < ns && tjp_layout_apply(Ls, s, 0, 0) != e)
+            s++;
+        if (s == ns)
+            renamed = 0;
+        else
+            out[r] = reg(c, x, s);
+    }
+    if (renamed)
+        return;
+    LLVMTypeRef vt = tjj_gpu_value_type(&c->g, t);
+    LLVMValueRef smem = shared(c, (uint64_t)numel_of(t) * type_bytes(c, vt));
+    uint32_t sdup = reg_dup_mask(Ls), ddup = reg_dup_mask(Ld);
+    barrier(c);
+    for (uint32_t r = 0; r < ns; r++)
+        if (!(r & sdup))
+            shared_store(c, smem, 0, element_index(c, Ls, r), reg(c, x, r));
+    barrier(c);
+    for (uint32_t r = 0; r < nd; r++)
+        out[r] = r & ddup ? out[r & ~ddup] : shared_load(c, smem, 0, vt, element_index(c, Ld, r));
+}
+
+/* --- memory ------------------------------------------------------------------------------ */
+
+static LLVMValueRef masked_load(codegen *c, const tji_type *t, LLVMValueRef ptr, LLVMValueRef mask,
+                                LLVMValueRef other, int is_volatile)
+{
+    LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
+    LLVMBasicBlockRef cont = guard_begin(c, mask, "load");
+    LLVMValueRef ld = LLVMBuildLoad2(c->g.b, tjj_gpu_mem_type(&c->g, t), ptr, "");
+    LLVMSetAlignment(ld, (unsigned)tj_dtype_size(t->dtype));
+    if (is_volatile)
+        LLVMSetVolatile(ld, 1);
+    LLVMValueRef v = tjj_gpu_from_mem(&c->g, ld, t);
+    return guard_value(c, cont, before, v, other ? other : LLVMConstNull(LLVMTypeOf(v)));
+}
+
+static void emit_load(codegen *c, const tji_op *op)
+{
+    int32_t id = op->result, mask = op->nargs > 1 ? op->args[1] : 0, other = op->nargs > 2 ? op->args[2] : 0;
+    const tji_type *t = type_of(c, id);
+    if (t->rank == 0) {
+        c->ssa[id] = masked_load(c, t, reg(c, op->args[0], 0), mask ? live_cond(reg(c, mask, 0)) : NULL,
+                                 other ? reg(c, other, 0) : NULL, op->is_volatile);
+        return;
+    }
+    for (int i = 0; i < op->nargs; i++)
+        if (op->args[i] && !check_same_layout(c, op->args[i], id))
+            return;
+    const tjp_layout *L = layout_of(c, id);
+    uint32_t rdup = reg_dup_mask(L);
+    LLVMValueRef *out = regs_for(c, id);
+    for (uint32_t r = 0; r < (uint32_t)nregs_of(c, id) && c->g.status == TJ_OK; r++)
+        out[r] = r & rdup ? out[r & ~rdup]
+                          : masked_load(c, t, reg(c, op->args[0], r), mask ? live_cond(reg(c, mask, r)) : NULL,
+                                        other ? reg(c, other, r) : NULL, op->is_volatile);
+}
+
+static void emit_store(codegen *c, const tji_op *op)
+{
+    int32_t ptr = op->args[0], val = op->args[1], mask = op->nargs > 2 ? op->args[2] : 0;
+    const tji_type *vt = type_of(c, val);
+    int rank = rank_of(c, ptr);
+    LLVMValueRef owner;
+    uint32_t n = 1, rdup = 0;
+    if (rank == 0) {
+        owner = thread0_cond(c);
+    } else {
+        if (!check_same_layout(c, val, ptr) || (mask && !check_same_layout(c, mask, ptr)))
+            return;
+        const tjp_layout *L = layout_of(c, ptr);
+        owner = owner_cond(c, L);
+        n = (uint32_t)nregs_of(c, ptr);
+        rdup = reg_dup_mask(L);
+    }
+    for (uint32_t r = 0; r < n; r++) {
+        if (r & rdup)
+            continue;
+        LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(reg(c, mask, r)) : NULL);
+        LLVMBasicBlockRef cont = guard_begin(c, cond, "store");
+        LLVMValueRef st = LLVMBuildStore(c->g.b, tjj_gpu_to_mem(&c->g, reg(c, val, r), vt), reg(c, ptr, r));
+        LLVMSetAlignment(st, (unsigned)tj_dtype_size(vt->dtype));
+        guard_end(c, cont);
+    }
+}
+
+/* --- atomics -------------------------------------------------------------------------------- */
+
+static LLVMValueRef atomic_rmw(codegen *c, LLVMAtomicRMWBinOp bop, LLVMValueRef ptr, LLVMValueRef v)
+{
+    return LLVMBuildAtomicRMWSyncScope(c->g.b, bop, ptr, v, LLVMAtomicOrderingAcquireRelease, c->g.device_scope);
+}
+
+static LLVMValueRef atomic_cas(codegen *c, LLVMValueRef ptr, LLVMValueRef cmp, LLVMValueRef v, LLVMValueRef *ok)
+{
+    LLVMValueRef pair = LLVMBuildAtomicCmpXchgSyncScope(c->g.b, ptr, cmp, v, LLVMAtomicOrderingAcquireRelease,
+                                                        LLVMAtomicOrderingMonotonic, c->g.device_scope);
+    if (ok)
+        *ok = LLVMBuildExtractValue(c->g.b, pair, 1, "");
+    return LLVMBuildExtractValue(c->g.b, pair, 0, "");
+}
+
+/* Float atomics without an instruction (max, min; add for 16-bit floats):
+ * a compare-and-swap loop on the bits, computing in f32/f64. A value that
+ * would not change is not written. Returns the old value (SSA form). */
+static LLVMValueRef float_atomic_loop(codegen *c, tj_atomic_op aop, tj_dtype dt, LLVMValueRef ptr, LLVMValueRef v)
+{
+    LLVMBuilderRef b = c->g.b;
+    tji_type vt = {.dtype = dt};
+    LLVMTypeRef ft = tjj_gpu_value_type(&c->g, &vt);
+    LLVMTypeRef it = LLVMIntTypeInContext(c->g.ctx, (unsigned)tjs_dtype_bits(dt));
+    LLVMValueRef start = LLVMBuildLoad2(b, it, ptr, "");
+    LLVMSetAlignment(start, (unsigned)tj_dtype_size(dt));
+    LLVMSetOrdering(start, LLVMAtomicOrderingMonotonic);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), loop = new_block(c, "atomic.loop");
+    LLVMBasicBlockRef write = new_block(c, "atomic.cas"), done = new_block(c, "atomic.done");
+    LLVMBuildBr(b, loop);
+    LLVMPositionBuilderAtEnd(b, loop);
+    LLVMValueRef old = LLVMBuildPhi(b, it, "");
+    LLVMValueRef x = tjj_gpu_fext(&c->g, ft == it ? old : LLVMBuildBitCast(b, old, ft, ""), dt);
+    LLVMValueRef y = tjj_gpu_fext(&c->g, v, dt), r;
+    switch (aop) {
+    case TJ_ATOMIC_ADD: r = LLVMBuildFAdd(b, x, y, ""); break;
+    case TJ_ATOMIC_MAX: r = tjj_gpu_intrinsic2(&c->g, "llvm.maxnum", x, y); break;
+    default: r = tjj_gpu_intrinsic2(&c->g, "llvm.minnum", x, y); break;
+    }
+    r = tjj_gpu_fround(&c->g, r, dt);
+    LLVMValueRef new_bits = ft == it ? r : LLVMBuildBitCast(b, r, it, "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, new_bits, old, ""), done, write);
+    LLVMPositionBuilderAtEnd(b, write);
+    LLVMValueRef ok;
+    LLVMValueRef seen = atomic_cas(c, ptr, old, new_bits, &ok);
+    LLVMBuildCondBr(b, ok, done, loop);
+    LLVMValueRef in[2] = {start, seen};
+    LLVMBasicBlockRef from[2] = {pre, write};
+    LLVMAddIncoming(old, in, from, 2);
+    LLVMPositionBuilderAtEnd(b, done);
+    LLVMValueRef result = LLVMBuildPhi(b, it, "");
+    LLVMValueRef rin[2] = {old, old};
+    LLVMBasicBlockRef rfrom[2] = {loop, write};
+    LLVMAddIncoming(result, rin, rfrom, 2);
+    return ft == it ? result : LLVMBuildBitCast(b, result, ft, "");
+}
+
+/* One atomic on one element; returns the old value in SSA form. */
+static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt, LLVMValueRef ptr,
+                               LLVMValueRef a1, LLVMValueRef a2)
+{
+    LLVMBuilderRef b = c->g.b;
+    tj_dtype dt = rt->dtype;
+    int is_float = tjs_dtype_is_float(dt), is_signed = tjs_dtype_is_signed(dt);
+    LLVMTypeRef mt = tjj_gpu_mem_type(&c->g, rt);
+    LLVMTypeRef it = is_float ? LLVMIntTypeInContext(c->g.ctx, (unsigned)tjs_dtype_bits(dt)) : mt;
+    if (op->code == TJI_ATOMIC_CAS || op->atomic == TJ_ATOMIC_XCHG) {
+        /* on the bits: cmpxchg compares bits, and xchg of bits is exact */
+        LLVMValueRef v = LLVMBuildBitCast(b, tjj_gpu_to_mem(&c->g, op->code == TJI_ATOMIC_CAS ? a2 : a1, rt), it, "");
+        LLVMValueRef old = op->code == TJI_ATOMIC_CAS
+                               ? atomic_cas(c, ptr, LLVMBuildBitCast(b, tjj_gpu_to_mem(&c->g, a1, rt), it, ""), v, NULL)
+                               : atomic_rmw(c, LLVMAtomicRMWBinOpXchg, ptr, v);
+        return tjj_gpu_from_mem(&c->g, LLVMBuildBitCast(b, old, mt, ""), rt);
+    }
+    if (is_float && (op->atomic != TJ_ATOMIC_ADD || dt == TJ_F16 || dt == TJ_BF16))
+        return float_atomic_loop(c, op->atomic, dt, ptr, a1);
+    LLVMAtomicRMWBinOp bop;
+    switch (op->atomic) {
+    case TJ_ATOMIC_ADD: bop = is_float ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
+    case TJ_ATOMIC_MAX: bop = is_signed ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
+    default: bop = is_signed ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin; break;
+    }
+    return tjj_gpu_from_mem(&c->g, atomic_rmw(c, bop, ptr, tjj_gpu_to_mem(&c->g, a1, rt)), rt);
+}
+
+/* ATOMIC (ptr, value, mask) and ATOMIC_CAS (ptr, cmp, value): done once per
+ * element by its owner; masked-off elements do nothing and read 0. */
+static void emit_atomic(codegen *c, const tji_op *op)
+{
+    int is_cas = op->code == TJI_ATOMIC_CAS;
+    int32_t ptr = op->args[0], id = op->result;
+    int32_t mask = !is_cas && op->nargs > 2 ? op->args[2] : 0;
+    const tji_type *rt = type_of(c, id);
+    LLVMTypeRef vt = tjj_gpu_value_type(&c->g, rt);
+    if (rt->rank == 0) {
+        LLVMValueRef cond = and_cond(c, thread0_cond(c), mask ? live_cond(reg(c, mask, 0)) : NULL);
+        LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
+        LLVMValueRef old = atomic_one(c, op, rt, reg(c, ptr, 0), reg(c, op->args[1], 0),
+                                      is_cas ? reg(c, op->args[2], 0) : NULL);
+        old = guard_value(c, cont, before, old, LLVMConstNull(vt));
+        c->ssa[id] = c->uses[id] ? broadcast_scalar(c, old) : old;
+        return;
+    }
+    for (int i = 1; i < op->nargs; i++)
+        if (op->args[i] && !check_same_layout(c, op->args[i], ptr))
+            return;
+    if (!check_same_layout(c, id, ptr))
+        return;
+    const tjp_layout *L = layout_of(c, ptr);
+    if (!bases_independent(L)) {
+        FAIL(c, "internal error: a layout holds an element twice");
+        return;
+    }
+    LLVMValueRef owner = owner_cond(c, L);
+    uint32_t n = (uint32_t)nregs_of(c, ptr), rdup = reg_dup_mask(L);
+    LLVMValueRef *out = regs_for(c, id);
+    for (uint32_t r = 0; r < n && c->g.status == TJ_OK; r++) {
+        if (r & rdup)
+            continue;
+        LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(reg(c, mask, r)) : NULL);
+        LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
+        LLVMValueRef old = atomic_one(c, op, rt, reg(c, ptr, r), reg(c, op->args[1], r),
+                                      is_cas ? reg(c, op->args[2], r) : NULL);
+        out[r] = guard_value(c, cont, before, old, LLVMConstNull(vt));
+    }
+    if (c->uses[id])
+        broadcast_from_owners(c, L, rt, out);
+    else
+        for (uint32_t r = 0; r < n; r++)
+            if (r & rdup)
+                out[r] = out[r & ~rdup];
+}
+
+/* --- reductions and scans ------------------------------------------------------------------ */
+
+/* acc = acc (op) (v, i), symmetric: both orders give the same bits. argmax
+ * and argmin carry (value, index): NaN loses to any number, equal values go
+ * to the smaller index, so the first extreme element wins, and all-NaN gives
+ * index 0, as on the CPU. */
+static void combine(codegen *c, tj_reduce_op rop, tj_dtype dt, LLVMValueRef *acc, LLVMValueRef *acc_i,
+                    LLVMValueRef v, LLVMValueRef i)
+{
+    LLVMBuilderRef b = c->g.b;
+    int is_float = tjs_dtype_is_float(dt), is_signed = tjs_dtype_is_signed(dt);
+    switch (rop) {
+    case TJ_REDUCE_SUM:
+        *acc = is_float ? LLVMBuildFAdd(b, *acc, v, "") : LLVMBuildAdd(b, *acc, v, "");
+        return;
+    case TJ_REDUCE_MAX:
+        *acc = tjj_gpu_intrinsic2(&c->g, is_float ? "llvm.maxnum" : is_signed ? "llvm.smax" : "llvm.umax", *acc, v);
+        return;
+    case TJ_REDUCE_MIN:
+        *acc = tjj_gpu_intrinsic2(&c->g, is_float ? "llvm.minnum" : is_signed ? "llvm.smin" : "llvm.umin", *acc, v);
+        return;
+    default: {
+        int is_max = rop == TJ_REDUCE_ARGMAX;
+        LLVMValueRef smaller_i = LLVMBuildICmp(b, LLVMIntSLT, i, *acc_i, "");
+        LLVMValueRef take;
+        if (is_float) {
+            LLVMValueRef better = LLVMBuildFCmp(b, is_max ? LLVMRealOGT : LLVMRealOLT, v, *acc, "");
+            LLVMValueRef equal = LLVMBuildFCmp(b, LLVMRealOEQ, v, *acc, "");
+            LLVMValueRef acc_nan = LLVMBuildFCmp(b, LLVMRealUNO, *acc, *acc, "");
+            LLVMValueRef v_nan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
+            LLVMValueRef v_num = LLVMBuildNot(b, v_nan, "");
+            LLVMValueRef tie = LLVMBuildOr(b, equal, LLVMBuildAnd(b, acc_nan, v_nan, ""), "");
+            take = LLVMBuildOr(b, LLVMBuildOr(b, better, LLVMBuildAnd(b, acc_nan, v_num, ""), ""),
+                               LLVMBuildAnd(b, tie, smaller_i, ""), "");
+        } else {
+            LLVMIntPredicate p = is_max ? (is_signed ? LLVMIntSGT : LLVMIntUGT) : (is_signed ? LLVMIntSLT : LLVMIntULT);
+            LLVMValueRef better = LLVMBuildICmp(b, p, v, *acc, "");
+            LLVMValueRef tie = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, v, *acc, ""), smaller_i, "");
+            take = LLVMBuildOr(b, better, tie, "");
+        }
+        *acc = LLVMBuildSelect(b, take, v, *acc, "");
+        *acc_i = LLVMBuildSelect(b, take, i, *acc_i, "");
+        return;
+    }
+    }
+}
+
+/* The bits of `value` at the positions in `mask`, packed (a software pext). */
+static LLVMValueRef extract_bits(codegen *c, LLVMValueRef value, uint32_t mask)
+{
+    LLVMValueRef out = c_i32(c, 0);
+    for (int b = 0, k = 0; b < 32; b++) {
+        if (!(mask >> b & 1))
+            continue;
+        LLVMValueRef bit = LLVMBuildAnd(c->g.b, LLVMBuildLShr(c->g.b, value, c_i32(c, b), ""), c_i32(c, 1), "");
+        out = LLVMBuildOr(c->g.b, out, LLVMBuildShl(c->g.b, bit, c_i32(c, k++), ""), "");
+    }
+    return out;
+}
+
+static void emit_reduce(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0], id = op->result;
+    const tji_type *xt = type_of(c, x), *rt = type_of(c, id);
+    const tjp_layout *L = layout_of(c, x);
+    tj_dtype dt = xt->dtype;
+    int axis = op->axis;
+    int is_arg = op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN;
+    int is_float = tjs_dtype_is_float(dt);
+    uint32_t axis_bits = (uint32_t)((xt->shape[axis] - 1) << dim_shift(xt, axis));
+
+    /* Which input bits move along the axis (A), hold copies (Z), or neither. */
+    uint32_t along[TJP_NIN] = {0}, copies[TJP_NIN] = {0};
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < L->nbits[in]; b++) {
+            uint32_t v = L->basis[in][b];
+            if (!v)
+                copies[in] |= 1u << b;
+            else if ((v & axis_bits) == v)
+                along[in] |= 1u << b;
+            else if (v & axis_bits) {
+                FAIL(c, "internal error: a layout basis mixes the reduced axis with others");
+                return;
+            }
+        }
+    if (!bases_independent(L)) {
+        FAIL(c, "internal error: a layout holds an element twice");
+        return;
+    }
+    if (rt->rank > 0) {
+        tjp_layout expect;
+        tjp_layout_slice(&expect, L, axis);
+        if (!same_layout(&expect, layout_of(c, id))) {
+            FAIL(c, "internal error: the result's layout is not the slice of the operand's");
+            return;
+        }
+    }
+
+    uint32_t n = 1u << L->nbits[TJP_REG], fold = along[TJP_REG] | copies[TJP_REG];
+    LLVMValueRef *acc = tjs_xcalloc(n, sizeof(LLVMValueRef)), *acc_i = tjs_xcalloc(n, sizeof(LLVMValueRef));
+    /* 1: registers along the axis, in increasing order */
+    for (uint32_t r = 0; r < n; r++) {
+        if (r & fold)
+            continue;
+        for (uint32_t s = 0;; s = (s - along[TJP_REG]) & along[TJP_REG]) {
+            LLVMValueRef v = tjj_gpu_fext(&c->g, reg(c, x, r | s), dt), i = NULL;
+            if (is_arg)
+                i = coordinate(c, xt, element_index(c, L, r | s), axis);
+            if (!s) {
+                acc[r] = v;
+                acc_i[r] = i;
+            } else {
+                combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
+            }
+            if (s == along[TJP_REG])
+                break;
+        }
+    }
+    /* 2: lanes along the axis, by butterfly */
+    for (int b = 0; b < L->nbits[TJP_LANE]; b++) {
+        if (!(along[TJP_LANE] >> b & 1))
+            continue;
+        for (uint32_t r = 0; r < n; r++) {
+            if (r & fold)
+                continue;
+            LLVMValueRef v = shuffle(c, 1, acc[r], c_i32(c, 1 << b));
+            LLVMValueRef i = is_arg ? shuffle(c, 1, acc_i[r], c_i32(c, 1 << b)) : NULL;
+            combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
+        }
+    }
+    /* 3: warps along the axis, through shared memory in warp order */
+    if (along[TJP_WARP] && c->g.status == TJ_OK) {
+        uint32_t parts = 1u << __builtin_popcount(along[TJP_WARP]);
+        int64_t out_numel = rt->rank > 0 ? numel_of(rt) : 1;
+        LLVMTypeRef ct = LLVMTypeOf(acc[0]);
+        uint64_t vbytes = parts * (uint64_t)out_numel * type_bytes(c, ct);
+        uint64_t ibase = (vbytes + 3) & ~(uint64_t)3;
+        LLVMValueRef smem = shared(c, is_arg ? ibase + parts * (uint64_t)out_numel * 4 : vbytes);
+        LLVMValueRef my_part = extract_bits(c, c->warp, along[TJP_WARP]);
+        LLVMValueRef *oidx = tjs_xcalloc(n, sizeof(LLVMValueRef));
+        for (uint32_t r = 0; r < n; r++)
+            if (!(r & fold))
+                oidx[r] = rt->rank > 0 ? element_index(c, layout_of(c, id), r) : c_i32(c, 0);
+        barrier(c);
+        for (uint32_t r = 0; r < n; r++) {
+            if (r & fold)
+                continue;
+            LLVMValueRef slot = LLVMBuildAdd(c->g.b, LLVMBuildMul(c->g.b, my_part, c_i32(c, out_numel), ""), oidx[r], "");
+            shared_store(c, smem, 0, slot, acc[r]);
+            if (is_arg)
+                shared_store(c, smem, ibase, slot, acc_i[r]);
+        }
+        barrier(c);
+        for (uint32_t r = 0; r < n; r++) {
+            if (r & fold)
+                continue;
+            for (uint32_t p = 0; p < parts; p++) {
+                LLVMValueRef slot = LLVMBuildAdd(c->g.b, oidx[r], c_i32(c, (int64_t)p * out_numel), "");
+                LLVMValueRef v = shared_load(c, smem, 0, ct, slot);
+                LLVMValueRef i = is_arg ? shared_load(c, smem, ibase, c->g.t_i32, slot) : NULL;
+                if (!p) {
+                    acc[r] = v;
+                    acc_i[r] = i;
+                } else {
+                    combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
+                }
+            }
+        }
+        free(oidx);
+    }
+    if (c->g.status == TJ_OK) {
+        LLVMValueRef *out = rt->rank > 0 ? regs_for(c, id) : NULL;
+        for (uint32_t r = 0; r < (rt->rank > 0 ? n : 1); r++) {
+            uint32_t k = r & ~fold;
+            LLVMValueRef v = is_arg ? acc_i[k] : is_float ? tjj_gpu_fround(&c->g, acc[k], dt) : acc[k];
+            if (out)
+                out[r] = v;
+            else
+                c->ssa[id] = v;
+        }
+    }
+    free(acc);
+    free(acc_i);
+}
+
+/* Inclusive prefix sums through shared memory: each element is the
+ * sequential sum of its prefix along the axis (the CPU's order). */
+static void emit_cumsum(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0], id = op->result;
+    if (!check_same_layout(c, x, id))
+        return;
+    const tji_type *t = type_of(c, id);
+    const tjp_layout *L = layout_of(c, id);
+    tj_dtype dt = t->dtype;
+    int is_float = tjs_dtype_is_float(dt), shift = dim_shift(t, op->axis);
+    uint32_t axis_bits = (uint32_t)((t->shape[op->axis] - 1) << shift);
+    LLVMTypeRef ct = tjj_gpu_compute_type(&c->g, dt);
+    LLVMValueRef smem = shared(c, (uint64_t)numel_of(t) * type_bytes(c, ct));
+    uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
+    LLVMBuilderRef b = c->g.b;
+    barrier(c);
+    for (uint32_t r = 0; r < n; r++)
+        if (!(r & rdup))
+            shared_store(c, smem, 0, element_index(c, L, r), tjj_gpu_fext(&c->g, reg(c, x, r), dt));
+    barrier(c);
+    LLVMValueRef *out = regs_for(c, id);
+    for (uint32_t r = 0; r < n; r++) {
+        if (r & rdup) {
+            out[r] = out[r & ~rdup];
+            continue;
+        }
+        LLVMValueRef e = element_index(c, L, r);
+        LLVMValueRef last = coordinate(c, t, e, op->axis);
+        LLVMValueRef base = LLVMBuildAnd(b, e, c_i32(c, ~axis_bits), "");
+        LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), loop = new_block(c, "cumsum"), done = new_block(c, "cumsum.end");
+        LLVMBuildBr(b, loop);
+        LLVMPositionBuilderAtEnd(b, loop);
+        LLVMValueRef k = LLVMBuildPhi(b, c->g.t_i32, "k"), acc = LLVMBuildPhi(b, ct, "acc");
+        LLVMValueRef at = LLVMBuildOr(b, base, LLVMBuildShl(b, k, c_i32(c, shift), ""), "");
+        LLVMValueRef v = shared_load(c, smem, 0, ct, at);
+        LLVMValueRef next = is_float ? LLVMBuildFAdd(b, acc, v, "") : LLVMBuildAdd(b, acc, v, "");
+        LLVMValueRef next_k = LLVMBuildAdd(b, k, c_i32(c, 1), "");
+        LLVMValueRef zero_k = c_i32(c, 0), zero = LLVMConstNull(ct);
+        LLVMAddIncoming(k, &zero_k, &pre, 1);
+        LLVMAddIncoming(k, &next_k, &loop, 1);
+        LLVMAddIncoming(acc, &zero, &pre, 1);
+        LLVMAddIncoming(acc, &next, &loop, 1);
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULE, next_k, last, ""), loop, done);
+        LLVMPositionBuilderAtEnd(b, done);
+        out[r] = is_float ? tjj_gpu_fround(&c->g, next, dt) : next;
+    }
+}
+
+/* --- print and assert ------------------------------------------------------------------------ */
+
+static LLVMValueRef const_string(codegen *c, const char *s)
+{
+    LLVMValueRef init = LLVMConstStringInContext2(c->g.ctx, s, strlen(s), 0);
+    LLVMValueRef gv = LLVMAddGlobalInAddressSpace(c->g.mod, LLVMTypeOf(init), "tjk_str", ADDR_CONST);
+    LLVMSetInitializer(gv, init);
+    LLVMSetGlobalConstant(gv, 1);
+    LLVMSetLinkage(gv, LLVMPrivateLinkage);
+    LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
+    return LLVMConstAddrSpaceCast(gv, c->g.t_ptr);
+}
+
+static LLVMValueRef entry_alloca(codegen *c, LLVMTypeRef t)
+{
+    LLVMValueRef a = LLVMBuildAlloca(c->eb, t, "");
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(a)) != 0)
+        a = LLVMBuildAddrSpaceCast(c->eb, a, c->g.t_ptr, "");
+    return a;
+}
+
+/* vprintf's format and the value as vprintf takes it (ints promoted to 32
+ * or 64 bits, floats to double, i1 as the string true/false). */
+static const char *print_format(codegen *c, const tji_type *t, LLVMValueRef *v)
+{
+    LLVMBuilderRef b = c->g.b;
+    if (t->is_ptr) {
+        *v = LLVMBuildPtrToInt(b, *v, c->g.t_i64, "");
+        return "%llu";
+    }
+    switch (t->dtype) {
+    case TJ_I1:
+        *v = LLVMBuildSelect(b, *v, const_string(c, "true"), const_string(c, "false"), "");
+        return "%s";
+    case TJ_I8: case TJ_I16:
+        *v = LLVMBuildSExt(b, *v, c->g.t_i32, "");
+        return "%d";
+    case TJ_I32: return "%d";
+    case TJ_U8: case TJ_U16:
+        *v = LLVMBuildZExt(b, *v, c->g.t_i32, "");
+        return "%u";
+    case TJ_U32: return "%u";
+    case TJ_I64: return "%lld";
+    case TJ_U64: return "%llu";
+    case TJ_F64: return "%g";
+    default:
+        *v = LLVMBuildFPExt(b, tjj_gpu_fext(&c->g, *v, t->dtype), c->g.t_double, "");
+        return "%g";
+    }
+}
+
+static void emit_print(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0];
+    const tji_type *t = type_of(c, x);
+    LLVMBuilderRef b = c->g.b;
+    tjs_buf fmt = {0};
+    for (const char *p = op->str ? op->str : ""; *p; p++)
+        tjs_buf_printf(&fmt, "%s", *p == '%' ? "%%" : (char[2]){*p, 0});
+    tjs_buf_printf(&fmt, " (%%d, %%d, %%d)");
+    if (t->rank > 0) {
+        tjs_buf_printf(&fmt, " [");
+        for (int d = 0; d < t->rank; d++)
+            tjs_buf_printf(&fmt, "%s%%d", d ? "," : "");
+        tjs_buf_printf(&fmt, "]");
+    }
+    const tjp_layout *L = t->rank > 0 ? layout_of(c, x) : NULL;
+    uint32_t n = t->rank > 0 ? (uint32_t)nregs_of(c, x) : 1, rdup = L ? reg_dup_mask(L) : 0;
+    LLVMValueRef owner = L ? owner_cond(c, L) : thread0_cond(c);
+    LLVMValueRef format = NULL, args = NULL;
+    LLVMTypeRef args_t = NULL;
+    LLVMTypeRef vprintf_params[2] = {c->g.t_ptr, c->g.t_ptr};
+    LLVMTypeRef vprintf_t = LLVMFunctionType(c->g.t_i32, vprintf_params, 2, 0);
+    LLVMValueRef vprintf = LLVMGetNamedFunction(c->g.mod, "vprintf");
+    if (!vprintf)
+        vprintf = LLVMAddFunction(c->g.mod, "vprintf", vprintf_t);
+    for (uint32_t r = 0; r < n; r++) {
+        if (r & rdup)
+            continue;
+        LLVMBasicBlockRef cont = guard_begin(c, owner, "print");
+        LLVMValueRef v = reg(c, x, r);
+        const char *vf = print_format(c, t, &v);
+        LLVMValueRef fields[3 + TJ_MAX_RANK + 1];
+        int nf = 0;
+        for (int i = 0; i < 3; i++)
+            fields[nf++] = c->pid[i];
+        if (L) {
+            LLVMValueRef e = element_index(c, L, r);
+            for (int d = 0; d < t->rank; d++)
+                fields[nf++] = coordinate(c, t, e, d);
+        }
+        fields[nf++] = v;
+        if (!format) {
+            tjs_buf_printf(&fmt, ": %s\n", vf);
+            format = const_string(c, fmt.data);
+            LLVMTypeRef types[3 + TJ_MAX_RANK + 1];
+            for (int i = 0; i < nf; i++)
+                types[i] = LLVMTypeOf(fields[i]);
+            args_t = LLVMStructTypeInContext(c->g.ctx, types, (unsigned)nf, 0);
+            args = entry_alloca(c, args_t);
+        }
+        for (int i = 0; i < nf; i++)
+            LLVMBuildStore(b, fields[i], LLVMBuildStructGEP2(b, args_t, args, (unsigned)i, ""));
+        LLVMValueRef call_args[2] = {format, args};
+        LLVMBuildCall2(b, vprintf_t, vprintf, call_args, 2, "");
+        guard_end(c, cont);
+    }
+    tjs_buf_free(&fmt);
+}
+
+/* A false element: the first failing thread of the launch records the op
+ * and the program in the assert record; the kernel goes on. */
+static void emit_assert(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0];
+    LLVMBuilderRef b = c->g.b;
+    uint32_t n = 1, rdup = 0;
+    if (rank_of(c, x) > 0) {
+        n = (uint32_t)nregs_of(c, x);
+        rdup = reg_dup_mask(layout_of(c, x));
+    }
+    LLVMValueRef bad = NULL;
+    for (uint32_t r = 0; r < n; r++)
+        if (!(r & rdup)) {
+            LLVMValueRef f = LLVMBuildNot(b, reg(c, x, r), "");
+            bad = bad ? LLVMBuildOr(b, bad, f, "") : f;
+        }
+    LLVMBasicBlockRef cont = guard_begin(c, bad, "assert.fail");
+    LLVMValueRef won;
+    atomic_cas(c, c->assert_info, c_i32(c, 0), c_i32(c, 1), &won);
+    LLVMBasicBlockRef cont2 = guard_begin(c, won, "assert.record");
+    LLVMValueRef fields[4] = {c_i32(c, c->g.cur_op), c->pid[0], c->pid[1], c->pid[2]};
+    for (int i = 0; i < 4; i++) {
+        LLVMValueRef off = c_i64(c, 4 + 4 * i);
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(b, c->g.t_i8, c->assert_info, &off, 1, "");
+        LLVMValueRef st = LLVMBuildStore(b, fields[i], p);
+        LLVMSetVolatile(st, 1);
+        LLVMSetAlignment(st, 4);
+    }
+    guard_end(c, cont2);
+    guard_end(c, cont);
+}
+
+/* --- control flow ------------------------------------------------------------------------------ */
+
+static void emit_region(codegen *c, int32_t rid, const tji_op **yield);
+
+/* Phis (in the current block) for value id's registers, or its scalar. */
+static void make_phis(codegen *c, int32_t id)
+{
+    LLVMTypeRef t = tjj_gpu_value_type(&c->g, type_of(c, id));
+    if (rank_of(c, id) == 0) {
+        c->ssa[id] = LLVMBuildPhi(c->g.b, t, "");
+        return;
+    }
+    LLVMValueRef *out = regs_for(c, id);
+    for (int r = 0; r < nregs_of(c, id); r++)
+        out[r] = LLVMBuildPhi(c->g.b, t, "");
+}
+
+/* phi_of's phis get src's values coming from block `from`. */
+static void add_incoming(codegen *c, int32_t phi_of, int32_t src, LLVMBasicBlockRef from)
+{
+    int n = rank_of(c, phi_of) > 0 ? nregs_of(c, phi_of) : 1;
+    for (int r = 0; r < n; r++) {
+        LLVMValueRef phi = reg(c, phi_of, (uint32_t)r), v = reg(c, src, (uint32_t)r);
+        LLVMAddIncoming(phi, &v, &from, 1);
+    }
+}
+
+/* Carried values share a layout wherever they appear (the plan's promise). */
+static int check_carried(codegen *c, int32_t a, int32_t b)
+{
+    if (rank_of(c, a) != rank_of(c, b) || (rank_of(c, a) > 0 && !same_layout(layout_of(c, a), layout_of(c, b)))) {
+        FAIL(c, "internal error: a carried value changes layout (values %d and %d)", (int)a, (int)b);
+        return 0;
+    }
+    return 1;
+}
+
+static void emit_for(codegen *c, int32_t opi)
+{
+    const tji_func *fn = c->g.fn;
+    const tji_op *op = &fn->ops[opi];
+    const tji_region *region = &fn->regions[op->region[0]];
+    LLVMBuilderRef b = c->g.b;
+    int ncarried = op->nargs - 3;
+    int is_signed = tjs_dtype_is_signed(type_of(c, op->args[0])->dtype);
+    LLVMValueRef lo = reg(c, op->args[0], 0), hi = reg(c, op->args[1], 0), step = reg(c, op->args[2], 0);
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(lo));
+    for (int k = 0; k < ncarried; k++)
+        if (!check_carried(c, op->args[3 + k], region->args[1 + k]) ||
+            !check_carried(c, op->args[3 + k], op->result + k))
+            return;
+
+    /* Enter when the step moves lo toward hi; a zero step runs zero times. */
+    LLVMValueRef up = is_signed ? LLVMBuildICmp(b, LLVMIntSGT, step, zero, "") : LLVMBuildICmp(b, LLVMIntNE, step, zero, "");
+    LLVMValueRef down = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, step, zero, "") : LLVMConstNull(c->g.t_i1);
+    LLVMValueRef enter = LLVMBuildSelect(
+        b, up, LLVMBuildICmp(b, is_signed ? LLVMIntSLT : LLVMIntULT, lo, hi, ""),
+        LLVMBuildSelect(b, down, LLVMBuildICmp(b, LLVMIntSGT, lo, hi, ""), LLVMConstNull(c->g.t_i1), ""), "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = new_block(c, "for"), exit = new_block(c, "for.end");
+    LLVMBuildCondBr(b, enter, body, exit);
+
+    LLVMPositionBuilderAtEnd(b, body);
+    int32_t iv_id = region->args[0];
+    make_phis(c, iv_id);
+    LLVMValueRef iv = c->ssa[iv_id];
+    LLVMAddIncoming(iv, &lo, &pre, 1);
+    for (int k = 0; k < ncarried; k++) {
+        make_phis(c, region->args[1 + k]);
+        add_incoming(c, region->args[1 + k], op->args[3 + k], pre);
+    }
+
+    const tji_op *yield = NULL;
+    emit_region(c, op->region[0], &yield);
+    c->g.cur_op = opi;
+    if (c->g.status != TJ_OK)
+        return;
+    if (!yield || yield->nargs != ncarried) {
+        FAIL(c, "internal error: the loop body does not end with a yield of %d values", ncarried);
+        return;
+    }
+    for (int k = 0; k < ncarried; k++)
+        if (!check_carried(c, yield->args[k], op->result + k))
+            return;
+
+    /* The next iteration; the test cannot overflow whatever the bounds. */
+    LLVMValueRef next = LLVMBuildAdd(b, iv, step, "");
+    LLVMValueRef left_up = LLVMBuildSub(b, hi, iv, ""), left_down = LLVMBuildSub(b, iv, hi, "");
+    LLVMValueRef more = LLVMBuildSelect(b, up, LLVMBuildICmp(b, LLVMIntUGT, left_up, step, ""),
+                                        LLVMBuildICmp(b, LLVMIntUGT, left_down, LLVMBuildSub(b, zero, step, ""), ""), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    LLVMAddIncoming(iv, &next, &latch, 1);
+    for (int k = 0; k < ncarried; k++)
+        add_incoming(c, region->args[1 + k], yield->args[k], latch);
+    LLVMBuildCondBr(b, more, body, exit);
+
+    LLVMPositionBuilderAtEnd(b, exit);
+    for (int k = 0; k < ncarried; k++) {
+        int32_t res = op->result + k;
+        make_phis(c, res);
+        add_incoming(c, res, op->args[3 + k], pre);
+        add_incoming(c, res, yield->args[k], latch);
+    }
+}
+
+static void emit_if(codegen *c, int32_t opi)
+{
+    const tji_func *fn = c->g.fn;
+    const tji_op *op = &fn->ops[opi];
+    LLVMBuilderRef b = c->g.b;
+    int n = op->nresults;
+    LLVMBasicBlockRef arms[2] = {new_block(c, "then"), new_block(c, "else")}, ends[2];
+    LLVMBasicBlockRef merge = new_block(c, "if.end");
+    const tji_op *yields[2] = {NULL, NULL};
+    LLVMBuildCondBr(b, reg(c, op->args[0], 0), arms[0], arms[1]);
+    for (int arm = 0; arm < 2; arm++) {
+        LLVMPositionBuilderAtEnd(b, arms[arm]);
+        if (op->region[arm] >= 0)
+            emit_region(c, op->region[arm], &yields[arm]);
+        c->g.cur_op = opi;
+        if (c->g.status != TJ_OK)
+            return;
+        if (n > 0 && (!yields[arm] || yields[arm]->nargs != n)) {
+            FAIL(c, "internal error: a branch does not end with a yield of %d values", n);
+            return;
+        }
+        for (int k = 0; k < n; k++)
+            if (!check_carried(c, yields[arm]->args[k], op->result + k))
+                return;
+        ends[arm] = LLVMGetInsertBlock(b);
+        LLVMBuildBr(b, merge);
+    }
+    LLVMPositionBuilderAtEnd(b, merge);
+    for (int k = 0; k < n; k++) {
+        make_phis(c, op->result + k);
+        for (int arm = 0; arm < 2; arm++)
+            add_incoming(c, op->result + k, yields[arm]->args[k], ends[arm]);
+    }
+}
+
+static void emit_op(codegen *c, int32_t opi)
+{
+    const tji_op *op = &c->g.fn->ops[opi];
+    c->g.cur_op = opi;
+    switch (op->code) {
+    case TJI_CONST: emit_const(c, op); return;
+    case TJI_PROGRAM_ID: c->ssa[op->result] = c->pid[op->axis >= 0 && op->axis < 3 ? op->axis : 0]; return;
+    case TJI_NUM_PROGRAMS: c->ssa[op->result] = c->nprog[op->axis >= 0 && op->axis < 3 ? op->axis : 0]; return;
+    case TJI_ARANGE: emit_arange(c, op); return;
+    case TJI_SPLAT: emit_splat(c, op); return;
+    case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE: case TJI_PERMUTE: emit_shape_op(c, op); return;
+    case TJI_CONVERT: emit_convert(c, op); return;
+    case TJI_LOAD: emit_load(c, op); return;
+    case TJI_STORE: emit_store(c, op); return;
+    case TJI_ATOMIC: case TJI_ATOMIC_CAS: emit_atomic(c, op); return;
+    case TJI_REDUCE: emit_reduce(c, op); return;
+    case TJI_CUMSUM: emit_cumsum(c, op); return;
+    case TJI_FOR: emit_for(c, opi); return;
+    case TJI_IF: emit_if(c, opi); return;
+    case TJI_YIELD: return; /* read by the FOR or IF around it */
+    case TJI_PRINT: emit_print(c, op); return;
+    case TJI_ASSERT: emit_assert(c, op); return;
+    default: emit_elementwise(c, op); return;
+    }
+}
+
+static void emit_region(codegen *c, int32_t rid, const tji_op **yield)
+{
+    const tji_region *region = &c->g.fn->regions[rid];
+    *yield = NULL;
+    for (int32_t i = 0; i < region->nops && c->g.status == TJ_OK; i++) {
+        const tji_op *op = &c->g.fn->ops[region->ops[i]];
+        if (op->code == TJI_YIELD)
+            *yield = op;
+        else
+            emit_op(c, region->ops[i]);
+    }
+}
+
+/* --- the kernel -------------------------------------------------------------------------------- */
+
+/* The plan must give every tile value a layout of its shape for num_warps. */
+static void check_plan(codegen *c)
+{
+    const tji_func *fn = c->g.fn;
+    const tjp_layout_plan *plan = c->g.plan;
+    if (c->num_warps < 1 || c->num_warps > 32 || (c->num_warps & (c->num_warps - 1))) {
+        FAIL(c, "num_warps must be a power of two from 1 to 32, not %d", c->num_warps);
+        return;
+    }
+    if (!plan->of || plan->nvalues < fn->nvalues) {
+        FAIL(c, "internal error: the layout plan does not cover the kernel's values");
+        return;
+    }
+    for (int32_t id = 1; id <= fn->nvalues; id++) {
+        const tji_type *t = type_of(c, id);
+        if (t->rank == 0)
+            continue;
+        const tjp_layout *L = layout_of(c, id);
+        c->g.cur_op = tji_val(fn, id)->def_op;
+        int ok = L->rank == t->rank && L->nbits[TJP_LANE] <= 5 && L->nbits[TJP_WARP] <= c->warp_bits;
+        for (int d = 0; ok && d < t->rank; d++)
+            ok = L->shape[d] == t->shape[d];
+        uint32_t numel = (uint32_t)numel_of(t);
+        for (int in = 0; ok && in < TJP_NIN; in++)
+            for (int b = 0; ok && b < L->nbits[in]; b++)
+                ok = L->basis[in][b] < numel;
+        if (!ok) {
+            FAIL(c, "internal error: value %d has no valid layout in the plan", (int)id);
+            return;
+        }
+        if (L->nbits[TJP_REG] > MAX_REGS_LOG2) {
+            FAIL(c, "a tile of %u elements needs %d registers per thread with %d warps; the limit is %d "
+                    "(use a smaller tile or more warps)", numel, 1 << L->nbits[TJP_REG], c->num_warps,
+                 1 << MAX_REGS_LOG2);
+            return;
+        }
+    }
+    c->g.cur_op = -1;
+}
+
+static void count_uses(codegen *c)
+{
+    const tji_func *fn = c->g.fn;
+    for (int32_t i = 0; i < fn->nops; i++)
+        for (int a = 0; a < fn->ops[i].nargs; a++) {
+            int32_t v = fn->ops[i].args[a];
+            if (v > 0 && v <= fn->nvalues)
+                c->uses[v]++;
+        }
+}
+
+static LLVMTypeRef param_type(const codegen *c, const tji_param *p)
+{
+    if (p->is_ptr)
+        return c->g.t_gptr;
+    switch (p->dtype) {
+    case TJ_I1: return c->g.t_i8;
+    case TJ_F16: case TJ_BF16: return c->g.t_i16;
+    default: return tjj_gpu_dtype_type(&c->g, p->dtype);
+    }
+}
+
+static void build_kernel(codegen *c, const char *entry_name)
+{
+    const tji_func *fn = c->g.fn;
+    int np = fn->nparams;
+    LLVMTypeRef *params = tjs_xcalloc((size_t)np + 1, sizeof(LLVMTypeRef));
+    for (int i = 0; i < np; i++)
+        params[i] = param_type(c, &fn->params[i]);
+    params[np] = c->g.t_gptr;
+    LLVMTypeRef fty = LLVMFunctionType(c->g.t_void, params, (unsigned)np + 1, 0);
+    free(params);
+    LLVMValueRef f = c->g.func = LLVMAddFunction(c->g.mod, entry_name, fty);
+    LLVMSetFunctionCallConv(f, LLVMPTXKernelCallConv);
+    char ntid[16];
+    snprintf(ntid, sizeof ntid, "%d", c->num_warps * 32);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(c->g.ctx, "nvvm.maxntid", 12, ntid, (unsigned)strlen(ntid)));
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->g.ctx, nounwind, 0));
+
+    c->entry = new_block(c, "entry");
+    LLVMPositionBuilderAtEnd(c->eb, c->entry);
+    static const char *const axes = "xyz";
+    char name[48];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.ctaid.%c", axes[i]);
+        c->pid[i] = call_intrinsic0(c, c->eb, name);
+        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.nctaid.%c", axes[i]);
+        c->nprog[i] = call_intrinsic0(c, c->eb, name);
+    }
+    c->tid = call_intrinsic0(c, c->eb, "llvm.nvvm.read.ptx.sreg.tid.x");
+    c->lane = LLVMBuildAnd(c->eb, c->tid, c_i32(c, 31), "lane");
+    c->warp = LLVMBuildLShr(c->eb, c->tid, c_i32(c, 5), "warp");
+    c->assert_info = LLVMGetParam(f, (unsigned)np);
+    for (int i = 0; i < np; i++) {
+        const tji_param *p = &fn->params[i];
+        LLVMValueRef v = LLVMGetParam(f, (unsigned)i);
+        if (!p->is_ptr && p->dtype == TJ_I1)
+            v = LLVMBuildICmp(c->eb, LLVMIntNE, v, LLVMConstNull(c->g.t_i8), "");
+        else if (!p->is_ptr && p->dtype == TJ_F16)
+            v = LLVMBuildBitCast(c->eb, v, c->g.t_half, "");
+        if (p->value > 0 && p->value <= fn->nvalues)
+            c->ssa[p->value] = v;
+    }
+
+    LLVMBasicBlockRef body = new_block(c, "body");
+    LLVMPositionBuilderAtEnd(c->g.b, body);
+    const tji_op *yield = NULL;
+    emit_region(c, 0, &yield);
+    LLVMBuildRetVoid(c->g.b);
+    LLVMBuildBr(c->eb, body);
+
+    if (c->smem) { /* now that the largest use is known */
+        LLVMTypeRef at = LLVMArrayType2(c->g.t_i8, c->smem_bytes);
+        LLVMValueRef gv = LLVMAddGlobalInAddressSpace(c->g.mod, at, "tjk_shared", ADDR_SHARED);
+        LLVMSetInitializer(gv, LLVMGetUndef(at));
+        LLVMSetLinkage(gv, LLVMInternalLinkage);
+        LLVMSetAlignment(gv, 16);
+        LLVMReplaceAllUsesWith(c->smem, gv);
+        LLVMDeleteGlobal(c->smem);
+        c->smem = gv;
+    }
+}
+
+/* --- target and compile ---------------------------------------------------------------------------- */
+
+static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
+
+static void nvptx_init(void)
+{
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* The PTX ISA: 8.0 (CUDA 12.0) covers sm_80..sm_90; newer chips need the
+ * version that introduced them. */
+static const char *ptx_features(int sm)
+{
+    if (sm >= 120)
+        return "+ptx87";
+    if (sm >= 100)
+        return "+ptx86";
+    return "+ptx80";
+}
+
+static void dump_module(LLVMModuleRef mod, const char *name, const char *when)
+{
+    char *text = LLVMPrintModuleToString(mod);
+    fprintf(stderr, "; ---- tjit: LLVM IR of GPU kernel '%s' %s optimization ----\n%s", name, when, text);
+    LLVMDisposeMessage(text);
+}
+
+static char *entry_name_of(const char *name)
+{
+    char *s = tjs_asprintf("tjk_%s", name ? name : "kernel");
+    for (char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            *p = '_';
+    return s;
+}
+
+static tj_status compile_error(const char *name, const char *what, char *msg)
+{
+    tj_status st = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': %s: %s", name, what, msg ? msg : "?");
+    if (msg)
+        LLVMDisposeMessage(msg);
+    return st;
+}
+
+/* Codegen into mod; returns the status (the message is set on failure). */
+static tj_status generate(codegen *c, const char *entry_name)
+{
+    const tji_func *fn = c->g.fn;
+    c->ssa = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef));
+    c->regs = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef *));
+    c->uses = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(int32_t));
+    c->eb = LLVMCreateBuilderInContext(c->g.ctx);
+    c->g.b = LLVMCreateBuilderInContext(c->g.ctx);
+    check_plan(c);
+    count_uses(c);
+    if (c->g.status == TJ_OK)
+        build_kernel(c, entry_name);
+    LLVMDisposeBuilder(c->g.b);
+    LLVMDisposeBuilder(c->eb);
+    for (int32_t id = 0; id <= fn->nvalues; id++)
+        free(c->regs[id]);
+    free(c->regs);
+    free(c->ssa);
+    free(c->uses);
+    free(c->parts);
+    return c->g.status;
+}
+
+tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int sm, tjj_gpu_code *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!fn || !plan)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tjj_gpu_compile: no program or no layout plan");
+    if (sm < 70)
+        return tjs_error(TJ_ERR_UNSUPPORTED, "error: in kernel '%s': GPU code needs sm_70 or newer, not sm_%d",
+                         fn->name, sm);
+    pthread_once(&nvptx_once, nvptx_init);
+    LLVMTargetRef target;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(TRIPLE, &target, &msg))
+        return compile_error(fn->name, "the NVPTX target is not available", msg);
+    char cpu[16];
+    snprintf(cpu, sizeof cpu, "sm_%d", sm);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, ptx_features(sm),
+                                                      LLVMCodeGenLevelAggressive, LLVMRelocDefault,
+                                                      LLVMCodeModelDefault);
+    if (!tm)
+        return tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': LLVM cannot target %s", fn->name, cpu);
+
+    LLVMContextRef ctx = LLVMContextCreate();
+    char *entry = entry_name_of(fn->name);
+    codegen c = {.g = {.fn = fn, .plan = plan, .ctx = ctx, .cur_op = -1, .status = TJ_OK},
+                 .num_warps = plan->num_warps};
+    c.warp_bits = log2_of(plan->num_warps > 0 ? plan->num_warps : 1);
+    c.g.t_void = LLVMVoidTypeInContext(ctx);
+    c.g.t_i1 = LLVMInt1TypeInContext(ctx);
+    c.g.t_i8 = LLVMInt8TypeInContext(ctx);
+    c.g.t_i16 = LLVMInt16TypeInContext(ctx);
+    c.g.t_i32 = LLVMInt32TypeInContext(ctx);
+    c.g.t_i64 = LLVMInt64TypeInContext(ctx);
+    c.g.t_half = LLVMHalfTypeInContext(ctx);
+    c.g.t_float = LLVMFloatTypeInContext(ctx);
+    c.g.t_double = LLVMDoubleTypeInContext(ctx);
+    c.g.t_ptr = LLVMPointerTypeInContext(ctx, 0);
+    c.g.t_gptr = LLVMPointerTypeInContext(ctx, ADDR_GLOBAL);
+    c.g.t_sptr = LLVMPointerTypeInContext(ctx, ADDR_SHARED);
+    c.g.device_scope = LLVMGetSyncScopeID(ctx, "device", 6);
+    LLVMModuleRef mod = c.g.mod = LLVMModuleCreateWithNameInContext(entry, ctx);
+    LLVMSetTarget(mod, TRIPLE);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(mod, td);
+    LLVMDisposeTargetData(td);
+
+    tj_status st = generate(&c, entry);
+    if (st == TJ_OK && LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
+        st = compile_error(fn->name, "internal error: invalid LLVM IR", msg);
+    else if (msg)
+        LLVMDisposeMessage(msg);
+    msg = NULL;
+    if (st == TJ_OK) {
+        if (tjs_dump_enabled("llvm"))
+            dump_module(mod, fn->name, "before");
+        LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+        LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, opts);
+        LLVMDisposePassBuilderOptions(opts);
+        if (err) {
+            char *m = LLVMGetErrorMessage(err);
+            st = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': LLVM optimization failed: %s", fn->name, m);
+            LLVMDisposeErrorMessage(m);
+        }
+        else if (tjs_dump_enabled("llvm"))
+            dump_module(mod, fn->name, "after");
+    }
+    LLVMMemoryBufferRef buf = NULL;
+    if (st == TJ_OK && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf))
+        st = compile_error(fn->name, "PTX generation failed", msg);
+    if (st == TJ_OK) {
+        size_t len = LLVMGetBufferSize(buf);
+        out->ptx = tjs_xmalloc(len + 1);
+        memcpy(out->ptx, LLVMGetBufferStart(buf), len);
+        out->ptx[len] = 0;
+        LLVMDisposeMemoryBuffer(buf);
+        out->entry = entry;
+        entry = NULL;
+        out->shared_bytes = (size_t)c.smem_bytes;
+        out->num_warps = plan->num_warps;
+        if (tjs_dump_enabled("ptx"))
+            fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (sm_%d) ----\n%s", fn->name, sm, out->ptx);
+    }
+    free(entry);
+    LLVMDisposeModule(mod);
+    LLVMContextDispose(ctx);
+    LLVMDisposeTargetMachine(tm);
+    return st;
+}
+
+void tjj_gpu_code_free(tjj_gpu_code *code)
+{
+    if (!code)
+        return;
+    free(code->ptx);
+    free(code->entry);
+    memset(code, 0, sizeof *code);
+}

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# gpu-run.sh — on the GPU machine: tjit's whole test suite, its samples and
+# its GPU benchmark, from the build that scripts/gpu-pack.sh staged.
+#
+# Run from the repository's root (the device tool's working copy) with the
+# carry folder beside it, in one call:  bash scripts/gpu-run.sh [CARRY-DIR]
+# (default carry). It unpacks carry/tjit-gpu.tar.xz into CARRY-DIR/stage,
+# puts the staged libtjit.so.0 on LD_LIBRARY_PATH (and the fallback
+# libraries only where the machine lacks one), then:
+#
+#  1. tests: every program of make check's TESTS as make check runs it — the
+#     test programs on the CPU, tests/gpu/NAME.gpu as tests/NAME on the GPU
+#     through tests/gpu-test.sh, tests/samples.sh on the GPU and again on the
+#     CPU — in parallel, each under a time limit. (Other test scripts check
+#     the sources with compilers, which is make check's business here.) A test's points are read
+#     from its TAP output: ok, not ok, skipped, and whether the count matched
+#     its plan and the program exited 0.
+#  2. samples: each sample once more at its default (large) size on the GPU.
+#  3. the benchmark: bench/gpu_compare.sh, where it exists, under a limit.
+#
+# Output: a summary on stdout (totals per device, then every failing point
+# with its diagnostics) and in $OUT: summary.txt, tests-cpu.log and
+# tests-gpu.log (every test's full output), samples.log and bench/ (what
+# gpu_compare.sh writes) — within the device tool's 8 files. Without $OUT
+# the files go to a temporary folder, named at the end. The exit status is
+# 0 when every test passed.
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 2
+carry=${1:-carry}
+out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/tjit-gpu-run-XXXXXX")}
+TEST_LIMIT=${TJIT_TEST_LIMIT:-300}     # seconds per test program
+SAMPLE_LIMIT=${TJIT_SAMPLE_LIMIT:-60}  # seconds per sample
+BENCH_LIMIT=${TJIT_BENCH_LIMIT:-240}   # seconds for the benchmark
+JOBS=${TJIT_TEST_JOBS:-8}
+start=$(date +%s)
+elapsed() { echo "$(($(date +%s) - start))s"; }
+
+mkdir -p "$out"
+summary=$out/summary.txt
+: >"$summary"
+say() { printf '%s\n' "$*" | tee -a "$summary"; }
+
+# --- unpack -----------------------------------------------------------------
+package=$carry/tjit-gpu.tar.xz
+[ -f "$package" ] || { say "gpu-run: no $package (run scripts/gpu-pack.sh here first)"; exit 2; }
+stage=$carry/stage
+rm -rf "$stage" && mkdir -p "$stage" || exit 2
+if command -v xz >/dev/null 2>&1; then
+    tar -C "$stage" -xJf "$package"
+else
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$package" "$stage"
+fi || { say "gpu-run: cannot unpack $package"; exit 2; }
+root=$(cd "$stage/tjit" && pwd)
+
+export LD_LIBRARY_PATH=$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if ldd "$root/lib/libtjit.so.0" | grep -q 'not found'; then
+    export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$root/fallback-lib
+fi
+
+say "== tjit on the GPU machine ($(hostname), $(date -u '+%Y-%m-%d %H:%M UTC'))"
+say "$(sed 's/^/build: /' "$root/BUILD-INFO")"
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)"
+say "has_gpu: $("$root/tests/has_gpu" 2>&1)"
+"$root/tests/has_gpu" >/dev/null 2>&1
+has_gpu_status=$?
+missing=$(ldd "$root/lib/libtjit.so.0" | grep 'not found')
+[ -z "$missing" ] || say "libtjit.so.0 still lacks: $missing"
+
+# --- 1. tests ---------------------------------------------------------------
+# run_test DEVICE ENTRY LOGFILE: runs one entry of the TESTS list.
+run_test() {
+    local device=$1 entry=$2 log=$3 name status
+    name=${entry#tests/}
+    {
+        case $entry in
+            *.gpu)
+                timeout "$TEST_LIMIT" sh tests/gpu-test.sh "$root/$entry" ;;
+            tests/samples.sh)
+                if [ "$device" = gpu ] && [ "$has_gpu_status" -eq 77 ]; then
+                    echo "1..0 # SKIP no GPU"
+                else
+                    TJIT_DEVICE=$device SAMPLES_DIR=$root/samples timeout "$TEST_LIMIT" sh tests/samples.sh
+                fi ;;
+            *)
+                timeout "$TEST_LIMIT" "$root/$entry" ;;
+        esac
+        status=$?
+        [ "$status" -eq 124 ] && echo "Bail out! timed out after ${TEST_LIMIT}s"
+        echo "# exit status $status"
+    } >"$log" 2>&1 </dev/null
+}
+export -f run_test
+export root TEST_LIMIT has_gpu_status
+
+# tap_counts LOG: "ok notok skip planned exit bailed" of one test's output.
+tap_counts() {
+    awk '
+        /^1\.\.[0-9]+/ { planned = substr($1, 4) + 0 }
+        /^ok / { if ($0 ~ /# [Ss][Kk][Ii][Pp]/) skip++; else ok++ }
+        /^not ok / { if ($0 ~ /# [Tt][Oo][Dd][Oo]/) ok++; else notok++ }
+        /^Bail out!/ { bailed = 1 }
+        /^# exit status / { status = $4 }
+        END { printf "%d %d %d %d %d %d\n", ok, notok, skip, planned, status, bailed }' "$1"
+}
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/tjit-test-logs-XXXXXX")
+jobs_list=$logs/jobs
+: >"$jobs_list"
+while read -r entry; do
+    [ -n "$entry" ] || continue
+    case $entry in
+        *.gpu) echo "gpu $entry" ;;
+        tests/samples.sh) echo "gpu $entry"; echo "cpu $entry" ;;
+        *.sh) ;; # other scripts check the sources (headers, compilers): make check's business
+        *) echo "cpu $entry" ;;
+    esac
+done <"$root/tests.list" >"$jobs_list"
+
+say ""
+say "== tests ($(wc -l <"$jobs_list") runs, $JOBS at a time; $(elapsed))"
+# shellcheck disable=SC2016  # expanded by the inner shell
+xargs -P "$JOBS" -L 1 bash -c 'run_test "$0" "$1" "'"$logs"'/$0-$(echo "$1" | tr / _).log"' <"$jobs_list"
+
+status=0
+failures=$logs/failures
+: >"$failures"
+for device in cpu gpu; do
+    total_ok=0 total_bad=0 total_skip=0
+    : >"$out/tests-$device.log"
+    while read -r dev entry; do
+        [ "$dev" = "$device" ] || continue
+        log=$logs/$dev-$(echo "$entry" | tr / _).log
+        read -r ok notok skip planned exit_status bailed < <(tap_counts "$log")
+        verdict=PASS
+        if [ "$notok" -gt 0 ] || [ "$bailed" -eq 1 ] || [ "$exit_status" -ne 0 ] ||
+            { [ "$planned" -gt 0 ] && [ $((ok + notok + skip)) -ne "$planned" ]; }; then
+            verdict=FAIL
+            status=1
+        elif [ "$ok" -eq 0 ] && [ "$skip" -eq 0 ]; then
+            skip=1 # "1..0 # SKIP": the whole program was skipped
+            verdict=SKIP
+        fi
+        # A program that died early is one failed point besides those it printed.
+        extra=0
+        if [ "$verdict" = FAIL ] && [ "$notok" -eq 0 ]; then extra=1; fi
+        total_ok=$((total_ok + ok))
+        total_bad=$((total_bad + notok + extra))
+        total_skip=$((total_skip + skip))
+        printf '%-4s %-34s %s  ok %d, not ok %d, skip %d, plan %d, exit %d%s\n' "$device" "$entry" \
+            "$verdict" "$ok" "$notok" "$skip" "$planned" "$exit_status" \
+            "$([ "$bailed" -eq 1 ] && echo ', bailed out')" | tee -a "$summary"
+        { echo "======== $device $entry: $verdict"; cat "$log"; echo; } >>"$out/tests-$device.log"
+        if [ "$verdict" = FAIL ]; then
+            {
+                echo "---- $device $entry"
+                # Each failing point with its diagnostics, those printed
+                # before it (mismatches) and after it (launch errors).
+                awk '/^not ok / { for (i = 0; i < nb; i++) print before[i]; nb = 0
+                                  print; show = 1; n = 0; next }
+                     /^(ok |1\.\.)/ { show = 0; nb = 0; next }
+                     /^Bail out!/ { print; next }
+                     show { if (n++ < 12) print; next }
+                     /^#/ { if (nb < 12) before[nb++] = $0 }' "$log" | head -n 150
+                [ "$notok" -eq 0 ] && tail -n 15 "$log"
+            } >>"$failures"
+        fi
+    done <"$jobs_list"
+    say "$device total: $total_ok passed, $total_bad failed, $total_skip skipped"
+done
+say "tests done ($(elapsed))"
+
+# --- 2. samples at their default sizes on the GPU ------------------------------
+: >"$out/samples.log"
+say ""
+say "== samples at default sizes on the GPU"
+for sample in "$root"/samples/*; do
+    [ -x "$sample" ] || continue
+    name=$(basename "$sample")
+    {
+        echo "======== $name"
+        TJIT_DEVICE=gpu timeout "$SAMPLE_LIMIT" "$sample"
+        echo "# exit status $?"
+    } >>"$out/samples.log" 2>&1 </dev/null
+    say "$(printf '%-12s %s' "$name" "$(tail -n 1 "$out/samples.log")")"
+done
+say "samples done ($(elapsed))"
+
+# --- 3. the benchmark -----------------------------------------------------------
+say ""
+if [ -f bench/gpu_compare.sh ] && [ -x "$root/bench/gpu_bench" ]; then
+    say "== bench/gpu_compare.sh (limit ${BENCH_LIMIT}s)"
+    GPU_COMPARE_OUT=$out/bench timeout "$BENCH_LIMIT" bash bench/gpu_compare.sh "$root/bench/gpu_bench" \
+        >"$logs/bench.out" 2>&1
+    say "gpu_compare exit status $?"
+    tail -n 40 "$logs/bench.out" | tee -a "$summary"
+else
+    say "== no bench/gpu_compare.sh or gpu_bench: benchmark skipped"
+fi
+
+say ""
+if [ -s "$failures" ]; then
+    say "== failures"
+    tee -a "$summary" <"$failures"
+fi
+say "== gpu-run finished in $(elapsed), status $status; logs in $out"
+rm -rf "$logs"
+exit "$status"

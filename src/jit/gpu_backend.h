@@ -1,0 +1,72 @@
+/*
+ * gpu_backend.h — how the two files of the GPU code generator talk to each
+ * other (private to them; the rest of tjit sees only jit.h).
+ *
+ *   gpu_codegen.c  the kernel: layouts to registers, lanes and warps, memory,
+ *                  reductions, control flow, shared memory; NVPTX to PTX
+ *   gpu_math.c     one element of an element-wise op: integer and float
+ *                  arithmetic with the CPU back end's semantics, casts,
+ *                  16-bit floats, and the math library (no libdevice)
+ *
+ * The generator state is one struct that both files use: gpu_codegen.c owns
+ * it; gpu_math.c reads its types, builder and module, and reports errors
+ * through tjj_gpu_fail.
+ */
+#ifndef TJIT_GPU_BACKEND_H
+#define TJIT_GPU_BACKEND_H
+
+#include <llvm-c/Core.h>
+
+#include "../passes/passes.h"
+#include "jit.h"
+
+typedef struct tjj_gpu_gen {
+    const tji_func *fn;
+    const tjp_layout_plan *plan;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;        /* where code goes now */
+    LLVMValueRef func;       /* the kernel */
+    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_float, t_double;
+    LLVMTypeRef t_ptr;       /* generic */
+    LLVMTypeRef t_gptr;      /* global memory: every tile-IR pointer */
+    LLVMTypeRef t_sptr;      /* shared memory */
+    unsigned device_scope;   /* sync scope id of "device" */
+    int32_t cur_op;          /* the op being emitted, for messages; -1 if none */
+    tj_status status;        /* the first error */
+} tjj_gpu_gen;
+
+/* Records the first error, naming the kernel, the current op and its line. */
+TJI_FUNC void tjj_gpu_fail(tjj_gpu_gen *g, const char *fmt, ...) TJS_PRINTF(2, 3);
+
+/* --- gpu_math.c -------------------------------------------------------------- */
+
+/* SSA type of a value of type t: i1 as i1, bf16 as its 16 bits (i16), f16 as
+ * half, pointers as global pointers. */
+TJI_FUNC LLVMTypeRef tjj_gpu_value_type(const tjj_gpu_gen *g, const tji_type *t);
+TJI_FUNC LLVMTypeRef tjj_gpu_dtype_type(const tjj_gpu_gen *g, tj_dtype dt);
+/* In memory: i1 as a byte, everything else as in SSA form. */
+TJI_FUNC LLVMTypeRef tjj_gpu_mem_type(const tjj_gpu_gen *g, const tji_type *t);
+/* The type 16-bit floats are computed in (f32); other dtypes as themselves. */
+TJI_FUNC LLVMTypeRef tjj_gpu_compute_type(const tjj_gpu_gen *g, tj_dtype dt);
+
+/* f16/bf16 -> f32 (exact); other dtypes unchanged. */
+TJI_FUNC LLVMValueRef tjj_gpu_fext(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt);
+/* A compute-type value (f32 or f64) rounded to float dtype dt. */
+TJI_FUNC LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt);
+/* SSA form <-> memory form (i1 <-> i8). */
+TJI_FUNC LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t);
+TJI_FUNC LLVMValueRef tjj_gpu_from_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t);
+
+/* One element of an element-wise op (SPLAT, shape ops and LOAD excluded)
+ * from its operands' elements a[0..nargs-1]. */
+TJI_FUNC LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a);
+
+/* Calls an LLVM intrinsic by name, with its overload types. */
+TJI_FUNC LLVMValueRef tjj_gpu_intrinsic(tjj_gpu_gen *g, const char *name, LLVMTypeRef *overloads,
+                                        unsigned noverloads, LLVMValueRef *args, unsigned nargs);
+TJI_FUNC LLVMValueRef tjj_gpu_intrinsic1(tjj_gpu_gen *g, const char *name, LLVMValueRef x);
+TJI_FUNC LLVMValueRef tjj_gpu_intrinsic2(tjj_gpu_gen *g, const char *name, LLVMValueRef x,
+                                         LLVMValueRef y);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * ptxas.c — PTX target names, and assembling tjit's PTX with NVIDIA's ptxas.
+ *
+ * The GPU back end needs no CUDA toolkit: LLVM writes the PTX and the driver
+ * assembles it when a module is loaded. So on a machine without a GPU
+ * nothing would ever tell whether that PTX is valid. ptxas, the toolkit's
+ * assembler, can: when $TJIT_PTXAS names it, the runtime (device.c) hands
+ * every PTX it compiles — for any device, the CPU included — to
+ * tjj_ptxas_check, and a rejection fails the launch with ptxas's message.
+ * `make check` sets TJIT_PTXAS wherever configure found ptxas, which turns
+ * every test kernel into a PTX validity test as well.
+ *
+ * ptxas reads the PTX from a temporary file (mkstemps under $TMPDIR, removed
+ * afterwards) and writes its object to /dev/null. It runs through
+ * posix_spawnp, never a shell, with stdout and stderr on one pipe whose read
+ * end the runtime drains before waiting, so a chatty ptxas cannot block.
+ * Both pipe ends are close-on-exec, so a ptxas started by another thread at
+ * the same moment does not inherit this one's pipe and keep it open.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pipe2 */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptxas.h"
+
+extern char **environ;
+
+enum { MIN_SM = 80, MAX_MESSAGE = 8192 };
+
+tj_status tjj_ptx_target(const char *who, const char *target, int *sm)
+{
+    const char *from = "target";
+    if (!target) {
+        target = getenv("TJIT_PTX_TARGET");
+        from = "TJIT_PTX_TARGET";
+        if (!target || !*target)
+            target = "sm_90";
+    }
+    const char *digits = strncmp(target, "sm_", 3) == 0 ? target + 3 : NULL;
+    char *end = NULL;
+    long n = digits && *digits >= '0' && *digits <= '9' ? strtol(digits, &end, 10) : -1;
+    if (n < 0 || *end != '\0' || n > 999)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: %s \"%s\" is not a PTX target (expected sm_NN, e.g. sm_90)",
+                         who, from, target);
+    if (n < MIN_SM)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: %s \"%s\": tjit's GPU back end needs sm_%d or newer",
+                         who, from, target, MIN_SM);
+    *sm = (int)n;
+    return TJ_OK;
+}
+
+/* Writes all of text to fd. */
+static int write_all(int fd, const char *text, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, text, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        text += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads fd to its end, keeping the first MAX_MESSAGE bytes. */
+static void drain(int fd, tjs_buf *out)
+{
+    char chunk[4096];
+    for (;;) {
+        ssize_t r = read(fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return;
+        if (out->len < MAX_MESSAGE)
+            tjs_buf_printf(out, "%.*s", (int)r, chunk);
+    }
+}
+
+/* Runs ptxas on the file at ptx_path; its output goes to message. Returns
+ * the wait status, or -1 with errno-style err set when it could not run. */
+static int run_ptxas(const char *path, const char *arch, const char *ptx_path, tjs_buf *message,
+                     int *err)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        *err = errno;
+        return -1;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    char *argv[] = {(char *)path, (char *)arch, "-o", "/dev/null", (char *)ptx_path, NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, path, &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        *err = rc;
+        return -1;
+    }
+    drain(fds[0], message);
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            *err = errno;
+            return -1;
+        }
+    }
+    return status;
+}
+
+tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, const char *kernel_name)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || !*tmpdir)
+        tmpdir = "/tmp";
+    char *ptx_path = tjs_asprintf("%s/tjit-ptxas-XXXXXX.ptx", tmpdir);
+    int fd = mkstemps(ptx_path, 4);
+    if (fd < 0) {
+        tj_status st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': no temporary file for ptxas in %s: %s",
+                                 kernel_name, tmpdir, strerror(errno));
+        free(ptx_path);
+        return st;
+    }
+    int wrote = write_all(fd, ptx, strlen(ptx));
+    int write_err = errno;
+    close(fd);
+    tj_status st = TJ_OK;
+    if (wrote != 0) {
+        st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': cannot write %s for ptxas: %s", kernel_name,
+                       ptx_path, strerror(write_err));
+    } else {
+        char arch[32];
+        snprintf(arch, sizeof arch, "-arch=sm_%d", sm);
+        tjs_buf message = {0};
+        int err = 0;
+        int status = run_ptxas(path, arch, ptx_path, &message, &err);
+        const char *text = message.data ? message.data : "";
+        if (status < 0)
+            st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': cannot run ptxas (TJIT_PTXAS=%s): %s",
+                           kernel_name, path, strerror(err));
+        else if (WIFSIGNALED(status))
+            st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': ptxas (%s %s) was killed by signal %d:\n%s",
+                           kernel_name, path, arch, WTERMSIG(status), text);
+        else if (WEXITSTATUS(status) != 0)
+            st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': ptxas (%s %s) rejected its PTX (exit status %d):\n%s",
+                           kernel_name, path, arch, WEXITSTATUS(status), text);
+        tjs_buf_free(&message);
+    }
+    unlink(ptx_path);
+    free(ptx_path);
+    return st;
+}
