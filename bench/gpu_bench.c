@@ -6,7 +6,8 @@
  * Five memory-bound fp32 kernels, each far larger than the 60 MB L2:
  * vector add (2^28 elements); strided add, out[i] = x[i*s] + y[i*s] for
  * s = 1, 2, 4, 8 (2^25 outputs); transpose (8192 x 8192, 64 x 64 tiles on a
- * 2-D grid); row softmax (8192 x 4096, one program per row, BLOCK = 4096);
+ * 2-D grid; once with tj_trans, once as transpose_ptrs, storing the tile
+ * through swapped pointers); row softmax (8192 x 4096, one program per row, BLOCK = 4096);
  * 3x3 box filter with zero padding (8192 x 8192, 16 x 64 tiles). Tile sizes
  * and warp counts are the ones triton_bench.py uses.
  *
@@ -129,6 +130,21 @@ TJ_KERNEL(transpose_kernel,
     tj_val store_mask = tj_and(tj_lt(c_col, cols), tj_lt(r_row, rows));
     tj_store(tj_add(dst, tj_add(tj_mul(c_col, rows), r_row)), tj_trans(tile),
              .mask = store_mask);
+}
+
+/* The same transpose without tj_trans: the loaded tile is stored unchanged
+ * through pointers with the roles of rows and columns swapped; making the
+ * stores contiguous is then the compiler's business. */
+TJ_KERNEL(transpose_ptrs_kernel,
+          TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(rows, i32),
+                    TJ_SCALAR(cols, i32)),
+          TJ_CONSTS(TILE_R, TILE_C))
+{
+    tj_val r = tj_expand_dims(tj_add(tj_mul(tj_program_id(0), TILE_R), tj_arange(0, TILE_R)), 1);
+    tj_val c = tj_expand_dims(tj_add(tj_mul(tj_program_id(1), TILE_C), tj_arange(0, TILE_C)), 0);
+    tj_val mask = tj_and(tj_lt(r, rows), tj_lt(c, cols));
+    tj_val tile = tj_load(tj_add(src, tj_add(tj_mul(r, cols), c)), .mask = mask);
+    tj_store(tj_add(dst, tj_add(tj_mul(c, rows), r)), tile, .mask = mask);
 }
 
 TJ_KERNEL(softmax_kernel,
@@ -355,6 +371,15 @@ static tj_status launch_transpose(const struct job *j)
                          .num_warps = TRANSPOSE_WARPS};
     return transpose_kernel_launch(dev, &cfg, j->x, j->out, j->rows, j->cols, TRANSPOSE_TILE,
                                    TRANSPOSE_TILE);
+}
+
+static tj_status launch_transpose_ptrs(const struct job *j)
+{
+    tj_launch_cfg cfg = {.grid = {(j->rows + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE,
+                                  (j->cols + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE},
+                         .num_warps = TRANSPOSE_WARPS};
+    return transpose_ptrs_kernel_launch(dev, &cfg, j->x, j->out, j->rows, j->cols,
+                                        TRANSPOSE_TILE, TRANSPOSE_TILE);
 }
 
 static int64_t next_pow2(int64_t n)
@@ -867,6 +892,11 @@ int main(int argc, char **argv)
                             (int32_t)tr_n};
     snprintf(params, sizeof params, ",\"tile\":[%d,%d],\"num_warps\":%d", TRANSPOSE_TILE,
              TRANSPOSE_TILE, TRANSPOSE_WARPS);
+    ok &= bench(&transpose, (size_t)(tr_n * tr_n), check_transpose,
+                2.0 * (double)(tr_n * tr_n) * 4, params);
+
+    transpose.kernel = "transpose_ptrs";
+    transpose.launch = launch_transpose_ptrs;
     ok &= bench(&transpose, (size_t)(tr_n * tr_n), check_transpose,
                 2.0 * (double)(tr_n * tr_n) * 4, params);
 

@@ -135,7 +135,7 @@ head = (f"{'kernel':<16}{'tjit GB/s':>11}{'Triton GB/s':>13}{'tjit/Triton':>13}"
 print(head)
 print("-" * len(head))
 kernels = ["vector_add", "strided_add_s1", "strided_add_s2", "strided_add_s4",
-           "strided_add_s8", "transpose", "softmax", "box_filter"]
+           "strided_add_s8", "transpose", "transpose_ptrs", "softmax", "box_filter"]
 for k in kernels:
     t, tr, to = (find("tjit", "bandwidth", k), find("triton", "bandwidth", k),
                  find("torch", "bandwidth", k))

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """
 triton_bench.py -- the GPU half of tjit's comparison: the kernels of
-bench/gpu_bench.c written in Triton, timed the same way on the same GPU.
+bench/gpu_bench.c written in Triton, timed the same way on the same GPU
+(transpose twice: with tl.trans, and as transpose_ptrs, storing the loaded
+tile through swapped pointers).
 
 gpu_bench.c runs tjit's kernels; this script runs the same five algorithms
 as idiomatic Triton kernels with the same sizes, tile sizes and warp counts,
@@ -100,6 +102,16 @@ def transpose_kernel(src_ptr, dst_ptr, rows, cols, TILE_R: tl.constexpr, TILE_C:
     tile = tl.load(src_ptr + r[:, None] * cols + c[None, :], mask=load_mask)
     store_mask = (c[:, None] < cols) & (r[None, :] < rows)
     tl.store(dst_ptr + c[:, None] * rows + r[None, :], tl.trans(tile), mask=store_mask)
+
+
+@triton.jit
+def transpose_ptrs_kernel(src_ptr, dst_ptr, rows, cols,
+                          TILE_R: tl.constexpr, TILE_C: tl.constexpr):
+    r = (tl.program_id(0) * TILE_R + tl.arange(0, TILE_R))[:, None]
+    c = (tl.program_id(1) * TILE_C + tl.arange(0, TILE_C))[None, :]
+    mask = (r < rows) & (c < cols)
+    tile = tl.load(src_ptr + r * cols + c, mask=mask)
+    tl.store(dst_ptr + c * rows + r, tile, mask=mask)
 
 
 @triton.jit
@@ -316,6 +328,17 @@ def main():
     bandwidth("triton", "transpose", [tr_n, tr_n], nbytes, transpose, ok,
               tile=[TRANSPOSE_TILE, TRANSPOSE_TILE], num_warps=TRANSPOSE_WARPS)
     bandwidth("torch", "transpose", [tr_n, tr_n], nbytes, lambda: dst.copy_(src.t()))
+
+    def transpose_ptrs():
+        transpose_ptrs_kernel[grid](src, dst, tr_n, tr_n, TILE_R=TRANSPOSE_TILE,
+                                    TILE_C=TRANSPOSE_TILE, num_warps=TRANSPOSE_WARPS)
+
+    dst.fill_(float("nan"))
+    transpose_ptrs()
+    ok = check_and_report(torch.equal(dst, src.t()), "transpose_ptrs", "differs from src.t()")
+    all_ok &= ok
+    bandwidth("triton", "transpose_ptrs", [tr_n, tr_n], nbytes, transpose_ptrs, ok,
+              tile=[TRANSPOSE_TILE, TRANSPOSE_TILE], num_warps=TRANSPOSE_WARPS)
 
     # row softmax, one program per row
     src = x[: sm_rows * sm_cols].view(sm_rows, sm_cols)

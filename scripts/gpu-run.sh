@@ -4,7 +4,7 @@
 #
 # Run from the repository's root (the device tool's working copy) with the
 # carry folder beside it, in one call:  bash scripts/gpu-run.sh [CARRY-DIR]
-# (default carry). It unpacks carry/tjit-gpu.tar.xz into CARRY-DIR/stage,
+# (default carry). It unpacks CARRY-DIR/tjit-gpu.tar.xz under $TMPDIR,
 # puts the staged libtjit.so.0 on LD_LIBRARY_PATH (and the fallback
 # libraries only where the machine lacks one), then:
 #
@@ -44,7 +44,7 @@ say() { printf '%s\n' "$*" | tee -a "$summary"; }
 # --- unpack -----------------------------------------------------------------
 package=$carry/tjit-gpu.tar.xz
 [ -f "$package" ] || { say "gpu-run: no $package (run scripts/gpu-pack.sh here first)"; exit 2; }
-stage=$carry/stage
+stage=${TMPDIR:-/tmp}/tjit-gpu-run-stage
 rm -rf "$stage" && mkdir -p "$stage" || exit 2
 if command -v xz >/dev/null 2>&1; then
     tar -C "$stage" -xJf "$package"

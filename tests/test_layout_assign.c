@@ -66,6 +66,31 @@ TJ_KERNEL(mixed, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(y, f32), TJ_SCALAR(iters, i32)
     tj_store(tj_add(y, tj_arange(0, M)), tj_argmax(tile, 1));
 }
 
+/* Independently of the pass's own checker: the operand of each 2-D PERMUTE
+ * holds, in every slot, the transposed element of the result's slot. */
+static int permutes_hold(const tji_func *fn, const tjp_layout_plan *plan)
+{
+    int seen = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_PERMUTE)
+            continue;
+        const tjp_layout *R = &plan->of[op->result], *X = &plan->of[op->args[0]];
+        if (memcmp(R->nbits, X->nbits, sizeof R->nbits))
+            return 0;
+        for (uint32_t w = 0; w < 1u << R->nbits[TJP_WARP]; w++)
+            for (uint32_t l = 0; l < 1u << R->nbits[TJP_LANE]; l++)
+                for (uint32_t r = 0; r < 1u << R->nbits[TJP_REG]; r++) {
+                    uint32_t e = tjp_layout_apply(R, r, l, w), f = tjp_layout_apply(X, r, l, w);
+                    uint32_t row = e / (uint32_t)R->shape[1], col = e % (uint32_t)R->shape[1];
+                    if (f != col * (uint32_t)X->shape[1] + row)
+                        return 0;
+                }
+        seen++;
+    }
+    return seen > 0;
+}
+
 static int count_ops(const tji_func *fn, tji_opcode code)
 {
     int n = 0;
@@ -117,6 +142,7 @@ int main(void)
                                                 &plan.of[fn->ops[i].result]) == TJP_CONVERT_SHARED;
             }
         /* With one warp every element is within the warp: shuffles would do. */
+        tap_ok(fn && permutes_hold(fn, &plan), "transpose, %d warps: the permuted tile's slots hold the transposed elements", warps[w]);
         tap_ok(fn && converts == 1 && shared == (warps[w] > 1),
                "transpose 32x32, %d warps: one conversion, %s (%d, %d)", warps[w],
                warps[w] > 1 ? "through shared memory" : "within the warp", converts, shared);

@@ -30,7 +30,6 @@ typedef struct tjj_gpu_gen {
     LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_float, t_double;
     LLVMTypeRef t_ptr;       /* generic */
     LLVMTypeRef t_gptr;      /* global memory: every tile-IR pointer */
-    LLVMTypeRef t_sptr;      /* shared memory */
     unsigned device_scope;   /* sync scope id of "device" */
     int32_t cur_op;          /* the op being emitted, for messages; -1 if none */
     tj_status status;        /* the first error */

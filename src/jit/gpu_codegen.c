@@ -390,7 +390,7 @@ static int check_same_layout(codegen *c, int32_t operand, int32_t result)
 static LLVMValueRef shared(codegen *c, uint64_t bytes)
 {
     if (bytes > SHARED_LIMIT) {
-        FAIL(c, "needs %llu bytes of shared memory; the limit is %d (use a smaller tile or fewer values per op)",
+        FAIL(c, "needs %llu bytes of shared memory; the limit is %d (use a smaller tile)",
              (unsigned long long)bytes, SHARED_LIMIT);
         bytes = SHARED_LIMIT;
     }
@@ -1438,7 +1438,9 @@ static void emit_region(codegen *c, int32_t rid, const tji_op **yield)
 
 /* --- the kernel -------------------------------------------------------------------------------- */
 
-/* The plan must give every tile value a layout of its shape for num_warps. */
+/* The plan must give every tile value a layout of its shape for num_warps;
+ * and no tile may need more than 2^MAX_REGS_LOG2 distinct registers per
+ * thread (registers that are copies cost nothing). The largest is blamed. */
 static void check_plan(codegen *c)
 {
     const tji_func *fn = c->g.fn;
@@ -1451,29 +1453,37 @@ static void check_plan(codegen *c)
         FAIL(c, "internal error: the layout plan does not cover the kernel's values");
         return;
     }
+    int32_t largest = 0;
+    int largest_bits = 0;
     for (int32_t id = 1; id <= fn->nvalues; id++) {
         const tji_type *t = type_of(c, id);
         if (t->rank == 0)
             continue;
         const tjp_layout *L = layout_of(c, id);
-        c->g.cur_op = tji_val(fn, id)->def_op;
-        int ok = L->rank == t->rank && L->nbits[TJP_LANE] <= 5 && L->nbits[TJP_WARP] <= c->warp_bits;
+        int ok = L->rank == t->rank && L->nbits[TJP_REG] <= TJP_MAX_BITS && L->nbits[TJP_LANE] <= 5 &&
+                 L->nbits[TJP_WARP] <= c->warp_bits;
         for (int d = 0; ok && d < t->rank; d++)
             ok = L->shape[d] == t->shape[d];
-        uint32_t numel = (uint32_t)numel_of(t);
         for (int in = 0; ok && in < TJP_NIN; in++)
             for (int b = 0; ok && b < L->nbits[in]; b++)
-                ok = L->basis[in][b] < numel;
+                ok = L->basis[in][b] < (uint32_t)numel_of(t);
         if (!ok) {
+            c->g.cur_op = tji_val(fn, id)->def_op;
             FAIL(c, "internal error: value %d has no valid layout in the plan", (int)id);
             return;
         }
-        if (L->nbits[TJP_REG] > MAX_REGS_LOG2) {
-            FAIL(c, "a tile of %u elements needs %d registers per thread with %d warps; the limit is %d "
-                    "(use a smaller tile or more warps)", numel, 1 << L->nbits[TJP_REG], c->num_warps,
-                 1 << MAX_REGS_LOG2);
-            return;
+        int bits = L->nbits[TJP_REG] - __builtin_popcount(reg_dup_mask(L));
+        if (bits > largest_bits || L->nbits[TJP_REG] > 2 * MAX_REGS_LOG2) {
+            largest = id;
+            largest_bits = L->nbits[TJP_REG] > 2 * MAX_REGS_LOG2 ? L->nbits[TJP_REG] : bits;
         }
+    }
+    if (largest_bits > MAX_REGS_LOG2) {
+        c->g.cur_op = tji_val(fn, largest)->def_op;
+        FAIL(c, "a tile of %lld elements needs %d registers per thread with num_warps=%d; the limit is %d "
+                "(use a smaller tile or more warps)",
+             (long long)numel_of(type_of(c, largest)), 1 << largest_bits, c->num_warps, 1 << MAX_REGS_LOG2);
+        return;
     }
     c->g.cur_op = -1;
 }
@@ -1671,7 +1681,6 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
     c.g.t_double = LLVMDoubleTypeInContext(ctx);
     c.g.t_ptr = LLVMPointerTypeInContext(ctx, 0);
     c.g.t_gptr = LLVMPointerTypeInContext(ctx, ADDR_GLOBAL);
-    c.g.t_sptr = LLVMPointerTypeInContext(ctx, ADDR_SHARED);
     c.g.device_scope = LLVMGetSyncScopeID(ctx, "device", 6);
     LLVMModuleRef mod = c.g.mod = LLVMModuleCreateWithNameInContext(entry, ctx);
     LLVMSetTarget(mod, TRIPLE);

@@ -100,7 +100,7 @@ void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape, int num
 /* The same slots, holding for each element of `to` the element of `from`
  * that map(coords) names: bases are single bits, so mapping each basis maps
  * the layout. */
-typedef void (*coord_map)(const int64_t *in, int64_t *out, const tji_op *op);
+typedef void (*coord_map)(const int64_t *in, int rank, int64_t *out, const tji_op *op);
 
 static void remap(tjp_layout *out, const tjp_layout *from, const tji_type *to, coord_map map,
                   const tji_op *op)
@@ -118,7 +118,7 @@ static void remap(tjp_layout *out, const tjp_layout *from, const tji_type *to, c
                 c[d] = e % (uint32_t)from->shape[d];
                 e /= (uint32_t)from->shape[d];
             }
-            map(c, t, op);
+            map(c, from->rank, t, op);
             uint32_t x = 0;
             for (int d = 0; d < to->rank; d++)
                 x = x * (uint32_t)to->shape[d] + (uint32_t)(t[d] % to->shape[d]);
@@ -126,17 +126,17 @@ static void remap(tjp_layout *out, const tjp_layout *from, const tji_type *to, c
         }
 }
 
-static void map_permute(const int64_t *res, int64_t *x, const tji_op *op)
+/* Result dim i is operand dim perm[i] (perm has `rank` entries). */
+static void map_permute(const int64_t *res, int rank, int64_t *x, const tji_op *op)
 {
-    for (int i = 0; i < TJ_MAX_RANK; i++)
-        if (op->perm[i] >= 0 && op->perm[i] < TJ_MAX_RANK)
-            x[op->perm[i]] = res[i];
+    for (int i = 0; i < rank; i++)
+        x[op->perm[i]] = res[i];
 }
 
 /* Broadcast dims have size 1 in the operand: remap's "% 1" folds them. */
-static void map_identity(const int64_t *res, int64_t *x, const tji_op *op)
+static void map_identity(const int64_t *res, int rank, int64_t *x, const tji_op *op)
 {
-    (void)op;
+    (void)rank, (void)op;
     memcpy(x, res, sizeof(int64_t) * TJ_MAX_RANK);
 }
 
@@ -479,7 +479,7 @@ static int slots_agree(const tji_op *op, const tjp_layout *res, const tjp_layout
                             want[k++] = cr[d];
                     break;
                 case TJI_PERMUTE:
-                    map_permute(cr, want, op);
+                    map_permute(cr, res->rank, want, op);
                     break;
                 case TJI_RESHAPE:
                     if (element_of(res, r, l, w) != element_of(arg, r, l, w))
