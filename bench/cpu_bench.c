@@ -91,7 +91,13 @@ TJ_KERNEL(softmax_kernel,
     tj_store(tj_add(dst, tj_add(row_start, offs)), tj_div(num, tj_sum(num, 0)), .mask = mask);
 }
 
-enum { ADD_BLOCK = 1024, TRANSPOSE_TILE = 32 };
+/* Compile-time constants of the launches (SOFTMAX_COLS is a power of two,
+ * so it is also the softmax kernel's BLOCK). */
+#define ADD_BLOCK 1024
+#define TRANSPOSE_TILE 32
+#define SOFTMAX_COLS 1024
+#define STR(x) STR_(x)
+#define STR_(x) #x
 
 /* ------------------------------------------------------------------------ */
 /* Plain C on a pool of threads                                             */
@@ -172,7 +178,7 @@ static void parallel_for(int64_t n, range_fn fn, void *ctx)
 struct c_args {
     const float *src, *src2;
     float *dst;
-    int64_t n, rows, cols;
+    int64_t rows, cols;
 };
 
 static void c_vector_add(void *ctx, int64_t begin, int64_t end)
@@ -289,6 +295,7 @@ static double worst_error(const float *got, const float *want, size_t n, double 
 struct bench {
     const char *name;
     const char *shape;        /* JSON array text */
+    const char *config;       /* the tjit kernel's constants */
     double bytes;             /* moved per run */
     double target;            /* wanted tjit / C ratio */
     double tolerance_rtol;    /* for the check of tjit's output */
@@ -348,12 +355,12 @@ static int run_bench(struct bench *b)
 
     double tjit_gbps = b->bytes / tjit_s / 1e9, c_gbps = b->bytes / c_s / 1e9;
     double ratio = tjit_gbps / c_gbps;
-    printf("{\"bench\":\"%s\",\"dtype\":\"f32\",\"shape\":%s,\"bytes\":%.0f,"
-           "\"threads\":%d,\"runs\":%d,\"tjit_ms\":%.3f,\"c_ms\":%.3f,"
+    printf("{\"bench\":\"%s\",\"dtype\":\"f32\",\"shape\":%s,\"config\":\"%s\","
+           "\"bytes\":%.0f,\"threads\":%d,\"runs\":%d,\"tjit_ms\":%.3f,\"c_ms\":%.3f,"
            "\"tjit_gbps\":%.2f,\"c_gbps\":%.2f,\"ratio\":%.3f,\"target\":%.1f,"
            "\"meets_target\":%s,\"correct\":%s,\"device\":",
-           b->name, b->shape, b->bytes, nthreads, runs, tjit_s * 1e3, c_s * 1e3, tjit_gbps,
-           c_gbps, ratio, b->target, ratio >= b->target ? "true" : "false",
+           b->name, b->shape, b->config, b->bytes, nthreads, runs, tjit_s * 1e3, c_s * 1e3,
+           tjit_gbps, c_gbps, ratio, b->target, ratio >= b->target ? "true" : "false",
            correct ? "true" : "false");
     json_string(device_name);
     printf("}\n");
@@ -434,7 +441,7 @@ int main(int argc, char **argv)
     /* Full sizes: each moves 512 MiB or more per run, past the LLC. */
     const int64_t add_n = quick ? (1 << 20) + 3 : (int64_t)1 << 27;
     const int64_t tr_n = quick ? 1024 : 8192;
-    const int64_t sm_rows = quick ? 1024 : 65536, sm_cols = 1024;
+    const int64_t sm_rows = quick ? 1024 : 65536, sm_cols = SOFTMAX_COLS;
     const size_t big = (size_t)(add_n > tr_n * tr_n ? add_n : tr_n * tr_n);
     const size_t need = big > (size_t)(sm_rows * sm_cols) ? big : (size_t)(sm_rows * sm_cols);
 
@@ -449,9 +456,10 @@ int main(int argc, char **argv)
     fill_random(in2, (size_t)add_n, -1, 1);
     snprintf(shape, sizeof shape, "[%lld]", (long long)add_n);
     struct bench add = {
-        .name = "vector_add", .shape = shape, .bytes = 3.0 * (double)add_n * sizeof(float),
+        .name = "vector_add", .shape = shape, .config = "BLOCK=" STR(ADD_BLOCK),
+        .bytes = 3.0 * (double)add_n * sizeof(float),
         .target = 0.8, .tolerance_rtol = 0, .dev = dev, .launch = launch_vector_add,
-        .c_fn = c_vector_add, .c = {in, in2, out, add_n, 0, 0}, .c_items = add_n,
+        .c_fn = c_vector_add, .c = {in, in2, out, 0, 0}, .c_items = add_n,
         .in = device_copy(dev, in, (size_t)add_n), .in2 = device_copy(dev, in2, (size_t)add_n),
         .n = add_n};
     CHECK(tj_buffer_alloc(dev, (size_t)add_n * sizeof(float), &add.out));
@@ -466,9 +474,10 @@ int main(int argc, char **argv)
     snprintf(shape, sizeof shape, "[%lld,%lld]", (long long)tr_n, (long long)tr_n);
     int64_t tile_rows = (tr_n + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE;
     struct bench tr = {
-        .name = "transpose", .shape = shape, .bytes = 2.0 * (double)(tr_n * tr_n) * sizeof(float),
+        .name = "transpose", .shape = shape, .config = "TILE=" STR(TRANSPOSE_TILE),
+        .bytes = 2.0 * (double)(tr_n * tr_n) * sizeof(float),
         .target = 0.5, .tolerance_rtol = 0, .dev = dev, .launch = launch_transpose,
-        .c_fn = c_transpose, .c = {in, NULL, out, 0, tr_n, tr_n}, .c_items = tile_rows * tile_rows,
+        .c_fn = c_transpose, .c = {in, NULL, out, tr_n, tr_n}, .c_items = tile_rows * tile_rows,
         .in = device_copy(dev, in, (size_t)(tr_n * tr_n)), .rows = tr_n, .cols = tr_n};
     CHECK(tj_buffer_alloc(dev, (size_t)(tr_n * tr_n) * sizeof(float), &tr.out));
     ok &= run_bench(&tr);
@@ -479,10 +488,10 @@ int main(int argc, char **argv)
     fill_random(in, (size_t)(sm_rows * sm_cols), -10, 10);
     snprintf(shape, sizeof shape, "[%lld,%lld]", (long long)sm_rows, (long long)sm_cols);
     struct bench sm = {
-        .name = "softmax", .shape = shape,
+        .name = "softmax", .shape = shape, .config = "BLOCK=" STR(SOFTMAX_COLS),
         .bytes = 2.0 * (double)(sm_rows * sm_cols) * sizeof(float), .target = 0.8,
         .tolerance_rtol = 1e-4, .dev = dev, .launch = launch_softmax, .c_fn = c_softmax,
-        .c = {in, NULL, out, 0, sm_rows, sm_cols}, .c_items = sm_rows,
+        .c = {in, NULL, out, sm_rows, sm_cols}, .c_items = sm_rows,
         .in = device_copy(dev, in, (size_t)(sm_rows * sm_cols)), .rows = sm_rows,
         .cols = sm_cols};
     CHECK(tj_buffer_alloc(dev, (size_t)(sm_rows * sm_cols) * sizeof(float), &sm.out));

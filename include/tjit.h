@@ -374,7 +374,9 @@ typedef enum tj_device_kind {
 TJ_API tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal);
 TJ_API void tj_device_close(tj_device *dev); /* frees its buffers and kernels */
 TJ_API tj_device_kind tj_device_get_kind(const tj_device *dev);
-TJ_API const char *tj_device_name(const tj_device *dev); /* "cpu (x86-64, 2 threads)" */
+/* "cpu (x86_64, 2 threads)", "NVIDIA H200 (sm_90, 132 SMs)" */
+TJ_API const char *tj_device_name(const tj_device *dev);
+/* Waits for the device's work; reports a failed assert or fault of it. */
 TJ_API tj_status tj_synchronize(tj_device *dev);
 
 /* A buffer is a handle (not a pointer): using a freed buffer is an error
@@ -440,7 +442,10 @@ typedef struct tj_kernel {
 
 /* Launches a kernel, building and compiling it first for a set of constants
  * it has not seen. Arguments are checked against the kernel's signature. On
- * the CPU the launch is finished when the call returns. */
+ * the CPU the launch is finished when the call returns (a failed device
+ * assert is its TJ_ERR_ASSERT). On a GPU it is asynchronous: a failed assert
+ * or a fault is reported by the next tj_synchronize() or tj_buffer_read(),
+ * which wait for the device (TJIT_LAUNCH_BLOCKING=1 makes each launch wait). */
 TJ_API tj_status tj_launch(tj_device *dev, const tj_kernel *kernel,
                            const tj_launch_cfg *cfg, const tj_arg *args, int nargs,
                            const int64_t *consts, int nconsts);

@@ -58,7 +58,8 @@ int main(int argc, char **argv)
     launch(&args);
     CHECK(tj_buffer_read(dev, args.out, 0, out, (size_t)n * sizeof(float)));
 
-    /* x[i] + y[i] is one correctly rounded add on both sides: exact match. */
+    /* The expected sums, in place of x. One correctly rounded add on both
+     * sides: the match must be exact. */
     for (int64_t i = 0; i < n; i++)
         x[i] += y[i];
     int64_t bad = first_mismatch(out, x, (size_t)n, 0, 0);

@@ -16,7 +16,13 @@
 #     from its TAP output: ok, not ok, skipped, and whether the count matched
 #     its plan and the program exited 0.
 #  2. samples: each sample once more at its default (large) size on the GPU.
-#  3. the benchmark: bench/gpu_compare.sh, where it exists, under a limit.
+#  3. the benchmark: bench/gpu_compare.sh, where it exists, under a limit
+#     (TJIT_SKIP_BENCH=1 leaves it out).
+#
+# Limits in seconds: TJIT_TEST_LIMIT per test program (300),
+# TJIT_SAMPLE_LIMIT per sample (60), TJIT_BENCH_LIMIT for the benchmark
+# (240); TJIT_TEST_JOBS test programs at a time (8). Other variables reach
+# the programs, e.g. TJ_DIFF_PROGRAMS for the differential test.
 #
 # Output: a summary on stdout (totals per device, then every failing point
 # with its diagnostics) and in $OUT: summary.txt, tests-cpu.log and
@@ -188,7 +194,9 @@ say "samples done ($(elapsed))"
 
 # --- 3. the benchmark -----------------------------------------------------------
 say ""
-if [ -f bench/gpu_compare.sh ] && [ -x "$root/bench/gpu_bench" ]; then
+if [ -n "${TJIT_SKIP_BENCH:-}" ]; then
+    say "== benchmark skipped (TJIT_SKIP_BENCH)"
+elif [ -f bench/gpu_compare.sh ] && [ -x "$root/bench/gpu_bench" ]; then
     say "== bench/gpu_compare.sh (limit ${BENCH_LIMIT}s)"
     GPU_COMPARE_OUT=$out/bench timeout "$BENCH_LIMIT" bash bench/gpu_compare.sh "$root/bench/gpu_bench" \
         >"$logs/bench.out" 2>&1

@@ -354,6 +354,9 @@ static void test_assert(void)
     x[bad] = 5000;
     tj_buffer_write(dev, bx, 0, x, sizeof x);
     st = checked_launch(dev, &cfg, bx, bo, 1000);
+    /* GPU launches are asynchronous: the failure is reported at synchronize. */
+    if (st == TJ_OK)
+        st = tj_synchronize(dev);
     int ok = tap_ok(st == TJ_ERR_ASSERT, "failing tj_device_assert gives TJ_ERR_ASSERT");
     if (!ok)
         tap_diag("  got %s: %s", tj_status_name(st), tj_last_error());

@@ -27,6 +27,13 @@
  * bit for bit, so no branch can go one way on one device and the other way
  * on the other.
  *
+ * Where the devices disagree, the test looks for the first op that does:
+ * the constant STOP (-1 for the whole program) cuts a program after that
+ * many ops and leaves out the reduction, and since the generator draws the
+ * same numbers up to there, the cut programs are prefixes of the failing
+ * one. The first prefix that disagrees is printed whole, its last ops being
+ * the culprit; if every prefix agrees, the reduction is.
+ *
  * Without a GPU the CPU half still runs every program (and, under make
  * check with ptxas, compiles and assembles its PTX); the comparison points
  * are skipped. TJ_TEST_SEED replays a run, TJ_DIFF_PROGRAMS sets how many
@@ -285,7 +292,7 @@ static int random_op(gen *g)
         tj_dtype t = gen_below(&g->r, 2) && is_float(a.dt) ? a.dt : random_dtype(g, 1);
         if (!cast_to(g, &a, t) || !cast_to(g, &b, t))
             return 0;
-        double lim = dt_limit(t), e = dt_eps(t);
+        double lim = dt_limit(t);
         out.dt = t;
         switch (gen_below(&g->r, 9)) {
         case 0:
@@ -306,7 +313,7 @@ static int random_op(gen *g)
         case 3: /* a / (|b| + 1) */
             out.v = tj_div(a.v, tj_add(tj_abs(b.v), tj_const(1.0, t)));
             out.mag = a.mag;
-            out.err = rounding(t, a.err + a.mag * b.err + 2 * e * (b.mag + 1), out.mag);
+            out.err = rounding(t, a.err + a.mag * b.err, out.mag);
             break;
         case 4:
             if (!cast_to(g, &c, t) || a.mag * b.mag + c.mag > lim) return 0;
@@ -489,7 +496,7 @@ TJ_KERNEL(random_program,
                     TJ_PTR(in_i32, i32), TJ_PTR(in_i64, i64), TJ_PTR(in_u8, u8),
                     TJ_PTR(in_u32, u32), TJ_PTR(out_f, f64), TJ_PTR(out_i, i64),
                     TJ_SCALAR(rows, i32), TJ_SCALAR(cols, i32), TJ_SCALAR(s, f32)),
-          TJ_CONSTS(SEED))
+          TJ_CONSTS(SEED, STOP))
 {
     gen g;
     memset(&g, 0, sizeof g);
@@ -518,6 +525,8 @@ TJ_KERNEL(random_program,
     push(&g, leaf(&g, 1));
     push(&g, leaf(&g, 0));
     int want = 3 + gen_below(&g.r, 9);
+    if (STOP >= 0 && STOP < want)
+        want = (int)STOP;
     for (int tries = 0; info.nops < want && tries < 200; tries++)
         random_op(&g);
     gv x = g.pool[g.npool - 1];
@@ -531,7 +540,7 @@ TJ_KERNEL(random_program,
         x.err = rounding(x.dt, x.err + full.err, x.mag);
         x.kind = FULL;
     }
-    int left = finish_reduction(&g, &x);
+    int left = STOP < 0 ? finish_reduction(&g, &x) : FULL;
 
     info.out_float = is_float(x.dt);
     info.tol = x.err;
@@ -563,9 +572,10 @@ typedef struct device_run {
 
 static void *host_in[NIN];
 
-/* Uploads the inputs, poisons the outputs, launches, reads back. */
-static tj_status run_on(device_run *d, int64_t seed, int32_t rows, int32_t cols, float s,
-                        size_t n)
+/* Uploads the inputs, poisons the outputs, launches program (seed, stop),
+ * reads back. */
+static tj_status run_on(device_run *d, int64_t seed, int64_t stop, int32_t rows, int32_t cols,
+                        float s, size_t n)
 {
     for (int k = 0; k < NIN; k++)
         d->in[k] = tl_upload(d->dev, host_in[k], n * tj_dtype_size(in_dtypes[k]));
@@ -577,7 +587,7 @@ static tj_status run_on(device_run *d, int64_t seed, int32_t rows, int32_t cols,
                                      : tl_grid(((int64_t)rows * cols + sh.cols_tile - 1) / sh.cols_tile, 1, 1);
     tj_status st = random_program_launch(d->dev, &cfg, d->in[0], d->in[1], d->in[2], d->in[3],
                                          d->in[4], d->in[5], d->in[6], d->in[7], d->in[8],
-                                         d->in[9], d->out_f, d->out_i, rows, cols, s, seed);
+                                         d->in[9], d->out_f, d->out_i, rows, cols, s, seed, stop);
     d->info = info;
     if (st == TJ_OK)
         st = tj_synchronize(d->dev);
@@ -596,16 +606,22 @@ static void release(device_run *d)
     tj_buffer_free(d->dev, d->out_i);
 }
 
-static void show_program(int64_t seed)
+/* The program's tile IR, one diagnostic line per line. */
+static void show_program(int64_t seed, int64_t stop)
 {
+    int64_t consts[2] = {seed, stop};
     char *ir = NULL;
-    if (tj_kernel_ir(random_program, &seed, 1, &ir) == TJ_OK)
-        tap_diag("the program (SEED = %lld):\n%s", (long long)seed, ir);
+    if (tj_kernel_ir(random_program, consts, 2, &ir) != TJ_OK)
+        return;
+    tap_diag("the program (SEED = %lld, STOP = %lld):", (long long)seed, (long long)stop);
+    for (char *line = strtok(ir, "\n"); line; line = strtok(NULL, "\n"))
+        tap_diag("  %s", line);
     free(ir);
 }
 
-/* CPU and GPU outputs: integers exactly, floats within the program's bound. */
-static int agree(const device_run *c, const device_run *g, size_t n, double tol)
+/* CPU and GPU outputs: integers exactly, floats within the program's
+ * bound. Prints the first differences when report is set. */
+static int agree(const device_run *c, const device_run *g, size_t n, double tol, int report)
 {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -614,13 +630,59 @@ static int agree(const device_run *c, const device_run *g, size_t n, double tol)
         int ok_i = g->got_i[i] == c->got_i[i];
         if (ok_f && ok_i)
             continue;
-        if (bad++ < 5)
+        if (report && bad < 5)
             tap_diag("  [%zu] f64: cpu %.17g gpu %.17g; i64: cpu %lld gpu %lld", i, c->got_f[i],
                      g->got_f[i], (long long)c->got_i[i], (long long)g->got_i[i]);
+        bad++;
     }
-    if (bad)
+    if (report && bad)
         tap_diag("  %zu of %zu elements differ (float bound %.3g)", bad, n, tol);
     return bad == 0;
+}
+
+/* Runs program (seed, stop) on both devices; 1 if they agree, 0 if not,
+ * -1 if a run failed. */
+static int compare_devices(tj_device *cpu, tj_device *gpu, int64_t seed, int64_t stop,
+                           int32_t rows, int32_t cols, float s, size_t n, int report,
+                           gen_info *info_out)
+{
+    device_run c = {cpu, {{0}}, {0}, {0}, malloc(n * 8), malloc(n * 8), {0}};
+    device_run g = {gpu, {{0}}, {0}, {0}, malloc(n * 8), malloc(n * 8), {0}};
+    int result = -1;
+    tj_status st = run_on(&c, seed, stop, rows, cols, s, n);
+    if (st != TJ_OK && report)
+        tap_diag("  the CPU run failed: %s: %s", tj_status_name(st), tj_last_error());
+    if (st == TJ_OK) {
+        st = run_on(&g, seed, stop, rows, cols, s, n);
+        if (st != TJ_OK && report)
+            tap_diag("  the GPU run failed: %s: %s", tj_status_name(st), tj_last_error());
+        if (st == TJ_OK)
+            result = agree(&c, &g, n, c.info.tol, report);
+        release(&g);
+    }
+    release(&c);
+    if (info_out)
+        *info_out = c.info;
+    free(c.got_f), free(c.got_i), free(g.got_f), free(g.got_i);
+    return result;
+}
+
+/* The first prefix of a disagreeing program that disagrees, printed. */
+static void find_first_disagreement(tj_device *cpu, tj_device *gpu, int64_t seed, int nops,
+                                    int32_t rows, int32_t cols, float s, size_t n)
+{
+    for (int stop = 1; stop <= nops; stop++) {
+        int r = compare_devices(cpu, gpu, seed, stop, rows, cols, s, n, 0, NULL);
+        if (r == 1)
+            continue;
+        tap_diag("the first %d of its %d ops, without the reduction, %s:", stop, nops,
+                 r == 0 ? "already disagree" : "fail to run on one device");
+        compare_devices(cpu, gpu, seed, stop, rows, cols, s, n, 1, NULL);
+        show_program(seed, stop);
+        return;
+    }
+    tap_diag("every prefix of its %d ops agrees: the reduction disagrees", nops);
+    show_program(seed, -1);
 }
 
 int main(void)
@@ -642,10 +704,11 @@ int main(void)
         tap_ok(0, "the GPU opens where the driver is present");
         tap_diag("  %s: %s", tj_status_name(st), tj_last_error());
         snprintf(skip_reason, sizeof skip_reason, "the GPU does not open");
+        gpu = NULL;
     }
     const char *env = getenv("TJ_DIFF_PROGRAMS");
     int programs = env && *env ? atoi(env) : 60;
-    int shown = 0;
+    int explained = 0;
 
     for (int p = 0; p < programs; p++) {
         int64_t seed = (int64_t)(tl_rand_u64() >> 1);
@@ -659,38 +722,33 @@ int main(void)
             else
                 tl_fill_random(in_dtypes[k], host_in[k], n);
         }
-        device_run c = {cpu, {{0}}, {0}, {0}, malloc(n * 8), malloc(n * 8), {0}};
-        device_run g = {gpu, {{0}}, {0}, {0}, malloc(n * 8), malloc(n * 8), {0}};
         prog_shape sh = shape_of(seed);
         char what[512];
-        st = run_on(&c, seed, rows, cols, s, n);
+
+        device_run c = {cpu, {{0}}, {0}, {0}, malloc(n * 8), malloc(n * 8), {0}};
+        st = run_on(&c, seed, -1, rows, cols, s, n);
+        release(&c);
+        free(c.got_f), free(c.got_i);
         snprintf(what, sizeof what, "program %d (SEED %lld, %s tile %dx%d, %dx%d elements, %s)", p,
                  (long long)seed, sh.rank == 2 ? "2-D" : "1-D", sh.rows_tile, sh.cols_tile, rows,
                  cols, c.info.desc);
         int cpu_ok = !tl_launch_failed(st, what);
         if (cpu_ok)
             tap_ok(1, "%s runs on the CPU", what);
-        else if (shown++ < 3)
-            show_program(seed);
+        else if (explained++ < 3)
+            show_program(seed, -1);
+
         if (!gpu) {
             tap_skip(1, skip_reason);
         } else if (!cpu_ok) {
             tap_skip(1, "the CPU run failed");
         } else {
-            st = run_on(&g, seed, rows, cols, s, n);
-            snprintf(what, sizeof what, "program %d: the GPU agrees with the CPU", p);
-            if (!tl_launch_failed(st, what)) {
-                int ok = agree(&c, &g, n, c.info.tol);
-                tap_ok(ok, "%s", what);
-                if (!ok && shown++ < 3)
-                    show_program(seed);
-            } else if (shown++ < 3) {
-                show_program(seed);
-            }
-            release(&g);
+            gen_info program;
+            int r = compare_devices(cpu, gpu, seed, -1, rows, cols, s, n, 1, &program);
+            tap_ok(r == 1, "program %d: the GPU agrees with the CPU", p);
+            if (r != 1 && explained++ < 3)
+                find_first_disagreement(cpu, gpu, seed, program.nops, rows, cols, s, n);
         }
-        release(&c);
-        free(c.got_f), free(c.got_i), free(g.got_f), free(g.got_i);
         for (int k = 0; k < NIN; k++)
             free(host_in[k]);
     }
