@@ -6,8 +6,8 @@
  * only known at run time (see jit.h): the kernel's own parameters, then the
  * program id and grid (6 × int32), the scratch pointer and the runtime state.
  * libffi calls such a function portably: tjf_sig_init describes the list once
- * per compiled variant as an ffi_cif, and tjf_call_cpu calls one program
- * instance through it. A GPU kernel takes the same parameters, then the
+ * per compiled variant as an ffi_cif, and tjf_call_cpu calls a chunk of
+ * program instances through it. A GPU kernel takes the same parameters, then the
  * address of its assert record; cuLaunchKernel wants them as an array of
  * pointers to each argument's bytes, which tjf_gpu_params makes from the
  * same converted values (the driver copies as many bytes as the PTX
@@ -29,8 +29,9 @@
 
 #include "ffi_bind.h"
 
-/* The trailing parameters of every CPU kernel: pid0..2, nprog0..2, scratch, rt. */
-enum { TRAILING_PARAMS = 8, MAX_PARAMS = 240 };
+/* The trailing parameters of every CPU kernel: first, count, nprog0..2,
+ * scratch, rt. */
+enum { TRAILING_PARAMS = 7, MAX_PARAMS = 240 };
 
 tj_arg tj__arg_int(tj_dtype dtype, int64_t value)
 {
@@ -85,10 +86,10 @@ tj_status tjf_sig_init(tjf_sig *sig, const tj_kernel *kernel)
                              kernel->name, i + 1, p->name, (int)p->dtype);
         }
     }
-    for (int i = 0; i < 6; i++)
+    types[n] = types[n + 1] = &ffi_type_sint64;
+    for (int i = 2; i < 5; i++)
         types[n + i] = &ffi_type_sint32;
-    types[n + 6] = &ffi_type_pointer;
-    types[n + 7] = &ffi_type_pointer;
+    types[n + 5] = types[n + 6] = &ffi_type_pointer;
     ffi_status st = ffi_prep_cif(&sig->cif, FFI_DEFAULT_ABI, (unsigned)(n + TRAILING_PARAMS),
                                  &ffi_type_void, types);
     if (st != FFI_OK) {
@@ -255,18 +256,18 @@ void tjf_gpu_params(const tjf_sig *sig, tjf_value *values, uint64_t *assert_info
     params[sig->nparams] = assert_info;
 }
 
-void tjf_call_cpu(const tjf_sig *sig, void *entry, const tjf_value *values,
-                  const int32_t pid[3], const int32_t nprog[3], void *scratch, void *rt)
+void tjf_call_cpu(const tjf_sig *sig, void *entry, const tjf_value *values, int64_t first,
+                  int64_t count, const int32_t nprog[3], void *scratch, void *rt)
 {
     void *avalues[MAX_PARAMS + TRAILING_PARAMS];
     int n = sig->nparams;
     for (int i = 0; i < n; i++)
         avalues[i] = (void *)&values[i];
-    for (int i = 0; i < 3; i++) {
-        avalues[n + i] = (void *)&pid[i];
-        avalues[n + 3 + i] = (void *)&nprog[i];
-    }
-    avalues[n + 6] = &scratch;
-    avalues[n + 7] = &rt;
+    avalues[n] = &first;
+    avalues[n + 1] = &count;
+    for (int i = 0; i < 3; i++)
+        avalues[n + 2 + i] = (void *)&nprog[i];
+    avalues[n + 5] = &scratch;
+    avalues[n + 6] = &rt;
     ffi_call((ffi_cif *)&sig->cif, FFI_FN(entry), NULL, avalues);
 }

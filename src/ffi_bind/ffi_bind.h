@@ -27,9 +27,9 @@ typedef union tjf_value {
 } tjf_value;
 
 typedef struct tjf_sig {
-    int nparams;           /* kernel parameters; the cif has 8 more */
+    int nparams;           /* kernel parameters; the cif has 7 more */
     ffi_cif cif;
-    ffi_type **types;      /* nparams + 8 */
+    ffi_type **types;      /* nparams + 7 */
 } tjf_sig;
 
 TJI_FUNC tj_status tjf_sig_init(tjf_sig *sig, const tj_kernel *kernel);
@@ -50,10 +50,11 @@ TJI_FUNC tj_status tjf_check_args(const tj_kernel *kernel, const tj_arg *args, i
 TJI_FUNC void tjf_gpu_params(const tjf_sig *sig, tjf_value *values, uint64_t *assert_info,
                              void **params);
 
-/* Calls one CPU program instance through the cif. values holds the kernel
- * parameters; pid/nprog/scratch/rt are appended. */
+/* Runs CPU program instances first .. first+count-1 (linear indices into
+ * the grid) through the cif. values holds the kernel parameters;
+ * first/count/nprog/scratch/rt are appended. */
 TJI_FUNC void tjf_call_cpu(const tjf_sig *sig, void *entry, const tjf_value *values,
-                           const int32_t pid[3], const int32_t nprog[3], void *scratch,
-                           void *rt);
+                           int64_t first, int64_t count, const int32_t nprog[3],
+                           void *scratch, void *rt);
 
 #endif

@@ -38,7 +38,11 @@
  *    axis; the first element seeds the accumulator, so a max over all-NaN
  *    elements is NaN and an empty identity is never needed. Float sums may be
  *    reassociated (any order is a valid sum order; a GPU adds as a tree), so
- *    LLVM vectorizes them. CUMSUM is sequential along its axis.
+ *    LLVM vectorizes them. Float max/min loops are kept scalar (loop
+ *    metadata): LLVM 22's vectorizer, which handles minnum/maxnum by
+ *    checking for NaN, drops the last iterations of loops of 7 or 15 (the
+ *    reduction of a tile of 8 or 16 along the axis saw only its first 5 or
+ *    13 elements). CUMSUM is sequential along its axis.
  *  - PRINT hands a materialized array to tjj_rt_print; ASSERT checks each
  *    element and, on the first false one, calls tjj_rt_assert_fail with the
  *    user's file:line and returns from the program instance.
@@ -72,6 +76,7 @@
 #include <string.h>
 
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 
 #include "cpu_backend.h"
 
@@ -1044,6 +1049,21 @@ static void emit_atomic(codegen *g, const tji_op *op)
     nest_end(g, &n);
 }
 
+/* Marks the loop whose latch branch is br as not to be vectorized: a
+ * distinct, self-referential llvm.loop node (the temporary is replaced by
+ * the node itself, which makes it distinct). */
+static void disable_vectorization(codegen *g, LLVMValueRef br)
+{
+    static const char flag_name[] = "llvm.loop.vectorize.enable";
+    LLVMMetadataRef flag[2] = {LLVMMDStringInContext2(g->ctx, flag_name, sizeof flag_name - 1),
+                               LLVMValueAsMetadata(LLVMConstInt(g->t_i1, 0, 0))};
+    LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
+    LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(g->ctx, flag, 2)};
+    LLVMMetadataRef loop_id = LLVMMDNodeInContext2(g->ctx, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(self, loop_id);
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), LLVMMetadataAsValue(g->ctx, loop_id));
+}
+
 /* Reductions: loop over the result's indices, inner loop along the axis. */
 static void emit_reduce(codegen *g, const tji_op *op)
 {
@@ -1120,7 +1140,10 @@ static void emit_reduce(codegen *g, const tji_op *op)
         LLVMAddIncoming(acc_phi, &next_acc, &latch, 1);
         if (is_arg)
             LLVMAddIncoming(best_phi, &next_best, &latch, 1);
-        LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next_k, c_i64(g, len), ""), header, exit);
+        LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next_k, c_i64(g, len), ""),
+                                          header, exit);
+        if (is_float && (op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_MIN))
+            disable_vectorization(g, br);
         LLVMPositionBuilderAtEnd(g->b, exit);
         acc = next_acc;
         best = next_best;
@@ -1554,8 +1577,12 @@ static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *s
     params[np + 6] = params[np + 7] = g->t_ptr;
     LLVMTypeRef fty = LLVMFunctionType(g->t_void, params, (unsigned)nall, 0);
     free(params);
-    g->func = LLVMAddFunction(g->mod, symbol, fty);
+    char *name = tjs_asprintf("%s.program", symbol);
+    g->func = LLVMAddFunction(g->mod, name, fty);
+    free(name);
+    LLVMSetLinkage(g->func, LLVMInternalLinkage);
     add_attr(g, g->func, LLVMAttributeFunctionIndex, "nounwind", 0);
+    add_attr(g, g->func, LLVMAttributeFunctionIndex, "alwaysinline", 0);
     add_string_attr(g, g->func, "target-cpu", target->cpu);
     add_string_attr(g, g->func, "target-features", target->features);
     LLVMAttributeIndex scratch_index = (LLVMAttributeIndex)(np + 6 + 1); /* params count from 1 */
@@ -1585,6 +1612,62 @@ static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *s
     LLVMBuildRetVoid(g->b);
 }
 
+/* The entry point (jit.h): runs programs first .. first+count-1 in a loop
+ * around the inlined program function, so a chunk of the grid costs one
+ * call from the host, not one per program. */
+static void build_runner(codegen *g, const tjj_cpu_target *target, const char *symbol)
+{
+    int np = g->fn->nparams, nall = np + 7;
+    LLVMTypeRef *params = tjs_xcalloc((size_t)nall, sizeof(LLVMTypeRef));
+    LLVMTypeRef program_ty = LLVMGlobalGetValueType(g->func);
+    LLVMTypeRef *program_params = tjs_xcalloc((size_t)np + 8, sizeof(LLVMTypeRef));
+    LLVMGetParamTypes(program_ty, program_params);
+    for (int i = 0; i < np; i++)
+        params[i] = program_params[i];
+    params[np] = params[np + 1] = g->t_i64;
+    params[np + 2] = params[np + 3] = params[np + 4] = g->t_i32;
+    params[np + 5] = params[np + 6] = g->t_ptr;
+    LLVMValueRef run = LLVMAddFunction(g->mod, symbol, LLVMFunctionType(g->t_void, params, (unsigned)nall, 0));
+    free(params);
+    add_attr(g, run, LLVMAttributeFunctionIndex, "nounwind", 0);
+    add_string_attr(g, run, "target-cpu", target->cpu);
+    add_string_attr(g, run, "target-features", target->features);
+
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, run, "entry");
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->ctx, run, "program");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, run, "done");
+    LLVMPositionBuilderAtEnd(g->b, entry);
+    LLVMValueRef first = LLVMGetParam(run, (unsigned)np), count = LLVMGetParam(run, (unsigned)np + 1);
+    LLVMValueRef end = LLVMBuildAdd(g->b, first, count, "");
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, first, end, ""), loop, done);
+
+    LLVMPositionBuilderAtEnd(g->b, loop);
+    LLVMValueRef i = LLVMBuildPhi(g->b, g->t_i64, "");
+    LLVMValueRef *args = tjs_xcalloc((size_t)np + 8, sizeof(LLVMValueRef));
+    for (int k = 0; k < np; k++)
+        args[k] = LLVMGetParam(run, (unsigned)k);
+    LLVMValueRef n0 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 2), g->t_i64, "");
+    LLVMValueRef n1 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 3), g->t_i64, "");
+    LLVMValueRef rest = LLVMBuildUDiv(g->b, i, n0, "");
+    args[np] = LLVMBuildTrunc(g->b, LLVMBuildURem(g->b, i, n0, ""), g->t_i32, "");
+    args[np + 1] = LLVMBuildTrunc(g->b, LLVMBuildURem(g->b, rest, n1, ""), g->t_i32, "");
+    args[np + 2] = LLVMBuildTrunc(g->b, LLVMBuildUDiv(g->b, rest, n1, ""), g->t_i32, "");
+    for (int k = 0; k < 3; k++)
+        args[np + 3 + k] = LLVMGetParam(run, (unsigned)(np + 2 + k));
+    args[np + 6] = LLVMGetParam(run, (unsigned)np + 5);
+    args[np + 7] = LLVMGetParam(run, (unsigned)np + 6);
+    LLVMBuildCall2(g->b, program_ty, g->func, args, (unsigned)np + 8, "");
+    free(args);
+    free(program_params);
+    LLVMValueRef next = LLVMBuildAdd(g->b, i, LLVMConstInt(g->t_i64, 1, 0), "");
+    LLVMBasicBlockRef from[2] = {entry, loop};
+    LLVMValueRef incoming[2] = {first, next};
+    LLVMAddIncoming(i, incoming, from, 2);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, end, ""), loop, done);
+    LLVMPositionBuilderAtEnd(g->b, done);
+    LLVMBuildRetVoid(g->b);
+}
+
 tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextRef ctx,
                           const tjj_cpu_target *target, const char *symbol, LLVMModuleRef *module,
                           size_t *scratch_bytes)
@@ -1610,6 +1693,7 @@ tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextR
     g.b = LLVMCreateBuilderInContext(ctx);
     layout_scratch(&g);
     build_kernel(&g, target, symbol);
+    build_runner(&g, target, symbol);
     LLVMDisposeBuilder(g.b);
 
     for (int32_t i = 0; i < fn->nops; i++)

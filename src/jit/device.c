@@ -1008,27 +1008,13 @@ static void run_programs(void *ctx, int worker, int64_t first, int64_t count)
             return;
         }
     }
-    const int32_t *nprog = L->nprog;
-    int64_t plane = (int64_t)nprog[0] * nprog[1];
-    int32_t pid[3] = {(int32_t)(first % nprog[0]), (int32_t)(first / nprog[0] % nprog[1]),
-                      (int32_t)(first / plane)};
     /* After a failed device assert the launch is over, as on a GPU: later
      * chunks are skipped. (The runtime sets the flag under the lock.) */
     pthread_mutex_lock(&L->rt->lock);
     int failed = L->rt->assert_failed;
     pthread_mutex_unlock(&L->rt->lock);
-    if (failed)
-        return;
-    for (int64_t i = 0; i < count; i++) {
-        tjf_call_cpu(&L->var->sig, L->entry, L->values, pid, nprog, scratch, L->rt);
-        if (++pid[0] == nprog[0]) {
-            pid[0] = 0;
-            if (++pid[1] == nprog[1]) {
-                pid[1] = 0;
-                pid[2]++;
-            }
-        }
-    }
+    if (!failed)
+        tjf_call_cpu(&L->var->sig, L->entry, L->values, first, count, L->nprog, scratch, L->rt);
 }
 
 static tj_status launch_cpu(tj_device *dev, const tj_kernel *kernel, const variant *var,

@@ -2,9 +2,11 @@
  * jit.h — the back ends and the runtime they share.
  *
  * CPU back end (cpu_codegen.c, cpu_orc.c, cpu_runtime.c): one call of the
- * compiled function computes one program instance. Its C signature is
+ * compiled function computes the program instances first .. first+count-1
+ * (linear indices: pid0 varies fastest), in a loop around the inlined
+ * program body. Its C signature is
  *
- *     void kernel(<params>, int32_t pid0, int32_t pid1, int32_t pid2,
+ *     void kernel(<params>, int64_t first, int64_t count,
  *                 int32_t nprog0, int32_t nprog1, int32_t nprog2,
  *                 void *scratch, tjj_cpu_rt *rt);
  *
