@@ -28,8 +28,8 @@
  *                 synchronize, on a small problem (vector add on 4096
  *                 elements, softmax on one row of 4096), in a process where a
  *                 tiny primer kernel has already started the compiler; the
- *                 on-disk cache is a fresh empty directory (TJIT_CACHE_DIR,
- *                 removed at exit). The primer's own first launch is
+ *                 on-disk cache, where tjit has one, is a fresh empty
+ *                 directory (TJIT_CACHE_DIR, removed at exit). The primer's own first launch is
  *                 reported as first_compile.
  *   ptx_compile   wall time of tj_kernel_ptx for the GPU's target: the
  *                 compiler alone, without the driver's PTX-to-SASS step

@@ -11,11 +11,11 @@
 #
 # Meant for the GPU machine, run from the repository's root with tjit's build
 # staged by scripts/gpu-pack.sh under carry/. The gpu_bench program is
-#   the first argument, else $TJIT_GPU_BENCH, else the first gpu_bench found
-#   under carry/, else the one in carry/tjit-gpu.tar.xz (unpacked to /tmp);
+#   the first argument, else $TJIT_GPU_BENCH, else the one in
+#   carry/tjit-gpu.tar.xz (unpacked to /tmp), else the first found under carry/;
 #   a libtool wrapper is replaced by the real program in .libs/.
-# The folders that hold libtjit.so (the staged lib/ beside the program, or
-# anywhere under carry/) go on LD_LIBRARY_PATH, and the staged fallback-lib/
+# The folders that hold libtjit.so (the staged lib/ beside the program, else
+# any under carry/) go first on LD_LIBRARY_PATH, and the staged fallback-lib/
 # too where the program would otherwise miss a library.
 # Outputs (tjit.jsonl, triton.jsonl, table.txt) go to $GPU_COMPARE_OUT, else
 # $OUT where that is set (the device tool's folder), else a temporary folder.
@@ -31,15 +31,14 @@ if [ $# -gt 0 ] && [ "$1" != "--" ]; then
     shift
 fi
 [ "${1:-}" = "--" ] && shift
-if [ -z "$bench_bin" ] && [ -d carry ]; then
+if [ -z "$bench_bin" ] && [ -f carry/tjit-gpu.tar.xz ]; then
+    # The package as scripts/gpu-pack.sh leaves it: unpack it here.
+    unpacked=$(mktemp -d /tmp/tjit-gpu-XXXXXX) || exit 2
+    trap 'rm -rf "$unpacked"' EXIT
+    tar -C "$unpacked" -xJf carry/tjit-gpu.tar.xz || exit 2
+    bench_bin=$unpacked/tjit/bench/gpu_bench
+elif [ -z "$bench_bin" ] && [ -d carry ]; then
     bench_bin=$(find carry -name gpu_bench -type f -perm -u+x 2>/dev/null | sort | head -n 1)
-    # Still packed as scripts/gpu-pack.sh leaves it: unpack it here.
-    if [ -z "$bench_bin" ] && [ -f carry/tjit-gpu.tar.xz ]; then
-        unpacked=$(mktemp -d /tmp/tjit-gpu-XXXXXX) || exit 2
-        trap 'rm -rf "$unpacked"' EXIT
-        tar -C "$unpacked" -xJf carry/tjit-gpu.tar.xz || exit 2
-        bench_bin=$unpacked/tjit/bench/gpu_bench
-    fi
 fi
 if [ -z "$bench_bin" ] || [ ! -f "$bench_bin" ]; then
     echo "gpu_compare: no gpu_bench program (give its path, set TJIT_GPU_BENCH or stage it under carry/)" >&2
@@ -53,8 +52,10 @@ fi
 # libtjit.so beside the staged program (its ../lib) or anywhere under carry/;
 # the staged fallback libraries only where the machine lacks one.
 staged_root=$(dirname "$(dirname "$bench_bin")")
-lib_dirs=$(find "$staged_root" $([ -d carry ] && echo carry) -name 'libtjit.so*' \
-    -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -)
+lib_dirs=$(find "$staged_root" -name 'libtjit.so*' -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -)
+if [ -z "$lib_dirs" ] && [ -d carry ]; then
+    lib_dirs=$(find carry -name 'libtjit.so*' -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -)
+fi
 [ -n "$lib_dirs" ] && export LD_LIBRARY_PATH="$lib_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ldd "$bench_bin" 2>/dev/null | grep -q 'not found' && [ -d "$staged_root/fallback-lib" ]; then
     export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$staged_root/fallback-lib"

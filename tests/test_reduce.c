@@ -1,7 +1,8 @@
 /*
  * test_reduce.c — sum/max/min/argmax/argmin along every axis of 1- to 4-D
- * tiles (and negative axes), cumsum along every axis, and a ragged row
- * softmax that reduces computed values under a mask.
+ * tiles (and negative axes), cumsum along every axis, a ragged row softmax
+ * that reduces computed values under a mask, and max/min of short rows of
+ * computed values (which LLVM 22 once vectorized wrongly on the CPU).
  *
  * One kernel per dtype takes the rank, the op and the axis as constants and
  * builds row-major offsets for the tile and for the result (the tile's dims
@@ -260,6 +261,60 @@ static void test_reduce(tj_dtype t, int rank, int axis, int op)
     free(x), free(want), free(got), free(tol);
 }
 
+/* Max/min of short tiles of computed values, against the same values
+ * computed again and stored: LLVM 22 vectorized such CPU loops of 7 and 15
+ * steps wrongly (when their body was too large to unroll), dropping the
+ * last elements of each row. */
+static tj_val short_chain(tj_val v, tj_dtype dt)
+{
+    tj_val w = tj_cast(v, dt);
+    w = tj_div(tj_mul(w, w), tj_add(tj_abs(w), tj_const(1.0, dt)));
+    return tj_sub(tj_sqrt(tj_add(w, tj_const(2.0, dt))), tj_mul(w, tj_const(0.75, dt)));
+}
+
+TJ_KERNEL(short_extreme,
+          TJ_PARAMS(TJ_PTR(x, f64), TJ_PTR(y, f64), TJ_PTR(out, f64)),
+          TJ_CONSTS(LEN, OP, DT))
+{
+    tj_val offs = tj_add(tj_mul(tj_program_id(0), LEN), tj_arange(0, LEN));
+    tj_val v = tj_load(tj_add(x, offs));
+    tj_store(tj_add(y, offs), tj_cast(short_chain(v, (tj_dtype)DT), TJ_F64));
+    tj_val w = short_chain(v, (tj_dtype)DT);
+    tj_val r = OP == TJ_REDUCE_MAX ? tj_max(w, 0) : tj_min(w, 0);
+    tj_store(tj_add(out, tj_program_id(0)), tj_cast(r, TJ_F64));
+}
+
+static void test_short_extreme(tj_dtype t, int op, int len)
+{
+    enum { ROWS = 64 };
+    double *x = malloc(sizeof(double) * ROWS * len), *y = malloc(sizeof(double) * ROWS * len);
+    double got[ROWS];
+    tl_fill_range(TJ_F64, x, (size_t)ROWS * len, -4, 4);
+    tj_buffer bx = tl_upload(dev, x, sizeof(double) * ROWS * len);
+    tj_buffer by = tl_poisoned(dev, sizeof(double) * ROWS * len), bo = tl_poisoned(dev, sizeof got);
+    tj_launch_cfg cfg = tl_grid(ROWS, 1, 1);
+    char what[160];
+    snprintf(what, sizeof what, "%s of %d computed %s values (short rows)", op_name(op), len,
+             tj_dtype_name(t));
+    if (!tl_launch_failed(short_extreme_launch(dev, &cfg, bx, by, bo, len, op, t), what)) {
+        tl_download(dev, by, y, sizeof(double) * ROWS * len);
+        tl_download(dev, bo, got, sizeof got);
+        int bad = 0;
+        for (int r = 0; r < ROWS; r++) {
+            double want = y[r * len];
+            for (int k = 1; k < len; k++)
+                want = op == TJ_REDUCE_MAX ? fmax(want, y[r * len + k]) : fmin(want, y[r * len + k]);
+            if (got[r] != want && bad++ < 5)
+                tap_diag("  row %d: got %.17g, expected %.17g", r, got[r], want);
+        }
+        tap_ok(bad == 0, "%s", what);
+    }
+    tj_buffer_free(dev, bx);
+    tj_buffer_free(dev, by);
+    tj_buffer_free(dev, bo);
+    free(x), free(y);
+}
+
 /* Softmax of ragged rows: max and sum of computed values under a mask,
  * masked-off lanes loading a very negative other. */
 TJ_KERNEL(softmax_rows,
@@ -328,6 +383,12 @@ int main(void)
         for (int op = narrow_int ? TJ_REDUCE_MAX : TJ_REDUCE_SUM; op <= TJ_REDUCE_ARGMIN; op++)
             test_reduce(t, 1, 0, op);
     }
+    static const tj_dtype short_floats[] = {TJ_F32, TJ_F64, TJ_BF16};
+    for (size_t d = 0; d < TL_COUNT(short_floats); d++)
+        for (int len = 8; len <= 16; len *= 2) {
+            test_short_extreme(short_floats[d], TJ_REDUCE_MAX, len);
+            test_short_extreme(short_floats[d], TJ_REDUCE_MIN, len);
+        }
     /* cumsum on each axis */
     static const tj_dtype scans[] = {TJ_I32, TJ_F32};
     for (size_t d = 0; d < TL_COUNT(scans); d++) {

@@ -38,11 +38,13 @@
  *    axis; the first element seeds the accumulator, so a max over all-NaN
  *    elements is NaN and an empty identity is never needed. Float sums may be
  *    reassociated (any order is a valid sum order; a GPU adds as a tree), so
- *    LLVM vectorizes them. Float max/min loops are kept scalar (loop
- *    metadata): LLVM 22's vectorizer, which handles minnum/maxnum by
- *    checking for NaN, drops the last iterations of loops of 7 or 15 (the
- *    reduction of a tile of 8 or 16 along the axis saw only its first 5 or
- *    13 elements). CUMSUM is sequential along its axis.
+ *    LLVM vectorizes them. Float max/min loops run over the whole axis,
+ *    the seed included (max(x, x) is x), not from its second element:
+ *    LLVM 22's vectorizer, which handles minnum/maxnum by checking for NaN,
+ *    skipped the scalar remainder of loops of 7 or 15 trips (a tile of 8 or
+ *    16 along the axis was reduced over its first 5 or 13 elements), and a
+ *    power-of-two trip count leaves no remainder. CUMSUM is sequential along
+ *    its axis.
  *  - PRINT hands a materialized array to tjj_rt_print; ASSERT checks each
  *    element and, on the first false one, calls tjj_rt_assert_fail with the
  *    user's file:line and returns from the program instance.
@@ -76,7 +78,6 @@
 #include <string.h>
 
 #include <llvm-c/Core.h>
-#include <llvm-c/DebugInfo.h>
 
 #include "cpu_backend.h"
 
@@ -1049,21 +1050,6 @@ static void emit_atomic(codegen *g, const tji_op *op)
     nest_end(g, &n);
 }
 
-/* Marks the loop whose latch branch is br as not to be vectorized: a
- * distinct, self-referential llvm.loop node (the temporary is replaced by
- * the node itself, which makes it distinct). */
-static void disable_vectorization(codegen *g, LLVMValueRef br)
-{
-    static const char flag_name[] = "llvm.loop.vectorize.enable";
-    LLVMMetadataRef flag[2] = {LLVMMDStringInContext2(g->ctx, flag_name, sizeof flag_name - 1),
-                               LLVMValueAsMetadata(LLVMConstInt(g->t_i1, 0, 0))};
-    LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
-    LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(g->ctx, flag, 2)};
-    LLVMMetadataRef loop_id = LLVMMDNodeInContext2(g->ctx, ops, 2);
-    LLVMMetadataReplaceAllUsesWith(self, loop_id);
-    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), LLVMMetadataAsValue(g->ctx, loop_id));
-}
-
 /* Reductions: loop over the result's indices, inner loop along the axis. */
 static void emit_reduce(codegen *g, const tji_op *op)
 {
@@ -1091,7 +1077,10 @@ static void emit_reduce(codegen *g, const tji_op *op)
         LLVMValueRef acc_phi = LLVMBuildPhi(g->b, acc_t, "acc");
         LLVMValueRef best_phi = is_arg ? LLVMBuildPhi(g->b, g->t_i32, "best") : NULL;
         LLVMValueRef one = c_i64(g, 1);
-        LLVMAddIncoming(k, &one, &pre, 1);
+        /* float max/min from 0: see the top of the file */
+        LLVMValueRef first = is_float && (op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_MIN)
+                                 ? c_i64(g, 0) : one;
+        LLVMAddIncoming(k, &first, &pre, 1);
         LLVMAddIncoming(acc_phi, &acc, &pre, 1);
         if (is_arg)
             LLVMAddIncoming(best_phi, &best, &pre, 1);
@@ -1140,10 +1129,7 @@ static void emit_reduce(codegen *g, const tji_op *op)
         LLVMAddIncoming(acc_phi, &next_acc, &latch, 1);
         if (is_arg)
             LLVMAddIncoming(best_phi, &next_best, &latch, 1);
-        LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next_k, c_i64(g, len), ""),
-                                          header, exit);
-        if (is_float && (op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_MIN))
-            disable_vectorization(g, br);
+        LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next_k, c_i64(g, len), ""), header, exit);
         LLVMPositionBuilderAtEnd(g->b, exit);
         acc = next_acc;
         best = next_best;

@@ -31,14 +31,18 @@
  * thread, the element the result needs; that is checked here on the layouts'
  * bases (the maps are linear) and then they are register copies. CONVERT is a
  * copy or a permutation of registers where the threads hold the same
- * elements, else it goes through shared memory. LOAD/STORE branch around each
- * masked access, so a masked-off address is never touched. REDUCE combines
- * registers along the axis, then lanes (butterfly shuffles), then warps
- * (partials through shared memory, combined in a fixed order); every step
- * combines symmetrically, so all threads that hold one result hold it
- * bit for bit. CUMSUM goes through shared memory: each element is the
- * sequential sum of its prefix, in the CPU's order. FOR and IF are real
- * branches on uniform scalars, with phis per register.
+ * elements, else it goes through shared memory, at addresses swizzled so
+ * that neither the writes nor the reads wait on bank conflicts. LOAD/STORE
+ * branch around each masked access, so a masked-off address is never
+ * touched. REDUCE combines registers along the axis, then lanes (butterfly
+ * shuffles), then warps (partials through shared memory, combined in a
+ * fixed order); every step combines symmetrically, so all threads that hold
+ * one result hold it bit for bit. CUMSUM goes through shared memory: each
+ * element is the sequential sum of its prefix, in the CPU's order. FOR and
+ * IF are real branches on uniform scalars, with phis per register.
+ *
+ * Memory order: a load after a store, or an atomic after a store, sees
+ * what other threads stored (a barrier in between; see order_after_stores).
  *
  * Shared memory is one static array, sized to the largest single use; each
  * use begins with a barrier (earlier readers are done) and has one between
@@ -64,6 +68,8 @@
 #include "gpu_backend.h"
 
 enum {
+    STORED_PLAIN = 1,       /* a store */
+    STORED_ATOMIC = 2,      /* an atomic */
     SHARED_LIMIT = 49152,   /* static shared memory a kernel may use */
     MAX_REGS_LOG2 = 10,     /* at most 1024 registers per thread for one tile */
     ADDR_SHARED = 3,
@@ -96,6 +102,7 @@ typedef struct codegen {
 
     LLVMValueRef smem;          /* a placeholder until the size is known */
     uint64_t smem_bytes;
+    int stored;                 /* STORED_* since the last barrier */
 } codegen;
 
 /* --- errors ------------------------------------------------------------------- */
@@ -402,11 +409,48 @@ static LLVMValueRef shared(codegen *c, uint64_t bytes)
     return c->smem;
 }
 
-/* bar.sync 0: every thread of the CTA, at a point all of them reach. */
+/* bar.sync 0: every thread of the CTA, at a point all of them reach. It
+ * also makes each thread's earlier memory accesses, global ones included,
+ * visible to the others. */
 static void barrier(codegen *c)
 {
     LLVMValueRef zero = c_i32(c, 0);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+    c->stored = 0;
+}
+
+/* Before a load (kinds: STORED_PLAIN | STORED_ATOMIC) or an atomic
+ * (STORED_PLAIN): what another thread wrote earlier in the program must be
+ * seen, as in the CPU's program order, so such a write since the last
+ * barrier asks for one. Atomics need none among themselves: each is one
+ * indivisible step on the memory. A store after a load gets none (a
+ * barrier in nearly every kernel): a load and a store of one element in
+ * the same layout are in one thread, and a stored value that came through
+ * a conversion was ordered by its barriers; but a store that overwrites
+ * what another thread loads, without depending on that load (an in-place
+ * reversal), races, as it does in Triton. */
+static void order_after_stores(codegen *c, int kinds)
+{
+    if (c->stored & kinds)
+        barrier(c);
+}
+
+/* The STORED_* kinds of the writes in region rid and the regions inside it. */
+static int region_writes(const tji_func *fn, int32_t rid)
+{
+    const tji_region *region = &fn->regions[rid];
+    int kinds = 0;
+    for (int32_t i = 0; i < region->nops; i++) {
+        const tji_op *op = &fn->ops[region->ops[i]];
+        if (op->code == TJI_STORE)
+            kinds |= STORED_PLAIN;
+        else if (op->code == TJI_ATOMIC || op->code == TJI_ATOMIC_CAS)
+            kinds |= STORED_ATOMIC;
+        for (int k = 0; k < 2; k++)
+            if (op->region[k] >= 0)
+                kinds |= region_writes(fn, op->region[k]);
+    }
+    return kinds;
 }
 
 /* i1 is kept as a byte in shared memory. */
@@ -649,6 +693,166 @@ static void emit_shape_op(codegen *c, const tji_op *op)
         out[r] = reg(c, x, r);
 }
 
+/* --- bank-conflict-free addresses for layout conversions ------------------------------------- */
+
+/* Shared memory has 32 banks of 4 bytes; the lanes of a warp that access
+ * different words of one bank wait for each other. A conversion writes a
+ * tile in one layout and reads it in another, and with the plain row-major
+ * address one of the two usually strides through a single bank (a
+ * transpose reads 32 rows of one column: 32-way conflicts). So the address
+ * of element e is A(e) = e ^ S(e's high bits): an XOR swizzle, linear over
+ * F2 like the layouts, that flips the bank bits of e by a linear function of
+ * the bits above them. A is its own inverse (the high bits stay), so it is
+ * a permutation of the tile: the array keeps its size, and any S is
+ * correct; S is chosen for speed.
+ *
+ * Which index bits pick the bank depends on the element size: for 4-byte
+ * elements bits 0..4; for 2- and 1-byte ones, the bits above those that pick
+ * the byte in the word (lanes reading one word do not conflict); an 8-byte
+ * access is served half a warp at a time, so only lanes 0..15 and the 16
+ * 8-byte slots of 128 bytes (bits 0..3) count. Since every layout is linear,
+ * the lanes of one access (fixed register and warp) hit distinct banks when
+ * the bank bits of A(lane basis) are linearly independent wherever the words
+ * are; S is built greedily, lane basis by lane basis, giving each high bit
+ * not yet used an image that makes its lane's bank new. */
+typedef struct swizzle {
+    int lo, nb;                    /* bank bits [lo, lo + nb) of an element index */
+    int lanes;                     /* lane bits that access together */
+    int nhigh;                     /* index bits from lo + nb up */
+    uint32_t image[TJP_MAX_BITS];  /* per high bit: what it XORs into the bank bits */
+} swizzle;
+
+static uint32_t swizzle_index(const swizzle *S, uint32_t e)
+{
+    uint32_t a = e;
+    for (int p = 0; p < S->nhigh; p++)
+        if (e >> (S->lo + S->nb + p) & 1)
+            a ^= S->image[p];
+    return a;
+}
+
+/* Adds x to a reduced set of vectors (sorted by leading bit); returns 0 when
+ * x is in their span already. */
+static int span_add(uint32_t *vec, int *n, uint32_t x)
+{
+    for (int i = 0; i < *n; i++)
+        if ((x ^ vec[i]) < x)
+            x ^= vec[i];
+    if (!x)
+        return 0;
+    int pos = (*n)++;
+    while (pos > 0 && vec[pos - 1] < x) {
+        vec[pos] = vec[pos - 1];
+        pos--;
+    }
+    vec[pos] = x;
+    return 1;
+}
+
+/* How many times slower than conflict-free one access of layout L is
+ * (2^(words - banks) in rank). */
+static int swizzle_cost(const swizzle *S, const tjp_layout *L)
+{
+    uint32_t words[TJP_MAX_BITS], banks[TJP_MAX_BITS];
+    int nw = 0, nbk = 0;
+    for (int b = 0; b < L->nbits[TJP_LANE] && b < S->lanes; b++) {
+        uint32_t w = swizzle_index(S, L->basis[TJP_LANE][b]) >> S->lo;
+        span_add(words, &nw, w);
+        span_add(banks, &nbk, w & ((1u << S->nb) - 1));
+    }
+    return 1 << (nw - nbk);
+}
+
+/* The greedy step for one layout; `used` holds the high bits that earlier
+ * lane bases depend on, whose images must stay. Lane bases whose banks S
+ * can no longer change go first, so that the others avoid their banks. */
+static void swizzle_fit(swizzle *S, const tjp_layout *L, uint32_t *used)
+{
+    uint32_t words[TJP_MAX_BITS], banks[TJP_MAX_BITS];
+    int nw = 0, nbk = 0;
+    uint32_t bank_mask = (1u << S->nb) - 1;
+    int nlanes = L->nbits[TJP_LANE] < S->lanes ? L->nbits[TJP_LANE] : S->lanes;
+    uint32_t fixed = 0;
+    for (int b = 0; b < nlanes; b++)
+        if (!((L->basis[TJP_LANE][b] >> (S->lo + S->nb)) & ~*used))
+            fixed |= 1u << b;
+    for (int k = 0; k < 2 * nlanes; k++) {
+        uint32_t e = L->basis[TJP_LANE][k % nlanes], high = e >> (S->lo + S->nb);
+        if ((k < nlanes) != (fixed >> (k % nlanes) & 1))
+            continue; /* the fixed ones in the first round, the others in the second */
+        uint32_t w = swizzle_index(S, e) >> S->lo;
+        if (!span_add(words, &nw, w))
+            continue; /* the same word as other lanes: no conflict */
+        uint32_t bank = w & bank_mask;
+        int free_bit = -1;
+        for (int p = 0; p < S->nhigh && free_bit < 0; p++)
+            if ((high >> p & 1) && !(*used >> p & 1))
+                free_bit = p;
+        *used |= high;
+        if (span_add(banks, &nbk, bank) || free_bit < 0)
+            continue;
+        /* A bank vector outside the span: some unit vector is. */
+        for (int u = 0; u < S->nb; u++) {
+            uint32_t unit = 1u << u;
+            uint32_t probe[TJP_MAX_BITS];
+            int np = nbk;
+            memcpy(probe, banks, sizeof(uint32_t) * (size_t)nbk);
+            if (span_add(probe, &np, unit)) {
+                S->image[free_bit] ^= (bank ^ unit) << S->lo;
+                span_add(banks, &nbk, unit);
+                break;
+            }
+        }
+    }
+}
+
+/* The swizzle for a conversion of a tile of numel elements of `bytes`
+ * bytes each from layout a to layout b: the best of no swizzle and the
+ * greedy ones fitted to b then a, and to a then b. */
+static void swizzle_for(swizzle *out, const tjp_layout *a, const tjp_layout *b, int64_t numel, uint64_t bytes)
+{
+    swizzle base = {.lo = bytes >= 4 ? 0 : bytes == 2 ? 1 : 2, .nb = bytes == 8 ? 4 : 5,
+                    .lanes = bytes == 8 ? 4 : 5};
+    int bits = log2_of(numel);
+    base.nhigh = bits > base.lo + base.nb ? bits - base.lo - base.nb : 0;
+    *out = base;
+    if (!base.nhigh)
+        return;
+    int best = swizzle_cost(&base, a) + swizzle_cost(&base, b);
+    for (int order = 0; order < 2; order++) {
+        swizzle s = base;
+        uint32_t used = 0;
+        swizzle_fit(&s, order ? a : b, &used);
+        swizzle_fit(&s, order ? b : a, &used);
+        int cost = swizzle_cost(&s, a) + swizzle_cost(&s, b);
+        if (cost < best) {
+            best = cost;
+            *out = s;
+        }
+    }
+}
+
+/* A(thread part of L's element index), in the entry block. */
+static LLVMValueRef swizzled_thread_index(codegen *c, const swizzle *S, const tjp_layout *L)
+{
+    LLVMValueRef t = thread_index(c, L), a = t;
+    for (int p = 0; p < S->nhigh; p++) {
+        if (!S->image[p])
+            continue;
+        LLVMValueRef bit = LLVMBuildAnd(c->eb, LLVMBuildLShr(c->eb, t, c_i32(c, S->lo + S->nb + p), ""),
+                                        c_i32(c, 1), "");
+        a = LLVMBuildXor(c->eb, a, LLVMBuildMul(c->eb, bit, c_i32(c, S->image[p]), ""), "");
+    }
+    return a;
+}
+
+/* The swizzled shared-memory index of register r of layout L. */
+static LLVMValueRef swizzled_index(codegen *c, const swizzle *S, LLVMValueRef thread, const tjp_layout *L,
+                                   uint32_t r)
+{
+    return LLVMBuildXor(c->g.b, thread, c_i32(c, swizzle_index(S, tjp_layout_apply(L, r, 0, 0))), "");
+}
+
 static void emit_convert(codegen *c, const tji_op *op)
 {
     int32_t x = op->args[0], id = op->result;
@@ -672,15 +876,19 @@ static void emit_convert(codegen *c, const tji_op *op)
     if (renamed)
         return;
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, t);
-    LLVMValueRef smem = shared(c, (uint64_t)numel_of(t) * type_bytes(c, vt));
+    uint64_t bytes = type_bytes(c, shared_type(c, vt));
+    LLVMValueRef smem = shared(c, (uint64_t)numel_of(t) * bytes);
     uint32_t sdup = reg_dup_mask(Ls), ddup = reg_dup_mask(Ld);
+    swizzle S;
+    swizzle_for(&S, Ls, Ld, numel_of(t), bytes);
+    LLVMValueRef ts = swizzled_thread_index(c, &S, Ls), td = swizzled_thread_index(c, &S, Ld);
     barrier(c);
     for (uint32_t r = 0; r < ns; r++)
         if (!(r & sdup))
-            shared_store(c, smem, 0, element_index(c, Ls, r), reg(c, x, r));
+            shared_store(c, smem, 0, swizzled_index(c, &S, ts, Ls, r), reg(c, x, r));
     barrier(c);
     for (uint32_t r = 0; r < nd; r++)
-        out[r] = r & ddup ? out[r & ~ddup] : shared_load(c, smem, 0, vt, element_index(c, Ld, r));
+        out[r] = r & ddup ? out[r & ~ddup] : shared_load(c, smem, 0, vt, swizzled_index(c, &S, td, Ld, r));
 }
 
 /* --- memory ------------------------------------------------------------------------------ */
@@ -702,6 +910,7 @@ static void emit_load(codegen *c, const tji_op *op)
 {
     int32_t id = op->result, mask = op->nargs > 1 ? op->args[1] : 0, other = op->nargs > 2 ? op->args[2] : 0;
     const tji_type *t = type_of(c, id);
+    order_after_stores(c, STORED_PLAIN | STORED_ATOMIC);
     if (t->rank == 0) {
         c->ssa[id] = masked_load(c, t, reg(c, op->args[0], 0), mask ? live_cond(reg(c, mask, 0)) : NULL,
                                  other ? reg(c, other, 0) : NULL, op->is_volatile);
@@ -745,6 +954,7 @@ static void emit_store(codegen *c, const tji_op *op)
         LLVMSetAlignment(st, (unsigned)tj_dtype_size(vt->dtype));
         guard_end(c, cont);
     }
+    c->stored |= STORED_PLAIN;
 }
 
 /* --- atomics -------------------------------------------------------------------------------- */
@@ -842,6 +1052,7 @@ static void emit_atomic(codegen *c, const tji_op *op)
     int32_t mask = !is_cas && op->nargs > 2 ? op->args[2] : 0;
     const tji_type *rt = type_of(c, id);
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, rt);
+    order_after_stores(c, STORED_PLAIN);
     if (rt->rank == 0) {
         LLVMValueRef cond = and_cond(c, thread0_cond(c), mask ? live_cond(reg(c, mask, 0)) : NULL);
         LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
@@ -849,6 +1060,7 @@ static void emit_atomic(codegen *c, const tji_op *op)
                                       is_cas ? reg(c, op->args[2], 0) : NULL);
         old = guard_value(c, cont, before, old, LLVMConstNull(vt));
         c->ssa[id] = c->uses[id] ? broadcast_scalar(c, old) : old;
+        c->stored |= STORED_ATOMIC;
         return;
     }
     for (int i = 1; i < op->nargs; i++)
@@ -879,6 +1091,7 @@ static void emit_atomic(codegen *c, const tji_op *op)
         for (uint32_t r = 0; r < n; r++)
             if (r & rdup)
                 out[r] = out[r & ~rdup];
+    c->stored |= STORED_ATOMIC;
 }
 
 /* --- reductions and scans ------------------------------------------------------------------ */
@@ -1329,9 +1542,13 @@ static void emit_for(codegen *c, int32_t opi)
         add_incoming(c, region->args[1 + k], op->args[3 + k], pre);
     }
 
+    /* What the body writes, the next trip's reads must see. */
+    int stored_before = c->stored;
+    c->stored |= region_writes(fn, op->region[0]);
     const tji_op *yield = NULL;
     emit_region(c, op->region[0], &yield);
     c->g.cur_op = opi;
+    c->stored |= stored_before; /* the loop may run zero times */
     if (c->g.status != TJ_OK)
         return;
     if (!yield || yield->nargs != ncarried) {
@@ -1372,10 +1589,13 @@ static void emit_if(codegen *c, int32_t opi)
     LLVMBasicBlockRef merge = new_block(c, "if.end");
     const tji_op *yields[2] = {NULL, NULL};
     LLVMBuildCondBr(b, reg(c, op->args[0], 0), arms[0], arms[1]);
+    int stored_before = c->stored, stored_after = 0;
     for (int arm = 0; arm < 2; arm++) {
         LLVMPositionBuilderAtEnd(b, arms[arm]);
+        c->stored = stored_before;
         if (op->region[arm] >= 0)
             emit_region(c, op->region[arm], &yields[arm]);
+        stored_after |= c->stored;
         c->g.cur_op = opi;
         if (c->g.status != TJ_OK)
             return;
@@ -1389,6 +1609,7 @@ static void emit_if(codegen *c, int32_t opi)
         ends[arm] = LLVMGetInsertBlock(b);
         LLVMBuildBr(b, merge);
     }
+    c->stored = stored_after;
     LLVMPositionBuilderAtEnd(b, merge);
     for (int k = 0; k < n; k++) {
         make_phis(c, op->result + k);

@@ -10,7 +10,7 @@
  * bf16 are computed in f32 and rounded back after every op (bf16 is carried
  * as its 16 bits and rounded with integer code, round to nearest even, NaN
  * kept quiet); f64 to bf16 rounds to odd in f32 first, so it rounds once,
- * and an integer becomes bf16 through an f64 with a sticky bit, also once.
+ * and an integer becomes bf16 by integer code, also rounding once.
  * Float remainder is C's fmod, exact, as on the CPU.
  *
  * There is no libm on the GPU and tjit does not use libdevice, so the math
@@ -186,25 +186,41 @@ LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt)
     }
 }
 
-/* An integer as an f64 that rounds to any narrower float as the integer
- * itself would: exact below 2^53; above, the low bits an f64 cannot hold
- * become a sticky bit, so that the one real rounding (to odd f32, then to
- * bf16) still sees them. */
-static LLVMValueRef int_to_f64_sticky(tjj_gpu_gen *g, LLVMValueRef v, int is_signed)
+/* An integer as bf16 bits, rounded once (to nearest even) with integer
+ * code alone: the magnitude is normalized so that its leading 1 is the top
+ * bit, the 8 bits from there are the significand, and the bits below decide
+ * the rounding. A carry out of the significand moves into the exponent by
+ * itself, since the bits are built by adding, not by or-ing. (The CPU's
+ * route, an exact int -> f64 and a round-to-odd f64 -> f32, still rounded
+ * some i32 and i64 values twice on the H200, though its PTX and SASS looked
+ * right; integer code leaves nothing to float conversions.) */
+static LLVMValueRef int_to_bf16(tjj_gpu_gen *g, LLVMValueRef v, int is_signed)
 {
     LLVMBuilderRef b = g->b;
+    if (LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 32)
+        v = is_signed ? LLVMBuildSExt(b, v, g->t_i32, "") : LLVMBuildZExt(b, v, g->t_i32, "");
     LLVMTypeRef it = LLVMTypeOf(v);
-    if (LLVMGetIntTypeWidth(it) < 64)
-        return is_signed ? LLVMBuildSIToFP(b, v, g->t_double, "") : LLVMBuildUIToFP(b, v, g->t_double, "");
+    int w = (int)LLVMGetIntTypeWidth(it);
     LLVMValueRef zero = LLVMConstNull(it);
     LLVMValueRef neg = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, v, zero, "") : NULL;
     LLVMValueRef mag = neg ? LLVMBuildSelect(b, neg, LLVMBuildNeg(b, v, ""), v, "") : v;
-    LLVMValueRef big = LLVMBuildICmp(b, LLVMIntUGE, mag, LLVMConstInt(it, 1ull << 53, 0), "");
-    LLVMValueRef lost = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, mag, LLVMConstInt(it, 0x7ff, 0), ""), zero, "");
-    LLVMValueRef folded = LLVMBuildOr(b, LLVMBuildAnd(b, mag, LLVMConstInt(it, ~0x7ffull, 0), ""),
-                                      LLVMBuildShl(b, LLVMBuildZExt(b, lost, it, ""), LLVMConstInt(it, 11, 0), ""), "");
-    LLVMValueRef d = LLVMBuildUIToFP(b, LLVMBuildSelect(b, big, folded, mag, ""), g->t_double, "");
-    return neg ? LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, d, ""), d, "") : d;
+    LLVMValueRef ctlz_args[2] = {mag, LLVMConstInt(g->t_i1, 1, 0)}; /* poison for 0: not selected */
+    LLVMValueRef lz = tjj_gpu_intrinsic(g, "llvm.ctlz", &it, 1, ctlz_args, 2);
+    LLVMValueRef norm = LLVMBuildShl(b, mag, lz, "");
+    LLVMValueRef sig = LLVMBuildLShr(b, norm, c_int(it, w - 8), "");          /* 128..255 */
+    LLVMValueRef rest = LLVMBuildAnd(b, norm, c_int(it, ((int64_t)1 << (w - 8)) - 1), "");
+    LLVMValueRef half = c_int(it, (int64_t)1 << (w - 9));
+    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, sig, c_int(it, 1), ""), zero, "");
+    LLVMValueRef up = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntUGT, rest, half, ""),
+                                  LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, rest, half, ""), odd, ""), "");
+    /* exponent field (w - 1 - lz) + 127, plus the significand without its leading 1 */
+    LLVMValueRef exp_field = LLVMBuildShl(b, LLVMBuildSub(b, c_int(it, w - 1 + 127), lz, ""), c_int(it, 7), "");
+    LLVMValueRef bits = LLVMBuildAdd(b, exp_field, LLVMBuildSub(b, sig, c_int(it, 128), ""), "");
+    bits = LLVMBuildAdd(b, bits, LLVMBuildZExt(b, up, it, ""), "");
+    LLVMValueRef out = LLVMBuildTrunc(b, bits, g->t_i16, "");
+    if (neg)
+        out = LLVMBuildOr(b, out, LLVMBuildSelect(b, neg, c_int(g->t_i16, 0x8000), LLVMConstNull(g->t_i16), ""), "");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, mag, zero, ""), LLVMConstNull(g->t_i16), out, "");
 }
 
 LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t)
@@ -561,7 +577,7 @@ static LLVMValueRef emit_cast(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *fr
     }
     if (!f_float) {
         if (t == TJ_BF16)
-            return tjj_gpu_fround(g, int_to_f64_sticky(g, v, tjs_dtype_is_signed(f)), t);
+            return int_to_bf16(g, v, tjs_dtype_is_signed(f));
         LLVMTypeRef ct = tjj_gpu_compute_type(g, t);
         LLVMValueRef x = tjs_dtype_is_signed(f) ? LLVMBuildSIToFP(b, v, ct, "") : LLVMBuildUIToFP(b, v, ct, "");
         return tjj_gpu_fround(g, x, t);
