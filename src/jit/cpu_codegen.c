@@ -59,19 +59,14 @@
  * arithmetic, so LLVM sees plain affine loops: after O3 an element-wise
  * kernel is one vectorized loop (masked loads and stores on ragged tiles).
  *
- * Semantics chosen so that no input is undefined behavior or a trap:
- * integer division by 0 gives 0 and INT_MIN / -1 gives INT_MIN (remainder 0);
- * shifts by the bit width or more give 0, or the sign for arithmetic right
- * shifts; float to int casts saturate and NaN becomes 0; a cast to i1 is
- * "!= 0" (NaN is true, as in C); float min/max ignore NaN (minnum/maxnum);
- * argmax/argmin give the first index of the extreme value, ignore NaN, and
- * give 0 when every element is NaN. f16 and bf16 values are computed in f32
- * and rounded back after each op (f16 is LLVM half, bf16 is carried as its
- * 16 bits and converted with integer code: round to nearest even, NaN kept
- * quiet); their reductions and prefix sums accumulate in f32. Integer to bf16
- * conversion goes through an f64 with a sticky bit; f64 to bf16 rounds to odd
- * in f32 first, so it rounds once. A FOR whose step is 0 runs zero times; the
- * loop test never overflows, whatever the bounds.
+ * The element-wise semantics (integer division by 0, over-wide shifts,
+ * saturating casts, f16/bf16 rounding, ...) are llvm_scalar.c's, shared with
+ * the GPU back end so that both agree bit for bit; only exp, exp2, log,
+ * log2, sigmoid (LLVM's libm intrinsics) and float remainder (frem) are
+ * this file's. Besides: argmax/argmin give the first index of the extreme
+ * value, ignore NaN, and give 0 when every element is NaN; f16 and bf16
+ * reductions and prefix sums accumulate in f32. A FOR whose step is 0
+ * runs zero times; the loop test never overflows, whatever the bounds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +75,7 @@
 #include <llvm-c/Core.h>
 
 #include "cpu_backend.h"
+#include "llvm_scalar.h"
 
 typedef struct memo_entry {
     int32_t id;
@@ -96,6 +92,7 @@ typedef struct codegen {
     LLVMValueRef func;
     LLVMBasicBlockRef entry;
     LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_float, t_double, t_ptr;
+    tjj_ls ls;             /* the same state for the shared element-wise code */
 
     LLVMValueRef *ssa;     /* per value id: a scalar's SSA value */
     int64_t *slot;         /* per value id: a tile's scratch offset, or -1 */
@@ -146,36 +143,14 @@ static int64_t numel_of(const tji_type *t)
     return n;
 }
 
-/* How a dtype is held in SSA form: i1 as i1, bf16 as its bits (i16). */
-static LLVMTypeRef ssa_type(const codegen *g, tj_dtype t)
-{
-    switch (t) {
-    case TJ_I1: return g->t_i1;
-    case TJ_I8: case TJ_U8: return g->t_i8;
-    case TJ_I16: case TJ_U16: case TJ_BF16: return g->t_i16;
-    case TJ_I32: case TJ_U32: return g->t_i32;
-    case TJ_I64: case TJ_U64: return g->t_i64;
-    case TJ_F16: return g->t_half;
-    case TJ_F32: return g->t_float;
-    case TJ_F64: return g->t_double;
-    default: return g->t_i32;
-    }
-}
-
-/* How a dtype is held in memory: i1 as a byte. */
-static LLVMTypeRef mem_type(const codegen *g, tj_dtype t)
-{
-    return t == TJ_I1 ? g->t_i8 : ssa_type(g, t);
-}
-
 static LLVMTypeRef value_type(const codegen *g, const tji_type *t)
 {
-    return t->is_ptr ? g->t_ptr : ssa_type(g, t->dtype);
+    return t->is_ptr ? g->t_ptr : tjj_ls_dtype_type(&g->ls, t->dtype);
 }
 
 static LLVMTypeRef value_mem_type(const codegen *g, const tji_type *t)
 {
-    return t->is_ptr ? g->t_ptr : mem_type(g, t->dtype);
+    return t->is_ptr ? g->t_ptr : tjj_ls_mem_type(&g->ls, t->dtype);
 }
 
 static uint64_t value_mem_size(const tji_type *t)
@@ -183,37 +158,9 @@ static uint64_t value_mem_size(const tji_type *t)
     return t->is_ptr ? sizeof(void *) : tj_dtype_size(t->dtype);
 }
 
-/* f32 for the 16-bit floats, else the type itself. */
-static LLVMTypeRef compute_type(const codegen *g, tj_dtype t)
-{
-    return t == TJ_F64 ? g->t_double : tjs_dtype_is_float(t) ? g->t_float : ssa_type(g, t);
-}
-
 static LLVMValueRef c_i64(const codegen *g, int64_t v) { return LLVMConstInt(g->t_i64, (unsigned long long)v, 1); }
 static LLVMValueRef c_i32(const codegen *g, int64_t v) { return LLVMConstInt(g->t_i32, (unsigned long long)v, 1); }
 static LLVMValueRef c_int(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
-
-static LLVMValueRef intrinsic(codegen *g, const char *name, LLVMTypeRef *overloads,
-                              unsigned noverloads, LLVMValueRef *args, unsigned nargs)
-{
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, overloads, noverloads);
-    LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, overloads, noverloads);
-    return LLVMBuildCall2(g->b, ft, f, args, nargs, "");
-}
-
-static LLVMValueRef intrinsic1(codegen *g, const char *name, LLVMValueRef x)
-{
-    LLVMTypeRef t = LLVMTypeOf(x);
-    return intrinsic(g, name, &t, 1, &x, 1);
-}
-
-static LLVMValueRef intrinsic2(codegen *g, const char *name, LLVMValueRef x, LLVMValueRef y)
-{
-    LLVMTypeRef t = LLVMTypeOf(x);
-    LLVMValueRef args[2] = {x, y};
-    return intrinsic(g, name, &t, 1, args, 2);
-}
 
 static void set_nuw_nsw(LLVMValueRef v)
 {
@@ -240,96 +187,6 @@ static LLVMValueRef mul_nuw(codegen *g, LLVMValueRef a, LLVMValueRef b)
 static LLVMBasicBlockRef new_block(codegen *g, const char *name)
 {
     return LLVMAppendBasicBlockInContext(g->ctx, g->func, name);
-}
-
-/* --- 16-bit floats --------------------------------------------------------- */
-
-/* A value of dtype t in its compute type (f16/bf16 -> f32, exact). */
-static LLVMValueRef fext(codegen *g, LLVMValueRef v, tj_dtype t)
-{
-    if (t == TJ_F16)
-        return LLVMBuildFPExt(g->b, v, g->t_float, "");
-    if (t == TJ_BF16) {
-        LLVMValueRef w = LLVMBuildShl(g->b, LLVMBuildZExt(g->b, v, g->t_i32, ""), c_i32(g, 16), "");
-        return LLVMBuildBitCast(g->b, w, g->t_float, "");
-    }
-    return v;
-}
-
-/* f32 -> bf16 bits, round to nearest even, NaN kept quiet (as tj_f32_to_bf16). */
-static LLVMValueRef f32_to_bf16(codegen *g, LLVMValueRef f)
-{
-    LLVMValueRef u = LLVMBuildBitCast(g->b, f, g->t_i32, "");
-    LLVMValueRef lsb = LLVMBuildAnd(g->b, LLVMBuildLShr(g->b, u, c_i32(g, 16), ""), c_i32(g, 1), "");
-    LLVMValueRef r = LLVMBuildAdd(g->b, LLVMBuildAdd(g->b, u, c_i32(g, 0x7fff), ""), lsb, "");
-    LLVMValueRef rounded = LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, r, c_i32(g, 16), ""), g->t_i16, "");
-    LLVMValueRef quiet = LLVMBuildOr(g->b, LLVMBuildTrunc(g->b, LLVMBuildLShr(g->b, u, c_i32(g, 16), ""),
-                                                          g->t_i16, ""),
-                                     c_int(g->t_i16, 0x40), "");
-    LLVMValueRef nan = LLVMBuildFCmp(g->b, LLVMRealUNO, f, f, "");
-    return LLVMBuildSelect(g->b, nan, quiet, rounded, "");
-}
-
-/* f64 -> f32 rounded to odd: a later rounding to 16 bits is then exact. */
-static LLVMValueRef f64_to_f32_odd(codegen *g, LLVMValueRef d)
-{
-    LLVMValueRef f = LLVMBuildFPTrunc(g->b, d, g->t_float, "");
-    LLVMValueRef back = LLVMBuildFPExt(g->b, f, g->t_double, "");
-    LLVMValueRef inexact = LLVMBuildFCmp(g->b, LLVMRealONE, back, d, "");
-    LLVMValueRef away = LLVMBuildFCmp(g->b, LLVMRealOGT, intrinsic1(g, "llvm.fabs", back),
-                                      intrinsic1(g, "llvm.fabs", d), "");
-    LLVMValueRef u = LLVMBuildBitCast(g->b, f, g->t_i32, "");
-    LLVMValueRef stepped = LLVMBuildSub(g->b, u, LLVMBuildZExt(g->b, away, g->t_i32, ""), "");
-    LLVMValueRef odd = LLVMBuildOr(g->b, stepped, c_i32(g, 1), "");
-    return LLVMBuildBitCast(g->b, LLVMBuildSelect(g->b, inexact, odd, u, ""), g->t_float, "");
-}
-
-/* An integer as an f64 that rounds to any narrower float exactly as the
- * integer would: exact below 2^53; above, the bits an f64 cannot hold are
- * folded into a sticky last bit, so the one real rounding (to odd f32, then
- * to bf16) sees them. */
-static LLVMValueRef int_to_f64_sticky(codegen *g, LLVMValueRef v, int is_signed)
-{
-    LLVMTypeRef it = LLVMTypeOf(v);
-    if (LLVMGetIntTypeWidth(it) < 64)
-        return is_signed ? LLVMBuildSIToFP(g->b, v, g->t_double, "")
-                         : LLVMBuildUIToFP(g->b, v, g->t_double, "");
-    LLVMValueRef zero = LLVMConstInt(it, 0, 0);
-    LLVMValueRef neg = is_signed ? LLVMBuildICmp(g->b, LLVMIntSLT, v, zero, "") : NULL;
-    LLVMValueRef mag = neg ? LLVMBuildSelect(g->b, neg, LLVMBuildNeg(g->b, v, ""), v, "") : v;
-    LLVMValueRef big = LLVMBuildICmp(g->b, LLVMIntUGE, mag, LLVMConstInt(it, 1ull << 53, 0), "");
-    LLVMValueRef low = LLVMBuildAnd(g->b, mag, LLVMConstInt(it, 0x7ff, 0), "");
-    LLVMValueRef sticky = LLVMBuildZExt(g->b, LLVMBuildICmp(g->b, LLVMIntNE, low, zero, ""), it, "");
-    LLVMValueRef kept = LLVMBuildAnd(g->b, mag, LLVMConstInt(it, ~0x7ffull, 0), "");
-    LLVMValueRef folded = LLVMBuildOr(g->b, kept, LLVMBuildShl(g->b, sticky, LLVMConstInt(it, 11, 0), ""), "");
-    LLVMValueRef d = LLVMBuildUIToFP(g->b, LLVMBuildSelect(g->b, big, folded, mag, ""), g->t_double, "");
-    return neg ? LLVMBuildSelect(g->b, neg, LLVMBuildFNeg(g->b, d, ""), d, "") : d;
-}
-
-/* A compute-type value (f32 or f64) rounded to float dtype t. */
-static LLVMValueRef fround(codegen *g, LLVMValueRef v, tj_dtype t)
-{
-    int from_double = LLVMTypeOf(v) == g->t_double;
-    switch (t) {
-    case TJ_F16: return LLVMBuildFPTrunc(g->b, v, g->t_half, "");
-    case TJ_BF16: return f32_to_bf16(g, from_double ? f64_to_f32_odd(g, v) : v);
-    case TJ_F32: return from_double ? LLVMBuildFPTrunc(g->b, v, g->t_float, "") : v;
-    case TJ_F64: return from_double ? v : LLVMBuildFPExt(g->b, v, g->t_double, "");
-    default: return v;
-    }
-}
-
-/* Memory form <-> SSA form. */
-static LLVMValueRef to_mem(codegen *g, LLVMValueRef v, const tji_type *t)
-{
-    return !t->is_ptr && t->dtype == TJ_I1 ? LLVMBuildZExt(g->b, v, g->t_i8, "") : v;
-}
-
-static LLVMValueRef from_mem(codegen *g, LLVMValueRef v, const tji_type *t)
-{
-    return !t->is_ptr && t->dtype == TJ_I1
-               ? LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstNull(g->t_i8), "")
-               : v;
 }
 
 /* --- memo: what elem() computed in the current loop nest --------------------- */
@@ -450,7 +307,7 @@ static LLVMValueRef slot_elem_ptr(codegen *g, int64_t offset, const tji_type *t,
 static void store_elem(codegen *g, int64_t offset, const tji_type *t, LLVMValueRef *idx,
                        LLVMValueRef v)
 {
-    LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, v, t), slot_elem_ptr(g, offset, t, idx));
+    LLVMValueRef st = LLVMBuildStore(g->b, tjj_ls_to_mem(&g->ls, v, t), slot_elem_ptr(g, offset, t, idx));
     LLVMSetAlignment(st, (unsigned)value_mem_size(t));
 }
 
@@ -458,212 +315,42 @@ static LLVMValueRef load_elem(codegen *g, int64_t offset, const tji_type *t, LLV
 {
     LLVMValueRef ld = LLVMBuildLoad2(g->b, value_mem_type(g, t), slot_elem_ptr(g, offset, t, idx), "");
     LLVMSetAlignment(ld, (unsigned)value_mem_size(t));
-    return from_mem(g, ld, t);
+    return tjj_ls_from_mem(&g->ls, ld, t);
 }
 
 /* --- element-wise arithmetic ------------------------------------------------ */
 
-static LLVMIntPredicate int_pred(tji_pred p, int is_signed)
+/* The float ops whose code is the CPU's own: libm through LLVM's intrinsics
+ * and frem (a callback of tjj_ls_elementwise). */
+static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, LLVMValueRef y)
 {
-    switch (p) {
-    case TJI_EQ: return LLVMIntEQ;
-    case TJI_NE: return LLVMIntNE;
-    case TJI_LT: return is_signed ? LLVMIntSLT : LLVMIntULT;
-    case TJI_LE: return is_signed ? LLVMIntSLE : LLVMIntULE;
-    case TJI_GT: return is_signed ? LLVMIntSGT : LLVMIntUGT;
-    default: return is_signed ? LLVMIntSGE : LLVMIntUGE;
+    codegen *g = target;
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef one = LLVMConstReal(LLVMTypeOf(x), 1.0);
+    switch (code) {
+    case TJI_REM: return LLVMBuildFRem(b, x, y, "");
+    case TJI_EXP: return tjj_ls_intrinsic1(&g->ls, "llvm.exp", x);
+    case TJI_EXP2: return tjj_ls_intrinsic1(&g->ls, "llvm.exp2", x);
+    case TJI_LOG: return tjj_ls_intrinsic1(&g->ls, "llvm.log", x);
+    case TJI_LOG2: return tjj_ls_intrinsic1(&g->ls, "llvm.log2", x);
+    case TJI_SIGMOID: {
+        LLVMValueRef e = tjj_ls_intrinsic1(&g->ls, "llvm.exp", LLVMBuildFNeg(b, x, ""));
+        return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, e, ""), "");
     }
-}
-
-static LLVMRealPredicate real_pred(tji_pred p)
-{
-    switch (p) {
-    case TJI_EQ: return LLVMRealOEQ;
-    case TJI_NE: return LLVMRealUNE; /* NaN != x is true */
-    case TJI_LT: return LLVMRealOLT;
-    case TJI_LE: return LLVMRealOLE;
-    case TJI_GT: return LLVMRealOGT;
-    default: return LLVMRealOGE;
+    default: return NULL;
     }
-}
-
-/* Integer division and remainder that never trap: b == 0 gives 0, and for
- * signed types b == -1 is done as a negation (INT_MIN / -1 = INT_MIN). */
-static LLVMValueRef int_divrem(codegen *g, int is_rem, int is_signed, LLVMValueRef a, LLVMValueRef b)
-{
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef zero = LLVMConstNull(t), one = c_int(t, 1);
-    LLVMValueRef b_zero = LLVMBuildICmp(g->b, LLVMIntEQ, b, zero, "");
-    if (!is_signed) {
-        LLVMValueRef safe = LLVMBuildSelect(g->b, b_zero, one, b, "");
-        LLVMValueRef r = is_rem ? LLVMBuildURem(g->b, a, safe, "") : LLVMBuildUDiv(g->b, a, safe, "");
-        return LLVMBuildSelect(g->b, b_zero, zero, r, "");
-    }
-    LLVMValueRef b_m1 = LLVMBuildICmp(g->b, LLVMIntEQ, b, LLVMConstAllOnes(t), "");
-    LLVMValueRef special = LLVMBuildOr(g->b, b_zero, b_m1, "");
-    LLVMValueRef safe = LLVMBuildSelect(g->b, special, one, b, "");
-    if (is_rem)
-        return LLVMBuildSelect(g->b, special, zero, LLVMBuildSRem(g->b, a, safe, ""), "");
-    LLVMValueRef q = LLVMBuildSDiv(g->b, a, safe, "");
-    LLVMValueRef neg = LLVMBuildSub(g->b, zero, a, "");
-    return LLVMBuildSelect(g->b, b_zero, zero, LLVMBuildSelect(g->b, b_m1, neg, q, ""), "");
-}
-
-/* Shifts by the width or more (any b read as unsigned) give 0, or the sign. */
-static LLVMValueRef int_shift(codegen *g, int left, int is_signed, LLVMValueRef a, LLVMValueRef b)
-{
-    LLVMTypeRef t = LLVMTypeOf(a);
-    unsigned bits = LLVMGetIntTypeWidth(t);
-    LLVMValueRef too_far = LLVMBuildICmp(g->b, LLVMIntUGE, b, c_int(t, bits), "");
-    if (!left && is_signed) {
-        LLVMValueRef amount = LLVMBuildSelect(g->b, too_far, c_int(t, bits - 1), b, "");
-        return LLVMBuildAShr(g->b, a, amount, "");
-    }
-    LLVMValueRef s = left ? LLVMBuildShl(g->b, a, b, "") : LLVMBuildLShr(g->b, a, b, "");
-    return LLVMBuildSelect(g->b, too_far, LLVMConstNull(t), s, "");
-}
-
-static LLVMValueRef emit_cast(codegen *g, LLVMValueRef v, const tji_type *from, const tji_type *to)
-{
-    if (from->is_ptr || to->is_ptr)
-        return v; /* opaque pointers: a pointer cast only changes the pointee */
-    tj_dtype f = from->dtype, t = to->dtype;
-    if (f == t)
-        return v;
-    LLVMTypeRef tt = ssa_type(g, t);
-    int f_float = tjs_dtype_is_float(f), t_float = tjs_dtype_is_float(t);
-    if (!f_float && !t_float) {
-        if (t == TJ_I1)
-            return LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
-        unsigned fb = LLVMGetIntTypeWidth(LLVMTypeOf(v)), tb = LLVMGetIntTypeWidth(tt);
-        if (tb < fb)
-            return LLVMBuildTrunc(g->b, v, tt, "");
-        if (tb == fb)
-            return v;
-        return tjs_dtype_is_signed(f) ? LLVMBuildSExt(g->b, v, tt, "") : LLVMBuildZExt(g->b, v, tt, "");
-    }
-    if (!f_float) { /* int -> float */
-        if (t == TJ_BF16)
-            return fround(g, int_to_f64_sticky(g, v, tjs_dtype_is_signed(f)), t);
-        LLVMTypeRef ct = compute_type(g, t);
-        LLVMValueRef x = tjs_dtype_is_signed(f) ? LLVMBuildSIToFP(g->b, v, ct, "")
-                                                : LLVMBuildUIToFP(g->b, v, ct, "");
-        return fround(g, x, t);
-    }
-    LLVMValueRef x = fext(g, v, f);
-    if (!t_float) { /* float -> int, saturating, NaN -> 0 */
-        if (t == TJ_I1)
-            return LLVMBuildFCmp(g->b, LLVMRealUNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
-        LLVMTypeRef types[2] = {tt, LLVMTypeOf(x)};
-        return intrinsic(g, tjs_dtype_is_signed(t) ? "llvm.fptosi.sat" : "llvm.fptoui.sat",
-                         types, 2, &x, 1);
-    }
-    if (t == TJ_F16 && f == TJ_F64)
-        return LLVMBuildFPTrunc(g->b, x, g->t_half, ""); /* one rounding */
-    return fround(g, x, t);
 }
 
 /* One element of an element-wise op, from its operands' elements. */
 static LLVMValueRef emit_elementwise(codegen *g, const tji_op *op, LLVMValueRef *a)
 {
-    const tji_func *fn = g->fn;
-    const tji_type *rt = tji_typeof(fn, op->result);
-    const tji_type *at = op->nargs > 0 ? tji_typeof(fn, op->args[0]) : rt;
-    tj_dtype dt = at->dtype;
-    int is_float = !at->is_ptr && tjs_dtype_is_float(dt);
-    int is_signed = !at->is_ptr && tjs_dtype_is_signed(dt);
-    LLVMBuilderRef b = g->b;
-
-    switch (op->code) {
-    case TJI_ADDPTR: {
-        const tji_type *ot = tji_typeof(fn, op->args[1]);
-        LLVMValueRef off = a[1];
-        if (LLVMGetIntTypeWidth(LLVMTypeOf(off)) < 64)
-            off = tjs_dtype_is_signed(ot->dtype) ? LLVMBuildSExt(b, off, g->t_i64, "")
-                                                 : LLVMBuildZExt(b, off, g->t_i64, "");
-        return LLVMBuildGEP2(b, mem_type(g, at->dtype), a[0], &off, 1, "");
-    }
-    case TJI_CMP:
-        if (is_float)
-            return LLVMBuildFCmp(b, real_pred(op->pred), fext(g, a[0], dt), fext(g, a[1], dt), "");
-        return LLVMBuildICmp(b, int_pred(op->pred, is_signed), a[0], a[1], "");
-    case TJI_WHERE:
-        return LLVMBuildSelect(b, a[0], a[1], a[2], "");
-    case TJI_CAST:
-        return emit_cast(g, a[0], at, rt);
-    case TJI_NOT:
-        if (is_float)
-            break;
-        return LLVMBuildNot(b, a[0], "");
-    default:
-        break;
-    }
-
-    if (is_float) {
-        LLVMValueRef x = fext(g, a[0], dt), y = op->nargs > 1 ? fext(g, a[1], dt) : NULL, r;
-        LLVMTypeRef ct = LLVMTypeOf(x);
-        switch (op->code) {
-        case TJI_ADD: r = LLVMBuildFAdd(b, x, y, ""); break;
-        case TJI_SUB: r = LLVMBuildFSub(b, x, y, ""); break;
-        case TJI_MUL: r = LLVMBuildFMul(b, x, y, ""); break;
-        case TJI_DIV: r = LLVMBuildFDiv(b, x, y, ""); break;
-        case TJI_REM: r = LLVMBuildFRem(b, x, y, ""); break;
-        case TJI_MIN: r = intrinsic2(g, "llvm.minnum", x, y); break;
-        case TJI_MAX: r = intrinsic2(g, "llvm.maxnum", x, y); break;
-        case TJI_NEG: r = LLVMBuildFNeg(b, x, ""); break;
-        case TJI_ABS: r = intrinsic1(g, "llvm.fabs", x); break;
-        case TJI_EXP: r = intrinsic1(g, "llvm.exp", x); break;
-        case TJI_EXP2: r = intrinsic1(g, "llvm.exp2", x); break;
-        case TJI_LOG: r = intrinsic1(g, "llvm.log", x); break;
-        case TJI_LOG2: r = intrinsic1(g, "llvm.log2", x); break;
-        case TJI_SQRT: r = intrinsic1(g, "llvm.sqrt", x); break;
-        case TJI_RSQRT:
-            r = LLVMBuildFDiv(b, LLVMConstReal(ct, 1.0), intrinsic1(g, "llvm.sqrt", x), "");
-            break;
-        case TJI_SIGMOID: {
-            LLVMValueRef e = intrinsic1(g, "llvm.exp", LLVMBuildFNeg(b, x, ""));
-            r = LLVMBuildFDiv(b, LLVMConstReal(ct, 1.0), LLVMBuildFAdd(b, LLVMConstReal(ct, 1.0), e, ""), "");
-            break;
-        }
-        case TJI_FLOOR: r = intrinsic1(g, "llvm.floor", x); break;
-        case TJI_CEIL: r = intrinsic1(g, "llvm.ceil", x); break;
-        case TJI_FMA: {
-            LLVMValueRef args[3] = {x, y, fext(g, a[2], dt)};
-            r = intrinsic(g, "llvm.fma", &ct, 1, args, 3);
-            break;
-        }
-        default:
-            fail(g, "not defined for %s", tj_dtype_name(dt));
-            return LLVMGetPoison(value_type(g, rt));
-        }
-        return fround(g, r, dt);
-    }
-
-    switch (op->code) {
-    case TJI_ADD: return LLVMBuildAdd(b, a[0], a[1], "");
-    case TJI_SUB: return LLVMBuildSub(b, a[0], a[1], "");
-    case TJI_MUL: return LLVMBuildMul(b, a[0], a[1], "");
-    case TJI_IDIV: return int_divrem(g, 0, is_signed, a[0], a[1]);
-    case TJI_REM: return int_divrem(g, 1, is_signed, a[0], a[1]);
-    case TJI_AND: return LLVMBuildAnd(b, a[0], a[1], "");
-    case TJI_OR: return LLVMBuildOr(b, a[0], a[1], "");
-    case TJI_XOR: return LLVMBuildXor(b, a[0], a[1], "");
-    case TJI_SHL: return int_shift(g, 1, is_signed, a[0], a[1]);
-    case TJI_SHR: return int_shift(g, 0, is_signed, a[0], a[1]);
-    case TJI_MIN: return intrinsic2(g, is_signed ? "llvm.smin" : "llvm.umin", a[0], a[1]);
-    case TJI_MAX: return intrinsic2(g, is_signed ? "llvm.smax" : "llvm.umax", a[0], a[1]);
-    case TJI_NEG: return LLVMBuildSub(b, LLVMConstNull(LLVMTypeOf(a[0])), a[0], "");
-    case TJI_ABS: {
-        if (!is_signed)
-            return a[0];
-        LLVMTypeRef t = LLVMTypeOf(a[0]);
-        LLVMValueRef args[2] = {a[0], LLVMConstNull(g->t_i1)}; /* abs(INT_MIN) = INT_MIN */
-        return intrinsic(g, "llvm.abs", &t, 1, args, 2);
-    }
-    default:
-        fail(g, "not defined for %s", at->is_ptr ? "pointers" : tj_dtype_name(dt));
-        return LLVMGetPoison(value_type(g, rt));
-    }
+    LLVMValueRef r = tjj_ls_elementwise(&g->ls, g->fn, op, a, target_math, g);
+    if (r)
+        return r;
+    const tji_type *rt = tji_typeof(g->fn, op->result);
+    const tji_type *at = op->nargs > 0 ? tji_typeof(g->fn, op->args[0]) : rt;
+    fail(g, "not defined for %s", at->is_ptr ? "pointers" : tj_dtype_name(at->dtype));
+    return LLVMGetPoison(value_type(g, rt));
 }
 
 /* --- elements of values --------------------------------------------------------- */
@@ -689,7 +376,7 @@ static LLVMValueRef masked_load(codegen *g, const tji_type *t, LLVMValueRef ptr,
     LLVMSetAlignment(ld, (unsigned)value_mem_size(t));
     if (is_volatile)
         LLVMSetVolatile(ld, 1);
-    LLVMValueRef v = from_mem(g, ld, t);
+    LLVMValueRef v = tjj_ls_from_mem(&g->ls, ld, t);
     if (!mask)
         return v;
     LLVMBasicBlockRef then_end = LLVMGetInsertBlock(g->b);
@@ -720,10 +407,10 @@ static LLVMValueRef def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
             return LLVMBuildBitCast(g->b, LLVMConstReal(LLVMBFloatTypeInContext(g->ctx), op->fval),
                                     g->t_i16, "");
         if (tjs_dtype_is_float(t->dtype))
-            return LLVMConstReal(ssa_type(g, t->dtype), op->fval);
+            return LLVMConstReal(tjj_ls_dtype_type(&g->ls, t->dtype), op->fval);
         if (t->dtype == TJ_I1)
             return LLVMConstInt(g->t_i1, op->ival != 0, 0);
-        return c_int(ssa_type(g, t->dtype), op->ival);
+        return c_int(tjj_ls_dtype_type(&g->ls, t->dtype), op->ival);
     case TJI_PROGRAM_ID:
         return g->pid[op->axis >= 0 && op->axis < 3 ? op->axis : 0];
     case TJI_NUM_PROGRAMS:
@@ -873,7 +560,7 @@ static void emit_store_nest(codegen *g, const tji_op *op)
     size_t mark = memo_mark(g);
     LLVMBasicBlockRef cont = guard_begin(g, mask, "store");
     LLVMValueRef v = elem(g, op->args[1], idx);
-    LLVMValueRef st = LLVMBuildStore(g->b, to_mem(g, v, vt), ptr);
+    LLVMValueRef st = LLVMBuildStore(g->b, tjj_ls_to_mem(&g->ls, v, vt), ptr);
     LLVMSetAlignment(st, (unsigned)value_mem_size(vt));
     memo_release(g, mark);
     guard_end(g, cont);
@@ -958,11 +645,11 @@ static LLVMValueRef atomic_half_loop(codegen *g, tj_atomic_op aop, tj_dtype dt, 
     LLVMPositionBuilderAtEnd(g->b, body);
     LLVMValueRef old = LLVMBuildPhi(g->b, it, "");
     LLVMValueRef old_v = dt == TJ_F16 ? LLVMBuildBitCast(g->b, old, g->t_half, "") : old;
-    LLVMValueRef x = fext(g, old_v, dt), y = fext(g, v, dt), r;
+    LLVMValueRef x = tjj_ls_fext(&g->ls, old_v, dt), y = tjj_ls_fext(&g->ls, v, dt), r;
     switch (aop) {
-    case TJ_ATOMIC_ADD: r = fround(g, LLVMBuildFAdd(g->b, x, y, ""), dt); break;
-    case TJ_ATOMIC_MAX: r = fround(g, intrinsic2(g, "llvm.maxnum", x, y), dt); break;
-    case TJ_ATOMIC_MIN: r = fround(g, intrinsic2(g, "llvm.minnum", x, y), dt); break;
+    case TJ_ATOMIC_ADD: r = tjj_ls_fround(&g->ls, LLVMBuildFAdd(g->b, x, y, ""), dt); break;
+    case TJ_ATOMIC_MAX: r = tjj_ls_fround(&g->ls, tjj_ls_intrinsic2(&g->ls, "llvm.maxnum", x, y), dt); break;
+    case TJ_ATOMIC_MIN: r = tjj_ls_fround(&g->ls, tjj_ls_intrinsic2(&g->ls, "llvm.minnum", x, y), dt); break;
     default: r = v; break;
     }
     LLVMValueRef new_bits = dt == TJ_F16 ? LLVMBuildBitCast(g->b, r, it, "") : r;
@@ -996,9 +683,9 @@ static LLVMValueRef atomic_rmw(codegen *g, const tji_op *op, const tji_type *vt,
         break;
     default: bop = LLVMAtomicRMWBinOpXchg; break;
     }
-    LLVMValueRef old = LLVMBuildAtomicRMW(g->b, bop, ptr, to_mem(g, v, vt),
+    LLVMValueRef old = LLVMBuildAtomicRMW(g->b, bop, ptr, tjj_ls_to_mem(&g->ls, v, vt),
                                           LLVMAtomicOrderingSequentiallyConsistent, 0);
-    return from_mem(g, old, vt);
+    return tjj_ls_from_mem(&g->ls, old, vt);
 }
 
 static void emit_atomic(codegen *g, const tji_op *op)
@@ -1017,8 +704,8 @@ static void emit_atomic(codegen *g, const tji_op *op)
     LLVMBasicBlockRef cont = guard_begin(g, mask, "atomic");
     LLVMValueRef old;
     if (is_cas) {
-        LLVMValueRef cmp = to_mem(g, elem(g, op->args[1], idx), rt);
-        LLVMValueRef v = to_mem(g, elem(g, op->args[2], idx), rt);
+        LLVMValueRef cmp = tjj_ls_to_mem(&g->ls, elem(g, op->args[1], idx), rt);
+        LLVMValueRef v = tjj_ls_to_mem(&g->ls, elem(g, op->args[2], idx), rt);
         if (tjs_dtype_is_float(rt->dtype)) { /* cmpxchg compares bits */
             LLVMTypeRef it = LLVMIntTypeInContext(g->ctx, (unsigned)tjs_dtype_bits(rt->dtype));
             cmp = LLVMBuildBitCast(g->b, cmp, it, "");
@@ -1028,8 +715,8 @@ static void emit_atomic(codegen *g, const tji_op *op)
                                                    LLVMAtomicOrderingSequentiallyConsistent, 0);
         old = LLVMBuildExtractValue(g->b, pair, 0, "");
         if (tjs_dtype_is_float(rt->dtype))
-            old = LLVMBuildBitCast(g->b, old, mem_type(g, rt->dtype), "");
-        old = from_mem(g, old, rt);
+            old = LLVMBuildBitCast(g->b, old, tjj_ls_mem_type(&g->ls, rt->dtype), "");
+        old = tjj_ls_from_mem(&g->ls, old, rt);
     } else {
         old = atomic_rmw(g, op, tji_typeof(fn, op->args[1]), ptr, elem(g, op->args[1], idx));
     }
@@ -1060,14 +747,14 @@ static void emit_reduce(codegen *g, const tji_op *op)
     int axis = op->axis, len = xt->shape[axis];
     int is_float = tjs_dtype_is_float(dt), is_signed = tjs_dtype_is_signed(dt);
     int is_arg = op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN;
-    LLVMTypeRef acc_t = compute_type(g, dt);
+    LLVMTypeRef acc_t = tjj_ls_compute_type(&g->ls, dt);
 
     nest n;
     LLVMValueRef oidx[TJ_MAX_RANK], xidx[TJ_MAX_RANK];
     nest_begin(g, &n, rt->rank, rt->shape, oidx);
     for (int d = 0, s = 0; d < xt->rank; d++)
         xidx[d] = d == axis ? c_i64(g, 0) : oidx[s++];
-    LLVMValueRef acc = fext(g, elem(g, x, xidx), dt), best = c_i32(g, 0);
+    LLVMValueRef acc = tjj_ls_fext(&g->ls, elem(g, x, xidx), dt), best = c_i32(g, 0);
     if (len > 1) {
         size_t mark = memo_mark(g);
         LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), header = new_block(g, "reduce");
@@ -1085,7 +772,7 @@ static void emit_reduce(codegen *g, const tji_op *op)
         if (is_arg)
             LLVMAddIncoming(best_phi, &best, &pre, 1);
         xidx[axis] = k;
-        LLVMValueRef v = fext(g, elem(g, x, xidx), dt), next_acc, next_best = NULL;
+        LLVMValueRef v = tjj_ls_fext(&g->ls, elem(g, x, xidx), dt), next_acc, next_best = NULL;
         switch (op->reduce) {
         case TJ_REDUCE_SUM:
             if (is_float) {
@@ -1098,12 +785,12 @@ static void emit_reduce(codegen *g, const tji_op *op)
             }
             break;
         case TJ_REDUCE_MAX:
-            next_acc = is_float ? intrinsic2(g, "llvm.maxnum", acc_phi, v)
-                                : intrinsic2(g, is_signed ? "llvm.smax" : "llvm.umax", acc_phi, v);
+            next_acc = is_float ? tjj_ls_intrinsic2(&g->ls, "llvm.maxnum", acc_phi, v)
+                                : tjj_ls_intrinsic2(&g->ls, is_signed ? "llvm.smax" : "llvm.umax", acc_phi, v);
             break;
         case TJ_REDUCE_MIN:
-            next_acc = is_float ? intrinsic2(g, "llvm.minnum", acc_phi, v)
-                                : intrinsic2(g, is_signed ? "llvm.smin" : "llvm.umin", acc_phi, v);
+            next_acc = is_float ? tjj_ls_intrinsic2(&g->ls, "llvm.minnum", acc_phi, v)
+                                : tjj_ls_intrinsic2(&g->ls, is_signed ? "llvm.smin" : "llvm.umin", acc_phi, v);
             break;
         default: {
             int is_max = op->reduce == TJ_REDUCE_ARGMAX;
@@ -1135,7 +822,7 @@ static void emit_reduce(codegen *g, const tji_op *op)
         best = next_best;
         memo_release(g, mark);
     }
-    LLVMValueRef result = is_arg ? best : is_float ? fround(g, acc, dt) : acc;
+    LLVMValueRef result = is_arg ? best : is_float ? tjj_ls_fround(&g->ls, acc, dt) : acc;
     if (rt->rank == 0)
         g->ssa[op->result] = result;
     else if (g->slot[op->result] >= 0)
@@ -1162,16 +849,16 @@ static void emit_cumsum(codegen *g, const tji_op *op)
     LLVMBuildBr(g->b, header);
     LLVMPositionBuilderAtEnd(g->b, header);
     LLVMValueRef k = LLVMBuildPhi(g->b, g->t_i64, "k");
-    LLVMValueRef acc = LLVMBuildPhi(g->b, compute_type(g, dt), "acc");
-    LLVMValueRef zero = c_i64(g, 0), acc0 = LLVMConstNull(compute_type(g, dt));
+    LLVMValueRef acc = LLVMBuildPhi(g->b, tjj_ls_compute_type(&g->ls, dt), "acc");
+    LLVMValueRef zero = c_i64(g, 0), acc0 = LLVMConstNull(tjj_ls_compute_type(&g->ls, dt));
     LLVMAddIncoming(k, &zero, &pre, 1);
     LLVMAddIncoming(acc, &acc0, &pre, 1);
     size_t mark = memo_mark(g);
     idx[axis] = k;
-    LLVMValueRef v = fext(g, elem(g, x, idx), dt);
+    LLVMValueRef v = tjj_ls_fext(&g->ls, elem(g, x, idx), dt);
     LLVMValueRef next = is_float ? LLVMBuildFAdd(g->b, acc, v, "") : LLVMBuildAdd(g->b, acc, v, "");
     if (g->slot[op->result] >= 0)
-        store_elem(g, g->slot[op->result], t, idx, is_float ? fround(g, next, dt) : next);
+        store_elem(g, g->slot[op->result], t, idx, is_float ? tjj_ls_fround(&g->ls, next, dt) : next);
     memo_release(g, mark);
     LLVMValueRef next_k = add_nuw(g, k, c_i64(g, 1));
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b), exit = new_block(g, "cumsum.end");
@@ -1207,7 +894,7 @@ static void emit_print(codegen *g, const tji_op *op)
     LLVMValueRef data;
     if (t->rank == 0) {
         data = entry_alloca(g, g->t_i64, "print"); /* holds any scalar */
-        LLVMBuildStore(g->b, to_mem(g, g->ssa[x], t), data);
+        LLVMBuildStore(g->b, tjj_ls_to_mem(&g->ls, g->ssa[x], t), data);
     } else if (g->slot[x] >= 0) {
         data = scratch_at(g, g->slot[x]);
     } else {
@@ -1534,7 +1221,7 @@ static LLVMTypeRef abi_type(const codegen *g, const tji_param *p)
     switch (p->dtype) {
     case TJ_I1: return g->t_i8;
     case TJ_F16: case TJ_BF16: return g->t_i16;
-    default: return ssa_type(g, p->dtype);
+    default: return tjj_ls_dtype_type(&g->ls, p->dtype);
     }
 }
 
@@ -1677,6 +1364,7 @@ tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextR
     LLVMSetTarget(g.mod, target->triple);
     LLVMSetDataLayout(g.mod, target->data_layout);
     g.b = LLVMCreateBuilderInContext(ctx);
+    g.ls = (tjj_ls){ctx, g.mod, g.b, g.t_i1, g.t_i8, g.t_i16, g.t_i32, g.t_i64, g.t_half, g.t_float, g.t_double};
     layout_scratch(&g);
     build_kernel(&g, target, symbol);
     build_runner(&g, target, symbol);

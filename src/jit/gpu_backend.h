@@ -4,9 +4,9 @@
  *
  *   gpu_codegen.c  the kernel: layouts to registers, lanes and warps, memory,
  *                  reductions, control flow, shared memory; NVPTX to PTX
- *   gpu_math.c     one element of an element-wise op: integer and float
- *                  arithmetic with the CPU back end's semantics, casts,
- *                  16-bit floats, and the math library (no libdevice)
+ *   gpu_math.c     one element of an element-wise op: the shared rules of
+ *                  llvm_scalar.c (the CPU back end's too) over this state,
+ *                  and the math library (no libdevice)
  *
  * The generator state is one struct that both files use: gpu_codegen.c owns
  * it; gpu_math.c reads its types, builder and module, and reports errors

@@ -2,16 +2,12 @@
  * gpu_math.c — one element of an element-wise op, for the GPU back end.
  *
  * The GPU must compute what the CPU back end computes (a differential test
- * compares them), so the rules are the CPU back end's, restated here:
- * integer division and remainder by 0 give 0 and INT_MIN / -1 gives INT_MIN
- * (remainder 0); shifts by the width or more give 0, or the sign for an
- * arithmetic right shift; float to int casts saturate and NaN becomes 0; a
- * cast to i1 is "!= 0"; float min/max ignore NaN (minnum/maxnum); f16 and
- * bf16 are computed in f32 and rounded back after every op (bf16 is carried
- * as its 16 bits and rounded with integer code, round to nearest even, NaN
- * kept quiet); f64 to bf16 rounds to odd in f32 first, so it rounds once,
- * and an integer becomes bf16 by integer code, also rounding once.
- * Float remainder is C's fmod, exact, as on the CPU.
+ * compares them), so the element-wise rules (integer division, shifts,
+ * casts, f16/bf16 rounding, comparisons, the IEEE float ops) are not here:
+ * both back ends call the one copy in llvm_scalar.c, over this generator's
+ * state. What is here is the GPU's own: the float functions the CPU takes
+ * from libm (exp, exp2, log, log2, sigmoid, and remainder as C's fmod,
+ * exact, as on the CPU), handed to llvm_scalar.c as a callback.
  *
  * There is no libm on the GPU and tjit does not use libdevice, so the math
  * functions are written here in LLVM IR, each as an internal function of the
@@ -54,22 +50,22 @@
 #include <string.h>
 
 #include "gpu_backend.h"
+#include "llvm_scalar.h"
 
 /* --- types and small helpers ---------------------------------------------------- */
 
+/* The shared element-wise code (llvm_scalar.c) over the generator's state
+ * as it is now (call_math moves the builder into a math function). */
+static tjj_ls scalar_ctx(const tjj_gpu_gen *g)
+{
+    return (tjj_ls){g->ctx, g->mod, g->b, g->t_i1, g->t_i8, g->t_i16, g->t_i32, g->t_i64,
+                    g->t_half, g->t_float, g->t_double};
+}
+
 LLVMTypeRef tjj_gpu_dtype_type(const tjj_gpu_gen *g, tj_dtype dt)
 {
-    switch (dt) {
-    case TJ_I1: return g->t_i1;
-    case TJ_I8: case TJ_U8: return g->t_i8;
-    case TJ_I16: case TJ_U16: case TJ_BF16: return g->t_i16;
-    case TJ_I32: case TJ_U32: return g->t_i32;
-    case TJ_I64: case TJ_U64: return g->t_i64;
-    case TJ_F16: return g->t_half;
-    case TJ_F32: return g->t_float;
-    case TJ_F64: return g->t_double;
-    default: return g->t_i32;
-    }
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_dtype_type(&ls, dt);
 }
 
 LLVMTypeRef tjj_gpu_value_type(const tjj_gpu_gen *g, const tji_type *t)
@@ -79,14 +75,14 @@ LLVMTypeRef tjj_gpu_value_type(const tjj_gpu_gen *g, const tji_type *t)
 
 LLVMTypeRef tjj_gpu_mem_type(const tjj_gpu_gen *g, const tji_type *t)
 {
-    return !t->is_ptr && t->dtype == TJ_I1 ? g->t_i8 : tjj_gpu_value_type(g, t);
+    tjj_ls ls = scalar_ctx(g);
+    return t->is_ptr ? g->t_gptr : tjj_ls_mem_type(&ls, t->dtype);
 }
 
 LLVMTypeRef tjj_gpu_compute_type(const tjj_gpu_gen *g, tj_dtype dt)
 {
-    if (dt == TJ_F16 || dt == TJ_BF16)
-        return g->t_float;
-    return tjj_gpu_dtype_type(g, dt);
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_compute_type(&ls, dt);
 }
 
 static LLVMValueRef c_int(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
@@ -131,108 +127,30 @@ static LLVMBasicBlockRef block_here(tjj_gpu_gen *g, const char *name)
     return LLVMAppendBasicBlockInContext(g->ctx, f, name);
 }
 
-/* --- 16-bit floats and memory form --------------------------------------------------- */
+/* --- 16-bit floats and memory form: the shared rules ----------------------------------- */
 
 LLVMValueRef tjj_gpu_fext(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt)
 {
-    if (dt == TJ_F16)
-        return LLVMBuildFPExt(g->b, v, g->t_float, "");
-    if (dt == TJ_BF16) {
-        LLVMValueRef w = LLVMBuildShl(g->b, LLVMBuildZExt(g->b, v, g->t_i32, ""), c_int(g->t_i32, 16), "");
-        return LLVMBuildBitCast(g->b, w, g->t_float, "");
-    }
-    return v;
-}
-
-/* f32 -> bf16 bits: round to nearest even; a NaN keeps its top bits, made quiet. */
-static LLVMValueRef f32_to_bf16(tjj_gpu_gen *g, LLVMValueRef f)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef u = LLVMBuildBitCast(b, f, g->t_i32, "");
-    LLVMValueRef high = LLVMBuildLShr(b, u, c_int(g->t_i32, 16), "");
-    LLVMValueRef lsb = LLVMBuildAnd(b, high, c_int(g->t_i32, 1), "");
-    LLVMValueRef biased = LLVMBuildAdd(b, LLVMBuildAdd(b, u, c_int(g->t_i32, 0x7fff), ""), lsb, "");
-    LLVMValueRef rounded = LLVMBuildTrunc(b, LLVMBuildLShr(b, biased, c_int(g->t_i32, 16), ""), g->t_i16, "");
-    LLVMValueRef quiet = LLVMBuildOr(b, LLVMBuildTrunc(b, high, g->t_i16, ""), c_int(g->t_i16, 0x40), "");
-    LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
-    return LLVMBuildSelect(b, nan, quiet, rounded, "");
-}
-
-/* f64 -> f32 rounded to odd (inexact results get their last bit set, after
- * truncation toward zero), so that a later rounding to 16 bits is the only one. */
-static LLVMValueRef f64_to_f32_odd(tjj_gpu_gen *g, LLVMValueRef d)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef f = LLVMBuildFPTrunc(b, d, g->t_float, "");
-    LLVMValueRef back = LLVMBuildFPExt(b, f, g->t_double, "");
-    LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, d, "");
-    LLVMValueRef away = LLVMBuildFCmp(b, LLVMRealOGT, tjj_gpu_intrinsic1(g, "llvm.fabs", back),
-                                      tjj_gpu_intrinsic1(g, "llvm.fabs", d), "");
-    LLVMValueRef u = LLVMBuildBitCast(b, f, g->t_i32, "");
-    LLVMValueRef toward_zero = LLVMBuildSub(b, u, LLVMBuildZExt(b, away, g->t_i32, ""), "");
-    LLVMValueRef odd = LLVMBuildOr(b, toward_zero, c_int(g->t_i32, 1), "");
-    return LLVMBuildBitCast(b, LLVMBuildSelect(b, inexact, odd, u, ""), g->t_float, "");
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_fext(&ls, v, dt);
 }
 
 LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt)
 {
-    int from_double = LLVMTypeOf(v) == g->t_double;
-    switch (dt) {
-    case TJ_F16: return LLVMBuildFPTrunc(g->b, v, g->t_half, "");
-    case TJ_BF16: return f32_to_bf16(g, from_double ? f64_to_f32_odd(g, v) : v);
-    case TJ_F32: return from_double ? LLVMBuildFPTrunc(g->b, v, g->t_float, "") : v;
-    case TJ_F64: return from_double ? v : LLVMBuildFPExt(g->b, v, g->t_double, "");
-    default: return v;
-    }
-}
-
-/* An integer as bf16 bits, rounded once (to nearest even) with integer
- * code alone: the magnitude is normalized so that its leading 1 is the top
- * bit, the 8 bits from there are the significand, and the bits below decide
- * the rounding. A carry out of the significand moves into the exponent by
- * itself, since the bits are built by adding, not by or-ing. (The CPU's
- * route, an exact int -> f64 and a round-to-odd f64 -> f32, still rounded
- * some i32 and i64 values twice on the H200, though its PTX and SASS looked
- * right; integer code leaves nothing to float conversions.) */
-static LLVMValueRef int_to_bf16(tjj_gpu_gen *g, LLVMValueRef v, int is_signed)
-{
-    LLVMBuilderRef b = g->b;
-    if (LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 32)
-        v = is_signed ? LLVMBuildSExt(b, v, g->t_i32, "") : LLVMBuildZExt(b, v, g->t_i32, "");
-    LLVMTypeRef it = LLVMTypeOf(v);
-    int w = (int)LLVMGetIntTypeWidth(it);
-    LLVMValueRef zero = LLVMConstNull(it);
-    LLVMValueRef neg = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, v, zero, "") : NULL;
-    LLVMValueRef mag = neg ? LLVMBuildSelect(b, neg, LLVMBuildNeg(b, v, ""), v, "") : v;
-    LLVMValueRef ctlz_args[2] = {mag, LLVMConstInt(g->t_i1, 1, 0)}; /* poison for 0: not selected */
-    LLVMValueRef lz = tjj_gpu_intrinsic(g, "llvm.ctlz", &it, 1, ctlz_args, 2);
-    LLVMValueRef norm = LLVMBuildShl(b, mag, lz, "");
-    LLVMValueRef sig = LLVMBuildLShr(b, norm, c_int(it, w - 8), "");          /* 128..255 */
-    LLVMValueRef rest = LLVMBuildAnd(b, norm, c_int(it, ((int64_t)1 << (w - 8)) - 1), "");
-    LLVMValueRef half = c_int(it, (int64_t)1 << (w - 9));
-    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, sig, c_int(it, 1), ""), zero, "");
-    LLVMValueRef up = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntUGT, rest, half, ""),
-                                  LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, rest, half, ""), odd, ""), "");
-    /* exponent field (w - 1 - lz) + 127, plus the significand without its leading 1 */
-    LLVMValueRef exp_field = LLVMBuildShl(b, LLVMBuildSub(b, c_int(it, w - 1 + 127), lz, ""), c_int(it, 7), "");
-    LLVMValueRef bits = LLVMBuildAdd(b, exp_field, LLVMBuildSub(b, sig, c_int(it, 128), ""), "");
-    bits = LLVMBuildAdd(b, bits, LLVMBuildZExt(b, up, it, ""), "");
-    LLVMValueRef out = LLVMBuildTrunc(b, bits, g->t_i16, "");
-    if (neg)
-        out = LLVMBuildOr(b, out, LLVMBuildSelect(b, neg, c_int(g->t_i16, 0x8000), LLVMConstNull(g->t_i16), ""), "");
-    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, mag, zero, ""), LLVMConstNull(g->t_i16), out, "");
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_fround(&ls, v, dt);
 }
 
 LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t)
 {
-    return !t->is_ptr && t->dtype == TJ_I1 ? LLVMBuildZExt(g->b, v, g->t_i8, "") : v;
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_to_mem(&ls, v, t);
 }
 
 LLVMValueRef tjj_gpu_from_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t)
 {
-    return !t->is_ptr && t->dtype == TJ_I1
-               ? LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstNull(g->t_i8), "")
-               : v;
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_from_mem(&ls, v, t);
 }
 
 /* --- the math library ----------------------------------------------------------------- */
@@ -518,211 +436,40 @@ static LLVMValueRef emit_exp(tjj_gpu_gen *g, LLVMValueRef x)
                                         : math1(g, "exp", exp_f32_body, x);
 }
 
-/* --- integer arithmetic ------------------------------------------------------------------ */
+/* --- element-wise ops ------------------------------------------------------------------- */
 
-static LLVMValueRef int_divrem(tjj_gpu_gen *g, int is_rem, int is_signed, LLVMValueRef a, LLVMValueRef d)
+/* The float ops whose code is the GPU's own, the math library above (a
+ * callback of tjj_ls_elementwise). */
+static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, LLVMValueRef y)
 {
-    LLVMBuilderRef b = g->b;
-    LLVMTypeRef t = LLVMTypeOf(a);
-    LLVMValueRef zero = LLVMConstNull(t), one = c_int(t, 1);
-    LLVMValueRef by_zero = LLVMBuildICmp(b, LLVMIntEQ, d, zero, "");
-    if (!is_signed) {
-        LLVMValueRef safe = LLVMBuildSelect(b, by_zero, one, d, "");
-        LLVMValueRef r = is_rem ? LLVMBuildURem(b, a, safe, "") : LLVMBuildUDiv(b, a, safe, "");
-        return LLVMBuildSelect(b, by_zero, zero, r, "");
-    }
-    LLVMValueRef by_m1 = LLVMBuildICmp(b, LLVMIntEQ, d, LLVMConstAllOnes(t), "");
-    LLVMValueRef special = LLVMBuildOr(b, by_zero, by_m1, "");
-    LLVMValueRef safe = LLVMBuildSelect(b, special, one, d, "");
-    if (is_rem)
-        return LLVMBuildSelect(b, special, zero, LLVMBuildSRem(b, a, safe, ""), "");
-    LLVMValueRef q = LLVMBuildSDiv(b, a, safe, "");
-    LLVMValueRef neg = LLVMBuildSub(b, zero, a, ""); /* wraps: INT_MIN / -1 = INT_MIN */
-    return LLVMBuildSelect(b, by_zero, zero, LLVMBuildSelect(b, by_m1, neg, q, ""), "");
-}
-
-static LLVMValueRef int_shift(tjj_gpu_gen *g, int left, int is_signed, LLVMValueRef a, LLVMValueRef s)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMTypeRef t = LLVMTypeOf(a);
-    unsigned bits = LLVMGetIntTypeWidth(t);
-    LLVMValueRef too_far = LLVMBuildICmp(b, LLVMIntUGE, s, c_int(t, bits), "");
-    if (!left && is_signed)
-        return LLVMBuildAShr(b, a, LLVMBuildSelect(b, too_far, c_int(t, bits - 1), s, ""), "");
-    LLVMValueRef r = left ? LLVMBuildShl(b, a, s, "") : LLVMBuildLShr(b, a, s, "");
-    return LLVMBuildSelect(b, too_far, LLVMConstNull(t), r, "");
-}
-
-/* --- casts and element-wise ops ------------------------------------------------------------ */
-
-static LLVMValueRef emit_cast(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *from, const tji_type *to)
-{
-    LLVMBuilderRef b = g->b;
-    if (from->is_ptr || to->is_ptr)
-        return v; /* a pointer cast changes only the pointee */
-    tj_dtype f = from->dtype, t = to->dtype;
-    if (f == t)
-        return v;
-    LLVMTypeRef tt = tjj_gpu_dtype_type(g, t);
-    int f_float = tjs_dtype_is_float(f), t_float = tjs_dtype_is_float(t);
-    if (!f_float && !t_float) {
-        if (t == TJ_I1)
-            return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
-        unsigned fb = LLVMGetIntTypeWidth(LLVMTypeOf(v)), tb = LLVMGetIntTypeWidth(tt);
-        if (tb < fb)
-            return LLVMBuildTrunc(b, v, tt, "");
-        if (tb == fb)
-            return v;
-        return tjs_dtype_is_signed(f) ? LLVMBuildSExt(b, v, tt, "") : LLVMBuildZExt(b, v, tt, "");
-    }
-    if (!f_float) {
-        if (t == TJ_BF16)
-            return int_to_bf16(g, v, tjs_dtype_is_signed(f));
-        LLVMTypeRef ct = tjj_gpu_compute_type(g, t);
-        LLVMValueRef x = tjs_dtype_is_signed(f) ? LLVMBuildSIToFP(b, v, ct, "") : LLVMBuildUIToFP(b, v, ct, "");
-        return tjj_gpu_fround(g, x, t);
-    }
-    LLVMValueRef x = tjj_gpu_fext(g, v, f);
-    if (!t_float) {
-        if (t == TJ_I1)
-            return LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
-        LLVMTypeRef types[2] = {tt, LLVMTypeOf(x)};
-        return tjj_gpu_intrinsic(g, tjs_dtype_is_signed(t) ? "llvm.fptosi.sat" : "llvm.fptoui.sat",
-                                 types, 2, &x, 1);
-    }
-    if (t == TJ_F16 && f == TJ_F64)
-        return LLVMBuildFPTrunc(b, x, g->t_half, ""); /* one rounding */
-    return tjj_gpu_fround(g, x, t);
-}
-
-static LLVMIntPredicate int_pred(tji_pred p, int is_signed)
-{
-    switch (p) {
-    case TJI_EQ: return LLVMIntEQ;
-    case TJI_NE: return LLVMIntNE;
-    case TJI_LT: return is_signed ? LLVMIntSLT : LLVMIntULT;
-    case TJI_LE: return is_signed ? LLVMIntSLE : LLVMIntULE;
-    case TJI_GT: return is_signed ? LLVMIntSGT : LLVMIntUGT;
-    default: return is_signed ? LLVMIntSGE : LLVMIntUGE;
-    }
-}
-
-static LLVMRealPredicate real_pred(tji_pred p)
-{
-    switch (p) {
-    case TJI_EQ: return LLVMRealOEQ;
-    case TJI_NE: return LLVMRealUNE;
-    case TJI_LT: return LLVMRealOLT;
-    case TJI_LE: return LLVMRealOLE;
-    case TJI_GT: return LLVMRealOGT;
-    default: return LLVMRealOGE;
-    }
-}
-
-static LLVMValueRef float_op(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef x, LLVMValueRef y,
-                             LLVMValueRef z)
-{
+    tjj_gpu_gen *g = target;
     LLVMBuilderRef b = g->b;
     LLVMTypeRef t = LLVMTypeOf(x);
     LLVMValueRef one = c_real(t, 1.0);
-    switch (op->code) {
-    case TJI_ADD: return LLVMBuildFAdd(b, x, y, "");
-    case TJI_SUB: return LLVMBuildFSub(b, x, y, "");
-    case TJI_MUL: return LLVMBuildFMul(b, x, y, "");
-    case TJI_DIV: return LLVMBuildFDiv(b, x, y, "");
+    switch (code) {
     case TJI_REM: {
         LLVMValueRef args[2] = {x, y};
         return call_math(g, "fmod", args, 2, fmod_body);
     }
-    case TJI_MIN: return tjj_gpu_intrinsic2(g, "llvm.minnum", x, y);
-    case TJI_MAX: return tjj_gpu_intrinsic2(g, "llvm.maxnum", x, y);
-    case TJI_NEG: return LLVMBuildFNeg(b, x, "");
-    case TJI_ABS: return tjj_gpu_intrinsic1(g, "llvm.fabs", x);
     case TJI_EXP: return emit_exp(g, x);
     case TJI_EXP2:
         return t == g->t_double ? math1(g, "exp2", exp2_f64_body, x) : tjj_gpu_intrinsic1(g, "llvm.exp2", x);
     case TJI_LOG: return math1(g, "log", log_body, x);
     case TJI_LOG2: return math1(g, "log2", log2_body, x);
-    case TJI_SQRT: return tjj_gpu_intrinsic1(g, "llvm.sqrt", x);
-    case TJI_RSQRT: return LLVMBuildFDiv(b, one, tjj_gpu_intrinsic1(g, "llvm.sqrt", x), "");
     case TJI_SIGMOID:
         return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, emit_exp(g, LLVMBuildFNeg(b, x, "")), ""), "");
-    case TJI_FLOOR: return tjj_gpu_intrinsic1(g, "llvm.floor", x);
-    case TJI_CEIL: return tjj_gpu_intrinsic1(g, "llvm.ceil", x);
-    case TJI_FMA: return fma3(g, x, y, z);
     default: return NULL;
     }
 }
 
 LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a)
 {
-    const tji_func *fn = g->fn;
-    LLVMBuilderRef b = g->b;
-    const tji_type *rt = tji_typeof(fn, op->result);
-    const tji_type *at = op->nargs > 0 ? tji_typeof(fn, op->args[0]) : rt;
-    tj_dtype dt = at->dtype;
-    int is_float = !at->is_ptr && tjs_dtype_is_float(dt);
-    int is_signed = !at->is_ptr && tjs_dtype_is_signed(dt);
-
-    switch (op->code) {
-    case TJI_ADDPTR: {
-        const tji_type *ot = tji_typeof(fn, op->args[1]);
-        LLVMValueRef off = a[1];
-        if (LLVMGetIntTypeWidth(LLVMTypeOf(off)) < 64)
-            off = tjs_dtype_is_signed(ot->dtype) ? LLVMBuildSExt(b, off, g->t_i64, "")
-                                                 : LLVMBuildZExt(b, off, g->t_i64, "");
-        tji_type pointee = {.dtype = at->dtype};
-        return LLVMBuildGEP2(b, tjj_gpu_mem_type(g, &pointee), a[0], &off, 1, "");
-    }
-    case TJI_CMP:
-        if (is_float)
-            return LLVMBuildFCmp(b, real_pred(op->pred), tjj_gpu_fext(g, a[0], dt), tjj_gpu_fext(g, a[1], dt), "");
-        return LLVMBuildICmp(b, int_pred(op->pred, is_signed), a[0], a[1], "");
-    case TJI_WHERE:
-        return LLVMBuildSelect(b, a[0], a[1], a[2], "");
-    case TJI_CAST:
-        return emit_cast(g, a[0], at, rt);
-    case TJI_NOT:
-        if (!is_float)
-            return LLVMBuildNot(b, a[0], "");
-        break;
-    default:
-        break;
-    }
-
-    if (is_float) {
-        LLVMValueRef x = tjj_gpu_fext(g, a[0], dt);
-        LLVMValueRef y = op->nargs > 1 ? tjj_gpu_fext(g, a[1], dt) : NULL;
-        LLVMValueRef z = op->nargs > 2 ? tjj_gpu_fext(g, a[2], dt) : NULL;
-        LLVMValueRef r = float_op(g, op, x, y, z);
-        if (r)
-            return tjj_gpu_fround(g, r, dt);
-    } else {
-        switch (op->code) {
-        case TJI_ADD: return LLVMBuildAdd(b, a[0], a[1], "");
-        case TJI_SUB: return LLVMBuildSub(b, a[0], a[1], "");
-        case TJI_MUL: return LLVMBuildMul(b, a[0], a[1], "");
-        case TJI_IDIV: return int_divrem(g, 0, is_signed, a[0], a[1]);
-        case TJI_REM: return int_divrem(g, 1, is_signed, a[0], a[1]);
-        case TJI_AND: return LLVMBuildAnd(b, a[0], a[1], "");
-        case TJI_OR: return LLVMBuildOr(b, a[0], a[1], "");
-        case TJI_XOR: return LLVMBuildXor(b, a[0], a[1], "");
-        case TJI_SHL: return int_shift(g, 1, is_signed, a[0], a[1]);
-        case TJI_SHR: return int_shift(g, 0, is_signed, a[0], a[1]);
-        case TJI_MIN: return tjj_gpu_intrinsic2(g, is_signed ? "llvm.smin" : "llvm.umin", a[0], a[1]);
-        case TJI_MAX: return tjj_gpu_intrinsic2(g, is_signed ? "llvm.smax" : "llvm.umax", a[0], a[1]);
-        case TJI_NEG: return LLVMBuildSub(b, LLVMConstNull(LLVMTypeOf(a[0])), a[0], "");
-        case TJI_ABS: {
-            if (!is_signed)
-                return a[0];
-            LLVMTypeRef t = LLVMTypeOf(a[0]);
-            LLVMValueRef args[2] = {a[0], LLVMConstNull(g->t_i1)}; /* abs(INT_MIN) = INT_MIN */
-            return tjj_gpu_intrinsic(g, "llvm.abs", &t, 1, args, 2);
-        }
-        default:
-            break;
-        }
-    }
-    tjj_gpu_fail(g, "not defined for %s", at->is_ptr ? "pointers" : tj_dtype_name(dt));
+    tjj_ls ls = scalar_ctx(g);
+    LLVMValueRef r = tjj_ls_elementwise(&ls, g->fn, op, a, target_math, g);
+    if (r)
+        return r;
+    const tji_type *rt = tji_typeof(g->fn, op->result);
+    const tji_type *at = op->nargs > 0 ? tji_typeof(g->fn, op->args[0]) : rt;
+    tjj_gpu_fail(g, "not defined for %s", at->is_ptr ? "pointers" : tj_dtype_name(at->dtype));
     return LLVMGetPoison(tjj_gpu_value_type(g, rt));
 }

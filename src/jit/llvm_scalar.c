@@ -1,0 +1,395 @@
+/*
+ * llvm_scalar.c — one element of an element-wise op, as LLVM IR, for both
+ * back ends.
+ *
+ * The CPU back end (cpu_codegen.c, LLVM ORC) and the GPU back end
+ * (gpu_math.c, NVPTX) must give the same answer bit for bit for every
+ * element-wise op and cast: a differential test runs the same kernels on
+ * both and compares. Two copies of these rules drifted apart once (integer
+ * to bf16 rounded twice on the GPU only), so they live here, once, and both
+ * back ends call them. What stays in the back ends is what truly differs by
+ * target: the float functions with no IEEE instruction (remainder, exp,
+ * exp2, log, log2, sigmoid: libm on the CPU, IR polynomials on the GPU,
+ * reached through a callback), memory, reductions and layouts.
+ *
+ * The rules, chosen so that no input is undefined behavior or a trap:
+ * integer division and remainder by 0 give 0 and INT_MIN / -1 gives INT_MIN
+ * (remainder 0); shifts by the bit width or more give 0, or the sign for an
+ * arithmetic right shift; float to int casts saturate and NaN becomes 0; a
+ * cast to i1 is "!= 0" (NaN is true, as in C); float min/max ignore NaN
+ * (minnum/maxnum); abs(INT_MIN) is INT_MIN. f16 and bf16 are computed in f32
+ * and rounded back after every op: f16 is LLVM half; bf16 is carried as its
+ * 16 bits and rounded with integer code (round to nearest even, a NaN keeps
+ * its top bits, made quiet). Every conversion rounds once: f64 to bf16 rounds
+ * to odd in f32 first, f64 to f16 is one fptrunc, and an integer becomes bf16
+ * by integer code alone.
+ *
+ * The code works on a tjj_ls, a small view of the caller's generator state
+ * (context, module, builder, types) that each back end fills from its own.
+ */
+#include <string.h>
+
+#include "llvm_scalar.h"
+
+/* --- types and small helpers -------------------------------------------------- */
+
+LLVMTypeRef tjj_ls_dtype_type(const tjj_ls *ls, tj_dtype dt)
+{
+    switch (dt) {
+    case TJ_I1: return ls->t_i1;
+    case TJ_I8: case TJ_U8: return ls->t_i8;
+    case TJ_I16: case TJ_U16: case TJ_BF16: return ls->t_i16;
+    case TJ_I32: case TJ_U32: return ls->t_i32;
+    case TJ_I64: case TJ_U64: return ls->t_i64;
+    case TJ_F16: return ls->t_half;
+    case TJ_F32: return ls->t_float;
+    case TJ_F64: return ls->t_double;
+    default: return ls->t_i32;
+    }
+}
+
+LLVMTypeRef tjj_ls_mem_type(const tjj_ls *ls, tj_dtype dt)
+{
+    return dt == TJ_I1 ? ls->t_i8 : tjj_ls_dtype_type(ls, dt);
+}
+
+LLVMTypeRef tjj_ls_compute_type(const tjj_ls *ls, tj_dtype dt)
+{
+    if (dt == TJ_F16 || dt == TJ_BF16)
+        return ls->t_float;
+    return tjj_ls_dtype_type(ls, dt);
+}
+
+static LLVMValueRef c_int(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
+
+static LLVMValueRef intrinsic(const tjj_ls *ls, const char *name, LLVMTypeRef *overloads,
+                              unsigned noverloads, LLVMValueRef *args, unsigned nargs)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(ls->mod, id, overloads, noverloads);
+    LLVMTypeRef ft = LLVMIntrinsicGetType(ls->ctx, id, overloads, noverloads);
+    return LLVMBuildCall2(ls->b, ft, f, args, nargs, "");
+}
+
+LLVMValueRef tjj_ls_intrinsic1(const tjj_ls *ls, const char *name, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    return intrinsic(ls, name, &t, 1, &x, 1);
+}
+
+LLVMValueRef tjj_ls_intrinsic2(const tjj_ls *ls, const char *name, LLVMValueRef x, LLVMValueRef y)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMValueRef args[2] = {x, y};
+    return intrinsic(ls, name, &t, 1, args, 2);
+}
+
+/* --- 16-bit floats and memory form --------------------------------------------- */
+
+LLVMValueRef tjj_ls_fext(const tjj_ls *ls, LLVMValueRef v, tj_dtype dt)
+{
+    if (dt == TJ_F16)
+        return LLVMBuildFPExt(ls->b, v, ls->t_float, "");
+    if (dt == TJ_BF16) {
+        LLVMValueRef w = LLVMBuildShl(ls->b, LLVMBuildZExt(ls->b, v, ls->t_i32, ""), c_int(ls->t_i32, 16), "");
+        return LLVMBuildBitCast(ls->b, w, ls->t_float, "");
+    }
+    return v;
+}
+
+/* f32 -> bf16 bits: round to nearest even; a NaN keeps its top bits, made
+ * quiet (as tj_f32_to_bf16 in support.c). */
+static LLVMValueRef f32_to_bf16(const tjj_ls *ls, LLVMValueRef f)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMValueRef u = LLVMBuildBitCast(b, f, ls->t_i32, "");
+    LLVMValueRef high = LLVMBuildLShr(b, u, c_int(ls->t_i32, 16), "");
+    LLVMValueRef lsb = LLVMBuildAnd(b, high, c_int(ls->t_i32, 1), "");
+    LLVMValueRef biased = LLVMBuildAdd(b, LLVMBuildAdd(b, u, c_int(ls->t_i32, 0x7fff), ""), lsb, "");
+    LLVMValueRef rounded = LLVMBuildTrunc(b, LLVMBuildLShr(b, biased, c_int(ls->t_i32, 16), ""), ls->t_i16, "");
+    LLVMValueRef quiet = LLVMBuildOr(b, LLVMBuildTrunc(b, high, ls->t_i16, ""), c_int(ls->t_i16, 0x40), "");
+    LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
+    return LLVMBuildSelect(b, nan, quiet, rounded, "");
+}
+
+/* f64 -> f32 rounded to odd (inexact results get their last bit set, after
+ * truncation toward zero), so that a later rounding to 16 bits is the only one. */
+static LLVMValueRef f64_to_f32_odd(const tjj_ls *ls, LLVMValueRef d)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMValueRef f = LLVMBuildFPTrunc(b, d, ls->t_float, "");
+    LLVMValueRef back = LLVMBuildFPExt(b, f, ls->t_double, "");
+    LLVMValueRef inexact = LLVMBuildFCmp(b, LLVMRealONE, back, d, "");
+    LLVMValueRef away = LLVMBuildFCmp(b, LLVMRealOGT, tjj_ls_intrinsic1(ls, "llvm.fabs", back),
+                                      tjj_ls_intrinsic1(ls, "llvm.fabs", d), "");
+    LLVMValueRef u = LLVMBuildBitCast(b, f, ls->t_i32, "");
+    LLVMValueRef toward_zero = LLVMBuildSub(b, u, LLVMBuildZExt(b, away, ls->t_i32, ""), "");
+    LLVMValueRef odd = LLVMBuildOr(b, toward_zero, c_int(ls->t_i32, 1), "");
+    return LLVMBuildBitCast(b, LLVMBuildSelect(b, inexact, odd, u, ""), ls->t_float, "");
+}
+
+LLVMValueRef tjj_ls_fround(const tjj_ls *ls, LLVMValueRef v, tj_dtype dt)
+{
+    int from_double = LLVMTypeOf(v) == ls->t_double;
+    switch (dt) {
+    case TJ_F16: return LLVMBuildFPTrunc(ls->b, v, ls->t_half, "");
+    case TJ_BF16: return f32_to_bf16(ls, from_double ? f64_to_f32_odd(ls, v) : v);
+    case TJ_F32: return from_double ? LLVMBuildFPTrunc(ls->b, v, ls->t_float, "") : v;
+    case TJ_F64: return from_double ? v : LLVMBuildFPExt(ls->b, v, ls->t_double, "");
+    default: return v;
+    }
+}
+
+/* An integer as bf16 bits, rounded once (to nearest even) with integer
+ * code alone: the magnitude is normalized so that its leading 1 is the top
+ * bit, the 8 bits from there are the significand, and the bits below decide
+ * the rounding. A carry out of the significand moves into the exponent by
+ * itself, since the bits are built by adding, not by or-ing. (A route through
+ * floats, an exact int -> f64 with a sticky bit and a round-to-odd f64 ->
+ * f32, was right on the CPU but still rounded some i32 and i64 values twice
+ * on the H200; integer code leaves nothing to float conversions.) */
+static LLVMValueRef int_to_bf16(const tjj_ls *ls, LLVMValueRef v, int is_signed)
+{
+    LLVMBuilderRef b = ls->b;
+    if (LLVMGetIntTypeWidth(LLVMTypeOf(v)) < 32)
+        v = is_signed ? LLVMBuildSExt(b, v, ls->t_i32, "") : LLVMBuildZExt(b, v, ls->t_i32, "");
+    LLVMTypeRef it = LLVMTypeOf(v);
+    int w = (int)LLVMGetIntTypeWidth(it);
+    LLVMValueRef zero = LLVMConstNull(it);
+    LLVMValueRef neg = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, v, zero, "") : NULL;
+    LLVMValueRef mag = neg ? LLVMBuildSelect(b, neg, LLVMBuildNeg(b, v, ""), v, "") : v;
+    LLVMValueRef ctlz_args[2] = {mag, LLVMConstInt(ls->t_i1, 1, 0)}; /* poison for 0: not selected */
+    LLVMValueRef lz = intrinsic(ls, "llvm.ctlz", &it, 1, ctlz_args, 2);
+    LLVMValueRef norm = LLVMBuildShl(b, mag, lz, "");
+    LLVMValueRef sig = LLVMBuildLShr(b, norm, c_int(it, w - 8), "");          /* 128..255 */
+    LLVMValueRef rest = LLVMBuildAnd(b, norm, c_int(it, ((int64_t)1 << (w - 8)) - 1), "");
+    LLVMValueRef half = c_int(it, (int64_t)1 << (w - 9));
+    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, sig, c_int(it, 1), ""), zero, "");
+    LLVMValueRef up = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntUGT, rest, half, ""),
+                                  LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, rest, half, ""), odd, ""), "");
+    /* exponent field (w - 1 - lz) + 127, plus the significand without its leading 1 */
+    LLVMValueRef exp_field = LLVMBuildShl(b, LLVMBuildSub(b, c_int(it, w - 1 + 127), lz, ""), c_int(it, 7), "");
+    LLVMValueRef bits = LLVMBuildAdd(b, exp_field, LLVMBuildSub(b, sig, c_int(it, 128), ""), "");
+    bits = LLVMBuildAdd(b, bits, LLVMBuildZExt(b, up, it, ""), "");
+    LLVMValueRef out = LLVMBuildTrunc(b, bits, ls->t_i16, "");
+    if (neg)
+        out = LLVMBuildOr(b, out, LLVMBuildSelect(b, neg, c_int(ls->t_i16, 0x8000), LLVMConstNull(ls->t_i16), ""), "");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, mag, zero, ""), LLVMConstNull(ls->t_i16), out, "");
+}
+
+LLVMValueRef tjj_ls_to_mem(const tjj_ls *ls, LLVMValueRef v, const tji_type *t)
+{
+    return !t->is_ptr && t->dtype == TJ_I1 ? LLVMBuildZExt(ls->b, v, ls->t_i8, "") : v;
+}
+
+LLVMValueRef tjj_ls_from_mem(const tjj_ls *ls, LLVMValueRef v, const tji_type *t)
+{
+    return !t->is_ptr && t->dtype == TJ_I1
+               ? LLVMBuildICmp(ls->b, LLVMIntNE, v, LLVMConstNull(ls->t_i8), "")
+               : v;
+}
+
+/* --- integer arithmetic ----------------------------------------------------------- */
+
+/* Division and remainder that never trap: d == 0 gives 0, and for signed
+ * types d == -1 is done as a negation (INT_MIN / -1 = INT_MIN). */
+static LLVMValueRef int_divrem(const tjj_ls *ls, int is_rem, int is_signed, LLVMValueRef a, LLVMValueRef d)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef zero = LLVMConstNull(t), one = c_int(t, 1);
+    LLVMValueRef by_zero = LLVMBuildICmp(b, LLVMIntEQ, d, zero, "");
+    if (!is_signed) {
+        LLVMValueRef safe = LLVMBuildSelect(b, by_zero, one, d, "");
+        LLVMValueRef r = is_rem ? LLVMBuildURem(b, a, safe, "") : LLVMBuildUDiv(b, a, safe, "");
+        return LLVMBuildSelect(b, by_zero, zero, r, "");
+    }
+    LLVMValueRef by_m1 = LLVMBuildICmp(b, LLVMIntEQ, d, LLVMConstAllOnes(t), "");
+    LLVMValueRef special = LLVMBuildOr(b, by_zero, by_m1, "");
+    LLVMValueRef safe = LLVMBuildSelect(b, special, one, d, "");
+    if (is_rem)
+        return LLVMBuildSelect(b, special, zero, LLVMBuildSRem(b, a, safe, ""), "");
+    LLVMValueRef q = LLVMBuildSDiv(b, a, safe, "");
+    LLVMValueRef neg = LLVMBuildSub(b, zero, a, ""); /* wraps: INT_MIN / -1 = INT_MIN */
+    return LLVMBuildSelect(b, by_zero, zero, LLVMBuildSelect(b, by_m1, neg, q, ""), "");
+}
+
+/* Shifts by the width or more (s read as unsigned) give 0, or the sign. */
+static LLVMValueRef int_shift(const tjj_ls *ls, int left, int is_signed, LLVMValueRef a, LLVMValueRef s)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMTypeRef t = LLVMTypeOf(a);
+    unsigned bits = LLVMGetIntTypeWidth(t);
+    LLVMValueRef too_far = LLVMBuildICmp(b, LLVMIntUGE, s, c_int(t, bits), "");
+    if (!left && is_signed)
+        return LLVMBuildAShr(b, a, LLVMBuildSelect(b, too_far, c_int(t, bits - 1), s, ""), "");
+    LLVMValueRef r = left ? LLVMBuildShl(b, a, s, "") : LLVMBuildLShr(b, a, s, "");
+    return LLVMBuildSelect(b, too_far, LLVMConstNull(t), r, "");
+}
+
+static LLVMValueRef int_op(const tjj_ls *ls, tji_opcode code, int is_signed, LLVMValueRef *a)
+{
+    LLVMBuilderRef b = ls->b;
+    switch (code) {
+    case TJI_ADD: return LLVMBuildAdd(b, a[0], a[1], "");
+    case TJI_SUB: return LLVMBuildSub(b, a[0], a[1], "");
+    case TJI_MUL: return LLVMBuildMul(b, a[0], a[1], "");
+    case TJI_IDIV: return int_divrem(ls, 0, is_signed, a[0], a[1]);
+    case TJI_REM: return int_divrem(ls, 1, is_signed, a[0], a[1]);
+    case TJI_AND: return LLVMBuildAnd(b, a[0], a[1], "");
+    case TJI_OR: return LLVMBuildOr(b, a[0], a[1], "");
+    case TJI_XOR: return LLVMBuildXor(b, a[0], a[1], "");
+    case TJI_NOT: return LLVMBuildNot(b, a[0], "");
+    case TJI_SHL: return int_shift(ls, 1, is_signed, a[0], a[1]);
+    case TJI_SHR: return int_shift(ls, 0, is_signed, a[0], a[1]);
+    case TJI_MIN: return tjj_ls_intrinsic2(ls, is_signed ? "llvm.smin" : "llvm.umin", a[0], a[1]);
+    case TJI_MAX: return tjj_ls_intrinsic2(ls, is_signed ? "llvm.smax" : "llvm.umax", a[0], a[1]);
+    case TJI_NEG: return LLVMBuildSub(b, LLVMConstNull(LLVMTypeOf(a[0])), a[0], "");
+    case TJI_ABS: {
+        if (!is_signed)
+            return a[0];
+        LLVMTypeRef t = LLVMTypeOf(a[0]);
+        LLVMValueRef args[2] = {a[0], LLVMConstNull(ls->t_i1)}; /* abs(INT_MIN) = INT_MIN */
+        return intrinsic(ls, "llvm.abs", &t, 1, args, 2);
+    }
+    default: return NULL;
+    }
+}
+
+/* --- float arithmetic --------------------------------------------------------------- */
+
+/* The float ops that are IEEE operations, the same on every target, on
+ * compute-type values; NULL for the others. */
+static LLVMValueRef ieee_float_op(const tjj_ls *ls, tji_opcode code, LLVMValueRef x, LLVMValueRef y,
+                                  LLVMValueRef z)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMTypeRef t = LLVMTypeOf(x);
+    switch (code) {
+    case TJI_ADD: return LLVMBuildFAdd(b, x, y, "");
+    case TJI_SUB: return LLVMBuildFSub(b, x, y, "");
+    case TJI_MUL: return LLVMBuildFMul(b, x, y, "");
+    case TJI_DIV: return LLVMBuildFDiv(b, x, y, "");
+    case TJI_MIN: return tjj_ls_intrinsic2(ls, "llvm.minnum", x, y);
+    case TJI_MAX: return tjj_ls_intrinsic2(ls, "llvm.maxnum", x, y);
+    case TJI_NEG: return LLVMBuildFNeg(b, x, "");
+    case TJI_ABS: return tjj_ls_intrinsic1(ls, "llvm.fabs", x);
+    case TJI_SQRT: return tjj_ls_intrinsic1(ls, "llvm.sqrt", x);
+    case TJI_RSQRT: /* both correctly rounded, not an approximate rsqrt */
+        return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), tjj_ls_intrinsic1(ls, "llvm.sqrt", x), "");
+    case TJI_FLOOR: return tjj_ls_intrinsic1(ls, "llvm.floor", x);
+    case TJI_CEIL: return tjj_ls_intrinsic1(ls, "llvm.ceil", x);
+    case TJI_FMA: {
+        LLVMValueRef args[3] = {x, y, z};
+        return intrinsic(ls, "llvm.fma", &t, 1, args, 3);
+    }
+    default: return NULL;
+    }
+}
+
+/* --- casts, comparisons, element-wise ops ------------------------------------------- */
+
+static LLVMValueRef emit_cast(const tjj_ls *ls, LLVMValueRef v, const tji_type *from, const tji_type *to)
+{
+    LLVMBuilderRef b = ls->b;
+    if (from->is_ptr || to->is_ptr)
+        return v; /* opaque pointers: a pointer cast changes only the pointee */
+    tj_dtype f = from->dtype, t = to->dtype;
+    if (f == t)
+        return v;
+    LLVMTypeRef tt = tjj_ls_dtype_type(ls, t);
+    int f_float = tjs_dtype_is_float(f), t_float = tjs_dtype_is_float(t);
+    if (!f_float && !t_float) {
+        if (t == TJ_I1)
+            return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+        unsigned fb = LLVMGetIntTypeWidth(LLVMTypeOf(v)), tb = LLVMGetIntTypeWidth(tt);
+        if (tb < fb)
+            return LLVMBuildTrunc(b, v, tt, "");
+        if (tb == fb)
+            return v;
+        return tjs_dtype_is_signed(f) ? LLVMBuildSExt(b, v, tt, "") : LLVMBuildZExt(b, v, tt, "");
+    }
+    if (!f_float) { /* int -> float */
+        if (t == TJ_BF16)
+            return int_to_bf16(ls, v, tjs_dtype_is_signed(f));
+        LLVMTypeRef ct = tjj_ls_compute_type(ls, t);
+        LLVMValueRef x = tjs_dtype_is_signed(f) ? LLVMBuildSIToFP(b, v, ct, "") : LLVMBuildUIToFP(b, v, ct, "");
+        return tjj_ls_fround(ls, x, t);
+    }
+    LLVMValueRef x = tjj_ls_fext(ls, v, f);
+    if (!t_float) { /* float -> int, saturating, NaN -> 0 */
+        if (t == TJ_I1)
+            return LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
+        LLVMTypeRef types[2] = {tt, LLVMTypeOf(x)};
+        return intrinsic(ls, tjs_dtype_is_signed(t) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", types, 2, &x, 1);
+    }
+    if (t == TJ_F16 && f == TJ_F64)
+        return LLVMBuildFPTrunc(b, x, ls->t_half, ""); /* one rounding */
+    return tjj_ls_fround(ls, x, t);
+}
+
+static LLVMIntPredicate int_pred(tji_pred p, int is_signed)
+{
+    switch (p) {
+    case TJI_EQ: return LLVMIntEQ;
+    case TJI_NE: return LLVMIntNE;
+    case TJI_LT: return is_signed ? LLVMIntSLT : LLVMIntULT;
+    case TJI_LE: return is_signed ? LLVMIntSLE : LLVMIntULE;
+    case TJI_GT: return is_signed ? LLVMIntSGT : LLVMIntUGT;
+    default: return is_signed ? LLVMIntSGE : LLVMIntUGE;
+    }
+}
+
+static LLVMRealPredicate real_pred(tji_pred p)
+{
+    switch (p) {
+    case TJI_EQ: return LLVMRealOEQ;
+    case TJI_NE: return LLVMRealUNE; /* NaN != x is true */
+    case TJI_LT: return LLVMRealOLT;
+    case TJI_LE: return LLVMRealOLE;
+    case TJI_GT: return LLVMRealOGT;
+    default: return LLVMRealOGE;
+    }
+}
+
+LLVMValueRef tjj_ls_elementwise(const tjj_ls *ls, const tji_func *fn, const tji_op *op,
+                                LLVMValueRef *a, tjj_ls_target_math math, void *target)
+{
+    LLVMBuilderRef b = ls->b;
+    const tji_type *rt = tji_typeof(fn, op->result);
+    const tji_type *at = op->nargs > 0 ? tji_typeof(fn, op->args[0]) : rt;
+    tj_dtype dt = at->dtype;
+    int is_float = !at->is_ptr && tjs_dtype_is_float(dt);
+    int is_signed = !at->is_ptr && tjs_dtype_is_signed(dt);
+
+    switch (op->code) {
+    case TJI_ADDPTR: {
+        const tji_type *ot = tji_typeof(fn, op->args[1]);
+        LLVMValueRef off = a[1];
+        if (LLVMGetIntTypeWidth(LLVMTypeOf(off)) < 64)
+            off = tjs_dtype_is_signed(ot->dtype) ? LLVMBuildSExt(b, off, ls->t_i64, "")
+                                                 : LLVMBuildZExt(b, off, ls->t_i64, "");
+        return LLVMBuildGEP2(b, tjj_ls_mem_type(ls, at->dtype), a[0], &off, 1, "");
+    }
+    case TJI_CMP:
+        if (is_float)
+            return LLVMBuildFCmp(b, real_pred(op->pred), tjj_ls_fext(ls, a[0], dt), tjj_ls_fext(ls, a[1], dt), "");
+        return LLVMBuildICmp(b, int_pred(op->pred, is_signed), a[0], a[1], "");
+    case TJI_WHERE:
+        return LLVMBuildSelect(b, a[0], a[1], a[2], "");
+    case TJI_CAST:
+        return emit_cast(ls, a[0], at, rt);
+    default:
+        break;
+    }
+
+    if (!is_float)
+        return int_op(ls, op->code, is_signed, a);
+    LLVMValueRef x = tjj_ls_fext(ls, a[0], dt);
+    LLVMValueRef y = op->nargs > 1 ? tjj_ls_fext(ls, a[1], dt) : NULL;
+    LLVMValueRef z = op->nargs > 2 ? tjj_ls_fext(ls, a[2], dt) : NULL;
+    LLVMValueRef r = ieee_float_op(ls, op->code, x, y, z);
+    if (!r)
+        r = math(target, op->code, x, y);
+    return r ? tjj_ls_fround(ls, r, dt) : NULL;
+}
