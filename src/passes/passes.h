@@ -57,4 +57,51 @@ TJI_FUNC tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *
 TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape,
                                  int num_warps);
 
+/* axis_info.c — what is known about the integers and addresses in each tile
+ * (Triton's AxisInfo), for coalescing and vectorizing loads and stores.
+ * Per value id and per dimension (a scalar counts as one dimension of 1):
+ *   contiguity:   runs of this length hold consecutive integers (addresses
+ *                 one element apart), runs starting at multiples of it;
+ *   divisibility: a power of two (at most TJP_DIV_MAX) dividing the first
+ *                 element of every run — of a pointer: its address in bytes;
+ *   constancy:    runs of this length hold equal values.
+ * has_value/value: every element is this known integer. All three counts are
+ * powers of two no larger than the dimension; 1, 1, 1 means nothing known. */
+#define TJP_DIV_MAX 4096
+typedef struct tjp_axis_value {
+    int32_t contiguity[TJ_MAX_RANK];
+    int32_t divisibility[TJ_MAX_RANK];
+    int32_t constancy[TJ_MAX_RANK];
+    int has_value;
+    int64_t value;
+} tjp_axis_value;
+typedef struct tjp_axis_info_result {
+    int32_t nvalues;
+    tjp_axis_value *of;   /* per value id (index 0 unused) */
+} tjp_axis_info_result;
+/* What the caller knows about one kernel argument (a specialization key). */
+typedef struct tjp_param_spec {
+    int ptr_align16;      /* pointer: the address is a multiple of 16 bytes */
+    int int_div16;        /* integer: a multiple of 16 */
+    int is_one;           /* integer: equal to 1 */
+} tjp_param_spec;
+/* spec: one entry per kernel parameter, or NULL (nothing known). */
+TJI_FUNC tj_status tjp_axis_info(const tji_func *fn, const tjp_param_spec *spec,
+                                 tjp_axis_info_result *out);
+TJI_FUNC void tjp_axis_info_free(tjp_axis_info_result *r);
+/* The coalescing answer for the LOAD/STORE op at index op: dim, the pointer's
+ * dimension of greatest contiguity (the last one on ties; 0 for a scalar);
+ * vector_bytes, the widest access (at most 16 bytes, at least one element)
+ * that the pointer's contiguity and divisibility along dim allow; and
+ * mask_constancy, the mask's constancy along dim (the dimension's size
+ * without a mask) — a vector wider than that needs per-element predicates. */
+typedef struct tjp_access {
+    int dim;
+    int elem_bytes;
+    int vector_bytes;
+    int mask_constancy;
+} tjp_access;
+TJI_FUNC tj_status tjp_access_vector(const tji_func *fn, const tjp_axis_info_result *info,
+                                     int32_t op, tjp_access *out);
+
 #endif
