@@ -151,6 +151,19 @@ int tji_type_equal(const tji_type *a, const tji_type *b)
     return a->dtype == b->dtype && a->is_ptr == b->is_ptr && same_shape(a, b);
 }
 
+tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status status, const char *fmt,
+                        va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (op < 0)
+        return tjs_error(status, "error: in kernel '%s': %s", fn->name, msg);
+    const tji_op *o = &fn->ops[op];
+    return tjs_error(status, "%s:%d: error: in kernel '%s', op '%s': %s",
+                     o->loc.file ? o->loc.file : "?", o->loc.line, fn->name,
+                     tji_opcode_name(o->code), msg);
+}
+
 const char *tji_opcode_name(tji_opcode code)
 {
     static const char *const names[TJI_OPCODE_COUNT] = {

@@ -170,6 +170,10 @@ static inline const tji_type *tji_typeof(const tji_func *fn, int32_t id) { retur
 TJI_FUNC int64_t tji_numel(const tji_type *t);     /* 1 for scalars */
 TJI_FUNC int tji_type_equal(const tji_type *a, const tji_type *b);
 TJI_FUNC const char *tji_opcode_name(tji_opcode code); /* "add" */
+/* Sets the thread's error, blamed on op (its file:line, the kernel and the
+ * op's name; op < 0: the kernel alone), and returns status. */
+TJI_FUNC tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status status,
+                                 const char *fmt, va_list ap);
 TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops */
 
 /* Mutation helpers for passes: append an op/value/region (arena-owned). */

@@ -114,19 +114,10 @@ TJS_PRINTF(2, 3) static void fail(codegen *g, const char *fmt, ...)
 {
     if (g->status != TJ_OK)
         return;
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    g->status = tji_verror_at(g->fn, g->cur_op, TJ_ERR_COMPILE, fmt, ap);
     va_end(ap);
-    if (g->cur_op >= 0) {
-        const tji_op *op = &g->fn->ops[g->cur_op];
-        g->status = tjs_error(TJ_ERR_COMPILE, "%s:%d: error: in kernel '%s', op '%s': %s",
-                              op->loc.file ? op->loc.file : "?", op->loc.line, g->fn->name,
-                              tji_opcode_name(op->code), msg);
-    } else {
-        g->status = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': %s", g->fn->name, msg);
-    }
 }
 
 /* --- types and constants ------------------------------------------------- */

@@ -111,19 +111,10 @@ void tjj_gpu_fail(tjj_gpu_gen *g, const char *fmt, ...)
 {
     if (g->status != TJ_OK)
         return;
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    g->status = tji_verror_at(g->fn, g->cur_op, TJ_ERR_COMPILE, fmt, ap);
     va_end(ap);
-    if (g->cur_op >= 0) {
-        const tji_op *op = &g->fn->ops[g->cur_op];
-        g->status = tjs_error(TJ_ERR_COMPILE, "%s:%d: error: in kernel '%s', op '%s': %s",
-                              op->loc.file ? op->loc.file : "?", op->loc.line, g->fn->name,
-                              tji_opcode_name(op->code), msg);
-    } else {
-        g->status = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': %s", g->fn->name, msg);
-    }
 }
 
 #define FAIL(c, ...) tjj_gpu_fail(&(c)->g, __VA_ARGS__)
@@ -145,14 +136,6 @@ static const tji_type *type_of(const codegen *c, int32_t id) { return tji_typeof
 static int rank_of(const codegen *c, int32_t id) { return type_of(c, id)->rank; }
 static const tjp_layout *layout_of(const codegen *c, int32_t id) { return &c->g.plan->of[id]; }
 static int nregs_of(const codegen *c, int32_t id) { return 1 << layout_of(c, id)->nbits[TJP_REG]; }
-
-static int64_t numel_of(const tji_type *t)
-{
-    int64_t n = 1;
-    for (int d = 0; d < t->rank; d++)
-        n *= t->shape[d];
-    return n;
-}
 
 /* Bit position of dimension d in a row-major index of a tile of type t. */
 static int dim_shift(const tji_type *t, int d)
@@ -554,7 +537,7 @@ static void broadcast_from_owners(codegen *c, const tjp_layout *L, const tji_typ
     uint32_t lane_dup = thread_dup_mask(c, L, TJP_LANE), warp_dup = thread_dup_mask(c, L, TJP_WARP);
     if (warp_dup) {
         LLVMTypeRef vt = LLVMTypeOf(vals[0]);
-        LLVMValueRef smem = shared(c, (uint64_t)numel_of(t) * type_bytes(c, vt));
+        LLVMValueRef smem = shared(c, (uint64_t)tji_numel(t) * type_bytes(c, vt));
         barrier(c);
         LLVMBasicBlockRef cont = guard_begin(c, owner_cond(c, L), "share");
         for (uint32_t r = 0; r < n; r++)
@@ -877,10 +860,10 @@ static void emit_convert(codegen *c, const tji_op *op)
         return;
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, t);
     uint64_t bytes = type_bytes(c, shared_type(c, vt));
-    LLVMValueRef smem = shared(c, (uint64_t)numel_of(t) * bytes);
+    LLVMValueRef smem = shared(c, (uint64_t)tji_numel(t) * bytes);
     uint32_t sdup = reg_dup_mask(Ls), ddup = reg_dup_mask(Ld);
     swizzle S;
-    swizzle_for(&S, Ls, Ld, numel_of(t), bytes);
+    swizzle_for(&S, Ls, Ld, tji_numel(t), bytes);
     LLVMValueRef ts = swizzled_thread_index(c, &S, Ls), td = swizzled_thread_index(c, &S, Ld);
     barrier(c);
     for (uint32_t r = 0; r < ns; r++)
@@ -1227,7 +1210,7 @@ static void emit_reduce(codegen *c, const tji_op *op)
     /* 3: warps along the axis, through shared memory in warp order */
     if (along[TJP_WARP] && c->g.status == TJ_OK) {
         uint32_t parts = 1u << __builtin_popcount(along[TJP_WARP]);
-        int64_t out_numel = rt->rank > 0 ? numel_of(rt) : 1;
+        int64_t out_numel = rt->rank > 0 ? tji_numel(rt) : 1;
         LLVMTypeRef ct = LLVMTypeOf(acc[0]);
         uint64_t vbytes = parts * (uint64_t)out_numel * type_bytes(c, ct);
         uint64_t ibase = (vbytes + 3) & ~(uint64_t)3;
@@ -1292,7 +1275,7 @@ static void emit_cumsum(codegen *c, const tji_op *op)
     int is_float = tjs_dtype_is_float(dt), shift = dim_shift(t, op->axis);
     uint32_t axis_bits = (uint32_t)((t->shape[op->axis] - 1) << shift);
     LLVMTypeRef ct = tjj_gpu_compute_type(&c->g, dt);
-    LLVMValueRef smem = shared(c, (uint64_t)numel_of(t) * type_bytes(c, ct));
+    LLVMValueRef smem = shared(c, (uint64_t)tji_numel(t) * type_bytes(c, ct));
     uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
     LLVMBuilderRef b = c->g.b;
     barrier(c);
@@ -1687,7 +1670,7 @@ static void check_plan(codegen *c)
             ok = L->shape[d] == t->shape[d];
         for (int in = 0; ok && in < TJP_NIN; in++)
             for (int b = 0; ok && b < L->nbits[in]; b++)
-                ok = L->basis[in][b] < (uint32_t)numel_of(t);
+                ok = L->basis[in][b] < (uint32_t)tji_numel(t);
         if (!ok) {
             c->g.cur_op = tji_val(fn, id)->def_op;
             FAIL(c, "internal error: value %d has no valid layout in the plan", (int)id);
@@ -1703,7 +1686,7 @@ static void check_plan(codegen *c)
         c->g.cur_op = tji_val(fn, largest)->def_op;
         FAIL(c, "a tile of %lld elements needs %d registers per thread with num_warps=%d; the limit is %d "
                 "(use a smaller tile or more warps)",
-             (long long)numel_of(type_of(c, largest)), 1 << largest_bits, c->num_warps, 1 << MAX_REGS_LOG2);
+             (long long)tji_numel(type_of(c, largest)), 1 << largest_bits, c->num_warps, 1 << MAX_REGS_LOG2);
         return;
     }
     c->g.cur_op = -1;
