@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "tjit.h"
+#include "bench_util.h"
 
 #define CHECK(call)                                                           \
     do {                                                                      \
@@ -228,35 +229,6 @@ static void c_softmax(void *ctx, int64_t begin, int64_t end)
 /* ------------------------------------------------------------------------ */
 /* Timing and reporting                                                     */
 /* ------------------------------------------------------------------------ */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes);
-    if (!p) {
-        fprintf(stderr, "cpu_bench: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 

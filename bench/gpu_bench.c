@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "tjit.h"
+#include "bench_util.h"
 
 /* ------------------------------------------------------------------------ */
 /* The tjit kernels                                                         */
@@ -404,35 +405,6 @@ static tj_status launch_box_filter(const struct job *j)
                          .num_warps = BOX_WARPS};
     return box_filter_kernel_launch(dev, &cfg, j->x, j->out, j->rows, j->cols, BOX_BLOCK_H,
                                     BOX_BLOCK_W);
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "gpu_bench: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
 }
 
 /* The median time of one launch in ms (see the top comment), or a negative
