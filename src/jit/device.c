@@ -24,7 +24,8 @@
  * using its variant without the lock.
  *
  * On the CPU the grid is a range of program instances run by the thread pool
- * (threadpool.c); each call of the compiled function computes one program.
+ * (threadpool.c); each call of the compiled function computes a chunk of
+ * programs (one libffi call per chunk, a compiled loop inside).
  * The pool runs one launch at a time and a worker index is exclusive while a
  * task runs, so each worker owns its scratch slot here and grows it itself.
  *
