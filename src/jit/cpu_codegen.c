@@ -1,8 +1,9 @@
 /*
  * cpu_codegen.c — tile IR to LLVM IR for the host CPU: loops over arrays.
  *
- * One call of the generated function computes one program instance (the ABI
- * is in jit.h). The fusion plan (materialize.c) says which tile values live
+ * The generated program function computes one program instance; an entry
+ * function loops over a chunk of program ids around it, inlined (the ABI is
+ * in jit.h), so the host makes one call per chunk. The fusion plan (materialize.c) says which tile values live
  * in arrays; everything else is an expression that is evaluated element by
  * element where it is read. The generator walks the ops of each region in
  * order:
