@@ -124,6 +124,12 @@ typedef struct tj_loc {
 } tj_loc;
 #define TJ__HERE ((tj_loc){__FILE__, __LINE__})
 
+/* Cache and eviction hints of loads and stores: on the GPU they become the
+ * PTX modifiers of the access (.ca .cg .cs .lu .cv for loads, .wb .cg .cs .wt
+ * for stores; .L1::evict_first / .L1::evict_last). A load or store takes a
+ * cache modifier or an eviction policy, not both, and a volatile load takes
+ * neither (PTX has no such instruction): anything else is TJ_ERR_BUILD. The
+ * CPU back end ignores the hints. */
 typedef enum tj_cache {
     TJ_CACHE_DEFAULT, TJ_CACHE_CA, TJ_CACHE_CG, TJ_CACHE_CS, TJ_CACHE_LU,
     TJ_CACHE_CV, TJ_CACHE_WB, TJ_CACHE_WT

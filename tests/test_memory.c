@@ -126,18 +126,26 @@ static void test_masked_store(int holes)
 TJ_KERNEL(mem_options,
           TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(out, f32), TJ_SCALAR(n, i32)), TJ_CONSTS(MODE))
 {
+    /* PTX takes a cache operator or an eviction policy, not both, and
+     * neither on a volatile load (set 3). */
     static const tj_cache load_cache[] = {TJ_CACHE_DEFAULT, TJ_CACHE_CA, TJ_CACHE_CG,
-                                          TJ_CACHE_CV, TJ_CACHE_LU};
+                                          TJ_CACHE_DEFAULT, TJ_CACHE_LU, TJ_CACHE_CV,
+                                          TJ_CACHE_DEFAULT};
+    static const tj_evict load_evict[] = {TJ_EVICT_FIRST, TJ_EVICT_NORMAL, TJ_EVICT_NORMAL,
+                                          TJ_EVICT_NORMAL, TJ_EVICT_NORMAL, TJ_EVICT_NORMAL,
+                                          TJ_EVICT_LAST};
     static const tj_cache store_cache[] = {TJ_CACHE_WB, TJ_CACHE_CG, TJ_CACHE_CS,
-                                           TJ_CACHE_WT, TJ_CACHE_DEFAULT};
-    static const tj_evict evicts[] = {TJ_EVICT_FIRST, TJ_EVICT_LAST, TJ_EVICT_NORMAL,
-                                      TJ_EVICT_FIRST, TJ_EVICT_LAST};
+                                           TJ_CACHE_WT, TJ_CACHE_DEFAULT, TJ_CACHE_DEFAULT,
+                                           TJ_CACHE_DEFAULT};
+    static const tj_evict store_evict[] = {TJ_EVICT_NORMAL, TJ_EVICT_NORMAL, TJ_EVICT_NORMAL,
+                                           TJ_EVICT_NORMAL, TJ_EVICT_FIRST, TJ_EVICT_LAST,
+                                           TJ_EVICT_NORMAL};
     tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
     tj_val mask = tj_lt(offs, n);
     tj_val v = tj_load(tj_add(x, offs), .mask = mask, .cache = load_cache[MODE],
-                       .evict = evicts[MODE], .is_volatile = MODE == 3);
+                       .evict = load_evict[MODE], .is_volatile = MODE == 3);
     tj_store(tj_add(out, offs), tj_mul(v, 3), .mask = mask, .cache = store_cache[MODE],
-             .evict = evicts[4 - MODE]);
+             .evict = store_evict[MODE]);
 }
 
 static void test_mem_options(void)
@@ -148,7 +156,7 @@ static void test_mem_options(void)
     for (int i = 0; i < n; i++)
         want[i] = x[i] * 3;
     tj_buffer bx = tl_upload(dev, x, 4 * n), bo = tl_poisoned(dev, 4 * n);
-    for (int mode = 0; mode < 5; mode++) {
+    for (int mode = 0; mode < 7; mode++) {
         tl_repoison(dev, bo, 4 * n);
         tj_launch_cfg cfg = tl_grid(grid, 1, 1);
         char what[160];

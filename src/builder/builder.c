@@ -1149,6 +1149,22 @@ static int check_mem_opts(const tj_mem_opts *o, int is_load, int is_store)
         return fail(TJ_ERR_BUILD, "'is_volatile' applies to loads only");
     if (!is_load && !is_store && (o->cache || o->evict))
         return fail(TJ_ERR_BUILD, "cache and eviction hints apply to loads and stores only");
+    /* The hints become PTX modifiers: each kind of access has its own cache
+     * operators, and PTX has no instruction with two of cache operator,
+     * eviction priority and volatile. */
+    static const char *const cache_names[] = {"default", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
+    int load_cache = o->cache != TJ_CACHE_WB && o->cache != TJ_CACHE_WT;
+    int store_cache = o->cache == TJ_CACHE_DEFAULT || o->cache == TJ_CACHE_WB ||
+                      o->cache == TJ_CACHE_CG || o->cache == TJ_CACHE_CS || o->cache == TJ_CACHE_WT;
+    if ((is_load && !load_cache) || (is_store && !store_cache))
+        return fail(TJ_ERR_BUILD, "cache modifier .%s applies to %s only", cache_names[o->cache],
+                    is_load ? "stores" : "loads");
+    if (o->cache && o->evict)
+        return fail(TJ_ERR_BUILD, "a cache modifier (.%s) and an eviction policy (%s) cannot be "
+                    "combined: PTX has no instruction with both", cache_names[o->cache],
+                    o->evict == TJ_EVICT_FIRST ? "evict_first" : "evict_last");
+    if (o->is_volatile && (o->cache || o->evict))
+        return fail(TJ_ERR_BUILD, "a volatile load takes no cache modifier or eviction policy");
     return 1;
 }
 

@@ -876,15 +876,112 @@ static void emit_convert(codegen *c, const tji_op *op)
 
 /* --- memory ------------------------------------------------------------------------------ */
 
+/* Cache and eviction hints. A load or store with a cache operator or an L1
+ * eviction priority (the builder allows one, never both, and none on a
+ * volatile load) is one inline-asm PTX instruction, since LLVM's IR has no
+ * way to carry them; without a hint the access stays an LLVM load or store,
+ * which the NVPTX back end is free to combine and schedule. The asm works
+ * on a register of the access's width: f32/f64 in "f"/"d", 16-bit values
+ * (f16, bf16, i16) as .b16 in "h", bytes (i8, i1) as .u8 in a 16-bit "h"
+ * register (PTX has no 8-bit registers), i32 in "r", i64 and pointers in
+ * "l". The asm has side effects and clobbers memory, so LLVM keeps it in
+ * order with the other memory accesses and barriers. */
+
+typedef struct ptx_access {
+    const char *suffix;      /* PTX type of the instruction */
+    const char *constraint;  /* register constraint */
+    LLVMTypeRef reg;         /* LLVM type of that register */
+} ptx_access;
+
+/* The PTX modifier of op's hint, "" if it has none. */
+static const char *hint_modifier(const tji_op *op)
+{
+    static const char *const cache[] = {"", ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt"};
+    if (op->cache != TJ_CACHE_DEFAULT)
+        return cache[op->cache];
+    if (op->evict == TJ_EVICT_FIRST)
+        return ".L1::evict_first";
+    if (op->evict == TJ_EVICT_LAST)
+        return ".L1::evict_last";
+    return "";
+}
+
+static ptx_access ptx_access_of(const codegen *c, LLVMTypeRef mem)
+{
+    const tjj_gpu_gen *g = &c->g;
+    if (mem == g->t_float)
+        return (ptx_access){".f32", "f", g->t_float};
+    if (mem == g->t_double)
+        return (ptx_access){".f64", "d", g->t_double};
+    if (mem == g->t_half || mem == g->t_i16)
+        return (ptx_access){".b16", "h", g->t_i16};
+    if (mem == g->t_i8)
+        return (ptx_access){".u8", "h", g->t_i16};
+    if (mem == g->t_i32)
+        return (ptx_access){".b32", "r", g->t_i32};
+    return (ptx_access){".b64", "l", g->t_i64};  /* i64 and pointers */
+}
+
+static LLVMValueRef inline_ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
+                               LLVMValueRef *args, unsigned nargs)
+{
+    LLVMTypeRef params[2];
+    for (unsigned i = 0; i < nargs; i++)
+        params[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret, params, nargs, 0);
+    LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints),
+                                       1, 0, LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(c->g.b, fty, fn, args, nargs, "");
+}
+
+static LLVMValueRef hinted_load(codegen *c, LLVMTypeRef mem, LLVMValueRef ptr, const char *hint)
+{
+    ptx_access a = ptx_access_of(c, mem);
+    char text[96], constraints[32];
+    snprintf(text, sizeof text, "ld.global%s%s $0, [$1];", hint, a.suffix);
+    snprintf(constraints, sizeof constraints, "=%s,l,~{memory}", a.constraint);
+    LLVMValueRef v = inline_ptx(c, a.reg, text, constraints, &ptr, 1);
+    if (mem == a.reg)
+        return v;
+    if (mem == c->g.t_i8)
+        return LLVMBuildTrunc(c->g.b, v, mem, "");
+    if (LLVMGetTypeKind(mem) == LLVMPointerTypeKind)
+        return LLVMBuildIntToPtr(c->g.b, v, mem, "");
+    return LLVMBuildBitCast(c->g.b, v, mem, "");
+}
+
+static void hinted_store(codegen *c, LLVMValueRef ptr, LLVMValueRef v, const char *hint)
+{
+    LLVMTypeRef mem = LLVMTypeOf(v);
+    ptx_access a = ptx_access_of(c, mem);
+    if (mem == c->g.t_i8)
+        v = LLVMBuildZExt(c->g.b, v, a.reg, "");
+    else if (LLVMGetTypeKind(mem) == LLVMPointerTypeKind)
+        v = LLVMBuildPtrToInt(c->g.b, v, a.reg, "");
+    else if (mem != a.reg)
+        v = LLVMBuildBitCast(c->g.b, v, a.reg, "");
+    char text[96], constraints[32];
+    snprintf(text, sizeof text, "st.global%s%s [$0], $1;", hint, a.suffix);
+    snprintf(constraints, sizeof constraints, "l,%s,~{memory}", a.constraint);
+    inline_ptx(c, c->g.t_void, text, constraints, (LLVMValueRef[]){ptr, v}, 2);
+}
+
 static LLVMValueRef masked_load(codegen *c, const tji_type *t, LLVMValueRef ptr, LLVMValueRef mask,
-                                LLVMValueRef other, int is_volatile)
+                                LLVMValueRef other, const tji_op *op)
 {
     LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
     LLVMBasicBlockRef cont = guard_begin(c, mask, "load");
-    LLVMValueRef ld = LLVMBuildLoad2(c->g.b, tjj_gpu_mem_type(&c->g, t), ptr, "");
-    LLVMSetAlignment(ld, (unsigned)tj_dtype_size(t->dtype));
-    if (is_volatile)
-        LLVMSetVolatile(ld, 1);
+    LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, t);
+    const char *hint = hint_modifier(op);
+    LLVMValueRef ld;
+    if (*hint) {
+        ld = hinted_load(c, mem, ptr, hint);
+    } else {
+        ld = LLVMBuildLoad2(c->g.b, mem, ptr, "");
+        LLVMSetAlignment(ld, (unsigned)tj_dtype_size(t->dtype));
+        if (op->is_volatile)
+            LLVMSetVolatile(ld, 1);
+    }
     LLVMValueRef v = tjj_gpu_from_mem(&c->g, ld, t);
     return guard_value(c, cont, before, v, other ? other : LLVMConstNull(LLVMTypeOf(v)));
 }
@@ -896,7 +993,7 @@ static void emit_load(codegen *c, const tji_op *op)
     order_after_stores(c, STORED_PLAIN | STORED_ATOMIC);
     if (t->rank == 0) {
         c->ssa[id] = masked_load(c, t, reg(c, op->args[0], 0), mask ? live_cond(reg(c, mask, 0)) : NULL,
-                                 other ? reg(c, other, 0) : NULL, op->is_volatile);
+                                 other ? reg(c, other, 0) : NULL, op);
         return;
     }
     for (int i = 0; i < op->nargs; i++)
@@ -908,13 +1005,14 @@ static void emit_load(codegen *c, const tji_op *op)
     for (uint32_t r = 0; r < (uint32_t)nregs_of(c, id) && c->g.status == TJ_OK; r++)
         out[r] = r & rdup ? out[r & ~rdup]
                           : masked_load(c, t, reg(c, op->args[0], r), mask ? live_cond(reg(c, mask, r)) : NULL,
-                                        other ? reg(c, other, r) : NULL, op->is_volatile);
+                                        other ? reg(c, other, r) : NULL, op);
 }
 
 static void emit_store(codegen *c, const tji_op *op)
 {
     int32_t ptr = op->args[0], val = op->args[1], mask = op->nargs > 2 ? op->args[2] : 0;
     const tji_type *vt = type_of(c, val);
+    const char *hint = hint_modifier(op);
     int rank = rank_of(c, ptr);
     LLVMValueRef owner;
     uint32_t n = 1, rdup = 0;
@@ -933,8 +1031,13 @@ static void emit_store(codegen *c, const tji_op *op)
             continue;
         LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(reg(c, mask, r)) : NULL);
         LLVMBasicBlockRef cont = guard_begin(c, cond, "store");
-        LLVMValueRef st = LLVMBuildStore(c->g.b, tjj_gpu_to_mem(&c->g, reg(c, val, r), vt), reg(c, ptr, r));
-        LLVMSetAlignment(st, (unsigned)tj_dtype_size(vt->dtype));
+        LLVMValueRef v = tjj_gpu_to_mem(&c->g, reg(c, val, r), vt);
+        if (*hint) {
+            hinted_store(c, reg(c, ptr, r), v, hint);
+        } else {
+            LLVMValueRef st = LLVMBuildStore(c->g.b, v, reg(c, ptr, r));
+            LLVMSetAlignment(st, (unsigned)tj_dtype_size(vt->dtype));
+        }
         guard_end(c, cont);
     }
     c->stored |= STORED_PLAIN;
