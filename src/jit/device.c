@@ -666,6 +666,22 @@ size_t tj_buffer_size(tj_device *dev, tj_buffer buf)
 
 /* --- compiling for a GPU --------------------------------------------------- */
 
+/* TJIT_DUMP=layouts: each access's coalescing chain and each conversion
+ * (tjp_explain), with axis info for no specialization. */
+static tj_status dump_layouts(const tji_func *fn, const tjp_layout_plan *plan)
+{
+    tjp_axis_info_result axis = {0};
+    tj_status st = tjp_axis_info(fn, NULL, &axis);
+    if (st != TJ_OK)
+        return st;
+    char *text = tjp_explain(fn, plan, &axis);
+    if (text)
+        fprintf(stderr, "%s", text);
+    free(text);
+    tjp_axis_info_free(&axis);
+    return TJ_OK;
+}
+
 /* Layouts, verification and PTX for sm_<sm>: the GPU half of the pipeline
  * after tji_build. fn gains the layout pass's conversions. */
 static tj_status gpu_code(tji_func *fn, int num_warps, int sm, tjp_layout_plan *plan,
@@ -674,6 +690,8 @@ static tj_status gpu_code(tji_func *fn, int num_warps, int sm, tjp_layout_plan *
     tj_status st = tjp_assign_layouts(fn, num_warps, plan);
     if (st == TJ_OK)
         st = tji_verify(fn);
+    if (st == TJ_OK && tjs_dump_enabled("layouts"))
+        st = dump_layouts(fn, plan);
     if (st == TJ_OK)
         st = tjj_gpu_compile(fn, plan, sm, code);
     return st;

@@ -104,4 +104,11 @@ typedef struct tjp_access {
 TJI_FUNC tj_status tjp_access_vector(const tji_func *fn, const tjp_axis_info_result *info,
                                      int32_t op, tjp_access *out);
 
+/* explain.c — the coalescing chain of every LOAD, STORE and atomic made
+ * concrete (layout F, the pointer's address facts, vector width, sectors of
+ * one warp request against the minimum) and the class of every TJI_CONVERT,
+ * as malloc'ed text (TJIT_DUMP=layouts). NULL on a NULL argument. */
+TJI_FUNC char *tjp_explain(const tji_func *fn, const tjp_layout_plan *plan,
+                           const tjp_axis_info_result *axis);
+
 #endif
