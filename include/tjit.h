@@ -282,6 +282,21 @@ typedef enum tj_reduce_op {
 /* Inclusive prefix sum along an axis; the shape is kept. */
 #define tj_cumsum(x, axis) tj__cumsum(TJ__HERE, TJ_V(x), (axis))
 
+/*
+ * Hints: facts about an integer tile (typically the offsets of a load or
+ * store) that tjit cannot prove but may use to choose wider, coalesced
+ * accesses. They return x unchanged. tjit trusts them: a false hint gives
+ * wrong results.
+ *   tj_multiple_of(x, n)     every element of x is a multiple of n
+ *   tj_max_contiguous(x, n)  along x's last dimension, runs of n consecutive
+ *                            integers, each starting at a multiple of n
+ *   tj_max_constancy(x, n)   along x's last dimension, runs of n equal values
+ * For the last two n is a power of two dividing the dimension.
+ */
+#define tj_multiple_of(x, n)    tj__assume(TJ__HERE, 0, TJ_V(x), (n))
+#define tj_max_contiguous(x, n) tj__assume(TJ__HERE, 1, TJ_V(x), (n))
+#define tj_max_constancy(x, n)  tj__assume(TJ__HERE, 2, TJ_V(x), (n))
+
 /* Debugging: print a value with a prefix (each program, each element), and
  * fail the launch with TJ_ERR_ASSERT where cond is false anywhere. */
 #define tj_print(prefix, x)       tj__print(TJ__HERE, (prefix), TJ_V(x))
@@ -319,7 +334,15 @@ typedef enum tj_reduce_op {
  * Parameters are TJ_PTR(name, dtype) (a buffer of elements of dtype) and
  * TJ_SCALAR(name, dtype); dtype is one of i1 i8 i16 i32 i64 u8 u16 u32 u64
  * f16 bf16 f32 f64. Constants are names of compile-time int64 values, plain
- * C in the body. The macro defines, at file scope:
+ * C in the body.
+ *
+ * A GPU launch specializes the kernel on what it sees of its arguments: a
+ * pointer whose address is a multiple of 16 bytes (every tjit buffer is), an
+ * integer that is a multiple of 16, an integer equal to 1. Each combination
+ * is a variant of its own, compiled once, whose loads and stores can then be
+ * 16-byte vectors. TJ_SCALAR_NOSPEC / TJ_PTR_NOSPEC declare a parameter that
+ * is not specialized on (one variant for all its values), for an argument
+ * that changes at every launch. The macro defines, at file scope:
  *
  *   const tj_kernel *name;                   the kernel, for tj_launch()
  *   tj_status name_launch(tj_device *, const tj_launch_cfg *,
@@ -330,6 +353,8 @@ typedef enum tj_reduce_op {
  */
 #define TJ_PTR(name, dt)    (1, name, dt)
 #define TJ_SCALAR(name, dt) (0, name, dt)
+#define TJ_PTR_NOSPEC(name, dt)    (3, name, dt)
+#define TJ_SCALAR_NOSPEC(name, dt) (2, name, dt)
 #define TJ_PARAMS(...) (__VA_ARGS__)
 #define TJ_CONSTS(...) (__VA_ARGS__)
 
@@ -343,7 +368,7 @@ typedef enum tj_reduce_op {
                          TJ__EACH_C(TJ__C_PASS, consts));                       \
     }                                                                           \
     static const tj_param_desc kname##__tj_params[] = {                         \
-        {0, TJ_I32, NULL} TJ__EACH_P(TJ__P_DESC, params)};                      \
+        {0, TJ_I32, NULL, 0} TJ__EACH_P(TJ__P_DESC, params)};                      \
     static const char *const kname##__tj_consts[] = {                           \
         NULL TJ__EACH_C(TJ__C_NAME, consts)};                                   \
     static const tj_kernel kname##__tj_def = {                                  \
@@ -433,6 +458,7 @@ typedef struct tj_param_desc {
     int is_ptr;
     tj_dtype dtype;
     const char *name;
+    int no_specialize;  /* declared with TJ_PTR_NOSPEC / TJ_SCALAR_NOSPEC */
 } tj_param_desc;
 
 typedef struct tj_kernel {
@@ -466,9 +492,15 @@ TJ_API tj_status tj_kernel_ir(const tj_kernel *kernel, const int64_t *consts,
  * without launching, writing its PTX to a malloc'ed string the caller frees.
  * No GPU (and no CUDA) is needed. target is "sm_80", "sm_90", ... (sm_80 or
  * newer); NULL means $TJIT_PTX_TARGET, else sm_90. num_warps is the launch's
- * (a power of two from 1 to 32; 0: 4), since the code depends on it. */
+ * (a power of two from 1 to 32; 0: 4), since the code depends on it. The
+ * code is specialized as for a launch with tjit buffers (16-byte aligned)
+ * and scalars of unknown value; tj_kernel_ptx_args specializes it on args
+ * exactly as a launch with them would (buffer handles are not looked up). */
 TJ_API tj_status tj_kernel_ptx(const tj_kernel *kernel, const int64_t *consts, int nconsts,
                                const char *target, int num_warps, char **out_ptx);
+TJ_API tj_status tj_kernel_ptx_args(const tj_kernel *kernel, const tj_arg *args, int nargs,
+                                    const int64_t *consts, int nconsts, const char *target,
+                                    int num_warps, char **out_ptx);
 
 /* ------------------------------------------------------------------------ */
 /* Internals used by the macros above (names with tj__ are not API)         */
@@ -501,6 +533,7 @@ TJ_API tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, 
 TJ_API tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value);
 TJ_API tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
 TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
+TJ_API tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n);
 TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);
 TJ_API void tj__device_assert(tj_loc loc, tj_val cond, const char *msg);
 TJ_API tj_val tj__for_begin(tj_loc loc, tj_val lo, tj_val hi, tj_val step,
@@ -543,7 +576,8 @@ TJ_API int tj__region_next(void);
 #define TJ__EACH_15(m, n, x, ...) m((n) - 15, x) TJ__EACH_14(m, n, __VA_ARGS__)
 #define TJ__EACH_16(m, n, x, ...) m((n) - 16, x) TJ__EACH_15(m, n, __VA_ARGS__)
 
-/* Parameters are triples (is_ptr, name, dtype). */
+/* Parameters are triples (kind, name, dtype); kind's bit 0: a pointer,
+ * bit 1: not specialized on. */
 #define TJ__P_IS(t) TJ__P_IS_ t
 #define TJ__P_IS_(p, n, d) p
 #define TJ__P_NAME(t) TJ__P_NAME_ t
@@ -554,11 +588,15 @@ TJ_API int tj__region_next(void);
 #define TJ__P_CT_(p, n, d) TJ__CAT(TJ__CT, p)(d)
 #define TJ__CT1(d) tj_buffer
 #define TJ__CT0(d) TJ__CT_##d
+#define TJ__CT3(d) tj_buffer
+#define TJ__CT2(d) TJ__CT_##d
 #define TJ__P_DECL(i, t) , TJ__UNUSED tj_val TJ__P_NAME(t)
-#define TJ__P_DESC(i, t) , {TJ__P_IS(t), TJ__P_DT(t), TJ__STR(TJ__P_NAME(t))}
+#define TJ__P_DESC(i, t) , {TJ__P_IS(t) & 1, TJ__P_DT(t), TJ__STR(TJ__P_NAME(t)), TJ__P_IS(t) >> 1}
 #define TJ__P_CARG(i, t) , TJ__P_CT(t) TJ__P_NAME(t)
 #define TJ__P_MKARG(i, t) , TJ__CAT(TJ__MKARG, TJ__P_IS(t))(TJ__P_DT(t), TJ__P_NAME(t))
 #define TJ__MKARG1(dt, n) {TJ_I32, 1, {.buf = (n)}}
+#define TJ__MKARG3 TJ__MKARG1
+#define TJ__MKARG2 TJ__MKARG0
 #define TJ__MKARG0(dt, n) _Generic((n), float: tj__arg_float, double: tj__arg_float, \
                                     default: tj__arg_int)((dt), (n))
 #define TJ__P_PASS(i, t) , tj__p[i]

@@ -6,9 +6,12 @@
  * facts that follow from the layouts and the address analysis: vector add's
  * loads are contiguous along dim 0 and one warp request touches 4 sectors,
  * the minimum for 32 lanes of 4 bytes; the transpose needs exactly one
- * conversion, through shared memory; and each access names its source line
- * (recorded by the kernel bodies as they are built). Where lanes run along
- * a dimension of unknown stride, the text says so and gives no count.
+ * conversion, through shared memory, whose writes and reads take one
+ * wavefront per warp request (the swizzle leaves no bank conflict); and each
+ * access names its source line (recorded by the kernel bodies as they are
+ * built). Where lanes run along a dimension of unknown stride, the text says
+ * so and gives no count. Reductions across warps and prefix sums show their
+ * shared-memory steps and bank conflicts too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +55,16 @@ TJ_KERNEL(column_read, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(n
     tj_store(tj_add(dst, tj_add(tj_mul(r, B), c)), tile);
 }
 
+/* Column sums of a B x B tile: with 4 warps down the rows, the partial sums
+ * meet in shared memory; and a prefix sum, which goes through it too. */
+TJ_KERNEL(sums_and_scan, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32)), TJ_CONSTS(B))
+{
+    tj_val r = tj_expand_dims(tj_arange(0, B), 1), c = tj_expand_dims(tj_arange(0, B), 0);
+    tj_val tile = tj_load(tj_add(src, tj_add(tj_mul(r, B), c)));
+    tj_store(tj_add(dst, tj_arange(0, B)), tj_sum(tile, 0));
+    tj_store(tj_add(dst, tj_arange(0, B)), tj_cumsum(tj_load(tj_add(src, tj_arange(0, B))), 0));
+}
+
 /* Build, layouts for 4 warps, verify, axis info, explain; NULL on failure. */
 static char *explain(const tj_kernel *k, int64_t c)
 {
@@ -63,7 +76,7 @@ static char *explain(const tj_kernel *k, int64_t c)
     tjp_layout_plan plan = {0};
     tjp_axis_info_result axis = {0};
     char *text = NULL;
-    if (tjp_assign_layouts(fn, 4, &plan) == TJ_OK && tji_verify(fn) == TJ_OK &&
+    if (tjp_assign_layouts(fn, 4, NULL, &plan) == TJ_OK && tji_verify(fn) == TJ_OK &&
         tjp_axis_info(fn, NULL, &axis) == TJ_OK)
         text = tjp_explain(fn, &plan, &axis);
     else
@@ -119,9 +132,28 @@ int main(void)
                "transpose: the store's source line (%d) is named", transpose_store_line);
         tap_ok(count(t, "stride unknown") == 0 && count(t, "sectors per warp request: 4") == 2,
                "transpose: each warp request reads one row run of 32 floats, 4 sectors");
+        tap_ok(count(t, "shared memory: 1 x 1024 elements of 4 bytes, swizzle: index ^= bit") == 1,
+               "transpose: the shared buffer's swizzle is shown");
+        tap_ok(count(t, "shared writes: 1 wavefront(s) per warp request at worst (minimum 1); "
+                        "32 requests, 32 wavefronts (minimum 32); bank conflicts: none") == 1 &&
+                   count(t, "shared reads: 1 wavefront(s) per warp request at worst (minimum 1); "
+                            "32 requests, 32 wavefronts (minimum 32); bank conflicts: none") == 1,
+               "transpose: writes and reads through shared memory without bank conflicts, "
+               "1 wavefront per warp request");
     } else {
-        tap_skip(4, "no explanation");
+        tap_skip(6, "no explanation");
     }
+
+    char *s = explain(sums_and_scan, 64);
+    tap_ok(s && count(s, "reduce (op") == 1 && count(s, "partial results of 4 warps through shared memory") == 1 &&
+               count(s, "shared memory: 4 x 64 elements of 4 bytes") == 1 &&
+               count(s, "shared reads (of each part): ") == 1 && count(s, "cumsum (op") == 1 &&
+               count(s, "bank conflicts: none") >= 4 &&
+               count(s, "bank conflicts: none") == count(s, "bank conflicts: "),
+           "column sums and a prefix sum: their shared-memory steps are shown, without bank conflicts");
+    if (s)
+        tap_diag("%s", s);
+    free(s);
 
     char *col = explain(column_read, 32);
     tap_ok(col && strstr(col, "contiguous along dim 0") &&

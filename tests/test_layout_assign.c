@@ -5,8 +5,10 @@
  * and checked slot by slot (tjp_check_layouts: every op's operands hold,
  * register for register, what the op needs). Where the answer is known, the
  * number and kind of layout conversions is checked too: none for element-wise
- * kernels, one through shared memory for a transpose. A corrupted plan must
- * be caught, so the checker can fail.
+ * kernels, one through shared memory for a transpose. Everything runs twice:
+ * with loads and stores anchored at the default layouts, and at the layouts
+ * of the coalescing pass (coalesce.c). A corrupted plan must be caught, so
+ * the checker can fail.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +101,10 @@ static int count_ops(const tji_func *fn, tji_opcode code)
     return n;
 }
 
+/* Whether assigned() anchors accesses at the coalescing pass's layouts
+ * (axis info for 16-byte aligned pointers) or at the default ones. */
+static int coalescing;
+
 /* Builds, assigns, verifies and checks; returns the function (or NULL). */
 static tji_func *assigned(const tj_kernel *k, const int64_t *consts, int nconsts, int warps,
                           tjp_layout_plan *plan)
@@ -108,8 +114,22 @@ static tji_func *assigned(const tj_kernel *k, const int64_t *consts, int nconsts
         tap_diag("build: %s", tj_last_error());
         return NULL;
     }
-    if (tjp_assign_layouts(fn, warps, plan) != TJ_OK || tji_verify(fn) != TJ_OK ||
-        tjp_check_layouts(fn, plan) != TJ_OK) {
+    tjp_param_spec spec[8] = {{0}};
+    for (int i = 0; i < fn->nparams && i < 8; i++)
+        spec[i].ptr_align16 = fn->params[i].is_ptr;
+    tjp_axis_info_result axis = {0};
+    tjp_coalesce_result co = {0};
+    tj_status st = TJ_OK;
+    if (coalescing) {
+        st = tjp_axis_info(fn, spec, &axis);
+        if (st == TJ_OK)
+            st = tjp_coalesce(fn, &axis, warps, &co);
+    }
+    if (st == TJ_OK)
+        st = tjp_assign_layouts(fn, warps, coalescing ? &co : NULL, plan);
+    tjp_coalesce_free(&co);
+    tjp_axis_info_free(&axis);
+    if (st != TJ_OK || tji_verify(fn) != TJ_OK || tjp_check_layouts(fn, plan) != TJ_OK) {
         tap_diag("%s", tj_last_error());
         tjp_layout_plan_free(plan);
         tji_func_free(fn);
@@ -121,7 +141,11 @@ static tji_func *assigned(const tj_kernel *k, const int64_t *consts, int nconsts
 int main(void)
 {
     static const int warps[] = {1, 2, 4, 8};
-    for (int w = 0; w < 4; w++) {
+    for (int run = 0; run < 8; run++) {
+        int w = run % 4;
+        coalescing = run >= 4;
+        if (w == 0)
+            tap_diag("layouts %s coalescing", coalescing ? "with" : "without");
         tjp_layout_plan plan;
         int64_t block = 1024;
         tji_func *fn = assigned(vadd, &block, 1, warps[w], &plan);

@@ -183,7 +183,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_LOAD] = "load", [TJI_STORE] = "store", [TJI_ATOMIC] = "atomic",
         [TJI_ATOMIC_CAS] = "atomic_cas", [TJI_REDUCE] = "reduce",
         [TJI_CUMSUM] = "cumsum", [TJI_FOR] = "for", [TJI_IF] = "if",
-        [TJI_YIELD] = "yield", [TJI_CONVERT] = "convert_layout", [TJI_PRINT] = "print", [TJI_ASSERT] = "assert",
+        [TJI_YIELD] = "yield", [TJI_CONVERT] = "convert_layout", [TJI_ASSUME] = "assume", [TJI_PRINT] = "print", [TJI_ASSERT] = "assert",
     };
     return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
 }
@@ -1316,6 +1316,42 @@ tj_val tj__cumsum(tj_loc loc, tj_val x, int axis)
     int32_t v = t.dtype == TJ_I1 ? to_dtype(vid(x), TJ_I32, 1) : vid(x);
     int32_t r = emit(TJI_CUMSUM, ARGS(v), type_of(v));
     op_of(r)->axis = axis;
+    return val(r);
+}
+
+/* --- hints ----------------------------------------------------------------- */
+
+/* What the user knows of an integer tile's values and the compiler cannot
+ * see (an offset computed from a scalar that is always a multiple of 16, a
+ * gather whose indices come in runs): the coalescing pass uses it to choose
+ * wider accesses. It is trusted, not checked: a false hint gives wrong
+ * results, as in C with a wrong restrict. */
+tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n)
+{
+    static const char *const names[] = {"multiple_of", "max_contiguous", "max_constancy"};
+    const char *name = (unsigned)what <= TJI_ASSUME_CONSTANCY ? names[what] : "hint";
+    if (!enter(loc, name, 1, &x))
+        return NONE;
+    if ((unsigned)what > TJI_ASSUME_CONSTANCY)
+        return fail(TJ_ERR_BUILD, "unknown hint %d", what), NONE;
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr || !tjs_dtype_is_int(t.dtype) || t.dtype == TJ_I1)
+        return fail(TJ_ERR_TYPE, "'%s' applies to integer values, got %s%s", name, tstr(&t),
+                    t.is_ptr ? " (give it the offsets added to the pointer)" : ""), NONE;
+    if (n < 1)
+        return fail(TJ_ERR_BUILD, "'%s' needs a positive number, got %lld", name, (long long)n), NONE;
+    if (what != TJI_ASSUME_MULTIPLE_OF) {
+        if (t.rank == 0)
+            return fail(TJ_ERR_SHAPE, "'%s' describes runs along a tile's last dimension; %s is a scalar",
+                        name, tstr(&t)), NONE;
+        int32_t last = t.shape[t.rank - 1];
+        if ((n & (n - 1)) || n > last)
+            return fail(TJ_ERR_BUILD, "'%s' needs a power of two dividing the last dimension (%d), got %lld",
+                        name, (int)last, (long long)n), NONE;
+    }
+    int32_t r = emit(TJI_ASSUME, ARGS(vid(x)), t);
+    op_of(r)->assume = (tji_assume)what;
+    op_of(r)->ival = n;
     return val(r);
 }
 

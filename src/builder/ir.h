@@ -79,6 +79,9 @@ typedef enum tji_opcode {
 
     TJI_CONVERT,      /* (x) -> same type in another distributed layout; made
                          only by the GPU layout pass (tjp_assign_layouts) */
+    TJI_ASSUME,       /* (x: int) -> x; what the user asserts of its values:
+                         [assume] the fact, [ival] its number (tj_multiple_of,
+                         tj_max_contiguous, tj_max_constancy) */
 
     TJI_PRINT,        /* (x) -> nothing; [str] prefix */
     TJI_ASSERT,       /* (cond: i1) -> nothing; [str] message */
@@ -88,6 +91,13 @@ typedef enum tji_opcode {
 typedef enum tji_pred {
     TJI_EQ, TJI_NE, TJI_LT, TJI_LE, TJI_GT, TJI_GE
 } tji_pred;
+
+typedef enum tji_assume {
+    TJI_ASSUME_MULTIPLE_OF,   /* every element is a multiple of ival */
+    TJI_ASSUME_CONTIGUOUS,    /* along the last dim: runs of ival consecutive
+                                 integers, starting at multiples of ival */
+    TJI_ASSUME_CONSTANCY      /* along the last dim: runs of ival equal values */
+} tji_assume;
 
 typedef struct tji_loc {
     const char *file; /* the user's source file (a string literal) */
@@ -113,6 +123,7 @@ typedef struct tji_op {
     tj_cache cache;       /* LOAD, STORE */
     tj_evict evict;       /* LOAD, STORE */
     int is_volatile;      /* LOAD */
+    tji_assume assume;    /* ASSUME */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;

@@ -161,6 +161,13 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_op *op)
         tjs_buf_printf(b, " %lld, %lld", (long long)op->ival,
                        (long long)(op->ival + (rt && rt->rank ? rt->shape[0] : 0)));
         break;
+    case TJI_ASSUME: {
+        static const char *const facts[] = {"multiple_of", "max_contiguous", "max_constancy"};
+        tjs_buf_printf(b, ".%s ", (unsigned)op->assume <= TJI_ASSUME_CONSTANCY ? facts[op->assume] : "?");
+        print_value(b, arg(op, 0));
+        tjs_buf_printf(b, ", %lld", (long long)op->ival);
+        break;
+    }
     case TJI_EXPAND_DIMS: case TJI_CUMSUM:
         tjs_buf_printf(b, " ");
         print_value(b, arg(op, 0));

@@ -250,6 +250,11 @@ static int check_types(const verifier *v, int32_t idx)
     case TJI_CONVERT:
         NEED(EQ(T(0), R) && R->rank > 0, "%s -> %s", TXT(T(0), t1), TXT(R, t2));
         break;
+    case TJI_ASSUME:
+        NEED(EQ(T(0), R) && !R->is_ptr && tjs_dtype_is_int(R->dtype) && R->dtype != TJ_I1 &&
+             (unsigned)op->assume <= TJI_ASSUME_CONSTANCY && op->ival >= 1,
+             "%s -> %s", TXT(T(0), t1), TXT(R, t2));
+        break;
     case TJI_CAST:
         NEED(same_shape(T(0), R) && T(0)->is_ptr == R->is_ptr, "%s -> %s", TXT(T(0), t1),
              TXT(R, t2));

@@ -248,6 +248,24 @@ tj_status tjf_check_args(const tj_kernel *kernel, const tj_arg *args, int nargs,
     return TJ_OK;
 }
 
+uint64_t tjf_spec_key(const tj_kernel *kernel, const tjf_value *values)
+{
+    uint64_t key = 0;
+    for (int i = 0; i < kernel->nparams && i < TJF_SPEC_PARAMS; i++) {
+        const tj_param_desc *p = &kernel->params[i];
+        uint64_t v = values[i].u64, bits = 0;
+        if (p->no_specialize)
+            continue;
+        if (p->is_ptr)
+            bits = v % 16 == 0 ? TJF_SPEC_ALIGN16 : 0;
+        else if (tjs_dtype_is_int(p->dtype) && p->dtype != TJ_I1)
+            /* the value sits zero-extended at the start of the union */
+            bits = (v % 16 == 0 ? TJF_SPEC_DIV16 : 0) | (v == 1 ? TJF_SPEC_ONE : 0);
+        key |= bits << (TJF_SPEC_BITS * i);
+    }
+    return key;
+}
+
 void tjf_gpu_params(const tjf_sig *sig, tjf_value *values, uint64_t *assert_info,
                     void **params)
 {

@@ -41,6 +41,16 @@ TJI_FUNC void tjf_sig_free(tjf_sig *sig);
 TJI_FUNC tj_status tjf_check_args(const tj_kernel *kernel, const tj_arg *args, int nargs,
                                   tjf_value *values);
 
+/* Argument specialization: what a GPU launch knows of each argument and
+ * compiles a variant for — a pointer 16-byte aligned, an integer a multiple
+ * of 16, an integer equal to 1 — as TJF_SPEC_BITS bits per parameter, for
+ * the first TJF_SPEC_PARAMS parameters (later ones and those declared with
+ * TJ_*_NOSPEC are not specialized on). values as tjf_check_args left them,
+ * pointer slots holding addresses in .u64. */
+enum { TJF_SPEC_ALIGN16 = 1, TJF_SPEC_DIV16 = 2, TJF_SPEC_ONE = 4, TJF_SPEC_BITS = 3,
+       TJF_SPEC_PARAMS = 21 };
+TJI_FUNC uint64_t tjf_spec_key(const tj_kernel *kernel, const tjf_value *values);
+
 /* The kernelParams array of cuLaunchKernel for a GPU kernel (jit.h's GPU
  * ABI): params[i] points at values[i] for each kernel parameter — pointer
  * parameters hold the buffer's device address in .u64, scalars what

@@ -438,6 +438,7 @@ static LLVMValueRef def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
             sidx[op->perm[d]] = idx[d];
         return elem(g, op->args[0], sidx);
     case TJI_CONVERT: /* a GPU layout change: the identity here */
+    case TJI_ASSUME:  /* a fact for the GPU's coalescing */
         return elem(g, op->args[0], idx);
     case TJI_LOAD: {
         LLVMValueRef ptr = elem(g, op->args[0], idx);

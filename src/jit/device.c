@@ -86,6 +86,7 @@ typedef struct variant {
     int nconsts;
     int64_t *consts;
     int num_warps;        /* part of the key on a GPU; 0 on the CPU */
+    uint64_t spec;        /* part of the key on a GPU: tjf_spec_key; 0 on the CPU */
     tjf_sig sig;
     tjj_cpu_kernel *compiled;       /* CPU */
     tjcu_module module;             /* GPU */
@@ -666,34 +667,70 @@ size_t tj_buffer_size(tj_device *dev, tj_buffer buf)
 
 /* --- compiling for a GPU --------------------------------------------------- */
 
-/* TJIT_DUMP=layouts: each access's coalescing chain and each conversion
- * (tjp_explain), with axis info for no specialization. */
-static tj_status dump_layouts(const tji_func *fn, const tjp_layout_plan *plan)
+/* What the parameters of fn are known to be, from a tjf_spec_key; out has
+ * one entry per parameter. */
+static void spec_of_key(const tji_func *fn, uint64_t key, tjp_param_spec *out)
 {
-    tjp_axis_info_result axis = {0};
-    tj_status st = tjp_axis_info(fn, NULL, &axis);
-    if (st != TJ_OK)
-        return st;
-    char *text = tjp_explain(fn, plan, &axis);
+    for (int i = 0; i < fn->nparams; i++) {
+        unsigned bits = i < TJF_SPEC_PARAMS ? (unsigned)(key >> (TJF_SPEC_BITS * i)) : 0;
+        out[i] = (tjp_param_spec){.ptr_align16 = !!(bits & TJF_SPEC_ALIGN16),
+                                  .int_div16 = !!(bits & TJF_SPEC_DIV16),
+                                  .is_one = !!(bits & TJF_SPEC_ONE)};
+    }
+}
+
+/* The key of a compile without a launch: every pointer is a tjit buffer,
+ * so 16-byte aligned; nothing is known of scalars. */
+static uint64_t spec_without_args(const tj_kernel *kernel)
+{
+    uint64_t key = 0;
+    for (int i = 0; i < kernel->nparams && i < TJF_SPEC_PARAMS; i++)
+        if (kernel->params[i].is_ptr && !kernel->params[i].no_specialize)
+            key |= (uint64_t)TJF_SPEC_ALIGN16 << (TJF_SPEC_BITS * i);
+    return key;
+}
+
+/* TJIT_DUMP=layouts: each access's coalescing chain and each conversion. */
+static void dump_layouts(const tji_func *fn, const tjp_layout_plan *plan,
+                         const tjp_axis_info_result *axis)
+{
+    char *text = tjp_explain(fn, plan, axis);
     if (text)
         fprintf(stderr, "%s", text);
     free(text);
-    tjp_axis_info_free(&axis);
-    return TJ_OK;
 }
 
 /* Layouts, verification and PTX for sm_<sm>: the GPU half of the pipeline
- * after tji_build. fn gains the layout pass's conversions. */
-static tj_status gpu_code(tji_func *fn, int num_warps, int sm, tjp_layout_plan *plan,
-                          tjj_gpu_code *code)
+ * after tji_build, for the arguments spec_key describes (tjf_spec_key).
+ * fn gains the layout pass's conversions. */
+static tj_status gpu_code(tji_func *fn, uint64_t spec_key, int num_warps, int sm,
+                          tjp_layout_plan *plan, tjj_gpu_code *code)
 {
-    tj_status st = tjp_assign_layouts(fn, num_warps, plan);
+    tjp_param_spec *spec = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *spec);
+    spec_of_key(fn, spec_key, spec);
+    tjp_axis_info_result axis = {0};
+    tjp_coalesce_result coalesced = {0};
+    tj_status st = tjp_axis_info(fn, spec, &axis);
+    if (st == TJ_OK)
+        st = tjp_coalesce(fn, &axis, num_warps, &coalesced);
+    if (st == TJ_OK)
+        st = tjp_assign_layouts(fn, num_warps, &coalesced, plan);
     if (st == TJ_OK)
         st = tji_verify(fn);
-    if (st == TJ_OK && tjs_dump_enabled("layouts"))
-        st = dump_layouts(fn, plan);
+    if (st == TJ_OK)
+        st = tjp_check_layouts(fn, plan);
+    if (st == TJ_OK && tjs_dump_enabled("layouts")) {
+        /* axis info again, of fn with the layout pass's new values */
+        tjp_axis_info_free(&axis);
+        st = tjp_axis_info(fn, spec, &axis);
+        if (st == TJ_OK)
+            dump_layouts(fn, plan, &axis);
+    }
     if (st == TJ_OK)
         st = tjj_gpu_compile(fn, plan, sm, code);
+    tjp_coalesce_free(&coalesced);
+    tjp_axis_info_free(&axis);
+    free(spec);
     return st;
 }
 
@@ -706,8 +743,10 @@ static const char *ptxas_path(void)
 
 /* TJIT_PTXAS: assembles a variant's PTX for TJIT_PTX_TARGET with ptxas.
  * code (for sm_<code_sm>) is reused when it is for that target; otherwise
- * the PTX is compiled here, from plan or (NULL) new layouts of fn. */
-static tj_status check_with_ptxas(tji_func *fn, int num_warps, const tjp_layout_plan *plan,
+ * the PTX is compiled here, from plan or (NULL) new layouts of fn for the
+ * arguments spec_key describes. */
+static tj_status check_with_ptxas(tji_func *fn, uint64_t spec_key, int num_warps,
+                                  const tjp_layout_plan *plan,
                                   const tjj_gpu_code *code, int code_sm)
 {
     const char *ptxas = ptxas_path();
@@ -724,7 +763,7 @@ static tj_status check_with_ptxas(tji_func *fn, int num_warps, const tjp_layout_
     if (plan)
         st = tjj_gpu_compile(fn, plan, sm, &own_code);
     else
-        st = gpu_code(fn, num_warps, sm, &own_plan, &own_code);
+        st = gpu_code(fn, spec_key, num_warps, sm, &own_plan, &own_code);
     if (st == TJ_OK)
         st = tjj_ptxas_check(ptxas, own_code.ptx, sm, fn->name);
     tjj_gpu_code_free(&own_code);
@@ -783,9 +822,9 @@ static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
 {
     tjp_layout_plan plan = {0};
     tjj_gpu_code code = {0};
-    tj_status st = gpu_code(fn, v->num_warps, dev->sm, &plan, &code);
+    tj_status st = gpu_code(fn, v->spec, v->num_warps, dev->sm, &plan, &code);
     if (st == TJ_OK)
-        st = check_with_ptxas(fn, v->num_warps, &plan, &code, dev->sm);
+        st = check_with_ptxas(fn, v->spec, v->num_warps, &plan, &code, dev->sm);
     if (st == TJ_OK)
         st = load_module(dev, fn->name, &code, v);
     if (st == TJ_OK) {
@@ -810,10 +849,11 @@ static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
 /* --- the variant cache ----------------------------------------------------- */
 
 static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
-                             int num_warps)
+                             int num_warps, uint64_t spec)
 {
     uint64_t h = 0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel;
     h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
+    h = (h ^ spec) * 0x100000001b3u;
     for (int i = 0; i < nconsts; i++) {
         h = (h ^ (uint64_t)consts[i]) * 0x100000001b3u;
         h ^= h >> 29;
@@ -843,13 +883,16 @@ static void insert_variant(tj_device *dev, variant *v)
 }
 
 /* Binds, builds and compiles a variant. Call with variants_lock held.
- * num_warps is the variant's on a GPU; on the CPU only TJIT_PTXAS uses it. */
+ * num_warps and spec are the variant's on a GPU; on the CPU only
+ * TJIT_PTXAS uses them. */
 static tj_status compile_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                                 int nconsts, int num_warps, uint64_t hash, variant **out)
+                                 int nconsts, int num_warps, uint64_t spec, uint64_t hash,
+                                 variant **out)
 {
     variant *v = tjs_xcalloc(1, sizeof *v);
     v->kernel = kernel;
     v->num_warps = dev->kind == TJ_DEVICE_GPU ? num_warps : 0;
+    v->spec = dev->kind == TJ_DEVICE_GPU ? spec : 0;
     tji_func *fn = NULL;
     tj_status st = tjf_sig_init(&v->sig, kernel);
     if (st == TJ_OK)
@@ -859,7 +902,7 @@ static tj_status compile_variant(tj_device *dev, const tj_kernel *kernel, const 
     } else if (st == TJ_OK) {
         st = tjj_cpu_compile(fn, &v->compiled);
         if (st == TJ_OK)
-            st = check_with_ptxas(fn, num_warps, NULL, NULL, 0);
+            st = check_with_ptxas(fn, spec, num_warps, NULL, NULL, 0);
     }
     tji_func_free(fn);
     if (st != TJ_OK) {
@@ -875,16 +918,20 @@ static tj_status compile_variant(tj_device *dev, const tj_kernel *kernel, const 
     return TJ_OK;
 }
 
+/* The variant for kernel, consts and (on a GPU) num_warps and the
+ * arguments' specialization key spec, from the cache or compiled now. */
 static tj_status get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                             int nconsts, int num_warps, variant **out)
+                             int nconsts, int num_warps, uint64_t spec, variant **out)
 {
-    int key_warps = dev->kind == TJ_DEVICE_GPU ? num_warps : 0;
-    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps);
+    int gpu = dev->kind == TJ_DEVICE_GPU;
+    int key_warps = gpu ? num_warps : 0;
+    uint64_t key_spec = gpu ? spec : 0;
+    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec);
     pthread_mutex_lock(&dev->variants_lock);
     if (dev->nbuckets) {
         for (variant *v = dev->buckets[hash % dev->nbuckets]; v; v = v->next) {
             if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
-                v->num_warps == key_warps &&
+                v->num_warps == key_warps && v->spec == key_spec &&
                 (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0)) {
                 pthread_mutex_unlock(&dev->variants_lock);
                 *out = v;
@@ -893,7 +940,7 @@ static tj_status get_variant(tj_device *dev, const tj_kernel *kernel, const int6
         }
     }
     variant *v;
-    tj_status st = compile_variant(dev, kernel, consts, nconsts, num_warps, hash, &v);
+    tj_status st = compile_variant(dev, kernel, consts, nconsts, num_warps, spec, hash, &v);
     if (st == TJ_OK) {
         insert_variant(dev, v);
         *out = v;
@@ -909,29 +956,54 @@ static int valid_num_warps(int n)
     return n >= 1 && n <= MAX_NUM_WARPS && (n & (n - 1)) == 0;
 }
 
-tj_status tj_kernel_ptx(const tj_kernel *kernel, const int64_t *consts, int nconsts,
-                        const char *target, int num_warps, char **out_ptx)
+/* The specialization key of a compile for args without a launch (NULL:
+ * none given): as a launch would see them, every buffer being 16-byte
+ * aligned. */
+static tj_status spec_of_args(const char *who, const tj_kernel *kernel, const tj_arg *args,
+                              int nargs, uint64_t *key)
+{
+    if (!kernel)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel is NULL", who);
+    if (!args && nargs == 0) {
+        *key = spec_without_args(kernel);
+        return TJ_OK;
+    }
+    tjf_value *values = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *values);
+    tj_status st = tjf_check_args(kernel, args, nargs, values);
+    if (st == TJ_OK)
+        *key = tjf_spec_key(kernel, values); /* buffer slots hold address 0: aligned */
+    free(values);
+    return st;
+}
+
+/* tj_kernel_ptx and tj_kernel_ptx_args. */
+static tj_status kernel_ptx(const char *who, const tj_kernel *kernel, const tj_arg *args, int nargs,
+                            const int64_t *consts, int nconsts, const char *target, int num_warps,
+                            char **out_ptx)
 {
     tjs_clear_error();
     if (!out_ptx)
-        return tjs_error(TJ_ERR_INVALID_ARG, "tj_kernel_ptx: out_ptx is NULL");
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: out_ptx is NULL", who);
     *out_ptx = NULL;
     int sm;
-    tj_status st = tjj_ptx_target("tj_kernel_ptx", target, &sm);
+    uint64_t spec = 0;
+    tj_status st = tjj_ptx_target(who, target, &sm);
     if (st != TJ_OK)
         return st;
     if (num_warps == 0)
         num_warps = DEFAULT_NUM_WARPS;
     if (!valid_num_warps(num_warps))
         return tjs_error(TJ_ERR_INVALID_ARG,
-                         "tj_kernel_ptx: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
-                         num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
+                         "%s: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
+                         who, num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
+    if ((st = spec_of_args(who, kernel, args, nargs, &spec)) != TJ_OK)
+        return st;
     tji_func *fn;
     if ((st = tji_build(kernel, consts, nconsts, &fn)) != TJ_OK)
         return st;
     tjp_layout_plan plan = {0};
     tjj_gpu_code code = {0};
-    st = gpu_code(fn, num_warps, sm, &plan, &code);
+    st = gpu_code(fn, spec, num_warps, sm, &plan, &code);
     if (st == TJ_OK && ptxas_path())
         st = tjj_ptxas_check(ptxas_path(), code.ptx, sm, fn->name);
     if (st == TJ_OK) {
@@ -942,6 +1014,20 @@ tj_status tj_kernel_ptx(const tj_kernel *kernel, const int64_t *consts, int ncon
     tjp_layout_plan_free(&plan);
     tji_func_free(fn);
     return st;
+}
+
+tj_status tj_kernel_ptx(const tj_kernel *kernel, const int64_t *consts, int nconsts,
+                        const char *target, int num_warps, char **out_ptx)
+{
+    return kernel_ptx("tj_kernel_ptx", kernel, NULL, 0, consts, nconsts, target, num_warps, out_ptx);
+}
+
+tj_status tj_kernel_ptx_args(const tj_kernel *kernel, const tj_arg *args, int nargs,
+                             const int64_t *consts, int nconsts, const char *target, int num_warps,
+                             char **out_ptx)
+{
+    return kernel_ptx("tj_kernel_ptx_args", kernel, args, nargs, consts, nconsts, target, num_warps,
+                      out_ptx);
 }
 
 /* --- launches -------------------------------------------------------------- */
@@ -1162,7 +1248,8 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         st = gpu_enter(dev, "tj_launch");
     variant *var = NULL;
     if (st == TJ_OK)
-        st = get_variant(dev, kernel, consts, nconsts, num_warps, &var);
+        st = get_variant(dev, kernel, consts, nconsts, num_warps, tjf_spec_key(kernel, values),
+                         &var);
     if (st == TJ_OK)
         st = gpu ? launch_gpu(dev, kernel, var, values, nprog)
                  : launch_cpu(dev, kernel, var, values, nprog, total);

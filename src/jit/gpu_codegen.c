@@ -34,7 +34,8 @@
  * elements, else it goes through shared memory, at addresses swizzled so
  * that neither the writes nor the reads wait on bank conflicts. LOAD/STORE
  * branch around each masked access, so a masked-off address is never
- * touched. REDUCE combines registers along the axis, then lanes (butterfly
+ * touched; registers that the plan groups into a vector (the coalescing
+ * pass's width) are one access of up to 16 bytes under one predicate. REDUCE combines registers along the axis, then lanes (butterfly
  * shuffles), then warps (partials through shared memory, combined in a
  * fixed order); every step combines symmetrically, so all threads that hold
  * one result hold it bit for bit. CUMSUM goes through shared memory: each
@@ -74,7 +75,9 @@ enum {
     MAX_REGS_LOG2 = 10,     /* at most 1024 registers per thread for one tile */
     ADDR_SHARED = 3,
     ADDR_GLOBAL = 1,
-    ADDR_CONST = 4
+    ADDR_CONST = 4,
+    MAX_VECTOR = 16,        /* elements of one global access (16 bytes of i8) */
+    MAX_VECTOR_PARTS = 4    /* PTX components of one access (.v4) */
 };
 
 static const char *const TRIPLE = "nvptx64-nvidia-cuda";
@@ -676,164 +679,40 @@ static void emit_shape_op(codegen *c, const tji_op *op)
         out[r] = reg(c, x, r);
 }
 
-/* --- bank-conflict-free addresses for layout conversions ------------------------------------- */
+/* --- shared memory without bank conflicts ------------------------------------------------ */
 
-/* Shared memory has 32 banks of 4 bytes; the lanes of a warp that access
- * different words of one bank wait for each other. A conversion writes a
- * tile in one layout and reads it in another, and with the plain row-major
- * address one of the two usually strides through a single bank (a
- * transpose reads 32 rows of one column: 32-way conflicts). So the address
- * of element e is A(e) = e ^ S(e's high bits): an XOR swizzle, linear over
- * F2 like the layouts, that flips the bank bits of e by a linear function of
- * the bits above them. A is its own inverse (the high bits stay), so it is
- * a permutation of the tile: the array keeps its size, and any S is
- * correct; S is chosen for speed.
- *
- * Which index bits pick the bank depends on the element size: for 4-byte
- * elements bits 0..4; for 2- and 1-byte ones, the bits above those that pick
- * the byte in the word (lanes reading one word do not conflict); an 8-byte
- * access is served half a warp at a time, so only lanes 0..15 and the 16
- * 8-byte slots of 128 bytes (bits 0..3) count. Since every layout is linear,
- * the lanes of one access (fixed register and warp) hit distinct banks when
- * the bank bits of A(lane basis) are linearly independent wherever the words
- * are; S is built greedily, lane basis by lane basis, giving each high bit
- * not yet used an image that makes its lane's bank new. */
-typedef struct swizzle {
-    int lo, nb;                    /* bank bits [lo, lo + nb) of an element index */
-    int lanes;                     /* lane bits that access together */
-    int nhigh;                     /* index bits from lo + nb up */
-    uint32_t image[TJP_MAX_BITS];  /* per high bit: what it XORs into the bank bits */
-} swizzle;
+/* A CONVERT that threads cannot do by renaming registers, a REDUCE across
+ * warps and a CUMSUM go through shared memory. Where each element is put
+ * there — its swizzle, chosen so that neither the writes nor the reads of a
+ * warp wait on bank conflicts — is the swizzle pass's decision
+ * (tjp_shared_use_of, swizzle.c); this code executes it. The swizzle is
+ * linear, so the index of register r is A(thread part) ^ A(register part):
+ * the first computed once in the entry block, the second a constant. */
 
-static uint32_t swizzle_index(const swizzle *S, uint32_t e)
+/* A(v) for the bits of v in `bits`, built with builder b. */
+static LLVMValueRef swizzled(codegen *c, LLVMBuilderRef b, const tjp_swizzle *S, LLVMValueRef v, uint32_t bits)
 {
-    uint32_t a = e;
-    for (int p = 0; p < S->nhigh; p++)
-        if (e >> (S->lo + S->nb + p) & 1)
-            a ^= S->image[p];
-    return a;
-}
-
-/* Adds x to a reduced set of vectors (sorted by leading bit); returns 0 when
- * x is in their span already. */
-static int span_add(uint32_t *vec, int *n, uint32_t x)
-{
-    for (int i = 0; i < *n; i++)
-        if ((x ^ vec[i]) < x)
-            x ^= vec[i];
-    if (!x)
-        return 0;
-    int pos = (*n)++;
-    while (pos > 0 && vec[pos - 1] < x) {
-        vec[pos] = vec[pos - 1];
-        pos--;
-    }
-    vec[pos] = x;
-    return 1;
-}
-
-/* How many times slower than conflict-free one access of layout L is
- * (2^(words - banks) in rank). */
-static int swizzle_cost(const swizzle *S, const tjp_layout *L)
-{
-    uint32_t words[TJP_MAX_BITS], banks[TJP_MAX_BITS];
-    int nw = 0, nbk = 0;
-    for (int b = 0; b < L->nbits[TJP_LANE] && b < S->lanes; b++) {
-        uint32_t w = swizzle_index(S, L->basis[TJP_LANE][b]) >> S->lo;
-        span_add(words, &nw, w);
-        span_add(banks, &nbk, w & ((1u << S->nb) - 1));
-    }
-    return 1 << (nw - nbk);
-}
-
-/* The greedy step for one layout; `used` holds the high bits that earlier
- * lane bases depend on, whose images must stay. Lane bases whose banks S
- * can no longer change go first, so that the others avoid their banks. */
-static void swizzle_fit(swizzle *S, const tjp_layout *L, uint32_t *used)
-{
-    uint32_t words[TJP_MAX_BITS], banks[TJP_MAX_BITS];
-    int nw = 0, nbk = 0;
-    uint32_t bank_mask = (1u << S->nb) - 1;
-    int nlanes = L->nbits[TJP_LANE] < S->lanes ? L->nbits[TJP_LANE] : S->lanes;
-    uint32_t fixed = 0;
-    for (int b = 0; b < nlanes; b++)
-        if (!((L->basis[TJP_LANE][b] >> (S->lo + S->nb)) & ~*used))
-            fixed |= 1u << b;
-    for (int k = 0; k < 2 * nlanes; k++) {
-        uint32_t e = L->basis[TJP_LANE][k % nlanes], high = e >> (S->lo + S->nb);
-        if ((k < nlanes) != (fixed >> (k % nlanes) & 1))
-            continue; /* the fixed ones in the first round, the others in the second */
-        uint32_t w = swizzle_index(S, e) >> S->lo;
-        if (!span_add(words, &nw, w))
-            continue; /* the same word as other lanes: no conflict */
-        uint32_t bank = w & bank_mask;
-        int free_bit = -1;
-        for (int p = 0; p < S->nhigh && free_bit < 0; p++)
-            if ((high >> p & 1) && !(*used >> p & 1))
-                free_bit = p;
-        *used |= high;
-        if (span_add(banks, &nbk, bank) || free_bit < 0)
+    LLVMValueRef a = v;
+    for (int i = 0; i < TJP_MAX_BITS; i++) {
+        if (!S->flip[i] || !(bits >> i & 1))
             continue;
-        /* A bank vector outside the span: some unit vector is. */
-        for (int u = 0; u < S->nb; u++) {
-            uint32_t unit = 1u << u;
-            uint32_t probe[TJP_MAX_BITS];
-            int np = nbk;
-            memcpy(probe, banks, sizeof(uint32_t) * (size_t)nbk);
-            if (span_add(probe, &np, unit)) {
-                S->image[free_bit] ^= (bank ^ unit) << S->lo;
-                span_add(banks, &nbk, unit);
-                break;
-            }
-        }
+        LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, v, c_i32(c, i), ""), c_i32(c, 1), "");
+        a = LLVMBuildXor(b, a, LLVMBuildMul(b, bit, c_i32(c, S->flip[i]), ""), "");
     }
-}
-
-/* The swizzle for a conversion of a tile of numel elements of `bytes`
- * bytes each from layout a to layout b: the best of no swizzle and the
- * greedy ones fitted to b then a, and to a then b. */
-static void swizzle_for(swizzle *out, const tjp_layout *a, const tjp_layout *b, int64_t numel, uint64_t bytes)
-{
-    swizzle base = {.lo = bytes >= 4 ? 0 : bytes == 2 ? 1 : 2, .nb = bytes == 8 ? 4 : 5,
-                    .lanes = bytes == 8 ? 4 : 5};
-    int bits = log2_of(numel);
-    base.nhigh = bits > base.lo + base.nb ? bits - base.lo - base.nb : 0;
-    *out = base;
-    if (!base.nhigh)
-        return;
-    int best = swizzle_cost(&base, a) + swizzle_cost(&base, b);
-    for (int order = 0; order < 2; order++) {
-        swizzle s = base;
-        uint32_t used = 0;
-        swizzle_fit(&s, order ? a : b, &used);
-        swizzle_fit(&s, order ? b : a, &used);
-        int cost = swizzle_cost(&s, a) + swizzle_cost(&s, b);
-        if (cost < best) {
-            best = cost;
-            *out = s;
-        }
-    }
+    return a;
 }
 
 /* A(thread part of L's element index), in the entry block. */
-static LLVMValueRef swizzled_thread_index(codegen *c, const swizzle *S, const tjp_layout *L)
+static LLVMValueRef swizzled_thread_index(codegen *c, const tjp_swizzle *S, const tjp_layout *L)
 {
-    LLVMValueRef t = thread_index(c, L), a = t;
-    for (int p = 0; p < S->nhigh; p++) {
-        if (!S->image[p])
-            continue;
-        LLVMValueRef bit = LLVMBuildAnd(c->eb, LLVMBuildLShr(c->eb, t, c_i32(c, S->lo + S->nb + p), ""),
-                                        c_i32(c, 1), "");
-        a = LLVMBuildXor(c->eb, a, LLVMBuildMul(c->eb, bit, c_i32(c, S->image[p]), ""), "");
-    }
-    return a;
+    return swizzled(c, c->eb, S, thread_index(c, L), ~0u);
 }
 
 /* The swizzled shared-memory index of register r of layout L. */
-static LLVMValueRef swizzled_index(codegen *c, const swizzle *S, LLVMValueRef thread, const tjp_layout *L,
+static LLVMValueRef swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueRef thread, const tjp_layout *L,
                                    uint32_t r)
 {
-    return LLVMBuildXor(c->g.b, thread, c_i32(c, swizzle_index(S, tjp_layout_apply(L, r, 0, 0))), "");
+    return LLVMBuildXor(c->g.b, thread, c_i32(c, tjp_swizzle_apply(S, tjp_layout_apply(L, r, 0, 0))), "");
 }
 
 static void emit_convert(codegen *c, const tji_op *op)
@@ -843,35 +722,34 @@ static void emit_convert(codegen *c, const tji_op *op)
     const tji_type *t = type_of(c, id);
     uint32_t ns = (uint32_t)nregs_of(c, x), nd = (uint32_t)nregs_of(c, id);
     LLVMValueRef *out = regs_for(c, id);
-    /* Same threads, same elements: registers are renamed. */
-    int renamed = memcmp(&Ls->nbits[TJP_LANE], &Ld->nbits[TJP_LANE], 2 * sizeof(int)) == 0 &&
-                  !memcmp(Ls->basis[TJP_LANE], Ld->basis[TJP_LANE], sizeof(uint32_t) * (size_t)Ls->nbits[TJP_LANE]) &&
-                  !memcmp(Ls->basis[TJP_WARP], Ld->basis[TJP_WARP], sizeof(uint32_t) * (size_t)Ls->nbits[TJP_WARP]);
-    for (uint32_t r = 0; renamed && r < nd; r++) {
-        uint32_t e = tjp_layout_apply(Ld, r, 0, 0), s = 0;
-        while (s < ns && tjp_layout_apply(Ls, s, 0, 0) != e)
-            s++;
-        if (s == ns)
-            renamed = 0;
-        else
+    tjp_shared_use use;
+    if (!tjp_shared_use_of(c->g.fn, c->g.plan, c->g.cur_op, &use)) {
+        /* Same threads, same elements: registers are renamed. */
+        for (uint32_t r = 0; r < nd; r++) {
+            uint32_t e = tjp_layout_apply(Ld, r, 0, 0), s = 0;
+            while (s < ns && tjp_layout_apply(Ls, s, 0, 0) != e)
+                s++;
+            if (s == ns) {
+                FAIL(c, "internal error: a conversion in registers misses element %u", (unsigned)e);
+                return;
+            }
             out[r] = reg(c, x, s);
-    }
-    if (renamed)
+        }
         return;
+    }
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, t);
     uint64_t bytes = type_bytes(c, shared_type(c, vt));
     LLVMValueRef smem = shared(c, (uint64_t)tji_numel(t) * bytes);
     uint32_t sdup = reg_dup_mask(Ls), ddup = reg_dup_mask(Ld);
-    swizzle S;
-    swizzle_for(&S, Ls, Ld, tji_numel(t), bytes);
-    LLVMValueRef ts = swizzled_thread_index(c, &S, Ls), td = swizzled_thread_index(c, &S, Ld);
+    const tjp_swizzle *S = &use.swizzle;
+    LLVMValueRef ts = swizzled_thread_index(c, S, Ls), td = swizzled_thread_index(c, S, Ld);
     barrier(c);
     for (uint32_t r = 0; r < ns; r++)
         if (!(r & sdup))
-            shared_store(c, smem, 0, swizzled_index(c, &S, ts, Ls, r), reg(c, x, r));
+            shared_store(c, smem, 0, swizzled_index(c, S, ts, Ls, r), reg(c, x, r));
     barrier(c);
     for (uint32_t r = 0; r < nd; r++)
-        out[r] = r & ddup ? out[r & ~ddup] : shared_load(c, smem, 0, vt, swizzled_index(c, &S, td, Ld, r));
+        out[r] = r & ddup ? out[r & ~ddup] : shared_load(c, smem, 0, vt, swizzled_index(c, S, td, Ld, r));
 }
 
 /* --- memory ------------------------------------------------------------------------------ */
@@ -925,7 +803,7 @@ static ptx_access ptx_access_of(const codegen *c, LLVMTypeRef mem)
 static LLVMValueRef inline_ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
                                LLVMValueRef *args, unsigned nargs)
 {
-    LLVMTypeRef params[2];
+    LLVMTypeRef params[MAX_VECTOR_PARTS + 1];
     for (unsigned i = 0; i < nargs; i++)
         params[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret, params, nargs, 0);
@@ -966,24 +844,217 @@ static void hinted_store(codegen *c, LLVMValueRef ptr, LLVMValueRef v, const cha
     inline_ptx(c, c->g.t_void, text, constraints, (LLVMValueRef[]){ptr, v}, 2);
 }
 
-static LLVMValueRef masked_load(codegen *c, const tji_type *t, LLVMValueRef ptr, LLVMValueRef mask,
-                                LLVMValueRef other, const tji_op *op)
+/* Vector accesses. The plan gives each LOAD and STORE a width v (elements):
+ * registers r..r+v-1, r a multiple of v, hold elements at consecutive
+ * addresses, the first aligned to the v elements' bytes, and one mask
+ * register speaks for all of them (the coalescing pass's promises). Such a
+ * group is one access of v * size bytes, moved in parts: elements of 4
+ * bytes or more as themselves (<4 x float> becomes ld.global.v4.f32), the
+ * smaller ones as 32-bit words (eight halves: ld.global.v4.b32), or two
+ * bytes as one 16-bit word. With a hint the same parts go through one
+ * inline-asm instruction with a register per part. */
+typedef struct vector_access {
+    int v;              /* elements */
+    int nparts;         /* PTX vector components: 1, 2 or 4 */
+    LLVMTypeRef mem;    /* an element in memory */
+    LLVMTypeRef whole;  /* the access: <nparts x part>, or part */
+    ptx_access part;
+} vector_access;
+
+static vector_access vector_access_of(codegen *c, LLVMTypeRef mem, int v)
+{
+    uint64_t bytes = type_bytes(c, mem), total = bytes * (uint64_t)v;
+    vector_access a = {.v = v, .mem = mem};
+    if (bytes >= 4) {
+        a.part = ptx_access_of(c, mem);
+        a.nparts = v;
+    } else {
+        a.part = ptx_access_of(c, total >= 4 ? c->g.t_i32 : c->g.t_i16);
+        a.nparts = total >= 4 ? (int)(total / 4) : 1;
+    }
+    a.whole = a.nparts > 1 ? LLVMVectorType(a.part.reg, (unsigned)a.nparts) : a.part.reg;
+    return a;
+}
+
+static LLVMTypeRef element_int(const codegen *c, const vector_access *a)
+{
+    return LLVMIntTypeInContext(c->g.ctx, (unsigned)(8 * type_bytes(c, a->mem)));
+}
+
+/* The elements (memory form) of a loaded access. */
+static void vector_split(codegen *c, const vector_access *a, LLVMValueRef whole, LLVMValueRef *out)
+{
+    LLVMBuilderRef b = c->g.b;
+    LLVMTypeRef it = element_int(c, a);
+    LLVMValueRef ints = LLVMBuildBitCast(b, whole, LLVMVectorType(it, (unsigned)a->v), "");
+    for (int j = 0; j < a->v; j++) {
+        LLVMValueRef x = LLVMBuildExtractElement(b, ints, c_i32(c, j), "");
+        out[j] = a->mem == it ? x
+                 : LLVMGetTypeKind(a->mem) == LLVMPointerTypeKind ? LLVMBuildIntToPtr(b, x, a->mem, "")
+                                                                  : LLVMBuildBitCast(b, x, a->mem, "");
+    }
+}
+
+/* One access of elements (memory form) to store. */
+static LLVMValueRef vector_join(codegen *c, const vector_access *a, LLVMValueRef *elems)
+{
+    LLVMBuilderRef b = c->g.b;
+    LLVMTypeRef it = element_int(c, a);
+    LLVMValueRef ints = LLVMGetPoison(LLVMVectorType(it, (unsigned)a->v));
+    for (int j = 0; j < a->v; j++) {
+        LLVMValueRef x = elems[j];
+        x = LLVMTypeOf(x) == it ? x
+            : LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMPointerTypeKind ? LLVMBuildPtrToInt(b, x, it, "")
+                                                                    : LLVMBuildBitCast(b, x, it, "");
+        ints = LLVMBuildInsertElement(b, ints, x, c_i32(c, j), "");
+    }
+    return LLVMBuildBitCast(b, ints, a->whole, "");
+}
+
+/* "{$k, $k+1, ...}" for the parts of a vector, or "$k" for one part. */
+static void asm_operands(char *out, size_t size, int first, int nparts)
+{
+    if (nparts == 1) {
+        snprintf(out, size, "$%d", first);
+        return;
+    }
+    int n = snprintf(out, size, "{");
+    for (int i = 0; i < nparts; i++)
+        n += snprintf(out + n, size - (size_t)n, "%s$%d", i ? ", " : "", first + i);
+    snprintf(out + n, size - (size_t)n, "}");
+}
+
+static const char *vector_modifier(int nparts)
+{
+    return nparts == 4 ? ".v4" : nparts == 2 ? ".v2" : "";
+}
+
+static LLVMValueRef hinted_vector_load(codegen *c, const vector_access *a, LLVMValueRef ptr, const char *hint)
+{
+    char regs[64], text[160], constraints[64];
+    asm_operands(regs, sizeof regs, 0, a->nparts);
+    snprintf(text, sizeof text, "ld.global%s%s%s %s, [$%d];", hint, vector_modifier(a->nparts),
+             a->part.suffix, regs, a->nparts);
+    int n = 0;
+    for (int i = 0; i < a->nparts; i++)
+        n += snprintf(constraints + n, sizeof constraints - (size_t)n, "=%s,", a->part.constraint);
+    snprintf(constraints + n, sizeof constraints - (size_t)n, "l,~{memory}");
+    if (a->nparts == 1)
+        return inline_ptx(c, a->whole, text, constraints, &ptr, 1);
+    LLVMTypeRef parts[MAX_VECTOR_PARTS];
+    for (int i = 0; i < a->nparts; i++)
+        parts[i] = a->part.reg;
+    LLVMValueRef got = inline_ptx(c, LLVMStructTypeInContext(c->g.ctx, parts, (unsigned)a->nparts, 0), text,
+                                  constraints, &ptr, 1);
+    LLVMValueRef whole = LLVMGetPoison(a->whole);
+    for (int i = 0; i < a->nparts; i++)
+        whole = LLVMBuildInsertElement(c->g.b, whole, LLVMBuildExtractValue(c->g.b, got, (unsigned)i, ""),
+                                       c_i32(c, i), "");
+    return whole;
+}
+
+static void hinted_vector_store(codegen *c, const vector_access *a, LLVMValueRef ptr, LLVMValueRef whole,
+                                const char *hint)
+{
+    char regs[64], text[160], constraints[64];
+    asm_operands(regs, sizeof regs, 1, a->nparts);
+    snprintf(text, sizeof text, "st.global%s%s%s [$0], %s;", hint, vector_modifier(a->nparts),
+             a->part.suffix, regs);
+    int n = snprintf(constraints, sizeof constraints, "l");
+    for (int i = 0; i < a->nparts; i++)
+        n += snprintf(constraints + n, sizeof constraints - (size_t)n, ",%s", a->part.constraint);
+    snprintf(constraints + n, sizeof constraints - (size_t)n, ",~{memory}");
+    LLVMValueRef args[MAX_VECTOR_PARTS + 1] = {ptr};
+    for (int i = 0; i < a->nparts; i++)
+        args[i + 1] = a->nparts == 1 ? whole : LLVMBuildExtractElement(c->g.b, whole, c_i32(c, i), "");
+    inline_ptx(c, c->g.t_void, text, constraints, args, (unsigned)a->nparts + 1);
+}
+
+/* The plan's vector width of the access at op index opi. */
+static int vector_of(const codegen *c, int32_t opi)
+{
+    const tjp_layout_plan *p = c->g.plan;
+    return p->vector && opi >= 0 && opi < p->nops ? p->vector[opi] : 1;
+}
+
+/* Do registers r..r+v-1 (r a multiple of v) of L hold, in order, v
+ * consecutive elements along one dimension of t, starting at a multiple
+ * of v? Their register bases must be the bits s..s+k-1 of one dimension's
+ * field (v = 2^k), and no other basis may touch those bits. */
+static int holds_vectors(const tjp_layout *L, const tji_type *t, int v)
+{
+    int k = log2_of(v);
+    uint32_t first = L->nbits[TJP_REG] >= k ? L->basis[TJP_REG][0] : 0;
+    if (!first || (first & (first - 1)))
+        return 0;
+    int s = __builtin_ctz(first), in_dim = 0;
+    for (int d = 0; d < t->rank; d++)
+        in_dim |= dim_shift(t, d) <= s && s + k <= dim_shift(t, d) + log2_of(t->shape[d]);
+    uint32_t field = (uint32_t)(v - 1) << s;
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < L->nbits[in]; b++)
+            if (in == TJP_REG && b < k ? L->basis[in][b] != first << b : (L->basis[in][b] & field) != 0)
+                return 0;
+    return in_dim;
+}
+
+/* The width of the access op (on a tile in layout L), checked against the
+ * layout; 0 after a failure. Volatile loads stay element by element. */
+static int access_width(codegen *c, const tji_op *op, const tjp_layout *L, const tji_type *t)
+{
+    int v = vector_of(c, c->g.cur_op);
+    if (v <= 1 || op->is_volatile)
+        return 1;
+    if (v > MAX_VECTOR || !holds_vectors(L, t, v)) {
+        FAIL(c, "internal error: the layout of this access does not hold vectors of %d", v);
+        return 0;
+    }
+    return v;
+}
+
+/* v elements (v = 1: one) from ptr into out, in SSA form, when mask (NULL:
+ * always) holds; else other's (NULL: zeros). */
+static void masked_load(codegen *c, const tji_type *t, const tji_op *op, LLVMValueRef ptr, LLVMValueRef mask,
+                        const LLVMValueRef *other, int v, LLVMValueRef *out)
 {
     LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
     LLVMBasicBlockRef cont = guard_begin(c, mask, "load");
     LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, t);
     const char *hint = hint_modifier(op);
-    LLVMValueRef ld;
-    if (*hint) {
-        ld = hinted_load(c, mem, ptr, hint);
+    LLVMValueRef got[MAX_VECTOR];
+    if (v == 1) {
+        if (*hint) {
+            got[0] = hinted_load(c, mem, ptr, hint);
+        } else {
+            got[0] = LLVMBuildLoad2(c->g.b, mem, ptr, "");
+            LLVMSetAlignment(got[0], (unsigned)tj_dtype_size(t->dtype));
+            if (op->is_volatile)
+                LLVMSetVolatile(got[0], 1);
+        }
     } else {
-        ld = LLVMBuildLoad2(c->g.b, mem, ptr, "");
-        LLVMSetAlignment(ld, (unsigned)tj_dtype_size(t->dtype));
-        if (op->is_volatile)
-            LLVMSetVolatile(ld, 1);
+        vector_access a = vector_access_of(c, mem, v);
+        LLVMValueRef whole;
+        if (*hint) {
+            whole = hinted_vector_load(c, &a, ptr, hint);
+        } else {
+            whole = LLVMBuildLoad2(c->g.b, a.whole, ptr, "");
+            LLVMSetAlignment(whole, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
+        }
+        vector_split(c, &a, whole, got);
     }
-    LLVMValueRef v = tjj_gpu_from_mem(&c->g, ld, t);
-    return guard_value(c, cont, before, v, other ? other : LLVMConstNull(LLVMTypeOf(v)));
+    for (int j = 0; j < v; j++)
+        got[j] = tjj_gpu_from_mem(&c->g, got[j], t);
+    LLVMBasicBlockRef then_end = LLVMGetInsertBlock(c->g.b);
+    guard_end(c, cont);
+    for (int j = 0; j < v; j++) {
+        out[j] = got[j];
+        if (!cont)
+            continue;
+        out[j] = LLVMBuildPhi(c->g.b, LLVMTypeOf(got[j]), "");
+        LLVMValueRef vals[2] = {got[j], other ? other[j] : LLVMConstNull(LLVMTypeOf(got[j]))};
+        LLVMBasicBlockRef blocks[2] = {then_end, before};
+        LLVMAddIncoming(out[j], vals, blocks, 2);
+    }
 }
 
 static void emit_load(codegen *c, const tji_op *op)
@@ -992,20 +1063,30 @@ static void emit_load(codegen *c, const tji_op *op)
     const tji_type *t = type_of(c, id);
     order_after_stores(c, STORED_PLAIN | STORED_ATOMIC);
     if (t->rank == 0) {
-        c->ssa[id] = masked_load(c, t, reg(c, op->args[0], 0), mask ? live_cond(reg(c, mask, 0)) : NULL,
-                                 other ? reg(c, other, 0) : NULL, op);
+        LLVMValueRef o = other ? reg(c, other, 0) : NULL;
+        masked_load(c, t, op, reg(c, op->args[0], 0), mask ? live_cond(reg(c, mask, 0)) : NULL,
+                    other ? &o : NULL, 1, &c->ssa[id]);
         return;
     }
     for (int i = 0; i < op->nargs; i++)
         if (op->args[i] && !check_same_layout(c, op->args[i], id))
             return;
     const tjp_layout *L = layout_of(c, id);
-    uint32_t rdup = reg_dup_mask(L);
+    int v = access_width(c, op, L, t);
+    uint32_t rdup = reg_dup_mask(L), n = (uint32_t)nregs_of(c, id);
     LLVMValueRef *out = regs_for(c, id);
-    for (uint32_t r = 0; r < (uint32_t)nregs_of(c, id) && c->g.status == TJ_OK; r++)
-        out[r] = r & rdup ? out[r & ~rdup]
-                          : masked_load(c, t, reg(c, op->args[0], r), mask ? live_cond(reg(c, mask, r)) : NULL,
-                                        other ? reg(c, other, r) : NULL, op);
+    for (uint32_t r = 0; v && r < n && c->g.status == TJ_OK; r += (uint32_t)v) {
+        if (r & rdup) {
+            for (int j = 0; j < v; j++)
+                out[r + (uint32_t)j] = out[(r & ~rdup) + (uint32_t)j];
+            continue;
+        }
+        LLVMValueRef others[MAX_VECTOR];
+        for (int j = 0; other && j < v; j++)
+            others[j] = reg(c, other, r + (uint32_t)j);
+        masked_load(c, t, op, reg(c, op->args[0], r), mask ? live_cond(reg(c, mask, r)) : NULL,
+                    other ? others : NULL, v, out + r);
+    }
 }
 
 static void emit_store(codegen *c, const tji_op *op)
@@ -1013,7 +1094,7 @@ static void emit_store(codegen *c, const tji_op *op)
     int32_t ptr = op->args[0], val = op->args[1], mask = op->nargs > 2 ? op->args[2] : 0;
     const tji_type *vt = type_of(c, val);
     const char *hint = hint_modifier(op);
-    int rank = rank_of(c, ptr);
+    int rank = rank_of(c, ptr), v = 1;
     LLVMValueRef owner;
     uint32_t n = 1, rdup = 0;
     if (rank == 0) {
@@ -1025,17 +1106,31 @@ static void emit_store(codegen *c, const tji_op *op)
         owner = owner_cond(c, L);
         n = (uint32_t)nregs_of(c, ptr);
         rdup = reg_dup_mask(L);
+        if (!(v = access_width(c, op, L, vt)))
+            return;
     }
-    for (uint32_t r = 0; r < n; r++) {
+    LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, vt);
+    vector_access a = vector_access_of(c, mem, v);
+    for (uint32_t r = 0; r < n; r += (uint32_t)v) {
         if (r & rdup)
             continue;
         LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(reg(c, mask, r)) : NULL);
         LLVMBasicBlockRef cont = guard_begin(c, cond, "store");
-        LLVMValueRef v = tjj_gpu_to_mem(&c->g, reg(c, val, r), vt);
-        if (*hint) {
-            hinted_store(c, reg(c, ptr, r), v, hint);
+        LLVMValueRef elems[MAX_VECTOR];
+        for (int j = 0; j < v; j++)
+            elems[j] = tjj_gpu_to_mem(&c->g, reg(c, val, r + (uint32_t)j), vt);
+        if (v > 1) {
+            LLVMValueRef whole = vector_join(c, &a, elems);
+            if (*hint) {
+                hinted_vector_store(c, &a, reg(c, ptr, r), whole, hint);
+            } else {
+                LLVMValueRef st = LLVMBuildStore(c->g.b, whole, reg(c, ptr, r));
+                LLVMSetAlignment(st, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
+            }
+        } else if (*hint) {
+            hinted_store(c, reg(c, ptr, r), elems[0], hint);
         } else {
-            LLVMValueRef st = LLVMBuildStore(c->g.b, v, reg(c, ptr, r));
+            LLVMValueRef st = LLVMBuildStore(c->g.b, elems[0], reg(c, ptr, r));
             LLVMSetAlignment(st, (unsigned)tj_dtype_size(vt->dtype));
         }
         guard_end(c, cont);
@@ -1310,27 +1405,36 @@ static void emit_reduce(codegen *c, const tji_op *op)
             combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
         }
     }
-    /* 3: warps along the axis, through shared memory in warp order */
+    /* 3: warps along the axis, through shared memory in warp order: part p
+     * of the partials holds the result tile, each element at its swizzled
+     * index (the swizzle pass's choice for the result's layout) */
+    tjp_shared_use use;
+    if (along[TJP_WARP] && c->g.status == TJ_OK && !tjp_shared_use_of(c->g.fn, c->g.plan, c->g.cur_op, &use))
+        FAIL(c, "internal error: the swizzle pass knows no shared memory for this reduction");
     if (along[TJP_WARP] && c->g.status == TJ_OK) {
-        uint32_t parts = 1u << __builtin_popcount(along[TJP_WARP]);
-        int64_t out_numel = rt->rank > 0 ? tji_numel(rt) : 1;
+        uint32_t parts = (uint32_t)use.parts;
+        int64_t out_numel = use.numel;
         LLVMTypeRef ct = LLVMTypeOf(acc[0]);
         uint64_t vbytes = parts * (uint64_t)out_numel * type_bytes(c, ct);
         uint64_t ibase = (vbytes + 3) & ~(uint64_t)3;
         LLVMValueRef smem = shared(c, is_arg ? ibase + parts * (uint64_t)out_numel * 4 : vbytes);
         LLVMValueRef my_part = extract_bits(c, c->warp, along[TJP_WARP]);
-        LLVMValueRef *oidx = tjs_xcalloc(n, sizeof(LLVMValueRef));
+        LLVMValueRef *oidx = tjs_xcalloc(n, sizeof(LLVMValueRef)), *iidx = tjs_xcalloc(n, sizeof(LLVMValueRef));
+        LLVMValueRef tv = swizzled_thread_index(c, &use.swizzle, &use.write);
+        LLVMValueRef ti = is_arg ? swizzled_thread_index(c, &use.index_swizzle, &use.write) : NULL;
         for (uint32_t r = 0; r < n; r++)
-            if (!(r & fold))
-                oidx[r] = rt->rank > 0 ? element_index(c, layout_of(c, id), r) : c_i32(c, 0);
+            if (!(r & fold)) {
+                oidx[r] = swizzled_index(c, &use.swizzle, tv, &use.write, r);
+                iidx[r] = is_arg ? swizzled_index(c, &use.index_swizzle, ti, &use.write, r) : NULL;
+            }
+        LLVMValueRef my_base = LLVMBuildMul(c->g.b, my_part, c_i32(c, out_numel), "");
         barrier(c);
         for (uint32_t r = 0; r < n; r++) {
             if (r & fold)
                 continue;
-            LLVMValueRef slot = LLVMBuildAdd(c->g.b, LLVMBuildMul(c->g.b, my_part, c_i32(c, out_numel), ""), oidx[r], "");
-            shared_store(c, smem, 0, slot, acc[r]);
+            shared_store(c, smem, 0, LLVMBuildAdd(c->g.b, my_base, oidx[r], ""), acc[r]);
             if (is_arg)
-                shared_store(c, smem, ibase, slot, acc_i[r]);
+                shared_store(c, smem, ibase, LLVMBuildAdd(c->g.b, my_base, iidx[r], ""), acc_i[r]);
         }
         barrier(c);
         for (uint32_t r = 0; r < n; r++) {
@@ -1339,7 +1443,10 @@ static void emit_reduce(codegen *c, const tji_op *op)
             for (uint32_t p = 0; p < parts; p++) {
                 LLVMValueRef slot = LLVMBuildAdd(c->g.b, oidx[r], c_i32(c, (int64_t)p * out_numel), "");
                 LLVMValueRef v = shared_load(c, smem, 0, ct, slot);
-                LLVMValueRef i = is_arg ? shared_load(c, smem, ibase, c->g.t_i32, slot) : NULL;
+                LLVMValueRef i = NULL;
+                if (is_arg)
+                    i = shared_load(c, smem, ibase, c->g.t_i32,
+                                    LLVMBuildAdd(c->g.b, iidx[r], c_i32(c, (int64_t)p * out_numel), ""));
                 if (!p) {
                     acc[r] = v;
                     acc_i[r] = i;
@@ -1349,6 +1456,7 @@ static void emit_reduce(codegen *c, const tji_op *op)
             }
         }
         free(oidx);
+        free(iidx);
     }
     if (c->g.status == TJ_OK) {
         LLVMValueRef *out = rt->rank > 0 ? regs_for(c, id) : NULL;
@@ -1381,10 +1489,17 @@ static void emit_cumsum(codegen *c, const tji_op *op)
     LLVMValueRef smem = shared(c, (uint64_t)tji_numel(t) * type_bytes(c, ct));
     uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
     LLVMBuilderRef b = c->g.b;
+    tjp_shared_use use;
+    if (!tjp_shared_use_of(c->g.fn, c->g.plan, c->g.cur_op, &use)) {
+        FAIL(c, "internal error: the swizzle pass knows no shared memory for this scan");
+        return;
+    }
+    const tjp_swizzle *S = &use.swizzle;
+    LLVMValueRef ts = swizzled_thread_index(c, S, L);
     barrier(c);
     for (uint32_t r = 0; r < n; r++)
         if (!(r & rdup))
-            shared_store(c, smem, 0, element_index(c, L, r), tjj_gpu_fext(&c->g, reg(c, x, r), dt));
+            shared_store(c, smem, 0, swizzled_index(c, S, ts, L, r), tjj_gpu_fext(&c->g, reg(c, x, r), dt));
     barrier(c);
     LLVMValueRef *out = regs_for(c, id);
     for (uint32_t r = 0; r < n; r++) {
@@ -1394,12 +1509,12 @@ static void emit_cumsum(codegen *c, const tji_op *op)
         }
         LLVMValueRef e = element_index(c, L, r);
         LLVMValueRef last = coordinate(c, t, e, op->axis);
-        LLVMValueRef base = LLVMBuildAnd(b, e, c_i32(c, ~axis_bits), "");
+        LLVMValueRef base = swizzled(c, b, S, LLVMBuildAnd(b, e, c_i32(c, ~axis_bits), ""), ~axis_bits);
         LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), loop = new_block(c, "cumsum"), done = new_block(c, "cumsum.end");
         LLVMBuildBr(b, loop);
         LLVMPositionBuilderAtEnd(b, loop);
         LLVMValueRef k = LLVMBuildPhi(b, c->g.t_i32, "k"), acc = LLVMBuildPhi(b, ct, "acc");
-        LLVMValueRef at = LLVMBuildOr(b, base, LLVMBuildShl(b, k, c_i32(c, shift), ""), "");
+        LLVMValueRef at = LLVMBuildXor(b, base, swizzled(c, b, S, LLVMBuildShl(b, k, c_i32(c, shift), ""), axis_bits), "");
         LLVMValueRef v = shared_load(c, smem, 0, ct, at);
         LLVMValueRef next = is_float ? LLVMBuildFAdd(b, acc, v, "") : LLVMBuildAdd(b, acc, v, "");
         LLVMValueRef next_k = LLVMBuildAdd(b, k, c_i32(c, 1), "");
@@ -1704,6 +1819,21 @@ static void emit_if(codegen *c, int32_t opi)
     }
 }
 
+/* ASSUME: a fact for the passes; the value is its operand's. */
+static void emit_assume(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0], id = op->result;
+    if (rank_of(c, id) == 0) {
+        c->ssa[id] = reg(c, x, 0);
+        return;
+    }
+    if (!check_same_layout(c, x, id))
+        return;
+    LLVMValueRef *out = regs_for(c, id);
+    for (uint32_t r = 0; r < (uint32_t)nregs_of(c, id); r++)
+        out[r] = reg(c, x, r);
+}
+
 static void emit_op(codegen *c, int32_t opi)
 {
     const tji_op *op = &c->g.fn->ops[opi];
@@ -1716,6 +1846,7 @@ static void emit_op(codegen *c, int32_t opi)
     case TJI_SPLAT: emit_splat(c, op); return;
     case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE: case TJI_PERMUTE: emit_shape_op(c, op); return;
     case TJI_CONVERT: emit_convert(c, op); return;
+    case TJI_ASSUME: emit_assume(c, op); return;
     case TJI_LOAD: emit_load(c, op); return;
     case TJI_STORE: emit_store(c, op); return;
     case TJI_ATOMIC: case TJI_ATOMIC_CAS: emit_atomic(c, op); return;

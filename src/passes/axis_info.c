@@ -12,7 +12,9 @@
  * Seeds: ARANGE is contiguous over its length and its start's divisibility;
  * a CONST is constant everywhere and remembered as a known value; program
  * ids know nothing; kernel parameters know what the caller's specialization
- * says (16-byte aligned, a multiple of 16, equal to 1).
+ * says (16-byte aligned, a multiple of 16, equal to 1); the user's hints
+ * (ASSUME: tj_multiple_of, tj_max_contiguous, tj_max_constancy) add what
+ * they state to what is known of their operand.
  *
  * Every count is a power of two, and runs start at indices that are
  * multiples of their length. That alignment is what lets the rules split a
@@ -280,6 +282,18 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
     case TJI_CONVERT:
         *r = *a;
         return;
+    case TJI_ASSUME: {
+        int last = ndims(t) - 1;
+        *r = *a;
+        if (op->assume == TJI_ASSUME_MULTIPLE_OF)
+            for (int d = 0; d < ndims(t); d++)
+                r->divisibility[d] = max32(r->divisibility[d], pow2_div(op->ival));
+        else if (op->assume == TJI_ASSUME_CONTIGUOUS)
+            r->contiguity[last] = max32(r->contiguity[last], (int32_t)op->ival);
+        else
+            r->constancy[last] = max32(r->constancy[last], (int32_t)op->ival);
+        return;
+    }
     case TJI_ADD:
     case TJI_SUB:
         if (!is_int)

@@ -9,6 +9,13 @@
  * lanes — to count the 32-byte sectors that request touches, next to the
  * fewest it could touch. It also names each layout conversion's class.
  *
+ * Shared memory gets the same treatment: for each step through it (a
+ * conversion that threads cannot do by renaming registers, the partials of
+ * a reduction across warps, a prefix sum) the swizzle the swizzle pass
+ * chose and, for the writes and the reads, the wavefronts of a warp request
+ * against the fewest possible, counted lane by lane (tjp_bank_cost): the
+ * bank conflicts per request.
+ *
  * The address map is only what axis info proves: along the pointer's most
  * contiguous dimension, runs of `contiguity` elements are one element apart
  * in memory. Within such a run a lane's address is its offset in the run
@@ -193,6 +200,45 @@ static void explain_access(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
     explain_request(b, L, p, dim, es);
 }
 
+/* One side (writes or reads) of a shared-memory buffer: wavefronts per
+ * warp request against the minimum, over all requests. */
+static void explain_banks(tjs_buf *b, const char *side, const tjp_layout *L, const tjp_swizzle *S)
+{
+    tjp_bank_count n;
+    tjp_bank_cost(L, S, &n);
+    tjs_buf_printf(b, "    shared %s: %d wavefront(s) per warp request at worst (minimum %d); "
+                   "%lld requests, %lld wavefronts (minimum %lld); ", side, n.worst, n.worst_minimum,
+                   (long long)n.requests, (long long)n.wavefronts, (long long)n.minimum);
+    if (n.wavefronts == n.minimum)
+        tjs_buf_printf(b, "bank conflicts: none\n");
+    else
+        tjs_buf_printf(b, "bank conflicts: %lld extra wavefronts\n", (long long)(n.wavefronts - n.minimum));
+}
+
+static void explain_buffer(tjs_buf *b, const char *what, const tjp_shared_use *use, const tjp_swizzle *S)
+{
+    tjs_buf_printf(b, "    shared memory%s: %d x %lld elements of %d bytes, swizzle: ", what, use->parts,
+                   (long long)use->numel, S->elem_bytes);
+    tjp_swizzle_print(b, S);
+    tjs_buf_printf(b, "\n");
+    explain_banks(b, "writes", &use->write, S);
+    explain_banks(b, use->parts > 1 ? "reads (of each part)" : "reads", &use->read, S);
+}
+
+/* A step through shared memory: the layouts that write and read the
+ * buffer, its swizzle, and the bank conflicts of both sides. */
+static void explain_shared(tjs_buf *b, const tjp_shared_use *use)
+{
+    tjs_buf_printf(b, "    shared writes in: ");
+    tjp_layout_print(b, &use->write);
+    tjs_buf_printf(b, "\n    shared reads in:  ");
+    tjp_layout_print(b, &use->read);
+    tjs_buf_printf(b, "\n");
+    explain_buffer(b, "", use, &use->swizzle);
+    if (use->has_index)
+        explain_buffer(b, " (indices)", use, &use->index_swizzle);
+}
+
 static void explain_convert(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
 {
     const tji_op *op = &fn->ops[i];
@@ -209,6 +255,28 @@ static void explain_convert(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
     tjp_layout_print(b, &plan->of[dst]);
     tjs_buf_printf(b, "\n    class: %s\n",
                    tjp_conversion_name(tjp_layout_conversion(&plan->of[src], &plan->of[dst])));
+    tjp_shared_use use;
+    if (tjp_shared_use_of(fn, plan, i, &use))
+        explain_shared(b, &use);
+    else
+        tjs_buf_printf(b, "    registers renamed, no shared memory\n");
+}
+
+/* REDUCE across warps and CUMSUM: their steps through shared memory. */
+static void explain_shared_op(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
+{
+    tjp_shared_use use;
+    if (!tjp_shared_use_of(fn, plan, i, &use))
+        return;
+    const tji_op *op = &fn->ops[i];
+    tjs_buf_printf(b, "%s (op %d) at %s:%d, %%%d along axis %d: ", tji_opcode_name(op->code), (int)i,
+                   op->loc.file ? op->loc.file : "?", op->loc.line, (int)op->args[0], op->axis);
+    if (op->code == TJI_REDUCE)
+        tjs_buf_printf(b, "partial results of %d warps through shared memory\n", use.parts);
+    else
+        tjs_buf_printf(b, "each element reads its prefix from shared memory (reads: step 0; the "
+                       "other steps move every lane alike)\n");
+    explain_shared(b, &use);
 }
 
 /* The ops of region r and the regions nested in it, in program order (the
@@ -225,6 +293,8 @@ static void explain_region(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
             explain_access(b, fn, plan, axis, i);
         else if (op->code == TJI_CONVERT)
             explain_convert(b, fn, plan, i);
+        else if (op->code == TJI_REDUCE || op->code == TJI_CUMSUM)
+            explain_shared_op(b, fn, plan, i);
         for (int n = 0; n < 2; n++)
             if (op->region[n] >= 0)
                 explain_region(b, fn, plan, axis, op->region[n]);

@@ -12,22 +12,33 @@
  *
  *  - A value takes the layout its last user (in program order) asks for;
  *    an earlier user that wants another gets a copy in its own layout.
- *  - Anchors pick their result layout themselves: a LOAD (and an atomic)
- *    takes the default layout of its shape — one element per thread per
- *    register, lanes along the contiguous last dimension, so a warp's
- *    request is coalesced; a REDUCE yields the slice of its operand's
- *    layout. Where users want something else, a CONVERT follows the op:
- *    this is how a transpose ends up going through shared memory.
+ *  - Anchors pick their layout themselves: a LOAD (and an atomic) takes
+ *    the layout the coalescing pass (coalesce.c) chose for it — lanes along
+ *    the pointer's contiguous dimension, a vector per thread — or, without
+ *    that table, the default layout of its shape (one element per thread
+ *    per register, lanes along the last dimension); a STORE works in its
+ *    own coalesced layout, so the value and the pointer are brought to it;
+ *    a REDUCE yields the slice of its operand's layout. Where users want
+ *    something else, a CONVERT follows the op: this is how a transpose
+ *    ends up going through shared memory, whether it is a PERMUTE or a
+ *    store whose pointer strides were swapped.
  *  - Other ops ask for their operands in the layout that makes the op a
  *    register-for-register copy: the same layout for element-wise ops, the
  *    slice for EXPAND_DIMS, broadcast dims folded to zero for BROADCAST,
  *    permuted coordinates for PERMUTE, the same bases for RESHAPE.
  *  - A copy in another layout is made by recomputing cheap values (aranges,
  *    splats, index arithmetic) in that layout; anything else is converted.
+ *    A value never gets a copy in the layout it already has, a copy of a
+ *    conversion's result is made from its source (the source itself when
+ *    that is the layout wanted: no convert(convert(x)), no conversion
+ *    back), and at the end conversions of one value to one layout that a
+ *    first one dominates are merged into it.
  *  - A loop-carried variable has one layout for its initial value, block
  *    argument, yield and result; so does each result of an IF.
  *
- * The pass changes the IR only by inserting ops; tji_verify still holds.
+ * The pass changes the IR by inserting ops and by taking merged
+ * conversions out of their regions; tji_verify still holds. The plan also
+ * records each LOAD's and STORE's vector width for the code generator.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +48,7 @@
 typedef struct assigner {
     tji_func *fn;
     int num_warps;
+    const tjp_coalesce_result *co; /* may be NULL */
     tjp_layout *of;      /* per value id */
     uint8_t *set;        /* per value id: layout chosen */
     int32_t cap;
@@ -216,6 +228,12 @@ static int32_t copy_in_layout(assigner *A, int32_t v, const tjp_layout *L, int32
 {
     tji_func *fn = A->fn;
     int32_t def = tji_val(fn, v)->def_op;
+    if (A->set[v] && layout_equal(&A->of[v], L))
+        return v;
+    /* A copy of a conversion's result is a conversion of its source (or the
+     * source itself): never convert(convert(x)). */
+    if (def >= 0 && fn->ops[def].code == TJI_CONVERT && A->set[fn->ops[def].args[0]])
+        return copy_in_layout(A, fn->ops[def].args[0], L, r, pos);
     tji_type type = *tji_typeof(fn, v);
     int32_t idx;
     if (can_recompute(fn, v, 0)) {
@@ -271,6 +289,14 @@ static void default_of(assigner *A, int32_t v, tjp_layout *out)
 {
     const tji_type *t = tji_typeof(A->fn, v);
     tjp_layout_default(out, t->rank, t->shape, A->num_warps);
+}
+
+/* The coalescing pass's layout for the access at op index opidx, if any. */
+static const tjp_layout *coalesced_of(const assigner *A, int32_t opidx)
+{
+    if (!A->co || opidx >= A->co->nops || !A->co->of[opidx].chosen)
+        return NULL;
+    return &A->co->of[opidx].layout;
 }
 
 /* An anchor's result is `natural`; users that asked for another layout get
@@ -363,10 +389,13 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         return;
     }
     case TJI_STORE: case TJI_PRINT: case TJI_ASSERT:
-        /* No result: work in whatever layout the first operand already has. */
+        /* No result: a store works in its coalesced layout; otherwise in
+         * whatever layout the first operand already has. */
         if (!is_tile(fn, op.args[0]))
             return;
-        if (A->set[op.args[0]])
+        if (coalesced_of(A, opidx))
+            L = *coalesced_of(A, opidx);
+        else if (A->set[op.args[0]])
             L = A->of[op.args[0]];
         else
             default_of(A, op.args[0], &L);
@@ -374,7 +403,10 @@ static void assign_op(assigner *A, int32_t r, int *pos)
     case TJI_LOAD: case TJI_ATOMIC: case TJI_ATOMIC_CAS:
         if (!is_tile(fn, op.result))
             return;
-        default_of(A, op.result, &L);
+        if (coalesced_of(A, opidx))
+            L = *coalesced_of(A, opidx);
+        else
+            default_of(A, op.result, &L);
         anchor_result(A, r, pos, opidx, &L);
         break;
     case TJI_REDUCE: {
@@ -420,12 +452,83 @@ static void assign_region(assigner *A, int32_t r)
     }
 }
 
-tj_status tjp_assign_layouts(tji_func *fn, int num_warps, tjp_layout_plan *plan)
+/* --- one conversion per value and layout -------------------------------- */
+
+/* Conversions of one value to one layout made for different users: the
+ * first in program order serves every later one it dominates, which are
+ * taken out of their regions (parent -1) and their results renamed. The
+ * walk goes forwards; `seen` holds the conversions visible at each point
+ * (earlier ones of this region and of the enclosing regions). */
+typedef struct seen_list {
+    int32_t n, cap;
+    int32_t *op;
+} seen_list;
+
+static void merge_converts(assigner *A, int32_t r, seen_list *seen, int32_t *rename)
+{
+    tji_func *fn = A->fn;
+    int32_t outer = seen->n, keep = 0;
+    tji_region *reg = &fn->regions[r];
+    for (int32_t i = 0; i < reg->nops; i++) {
+        int32_t opi = reg->ops[i];
+        tji_op *op = &fn->ops[opi];
+        for (int k = 0; k < op->nargs; k++)
+            if (op->args[k] > 0 && rename[op->args[k]])
+                op->args[k] = rename[op->args[k]];
+        if (op->code == TJI_CONVERT) {
+            int32_t same = 0;
+            for (int32_t j = 0; j < seen->n && !same; j++) {
+                const tji_op *other = &fn->ops[seen->op[j]];
+                if (other->args[0] == op->args[0] && layout_equal(&A->of[other->result], &A->of[op->result]))
+                    same = other->result;
+            }
+            if (same) {
+                rename[op->result] = same;
+                op->parent = -1;
+                continue;
+            }
+            if (seen->n == seen->cap) {
+                seen->cap = seen->cap ? 2 * seen->cap : 16;
+                seen->op = tjs_xrealloc(seen->op, sizeof *seen->op * (size_t)seen->cap);
+            }
+            seen->op[seen->n++] = opi;
+        }
+        reg->ops[keep++] = opi;
+        for (int k = 0; k < 2; k++)
+            if (op->region[k] >= 0)
+                merge_converts(A, op->region[k], seen, rename);
+    }
+    reg->nops = keep;
+    seen->n = outer;
+}
+
+/* Elements per global access: the coalescing pass's vector where the access
+ * ended up in the layout it was chosen for (always, for a table made for
+ * this function), else 1. */
+static uint8_t *vector_widths(const assigner *A)
+{
+    const tji_func *fn = A->fn;
+    uint8_t *vec = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        const tjp_layout *L = coalesced_of(A, i);
+        vec[i] = 1;
+        if (!L || op->parent < 0 || (op->code != TJI_LOAD && op->code != TJI_STORE))
+            continue;
+        int32_t anchor = op->code == TJI_LOAD ? op->result : op->args[0];
+        if (layout_equal(&A->of[anchor], L) && layout_equal(&A->of[op->args[0]], L))
+            vec[i] = (uint8_t)A->co->of[i].vector;
+    }
+    return vec;
+}
+
+tj_status tjp_assign_layouts(tji_func *fn, int num_warps, const tjp_coalesce_result *coalesced,
+                             tjp_layout_plan *plan)
 {
     if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)))
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps %d is not a power of two in 1..32",
                          fn->name, num_warps);
-    assigner A = {.fn = fn, .num_warps = num_warps};
+    assigner A = {.fn = fn, .num_warps = num_warps, .co = coalesced};
     ensure(&A);
     A.yield_layouts = tjs_xcalloc((size_t)fn->nregions + 1, sizeof *A.yield_layouts);
     assign_region(&A, 0);
@@ -434,10 +537,17 @@ tj_status tjp_assign_layouts(tji_func *fn, int num_warps, tjp_layout_plan *plan)
     for (int32_t v = 1; v <= fn->nvalues; v++)
         if (is_tile(fn, v) && !A.set[v])
             default_of(&A, v, &A.of[v]);
+    seen_list seen = {0};
+    int32_t *rename = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *rename);
+    merge_converts(&A, 0, &seen, rename);
+    free(rename);
+    free(seen.op);
     free(A.set);
     plan->num_warps = num_warps;
     plan->nvalues = fn->nvalues;
     plan->of = A.of;
+    plan->nops = fn->nops;
+    plan->vector = vector_widths(&A);
     return TJ_OK;
 }
 
@@ -532,5 +642,7 @@ tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan)
 void tjp_layout_plan_free(tjp_layout_plan *plan)
 {
     free(plan->of);
+    free(plan->vector);
     plan->of = NULL;
+    plan->vector = NULL;
 }

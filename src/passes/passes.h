@@ -46,8 +46,18 @@ typedef struct tjp_layout_plan {
     int num_warps;
     int32_t nvalues;      /* values of fn after the pass */
     tjp_layout *of;       /* per value id; unused for scalars (rank 0) */
+    int32_t nops;         /* ops of fn after the pass */
+    uint8_t *vector;      /* per op index: elements per global access of a
+                             LOAD/STORE (registers r..r+v-1, r % v == 0, hold
+                             consecutive addresses); 1 for everything else */
 } tjp_layout_plan;
-TJI_FUNC tj_status tjp_assign_layouts(tji_func *fn, int num_warps, tjp_layout_plan *plan);
+struct tjp_coalesce_result;
+/* coalesced: the coalescing pass's table (coalesce.c below), anchoring
+ * loads, stores and atomics; NULL anchors them at the default layout and
+ * gives every access a vector of 1. */
+TJI_FUNC tj_status tjp_assign_layouts(tji_func *fn, int num_warps,
+                                      const struct tjp_coalesce_result *coalesced,
+                                      tjp_layout_plan *plan);
 TJI_FUNC void tjp_layout_plan_free(tjp_layout_plan *plan);
 /* Checks a plan slot by slot: every op's operands hold, register for
  * register, the elements the op needs. A failure is a tjit bug. */
@@ -104,10 +114,85 @@ typedef struct tjp_access {
 TJI_FUNC tj_status tjp_access_vector(const tji_func *fn, const tjp_axis_info_result *info,
                                      int32_t op, tjp_access *out);
 
+/* coalesce.c — the layout each global access wants, from axis info: lanes
+ * along the pointer's most contiguous dimension, and per thread a vector as
+ * wide as contiguity, divisibility, the mask's constancy and 16 bytes allow
+ * (1 for atomics). Per op index, for tjp_assign_layouts; ops that are not
+ * LOAD, STORE or atomics with a tile pointer are not chosen. */
+typedef struct tjp_coalesce_choice {
+    int chosen;
+    int32_t vector;       /* elements per instruction, along layout's order[0] */
+    tjp_layout layout;    /* the access's layout (of its pointer tile) */
+} tjp_coalesce_choice;
+typedef struct tjp_coalesce_result {
+    int32_t nops;
+    tjp_coalesce_choice *of; /* per op index */
+} tjp_coalesce_result;
+TJI_FUNC tj_status tjp_coalesce(const tji_func *fn, const tjp_axis_info_result *axis, int num_warps,
+                                tjp_coalesce_result *out);
+TJI_FUNC void tjp_coalesce_free(tjp_coalesce_result *r);
+/* One line per chosen access: "op 7 load: vector 4, reg=[1,2,...] ...". */
+TJI_FUNC void tjp_coalesce_print(tjs_buf *b, const tji_func *fn, const tjp_coalesce_result *r);
+
+/* swizzle.c — shared-memory layouts (S of the design's chain). A CONVERT
+ * that cannot rename registers, a REDUCE across warps (its partial results)
+ * and a CUMSUM write a shared buffer in one distributed layout and read it
+ * in another. Element e of the buffer's tile lives at index A(e) = e ^ the
+ * XOR of flip[i] over the set bits i of e (flip[i] has only bits below i,
+ * so A is a permutation); the pass chooses flip so that neither the writes
+ * nor the reads of one warp request wait on bank conflicts. */
+typedef struct tjp_swizzle {
+    int elem_bytes;                 /* bytes of one element in shared memory */
+    uint32_t flip[TJP_MAX_BITS];    /* per index bit: what it XORs into the index */
+} tjp_swizzle;
+TJI_FUNC uint32_t tjp_swizzle_apply(const tjp_swizzle *S, uint32_t e);
+/* The swizzle under which every layout given is served without bank
+ * conflicts where the greedy construction finds one (else the cheapest
+ * found; no swizzle when that is already free of conflicts). */
+TJI_FUNC void tjp_swizzle_choose(tjp_swizzle *out, const tjp_layout *const *layouts,
+                                 int nlayouts, int elem_bytes);
+/* Prints "none (row-major)" or the flips, e.g. "32->1 64->2". */
+TJI_FUNC void tjp_swizzle_print(tjs_buf *b, const tjp_swizzle *S);
+
+/* Bank conflicts, counted lane by lane (independently of the construction):
+ * the shared-memory wavefronts of one warp request — register reg of every
+ * lane of warp warp accessing element L(reg, lane, warp) at index A(e) —
+ * per bank the distinct 4-byte words, the most of any bank; 8-byte
+ * elements are served half a warp at a time. *minimum: the fewest possible
+ * (distinct words / 32, rounded up, per half or whole warp). */
+TJI_FUNC int tjp_request_wavefronts(const tjp_layout *L, const tjp_swizzle *S, uint32_t reg,
+                                    uint32_t warp, int *minimum);
+/* Every request of L (registers that are not copies, all warps). */
+typedef struct tjp_bank_count {
+    int64_t requests, wavefronts, minimum;   /* totals */
+    int worst, worst_minimum;                /* the request with the most extra */
+} tjp_bank_count;
+TJI_FUNC void tjp_bank_cost(const tjp_layout *L, const tjp_swizzle *S, tjp_bank_count *out);
+
+/* A CONVERT from src to dst that only renames registers (the same threads
+ * hold the same elements); every other CONVERT goes through shared memory. */
+TJI_FUNC int tjp_convert_renames(const tjp_layout *src, const tjp_layout *dst);
+/* The shared-memory step of op i: 1 with *out filled for a CONVERT that
+ * does not rename, a REDUCE with warps along its axis and a CUMSUM; else 0.
+ * The code generator executes it, the explainer reports it. */
+typedef struct tjp_shared_use {
+    tjp_layout write, read;     /* who writes, who reads which element of the tile */
+    int64_t numel;              /* elements of that tile */
+    int parts;                  /* REDUCE: buffers of numel, one per warp along the axis */
+    tjp_swizzle swizzle;        /* the buffer's (its elem_bytes: of the buffer) */
+    int has_index;              /* argmax/argmin: a second buffer of i32 indices */
+    tjp_swizzle index_swizzle;
+} tjp_shared_use;
+TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                               tjp_shared_use *out);
+
 /* explain.c — the coalescing chain of every LOAD, STORE and atomic made
  * concrete (layout F, the pointer's address facts, vector width, sectors of
  * one warp request against the minimum) and the class of every TJI_CONVERT,
- * as malloc'ed text (TJIT_DUMP=layouts). NULL on a NULL argument. */
+ * and for each step through shared memory (CONVERT, REDUCE across warps,
+ * CUMSUM) its swizzle and the bank conflicts of its writes and reads
+ * (wavefronts per warp request against the minimum), as malloc'ed text
+ * (TJIT_DUMP=layouts). NULL on a NULL argument. */
 TJI_FUNC char *tjp_explain(const tji_func *fn, const tjp_layout_plan *plan,
                            const tjp_axis_info_result *axis);
 

@@ -1,0 +1,380 @@
+/*
+ * swizzle.c — shared-memory layouts (S of the design's chain) and their
+ * bank conflicts.
+ *
+ * Three GPU steps move a tile through shared memory: a layout conversion
+ * that threads cannot do by renaming registers (a transpose), the partial
+ * results of a reduction across warps, and a prefix sum. Each writes a
+ * buffer from one distributed layout W and reads it back in another, R. The
+ * element with row-major index e lives at buffer index A(e), where A is the
+ * buffer's shared layout S. This pass chooses A for every such step; the
+ * code generator only executes the choice, the explainer reports it.
+ *
+ * The bank model. Shared memory has 32 banks of 4-byte words; the lanes of
+ * one warp request that touch different words of one bank are served one
+ * after another (one wavefront per word), lanes touching one word share it.
+ * So which bits of the buffer index pick the bank depends on the element
+ * size: for 4-byte elements index bits 0..4; for 2- and 1-byte elements the
+ * lowest 1 or 2 bits pick a byte inside the word and bits 1..5 or 2..6 pick
+ * the bank; an 8-byte access is served half a warp at a time, so lanes 0..15
+ * form a request and bits 0..3 pick a pair of banks. Call those the bank
+ * bits [lo, lo + nb) and the bits above them the high bits.
+ *
+ * The algebra. A is linear over F2, A(e) = e ^ flip(e), where each high bit
+ * of e XORs a constant into the bank bits (flip[i] only has bits below i, so
+ * A is a permutation of the buffer: the array keeps its size, and any A is
+ * correct; A is chosen for speed). The layouts are linear too, so the
+ * buffer indices of one request — register r and warp w fixed, the lanes
+ * varying — are A(W(r, 0, w)) XOR the span of A(lane bases): the lane
+ * bases alone decide the conflicts, for every register and warp alike. With
+ * u(v) = A(v) >> lo (the word, or the 8-byte slot) and b(v) its bank bits,
+ * a request touches 2^rank{u(lane bases)} words spread over
+ * 2^rank{b(lane bases)} banks, every bank equally: it takes
+ * 2^(rank u - rank b) wavefronts, one when the bank vectors are as
+ * independent as the words.
+ *
+ * The greedy construction. For a layout, walk its lane bases (those of one
+ * request); a basis whose word is in the span of the earlier ones adds no
+ * word; one whose bank is new is fine; one whose bank is already spanned is
+ * repaired by giving one of its high bits that no earlier lane basis (of
+ * either layout) uses an image that turns its bank into a unit vector
+ * outside the span. Lane bases without such a free bit go first, so that
+ * the others avoid their banks. Fitting W then R and R then W, the pass
+ * keeps the cheapest of those and of no swizzle (ties to no swizzle, which
+ * costs no instructions). A transpose is the typical case: W's lanes run
+ * along the bank bits, R's along high bits, which get images that spread
+ * them over the 32 banks — the XOR swizzle col ^ row.
+ *
+ * The check. tjp_bank_cost does not trust the algebra above: it enumerates
+ * the 32 lanes of every request through tjp_layout_apply and A, collects
+ * the distinct words per bank, and counts wavefronts against the minimum
+ * (distinct words / 32, rounded up, per request phase). Tests and the
+ * explainer compare the two.
+ */
+#include <string.h>
+
+#include "passes.h"
+
+#define WARP_LANES 32
+#define BANKS 32
+#define WORD_BYTES 4
+#define WAVEFRONT_BYTES (BANKS * WORD_BYTES)
+
+static int log2_floor(uint32_t x)
+{
+    int n = 0;
+    while (x >> (n + 1))
+        n++;
+    return n;
+}
+
+/* --- the bank model -------------------------------------------------------- */
+
+typedef struct bank_model {
+    int lo;      /* index bits below lo pick bytes of one word (or slot) */
+    int nb;      /* bits lo .. lo + nb - 1 pick the bank (or pair of banks) */
+    int phase;   /* lane bits of one request: 5, or 4 for 8-byte elements */
+} bank_model;
+
+static bank_model bank_model_of(int elem_bytes)
+{
+    bank_model m;
+    int unit = elem_bytes > WORD_BYTES ? elem_bytes : WORD_BYTES;
+    m.lo = log2_floor((uint32_t)(unit / elem_bytes));
+    m.nb = log2_floor(BANKS) - log2_floor((uint32_t)(unit / WORD_BYTES));
+    m.phase = m.nb;
+    return m;
+}
+
+uint32_t tjp_swizzle_apply(const tjp_swizzle *S, uint32_t e)
+{
+    uint32_t a = e;
+    for (int i = 0; i < TJP_MAX_BITS; i++)
+        if (e >> i & 1)
+            a ^= S->flip[i];
+    return a;
+}
+
+/* --- spans over F2 --------------------------------------------------------- */
+
+typedef struct span {
+    int n;
+    uint32_t vec[TJP_MAX_BITS];   /* reduced, sorted by leading bit */
+} span;
+
+static uint32_t span_reduce(const span *s, uint32_t x)
+{
+    for (int i = 0; i < s->n; i++)
+        if ((x ^ s->vec[i]) < x)
+            x ^= s->vec[i];
+    return x;
+}
+
+/* Adds x; returns 0 when x was in the span already. */
+static int span_add(span *s, uint32_t x)
+{
+    x = span_reduce(s, x);
+    if (!x)
+        return 0;
+    int pos = s->n++;
+    while (pos > 0 && s->vec[pos - 1] < x) {
+        s->vec[pos] = s->vec[pos - 1];
+        pos--;
+    }
+    s->vec[pos] = x;
+    return 1;
+}
+
+/* Wavefronts of one request of L under S, by the algebra: 2^(rank of the
+ * lane bases' words - rank of their banks). */
+static int algebraic_cost(const tjp_swizzle *S, const tjp_layout *L)
+{
+    bank_model m = bank_model_of(S->elem_bytes);
+    span words = {0}, banks = {0};
+    for (int b = 0; b < L->nbits[TJP_LANE] && b < m.phase; b++) {
+        uint32_t u = tjp_swizzle_apply(S, L->basis[TJP_LANE][b]) >> m.lo;
+        span_add(&words, u);
+        span_add(&banks, u & ((1u << m.nb) - 1));
+    }
+    return 1 << (words.n - banks.n);
+}
+
+/* The greedy step for one layout; *used holds the high bits (as index bits)
+ * that earlier lane bases depend on, whose images must stay. */
+static void fit(tjp_swizzle *S, const tjp_layout *L, uint32_t *used)
+{
+    bank_model m = bank_model_of(S->elem_bytes);
+    uint32_t bank_mask = (1u << m.nb) - 1, high_mask = ~((1u << (m.lo + m.nb)) - 1);
+    int n = L->nbits[TJP_LANE] < m.phase ? L->nbits[TJP_LANE] : m.phase;
+    uint32_t fixed = 0;
+    for (int b = 0; b < n; b++)
+        if (!(L->basis[TJP_LANE][b] & high_mask & ~*used))
+            fixed |= 1u << b;
+    span words = {0}, banks = {0};
+    for (int round = 0; round < 2; round++)
+        for (int b = 0; b < n; b++) {
+            if ((fixed >> b & 1) != (round == 0))
+                continue; /* the fixed ones in the first round, the others in the second */
+            uint32_t e = L->basis[TJP_LANE][b], free_bits = e & high_mask & ~*used;
+            *used |= e & high_mask;
+            uint32_t u = tjp_swizzle_apply(S, e) >> m.lo, bank = u & bank_mask;
+            if (!span_reduce(&words, u))
+                continue; /* no new word: no new conflict */
+            if (span_reduce(&banks, bank) && span_add(&banks, bank)) {
+                span_add(&words, u);
+                continue;
+            }
+            if (!free_bits) {
+                span_add(&words, u); /* a conflict the swizzle cannot remove */
+                continue;
+            }
+            /* Fewer banks than lanes are spanned, so some unit vector is not. */
+            uint32_t unit = 1;
+            while (!span_reduce(&banks, unit))
+                unit <<= 1;
+            S->flip[__builtin_ctz(free_bits)] ^= (bank ^ unit) << m.lo;
+            span_add(&banks, unit);
+            span_add(&words, u ^ bank ^ unit);
+        }
+}
+
+void tjp_swizzle_choose(tjp_swizzle *out, const tjp_layout *const *layouts, int nlayouts,
+                        int elem_bytes)
+{
+    memset(out, 0, sizeof *out);
+    out->elem_bytes = elem_bytes;
+    int best = 0;
+    for (int k = 0; k < nlayouts; k++)
+        best += algebraic_cost(out, layouts[k]);
+    if (best == nlayouts)
+        return;
+    for (int first = 0; first < nlayouts; first++) {
+        tjp_swizzle s = {.elem_bytes = elem_bytes};
+        uint32_t used = 0;
+        for (int k = 0; k < nlayouts; k++)
+            fit(&s, layouts[(first + k) % nlayouts], &used);
+        int cost = 0;
+        for (int k = 0; k < nlayouts; k++)
+            cost += algebraic_cost(&s, layouts[k]);
+        if (cost < best) {
+            best = cost;
+            *out = s;
+        }
+    }
+}
+
+/* --- the check: banks lane by lane ----------------------------------------- */
+
+int tjp_request_wavefronts(const tjp_layout *L, const tjp_swizzle *S, uint32_t reg, uint32_t warp,
+                           int *minimum)
+{
+    int es = S->elem_bytes;
+    int phase_lanes = es > WORD_BYTES ? WAVEFRONT_BYTES / es : WARP_LANES;
+    int wavefronts = 0, least = 0;
+    for (int start = 0; start < WARP_LANES; start += phase_lanes) {
+        uint32_t words[2 * WARP_LANES];
+        int nwords = 0;
+        for (int lane = start; lane < start + phase_lanes; lane++) {
+            uint64_t byte = (uint64_t)tjp_swizzle_apply(S, tjp_layout_apply(L, reg, (uint32_t)lane, warp)) * (uint64_t)es;
+            for (uint64_t w = byte / WORD_BYTES; w <= (byte + (uint64_t)es - 1) / WORD_BYTES; w++) {
+                int seen = 0;
+                for (int k = 0; k < nwords && !seen; k++)
+                    seen = words[k] == (uint32_t)w;
+                if (!seen)
+                    words[nwords++] = (uint32_t)w;
+            }
+        }
+        int per_bank[BANKS] = {0}, most = 0;
+        for (int k = 0; k < nwords; k++)
+            if (++per_bank[words[k] % BANKS] > most)
+                most = per_bank[words[k] % BANKS];
+        wavefronts += most;
+        least += (nwords + BANKS - 1) / BANKS;
+    }
+    if (minimum)
+        *minimum = least;
+    return wavefronts;
+}
+
+void tjp_bank_cost(const tjp_layout *L, const tjp_swizzle *S, tjp_bank_count *out)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t copies = 0;
+    for (int b = 0; b < L->nbits[TJP_REG]; b++)
+        if (!L->basis[TJP_REG][b])
+            copies |= 1u << b;
+    for (uint32_t w = 0; w < 1u << L->nbits[TJP_WARP]; w++)
+        for (uint32_t r = 0; r < 1u << L->nbits[TJP_REG]; r++) {
+            if (r & copies)
+                continue; /* a copy of another register: not written or read again */
+            int least, n = tjp_request_wavefronts(L, S, r, w, &least);
+            out->requests++;
+            out->wavefronts += n;
+            out->minimum += least;
+            if (n - least > out->worst - out->worst_minimum || out->requests == 1) {
+                out->worst = n;
+                out->worst_minimum = least;
+            }
+        }
+}
+
+/* --- the steps that go through shared memory ------------------------------- */
+
+int tjp_convert_renames(const tjp_layout *src, const tjp_layout *dst)
+{
+    if (src->nbits[TJP_LANE] != dst->nbits[TJP_LANE] || src->nbits[TJP_WARP] != dst->nbits[TJP_WARP])
+        return 0;
+    for (int in = TJP_LANE; in <= TJP_WARP; in++)
+        if (memcmp(src->basis[in], dst->basis[in], sizeof(uint32_t) * (size_t)src->nbits[in]))
+            return 0;
+    uint32_t ns = 1u << src->nbits[TJP_REG];
+    for (uint32_t r = 0; r < 1u << dst->nbits[TJP_REG]; r++) {
+        uint32_t e = tjp_layout_apply(dst, r, 0, 0), s = 0;
+        while (s < ns && tjp_layout_apply(src, s, 0, 0) != e)
+            s++;
+        if (s == ns)
+            return 0;
+    }
+    return 1;
+}
+
+/* Bytes of one element in shared memory: i1 as a byte, pointers as 8;
+ * computed (reductions and scans), 16-bit floats as f32. */
+static int shared_bytes(const tji_type *t, int computed)
+{
+    if (t->is_ptr)
+        return 8;
+    int bits = tjs_dtype_bits(t->dtype);
+    if (computed && tjs_dtype_is_float(t->dtype) && bits < 32)
+        return 4;
+    return bits < 8 ? 1 : bits / 8;
+}
+
+/* Bits of a row-major index of a tile of type t that hold dimension dim. */
+static uint32_t dim_bits(const tji_type *t, int dim)
+{
+    int shift = 0;
+    for (int d = dim + 1; d < t->rank; d++)
+        shift += log2_floor((uint32_t)t->shape[d]);
+    return ((uint32_t)t->shape[dim] - 1) << shift;
+}
+
+int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                      tjp_shared_use *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!fn || !plan || i < 0 || i >= fn->nops)
+        return 0;
+    const tji_op *op = &fn->ops[i];
+    if (op->nargs < 1 || op->args[0] > plan->nvalues || op->result > plan->nvalues)
+        return 0;
+    const tji_type *t = tji_typeof(fn, op->args[0]);
+    if (t->rank == 0)
+        return 0;
+    const tjp_layout *L = &plan->of[op->args[0]];
+    out->parts = 1;
+    switch (op->code) {
+    case TJI_CONVERT: {
+        const tjp_layout *to = &plan->of[op->result];
+        if (tjp_convert_renames(L, to))
+            return 0;
+        out->write = *L;
+        out->read = *to;
+        out->numel = tji_numel(t);
+        const tjp_layout *both[2] = {L, to};
+        tjp_swizzle_choose(&out->swizzle, both, 2, shared_bytes(t, 0));
+        return 1;
+    }
+    case TJI_REDUCE: {
+        uint32_t axis = dim_bits(t, op->axis), across = 0;
+        for (int b = 0; b < L->nbits[TJP_WARP]; b++) {
+            uint32_t v = L->basis[TJP_WARP][b];
+            if (v && (v & axis) == v)
+                across++;
+        }
+        if (!across)
+            return 0;
+        tjp_layout_slice(&out->write, L, op->axis);
+        out->read = out->write;
+        out->parts = 1 << across;
+        out->numel = tji_numel(tji_typeof(fn, op->result));
+        const tjp_layout *one[1] = {&out->write};
+        tjp_swizzle_choose(&out->swizzle, one, 1, shared_bytes(t, 1));
+        if (op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN) {
+            out->has_index = 1;
+            tjp_swizzle_choose(&out->index_swizzle, one, 1, 4);
+        }
+        return 1;
+    }
+    case TJI_CUMSUM: {
+        /* The scan of an element reads its whole prefix along the axis: at
+         * step k every lane reads its element with the axis coordinate
+         * replaced by k. That is the layout with the axis bits cleared,
+         * XOR a constant, which moves no lane to another bank or word. */
+        uint32_t axis = dim_bits(t, op->axis);
+        out->write = *L;
+        out->read = *L;
+        for (int in = 0; in < TJP_NIN; in++)
+            for (int b = 0; b < L->nbits[in]; b++)
+                out->read.basis[in][b] &= ~axis;
+        out->numel = tji_numel(t);
+        const tjp_layout *both[2] = {&out->write, &out->read};
+        tjp_swizzle_choose(&out->swizzle, both, 2, shared_bytes(t, 1));
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+void tjp_swizzle_print(tjs_buf *b, const tjp_swizzle *S)
+{
+    int any = 0;
+    for (int i = 0; i < TJP_MAX_BITS; i++)
+        if (S->flip[i]) {
+            tjs_buf_printf(b, "%s%u->%u", any ? " " : "index ^= bit ", 1u << i, S->flip[i]);
+            any = 1;
+        }
+    if (!any)
+        tjs_buf_printf(b, "none (row-major)");
+}
