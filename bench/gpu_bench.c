@@ -7,9 +7,20 @@
  * vector add (2^28 elements); strided add, out[i] = x[i*s] + y[i*s] for
  * s = 1, 2, 4, 8 (2^25 outputs); transpose (8192 x 8192, 64 x 64 tiles on a
  * 2-D grid; once with tj_trans, once as transpose_ptrs, storing the tile
- * through swapped pointers); row softmax (8192 x 4096, one program per row, BLOCK = 4096);
- * 3x3 box filter with zero padding (8192 x 8192, 16 x 64 tiles). Tile sizes
+ * through swapped pointers); row softmax (8192 x 4096, one program per row,
+ * BLOCK = 4096); 3x3 box filter with zero padding (8192 x 8192). Tile sizes
  * and warp counts are the ones triton_bench.py uses.
+ *
+ * Softmax and the box filter also run in a few other configurations, the
+ * same list on both sides (softmax_warps_tried and box_configs here,
+ * SOFTMAX_WARPS_TRIED and BOX_CONFIGS in triton_bench.py): the first of
+ * each list is the reference row ("softmax", "box_filter"), the others are
+ * named after their configuration ("softmax_w8", "box_filter_32x64_w8"), so
+ * that each compiler's best configuration can be compared too. One more
+ * softmax, "softmax_fast", computes the same function with the cheaper math
+ * a user may choose: exp2((x - max) * log2(e)) and one reciprocal of the sum
+ * per row multiplied in, instead of exp and a division per element; next to
+ * "softmax" it shows what the element-wise math costs.
  *
  * Definitions, the same on both sides:
  *
@@ -78,8 +89,7 @@
 enum {
     ADD_BLOCK = 1024, ADD_WARPS = 4,
     TRANSPOSE_TILE = 64, TRANSPOSE_WARPS = 4,
-    SOFTMAX_WARPS = 16,
-    BOX_BLOCK_H = 16, BOX_BLOCK_W = 64, BOX_WARPS = 4,
+    SOFTMAX_WARPS = 16, /* the reference configuration: the first of the lists below */
     PRIMER_BLOCK = 128,
     LAUNCH_N = 4096, LAUNCH_CALLS = 1000, LAUNCH_BATCHES = 5
 };
@@ -160,6 +170,23 @@ TJ_KERNEL(softmax_kernel,
                        .other = tj_f32(-INFINITY));
     tj_val num = tj_exp(tj_sub(x, tj_max(x, 0)));
     tj_store(tj_add(dst, tj_add(row_start, offs)), tj_div(num, tj_sum(num, 0)), .mask = mask);
+}
+
+/* The same function as softmax_kernel with the cheaper math: exp2 of the
+ * scaled difference (one ex2 instruction) and one reciprocal per row. */
+TJ_KERNEL(softmax_fast_kernel,
+          TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(cols, i32),
+                    TJ_SCALAR(row_stride, i32)),
+          TJ_CONSTS(BLOCK))
+{
+    tj_val row_start = tj_mul(tj_program_id(0), row_stride);
+    tj_val offs = tj_arange(0, BLOCK);
+    tj_val mask = tj_lt(offs, cols);
+    tj_val x = tj_load(tj_add(src, tj_add(row_start, offs)), .mask = mask,
+                       .other = tj_f32(-INFINITY));
+    tj_val num = tj_exp2(tj_mul(tj_sub(x, tj_max(x, 0)), 1.4426950408889634f));
+    tj_store(tj_add(dst, tj_add(row_start, offs)), tj_mul(num, tj_div(1.0f, tj_sum(num, 0))),
+             .mask = mask);
 }
 
 TJ_KERNEL(box_filter_kernel,
@@ -341,7 +368,15 @@ struct job {
     tj_buffer x, y, out;
     int32_t n, stride;        /* vector and strided add */
     int32_t rows, cols;       /* transpose, softmax (rows x cols), box (height x width) */
+    int tile_r, tile_c;       /* box filter tile */
+    int warps;                /* softmax, box filter */
 };
+
+/* The configurations tried on both sides (triton_bench.py has the same
+ * lists); the first of each is the reference one. */
+static const int softmax_warps_tried[] = {SOFTMAX_WARPS, 8, 4};
+static const struct { int tile_r, tile_c, warps; } box_configs[] = {
+    {16, 64, 4}, {32, 64, 4}, {32, 64, 8}, {16, 128, 4}, {32, 128, 8}, {64, 64, 8}};
 
 static tj_device *dev;
 static int use_events = 1, runs = 100, warmup = 10;
@@ -393,18 +428,25 @@ static int64_t next_pow2(int64_t n)
 
 static tj_status launch_softmax(const struct job *j)
 {
-    tj_launch_cfg cfg = {.grid = {j->rows}, .num_warps = SOFTMAX_WARPS};
+    tj_launch_cfg cfg = {.grid = {j->rows}, .num_warps = j->warps};
     return softmax_kernel_launch(dev, &cfg, j->x, j->out, j->cols, j->cols,
                                  next_pow2(j->cols));
 }
 
+static tj_status launch_softmax_fast(const struct job *j)
+{
+    tj_launch_cfg cfg = {.grid = {j->rows}, .num_warps = j->warps};
+    return softmax_fast_kernel_launch(dev, &cfg, j->x, j->out, j->cols, j->cols,
+                                      next_pow2(j->cols));
+}
+
 static tj_status launch_box_filter(const struct job *j)
 {
-    tj_launch_cfg cfg = {.grid = {(j->rows + BOX_BLOCK_H - 1) / BOX_BLOCK_H,
-                                  (j->cols + BOX_BLOCK_W - 1) / BOX_BLOCK_W},
-                         .num_warps = BOX_WARPS};
-    return box_filter_kernel_launch(dev, &cfg, j->x, j->out, j->rows, j->cols, BOX_BLOCK_H,
-                                    BOX_BLOCK_W);
+    tj_launch_cfg cfg = {.grid = {(j->rows + j->tile_r - 1) / j->tile_r,
+                                  (j->cols + j->tile_c - 1) / j->tile_c},
+                         .num_warps = j->warps};
+    return box_filter_kernel_launch(dev, &cfg, j->x, j->out, j->rows, j->cols, j->tile_r,
+                                    j->tile_c);
 }
 
 /* The median time of one launch in ms (see the top comment), or a negative
@@ -823,16 +865,17 @@ int main(int argc, char **argv)
         host_nan[i] = NAN;
 
     /* Compiler start-up, cold compiles and launch cost on small buffers. */
-    struct job small = {"vector_add", launch_vector_add, device_buffer(host_x, LAUNCH_N),
-                        device_buffer(host_y, LAUNCH_N), device_buffer(NULL, LAUNCH_N),
-                        LAUNCH_N, 1, 0, 0};
+    struct job small = {.kernel = "vector_add", .launch = launch_vector_add,
+                        .x = device_buffer(host_x, LAUNCH_N), .y = device_buffer(host_y, LAUNCH_N),
+                        .out = device_buffer(NULL, LAUNCH_N), .n = LAUNCH_N, .stride = 1};
     struct job primer = small;
     primer.kernel = "primer";
     primer.launch = launch_primer;
     ok &= measure_compile("first_compile", &primer);
     ok &= measure_compile("cold_compile", &small);
-    struct job small_softmax = {"softmax", launch_softmax, small.x, {0}, small.out, 0, 0,
-                                LAUNCH_N / (int32_t)sm_cols, (int32_t)sm_cols};
+    struct job small_softmax = {.kernel = "softmax", .launch = launch_softmax, .x = small.x,
+                                .out = small.out, .rows = LAUNCH_N / (int32_t)sm_cols,
+                                .cols = (int32_t)sm_cols, .warps = SOFTMAX_WARPS};
     ok &= measure_compile("cold_compile", &small_softmax);
     const int64_t add_consts[] = {ADD_BLOCK}, softmax_consts[] = {next_pow2(sm_cols)};
     ok &= measure_ptx_compile("vector_add", vector_add_kernel, add_consts, 1, ADD_WARPS);
@@ -844,26 +887,34 @@ int main(int argc, char **argv)
     /* The big buffers: every kernel reads x (and y) and writes out. */
     tj_buffer x = device_buffer(host_x, (size_t)add_n), y = device_buffer(host_y, (size_t)add_n);
     tj_buffer out = device_buffer(NULL, (size_t)add_n);
-    char params[160];
+    char params[256];
 
-    struct job add = {"vector_add", launch_vector_add, x, y, out, (int32_t)add_n, 1, 0, 0};
-    snprintf(params, sizeof params, ",\"block\":%d,\"num_warps\":%d", ADD_BLOCK, ADD_WARPS);
+    struct job add = {.kernel = "vector_add", .launch = launch_vector_add, .x = x, .y = y,
+                      .out = out, .n = (int32_t)add_n, .stride = 1};
+    snprintf(params, sizeof params,
+             ",\"block\":%d,\"num_warps\":%d,\"config\":\"BLOCK %d, %d warps\"", ADD_BLOCK,
+             ADD_WARPS, ADD_BLOCK, ADD_WARPS);
     ok &= bench(&add, (size_t)add_n, check_vector_add, 3.0 * (double)add_n * 4, params);
 
     for (int s = 1; s <= 8; s *= 2) {
         char name[32];
         snprintf(name, sizeof name, "strided_add_s%d", s);
-        struct job strided = {name, launch_strided_add, x, y, out, (int32_t)strided_n, s, 0, 0};
-        snprintf(params, sizeof params, ",\"stride\":%d,\"block\":%d,\"num_warps\":%d", s,
-                 ADD_BLOCK, ADD_WARPS);
+        struct job strided = {.kernel = name, .launch = launch_strided_add, .x = x, .y = y,
+                              .out = out, .n = (int32_t)strided_n, .stride = s};
+        snprintf(params, sizeof params,
+                 ",\"stride\":%d,\"block\":%d,\"num_warps\":%d,"
+                 "\"config\":\"BLOCK %d, %d warps\"",
+                 s, ADD_BLOCK, ADD_WARPS, ADD_BLOCK, ADD_WARPS);
         ok &= bench(&strided, (size_t)strided_n, check_strided_add,
                     3.0 * (double)strided_n * 4, params);
     }
 
-    struct job transpose = {"transpose", launch_transpose, x, {0}, out, 0, 0, (int32_t)tr_n,
-                            (int32_t)tr_n};
-    snprintf(params, sizeof params, ",\"tile\":[%d,%d],\"num_warps\":%d", TRANSPOSE_TILE,
-             TRANSPOSE_TILE, TRANSPOSE_WARPS);
+    struct job transpose = {.kernel = "transpose", .launch = launch_transpose, .x = x,
+                            .out = out, .rows = (int32_t)tr_n, .cols = (int32_t)tr_n};
+    snprintf(params, sizeof params,
+             ",\"tile\":[%d,%d],\"num_warps\":%d,\"config\":\"%dx%d tiles, %d warps\"",
+             TRANSPOSE_TILE, TRANSPOSE_TILE, TRANSPOSE_WARPS, TRANSPOSE_TILE, TRANSPOSE_TILE,
+             TRANSPOSE_WARPS);
     ok &= bench(&transpose, (size_t)(tr_n * tr_n), check_transpose,
                 2.0 * (double)(tr_n * tr_n) * 4, params);
 
@@ -872,19 +923,45 @@ int main(int argc, char **argv)
     ok &= bench(&transpose, (size_t)(tr_n * tr_n), check_transpose,
                 2.0 * (double)(tr_n * tr_n) * 4, params);
 
-    struct job softmax = {"softmax", launch_softmax, x, {0}, out, 0, 0, (int32_t)sm_rows,
-                          (int32_t)sm_cols};
-    snprintf(params, sizeof params, ",\"block\":%lld,\"num_warps\":%d",
-             (long long)next_pow2(sm_cols), SOFTMAX_WARPS);
-    ok &= bench(&softmax, (size_t)(sm_rows * sm_cols), check_softmax,
-                2.0 * (double)(sm_rows * sm_cols) * 4, params);
+    const int n_softmax = (int)(sizeof softmax_warps_tried / sizeof softmax_warps_tried[0]);
+    for (int i = 0; i <= n_softmax; i++) {
+        /* Each warp count tried, then softmax_fast at the reference one. */
+        int fast = i == n_softmax, warps = fast ? SOFTMAX_WARPS : softmax_warps_tried[i];
+        char name[32];
+        if (fast)
+            snprintf(name, sizeof name, "softmax_fast");
+        else if (i == 0)
+            snprintf(name, sizeof name, "softmax");
+        else
+            snprintf(name, sizeof name, "softmax_w%d", warps);
+        struct job softmax = {.kernel = name, .launch = fast ? launch_softmax_fast : launch_softmax,
+                              .x = x, .out = out, .rows = (int32_t)sm_rows,
+                              .cols = (int32_t)sm_cols, .warps = warps};
+        snprintf(params, sizeof params,
+                 ",\"block\":%lld,\"num_warps\":%d,\"config\":\"BLOCK %lld, %d warps%s\"",
+                 (long long)next_pow2(sm_cols), warps, (long long)next_pow2(sm_cols), warps,
+                 fast ? ", exp2 + 1/sum" : "");
+        ok &= bench(&softmax, (size_t)(sm_rows * sm_cols), check_softmax,
+                    2.0 * (double)(sm_rows * sm_cols) * 4, params);
+    }
 
-    struct job box = {"box_filter", launch_box_filter, x, {0}, out, 0, 0, (int32_t)box_n,
-                      (int32_t)box_n};
-    snprintf(params, sizeof params, ",\"tile\":[%d,%d],\"num_warps\":%d", BOX_BLOCK_H,
-             BOX_BLOCK_W, BOX_WARPS);
-    ok &= bench(&box, (size_t)(box_n * box_n), check_box_filter,
-                2.0 * (double)(box_n * box_n) * 4, params);
+    for (size_t i = 0; i < sizeof box_configs / sizeof box_configs[0]; i++) {
+        char name[48];
+        if (i == 0)
+            snprintf(name, sizeof name, "box_filter");
+        else
+            snprintf(name, sizeof name, "box_filter_%dx%d_w%d", box_configs[i].tile_r,
+                     box_configs[i].tile_c, box_configs[i].warps);
+        struct job box = {.kernel = name, .launch = launch_box_filter, .x = x, .out = out,
+                          .rows = (int32_t)box_n, .cols = (int32_t)box_n,
+                          .tile_r = box_configs[i].tile_r, .tile_c = box_configs[i].tile_c,
+                          .warps = box_configs[i].warps};
+        snprintf(params, sizeof params,
+                 ",\"tile\":[%d,%d],\"num_warps\":%d,\"config\":\"%dx%d tiles, %d warps\"",
+                 box.tile_r, box.tile_c, box.warps, box.tile_r, box.tile_c, box.warps);
+        ok &= bench(&box, (size_t)(box_n * box_n), check_box_filter,
+                    2.0 * (double)(box_n * box_n) * 4, params);
+    }
 
     tj_device_close(dev);
     free(host_x);

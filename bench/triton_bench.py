@@ -11,6 +11,13 @@ plus PyTorch's own operators where one does the same job, and the device
 copy bandwidth that every figure is reported against. bench/gpu_compare.sh
 runs both programs in one go and joins their output.
 
+Softmax and the box filter run in the same few configurations as in
+gpu_bench.c (SOFTMAX_WARPS_TRIED and BOX_CONFIGS here, softmax_warps_tried
+and box_configs there; the first of each is the reference row, the others
+are named after their configuration), so that each side's best
+configuration can be compared as well; "softmax_fast" is the same softmax
+with exp2 and one reciprocal of the sum per row.
+
 What is measured and how (the same definitions as gpu_bench.c):
 
   bandwidth     each kernel is launched WARMUP times, then RUNS times with a
@@ -62,8 +69,9 @@ import triton.language as tl  # noqa: E402
 # Tile sizes and warp counts: the same constants as bench/gpu_bench.c.
 ADD_BLOCK, ADD_WARPS = 1024, 4
 TRANSPOSE_TILE, TRANSPOSE_WARPS = 64, 4
-SOFTMAX_WARPS = 16
-BOX_BLOCK_H, BOX_BLOCK_W, BOX_WARPS = 16, 64, 4
+SOFTMAX_WARPS_TRIED = (16, 8, 4)  # the first is the reference configuration
+BOX_CONFIGS = ((16, 64, 4), (32, 64, 4), (32, 64, 8), (16, 128, 4), (32, 128, 8), (64, 64, 8))
+SOFTMAX_WARPS = SOFTMAX_WARPS_TRIED[0]
 LAUNCH_N, LAUNCH_CALLS, LAUNCH_BATCHES = 4096, 1000, 5
 
 
@@ -122,6 +130,16 @@ def softmax_kernel(src_ptr, dst_ptr, cols, row_stride, BLOCK: tl.constexpr):
     x = tl.load(src_ptr + row_start + offs, mask=mask, other=-float("inf"))
     num = tl.exp(x - tl.max(x, axis=0))
     tl.store(dst_ptr + row_start + offs, num / tl.sum(num, axis=0), mask=mask)
+
+
+@triton.jit
+def softmax_fast_kernel(src_ptr, dst_ptr, cols, row_stride, BLOCK: tl.constexpr):
+    row_start = tl.program_id(0) * row_stride
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(src_ptr + row_start + offs, mask=mask, other=-float("inf"))
+    num = tl.exp2((x - tl.max(x, axis=0)) * 1.4426950408889634)
+    tl.store(dst_ptr + row_start + offs, num * (1.0 / tl.sum(num, axis=0)), mask=mask)
 
 
 @triton.jit
@@ -205,6 +223,20 @@ def check_and_report(ok, kernel, detail):
     return ok
 
 
+def first_run(kernel, fn, output, check):
+    """Poisons output with NaN, runs fn once (compiling it) and returns
+    check()'s verdict; a failure to compile or run is a record with "error"
+    and returns None, and the run goes on."""
+    try:
+        output.fill_(float("nan"))
+        fn()
+        return check()
+    except Exception as err:  # e.g. a configuration that needs too many resources
+        emit({"impl": "triton", "what": "bandwidth", "kernel": kernel, "error": repr(err)})
+        print(f"triton_bench: {kernel}: {err!r}", file=sys.stderr)
+        return None
+
+
 def main():
     global RUNS, WARMUP, DEVICE_NAME
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -285,7 +317,7 @@ def main():
     ok = check_and_report(torch.equal(out, x + y), "vector_add", "differs from x + y")
     all_ok &= ok
     bandwidth("triton", "vector_add", [add_n], 3 * add_n * 4, add, ok,
-              block=ADD_BLOCK, num_warps=ADD_WARPS)
+              block=ADD_BLOCK, num_warps=ADD_WARPS, config=f"BLOCK {ADD_BLOCK}, {ADD_WARPS} warps")
     bandwidth("torch", "vector_add", [add_n], 3 * add_n * 4,
               lambda: torch.add(x, y, out=out))
 
@@ -305,7 +337,8 @@ def main():
         all_ok &= ok
         name = f"strided_add_s{s}"
         bandwidth("triton", name, [strided_n], 3 * strided_n * 4, strided, ok,
-                  stride=s, block=ADD_BLOCK, num_warps=ADD_WARPS)
+                  stride=s, block=ADD_BLOCK, num_warps=ADD_WARPS,
+                  config=f"BLOCK {ADD_BLOCK}, {ADD_WARPS} warps")
         xs, ys, os_ = x[::s][:strided_n], y[::s][:strided_n], out[:strided_n]
         bandwidth("torch", name, [strided_n], 3 * strided_n * 4,
                   lambda xs=xs, ys=ys, os_=os_: torch.add(xs, ys, out=os_), stride=s)
@@ -325,8 +358,9 @@ def main():
     ok = check_and_report(torch.equal(dst, src.t()), "transpose", "differs from src.t()")
     all_ok &= ok
     nbytes = 2 * tr_n * tr_n * 4
+    tr_config = f"{TRANSPOSE_TILE}x{TRANSPOSE_TILE} tiles, {TRANSPOSE_WARPS} warps"
     bandwidth("triton", "transpose", [tr_n, tr_n], nbytes, transpose, ok,
-              tile=[TRANSPOSE_TILE, TRANSPOSE_TILE], num_warps=TRANSPOSE_WARPS)
+              tile=[TRANSPOSE_TILE, TRANSPOSE_TILE], num_warps=TRANSPOSE_WARPS, config=tr_config)
     bandwidth("torch", "transpose", [tr_n, tr_n], nbytes, lambda: dst.copy_(src.t()))
 
     def transpose_ptrs():
@@ -338,49 +372,55 @@ def main():
     ok = check_and_report(torch.equal(dst, src.t()), "transpose_ptrs", "differs from src.t()")
     all_ok &= ok
     bandwidth("triton", "transpose_ptrs", [tr_n, tr_n], nbytes, transpose_ptrs, ok,
-              tile=[TRANSPOSE_TILE, TRANSPOSE_TILE], num_warps=TRANSPOSE_WARPS)
+              tile=[TRANSPOSE_TILE, TRANSPOSE_TILE], num_warps=TRANSPOSE_WARPS, config=tr_config)
 
-    # row softmax, one program per row
+    # row softmax, one program per row: each warp count tried, then
+    # softmax_fast at the reference one
     src = x[: sm_rows * sm_cols].view(sm_rows, sm_cols)
     dst = out[: sm_rows * sm_cols].view(sm_rows, sm_cols)
-
-    def softmax():
-        softmax_kernel[(sm_rows,)](src, dst, sm_cols, sm_cols, BLOCK=sm_block,
-                                   num_warps=SOFTMAX_WARPS)
-
-    dst.fill_(float("nan"))
-    softmax()
     ref = torch.softmax(src.double(), dim=1)
-    ok = check_and_report(torch.allclose(dst.double(), ref, rtol=1e-4, atol=1e-7), "softmax",
-                          f"max abs error {(dst.double() - ref).abs().max().item():.3g}")
-    all_ok &= ok
-    del ref
     nbytes = 2 * sm_rows * sm_cols * 4
-    bandwidth("triton", "softmax", [sm_rows, sm_cols], nbytes, softmax, ok,
-              block=sm_block, num_warps=SOFTMAX_WARPS)
+    variants = [("softmax" if i == 0 else f"softmax_w{w}", softmax_kernel, w, "")
+                for i, w in enumerate(SOFTMAX_WARPS_TRIED)]
+    variants.append(("softmax_fast", softmax_fast_kernel, SOFTMAX_WARPS, ", exp2 + 1/sum"))
+    for name, kernel, warps, extra in variants:
+        def softmax(kernel=kernel, warps=warps):
+            kernel[(sm_rows,)](src, dst, sm_cols, sm_cols, BLOCK=sm_block, num_warps=warps)
+
+        ok = first_run(name, softmax, dst, lambda: check_and_report(
+            torch.allclose(dst.double(), ref, rtol=1e-4, atol=1e-7), name,
+            f"max abs error {(dst.double() - ref).abs().max().item():.3g}"))
+        all_ok &= bool(ok)
+        if ok is not None:
+            bandwidth("triton", name, [sm_rows, sm_cols], nbytes, softmax, ok,
+                      block=sm_block, num_warps=warps,
+                      config=f"BLOCK {sm_block}, {warps} warps{extra}")
+    del ref
     bandwidth("torch", "softmax", [sm_rows, sm_cols], nbytes,
               lambda: torch.softmax(src, dim=1))
 
-    # 3x3 box filter with zero padding
+    # 3x3 box filter with zero padding, in each configuration tried
     src = x[: box_h * box_w].view(box_h, box_w)
     dst = out[: box_h * box_w].view(box_h, box_w)
-    grid = (triton.cdiv(box_h, BOX_BLOCK_H), triton.cdiv(box_w, BOX_BLOCK_W))
-
-    def box():
-        box_filter_kernel[grid](src, dst, box_h, box_w, BLOCK_H=BOX_BLOCK_H,
-                                BLOCK_W=BOX_BLOCK_W, num_warps=BOX_WARPS)
-
-    dst.fill_(float("nan"))
-    box()
     weight = torch.full((1, 1, 3, 3), 1.0 / 9.0, device=dev, dtype=torch.float64)
     ref = F.conv2d(src.double()[None, None], weight, padding=1)[0, 0]
-    ok = check_and_report(torch.allclose(dst.double(), ref, rtol=1e-5, atol=1e-5), "box_filter",
-                          f"max abs error {(dst.double() - ref).abs().max().item():.3g}")
-    all_ok &= ok
-    del ref
     nbytes = 2 * box_h * box_w * 4
-    bandwidth("triton", "box_filter", [box_h, box_w], nbytes, box, ok,
-              tile=[BOX_BLOCK_H, BOX_BLOCK_W], num_warps=BOX_WARPS)
+    for i, (bh, bw, warps) in enumerate(BOX_CONFIGS):
+        name = "box_filter" if i == 0 else f"box_filter_{bh}x{bw}_w{warps}"
+        grid = (triton.cdiv(box_h, bh), triton.cdiv(box_w, bw))
+
+        def box(grid=grid, bh=bh, bw=bw, warps=warps):
+            box_filter_kernel[grid](src, dst, box_h, box_w, BLOCK_H=bh, BLOCK_W=bw,
+                                    num_warps=warps)
+
+        ok = first_run(name, box, dst, lambda: check_and_report(
+            torch.allclose(dst.double(), ref, rtol=1e-5, atol=1e-5), name,
+            f"max abs error {(dst.double() - ref).abs().max().item():.3g}"))
+        all_ok &= bool(ok)
+        if ok is not None:
+            bandwidth("triton", name, [box_h, box_w], nbytes, box, ok,
+                      tile=[bh, bw], num_warps=warps, config=f"{bh}x{bw} tiles, {warps} warps")
+    del ref
     img, weight32 = src[None, None], weight.float()
     bandwidth("torch", "box_filter", [box_h, box_w], nbytes,
               lambda: F.conv2d(img, weight32, padding=1), how="conv2d")

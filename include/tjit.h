@@ -502,6 +502,20 @@ TJ_API tj_status tj_kernel_ptx_args(const tj_kernel *kernel, const tj_arg *args,
                                     const int64_t *consts, int nconsts, const char *target,
                                     int num_warps, char **out_ptx);
 
+/* The layout explainer: builds a kernel as a GPU launch with args would
+ * (args NULL: tjit buffers and scalars of unknown value, as tj_kernel_ptx)
+ * and writes, to a malloc'ed string the caller frees, how each load, store
+ * and atomic is coalesced — its layout (which thread holds which element),
+ * what is known of its addresses, the vector width, the 32-byte sectors
+ * one warp request touches against the minimum — and for every step
+ * through shared memory (a layout conversion, a reduction across warps, a
+ * prefix sum) its swizzle and the bank conflicts of its writes and reads.
+ * TJIT_DUMP=layouts prints the same for every kernel compiled. No GPU is
+ * needed; num_warps as in tj_kernel_ptx. */
+TJ_API tj_status tj_kernel_explain(const tj_kernel *kernel, const tj_arg *args, int nargs,
+                                   const int64_t *consts, int nconsts, int num_warps,
+                                   char **out_text);
+
 /* ------------------------------------------------------------------------ */
 /* Internals used by the macros above (names with tj__ are not API)         */
 /* ------------------------------------------------------------------------ */

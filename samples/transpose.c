@@ -14,7 +14,12 @@
  *     roles of rows and columns swapped (dst + c * rows + r) — the same
  *     result with strided stores, the "G" of the addressing chain at work.
  *
- *     usage: transpose [rows cols]     (default 1000 x 1500, tiles 32 x 32)
+ * With --explain it runs nothing and prints, for both kernels, what tjit
+ * made of their accesses (tj_kernel_explain): the layouts, the vector
+ * widths, the sectors per warp request and the shared-memory transpose's
+ * swizzle and bank conflicts — for the arguments a launch would get.
+ *
+ *     usage: transpose [--explain] [rows cols]   (default 1000 x 1500, tiles 32 x 32)
  */
 #include "common.h"
 
@@ -72,8 +77,28 @@ static void launch(void *ctx)
                                         TILE_R, TILE_C));
 }
 
+/* --explain: the explainer's view of both kernels for these sizes. */
+static int explain(int32_t rows, int32_t cols)
+{
+    const tj_kernel *kernels[] = {transpose_trans, transpose_pointers};
+    const tj_arg args[] = {TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_I32(rows),
+                           TJ_ARG_I32(cols)};
+    const int64_t tiles[] = {TILE_R, TILE_C};
+    for (int k = 0; k < 2; k++) {
+        char *text;
+        CHECK(tj_kernel_explain(kernels[k], args, 4, tiles, 2, 0, &text));
+        printf("%s\n", text);
+        free(text);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--explain") == 0) {
+        argc--, argv++;
+        return explain((int32_t)size_arg(argc, argv, 1, 1024), (int32_t)size_arg(argc, argv, 2, 1024));
+    }
     const int64_t rows = size_arg(argc, argv, 1, 1000);
     const int64_t cols = size_arg(argc, argv, 2, 1500);
     if (rows * cols > INT32_MAX) {

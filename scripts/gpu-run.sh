@@ -16,20 +16,31 @@
 #     from its TAP output: ok, not ok, skipped, and whether the count matched
 #     its plan and the program exited 0.
 #  2. samples: each sample once more at its default (large) size on the GPU.
-#  3. the benchmark: bench/gpu_compare.sh, where it exists, under a limit
+#  3. Nsight Compute on the transpose sample: its shared-memory bank
+#     conflicts (scripts/gpu-ncu.sh transpose).
+#  4. the benchmark: bench/gpu_compare.sh, where it exists, under a limit
 #     (TJIT_SKIP_BENCH=1 leaves it out).
+#  5. Nsight Compute on softmax and the box filter, tjit against Triton
+#     (scripts/gpu-ncu.sh kernels; left out with the benchmark).
+#  TJIT_SKIP_NCU=1 leaves out 3 and 5; a failure of ncu (no permission for
+#  the counters, say) is reported and changes nothing else.
 #
 # Limits in seconds: TJIT_TEST_LIMIT per test program (300),
 # TJIT_SAMPLE_LIMIT per sample (60), TJIT_BENCH_LIMIT for the benchmark
-# (240); TJIT_TEST_JOBS test programs at a time (8). Other variables reach
-# the programs, e.g. TJ_DIFF_PROGRAMS for the differential test.
+# (240), TJIT_NCU_LIMIT per ncu run (60; 2 runs in 3, 2 in 5);
+# TJIT_TEST_JOBS test programs at a time (8). Other variables reach the
+# programs, e.g. TJ_DIFF_PROGRAMS for the differential test. Expected on an
+# H200: tests and samples under a minute, each ncu part under a minute, the
+# benchmark under two minutes. The benchmark and the ncu runs stop at 8
+# minutes together even when every limit is hit; mind the device call's own
+# limit (600 s) when raising them.
 #
 # Output: a summary on stdout (totals per device, then every failing point
 # with its diagnostics) and in $OUT: summary.txt, tests-cpu.log and
-# tests-gpu.log (every test's full output), samples.log and bench/ (what
-# gpu_compare.sh writes) — within the device tool's 8 files. Without $OUT
-# the files go to a temporary folder, named at the end. The exit status is
-# 0 when every test passed.
+# tests-gpu.log (every test's full output), samples.log, ncu.txt (all that
+# ncu printed) and bench/ (what gpu_compare.sh writes: 3 files) — the
+# device tool's 8 files. Without $OUT the files go to a temporary folder,
+# named at the end. The exit status is 0 when every test passed.
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 2
@@ -192,16 +203,39 @@ for sample in "$root"/samples/*; do
 done
 say "samples done ($(elapsed))"
 
-# --- 3. the benchmark -----------------------------------------------------------
+# --- 3. Nsight Compute: the transpose sample's bank conflicts --------------------
+# ncu_part PART: scripts/gpu-ncu.sh PART, its summary into ours (it reports
+# its own failures and always returns).
+ncu_part() {
+    say ""
+    if [ -n "${TJIT_SKIP_NCU:-}" ]; then
+        say "== ncu $1 skipped (TJIT_SKIP_NCU)"
+    elif [ "$has_gpu_status" -ne 0 ]; then
+        say "== ncu $1 skipped: no usable GPU (has_gpu exit $has_gpu_status)"
+    else
+        say "== ncu $1 (scripts/gpu-ncu.sh; all its output in ncu.txt; $(elapsed))"
+        bash scripts/gpu-ncu.sh "$1" "$root" "$out/ncu.txt" 2>&1 | tee -a "$summary"
+    fi
+}
+ncu_part transpose
+
+# --- 4. the benchmark -----------------------------------------------------------
 say ""
 if [ -n "${TJIT_SKIP_BENCH:-}" ]; then
     say "== benchmark skipped (TJIT_SKIP_BENCH)"
 elif [ -f bench/gpu_compare.sh ] && [ -x "$root/bench/gpu_bench" ]; then
-    say "== bench/gpu_compare.sh (limit ${BENCH_LIMIT}s)"
+    say "== bench/gpu_compare.sh (limit ${BENCH_LIMIT}s; $(elapsed))"
     GPU_COMPARE_OUT=$out/bench timeout "$BENCH_LIMIT" bash bench/gpu_compare.sh "$root/bench/gpu_bench" \
         >"$logs/bench.out" 2>&1
     say "gpu_compare exit status $?"
-    tail -n 40 "$logs/bench.out" | tee -a "$summary"
+    # The table (also in bench/table.txt), else the end of what it printed.
+    if grep -q '^devices:' "$logs/bench.out"; then
+        sed -n '/^devices:/,$p' "$logs/bench.out" | tee -a "$summary"
+    else
+        tail -n 40 "$logs/bench.out" | tee -a "$summary"
+    fi
+    # --- 5. Nsight Compute: softmax and the box filter, tjit against Triton
+    ncu_part kernels
 else
     say "== no bench/gpu_compare.sh or gpu_bench: benchmark skipped"
 fi

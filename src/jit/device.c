@@ -690,24 +690,12 @@ static uint64_t spec_without_args(const tj_kernel *kernel)
     return key;
 }
 
-/* TJIT_DUMP=layouts: each access's coalescing chain and each conversion. */
-static void dump_layouts(const tji_func *fn, const tjp_layout_plan *plan,
-                         const tjp_axis_info_result *axis)
+/* The GPU passes up to the layouts: axis info for the arguments spec
+ * describes, coalescing, layouts, and the checks of both. fn gains the
+ * layout pass's conversions. */
+static tj_status gpu_layouts(tji_func *fn, const tjp_param_spec *spec, int num_warps,
+                             tjp_layout_plan *plan)
 {
-    char *text = tjp_explain(fn, plan, axis);
-    if (text)
-        fprintf(stderr, "%s", text);
-    free(text);
-}
-
-/* Layouts, verification and PTX for sm_<sm>: the GPU half of the pipeline
- * after tji_build, for the arguments spec_key describes (tjf_spec_key).
- * fn gains the layout pass's conversions. */
-static tj_status gpu_code(tji_func *fn, uint64_t spec_key, int num_warps, int sm,
-                          tjp_layout_plan *plan, tjj_gpu_code *code)
-{
-    tjp_param_spec *spec = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *spec);
-    spec_of_key(fn, spec_key, spec);
     tjp_axis_info_result axis = {0};
     tjp_coalesce_result coalesced = {0};
     tj_status st = tjp_axis_info(fn, spec, &axis);
@@ -719,17 +707,42 @@ static tj_status gpu_code(tji_func *fn, uint64_t spec_key, int num_warps, int sm
         st = tji_verify(fn);
     if (st == TJ_OK)
         st = tjp_check_layouts(fn, plan);
+    tjp_coalesce_free(&coalesced);
+    tjp_axis_info_free(&axis);
+    return st;
+}
+
+/* The explainer's text for fn after gpu_layouts (axis info again, of the
+ * values the layout pass added), malloc'ed into *text. */
+static tj_status explain_layouts(const tji_func *fn, const tjp_param_spec *spec,
+                                 const tjp_layout_plan *plan, char **text)
+{
+    tjp_axis_info_result axis = {0};
+    tj_status st = tjp_axis_info(fn, spec, &axis);
+    if (st == TJ_OK)
+        *text = tjp_explain(fn, plan, &axis);
+    tjp_axis_info_free(&axis);
+    return st;
+}
+
+/* Layouts, verification and PTX for sm_<sm>: the GPU half of the pipeline
+ * after tji_build, for the arguments spec_key describes (tjf_spec_key).
+ * TJIT_DUMP=layouts prints the explainer's text on the way. */
+static tj_status gpu_code(tji_func *fn, uint64_t spec_key, int num_warps, int sm,
+                          tjp_layout_plan *plan, tjj_gpu_code *code)
+{
+    tjp_param_spec *spec = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *spec);
+    spec_of_key(fn, spec_key, spec);
+    tj_status st = gpu_layouts(fn, spec, num_warps, plan);
     if (st == TJ_OK && tjs_dump_enabled("layouts")) {
-        /* axis info again, of fn with the layout pass's new values */
-        tjp_axis_info_free(&axis);
-        st = tjp_axis_info(fn, spec, &axis);
-        if (st == TJ_OK)
-            dump_layouts(fn, plan, &axis);
+        char *text = NULL;
+        st = explain_layouts(fn, spec, plan, &text);
+        if (text)
+            fprintf(stderr, "%s", text);
+        free(text);
     }
     if (st == TJ_OK)
         st = tjj_gpu_compile(fn, plan, sm, code);
-    tjp_coalesce_free(&coalesced);
-    tjp_axis_info_free(&axis);
     free(spec);
     return st;
 }
@@ -1028,6 +1041,39 @@ tj_status tj_kernel_ptx_args(const tj_kernel *kernel, const tj_arg *args, int na
 {
     return kernel_ptx("tj_kernel_ptx_args", kernel, args, nargs, consts, nconsts, target, num_warps,
                       out_ptx);
+}
+
+tj_status tj_kernel_explain(const tj_kernel *kernel, const tj_arg *args, int nargs,
+                            const int64_t *consts, int nconsts, int num_warps, char **out_text)
+{
+    static const char who[] = "tj_kernel_explain";
+    tjs_clear_error();
+    if (!out_text)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: out_text is NULL", who);
+    *out_text = NULL;
+    if (num_warps == 0)
+        num_warps = DEFAULT_NUM_WARPS;
+    if (!valid_num_warps(num_warps))
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "%s: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
+                         who, num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
+    uint64_t key = 0;
+    tj_status st = spec_of_args(who, kernel, args, nargs, &key);
+    tji_func *fn = NULL;
+    if (st == TJ_OK)
+        st = tji_build(kernel, consts, nconsts, &fn);
+    if (st != TJ_OK)
+        return st;
+    tjp_param_spec *spec = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *spec);
+    spec_of_key(fn, key, spec);
+    tjp_layout_plan plan = {0};
+    st = gpu_layouts(fn, spec, num_warps, &plan);
+    if (st == TJ_OK)
+        st = explain_layouts(fn, spec, &plan, out_text);
+    tjp_layout_plan_free(&plan);
+    free(spec);
+    tji_func_free(fn);
+    return st;
 }
 
 /* --- launches -------------------------------------------------------------- */

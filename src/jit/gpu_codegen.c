@@ -803,45 +803,13 @@ static ptx_access ptx_access_of(const codegen *c, LLVMTypeRef mem)
 static LLVMValueRef inline_ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
                                LLVMValueRef *args, unsigned nargs)
 {
-    LLVMTypeRef params[MAX_VECTOR_PARTS + 1];
+    LLVMTypeRef params[MAX_VECTOR_PARTS + 2];
     for (unsigned i = 0; i < nargs; i++)
         params[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret, params, nargs, 0);
     LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints),
                                        1, 0, LLVMInlineAsmDialectATT, 0);
     return LLVMBuildCall2(c->g.b, fty, fn, args, nargs, "");
-}
-
-static LLVMValueRef hinted_load(codegen *c, LLVMTypeRef mem, LLVMValueRef ptr, const char *hint)
-{
-    ptx_access a = ptx_access_of(c, mem);
-    char text[96], constraints[32];
-    snprintf(text, sizeof text, "ld.global%s%s $0, [$1];", hint, a.suffix);
-    snprintf(constraints, sizeof constraints, "=%s,l,~{memory}", a.constraint);
-    LLVMValueRef v = inline_ptx(c, a.reg, text, constraints, &ptr, 1);
-    if (mem == a.reg)
-        return v;
-    if (mem == c->g.t_i8)
-        return LLVMBuildTrunc(c->g.b, v, mem, "");
-    if (LLVMGetTypeKind(mem) == LLVMPointerTypeKind)
-        return LLVMBuildIntToPtr(c->g.b, v, mem, "");
-    return LLVMBuildBitCast(c->g.b, v, mem, "");
-}
-
-static void hinted_store(codegen *c, LLVMValueRef ptr, LLVMValueRef v, const char *hint)
-{
-    LLVMTypeRef mem = LLVMTypeOf(v);
-    ptx_access a = ptx_access_of(c, mem);
-    if (mem == c->g.t_i8)
-        v = LLVMBuildZExt(c->g.b, v, a.reg, "");
-    else if (LLVMGetTypeKind(mem) == LLVMPointerTypeKind)
-        v = LLVMBuildPtrToInt(c->g.b, v, a.reg, "");
-    else if (mem != a.reg)
-        v = LLVMBuildBitCast(c->g.b, v, a.reg, "");
-    char text[96], constraints[32];
-    snprintf(text, sizeof text, "st.global%s%s [$0], $1;", hint, a.suffix);
-    snprintf(constraints, sizeof constraints, "l,%s,~{memory}", a.constraint);
-    inline_ptx(c, c->g.t_void, text, constraints, (LLVMValueRef[]){ptr, v}, 2);
 }
 
 /* Vector accesses. The plan gives each LOAD and STORE a width v (elements):
@@ -865,7 +833,7 @@ static vector_access vector_access_of(codegen *c, LLVMTypeRef mem, int v)
 {
     uint64_t bytes = type_bytes(c, mem), total = bytes * (uint64_t)v;
     vector_access a = {.v = v, .mem = mem};
-    if (bytes >= 4) {
+    if (bytes >= 4 || v == 1) {
         a.part = ptx_access_of(c, mem);
         a.nparts = v;
     } else {
@@ -929,45 +897,130 @@ static const char *vector_modifier(int nparts)
     return nparts == 4 ? ".v4" : nparts == 2 ? ".v2" : "";
 }
 
-static LLVMValueRef hinted_vector_load(codegen *c, const vector_access *a, LLVMValueRef ptr, const char *hint)
+/* The register form of one element (memory form x) for the asm, and back. */
+static LLVMValueRef to_part(codegen *c, LLVMValueRef x, LLVMTypeRef part)
 {
-    char regs[64], text[160], constraints[64];
-    asm_operands(regs, sizeof regs, 0, a->nparts);
-    snprintf(text, sizeof text, "ld.global%s%s%s %s, [$%d];", hint, vector_modifier(a->nparts),
-             a->part.suffix, regs, a->nparts);
-    int n = 0;
-    for (int i = 0; i < a->nparts; i++)
-        n += snprintf(constraints + n, sizeof constraints - (size_t)n, "=%s,", a->part.constraint);
-    snprintf(constraints + n, sizeof constraints - (size_t)n, "l,~{memory}");
-    if (a->nparts == 1)
-        return inline_ptx(c, a->whole, text, constraints, &ptr, 1);
-    LLVMTypeRef parts[MAX_VECTOR_PARTS];
-    for (int i = 0; i < a->nparts; i++)
-        parts[i] = a->part.reg;
-    LLVMValueRef got = inline_ptx(c, LLVMStructTypeInContext(c->g.ctx, parts, (unsigned)a->nparts, 0), text,
-                                  constraints, &ptr, 1);
-    LLVMValueRef whole = LLVMGetPoison(a->whole);
-    for (int i = 0; i < a->nparts; i++)
-        whole = LLVMBuildInsertElement(c->g.b, whole, LLVMBuildExtractValue(c->g.b, got, (unsigned)i, ""),
-                                       c_i32(c, i), "");
-    return whole;
+    LLVMTypeRef mem = LLVMTypeOf(x);
+    if (mem == part)
+        return x;
+    if (mem == c->g.t_i8)
+        return LLVMBuildZExt(c->g.b, x, part, "");
+    if (LLVMGetTypeKind(mem) == LLVMPointerTypeKind)
+        return LLVMBuildPtrToInt(c->g.b, x, part, "");
+    return LLVMBuildBitCast(c->g.b, x, part, "");
 }
 
-static void hinted_vector_store(codegen *c, const vector_access *a, LLVMValueRef ptr, LLVMValueRef whole,
-                                const char *hint)
+static LLVMValueRef from_part(codegen *c, LLVMValueRef x, LLVMTypeRef mem)
 {
+    if (LLVMTypeOf(x) == mem)
+        return x;
+    if (mem == c->g.t_i8)
+        return LLVMBuildTrunc(c->g.b, x, mem, "");
+    if (LLVMGetTypeKind(mem) == LLVMPointerTypeKind)
+        return LLVMBuildIntToPtr(c->g.b, x, mem, "");
+    return LLVMBuildBitCast(c->g.b, x, mem, "");
+}
+
+/* The parts of v elements (memory form) as the asm's registers. */
+static void parts_of(codegen *c, const vector_access *a, LLVMValueRef *elems, LLVMValueRef *parts)
+{
+    if (a->v == 1) {
+        parts[0] = to_part(c, elems[0], a->part.reg);
+        return;
+    }
+    LLVMValueRef whole = vector_join(c, a, elems);
+    for (int i = 0; i < a->nparts; i++)
+        parts[i] = a->nparts == 1 ? whole : LLVMBuildExtractElement(c->g.b, whole, c_i32(c, i), "");
+}
+
+/* The v elements (memory form) that the asm's registers hold. */
+static void elems_of(codegen *c, const vector_access *a, LLVMValueRef *parts, LLVMValueRef *elems)
+{
+    if (a->v == 1) {
+        elems[0] = from_part(c, parts[0], a->mem);
+        return;
+    }
+    LLVMValueRef whole = parts[0];
+    if (a->nparts > 1) {
+        whole = LLVMGetPoison(a->whole);
+        for (int i = 0; i < a->nparts; i++)
+            whole = LLVMBuildInsertElement(c->g.b, whole, parts[i], c_i32(c, i), "");
+    }
+    vector_split(c, a, whole, elems);
+}
+
+/* The mov suffix for a register of constraint k ("h", "r", "l", "f", "d"). */
+static const char *mov_suffix(const char *k)
+{
+    return *k == 'h' ? ".b16" : *k == 'r' ? ".b32" : *k == 'l' ? ".b64" : *k == 'f' ? ".f32" : ".f64";
+}
+
+/* One ld.global of a (its parts) from ptr, with the cache hint (""), under
+ * predicate pred (NULL: always); where pred is false the registers keep
+ * others (the parts of `other`). out gets the parts. */
+static void asm_load(codegen *c, const vector_access *a, LLVMValueRef ptr, const char *hint,
+                     LLVMValueRef pred, LLVMValueRef *others, LLVMValueRef *out)
+{
+    int n = a->nparts, len = 0;
+    char regs[64], text[512], constraints[96];
+    asm_operands(regs, sizeof regs, 0, n);
+    /* operands: n outputs, ptr ($n), pred ($n+1), n fallbacks */
+    for (int i = 0; pred && i < n; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "mov%s $%d, $%d;\n\t",
+                        mov_suffix(a->part.constraint), i, n + 2 + i);
+    if (pred)
+        len += snprintf(text + len, sizeof text - (size_t)len, "@$%d ", n + 1);
+    snprintf(text + len, sizeof text - (size_t)len, "ld.global%s%s%s %s, [$%d];", hint,
+             vector_modifier(n), a->part.suffix, regs, n);
+    len = 0;
+    for (int i = 0; i < n; i++)
+        len += snprintf(constraints + len, sizeof constraints - (size_t)len, "=&%s,", a->part.constraint);
+    len += snprintf(constraints + len, sizeof constraints - (size_t)len, "l");
+    if (pred) {
+        len += snprintf(constraints + len, sizeof constraints - (size_t)len, ",b");
+        for (int i = 0; i < n; i++)
+            len += snprintf(constraints + len, sizeof constraints - (size_t)len, ",%s", a->part.constraint);
+    }
+    snprintf(constraints + len, sizeof constraints - (size_t)len, ",~{memory}");
+    LLVMValueRef args[2 + MAX_VECTOR_PARTS] = {ptr, pred};
+    for (int i = 0; pred && i < n; i++)
+        args[2 + i] = others[i];
+    unsigned nargs = pred ? 2 + (unsigned)n : 1;
+    if (n == 1) {
+        out[0] = inline_ptx(c, a->part.reg, text, constraints, args, nargs);
+        return;
+    }
+    LLVMTypeRef types[MAX_VECTOR_PARTS];
+    for (int i = 0; i < n; i++)
+        types[i] = a->part.reg;
+    LLVMValueRef got = inline_ptx(c, LLVMStructTypeInContext(c->g.ctx, types, (unsigned)n, 0), text,
+                                  constraints, args, nargs);
+    for (int i = 0; i < n; i++)
+        out[i] = LLVMBuildExtractValue(c->g.b, got, (unsigned)i, "");
+}
+
+/* One st.global of a's parts to ptr, with the cache hint (""), under
+ * predicate pred (NULL: always). */
+static void asm_store(codegen *c, const vector_access *a, LLVMValueRef ptr, LLVMValueRef *parts,
+                      const char *hint, LLVMValueRef pred)
+{
+    int n = a->nparts, len = 0;
     char regs[64], text[160], constraints[64];
-    asm_operands(regs, sizeof regs, 1, a->nparts);
-    snprintf(text, sizeof text, "st.global%s%s%s [$0], %s;", hint, vector_modifier(a->nparts),
-             a->part.suffix, regs);
-    int n = snprintf(constraints, sizeof constraints, "l");
-    for (int i = 0; i < a->nparts; i++)
-        n += snprintf(constraints + n, sizeof constraints - (size_t)n, ",%s", a->part.constraint);
-    snprintf(constraints + n, sizeof constraints - (size_t)n, ",~{memory}");
-    LLVMValueRef args[MAX_VECTOR_PARTS + 1] = {ptr};
-    for (int i = 0; i < a->nparts; i++)
-        args[i + 1] = a->nparts == 1 ? whole : LLVMBuildExtractElement(c->g.b, whole, c_i32(c, i), "");
-    inline_ptx(c, c->g.t_void, text, constraints, args, (unsigned)a->nparts + 1);
+    asm_operands(regs, sizeof regs, 1, n);
+    /* operands: ptr ($0), n parts, pred ($n+1) */
+    if (pred)
+        len += snprintf(text, sizeof text, "@$%d ", n + 1);
+    snprintf(text + len, sizeof text - (size_t)len, "st.global%s%s%s [$0], %s;", hint,
+             vector_modifier(n), a->part.suffix, regs);
+    len = snprintf(constraints, sizeof constraints, "l");
+    for (int i = 0; i < n; i++)
+        len += snprintf(constraints + len, sizeof constraints - (size_t)len, ",%s", a->part.constraint);
+    snprintf(constraints + len, sizeof constraints - (size_t)len, "%s,~{memory}", pred ? ",b" : "");
+    LLVMValueRef args[2 + MAX_VECTOR_PARTS] = {ptr};
+    for (int i = 0; i < n; i++)
+        args[1 + i] = parts[i];
+    args[1 + n] = pred;
+    inline_ptx(c, c->g.t_void, text, constraints, args, (unsigned)n + (pred ? 2 : 1));
 }
 
 /* The plan's vector width of the access at op index opi. */
@@ -1013,35 +1066,38 @@ static int access_width(codegen *c, const tji_op *op, const tjp_layout *L, const
 }
 
 /* v elements (v = 1: one) from ptr into out, in SSA form, when mask (NULL:
- * always) holds; else other's (NULL: zeros). */
+ * always) holds; else other's (NULL: zeros). A masked or hinted access is
+ * one predicated inline-asm instruction; a plain one an LLVM load; a
+ * masked volatile load branches around an LLVM volatile load. */
 static void masked_load(codegen *c, const tji_type *t, const tji_op *op, LLVMValueRef ptr, LLVMValueRef mask,
                         const LLVMValueRef *other, int v, LLVMValueRef *out)
 {
-    LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
-    LLVMBasicBlockRef cont = guard_begin(c, mask, "load");
     LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, t);
     const char *hint = hint_modifier(op);
+    vector_access a = vector_access_of(c, mem, v);
     LLVMValueRef got[MAX_VECTOR];
-    if (v == 1) {
-        if (*hint) {
-            got[0] = hinted_load(c, mem, ptr, hint);
-        } else {
-            got[0] = LLVMBuildLoad2(c->g.b, mem, ptr, "");
-            LLVMSetAlignment(got[0], (unsigned)tj_dtype_size(t->dtype));
-            if (op->is_volatile)
-                LLVMSetVolatile(got[0], 1);
-        }
-    } else {
-        vector_access a = vector_access_of(c, mem, v);
-        LLVMValueRef whole;
-        if (*hint) {
-            whole = hinted_vector_load(c, &a, ptr, hint);
-        } else {
-            whole = LLVMBuildLoad2(c->g.b, a.whole, ptr, "");
-            LLVMSetAlignment(whole, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
-        }
-        vector_split(c, &a, whole, got);
+    if ((mask || *hint) && !op->is_volatile) {
+        LLVMValueRef fallback[MAX_VECTOR], others[MAX_VECTOR_PARTS] = {0}, parts[MAX_VECTOR_PARTS] = {0};
+        for (int j = 0; mask && j < v; j++)
+            fallback[j] = other ? tjj_gpu_to_mem(&c->g, other[j], t) : LLVMConstNull(mem);
+        if (mask)
+            parts_of(c, &a, fallback, others);
+        asm_load(c, &a, ptr, hint, mask, others, parts);
+        elems_of(c, &a, parts, got);
+        for (int j = 0; j < v; j++)
+            out[j] = tjj_gpu_from_mem(&c->g, got[j], t);
+        return;
     }
+    LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
+    LLVMBasicBlockRef cont = guard_begin(c, mask, "load");
+    LLVMValueRef ld = LLVMBuildLoad2(c->g.b, a.v == 1 ? mem : a.whole, ptr, "");
+    LLVMSetAlignment(ld, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
+    if (op->is_volatile)
+        LLVMSetVolatile(ld, 1);
+    if (v == 1)
+        got[0] = ld;
+    else
+        vector_split(c, &a, ld, got);
     for (int j = 0; j < v; j++)
         got[j] = tjj_gpu_from_mem(&c->g, got[j], t);
     LLVMBasicBlockRef then_end = LLVMGetInsertBlock(c->g.b);
@@ -1115,25 +1171,16 @@ static void emit_store(codegen *c, const tji_op *op)
         if (r & rdup)
             continue;
         LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(reg(c, mask, r)) : NULL);
-        LLVMBasicBlockRef cont = guard_begin(c, cond, "store");
-        LLVMValueRef elems[MAX_VECTOR];
+        LLVMValueRef elems[MAX_VECTOR], parts[MAX_VECTOR_PARTS] = {0};
         for (int j = 0; j < v; j++)
             elems[j] = tjj_gpu_to_mem(&c->g, reg(c, val, r + (uint32_t)j), vt);
-        if (v > 1) {
-            LLVMValueRef whole = vector_join(c, &a, elems);
-            if (*hint) {
-                hinted_vector_store(c, &a, reg(c, ptr, r), whole, hint);
-            } else {
-                LLVMValueRef st = LLVMBuildStore(c->g.b, whole, reg(c, ptr, r));
-                LLVMSetAlignment(st, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
-            }
-        } else if (*hint) {
-            hinted_store(c, reg(c, ptr, r), elems[0], hint);
-        } else {
-            LLVMValueRef st = LLVMBuildStore(c->g.b, elems[0], reg(c, ptr, r));
-            LLVMSetAlignment(st, (unsigned)tj_dtype_size(vt->dtype));
+        if (cond || *hint) { /* a predicated (or hinted) st.global */
+            parts_of(c, &a, elems, parts);
+            asm_store(c, &a, reg(c, ptr, r), parts, hint, cond);
+            continue;
         }
-        guard_end(c, cont);
+        LLVMValueRef st = LLVMBuildStore(c->g.b, v == 1 ? elems[0] : vector_join(c, &a, elems), reg(c, ptr, r));
+        LLVMSetAlignment(st, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
     }
     c->stored |= STORED_PLAIN;
 }

@@ -5,9 +5,10 @@
  * (which thread holds which element of the tile) and the address map (which
  * byte each element's pointer points at). tjp_explain writes both down for
  * every LOAD, STORE and atomic of a kernel whose layouts are assigned, and
- * then composes them for one warp request — register 0 of warp 0, all 32
- * lanes — to count the 32-byte sectors that request touches, next to the
- * fewest it could touch. It also names each layout conversion's class.
+ * then composes them for one warp request — the first vector of warp 0's
+ * 32 lanes, as wide as the code generator makes it — to count the 32-byte
+ * sectors that request touches, next to the fewest it could touch. It
+ * also names each layout conversion's class.
  *
  * Shared memory gets the same treatment: for each step through it (a
  * conversion that threads cannot do by renaming registers, the partials of
@@ -20,9 +21,10 @@
  * contiguous dimension, runs of `contiguity` elements are one element apart
  * in memory. Within such a run a lane's address is its offset in the run
  * times the element size; between runs, or along any other dimension, the
- * stride is unknown, and the explanation says so rather than guess. Sector
- * counts assume a run starts on a 32-byte boundary and state the alignment
- * axis info actually proves.
+ * distance is unknown, and the explanation says so rather than guess: a
+ * request spread over several runs counts each run's sectors on its own
+ * ("if the runs share no sector"). Sector counts assume a run starts on a
+ * 32-byte boundary and state the alignment axis info actually proves.
  *
  * The text is for people (TJIT_DUMP=layouts) and for tests; nothing reads
  * it back.
@@ -79,65 +81,84 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The warp request of register 0, warp 0: element coordinates of the 32
- * lanes, the address model where axis info proves one, and sectors. */
+/* The warp request of warp 0 for registers 0..v-1 (one instruction of v
+ * elements a lane): element coordinates of the lanes, the address model
+ * where axis info proves one, and the 32-byte sectors touched. */
 static void explain_request(tjs_buf *b, const tjp_layout *L, const tjp_axis_value *p, int dim,
-                            int es)
+                            int es, int v)
 {
+    enum { MAX_ELEMS = WARP_LANES * 16 };
     int lanes = 1 << L->nbits[TJP_LANE];
     if (lanes > WARP_LANES)
         lanes = WARP_LANES;
-    uint32_t elems[WARP_LANES];
-    int64_t coord[WARP_LANES][TJ_MAX_RANK];
-    for (int l = 0; l < lanes; l++) {
-        elems[l] = tjp_layout_apply(L, 0, (uint32_t)l, 0);
-        unravel(L, elems[l], coord[l]);
-    }
-    int64_t sorted[WARP_LANES];
+    if (v < 1 || v > 16 || v > 1 << L->nbits[TJP_REG])
+        v = 1;
+    int n = lanes * v;
+    uint32_t elems[MAX_ELEMS];
+    int64_t coord[MAX_ELEMS][TJ_MAX_RANK];
     for (int l = 0; l < lanes; l++)
-        sorted[l] = elems[l];
-    qsort(sorted, (size_t)lanes, sizeof *sorted, cmp_i64);
+        for (int r = 0; r < v; r++) {
+            elems[l * v + r] = tjp_layout_apply(L, (uint32_t)r, (uint32_t)l, 0);
+            unravel(L, elems[l * v + r], coord[l * v + r]);
+        }
+    int64_t sorted[MAX_ELEMS];
+    for (int k = 0; k < n; k++)
+        sorted[k] = elems[k];
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_i64);
     int distinct = 0;
-    for (int l = 0; l < lanes; l++)
-        distinct += l == 0 || sorted[l] != sorted[l - 1];
+    for (int k = 0; k < n; k++)
+        distinct += k == 0 || sorted[k] != sorted[k - 1];
     int minimum = (distinct * es + SECTOR_BYTES - 1) / SECTOR_BYTES;
 
-    tjs_buf_printf(b, "    warp request (register 0, warp 0, %d lanes): %d distinct elements\n",
-                   lanes, distinct);
-    /* The lanes must share every coordinate but dim, and one contiguity run
-     * along dim, for their addresses to be known relative to each other. */
+    tjs_buf_printf(b, "    warp request (warp 0, %d lanes x %d element%s): %d distinct elements\n",
+                   lanes, v, v == 1 ? "" : "s", distinct);
+    /* Addresses are known relative to each other only within one run: the
+     * same coordinates but along dim, the same contiguity run along dim.
+     * Each run of the request is counted from its own start. */
     int32_t run = p->contiguity[dim];
-    for (int l = 1; l < lanes; l++) {
-        for (int d = 0; d < L->rank; d++)
-            if (d != dim && coord[l][d] != coord[0][d]) {
-                tjs_buf_printf(b, "    address map: lanes differ along dim %d, stride unknown; "
-                               "sectors: unknown (minimum possible %d)\n", d, minimum);
-                return;
-            }
-        if (coord[l][dim] / run != coord[0][dim] / run) {
-            tjs_buf_printf(b, "    address map: lanes span contiguity runs of %d along dim %d, "
-                           "stride between runs unknown; sectors: unknown (minimum possible %d)\n",
-                           (int)run, dim, minimum);
-            return;
+    int group[MAX_ELEMS], ngroups = 0, leader[MAX_ELEMS];
+    for (int k = 0; k < n; k++) {
+        int g = 0;
+        for (; g < ngroups; g++) {
+            const int64_t *c0 = coord[leader[g]];
+            int same = coord[k][dim] / run == c0[dim] / run;
+            for (int d = 0; d < L->rank && same; d++)
+                same = d == dim || coord[k][d] == c0[d];
+            if (same)
+                break;
         }
+        if (g == ngroups)
+            leader[ngroups++] = k;
+        group[k] = g;
     }
-    int64_t run_start = coord[0][dim] / run * run;
-    int64_t sector[WARP_LANES];
-    tjs_buf_printf(b, "    address map: run start + (index along dim %d - %lld) x %d bytes; "
-                   "lane byte offsets:", dim, (long long)run_start, es);
-    for (int l = 0; l < lanes; l++) {
-        int64_t offset = (coord[l][dim] - run_start) * es;
-        sector[l] = offset / SECTOR_BYTES;
-        tjs_buf_printf(b, " %lld", (long long)offset);
+    int64_t sector[MAX_ELEMS];
+    for (int k = 0; k < n; k++) {
+        int64_t run_start = coord[leader[group[k]]][dim] / run * run;
+        /* a group's sectors never meet another's: number them apart */
+        sector[k] = (int64_t)group[k] * MAX_ELEMS * 16 + (coord[k][dim] - run_start) * es / SECTOR_BYTES;
     }
-    qsort(sector, (size_t)lanes, sizeof *sector, cmp_i64);
+    if (ngroups == 1) {
+        int64_t run_start = coord[0][dim] / run * run;
+        tjs_buf_printf(b, "    address map: run start + (index along dim %d - %lld) x %d bytes; "
+                       "lane byte offsets:", dim, (long long)run_start, es);
+        for (int k = 0; k < n; k += v)
+            tjs_buf_printf(b, " %lld", (long long)((coord[k][dim] - run_start) * es));
+        tjs_buf_printf(b, "\n");
+    } else {
+        int per = n / ngroups;
+        tjs_buf_printf(b, "    address map: %d runs along dim %d of %d bytes each (%d lanes x %d), "
+                       "their distance unknown; within a run, start + index x %d bytes\n", ngroups,
+                       dim, per * es, per / v, v, es);
+    }
+    qsort(sector, (size_t)n, sizeof *sector, cmp_i64);
     int sectors = 0;
-    for (int l = 0; l < lanes; l++)
-        sectors += l == 0 || sector[l] != sector[l - 1];
-    tjs_buf_printf(b, "\n    sectors per warp request: %d (minimum possible %d)", sectors, minimum);
+    for (int k = 0; k < n; k++)
+        sectors += k == 0 || sector[k] != sector[k - 1];
+    tjs_buf_printf(b, "    sectors per warp request: %d%s (minimum possible %d)", sectors,
+                   ngroups > 1 ? " if the runs share no sector" : "", minimum);
     if (p->divisibility[dim] < SECTOR_BYTES)
-        tjs_buf_printf(b, "; assumes a 32-byte aligned run start, axis info proves %d bytes, "
-                       "so up to %d", (int)p->divisibility[dim], sectors + 1);
+        tjs_buf_printf(b, "; assumes 32-byte aligned runs, axis info proves %d bytes, so up to %d",
+                       (int)p->divisibility[dim], sectors + ngroups);
     tjs_buf_printf(b, "\n");
 }
 
@@ -186,18 +207,16 @@ static void explain_access(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
     }
     tjs_buf_printf(b, "    pointer: contiguous along dim %d, contiguity %d, divisibility %d bytes\n",
                    dim, (int)p->contiguity[dim], (int)p->divisibility[dim]);
-    int32_t layout_elems = layout_run(L, dim), width = axis_elems;
-    if (layout_elems < width)
-        width = layout_elems;
-    if (mask_constancy < width)
-        width = mask_constancy;
+    /* the width the code generator uses: the plan's */
+    int32_t layout_elems = layout_run(L, dim);
+    int width = plan->vector && i < plan->nops && plan->vector[i] ? plan->vector[i] : 1;
     if (op->code == TJI_ATOMIC || op->code == TJI_ATOMIC_CAS)
         tjs_buf_printf(b, "    vector: 1 element (atomics go element by element)\n");
     else
         tjs_buf_printf(b, "    vector: %d element(s) = %d bytes (axis info allows %d, the layout "
-                       "gives %d per thread, mask constancy %d)\n", (int)width, (int)width * es,
+                       "gives %d per thread, mask constancy %d)\n", width, width * es,
                        (int)axis_elems, (int)layout_elems, (int)mask_constancy);
-    explain_request(b, L, p, dim, es);
+    explain_request(b, L, p, dim, es, width);
 }
 
 /* One side (writes or reads) of a shared-memory buffer: wavefronts per

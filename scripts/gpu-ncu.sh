@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# gpu-ncu.sh — Nsight Compute's hardware counters for tjit's kernels, on the
+# GPU machine; scripts/gpu-run.sh calls it, with the package it unpacked
+# (LD_LIBRARY_PATH already holds its lib/).
+#
+# Two parts, each a few ncu runs on small problems, so that each takes
+# seconds:
+#
+#   transpose  the transpose sample (samples/transpose 1024 1024), one launch
+#              of each of its kernels (transpose_trans, transpose_pointers):
+#              shared-memory bank conflicts of loads and stores, next to the
+#              shared-memory instructions and the wavefronts they took. A
+#              conflict is a wavefront beyond the minimum an instruction
+#              needs (one per 128 bytes the warp moves), so zero conflicts
+#              means every shared access ran at full speed. The
+#              explainer's prediction for the same launches (transpose
+#              --explain) goes beside it.
+#   kernels    softmax and the box filter, tjit (bench/gpu_bench --quick)
+#              against Triton (bench/triton_bench.py --quick), each
+#              configuration the benchmark tries: registers per thread,
+#              occupancy, instructions, global load instructions, requests
+#              and sectors, DRAM bytes and duration — where the time goes
+#              when one side is slower.
+#
+# ncu runs with --clock-control none (the clocks stay as the machine has
+# them). A failure of ncu — none installed, no permission to read the
+# counters (ERR_NVGPUCTRPERM), a profiler that cannot load, a time limit —
+# is reported in a clear line and never fails the caller: the exit status is
+# 0 unless the arguments are wrong.
+#
+# Output: a summary on stdout (one table per part, or why there is none);
+# everything ncu and the programs printed, appended to OUTFILE.
+#
+#     usage: scripts/gpu-ncu.sh transpose|kernels ROOT OUTFILE
+#     (ROOT: the unpacked package; TJIT_NCU_LIMIT: seconds per ncu run, 60)
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 2
+if [ $# -ne 3 ] || { [ "$1" != transpose ] && [ "$1" != kernels ]; }; then
+    echo "usage: $0 transpose|kernels ROOT OUTFILE" >&2
+    exit 2
+fi
+part=$1 root=$2 outfile=$3
+limit=${TJIT_NCU_LIMIT:-60}
+
+ncu_bin=$(command -v ncu 2>/dev/null ||
+    ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+if [ -z "$ncu_bin" ]; then
+    echo "ncu: not found on this machine: no counters recorded" | tee -a "$outfile"
+    exit 0
+fi
+
+# run_ncu TITLE METRICS REGEX COUNT COMMAND...: one ncu run over the first
+# COUNT launches of the kernels whose names match REGEX; its output goes to
+# OUTFILE, and its report (the CSV lines) to stdout. Failures are reported
+# on stderr.
+run_ncu() {
+    local title=$1 metrics=$2 regex=$3 count=$4 log status
+    shift 4
+    log=$(mktemp "${TMPDIR:-/tmp}/tjit-ncu-XXXXXX") || return 1
+    {
+        echo "======== $title"
+        echo "\$ $ncu_bin --clock-control none --csv --page details --kernel-name regex:'$regex' --launch-count $count --metrics $metrics $*"
+    } >>"$outfile"
+    timeout "$limit" "$ncu_bin" --clock-control none --csv --page details \
+        --kernel-name "regex:$regex" --launch-count "$count" --metrics "$metrics" "$@" \
+        >"$log" 2>&1 </dev/null
+    status=$?
+    cat "$log" >>"$outfile"
+    echo "# exit status $status" >>"$outfile"
+    if [ "$status" -eq 124 ]; then
+        echo "ncu: $title: stopped after ${limit}s (TJIT_NCU_LIMIT)" >&2
+    fi
+    if grep -q 'ERR_NVGPUCTRPERM' "$log"; then
+        echo "ncu: $title: no permission to read the GPU's performance counters (ERR_NVGPUCTRPERM): no counters recorded" >&2
+    elif grep -q '^==ERROR==' "$log"; then
+        echo "ncu: $title: ncu failed (exit status $status):" >&2
+        grep '^==ERROR==' "$log" | head -n 5 >&2
+    elif ! grep -q '^"' "$log"; then
+        echo "ncu: $title: no report (exit status $status); ncu said:" >&2
+        grep -E '^==(WARNING|PROF)==' "$log" | tail -n 5 >&2
+    fi
+    grep '^"' "$log"
+    rm -f "$log"
+}
+
+# report TITLE KIND: the CSV lines on stdin as a table of KIND (bank or
+# kernels); a report of another shape is shown as ncu wrote it.
+report_py=$(cat <<'EOF'
+import csv
+import sys
+
+title, kind = sys.argv[1], sys.argv[2]
+rows = list(csv.reader(sys.stdin))
+if not rows:
+    sys.exit(0)
+head = rows[0]
+if not all(h in head for h in ("ID", "Kernel Name", "Metric Name", "Metric Value")):
+    print(f"{title}: the report has another shape; as ncu wrote it:")
+    for r in rows[:40]:
+        print("  " + ",".join(r))
+    sys.exit(0)
+col = {h: i for i, h in enumerate(head)}
+
+
+# ncu scales values to a fitting unit (Mbyte, usecond, Kinst...): back to
+# the base unit (byte, nanosecond, one).
+TIME = {"nsecond": 1, "usecond": 1e3, "msecond": 1e6, "second": 1e9}
+PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+def number(text, unit):
+    try:
+        v = float(text.replace(",", ""))
+    except ValueError:
+        return None
+    if unit in TIME:
+        return v * TIME[unit]
+    if len(unit) > 1 and unit[0] in PREFIX and unit[1].islower():
+        return v * PREFIX[unit[0]]
+    return v
+
+
+launches = {}  # (report, ID) -> name, grid, block and each metric's value
+report = 0  # several ncu runs may be joined: each report repeats the header
+for r in rows[1:]:
+    if r == head:
+        report += 1
+    if r == head or len(r) < len(head):
+        continue
+    entry = launches.setdefault((report, r[col["ID"]]), {
+        "name": r[col["Kernel Name"]],
+        "grid": r[col["Grid Size"]] if "Grid Size" in col else "?",
+        "block": r[col["Block Size"]] if "Block Size" in col else "?"})
+    unit = r[col["Metric Unit"]] if "Metric Unit" in col else ""
+    entry[r[col["Metric Name"]]] = number(r[col["Metric Value"]], unit)
+
+
+def fmt(v, spec="{:.0f}"):
+    return "-" if v is None else spec.format(v)
+
+
+if not launches:
+    print(f"{title}: the report holds no kernel launch")
+elif kind == "bank":
+    print(f"{title}: shared-memory bank conflicts, first launch of each kernel")
+    print(f"  {'kernel':<28}{'ld instrs':>11}{'ld wavefr.':>12}{'ld confl.':>11}"
+          f"{'st instrs':>11}{'st wavefr.':>12}{'st confl.':>11}")
+    total, counted = 0, 0
+    for e in launches.values():
+        v = {}
+        for op in ("ld", "st"):
+            v["i" + op] = e.get(f"smsp__sass_inst_executed_op_shared_{op}.sum")
+            v["w" + op] = e.get(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
+            v["c" + op] = e.get(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+        print(f"  {e['name'][:27]:<28}{fmt(v['ild']):>11}{fmt(v['wld']):>12}{fmt(v['cld']):>11}"
+              f"{fmt(v['ist']):>11}{fmt(v['wst']):>12}{fmt(v['cst']):>11}")
+        if v["cld"] is not None and v["cst"] is not None:
+            total += v["cld"] + v["cst"]
+            counted += 1
+    if counted:
+        verdict = "ZERO bank conflicts" if total == 0 else f"{total:.0f} bank conflicts"
+        print(f"  verdict: {verdict} in {counted} kernel launch(es)")
+else:
+    print(f"{title}: first launch of each kernel and launch shape")
+    print(f"  {'kernel':<24}{'grid':>14}{'block':>12}{'regs':>6}{'CTA/SM':>8}{'occup.%':>9}"
+          f"{'warp instrs':>13}{'ld instrs':>11}{'ld reqs':>10}{'ld sectors':>12}"
+          f"{'DRAM MB':>9}{'us':>9}")
+    shown = set()
+    for e in launches.values():
+        key = (e["name"], e["grid"], e["block"])
+        if key in shown:
+            continue
+        shown.add(key)
+        dram = [e.get("dram__bytes_read.sum"), e.get("dram__bytes_write.sum")]
+        dram_mb = None if None in dram else sum(dram) / 1e6
+        ns = e.get("gpu__time_duration.sum")
+        print(f"  {e['name'][:23]:<24}{e['grid']:>14}{e['block']:>12}"
+              f"{fmt(e.get('launch__registers_per_thread')):>6}"
+              f"{fmt(e.get('launch__occupancy_limit_registers')):>8}"
+              f"{fmt(e.get('sm__warps_active.avg.pct_of_peak_sustained_active'), '{:.1f}'):>9}"
+              f"{fmt(e.get('smsp__inst_executed.sum')):>13}"
+              f"{fmt(e.get('smsp__sass_inst_executed_op_global_ld.sum')):>11}"
+              f"{fmt(e.get('l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum')):>10}"
+              f"{fmt(e.get('l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum')):>12}"
+              f"{fmt(dram_mb, '{:.1f}'):>9}{fmt(None if ns is None else ns / 1e3, '{:.1f}'):>9}")
+    print("  (CTA/SM: blocks per SM the registers allow; occup.%: achieved occupancy;"
+          " us: gpu__time_duration)")
+EOF
+)
+report() {
+    python3 -c "$report_py" "$1" "$2"
+}
+
+{
+    echo
+    echo "######## scripts/gpu-ncu.sh $part ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+    echo "ncu: $ncu_bin ($("$ncu_bin" --version 2>&1 | tail -n 1))"
+} >>"$outfile"
+echo "ncu: $("$ncu_bin" --version 2>&1 | tail -n 1)"
+
+case $part in
+    transpose)
+        metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+        metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+        metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
+        metrics+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum
+        metrics+=,smsp__sass_inst_executed_op_shared_ld.sum
+        metrics+=,smsp__sass_inst_executed_op_shared_st.sum
+        # One ncu run per kernel, each limited to its first launch: the
+        # sample launches each kernel a dozen times (check, then timing).
+        for kernel in transpose_trans transpose_pointers; do
+            TJIT_DEVICE=gpu run_ncu "samples/transpose 1024 1024: $kernel" "$metrics" \
+                "$kernel" 1 "$root/samples/transpose" 1024 1024
+        done | report "transpose sample, 1024 x 1024, 32 x 32 tiles" bank
+        # What tjit predicted for the same launches (the explainer), to set
+        # beside the counters: all of it in OUTFILE, its conflict lines here.
+        {
+            echo "======== samples/transpose --explain 1024 1024"
+            TJIT_DEVICE=gpu timeout "$limit" "$root/samples/transpose" --explain 1024 1024 2>&1
+            echo "# exit status $?"
+        } >>"$outfile" </dev/null
+        sed -n '/^======== samples\/transpose --explain/,$p' "$outfile" |
+            grep -i 'conflict' | head -n 8 | sed 's/^/  explainer: /'
+        ;;
+    kernels)
+        metrics=launch__registers_per_thread,launch__occupancy_limit_registers
+        metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum
+        metrics+=,smsp__sass_inst_executed_op_global_ld.sum
+        metrics+=,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum
+        metrics+=,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum
+        metrics+=,dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum
+        # tjit's kernels are named tjk_NAME, Triton's NAME.
+        regex='^(tjk_)?(softmax_kernel|softmax_fast_kernel|box_filter_kernel)'
+        # About 40 launches each side (a check, a warm-up and a timed run
+        # per configuration, and the cold-compile runs of softmax).
+        run_ncu "tjit: bench/gpu_bench --quick" "$metrics" "$regex" 100 \
+            "$root/bench/gpu_bench" --quick --runs 1 --warmup 1 |
+            report "tjit (softmax 256 x 4096, box filter 1024 x 1024)" kernels
+        PYTHONUNBUFFERED=1 run_ncu "Triton: bench/triton_bench.py --quick" "$metrics" "$regex" 100 \
+            python3 bench/triton_bench.py --quick --runs 1 --warmup 1 |
+            report "Triton (softmax 256 x 4096, box filter 1024 x 1024)" kernels
+        ;;
+esac
+exit 0
