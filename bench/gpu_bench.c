@@ -16,11 +16,15 @@
  * SOFTMAX_WARPS_TRIED and BOX_CONFIGS in triton_bench.py): the first of
  * each list is the reference row ("softmax", "box_filter"), the others are
  * named after their configuration ("softmax_w8", "box_filter_32x64_w8"), so
- * that each compiler's best configuration can be compared too. One more
- * softmax, "softmax_fast", computes the same function with the cheaper math
- * a user may choose: exp2((x - max) * log2(e)) and one reciprocal of the sum
- * per row multiplied in, instead of exp and a division per element; next to
- * "softmax" it shows what the element-wise math costs.
+ * that each compiler's best configuration can be compared too.
+ *
+ * The math of the softmax rows is Triton's on both sides: Triton's tl.exp
+ * is ex2.approx of x*log2(e) and its f32 `/` is div.full.f32, which are
+ * tjit's tj_fast_exp and tj_fast_div. Two more softmax rows:
+ * "softmax_precise" (tjit's tj_exp, within 2 ulp, and IEEE tj_div, against
+ * Triton with libdevice's exp and tl.math.div_rn) shows what accurate math
+ * costs on each side; "softmax_fast" computes exp2((x - max) * log2(e)) and
+ * one reciprocal of the sum per row multiplied in, the cheapest form.
  *
  * Definitions, the same on both sides:
  *
@@ -158,18 +162,22 @@ TJ_KERNEL(transpose_ptrs_kernel,
     tj_store(tj_add(dst, tj_add(tj_mul(c, rows), r)), tile, .mask = mask);
 }
 
+/* PRECISE = 0: Triton's math (tj_fast_exp, tj_fast_div); 1: tj_exp, tj_div. */
 TJ_KERNEL(softmax_kernel,
           TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(cols, i32),
                     TJ_SCALAR(row_stride, i32)),
-          TJ_CONSTS(BLOCK))
+          TJ_CONSTS(BLOCK, PRECISE))
 {
     tj_val row_start = tj_mul(tj_program_id(0), row_stride);
     tj_val offs = tj_arange(0, BLOCK);
     tj_val mask = tj_lt(offs, cols);
     tj_val x = tj_load(tj_add(src, tj_add(row_start, offs)), .mask = mask,
                        .other = tj_f32(-INFINITY));
-    tj_val num = tj_exp(tj_sub(x, tj_max(x, 0)));
-    tj_store(tj_add(dst, tj_add(row_start, offs)), tj_div(num, tj_sum(num, 0)), .mask = mask);
+    tj_val shifted = tj_sub(x, tj_max(x, 0));
+    tj_val num = PRECISE ? tj_exp(shifted) : tj_fast_exp(shifted);
+    tj_val sum = tj_sum(num, 0);
+    tj_store(tj_add(dst, tj_add(row_start, offs)), PRECISE ? tj_div(num, sum) : tj_fast_div(num, sum),
+             .mask = mask);
 }
 
 /* The same function as softmax_kernel with the cheaper math: exp2 of the
@@ -430,7 +438,14 @@ static tj_status launch_softmax(const struct job *j)
 {
     tj_launch_cfg cfg = {.grid = {j->rows}, .num_warps = j->warps};
     return softmax_kernel_launch(dev, &cfg, j->x, j->out, j->cols, j->cols,
-                                 next_pow2(j->cols));
+                                 next_pow2(j->cols), 0);
+}
+
+static tj_status launch_softmax_precise(const struct job *j)
+{
+    tj_launch_cfg cfg = {.grid = {j->rows}, .num_warps = j->warps};
+    return softmax_kernel_launch(dev, &cfg, j->x, j->out, j->cols, j->cols,
+                                 next_pow2(j->cols), 1);
 }
 
 static tj_status launch_softmax_fast(const struct job *j)
@@ -877,9 +892,9 @@ int main(int argc, char **argv)
                                 .out = small.out, .rows = LAUNCH_N / (int32_t)sm_cols,
                                 .cols = (int32_t)sm_cols, .warps = SOFTMAX_WARPS};
     ok &= measure_compile("cold_compile", &small_softmax);
-    const int64_t add_consts[] = {ADD_BLOCK}, softmax_consts[] = {next_pow2(sm_cols)};
+    const int64_t add_consts[] = {ADD_BLOCK}, softmax_consts[] = {next_pow2(sm_cols), 0};
     ok &= measure_ptx_compile("vector_add", vector_add_kernel, add_consts, 1, ADD_WARPS);
-    ok &= measure_ptx_compile("softmax", softmax_kernel, softmax_consts, 1, SOFTMAX_WARPS);
+    ok &= measure_ptx_compile("softmax", softmax_kernel, softmax_consts, 2, SOFTMAX_WARPS);
     ok &= measure_launch_cost("typed name_launch()", &small);
     small.launch = launch_generic;
     ok &= measure_launch_cost("tj_launch()", &small);
@@ -924,23 +939,27 @@ int main(int argc, char **argv)
                 2.0 * (double)(tr_n * tr_n) * 4, params);
 
     const int n_softmax = (int)(sizeof softmax_warps_tried / sizeof softmax_warps_tried[0]);
-    for (int i = 0; i <= n_softmax; i++) {
-        /* Each warp count tried, then softmax_fast at the reference one. */
-        int fast = i == n_softmax, warps = fast ? SOFTMAX_WARPS : softmax_warps_tried[i];
+    for (int i = 0; i <= n_softmax + 1; i++) {
+        /* Each warp count tried, then softmax_fast and softmax_precise at
+         * the reference one. */
+        int fast = i == n_softmax, precise = i == n_softmax + 1;
+        int warps = fast || precise ? SOFTMAX_WARPS : softmax_warps_tried[i];
         char name[32];
-        if (fast)
-            snprintf(name, sizeof name, "softmax_fast");
+        if (fast || precise)
+            snprintf(name, sizeof name, fast ? "softmax_fast" : "softmax_precise");
         else if (i == 0)
             snprintf(name, sizeof name, "softmax");
         else
             snprintf(name, sizeof name, "softmax_w%d", warps);
-        struct job softmax = {.kernel = name, .launch = fast ? launch_softmax_fast : launch_softmax,
+        struct job softmax = {.kernel = name,
+                              .launch = fast ? launch_softmax_fast
+                                        : precise ? launch_softmax_precise : launch_softmax,
                               .x = x, .out = out, .rows = (int32_t)sm_rows,
                               .cols = (int32_t)sm_cols, .warps = warps};
         snprintf(params, sizeof params,
                  ",\"block\":%lld,\"num_warps\":%d,\"config\":\"BLOCK %lld, %d warps%s\"",
                  (long long)next_pow2(sm_cols), warps, (long long)next_pow2(sm_cols), warps,
-                 fast ? ", exp2 + 1/sum" : "");
+                 fast ? ", exp2 + 1/sum" : precise ? ", precise exp and div" : "");
         ok &= bench(&softmax, (size_t)(sm_rows * sm_cols), check_softmax,
                     2.0 * (double)(sm_rows * sm_cols) * 4, params);
     }

@@ -16,7 +16,10 @@ gpu_bench.c (SOFTMAX_WARPS_TRIED and BOX_CONFIGS here, softmax_warps_tried
 and box_configs there; the first of each is the reference row, the others
 are named after their configuration), so that each side's best
 configuration can be compared as well; "softmax_fast" is the same softmax
-with exp2 and one reciprocal of the sum per row.
+with exp2 and one reciprocal of the sum per row, "softmax_precise" the same
+with libdevice's exp and IEEE division (tl.math.div_rn), the accuracy of
+tjit's tj_exp and tj_div (tjit's "softmax" uses tj_fast_exp and
+tj_fast_div: the math of tl.exp and `/`).
 
 What is measured and how (the same definitions as gpu_bench.c):
 
@@ -65,6 +68,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
+from triton.language.extra import libdevice  # noqa: E402
 
 # Tile sizes and warp counts: the same constants as bench/gpu_bench.c.
 ADD_BLOCK, ADD_WARPS = 1024, 4
@@ -130,6 +134,17 @@ def softmax_kernel(src_ptr, dst_ptr, cols, row_stride, BLOCK: tl.constexpr):
     x = tl.load(src_ptr + row_start + offs, mask=mask, other=-float("inf"))
     num = tl.exp(x - tl.max(x, axis=0))
     tl.store(dst_ptr + row_start + offs, num / tl.sum(num, axis=0), mask=mask)
+
+
+@triton.jit
+def softmax_precise_kernel(src_ptr, dst_ptr, cols, row_stride, BLOCK: tl.constexpr):
+    # accurate math, as tjit's tj_exp and tj_div: libdevice's expf, IEEE division
+    row_start = tl.program_id(0) * row_stride
+    offs = tl.arange(0, BLOCK)
+    mask = offs < cols
+    x = tl.load(src_ptr + row_start + offs, mask=mask, other=-float("inf"))
+    num = libdevice.exp(x - tl.max(x, axis=0))
+    tl.store(dst_ptr + row_start + offs, tl.math.div_rn(num, tl.sum(num, axis=0)), mask=mask)
 
 
 @triton.jit
@@ -383,6 +398,8 @@ def main():
     variants = [("softmax" if i == 0 else f"softmax_w{w}", softmax_kernel, w, "")
                 for i, w in enumerate(SOFTMAX_WARPS_TRIED)]
     variants.append(("softmax_fast", softmax_fast_kernel, SOFTMAX_WARPS, ", exp2 + 1/sum"))
+    variants.append(("softmax_precise", softmax_precise_kernel, SOFTMAX_WARPS,
+                     ", precise exp and div"))
     for name, kernel, warps, extra in variants:
         def softmax(kernel=kernel, warps=warps):
             kernel[(sm_rows,)](src, dst, sm_cols, sm_cols, BLOCK=sm_block, num_warps=warps)

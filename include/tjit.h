@@ -203,7 +203,8 @@ typedef enum tj_binop {
     TJ_OP_MOD,       /* remainder with the sign of the dividend, as in C */
     TJ_OP_AND, TJ_OP_OR, TJ_OP_XOR, TJ_OP_SHL, TJ_OP_SHR,
     TJ_OP_MINIMUM, TJ_OP_MAXIMUM,
-    TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE
+    TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE,
+    TJ_OP_FAST_DIV   /* tj_fast_div, below */
 } tj_binop;
 
 #define TJ__BIN(op, a, b) tj__binary(TJ__HERE, (op), TJ_V(a), TJ_V(b))
@@ -226,13 +227,23 @@ typedef enum tj_binop {
 #define tj_le(a, b)       TJ__BIN(TJ_OP_LE, a, b)
 #define tj_gt(a, b)       TJ__BIN(TJ_OP_GT, a, b)
 #define tj_ge(a, b)       TJ__BIN(TJ_OP_GE, a, b)
+/* Division and exp as fast as the GPU computes them, where the precise
+ * ones (tj_div: IEEE, correctly rounded; tj_exp: within 2 ulp) cost more
+ * than a memory-bound kernel can hide — what Triton's `/` and tl.exp are.
+ * On a GPU for f32 (and f16/bf16, computed in f32): tj_fast_div is
+ * div.full.f32, within 2 ulp for divisors in [2^-126, 2^126]; tj_fast_exp
+ * is ex2.approx.f32 of x * log2(e), whose error grows with |x| (relative
+ * error below 2^-21 + 2^-23 |x|). Elsewhere (f64, the CPU) they are
+ * tj_div and tj_exp. */
+#define tj_fast_div(a, b) TJ__BIN(TJ_OP_FAST_DIV, a, b)
 /* ceil(a / b) for integers: (a + b - 1) / b. */
 #define tj_cdiv(a, b)     tj_floordiv(tj_sub(tj_add(a, b), 1), b)
 
 typedef enum tj_unop {
     TJ_OP_NEG, TJ_OP_NOT, TJ_OP_ABS,
     TJ_OP_EXP, TJ_OP_EXP2, TJ_OP_LOG, TJ_OP_LOG2,
-    TJ_OP_SQRT, TJ_OP_RSQRT, TJ_OP_SIGMOID, TJ_OP_FLOOR, TJ_OP_CEIL
+    TJ_OP_SQRT, TJ_OP_RSQRT, TJ_OP_SIGMOID, TJ_OP_FLOOR, TJ_OP_CEIL,
+    TJ_OP_FAST_EXP   /* tj_fast_exp: see tj_fast_div */
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -248,6 +259,7 @@ typedef enum tj_unop {
 #define tj_sigmoid(x)  TJ__UN(TJ_OP_SIGMOID, x)
 #define tj_floor(x)    TJ__UN(TJ_OP_FLOOR, x)
 #define tj_ceil(x)     TJ__UN(TJ_OP_CEIL, x)
+#define tj_fast_exp(x) TJ__UN(TJ_OP_FAST_EXP, x)
 #define tj_fma(a, b, c) tj__fma(TJ__HERE, TJ_V(a), TJ_V(b), TJ_V(c))
 #define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
 #define tj_cast(x, dt)  tj__cast(TJ__HERE, TJ_V(x), (dt))

@@ -965,8 +965,10 @@ tj_val tj__permute(tj_loc loc, tj_val x, tj_shape order)
 
 static const char *const binop_names[] = {
     "add", "sub", "mul", "div", "floordiv", "mod", "and", "or", "xor", "shl", "shr",
-    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge",
+    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div",
 };
+
+static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
 #define NBINOPS ((int)(sizeof binop_names / sizeof binop_names[0]))
 
 static int32_t no_rule(int32_t a, int32_t b)
@@ -980,7 +982,7 @@ static int32_t no_rule(int32_t a, int32_t b)
 static int32_t pointer_binary(tj_binop op, int32_t a, int32_t b)
 {
     tji_type ta = type_of(a), tb = type_of(b);
-    if (op >= TJ_OP_EQ && ta.is_ptr && tb.is_ptr && ta.dtype == tb.dtype) {
+    if (is_comparison(op) && ta.is_ptr && tb.is_ptr && ta.dtype == tb.dtype) {
         int32_t ids[2] = {a, b};
         if (!broadcast_all(ids, 2))
             return 0;
@@ -1021,7 +1023,9 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
     int32_t x = vid(a), y = vid(b);
     if (type_of(x).is_ptr || type_of(y).is_ptr)
         return val(pointer_binary(op, x, y));
-    int is_cmp = op >= TJ_OP_EQ;
+    int is_cmp = is_comparison(op), fast = op == TJ_OP_FAST_DIV;
+    if (fast)
+        op = TJ_OP_DIV;
     int bitwise = op == TJ_OP_AND || op == TJ_OP_OR || op == TJ_OP_XOR;
     int shift = op == TJ_OP_SHL || op == TJ_OP_SHR;
     tj_dtype dt = meet((int32_t[]){x, y}, 2);
@@ -1051,16 +1055,18 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         int32_t quotient = emit(TJI_DIV, ids, 2, rt);
         return val(emit(TJI_FLOOR, &quotient, 1, rt));
     }
-    return val(emit(codes[op], ids, 2, rt));
+    int32_t v = emit(codes[op], ids, 2, rt);
+    op_of(v)->approx = fast;
+    return val(v);
 }
 
 tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
 {
     static const char *const names[] = {"neg", "not", "abs", "exp", "exp2", "log", "log2",
-                                        "sqrt", "rsqrt", "sigmoid", "floor", "ceil"};
+                                        "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
-                                       TJI_FLOOR, TJI_CEIL};
+                                       TJI_FLOOR, TJI_CEIL, TJI_EXP};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;
@@ -1076,7 +1082,11 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
         v = to_dtype(v, TJ_I32, 1);
     if (op >= TJ_OP_EXP && !is_float(t.dtype))
         v = to_dtype(v, TJ_F32, 1);
-    return v ? val(emit(codes[op], ARGS(v), type_of(v))) : NONE;
+    if (!v)
+        return NONE;
+    int32_t r = emit(codes[op], ARGS(v), type_of(v));
+    op_of(r)->approx = op == TJ_OP_FAST_EXP;
+    return val(r);
 }
 
 tj_val tj__fma(tj_loc loc, tj_val a, tj_val b, tj_val c)

@@ -124,6 +124,8 @@ typedef struct tji_op {
     tj_evict evict;       /* LOAD, STORE */
     int is_volatile;      /* LOAD */
     tji_assume assume;    /* ASSUME */
+    int approx;           /* DIV, EXP: the GPU's fast f32 form (tj_fast_div,
+                             tj_fast_exp); the CPU computes the precise op */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;

@@ -40,6 +40,12 @@
  *   fmod       0    0   exact (binary long division)
  *   floor, ceil, abs, fma and division are IEEE operations: identical.
  *
+ * tj_fast_exp and tj_fast_div (op->approx) trade that accuracy for speed on
+ * f32, as Triton's tl.exp and `/` do: ex2.approx.f32 of x*log2(e) (relative
+ * error below 2^-21 + 2^-23 |x|: the product's rounding is not put back) and
+ * div.full.f32 (2 ulp for divisors in [2^-126, 2^126]). f64 keeps the
+ * precise forms.
+ *
  * f16 and bf16 are computed in f32 and rounded: in the same run, f16 and
  * bf16 expressions with exp and log (2048 elements each) matched the CPU bit
  * for bit. The f32 log is a polynomial rather than lg2.approx, whose error is
@@ -451,7 +457,10 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
         LLVMValueRef args[2] = {x, y};
         return call_math(g, "fmod", args, 2, fmod_body);
     }
-    case TJI_EXP: return emit_exp(g, x);
+    case TJI_EXP:
+        if (t == g->t_float && g->cur_op >= 0 && g->fn->ops[g->cur_op].approx) /* tj_fast_exp */
+            return tjj_gpu_intrinsic1(g, "llvm.exp2", LLVMBuildFMul(b, x, c_real(t, 1.4426950408889634), ""));
+        return emit_exp(g, x);
     case TJI_EXP2:
         return t == g->t_double ? math1(g, "exp2", exp2_f64_body, x) : tjj_gpu_intrinsic1(g, "llvm.exp2", x);
     case TJI_LOG: return math1(g, "log", log_body, x);
@@ -464,6 +473,11 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
 
 LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a)
 {
+    if (op->code == TJI_DIV && op->approx && LLVMTypeOf(a[0]) == g->t_float) { /* tj_fast_div */
+        unsigned id = LLVMLookupIntrinsicID("llvm.nvvm.div.full", strlen("llvm.nvvm.div.full"));
+        LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, NULL, 0);
+        return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, NULL, 0), f, a, 2, "");
+    }
     tjj_ls ls = scalar_ctx(g);
     LLVMValueRef r = tjj_ls_elementwise(&ls, g->fn, op, a, target_math, g);
     if (r)
