@@ -65,6 +65,13 @@ TJ_KERNEL(sums_and_scan, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32)), TJ_CONST
     tj_store(tj_add(dst, tj_arange(0, B)), tj_cumsum(tj_load(tj_add(src, tj_arange(0, B))), 0));
 }
 
+/* A row sum and max (softmax's reductions) over 4096 elements. */
+TJ_KERNEL(row_reduce, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32)), TJ_CONSTS(B))
+{
+    tj_val x = tj_load(tj_add(src, tj_arange(0, B)));
+    tj_store(dst, tj_add(tj_sum(x, 0), tj_max(x, 0)));
+}
+
 /* Build, layouts for 4 warps, verify, axis info, explain; NULL on failure. */
 static char *explain(const tj_kernel *k, int64_t c)
 {
@@ -131,6 +138,17 @@ static void test_public_api(void)
     tap_ok(st == TJ_OK && count(text, "convert (op") == 1 &&
                count(text, "bank conflicts: none") == 2 && count(text, "bank conflicts: ") == 2,
            "tj_kernel_explain, 64x64 transpose: one conversion, writes and reads free of bank conflicts");
+    free(text);
+    int64_t row = 4096;
+    st = tj_kernel_explain(row_reduce, NULL, 0, &row, 1, 16, &text);
+    tap_ok(st == TJ_OK && count(text, "convert (op") == 0 &&
+               count(text, "partial results of 16 warps through shared memory, lane l reads part l % 16") == 2 &&
+               count(text, "shared reads (a part per lane): 1 wavefront(s) per warp request at worst (minimum 1); "
+                           "16 requests, 16 wavefronts (minimum 16); bank conflicts: none") == 2,
+           "tj_kernel_explain, row sum and max at 16 warps: reduced where the load put the row (no "
+           "conversion), a part per lane, one conflict-free read per warp");
+    if (text)
+        tap_diag("%s", text);
     free(text);
     text = (char *)"untouched";
     st = tj_kernel_explain(vadd, args, 3, &block, 1, 4, &text);

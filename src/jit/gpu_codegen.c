@@ -821,6 +821,12 @@ static LLVMValueRef inline_ptx(codegen *c, LLVMTypeRef ret, const char *text, co
  * smaller ones as 32-bit words (eight halves: ld.global.v4.b32), or two
  * bytes as one 16-bit word. With a hint the same parts go through one
  * inline-asm instruction with a register per part. */
+/* A global address: a pointer plus a constant byte offset. */
+typedef struct address {
+    LLVMValueRef base;
+    int64_t offset;
+} address;
+
 typedef struct vector_access {
     int v;              /* elements */
     int nparts;         /* PTX vector components: 1, 2 or 4 */
@@ -958,9 +964,10 @@ static const char *mov_suffix(const char *k)
 /* One ld.global of a (its parts) from ptr, with the cache hint (""), under
  * predicate pred (NULL: always); where pred is false the registers keep
  * others (the parts of `other`). out gets the parts. */
-static void asm_load(codegen *c, const vector_access *a, LLVMValueRef ptr, const char *hint,
+static void asm_load(codegen *c, const vector_access *a, address at, const char *hint,
                      LLVMValueRef pred, LLVMValueRef *others, LLVMValueRef *out)
 {
+    LLVMValueRef ptr = at.base;
     int n = a->nparts, len = 0;
     char regs[64], text[512], constraints[96];
     asm_operands(regs, sizeof regs, 0, n);
@@ -970,8 +977,8 @@ static void asm_load(codegen *c, const vector_access *a, LLVMValueRef ptr, const
                         mov_suffix(a->part.constraint), i, n + 2 + i);
     if (pred)
         len += snprintf(text + len, sizeof text - (size_t)len, "@$%d ", n + 1);
-    snprintf(text + len, sizeof text - (size_t)len, "ld.global%s%s%s %s, [$%d];", hint,
-             vector_modifier(n), a->part.suffix, regs, n);
+    snprintf(text + len, sizeof text - (size_t)len, "ld.global%s%s%s %s, [$%d+%lld];", hint,
+             vector_modifier(n), a->part.suffix, regs, n, (long long)at.offset);
     len = 0;
     for (int i = 0; i < n; i++)
         len += snprintf(constraints + len, sizeof constraints - (size_t)len, "=&%s,", a->part.constraint);
@@ -1001,17 +1008,18 @@ static void asm_load(codegen *c, const vector_access *a, LLVMValueRef ptr, const
 
 /* One st.global of a's parts to ptr, with the cache hint (""), under
  * predicate pred (NULL: always). */
-static void asm_store(codegen *c, const vector_access *a, LLVMValueRef ptr, LLVMValueRef *parts,
+static void asm_store(codegen *c, const vector_access *a, address at, LLVMValueRef *parts,
                       const char *hint, LLVMValueRef pred)
 {
+    LLVMValueRef ptr = at.base;
     int n = a->nparts, len = 0;
     char regs[64], text[160], constraints[64];
     asm_operands(regs, sizeof regs, 1, n);
     /* operands: ptr ($0), n parts, pred ($n+1) */
     if (pred)
         len += snprintf(text, sizeof text, "@$%d ", n + 1);
-    snprintf(text + len, sizeof text - (size_t)len, "st.global%s%s%s [$0], %s;", hint,
-             vector_modifier(n), a->part.suffix, regs);
+    snprintf(text + len, sizeof text - (size_t)len, "st.global%s%s%s [$0+%lld], %s;", hint,
+             vector_modifier(n), a->part.suffix, (long long)at.offset, regs);
     len = snprintf(constraints, sizeof constraints, "l");
     for (int i = 0; i < n; i++)
         len += snprintf(constraints + len, sizeof constraints - (size_t)len, ",%s", a->part.constraint);
@@ -1065,11 +1073,46 @@ static int access_width(codegen *c, const tji_op *op, const tjp_layout *L, const
     return v;
 }
 
+/* The plan's run of consecutive addresses for the access at op index opi
+ * (on a tile in layout L), checked against the layout; 0 after a failure. */
+static int address_run(codegen *c, const tjp_layout *L, const tji_type *t)
+{
+    const tjp_layout_plan *p = c->g.plan;
+    int32_t opi = c->g.cur_op;
+    int run = p->addr_run && opi >= 0 && opi < p->nops ? p->addr_run[opi] : 1;
+    if (run <= 1)
+        return 1;
+    if (run > MAX_VECTOR || !holds_vectors(L, t, run)) {
+        FAIL(c, "internal error: the layout of this access does not hold runs of %d", run);
+        return 0;
+    }
+    return run;
+}
+
+/* The address of register r of pointer tile ptr, whose registers come in
+ * runs of `run` consecutive elements (of memory type elem): the run's first
+ * address and a byte offset, which goes into the instruction ([%rd+4])
+ * rather than every address being computed in full. */
+static address run_address(codegen *c, int32_t ptr, uint32_t r, int run, LLVMTypeRef elem)
+{
+    uint32_t k = run > 1 ? r % (uint32_t)run : 0;
+    return (address){reg(c, ptr, r - k), (int64_t)(k * type_bytes(c, elem))};
+}
+
+/* An address as an LLVM pointer. */
+static LLVMValueRef address_value(codegen *c, address at)
+{
+    if (!at.offset)
+        return at.base;
+    LLVMValueRef offset = c_i64(c, at.offset);
+    return LLVMBuildGEP2(c->g.b, c->g.t_i8, at.base, &offset, 1, "");
+}
+
 /* v elements (v = 1: one) from ptr into out, in SSA form, when mask (NULL:
  * always) holds; else other's (NULL: zeros). A masked or hinted access is
  * one predicated inline-asm instruction; a plain one an LLVM load; a
  * masked volatile load branches around an LLVM volatile load. */
-static void masked_load(codegen *c, const tji_type *t, const tji_op *op, LLVMValueRef ptr, LLVMValueRef mask,
+static void masked_load(codegen *c, const tji_type *t, const tji_op *op, address at, LLVMValueRef mask,
                         const LLVMValueRef *other, int v, LLVMValueRef *out)
 {
     LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, t);
@@ -1082,7 +1125,7 @@ static void masked_load(codegen *c, const tji_type *t, const tji_op *op, LLVMVal
             fallback[j] = other ? tjj_gpu_to_mem(&c->g, other[j], t) : LLVMConstNull(mem);
         if (mask)
             parts_of(c, &a, fallback, others);
-        asm_load(c, &a, ptr, hint, mask, others, parts);
+        asm_load(c, &a, at, hint, mask, others, parts);
         elems_of(c, &a, parts, got);
         for (int j = 0; j < v; j++)
             out[j] = tjj_gpu_from_mem(&c->g, got[j], t);
@@ -1090,7 +1133,7 @@ static void masked_load(codegen *c, const tji_type *t, const tji_op *op, LLVMVal
     }
     LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
     LLVMBasicBlockRef cont = guard_begin(c, mask, "load");
-    LLVMValueRef ld = LLVMBuildLoad2(c->g.b, a.v == 1 ? mem : a.whole, ptr, "");
+    LLVMValueRef ld = LLVMBuildLoad2(c->g.b, a.v == 1 ? mem : a.whole, address_value(c, at), "");
     LLVMSetAlignment(ld, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
     if (op->is_volatile)
         LLVMSetVolatile(ld, 1);
@@ -1120,7 +1163,7 @@ static void emit_load(codegen *c, const tji_op *op)
     order_after_stores(c, STORED_PLAIN | STORED_ATOMIC);
     if (t->rank == 0) {
         LLVMValueRef o = other ? reg(c, other, 0) : NULL;
-        masked_load(c, t, op, reg(c, op->args[0], 0), mask ? live_cond(reg(c, mask, 0)) : NULL,
+        masked_load(c, t, op, (address){reg(c, op->args[0], 0), 0}, mask ? live_cond(reg(c, mask, 0)) : NULL,
                     other ? &o : NULL, 1, &c->ssa[id]);
         return;
     }
@@ -1128,10 +1171,11 @@ static void emit_load(codegen *c, const tji_op *op)
         if (op->args[i] && !check_same_layout(c, op->args[i], id))
             return;
     const tjp_layout *L = layout_of(c, id);
-    int v = access_width(c, op, L, t);
+    int v = access_width(c, op, L, t), run = v ? address_run(c, L, t) : 0;
+    LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, t);
     uint32_t rdup = reg_dup_mask(L), n = (uint32_t)nregs_of(c, id);
     LLVMValueRef *out = regs_for(c, id);
-    for (uint32_t r = 0; v && r < n && c->g.status == TJ_OK; r += (uint32_t)v) {
+    for (uint32_t r = 0; v && run && r < n && c->g.status == TJ_OK; r += (uint32_t)v) {
         if (r & rdup) {
             for (int j = 0; j < v; j++)
                 out[r + (uint32_t)j] = out[(r & ~rdup) + (uint32_t)j];
@@ -1140,7 +1184,7 @@ static void emit_load(codegen *c, const tji_op *op)
         LLVMValueRef others[MAX_VECTOR];
         for (int j = 0; other && j < v; j++)
             others[j] = reg(c, other, r + (uint32_t)j);
-        masked_load(c, t, op, reg(c, op->args[0], r), mask ? live_cond(reg(c, mask, r)) : NULL,
+        masked_load(c, t, op, run_address(c, op->args[0], r, run, mem), mask ? live_cond(reg(c, mask, r)) : NULL,
                     other ? others : NULL, v, out + r);
     }
 }
@@ -1150,7 +1194,7 @@ static void emit_store(codegen *c, const tji_op *op)
     int32_t ptr = op->args[0], val = op->args[1], mask = op->nargs > 2 ? op->args[2] : 0;
     const tji_type *vt = type_of(c, val);
     const char *hint = hint_modifier(op);
-    int rank = rank_of(c, ptr), v = 1;
+    int rank = rank_of(c, ptr), v = 1, run = 1;
     LLVMValueRef owner;
     uint32_t n = 1, rdup = 0;
     if (rank == 0) {
@@ -1162,7 +1206,7 @@ static void emit_store(codegen *c, const tji_op *op)
         owner = owner_cond(c, L);
         n = (uint32_t)nregs_of(c, ptr);
         rdup = reg_dup_mask(L);
-        if (!(v = access_width(c, op, L, vt)))
+        if (!(v = access_width(c, op, L, vt)) || !(run = address_run(c, L, vt)))
             return;
     }
     LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, vt);
@@ -1176,10 +1220,11 @@ static void emit_store(codegen *c, const tji_op *op)
             elems[j] = tjj_gpu_to_mem(&c->g, reg(c, val, r + (uint32_t)j), vt);
         if (cond || *hint) { /* a predicated (or hinted) st.global */
             parts_of(c, &a, elems, parts);
-            asm_store(c, &a, reg(c, ptr, r), parts, hint, cond);
+            asm_store(c, &a, run_address(c, ptr, r, run, mem), parts, hint, cond);
             continue;
         }
-        LLVMValueRef st = LLVMBuildStore(c->g.b, v == 1 ? elems[0] : vector_join(c, &a, elems), reg(c, ptr, r));
+        LLVMValueRef st = LLVMBuildStore(c->g.b, v == 1 ? elems[0] : vector_join(c, &a, elems),
+                                         address_value(c, run_address(c, ptr, r, run, mem)));
         LLVMSetAlignment(st, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
     }
     c->stored |= STORED_PLAIN;
@@ -1484,7 +1529,24 @@ static void emit_reduce(codegen *c, const tji_op *op)
                 shared_store(c, smem, ibase, LLVMBuildAdd(c->g.b, my_base, iidx[r], ""), acc_i[r]);
         }
         barrier(c);
-        for (uint32_t r = 0; r < n; r++) {
+        LLVMValueRef lane_part = use.part_lanes ? extract_bits(c, c->lane, use.part_lanes) : NULL;
+        for (uint32_t r = 0; use.part_lanes && r < n; r++) {
+            /* lane l reads part p(l); butterflies over those lane bits */
+            if (r & fold)
+                continue;
+            LLVMValueRef at = LLVMBuildMul(c->g.b, lane_part, c_i32(c, out_numel), "");
+            acc[r] = shared_load(c, smem, 0, ct, LLVMBuildAdd(c->g.b, oidx[r], at, ""));
+            if (is_arg)
+                acc_i[r] = shared_load(c, smem, ibase, c->g.t_i32, LLVMBuildAdd(c->g.b, iidx[r], at, ""));
+            for (int b = 0; b < 32; b++) {
+                if (!(use.part_lanes >> b & 1))
+                    continue;
+                LLVMValueRef v = shuffle(c, 1, acc[r], c_i32(c, 1 << b));
+                LLVMValueRef i = is_arg ? shuffle(c, 1, acc_i[r], c_i32(c, 1 << b)) : NULL;
+                combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
+            }
+        }
+        for (uint32_t r = 0; !use.part_lanes && r < n; r++) {
             if (r & fold)
                 continue;
             for (uint32_t p = 0; p < parts; p++) {

@@ -52,6 +52,7 @@ static int is_access(tji_opcode c)
 typedef struct wish {
     int order[TJ_MAX_RANK];
     int32_t vector;
+    int32_t contiguity;   /* of the pointer along order[0] */
 } wish;
 
 /* order[0] = dim, then the other dims from the last to the first. */
@@ -65,6 +66,7 @@ static void order_from(int *order, int rank, int dim)
 
 static tj_status wish_of(const tji_func *fn, const tjp_axis_info_result *axis, int32_t i, wish *w)
 {
+    w->contiguity = 1;
     const tji_op *op = &fn->ops[i];
     const tji_type *t = tji_typeof(fn, op->args[0]);
     if (op->code == TJI_LOAD || op->code == TJI_STORE) {
@@ -77,6 +79,7 @@ static tj_status wish_of(const tji_func *fn, const tjp_axis_info_result *axis, i
         if (w->vector < 1 || op->is_volatile) /* volatile: element by element */
             w->vector = 1;
         order_from(w->order, t->rank, acc.dim);
+        w->contiguity = axis->of[op->args[0]].contiguity[acc.dim];
         return TJ_OK;
     }
     /* Atomics: element by element, lanes along the most contiguous dim. */
@@ -164,6 +167,8 @@ tj_status tjp_coalesce(const tji_func *fn, const tjp_axis_info_result *axis, int
         tjp_coalesce_choice *ch = &out->of[i];
         ch->chosen = 1;
         ch->vector = wishes[i].vector < spt ? wishes[i].vector : spt;
+        /* runs start at multiples of both: a thread's spt fit in one */
+        ch->addr_run = wishes[i].contiguity < spt ? wishes[i].contiguity : spt;
         coalesced_layout(&ch->layout, t, wishes[i].order, spt, num_warps);
     }
     free(wishes);

@@ -241,7 +241,8 @@ static void explain_buffer(tjs_buf *b, const char *what, const tjp_shared_use *u
     tjp_swizzle_print(b, S);
     tjs_buf_printf(b, "\n");
     explain_banks(b, "writes", &use->write, S);
-    explain_banks(b, use->parts > 1 ? "reads (of each part)" : "reads", &use->read, S);
+    explain_banks(b, use->part_lanes ? "reads (a part per lane)"
+                     : use->parts > 1 ? "reads (of each part)" : "reads", &use->read, S);
 }
 
 /* A step through shared memory: the layouts that write and read the
@@ -290,7 +291,10 @@ static void explain_shared_op(tjs_buf *b, const tji_func *fn, const tjp_layout_p
     const tji_op *op = &fn->ops[i];
     tjs_buf_printf(b, "%s (op %d) at %s:%d, %%%d along axis %d: ", tji_opcode_name(op->code), (int)i,
                    op->loc.file ? op->loc.file : "?", op->loc.line, (int)op->args[0], op->axis);
-    if (op->code == TJI_REDUCE)
+    if (op->code == TJI_REDUCE && use.part_lanes)
+        tjs_buf_printf(b, "partial results of %d warps through shared memory, lane l reads "
+                       "part l %% %d and butterfly shuffles combine them\n", use.parts, use.parts);
+    else if (op->code == TJI_REDUCE)
         tjs_buf_printf(b, "partial results of %d warps through shared memory\n", use.parts);
     else
         tjs_buf_printf(b, "each element reads its prefix from shared memory (reads: step 0; the "

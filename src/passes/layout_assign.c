@@ -299,6 +299,38 @@ static const tjp_layout *coalesced_of(const assigner *A, int32_t opidx)
     return &A->co->of[opidx].layout;
 }
 
+/* The layout to give a value no user has asked for yet: that of the load
+ * it is computed from element by element (so that, say, a tile loaded and
+ * only reduced is reduced where the load put it), else the default. */
+static void unasked_of(assigner *A, int32_t v, tjp_layout *out)
+{
+    const tji_func *fn = A->fn;
+    int32_t from = v;
+    for (int depth = 0; depth < 16; depth++) {
+        int32_t def = tji_val(fn, from)->def_op;
+        if (def < 0)
+            break;
+        const tji_op *op = &fn->ops[def];
+        if ((op->code == TJI_LOAD || op->code == TJI_ATOMIC || op->code == TJI_ATOMIC_CAS) &&
+            coalesced_of(A, def)) {
+            *out = *coalesced_of(A, def);
+            return;
+        }
+        if (!tji_is_elementwise(op->code) && op->code != TJI_ASSUME)
+            break;
+        int32_t next = 0; /* the first operand of the same shape */
+        for (int k = 0; k < op->nargs && !next; k++)
+            if (is_tile(fn, op->args[k]) &&
+                !memcmp(tji_typeof(fn, op->args[k])->shape, tji_typeof(fn, v)->shape,
+                        sizeof(int32_t) * TJ_MAX_RANK))
+                next = op->args[k];
+        if (!next)
+            break;
+        from = next;
+    }
+    default_of(A, v, out);
+}
+
 /* An anchor's result is `natural`; users that asked for another layout get
  * a CONVERT right after the op. *pos is the op's position. */
 static void anchor_result(assigner *A, int32_t r, int *pos, int32_t opidx, const tjp_layout *natural)
@@ -412,7 +444,7 @@ static void assign_op(assigner *A, int32_t r, int *pos)
     case TJI_REDUCE: {
         int32_t x = op.args[0];
         if (!A->set[x]) {
-            default_of(A, x, &A->of[x]);
+            unasked_of(A, x, &A->of[x]);
             A->set[x] = 1;
         }
         if (is_tile(fn, op.result)) {
@@ -426,7 +458,7 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         if (op.nresults != 1 || !is_tile(fn, op.result))
             return; /* scalar ops */
         if (!A->set[op.result]) {
-            default_of(A, op.result, &A->of[op.result]);
+            unasked_of(A, op.result, &A->of[op.result]);
             A->set[op.result] = 1;
         }
         L = A->of[op.result];
@@ -502,24 +534,26 @@ static void merge_converts(assigner *A, int32_t r, seen_list *seen, int32_t *ren
     seen->n = outer;
 }
 
-/* Elements per global access: the coalescing pass's vector where the access
- * ended up in the layout it was chosen for (always, for a table made for
- * this function), else 1. */
-static uint8_t *vector_widths(const assigner *A)
+/* Elements per global access and per run of consecutive addresses: the
+ * coalescing pass's where the access ended up in the layout it was chosen
+ * for (always, for a table made for this function), else 1. */
+static void access_widths(const assigner *A, tjp_layout_plan *plan)
 {
     const tji_func *fn = A->fn;
-    uint8_t *vec = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    plan->vector = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    plan->addr_run = tjs_xcalloc((size_t)fn->nops + 1, 1);
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         const tjp_layout *L = coalesced_of(A, i);
-        vec[i] = 1;
+        plan->vector[i] = plan->addr_run[i] = 1;
         if (!L || op->parent < 0 || (op->code != TJI_LOAD && op->code != TJI_STORE))
             continue;
         int32_t anchor = op->code == TJI_LOAD ? op->result : op->args[0];
-        if (layout_equal(&A->of[anchor], L) && layout_equal(&A->of[op->args[0]], L))
-            vec[i] = (uint8_t)A->co->of[i].vector;
+        if (layout_equal(&A->of[anchor], L) && layout_equal(&A->of[op->args[0]], L)) {
+            plan->vector[i] = (uint8_t)A->co->of[i].vector;
+            plan->addr_run[i] = (uint8_t)A->co->of[i].addr_run;
+        }
     }
-    return vec;
 }
 
 tj_status tjp_assign_layouts(tji_func *fn, int num_warps, const tjp_coalesce_result *coalesced,
@@ -547,7 +581,7 @@ tj_status tjp_assign_layouts(tji_func *fn, int num_warps, const tjp_coalesce_res
     plan->nvalues = fn->nvalues;
     plan->of = A.of;
     plan->nops = fn->nops;
-    plan->vector = vector_widths(&A);
+    access_widths(&A, plan);
     return TJ_OK;
 }
 
@@ -643,6 +677,8 @@ void tjp_layout_plan_free(tjp_layout_plan *plan)
 {
     free(plan->of);
     free(plan->vector);
+    free(plan->addr_run);
     plan->of = NULL;
     plan->vector = NULL;
+    plan->addr_run = NULL;
 }

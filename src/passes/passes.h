@@ -50,6 +50,9 @@ typedef struct tjp_layout_plan {
     uint8_t *vector;      /* per op index: elements per global access of a
                              LOAD/STORE (registers r..r+v-1, r % v == 0, hold
                              consecutive addresses); 1 for everything else */
+    uint8_t *addr_run;    /* per op index: registers r..r+n-1 (r % n == 0) of
+                             a LOAD/STORE hold consecutive addresses, n >= the
+                             vector: one address computed, the rest offsets */
 } tjp_layout_plan;
 struct tjp_coalesce_result;
 /* coalesced: the coalescing pass's table (coalesce.c below), anchoring
@@ -122,6 +125,8 @@ TJI_FUNC tj_status tjp_access_vector(const tji_func *fn, const tjp_axis_info_res
 typedef struct tjp_coalesce_choice {
     int chosen;
     int32_t vector;       /* elements per instruction, along layout's order[0] */
+    int32_t addr_run;     /* elements a thread holds at consecutive addresses,
+                             along order[0] (>= vector) */
     tjp_layout layout;    /* the access's layout (of its pointer tile) */
 } tjp_coalesce_choice;
 typedef struct tjp_coalesce_result {
@@ -179,6 +184,11 @@ typedef struct tjp_shared_use {
     tjp_layout write, read;     /* who writes, who reads which element of the tile */
     int64_t numel;              /* elements of that tile */
     int parts;                  /* REDUCE: buffers of numel, one per warp along the axis */
+    uint32_t part_lanes;        /* REDUCE: lane bits that pick the part a lane reads,
+                                   the parts then combined by butterfly shuffles over
+                                   them; 0: every thread reads every part (read is
+                                   then one part's layout, else the layout over all
+                                   parts x numel slots) */
     tjp_swizzle swizzle;        /* the buffer's (its elem_bytes: of the buffer) */
     int has_index;              /* argmax/argmin: a second buffer of i32 indices */
     tjp_swizzle index_swizzle;

@@ -299,6 +299,28 @@ static uint32_t dim_bits(const tji_type *t, int dim)
     return ((uint32_t)t->shape[dim] - 1) << shift;
 }
 
+/* Eight or more parts, where every lane of a warp holds the same result
+ * elements (a row reduction): lane l reads part p(l) (the lowest lane bits)
+ * and the parts meet by butterfly shuffles, log2(parts) steps, instead of
+ * every thread reading and combining every part. Reading one slot of each
+ * part, the lanes touch words numel apart. */
+static void lane_parallel_parts(tjp_shared_use *use)
+{
+    int k = __builtin_ctz((unsigned)use->parts);
+    if (use->parts < 8 || use->write.nbits[TJP_LANE] < k)
+        return;
+    for (int b = 0; b < use->write.nbits[TJP_LANE]; b++)
+        if (use->write.basis[TJP_LANE][b])
+            return; /* lanes hold different result elements */
+    use->part_lanes = (1u << k) - 1;
+    tjp_layout *R = &use->read;
+    R->rank = 1;
+    memset(R->shape, 0, sizeof R->shape);
+    R->shape[0] = (int32_t)(use->numel * use->parts);
+    for (int b = 0; b < k; b++)
+        R->basis[TJP_LANE][b] = (uint32_t)use->numel << b;
+}
+
 int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
                       tjp_shared_use *out)
 {
@@ -344,6 +366,7 @@ int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i
             out->has_index = 1;
             tjp_swizzle_choose(&out->index_swizzle, one, 1, 4);
         }
+        lane_parallel_parts(out);
         return 1;
     }
     case TJI_CUMSUM: {
