@@ -989,6 +989,23 @@ static tj_status spec_of_args(const char *who, const tj_kernel *kernel, const tj
     return st;
 }
 
+/* What compiling without a launch (tj_kernel_ptx*, tj_kernel_explain)
+ * starts with: num_warps checked (0: the default), the specialization key
+ * of args, and the tile program, built. */
+static tj_status build_offline(const char *who, const tj_kernel *kernel, const tj_arg *args,
+                               int nargs, const int64_t *consts, int nconsts, int *num_warps,
+                               uint64_t *spec, tji_func **fn)
+{
+    if (*num_warps == 0)
+        *num_warps = DEFAULT_NUM_WARPS;
+    if (!valid_num_warps(*num_warps))
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "%s: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
+                         who, *num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
+    tj_status st = spec_of_args(who, kernel, args, nargs, spec);
+    return st == TJ_OK ? tji_build(kernel, consts, nconsts, fn) : st;
+}
+
 /* tj_kernel_ptx and tj_kernel_ptx_args. */
 static tj_status kernel_ptx(const char *who, const tj_kernel *kernel, const tj_arg *args, int nargs,
                             const int64_t *consts, int nconsts, const char *target, int num_warps,
@@ -1000,19 +1017,11 @@ static tj_status kernel_ptx(const char *who, const tj_kernel *kernel, const tj_a
     *out_ptx = NULL;
     int sm;
     uint64_t spec = 0;
+    tji_func *fn = NULL;
     tj_status st = tjj_ptx_target(who, target, &sm);
+    if (st == TJ_OK)
+        st = build_offline(who, kernel, args, nargs, consts, nconsts, &num_warps, &spec, &fn);
     if (st != TJ_OK)
-        return st;
-    if (num_warps == 0)
-        num_warps = DEFAULT_NUM_WARPS;
-    if (!valid_num_warps(num_warps))
-        return tjs_error(TJ_ERR_INVALID_ARG,
-                         "%s: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
-                         who, num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
-    if ((st = spec_of_args(who, kernel, args, nargs, &spec)) != TJ_OK)
-        return st;
-    tji_func *fn;
-    if ((st = tji_build(kernel, consts, nconsts, &fn)) != TJ_OK)
         return st;
     tjp_layout_plan plan = {0};
     tjj_gpu_code code = {0};
@@ -1051,17 +1060,9 @@ tj_status tj_kernel_explain(const tj_kernel *kernel, const tj_arg *args, int nar
     if (!out_text)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: out_text is NULL", who);
     *out_text = NULL;
-    if (num_warps == 0)
-        num_warps = DEFAULT_NUM_WARPS;
-    if (!valid_num_warps(num_warps))
-        return tjs_error(TJ_ERR_INVALID_ARG,
-                         "%s: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
-                         who, num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
     uint64_t key = 0;
-    tj_status st = spec_of_args(who, kernel, args, nargs, &key);
     tji_func *fn = NULL;
-    if (st == TJ_OK)
-        st = tji_build(kernel, consts, nconsts, &fn);
+    tj_status st = build_offline(who, kernel, args, nargs, consts, nconsts, &num_warps, &key, &fn);
     if (st != TJ_OK)
         return st;
     tjp_param_spec *spec = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *spec);
