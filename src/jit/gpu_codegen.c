@@ -2168,6 +2168,38 @@ static tj_status compile_error(const char *name, const char *what, char *msg)
 }
 
 /* Codegen into mod; returns the status (the message is set on failure). */
+/* The PTX LLVM wrote, with every `neg.s16 d, a;` done in 32 bits:
+ *     { .reg .b32 %tjn; cvt.s32.s16 %tjn, a; neg.s32 %tjn, %tjn; cvt.u16.u32 d, %tjn; }
+ * ptxas (CUDA 13, and the driver's JIT on the H200) keeps a 16-bit value
+ * sign-extended in a 32-bit register and assumes neg.s16 leaves it so; the
+ * negation of -32768 does not (it is +32768 there, where 16 bits wrap to
+ * -32768), and a later arithmetic shift then sees a positive number: an
+ * i16 -(-32768) >> 2 gave 8192 instead of -8192, and i8 negations, which
+ * LLVM widens to neg.s16 of x << 8, went wrong the same way. The explicit
+ * truncation makes ptxas sign-extend again. Malloc'ed, NUL-terminated. */
+static char *ptx_without_neg_s16(const char *ptx, size_t len)
+{
+    static const char needle[] = "neg.s16";
+    tjs_buf b = {0};
+    const char *p = ptx, *end = ptx + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *line_end = eol ? eol + 1 : end;
+        const char *at = p;
+        while (at < line_end && (*at == ' ' || *at == '\t'))
+            at++;
+        char d[32], a[32];
+        if ((size_t)(line_end - at) > sizeof needle && !memcmp(at, needle, sizeof needle - 1) &&
+            sscanf(at + sizeof needle - 1, " %31[^, ] , %31[^; ] ;", d, a) == 2)
+            tjs_buf_printf(&b, "\t{ .reg .b32 %%tjn; cvt.s32.s16 %%tjn, %s; neg.s32 %%tjn, %%tjn; "
+                           "cvt.u16.u32 %s, %%tjn; }\n", a, d);
+        else
+            tjs_buf_printf(&b, "%.*s", (int)(line_end - p), p);
+        p = line_end;
+    }
+    return b.data ? b.data : tjs_xstrdup("");
+}
+
 static tj_status generate(codegen *c, const char *entry_name)
 {
     const tji_func *fn = c->g.fn;
@@ -2259,10 +2291,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
     if (st == TJ_OK && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf))
         st = compile_error(fn->name, "PTX generation failed", msg);
     if (st == TJ_OK) {
-        size_t len = LLVMGetBufferSize(buf);
-        out->ptx = tjs_xmalloc(len + 1);
-        memcpy(out->ptx, LLVMGetBufferStart(buf), len);
-        out->ptx[len] = 0;
+        out->ptx = ptx_without_neg_s16(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
         LLVMDisposeMemoryBuffer(buf);
         out->entry = entry;
         entry = NULL;
