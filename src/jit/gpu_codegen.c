@@ -46,8 +46,9 @@
  * what other threads stored (a barrier in between; see order_after_stores).
  *
  * Shared memory is one static array, sized to the largest single use; each
- * use begins with a barrier (earlier readers are done) and has one between
- * its writes and its reads. More than 48 KiB is a compile error naming the op.
+ * use begins with a barrier (earlier readers are done; not needed before
+ * the first read in a kernel outside loops) and has one between its writes
+ * and its reads. More than 48 KiB is a compile error naming the op.
  *
  * Device asserts do not trap (a trap would poison the CUDA context): the
  * first failing thread wins a compare-and-swap on the record's flag and
@@ -106,6 +107,8 @@ typedef struct codegen {
     LLVMValueRef smem;          /* a placeholder until the size is known */
     uint64_t smem_bytes;
     int stored;                 /* STORED_* since the last barrier */
+    int smem_read;              /* shared memory has been read (emission order) */
+    int loop_depth;             /* FOR bodies around the op being emitted */
 } codegen;
 
 /* --- errors ------------------------------------------------------------------- */
@@ -405,6 +408,15 @@ static void barrier(codegen *c)
     c->stored = 0;
 }
 
+/* Before a shared-memory use writes the buffer: a barrier, so that the
+ * readers of an earlier use are done with it — unless nothing has read
+ * shared memory yet and no loop can bring an earlier use back. */
+static void shared_begin(codegen *c)
+{
+    if (c->smem_read || c->loop_depth)
+        barrier(c);
+}
+
 /* Before a load (kinds: STORED_PLAIN | STORED_ATOMIC) or an atomic
  * (STORED_PLAIN): what another thread wrote earlier in the program must be
  * seen, as in the CPU's program order, so such a write since the last
@@ -476,6 +488,7 @@ static void shared_store(codegen *c, LLVMValueRef smem, uint64_t base, LLVMValue
 
 static LLVMValueRef shared_load(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index)
 {
+    c->smem_read = 1;
     LLVMValueRef ld = LLVMBuildLoad2(c->g.b, shared_type(c, t), shared_at(c, smem, base, t, index), "");
     LLVMSetAlignment(ld, (unsigned)type_bytes(c, t));
     if (t == c->g.t_i1)
@@ -524,7 +537,7 @@ static LLVMValueRef broadcast_scalar(codegen *c, LLVMValueRef v)
     if (c->num_warps == 1)
         return shuffle(c, 0, v, c_i32(c, 0));
     LLVMValueRef smem = shared(c, type_bytes(c, LLVMTypeOf(v)));
-    barrier(c);
+    shared_begin(c);
     LLVMBasicBlockRef cont = guard_begin(c, thread0_cond(c), "bcast");
     shared_store(c, smem, 0, c_i32(c, 0), v);
     guard_end(c, cont);
@@ -541,7 +554,7 @@ static void broadcast_from_owners(codegen *c, const tjp_layout *L, const tji_typ
     if (warp_dup) {
         LLVMTypeRef vt = LLVMTypeOf(vals[0]);
         LLVMValueRef smem = shared(c, (uint64_t)tji_numel(t) * type_bytes(c, vt));
-        barrier(c);
+        shared_begin(c);
         LLVMBasicBlockRef cont = guard_begin(c, owner_cond(c, L), "share");
         for (uint32_t r = 0; r < n; r++)
             if (!(r & rdup))
@@ -743,7 +756,7 @@ static void emit_convert(codegen *c, const tji_op *op)
     uint32_t sdup = reg_dup_mask(Ls), ddup = reg_dup_mask(Ld);
     const tjp_swizzle *S = &use.swizzle;
     LLVMValueRef ts = swizzled_thread_index(c, S, Ls), td = swizzled_thread_index(c, S, Ld);
-    barrier(c);
+    shared_begin(c);
     for (uint32_t r = 0; r < ns; r++)
         if (!(r & sdup))
             shared_store(c, smem, 0, swizzled_index(c, S, ts, Ls, r), reg(c, x, r));
@@ -1520,7 +1533,7 @@ static void emit_reduce(codegen *c, const tji_op *op)
                 iidx[r] = is_arg ? swizzled_index(c, &use.index_swizzle, ti, &use.write, r) : NULL;
             }
         LLVMValueRef my_base = LLVMBuildMul(c->g.b, my_part, c_i32(c, out_numel), "");
-        barrier(c);
+        shared_begin(c);
         for (uint32_t r = 0; r < n; r++) {
             if (r & fold)
                 continue;
@@ -1605,7 +1618,7 @@ static void emit_cumsum(codegen *c, const tji_op *op)
     }
     const tjp_swizzle *S = &use.swizzle;
     LLVMValueRef ts = swizzled_thread_index(c, S, L);
-    barrier(c);
+    shared_begin(c);
     for (uint32_t r = 0; r < n; r++)
         if (!(r & rdup))
             shared_store(c, smem, 0, swizzled_index(c, S, ts, L, r), tjj_gpu_fext(&c->g, reg(c, x, r), dt));
@@ -1856,7 +1869,9 @@ static void emit_for(codegen *c, int32_t opi)
     int stored_before = c->stored;
     c->stored |= region_writes(fn, op->region[0]);
     const tji_op *yield = NULL;
+    c->loop_depth++;
     emit_region(c, op->region[0], &yield);
+    c->loop_depth--;
     c->g.cur_op = opi;
     c->stored |= stored_before; /* the loop may run zero times */
     if (c->g.status != TJ_OK)
