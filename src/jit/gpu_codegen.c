@@ -3,7 +3,7 @@
  *
  * One program instance is one CTA of num_warps * 32 threads, and the kernel
  * is one LLVM function with the ptx_kernel calling convention (LLVM 22
- * ignores nvvm.annotations for IR built in memory) and "nvvm.maxntid" for
+ * ignores nvvm.annotations for IR built in memory) and "nvvm.reqntid" for
  * the block size. Its parameters are jit.h's: the kernel's own (pointers as
  * `ptr addrspace(1)`, so every access is ld.global/st.global/atom.global;
  * scalars as the CPU ABI passes them), then the assert record. Program ids
@@ -288,13 +288,20 @@ static LLVMValueRef thread_index(codegen *c, const tjp_layout *L)
     }
     LLVMValueRef idx = c_i32(c, 0);
     LLVMValueRef in[TJP_NIN] = {NULL, c->lane, c->warp};
+    /* Bits b..b+k-1 whose bases are one power of two doubling (a blocked
+     * layout's field) move as one bit field: shift, mask, scale. */
     for (int level = TJP_LANE; level <= TJP_WARP; level++)
-        for (int b = 0; b < L->nbits[level]; b++) {
+        for (int b = 0, k; b < L->nbits[level]; b += k) {
             uint32_t basis = L->basis[level][b];
+            k = 1;
             if (!basis)
                 continue;
-            LLVMValueRef bit = LLVMBuildAnd(c->eb, LLVMBuildLShr(c->eb, in[level], c_i32(c, b), ""), c_i32(c, 1), "");
-            idx = LLVMBuildXor(c->eb, idx, LLVMBuildMul(c->eb, bit, c_i32(c, basis), ""), "");
+            while (!(basis & (basis - 1)) && b + k < L->nbits[level] && basis << k &&
+                   L->basis[level][b + k] == basis << k)
+                k++;
+            LLVMValueRef field = LLVMBuildAnd(c->eb, LLVMBuildLShr(c->eb, in[level], c_i32(c, b), ""),
+                                              c_i32(c, (1 << k) - 1), "");
+            idx = LLVMBuildXor(c->eb, idx, LLVMBuildMul(c->eb, field, c_i32(c, basis), ""), "");
         }
     if (c->nparts == c->parts_cap) {
         c->parts_cap = c->parts_cap ? 2 * c->parts_cap : 8;
@@ -2087,7 +2094,7 @@ static void build_kernel(codegen *c, const char *entry_name)
     char ntid[16];
     snprintf(ntid, sizeof ntid, "%d", c->num_warps * 32);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                            LLVMCreateStringAttribute(c->g.ctx, "nvvm.maxntid", 12, ntid, (unsigned)strlen(ntid)));
+                            LLVMCreateStringAttribute(c->g.ctx, "nvvm.reqntid", 12, ntid, (unsigned)strlen(ntid)));
     unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->g.ctx, nounwind, 0));
 
