@@ -38,6 +38,17 @@ TJ_KERNEL(fast_f64, TJ_PARAMS(TJ_PTR(a, f64), TJ_PTR(b, f64), TJ_PTR(e, f64), TJ
     tj_store(tj_add(q, offs), tj_fast_div(x, y), .mask = mask);
 }
 
+TJ_KERNEL(fast_f16, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(e, f16), TJ_PTR(q, f16),
+                              TJ_SCALAR(n, i32)),
+          TJ_CONSTS())
+{
+    tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
+    tj_val mask = tj_lt(offs, n);
+    tj_val x = tj_load(tj_add(a, offs), .mask = mask), y = tj_load(tj_add(b, offs), .mask = mask);
+    tj_store(tj_add(e, offs), tj_fast_exp(x), .mask = mask);
+    tj_store(tj_add(q, offs), tj_fast_div(x, y), .mask = mask);
+}
+
 static int bad_line;
 TJ_KERNEL(bad_fast, TJ_PARAMS(TJ_PTR(p, f32)), TJ_CONSTS(WHICH))
 {
@@ -69,6 +80,11 @@ static void test_text(void)
            "precise PTX: div.rn.f32");
     free(fast);
     free(precise);
+    char *half = NULL;
+    st = tj_kernel_ptx(fast_f16, NULL, 0, "sm_90", 4, &half);
+    tap_ok(st == TJ_OK && strstr(half, "ex2.approx") && strstr(half, "div.full.f32") && !strstr(half, "div.rn"),
+           "f16 fast PTX: computed in f32 with ex2.approx and div.full.f32");
+    free(half);
     for (int64_t w = 0; w < 2; w++) {
         st = tj_kernel_ir(bad_fast, &w, 1, &ir);
         char where[64];
@@ -131,6 +147,27 @@ static void test_f32(tj_device *dev)
     tap_ok(ok && !bad_q, "f32 tj_fast_div, divisors 2^[-100, 100]: within 2 ulp");
 }
 
+/* f16: the fast ops in f32, rounded once: within an f16 ulp (2^-10 relative). */
+static void test_f16(tj_device *dev)
+{
+    static uint16_t a[N], b[N], e[N], q[N];
+    for (int i = 0; i < N; i++) {
+        a[i] = tj_f32_to_f16((float)tl_round(TJ_F16, tl_rand_double(-8, 8)));
+        b[i] = tj_f32_to_f16((float)tl_round(TJ_F16, tl_rand_double(0.5, 2) * (tl_rand_u64() & 1 ? 1 : -1)));
+    }
+    int ok = run(dev, fast_f16, NULL, 0, 2, a, b, e, q);
+    int bad = 0;
+    for (int i = 0; ok && i < N; i++) {
+        double x = tj_f16_to_f32(a[i]), y = tj_f16_to_f32(b[i]);
+        double ge = tj_f16_to_f32(e[i]), gq = tj_f16_to_f32(q[i]);
+        if (!(fabs(ge - exp(x)) <= tl_eps(TJ_F16) * exp(x)) || !(fabs(gq - x / y) <= tl_eps(TJ_F16) * fabs(x / y))) {
+            if (bad++ < 3)
+                tap_diag("f16: fast_exp(%g) = %g (exp %g), fast_div(%g, %g) = %g (%g)", x, ge, exp(x), x, y, gq, x / y);
+        }
+    }
+    tap_ok(ok && !bad, "f16 tj_fast_exp and tj_fast_div: within an f16 ulp");
+}
+
 static void test_f64(tj_device *dev)
 {
     static double a[N], b[N], e[N], q[N];
@@ -154,9 +191,10 @@ static void test_f64(tj_device *dev)
 int main(void)
 {
     tj_device *dev = tl_setup("test_fast_math");
-    tap_plan(8);
+    tap_plan(10);
     test_text();
     test_f32(dev);
+    test_f16(dev);
     test_f64(dev);
     tj_device_close(dev);
     return tap_done();

@@ -5,7 +5,7 @@
  * The GPU computes i8 and i16 in wider registers, and ptxas once got this
  * wrong (neg.s16 of -32768 followed by an arithmetic shift gave +8192 for
  * -8192; tjit now rewrites neg.s16, see gpu_codegen.c). Each signed dtype
- * is run through add, sub, neg, mul and shl on the values at its edges (and
+ * is run through add, sub, neg, mul, shl and abs on the values at its edges (and
  * random ones), each result then shifted right arithmetically — the step
  * that exposed the bug — and widened to i64, against a C reference, on the
  * test device (TJIT_TEST_DEVICE).
@@ -22,7 +22,7 @@ enum { N = 64 };
         tj_val x = tj_load(tj_add(a, offs)), y = tj_load(tj_add(b, offs));                        \
         tj_val sh = tj_and(tj_load(tj_add(s, offs)), 7);                                          \
         tj_val r = OP == 0 ? tj_add(x, y) : OP == 1 ? tj_sub(x, y) : OP == 2 ? tj_neg(x)          \
-                 : OP == 3 ? tj_mul(x, y) : tj_shl(x, tj_and(y, 7));                              \
+                 : OP == 3 ? tj_mul(x, y) : OP == 4 ? tj_shl(x, tj_and(y, 7)) : tj_abs(x);        \
         tj_store(tj_add(o, offs), tj_cast(tj_shr(r, sh), TJ_I64));                               \
     }
 EDGE_KERNEL(edges_i8, i8)
@@ -30,7 +30,7 @@ EDGE_KERNEL(edges_i16, i16)
 EDGE_KERNEL(edges_i32, i32)
 EDGE_KERNEL(edges_i64, i64)
 
-static const char *const op_names[] = {"add", "sub", "neg", "mul", "shl"};
+static const char *const op_names[] = {"add", "sub", "neg", "mul", "shl", "abs"};
 
 /* The op in the dtype's width, wrapped as two's complement (computed in
  * unsigned arithmetic, so C itself never overflows). */
@@ -42,7 +42,8 @@ static int64_t reference(int op, tj_dtype dt, int64_t x, int64_t y, int64_t s)
     case 1: r = ux - uy; break;
     case 2: r = 0 - ux; break;
     case 3: r = ux * uy; break;
-    default: r = ux << (uy & 7); break;
+    case 4: r = ux << (uy & 7); break;
+    default: r = x < 0 ? 0 - ux : ux; break;
     }
     int64_t w = tl_wrap(dt, (int64_t)r);
     return w >> (s & 7);
@@ -72,7 +73,7 @@ static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt)
              tj_buffer_write(dev, ba, 0, ra, (size_t)(N * bytes)) == TJ_OK &&
              tj_buffer_write(dev, bb, 0, rb, (size_t)(N * bytes)) == TJ_OK &&
              tj_buffer_write(dev, bs, 0, rs, (size_t)(N * bytes)) == TJ_OK;
-    for (int64_t op = 0; op < 5; op++) {
+    for (int64_t op = 0; op < 6; op++) {
         int64_t o[N];
         memset(o, TL_POISON, sizeof o);
         tj_launch_cfg cfg = {.grid = {1}};
@@ -98,7 +99,7 @@ static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt)
 int main(void)
 {
     tj_device *dev = tl_setup("test_int_edges");
-    tap_plan(20);
+    tap_plan(24);
     run(dev, edges_i8, TJ_I8);
     run(dev, edges_i16, TJ_I16);
     run(dev, edges_i32, TJ_I32);

@@ -8,7 +8,8 @@
  * builds row-major offsets for the tile and for the result (the tile's dims
  * without the axis), so every (rank, axis, op) is its own variant and test
  * point. Three programs each reduce their own tile, so program offsets are
- * checked too. argmax/argmin data is drawn from a handful of values, so
+ * checked too; rows of 4096 run again at 8, 16 and 32 warps (on a GPU the
+ * warps' partials then take the lane-parallel path). argmax/argmin data is drawn from a handful of values, so
  * ties are common and "the first index" is really tested.
  *
  * Integer sums wrap in the dtype (exact); float sums may be reassociated,
@@ -17,6 +18,8 @@
 #include "testlib.h"
 
 static tj_device *dev;
+static int warps;        /* num_warps of the launches (0: the default) */
+static int64_t row_len;  /* a 1-D tile's length (0: the default) */
 
 enum { PROGRAMS = 3 };
 
@@ -158,7 +161,7 @@ static tl_num input_for(int op, tj_dtype t)
 /* Runs one (dtype, rank, axis, op) and checks all programs' results. */
 static void test_reduce(tj_dtype t, int rank, int axis, int op)
 {
-    int64_t d0 = (t == TJ_F16 || t == TJ_BF16) && op == TJ_REDUCE_SUM ? 32 : 256;
+    int64_t d0 = row_len ? row_len : (t == TJ_F16 || t == TJ_BF16) && op == TJ_REDUCE_SUM ? 32 : 256;
     int64_t dims[4] = {0}, rdims[4] = {0};
     shape_of(rank, d0, dims);
     int ax = axis < 0 ? axis + rank : axis;
@@ -225,6 +228,7 @@ static void test_reduce(tj_dtype t, int rank, int axis, int op)
     tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo), TJ_ARG_BUF(bi)};
     int64_t consts[] = {rank, op, axis, d0};
     tj_launch_cfg cfg = tl_grid(PROGRAMS, 1, 1);
+    cfg.num_warps = warps;
     char what[160], shape[48];
     if (rank == 1)
         snprintf(shape, sizeof shape, "[%lld]", (long long)dims[0]);
@@ -236,7 +240,8 @@ static void test_reduce(tj_dtype t, int rank, int axis, int op)
     else
         snprintf(shape, sizeof shape, "[%lld,%lld,%lld,%lld]", (long long)dims[0],
                  (long long)dims[1], (long long)dims[2], (long long)dims[3]);
-    snprintf(what, sizeof what, "%s %s%s axis %d", op_name(op), tj_dtype_name(t), shape, axis);
+    snprintf(what, sizeof what, "%s %s%s axis %d%s", op_name(op), tj_dtype_name(t), shape, axis,
+             warps ? (warps == 8 ? ", 8 warps" : warps == 16 ? ", 16 warps" : ", 32 warps") : "");
     if (!tl_launch_failed(tj_launch(dev, kernel_of(t), &cfg, args, 3, consts, 4), what)) {
         tl_download(dev, is_arg ? bi : bo, got, PROGRAMS * rn * res);
         size_t bad = 0;
@@ -404,6 +409,14 @@ int main(void)
     test_reduce(TJ_I64, 1, 0, CUMSUM);
     test_reduce(TJ_F64, 2, 1, CUMSUM);
     test_softmax();
+    /* Rows over 8, 16 and 32 warps: on a GPU their partials meet a part
+     * per lane, combined by butterflies (swizzle.c's lane-parallel step). */
+    row_len = 4096;
+    for (warps = 8; warps <= 32; warps *= 2)
+        for (int op = TJ_REDUCE_SUM; op <= TJ_REDUCE_ARGMIN; op++) {
+            test_reduce(TJ_F32, 1, 0, op);
+            test_reduce(TJ_I32, 1, 0, op);
+        }
     tj_device_close(dev);
     return tap_done();
 }

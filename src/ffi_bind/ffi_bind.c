@@ -21,6 +21,10 @@
  * given. Scalars are converted the way C converts, except where C would lose
  * the value silently: an integer that does not fit the parameter's type is an
  * error, and a floating value is never truncated into an integer parameter.
+ *
+ * The converted values also give a GPU launch its specialization key
+ * (tjf_spec_key): the facts about the arguments that the compiled variant
+ * may rely on, read from the same bytes the kernel will receive.
  */
 #include <math.h>
 #include <stdio.h>

@@ -17,7 +17,9 @@
  *
  * A launch checks everything the caller gave (device, kernel, grid, constants,
  * num_warps, arguments, buffers) before any work, then finds the compiled
- * variant for the kernel, its constants and (on a GPU) num_warps in the
+ * variant for the kernel, its constants and (on a GPU) num_warps and the
+ * arguments' specialization key (tjf_spec_key: which pointers are 16-byte
+ * aligned, which integers are multiples of 16 or equal to 1) in the
  * device's cache, building and compiling it on a miss. Its mutex is held
  * while a variant is built, which serializes kernel building per device as
  * tjit.h promises. Variants live until the device closes, so a launch keeps
@@ -29,8 +31,10 @@
  * The pool runs one launch at a time and a worker index is exclusive while a
  * task runs, so each worker owns its scratch slot here and grows it itself.
  *
- * On a GPU a variant is built as tile IR, given layouts (tjp_assign_layouts),
- * verified again, compiled to PTX (gpu_codegen.c) and loaded by the driver,
+ * On a GPU a variant is built as tile IR, analysed (axis info for the
+ * specialization), given coalesced layouts (tjp_coalesce,
+ * tjp_assign_layouts), verified and checked again, compiled to PTX
+ * (gpu_codegen.c) and loaded by the driver,
  * whose JIT log becomes the error message when it refuses. A launch is
  * cuLaunchKernel on the default stream, one CTA of num_warps * 32 threads
  * per program, and returns at once (TJIT_LAUNCH_BLOCKING=1 makes it wait,
@@ -44,7 +48,9 @@
  *
  * Every variant's PTX can also be assembled by ptxas (TJIT_PTXAS, see
  * ptxas.c) — CPU variants included, which then get a GPU compile as well —
- * so that a machine without a GPU still proves the PTX valid.
+ * so that a machine without a GPU still proves the PTX valid. The same GPU
+ * pipeline runs without a launch for tj_kernel_ptx(_args) and for the
+ * layout explainer, tj_kernel_explain.
  */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -32,13 +32,16 @@
  * bases (the maps are linear) and then they are register copies. CONVERT is a
  * copy or a permutation of registers where the threads hold the same
  * elements, else it goes through shared memory, at addresses swizzled so
- * that neither the writes nor the reads wait on bank conflicts. LOAD/STORE
- * branch around each masked access, so a masked-off address is never
- * touched; registers that the plan groups into a vector (the coalescing
- * pass's width) are one access of up to 16 bytes under one predicate. REDUCE combines registers along the axis, then lanes (butterfly
- * shuffles), then warps (partials through shared memory, combined in a
- * fixed order); every step combines symmetrically, so all threads that hold
- * one result hold it bit for bit. CUMSUM goes through shared memory: each
+ * that neither the writes nor the reads wait on bank conflicts (swizzle.c
+ * chooses). A masked LOAD/STORE is one predicated instruction, so a
+ * masked-off address is never touched; registers that the plan groups into
+ * a vector (the coalescing pass's width) are one access of up to 16 bytes
+ * under one predicate, and a run of consecutive addresses shares one
+ * address register. REDUCE combines registers along the axis, then lanes
+ * (butterfly shuffles), then warps (partials through shared memory, each
+ * thread combining them in a fixed order, or for row reductions over 8+
+ * warps a part per lane and butterflies); every step combines
+ * symmetrically, so all threads that hold one result hold it bit for bit. CUMSUM goes through shared memory: each
  * element is the sequential sum of its prefix, in the CPU's order. FOR and
  * IF are real branches on uniform scalars, with phis per register.
  *
@@ -839,8 +842,10 @@ static LLVMValueRef inline_ptx(codegen *c, LLVMTypeRef ret, const char *text, co
  * group is one access of v * size bytes, moved in parts: elements of 4
  * bytes or more as themselves (<4 x float> becomes ld.global.v4.f32), the
  * smaller ones as 32-bit words (eight halves: ld.global.v4.b32), or two
- * bytes as one 16-bit word. With a hint the same parts go through one
- * inline-asm instruction with a register per part. */
+ * bytes as one 16-bit word. With a hint or a mask the same parts go through
+ * one inline-asm instruction with a register per part (predicated on the
+ * mask). */
+
 /* A global address: a pointer plus a constant byte offset. */
 typedef struct address {
     LLVMValueRef base;
@@ -1070,7 +1075,7 @@ static int holds_vectors(const tjp_layout *L, const tji_type *t, int v)
         return 0;
     int s = __builtin_ctz(first), in_dim = 0;
     for (int d = 0; d < t->rank; d++)
-        in_dim |= dim_shift(t, d) <= s && s + k <= dim_shift(t, d) + log2_of(t->shape[d]);
+        in_dim |= dim_shift(t, d) == s && k <= log2_of(t->shape[d]); /* stride 1 along d */
     uint32_t field = (uint32_t)(v - 1) << s;
     for (int in = 0; in < TJP_NIN; in++)
         for (int b = 0; b < L->nbits[in]; b++)
@@ -1086,7 +1091,8 @@ static int access_width(codegen *c, const tji_op *op, const tjp_layout *L, const
     int v = vector_of(c, c->g.cur_op);
     if (v <= 1 || op->is_volatile)
         return 1;
-    if (v > MAX_VECTOR || !holds_vectors(L, t, v)) {
+    uint64_t bytes = type_bytes(c, tjj_gpu_mem_type(&c->g, t)) * (uint64_t)v;
+    if (v > MAX_VECTOR || bytes > 16 || !holds_vectors(L, t, v)) {
         FAIL(c, "internal error: the layout of this access does not hold vectors of %d", v);
         return 0;
     }
@@ -2189,19 +2195,20 @@ static tj_status compile_error(const char *name, const char *what, char *msg)
     return st;
 }
 
-/* Codegen into mod; returns the status (the message is set on failure). */
-/* The PTX LLVM wrote, with every `neg.s16 d, a;` done in 32 bits:
+/* The PTX LLVM wrote, with every `neg.s16 d, a;` (and `abs.s16`) done in
+ * 32 bits:
  *     { .reg .b32 %tjn; cvt.s32.s16 %tjn, a; neg.s32 %tjn, %tjn; cvt.u16.u32 d, %tjn; }
  * ptxas (CUDA 13, and the driver's JIT on the H200) keeps a 16-bit value
  * sign-extended in a 32-bit register and assumes neg.s16 leaves it so; the
  * negation of -32768 does not (it is +32768 there, where 16 bits wrap to
  * -32768), and a later arithmetic shift then sees a positive number: an
  * i16 -(-32768) >> 2 gave 8192 instead of -8192, and i8 negations, which
- * LLVM widens to neg.s16 of x << 8, went wrong the same way. The explicit
- * truncation makes ptxas sign-extend again. Malloc'ed, NUL-terminated. */
+ * LLVM widens to neg.s16 of x << 8, went wrong the same way. abs.s16 has
+ * the same edge. The explicit truncation makes ptxas sign-extend again.
+ * Malloc'ed, NUL-terminated. */
 static char *ptx_without_neg_s16(const char *ptx, size_t len)
 {
-    static const char needle[] = "neg.s16";
+    static const char *const ops[] = {"neg", "abs"};
     tjs_buf b = {0};
     const char *p = ptx, *end = ptx + len;
     while (p < end) {
@@ -2211,10 +2218,14 @@ static char *ptx_without_neg_s16(const char *ptx, size_t len)
         while (at < line_end && (*at == ' ' || *at == '\t'))
             at++;
         char d[32], a[32];
-        if ((size_t)(line_end - at) > sizeof needle && !memcmp(at, needle, sizeof needle - 1) &&
-            sscanf(at + sizeof needle - 1, " %31[^, ] , %31[^; ] ;", d, a) == 2)
-            tjs_buf_printf(&b, "\t{ .reg .b32 %%tjn; cvt.s32.s16 %%tjn, %s; neg.s32 %%tjn, %%tjn; "
-                           "cvt.u16.u32 %s, %%tjn; }\n", a, d);
+        int op = -1;
+        for (int k = 0; k < 2 && op < 0; k++)
+            if (line_end - at > 8 && !memcmp(at, ops[k], 3) && !memcmp(at + 3, ".s16", 4) &&
+                sscanf(at + 7, " %31[^, ] , %31[^; ] ;", d, a) == 2)
+                op = k;
+        if (op >= 0)
+            tjs_buf_printf(&b, "\t{ .reg .b32 %%tjn; cvt.s32.s16 %%tjn, %s; %s.s32 %%tjn, %%tjn; "
+                           "cvt.u16.u32 %s, %%tjn; }\n", a, ops[op], d);
         else
             tjs_buf_printf(&b, "%.*s", (int)(line_end - p), p);
         p = line_end;
@@ -2222,6 +2233,7 @@ static char *ptx_without_neg_s16(const char *ptx, size_t len)
     return b.data ? b.data : tjs_xstrdup("");
 }
 
+/* Codegen into mod; returns the status (the message is set on failure). */
 static tj_status generate(codegen *c, const char *entry_name)
 {
     const tji_func *fn = c->g.fn;
@@ -2313,7 +2325,15 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
     if (st == TJ_OK && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf))
         st = compile_error(fn->name, "PTX generation failed", msg);
     if (st == TJ_OK) {
-        out->ptx = ptx_without_neg_s16(LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+        const char *text = LLVMGetBufferStart(buf);
+        size_t len = LLVMGetBufferSize(buf);
+        if (memmem(text, len, "neg.s16", 7) || memmem(text, len, "abs.s16", 7)) {
+            out->ptx = ptx_without_neg_s16(text, len);
+        } else {
+            out->ptx = tjs_xmalloc(len + 1);
+            memcpy(out->ptx, text, len);
+            out->ptx[len] = 0;
+        }
         LLVMDisposeMemoryBuffer(buf);
         out->entry = entry;
         entry = NULL;

@@ -473,10 +473,11 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
 
 LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a)
 {
-    if (op->code == TJI_DIV && op->approx && LLVMTypeOf(a[0]) == g->t_float) { /* tj_fast_div */
-        unsigned id = LLVMLookupIntrinsicID("llvm.nvvm.div.full", strlen("llvm.nvvm.div.full"));
-        LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, NULL, 0);
-        return LLVMBuildCall2(g->b, LLVMIntrinsicGetType(g->ctx, id, NULL, 0), f, a, 2, "");
+    tj_dtype dt = tji_typeof(g->fn, op->result)->dtype;
+    if (op->code == TJI_DIV && op->approx && (dt == TJ_F32 || dt == TJ_F16 || dt == TJ_BF16)) {
+        /* tj_fast_div: in f32, rounded back as every 16-bit float op is */
+        LLVMValueRef xy[2] = {tjj_gpu_fext(g, a[0], dt), tjj_gpu_fext(g, a[1], dt)};
+        return tjj_gpu_fround(g, tjj_gpu_intrinsic(g, "llvm.nvvm.div.full", NULL, 0, xy, 2), dt);
     }
     tjj_ls ls = scalar_ctx(g);
     LLVMValueRef r = tjj_ls_elementwise(&ls, g->fn, op, a, target_math, g);
