@@ -16,37 +16,35 @@
 
 enum { N = 4096, BLOCK = 256 };
 
-TJ_KERNEL(fast_f32, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(e, f32), TJ_PTR(q, f32),
-                              TJ_SCALAR(n, i32)),
-          TJ_CONSTS(FAST))
+/* e = exp(a), q = a / b over one block, in the fast forms or the precise. */
+static void exp_and_div(tj_val a, tj_val b, tj_val e, tj_val q, tj_val n, int fast)
 {
     tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
     tj_val mask = tj_lt(offs, n);
     tj_val x = tj_load(tj_add(a, offs), .mask = mask), y = tj_load(tj_add(b, offs), .mask = mask);
-    tj_store(tj_add(e, offs), FAST ? tj_fast_exp(x) : tj_exp(x), .mask = mask);
-    tj_store(tj_add(q, offs), FAST ? tj_fast_div(x, y) : tj_div(x, y), .mask = mask);
+    tj_store(tj_add(e, offs), fast ? tj_fast_exp(x) : tj_exp(x), .mask = mask);
+    tj_store(tj_add(q, offs), fast ? tj_fast_div(x, y) : tj_div(x, y), .mask = mask);
+}
+
+TJ_KERNEL(fast_f32, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(e, f32), TJ_PTR(q, f32),
+                              TJ_SCALAR(n, i32)),
+          TJ_CONSTS(FAST))
+{
+    exp_and_div(a, b, e, q, n, (int)FAST);
 }
 
 TJ_KERNEL(fast_f64, TJ_PARAMS(TJ_PTR(a, f64), TJ_PTR(b, f64), TJ_PTR(e, f64), TJ_PTR(q, f64),
                               TJ_SCALAR(n, i32)),
           TJ_CONSTS())
 {
-    tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
-    tj_val mask = tj_lt(offs, n);
-    tj_val x = tj_load(tj_add(a, offs), .mask = mask), y = tj_load(tj_add(b, offs), .mask = mask);
-    tj_store(tj_add(e, offs), tj_fast_exp(x), .mask = mask);
-    tj_store(tj_add(q, offs), tj_fast_div(x, y), .mask = mask);
+    exp_and_div(a, b, e, q, n, 1);
 }
 
 TJ_KERNEL(fast_f16, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(e, f16), TJ_PTR(q, f16),
                               TJ_SCALAR(n, i32)),
           TJ_CONSTS())
 {
-    tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
-    tj_val mask = tj_lt(offs, n);
-    tj_val x = tj_load(tj_add(a, offs), .mask = mask), y = tj_load(tj_add(b, offs), .mask = mask);
-    tj_store(tj_add(e, offs), tj_fast_exp(x), .mask = mask);
-    tj_store(tj_add(q, offs), tj_fast_div(x, y), .mask = mask);
+    exp_and_div(a, b, e, q, n, 1);
 }
 
 static int bad_line;

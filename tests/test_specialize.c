@@ -25,25 +25,28 @@
 
 enum { BLOCK = 1024 }; /* 8 elements per thread at 4 warps: room for 16-byte vectors */
 
-TJ_KERNEL(vadd, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(y, f32), TJ_PTR(out, f32), TJ_SCALAR(n, i32)),
-          TJ_CONSTS(B))
+/* out = x + y over one block, masked by n. */
+static void add_block(tj_val x, tj_val y, tj_val out, tj_val n, int64_t block)
 {
-    tj_val offs = tj_add(tj_mul(tj_program_id(0), B), tj_arange(0, B));
+    tj_val offs = tj_add(tj_mul(tj_program_id(0), block), tj_arange(0, block));
     tj_val mask = tj_lt(offs, n);
     tj_store(tj_add(out, offs), tj_add(tj_load(tj_add(x, offs), .mask = mask),
                                        tj_load(tj_add(y, offs), .mask = mask)),
              .mask = mask);
 }
 
+TJ_KERNEL(vadd, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(y, f32), TJ_PTR(out, f32), TJ_SCALAR(n, i32)),
+          TJ_CONSTS(B))
+{
+    add_block(x, y, out, n, B);
+}
+
+/* The same, with n left out of the specialization. */
 TJ_KERNEL(vadd_nospec, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(y, f32), TJ_PTR(out, f32),
                                  TJ_SCALAR_NOSPEC(n, i32)),
           TJ_CONSTS(B))
 {
-    tj_val offs = tj_add(tj_mul(tj_program_id(0), B), tj_arange(0, B));
-    tj_val mask = tj_lt(offs, n);
-    tj_store(tj_add(out, offs), tj_add(tj_load(tj_add(x, offs), .mask = mask),
-                                       tj_load(tj_add(y, offs), .mask = mask)),
-             .mask = mask);
+    add_block(x, y, out, n, B);
 }
 
 /* out[i*stride + j] = x[i*stride + j] * 2 for rows i, j < B: with stride a

@@ -2206,7 +2206,7 @@ static tj_status compile_error(const char *name, const char *what, char *msg)
  * LLVM widens to neg.s16 of x << 8, went wrong the same way. abs.s16 has
  * the same edge. The explicit truncation makes ptxas sign-extend again.
  * Malloc'ed, NUL-terminated. */
-static char *ptx_without_neg_s16(const char *ptx, size_t len)
+static char *ptx_without_s16_neg_abs(const char *ptx, size_t len)
 {
     static const char *const ops[] = {"neg", "abs"};
     tjs_buf b = {0};
@@ -2328,7 +2328,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
         const char *text = LLVMGetBufferStart(buf);
         size_t len = LLVMGetBufferSize(buf);
         if (memmem(text, len, "neg.s16", 7) || memmem(text, len, "abs.s16", 7)) {
-            out->ptx = ptx_without_neg_s16(text, len);
+            out->ptx = ptx_without_s16_neg_abs(text, len);
         } else {
             out->ptx = tjs_xmalloc(len + 1);
             memcpy(out->ptx, text, len);
