@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_util.h — what the CPU and GPU benchmarks share: a monotonic clock,
  * the median of a set of timings, and an allocation that ends the run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cpu_bench — tjit's CPU back end against the same algorithms in plain C.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_bench — tjit's kernels on the GPU, timed with CUDA events, for the
  * side-by-side comparison with Triton (bench/triton_bench.py holds the same

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # gpu_compare.sh — tjit against Triton on one GPU, in one run.
 #
 # Runs bench/gpu_bench (tjit's kernels) and bench/triton_bench.py (the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """
 triton_bench.py -- the GPU half of tjit's comparison: the kernels of
 bench/gpu_bench.c written in Triton, timed the same way on the same GPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tjit.h — Triton-style GPU tile kernels, written inline in C.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * box_filter — a 3x3 mean filter over a height x width image of floats,
  * with zero padding.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * softmax — row-wise softmax of a rows x cols matrix of floats.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * strided_add — out[i] = x[i*s] + y[i*s]: what a stride costs.
  *

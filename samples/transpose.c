@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * transpose — dst = src^T for a rows x cols matrix of floats, in 2-D tiles.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * vector_add — the first tjit program: out = x + y over n floats.
  *

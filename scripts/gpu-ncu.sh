@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gpu-ncu.sh — Nsight Compute's hardware counters for tjit's kernels, on the
 # GPU machine; scripts/gpu-run.sh calls it, with the package it unpacked
 # (LD_LIBRARY_PATH already holds its lib/).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gpu-pack.sh — builds tjit for the GPU machine and stages it in carry/.
 #
 # The GPU machine (Ubuntu 24.04, glibc 2.39) has the NVIDIA driver but no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gpu-run.sh — on the GPU machine: tjit's whole test suite, its samples and
 # its GPU benchmark, from the build that scripts/gpu-pack.sh staged.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * support.c — errors, allocation, arenas and small facts every stage shares.
  *

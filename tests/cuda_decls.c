@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda_decls.c — tjit's own declarations of the CUDA driver API
  * (src/jit/cuda_api.h) checked against the toolkit's cuda.h.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # gpu-test.sh — runs one of the TAP test programs on the GPU.
 #
 # make check runs each op test twice: as itself on the CPU, and as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * has_gpu.c — does this machine have a GPU that tjit can use?
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # samples.sh — runs every sample at a small, ragged size (TAP).
 #
 # Each sample checks its own result against plain C and exits non-zero on a

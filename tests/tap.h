@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tap.h — a tiny Test Anything Protocol writer for tjit's test programs.
  *

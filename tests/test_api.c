@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_api.c — the host API: version, status and dtype names, 16-bit float
  * helpers, devices, buffers (and their errors), tj_kernel_ir, the typed and

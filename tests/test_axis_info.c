@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_axis_info.c — contiguity, divisibility and constancy on real kernels.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cache_hints.c — cache modifiers, eviction policies and volatile
  * loads reach the PTX, and the combinations PTX cannot express are errors.

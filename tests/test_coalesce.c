@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_coalesce.c — the coalescing pass and the vector accesses it buys.
  *

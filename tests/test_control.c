@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_control.c — runtime control flow and debugging ops.
  *

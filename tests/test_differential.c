@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_differential.c — random tile programs must give the same answers on
  * the CPU and on the GPU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dtypes.c — dtypes: every cast, 16-bit float round trips, scalar
  * arguments of every dtype through both launch forms, C literals that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dump.c — TJIT_DUMP: with TJIT_DUMP=ir the tile IR of each newly
  * compiled variant appears on stderr (and it is the text tj_kernel_ir

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_elementwise.c — every element-wise op on every dtype it takes, on
  * the CPU device, against a plain C reference.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_errors.c — bad tile programs and bad launches get the right status
  * and a message that points at the user's code; nothing crashes, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_explain.c — the layout explainer (tjp_explain) on two kernels.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fast_math.c — tj_fast_exp and tj_fast_div.
  *

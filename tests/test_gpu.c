@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_gpu.c — what is particular to GPUs: PTX without a GPU, the ptxas
  * check, and the GPU device's runtime.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_header.c — tjit.h in strict ISO C: this file is compiled twice, as
  * -std=c11 and as -std=c17, both with -Wall -Wextra -Werror (see

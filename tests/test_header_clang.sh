@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # test_header_clang.sh — tjit.h in a user's translation unit under clang's
 # warnings as well as gcc's: test_header.c (several TJ_KERNELs, one only
 # launched through tj_launch) must compile with -Wall -Wextra -Werror as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_int_edges.c — integer arithmetic at the edges of each width.
  *

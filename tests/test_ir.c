@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ir.c — the tile IR as tj_kernel_ir shows it: one kernel that uses
  * every kind of op, built without any device open.

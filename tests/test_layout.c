@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_layout.c — the F2 layout algebra against brute-force enumeration.
  *

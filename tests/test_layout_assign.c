@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_layout_assign.c — the GPU layout pass on real kernels.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_memory.c — loads, stores and atomics on the CPU device.
  *

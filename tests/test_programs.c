@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_programs.c — whole tile programs that stress how the CPU back end
  * orders, fuses and materializes work, rather than single ops.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_reduce.c — sum/max/min/argmax/argmin along every axis of 1- to 4-D
  * tiles (and negative axes), cumsum along every axis, a ragged row softmax

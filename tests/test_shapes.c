@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_shapes.c — tile shapes: broadcasting both ways, scalars meeting
  * tiles, expand_dims, broadcast_to, reshape, trans and permute, arange,

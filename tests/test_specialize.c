@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_specialize.c — argument specialization and the user's hints.
  *

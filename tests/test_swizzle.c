@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_swizzle.c — shared-memory swizzles are free of bank conflicts.
  *

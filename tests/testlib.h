@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testlib.h — what tjit's test programs share: a seeded random source,
  * element access by dtype, correctly rounded 16-bit float references,

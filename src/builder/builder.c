@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * builder.c — the builder behind the kernel language: each call made by a
  * TJ_KERNEL body appends typed ops to the tile program being built.

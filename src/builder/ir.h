@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ir.h — the tile IR: what a kernel body builds and every later stage reads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * print.c — the tile IR as text, for TJIT_DUMP=ir, tj_kernel_ir() and tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verify.c — checks that a tile program keeps the promises of ir.h.
  *

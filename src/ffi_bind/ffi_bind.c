@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ffi_bind.c — kernel signatures as libffi call interfaces, and the checks
  * that turn host arguments into the bytes a kernel parameter takes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ffi_bind.h — kernel signatures as libffi call interfaces.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cpu_backend.h — how the three files of the CPU back end talk to each other
  * (private to them; the rest of tjit sees only jit.h).

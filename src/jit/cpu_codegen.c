@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cpu_codegen.c — tile IR to LLVM IR for the host CPU: loops over arrays.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cpu_orc.c — compiling CPU kernels: plan, generate, verify, optimize, link.
  *

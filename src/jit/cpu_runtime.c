@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cpu_runtime.c — the C functions that compiled CPU kernels call.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda.c — loading the CUDA driver at run time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cuda_api.h — the part of the CUDA driver API that tjit uses, declared by
  * tjit itself.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * device.c — the host API: devices, buffers and launches, on the CPU and on
  * NVIDIA GPUs.

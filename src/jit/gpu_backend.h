@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_backend.h — how the two files of the GPU code generator talk to each
  * other (private to them; the rest of tjit sees only jit.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_codegen.c — tile IR + layout plan to PTX, through LLVM's NVPTX back end.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gpu_math.c — one element of an element-wise op, for the GPU back end.
  *

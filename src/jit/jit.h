@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * jit.h — the back ends and the runtime they share.
  *

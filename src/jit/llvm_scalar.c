@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * llvm_scalar.c — one element of an element-wise op, as LLVM IR, for both
  * back ends.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * llvm_scalar.h — the element-wise semantics of tjit, as LLVM IR, shared by
  * the CPU back end (cpu_codegen.c) and the GPU back end (gpu_math.c).

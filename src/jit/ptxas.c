@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ptxas.c — PTX target names, and assembling tjit's PTX with NVIDIA's ptxas.
  *

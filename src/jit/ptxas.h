@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ptxas.h — PTX targets and the ptxas check (ptxas.c).
  */

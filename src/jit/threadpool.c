@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * threadpool.c — the host threads that run a CPU launch's grid.
  *

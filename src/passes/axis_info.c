@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * axis_info.c — contiguity, divisibility and constancy of every tile value.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * coalesce.c — the layout each global access wants (GPU).
  *

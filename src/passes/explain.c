@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * explain.c — the coalescing chain of each memory access, as text.
  *

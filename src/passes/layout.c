@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * layout.c — the F2 layout algebra (see layout.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * layout.h — distributed layouts as linear maps over F2.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * layout_assign.c — give every tile value a distributed layout (GPU).
  *

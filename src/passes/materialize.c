@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * materialize.c — the CPU back end's fusion plan: which tile values get an
  * array of their own and which are recomputed where they are read.

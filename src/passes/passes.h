@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * passes.h — analyses and rewrites on the tile IR, one file each.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * swizzle.c — shared-memory layouts (S of the design's chain) and their
  * bank conflicts.
