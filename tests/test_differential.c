@@ -41,6 +41,7 @@
  * programs (default 60).
  */
 #include "testlib.h"
+#include "fuzz_rng.h"
 
 enum { NIN = 10 };
 static const tj_dtype in_dtypes[NIN] = {TJ_F32, TJ_F16, TJ_BF16, TJ_F64, TJ_I8,
@@ -48,23 +49,6 @@ static const tj_dtype in_dtypes[NIN] = {TJ_F32, TJ_F16, TJ_BF16, TJ_F64, TJ_I8,
 #define INPUT_MAG 4.0 /* float inputs (and load defaults) lie in [-4, 4] */
 
 /* ---- the program generator (runs in the kernel body) --------------------- */
-
-typedef struct gen_rng {
-    uint64_t state;
-} gen_rng;
-
-static uint64_t gen_next(gen_rng *r)
-{
-    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static int gen_below(gen_rng *r, int n) { return (int)(gen_next(r) % (uint64_t)n); }
-static double gen_uniform(gen_rng *r, double lo, double hi)
-{
-    return lo + (hi - lo) * ((double)(gen_next(r) >> 11) * 0x1p-53);
-}
 
 /* The tile shape a seed gives; the host needs it for the grid. */
 typedef struct prog_shape {

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_ref.h — the C reference of test_fuzz.c's random tile programs.
+ *
+ * It runs a program (fuzz_prog.h) for one program id, element by element,
+ * with tjit's documented semantics written out plainly: integers wrap to
+ * their width (computed in 64 bits, then wrapped), division by zero gives
+ * 0, shifts past the width give 0 or the sign, casts to i1 test != 0,
+ * float-to-int casts saturate; every float op is done in double and
+ * rounded once to its dtype (tl_round), which is exactly what a correctly
+ * rounded op in that dtype gives (and what tjit's f16/bf16-in-f32 gives:
+ * f32 has more than twice their precision). The guarded forms the
+ * generator uses are spelled out here and in the kernel body alike:
+ * float a / (|b| + 1), fmod(a, |b| + 1), sqrt/log/log2/rsqrt of |a| + 1,
+ * integer a // (b & 15) and a % (b & 15), shifts by b & (2 * bits - 1).
+ */
+#ifndef TJIT_TESTS_FUZZ_REF_H
+#define TJIT_TESTS_FUZZ_REF_H
+
+#include "fuzz_prog.h"
+
+typedef struct fz_ref_val {
+    tl_num e[FZ_MAXTILE];
+} fz_ref_val;
+
+/* The inputs of a run, as the host filled them. */
+typedef struct fz_inputs {
+    const void *in[TJ_DTYPE_COUNT]; /* nrows x ncols elements each */
+    int32_t nrows, ncols, trips, si;
+    float sf;
+} fz_inputs;
+
+static int fz_bits(tj_dtype t) { return tl_bits(t); }
+
+static tl_num fz_elem(const fz_op *o, const fz_ref_val *v, int i, int j)
+{
+    if (o->scalar)
+        return v->e[0];
+    return v->e[(o->r == 1 ? 0 : i) * o->cdim + (o->cdim == 1 ? 0 : j)];
+}
+
+static int fz_uless(int64_t a, int64_t b) { return (uint64_t)a < (uint64_t)b; }
+static int fz_less(tj_dtype t, tl_num a, tl_num b)
+{
+    if (fz_is_float(t))
+        return a.f < b.f;
+    return tl_is_signed(t) ? a.i < b.i : fz_uless(a.i, b.i);
+}
+
+static int64_t fz_shift(int left, tj_dtype t, int64_t a, int64_t amount)
+{
+    int bits = fz_bits(t);
+    uint64_t s = (uint64_t)amount;
+    if (s >= (uint64_t)bits)
+        return left || !tl_is_signed(t) ? 0 : (a < 0 ? -1 : 0);
+    if (left)
+        return tl_wrap(t, (int64_t)((uint64_t)a << s));
+    if (tl_is_signed(t))
+        return a >> s; /* a is sign-extended: arithmetic */
+    return (int64_t)((uint64_t)a >> s);
+}
+
+/* A binary op of dtype t; literal: b is a C literal (used as it is, no
+ * guard). */
+static tl_num fz_ref_bin(int sub, tj_dtype t, tl_num a, tl_num b, int literal)
+{
+    tl_num out = {0, 0};
+    if (fz_is_float(t)) {
+        double x = a.f, y = b.f, d = tl_round(t, fabs(y) + 1);
+        switch (sub) {
+        case TJ_OP_ADD: out.f = x + y; break;
+        case TJ_OP_SUB: out.f = x - y; break;
+        case TJ_OP_MUL: out.f = x * y; break;
+        case TJ_OP_DIV: out.f = x / d; break;
+        case TJ_OP_MOD: out.f = fmod(x, d); break;
+        case TJ_OP_MINIMUM: out.f = x < y ? x : y; break;
+        default: out.f = x > y ? x : y; break;
+        }
+        out.f = tl_round(t, out.f);
+        return out;
+    }
+    uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
+    int64_t r;
+    int sgn = tl_is_signed(t);
+    switch (sub) {
+    case TJ_OP_ADD: r = (int64_t)(x + y); break;
+    case TJ_OP_SUB: r = (int64_t)(x - y); break;
+    case TJ_OP_MUL: r = (int64_t)(x * y); break;
+    case TJ_OP_FLOORDIV: case TJ_OP_MOD: {
+        int64_t n = a.i, dv = literal ? b.i : (int64_t)(y & 15);
+        if (sub == TJ_OP_FLOORDIV && !FUZZ_ITEM16_FLOORDIV_NEG && sgn)
+            n &= tl_int_max(t);
+        if (dv == 0) {
+            r = 0;
+        } else if (!sgn) {
+            r = (int64_t)(sub == TJ_OP_MOD ? (uint64_t)n % (uint64_t)dv : (uint64_t)n / (uint64_t)dv);
+        } else if (sub == TJ_OP_MOD) {
+            r = n % dv;
+        } else {
+            r = n / dv;
+            if (FUZZ_ITEM16_FLOORDIV_NEG && n % dv != 0 && (n < 0) != (dv < 0))
+                r--;
+        }
+        break;
+    }
+    case TJ_OP_AND: r = (int64_t)(x & y); break;
+    case TJ_OP_OR: r = (int64_t)(x | y); break;
+    case TJ_OP_XOR: r = (int64_t)(x ^ y); break;
+    case TJ_OP_SHL: case TJ_OP_SHR: {
+        int64_t amount = literal ? b.i : (int64_t)(y & (uint64_t)(2 * fz_bits(t) - 1));
+        r = fz_shift(sub == TJ_OP_SHL, t, a.i, amount);
+        break;
+    }
+    case TJ_OP_MINIMUM: r = fz_less(t, a, b) ? a.i : b.i; break;
+    default: r = fz_less(t, a, b) ? b.i : a.i; break;
+    }
+    out.i = tl_wrap(t, r);
+    return out;
+}
+
+static tl_num fz_ref_un(int sub, tj_dtype t, tl_num a)
+{
+    tl_num out = {0, 0};
+    if (!fz_is_float(t)) {
+        switch (sub) {
+        case TJ_OP_NEG: out.i = tl_wrap(t, (int64_t)(0 - (uint64_t)a.i)); break;
+        case TJ_OP_ABS: out.i = tl_is_signed(t) && a.i < 0 ? tl_wrap(t, (int64_t)(0 - (uint64_t)a.i)) : a.i; break;
+        default: out.i = t == TJ_I1 ? a.i ^ 1 : tl_wrap(t, ~a.i); break;
+        }
+        return out;
+    }
+    double x = a.f, g = tl_round(t, fabs(x) + 1);
+    switch (sub) {
+    case TJ_OP_NEG: out.f = -x; break;
+    case TJ_OP_ABS: out.f = fabs(x); break;
+    case TJ_OP_FLOOR: out.f = floor(x); break;
+    case TJ_OP_CEIL: out.f = ceil(x); break;
+    case TJ_OP_SQRT: out.f = sqrt(g); break;
+    case TJ_OP_EXP: out.f = exp(x); break;
+    case TJ_OP_EXP2: out.f = exp2(x); break;
+    case TJ_OP_LOG: out.f = log(g); break;
+    case TJ_OP_LOG2: out.f = log2(g); break;
+    case TJ_OP_RSQRT: out.f = 1 / sqrt(g); break;
+    default: out.f = 1 / (1 + exp(-x)); break;
+    }
+    out.f = tl_round(t, out.f);
+    return out;
+}
+
+static tl_num fz_ref_cast(tj_dtype from, tj_dtype to, tl_num a)
+{
+    tl_num out = {0, 0};
+    if (fz_is_float(to)) {
+        out.f = tl_round(to, fz_is_float(from) ? a.f
+                                : from == TJ_U64 ? (double)(uint64_t)a.i : (double)a.i);
+        return out;
+    }
+    if (to == TJ_I1) {
+        out.i = fz_is_float(from) ? a.f != 0 : a.i != 0;
+        return out;
+    }
+    if (!fz_is_float(from)) {
+        out.i = tl_wrap(to, a.i);
+        return out;
+    }
+    double x = trunc(a.f); /* saturating */
+    if (to == TJ_U64) {
+        out.i = x <= 0 ? 0 : x >= 0x1p64 ? -1 : (int64_t)(uint64_t)x;
+    } else {
+        double lo = (double)tl_int_min(to), hi = (double)tl_int_max(to);
+        out.i = x <= lo ? tl_int_min(to) : x >= hi ? tl_int_max(to) : (int64_t)x;
+    }
+    return out;
+}
+
+/* Reductions of n elements (sum, max, min, argmax, argmin), and the
+ * running sums of cumsum in place. */
+static tl_num fz_ref_reduce(int sub, tj_dtype from, tj_dtype to, const tl_num *x, int n)
+{
+    tl_num acc = x[0];
+    int at = 0;
+    if (sub == TJ_REDUCE_SUM) {
+        double f = 0;
+        uint64_t s = 0;
+        for (int k = 0; k < n; k++)
+            f += x[k].f, s += (uint64_t)x[k].i;
+        acc.f = tl_round(to, f);
+        acc.i = tl_wrap(to, (int64_t)s);
+        return acc;
+    }
+    for (int k = 1; k < n; k++) {
+        int better = sub == TJ_REDUCE_MAX || sub == TJ_REDUCE_ARGMAX ? fz_less(from, acc, x[k])
+                                                                     : fz_less(from, x[k], acc);
+        if (better)
+            acc = x[k], at = k;
+    }
+    if (sub == TJ_REDUCE_ARGMAX || sub == TJ_REDUCE_ARGMIN)
+        return (tl_num){at, 0};
+    return acc;
+}
+
+static void fz_ref_cumsum(tj_dtype t, tl_num *x, int n)
+{
+    double f = 0;
+    uint64_t s = 0;
+    for (int k = 0; k < n; k++) {
+        f += x[k].f, s += (uint64_t)x[k].i;
+        x[k].f = tl_round(t, f);
+        x[k].i = tl_wrap(t, (int64_t)s);
+    }
+}
+
+static tl_num fz_ref_const(const fz_op *o)
+{
+    return fz_is_float(o->dt) ? tl_flt(o->fconst) : tl_int(o->iconst);
+}
+
+/* Runs program p for program id pid: vals[k] gets op k's value. */
+static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_val *vals)
+{
+    const int R = p->R;
+    for (int k = 0; k < p->nops; k++) {
+        const fz_op *o = &p->op[k];
+        const fz_op *A = o->a >= 0 ? &p->op[o->a] : NULL, *B = o->b >= 0 ? &p->op[o->b] : NULL;
+        const fz_op *Cc = o->c >= 0 ? &p->op[o->c] : NULL;
+        fz_ref_val *v = &vals[k];
+        int rows = o->scalar ? 1 : o->r, cols = o->scalar ? 1 : o->cdim;
+        tl_num tmp[FZ_MAXTILE];
+        for (int i = 0; i < rows; i++) {
+            for (int j = 0; j < cols; j++) {
+                tl_num *e = &v->e[i * cols + j];
+                int grow = pid * R + i, gcol = j;
+                switch (o->kind) {
+                case FZ_LOAD: case FZ_LOAD_ROW: case FZ_LOAD_COL: {
+                    int ok, idx;
+                    if (o->kind == FZ_LOAD)
+                        ok = grow < in->nrows && gcol < in->ncols, idx = grow * in->ncols + gcol;
+                    else if (o->kind == FZ_LOAD_ROW)
+                        ok = gcol < in->ncols, idx = gcol;
+                    else
+                        ok = grow < in->nrows, idx = grow;
+                    *e = ok ? tl_get((tj_dtype)o->in, in->in[o->in], (size_t)idx) : fz_ref_const(o);
+                    break;
+                }
+                case FZ_CONST: case FZ_FULL: *e = fz_ref_const(o); break;
+                case FZ_PARAM: *e = o->sub ? tl_int(in->si) : tl_flt(in->sf); break;
+                case FZ_PID: *e = tl_int(pid); break;
+                case FZ_ROW_IDX: *e = tl_int(grow); break;
+                case FZ_COL_IDX: *e = tl_int(gcol); break;
+                case FZ_BIN: {
+                    tl_num y = B ? fz_elem(B, &vals[o->b], i, j)
+                                 : (fz_is_float(o->dt) ? tl_flt(o->fconst) : tl_int(o->iconst));
+                    *e = fz_ref_bin(o->sub, o->dt, fz_elem(A, &vals[o->a], i, j), y, !B);
+                    break;
+                }
+                case FZ_UN: *e = fz_ref_un(o->sub, o->dt, fz_elem(A, &vals[o->a], i, j)); break;
+                case FZ_FMA: {
+                    double x = fz_elem(A, &vals[o->a], i, j).f, y = fz_elem(B, &vals[o->b], i, j).f;
+                    double z = fz_elem(Cc, &vals[o->c], i, j).f;
+                    *e = tl_flt(o->dt == TJ_F64 ? fma(x, y, z)
+                                : tl_round(o->dt, fmaf((float)x, (float)y, (float)z)));
+                    break;
+                }
+                case FZ_CMP: {
+                    tl_num x = fz_elem(A, &vals[o->a], i, j), y = fz_elem(B, &vals[o->b], i, j);
+                    tj_dtype t = (tj_dtype)o->in;
+                    int eq = fz_is_float(t) ? x.f == y.f : x.i == y.i;
+                    int lt = fz_less(t, x, y), r;
+                    switch (o->sub) {
+                    case TJ_OP_EQ: r = eq; break;
+                    case TJ_OP_NE: r = !eq; break;
+                    case TJ_OP_LT: r = lt; break;
+                    case TJ_OP_LE: r = lt || eq; break;
+                    case TJ_OP_GT: r = !lt && !eq; break;
+                    default: r = !lt; break;
+                    }
+                    *e = tl_int(r);
+                    break;
+                }
+                case FZ_WHERE:
+                    *e = fz_elem(A, &vals[o->a], i, j).i ? fz_elem(B, &vals[o->b], i, j)
+                                                        : fz_elem(Cc, &vals[o->c], i, j);
+                    break;
+                case FZ_CAST: *e = fz_ref_cast(A->dt, o->dt, fz_elem(A, &vals[o->a], i, j)); break;
+                case FZ_REDUCE: {
+                    int n = o->axis == 0 ? A->r : A->cdim;
+                    for (int q = 0; q < n; q++)
+                        tmp[q] = o->axis == 0 ? fz_elem(A, &vals[o->a], q, j) : fz_elem(A, &vals[o->a], i, q);
+                    *e = fz_ref_reduce(o->sub, A->dt, o->dt, tmp, n);
+                    break;
+                }
+                case FZ_CUMSUM: {
+                    int n = o->axis == 0 ? A->r : A->cdim, at = o->axis == 0 ? i : j;
+                    for (int q = 0; q <= at; q++)
+                        tmp[q] = o->axis == 0 ? fz_elem(A, &vals[o->a], q, j) : fz_elem(A, &vals[o->a], i, q);
+                    (void)n;
+                    fz_ref_cumsum(o->dt, tmp, at + 1);
+                    *e = tmp[at];
+                    break;
+                }
+                case FZ_FLAT_REDUCE: case FZ_FLAT_CUMSUM: {
+                    int n = A->r * A->cdim, at = i * cols + j;
+                    for (int q = 0; q < n; q++)
+                        tmp[q] = vals[o->a].e[q];
+                    if (o->kind == FZ_FLAT_REDUCE) {
+                        *e = fz_ref_reduce(o->sub, A->dt, o->dt, tmp, n);
+                    } else {
+                        fz_ref_cumsum(o->dt, tmp, at + 1);
+                        *e = tmp[at];
+                    }
+                    break;
+                }
+                case FZ_TRANS: *e = fz_elem(A, &vals[o->a], j, i); break;
+                case FZ_BCAST: *e = fz_elem(A, &vals[o->a], i, j); break;
+                case FZ_FOR: {
+                    tl_num acc = fz_elem(A, &vals[o->a], i, j), y = fz_elem(B, &vals[o->b], i, j);
+                    for (int it = 0; it < in->trips; it++) {
+                        acc = fz_ref_bin(o->sub, o->dt, acc, y, 0);
+                        if (o->axis)
+                            acc = fz_ref_bin(TJ_OP_ADD, o->dt, acc, fz_ref_cast(TJ_I32, o->dt, tl_int(it)), 0);
+                    }
+                    *e = acc;
+                    break;
+                }
+                case FZ_IF: {
+                    tl_num x = fz_elem(A, &vals[o->a], i, j), y = fz_elem(B, &vals[o->b], i, j);
+                    int taken = pid + in->trips < o->iconst;
+                    *e = fz_ref_bin(taken ? o->sub : o->sub2, o->dt, x, y, 0);
+                    break;
+                }
+                case FZ_BAD: break;
+                }
+            }
+        }
+    }
+}
+
+#endif
