@@ -496,12 +496,18 @@ static void fz_generate(int64_t seed, fz_prog *p)
         if (made < 0)
             p->nops = save; /* drop the draw and the casts made for it */
     }
-    p->store[0] = p->nops - 1;
-    p->store[1] = -1;
+    /* The last value and a few others are stored, so that most ops are seen. */
+    int extra = gen_below(&g.r, FZ_MAXSTORES);
+    for (int s = 0; s <= extra; s++) {
+        int v = s == 0 ? p->nops - 1 : gen_below(&g.r, p->nops), dup = 0;
+        for (int q = 0; q < p->nstores; q++)
+            dup |= p->store[q] == v;
+        if (dup)
+            continue;
+        p->store[p->nstores] = v;
+        p->slot[p->nstores++] = p->slots[p->op[v].dt]++;
+    }
     p->store_mask = -1;
-    int other = gen_below(&g.r, p->nops);
-    if (gen_below(&g.r, 2) && p->op[other].dt != p->op[p->store[0]].dt)
-        p->store[1] = other;
     int m = gen_below(&g.r, p->nops);
     if (gen_below(&g.r, 3) == 0 && p->op[m].dt == TJ_I1)
         p->store_mask = m;

@@ -40,7 +40,7 @@
  * Python's //. Off: only non-negative dividends. */
 #define FUZZ_ITEM16_FLOORDIV_NEG 0
 
-enum { FZ_MAXOPS = 40, FZ_MAXTILE = 512 };
+enum { FZ_MAXOPS = 40, FZ_MAXTILE = 512, FZ_MAXSTORES = 8 };
 
 typedef enum fz_kind {
     /* leaves */
@@ -90,7 +90,9 @@ typedef struct fz_prog {
     int R, C;
     int nops;
     fz_op op[FZ_MAXOPS];
-    int store[2];    /* values stored (to the output buffer of their dtype); -1: none */
+    int nstores;     /* values stored, each to a slot of the output buffer of its dtype */
+    int store[FZ_MAXSTORES], slot[FZ_MAXSTORES];
+    int slots[TJ_DTYPE_COUNT]; /* slots of each output buffer */
     int store_mask;  /* an i1 value ANDed into the first store's mask, or -1 */
     int bad;         /* index of the FZ_BAD op, or -1 */
 } fz_prog;

@@ -54,7 +54,7 @@ typedef struct fz_bad_info {
 } fz_bad_info;
 
 static const fz_bad_info bad_info[BAD_COUNT] = {
-    [BAD_BROADCAST] = {"[R,2C] + [4C]", TJ_ERR_SHAPE, "add"},
+    [BAD_BROADCAST] = {"[2RC] + [4RC]", TJ_ERR_SHAPE, "add"},
     [BAD_AND_FLOAT] = {"and of f32", TJ_ERR_TYPE, "and"},
     [BAD_SHL_FLOAT] = {"shl of f64", TJ_ERR_TYPE, "shl"},
     [BAD_REDUCE_AXIS] = {"sum along axis 2 of a 2-D tile", TJ_ERR_SHAPE, "sum"},
@@ -96,7 +96,7 @@ static void fz_add_bad(int64_t seed, fz_prog *p)
     p->op[at] = bad;
     p->nops++;
     p->bad = at;
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < p->nstores; s++)
         if (p->store[s] >= at)
             p->store[s]++;
     if (p->store_mask >= at)
@@ -248,7 +248,7 @@ static tj_val emit_bad_op(fz_ctx *c, int k, tj_val x)
     const int R = c->p->R, C = c->p->C;
     tj_val v = x;
     switch ((fz_bad)k) {
-    case BAD_BROADCAST: bad_line = __LINE__; v = tj_add(tj_broadcast_to(x, TJ_SHAPE(R, 2 * C)), tj_arange(0, 4 * C)); break;
+    case BAD_BROADCAST: bad_line = __LINE__; v = tj_add(tj_arange(0, 2 * R * C), tj_arange(0, 4 * R * C)); break;
     case BAD_AND_FLOAT: bad_line = __LINE__; v = tj_and(tj_cast(x, TJ_F32), tj_cast(x, TJ_F32)); break;
     case BAD_SHL_FLOAT: bad_line = __LINE__; v = tj_shl(tj_cast(x, TJ_F64), 1); break;
     case BAD_REDUCE_AXIS: bad_line = __LINE__; v = tj_sum(tj_broadcast_to(x, TJ_SHAPE(R, C)), 2); break;
@@ -366,11 +366,13 @@ static tj_val emit_op(fz_ctx *c, int idx)
     return (tj_val){0};
 }
 
-/* One store: value v of p to the output buffer of its dtype, masked to the
- * rows and columns in bounds (and by the program's i1 value, if any). */
-static void emit_store(fz_ctx *c, const tj_val *out, int v, int with_mask)
+/* Store s of p: its value to its slot of the output buffer of its dtype,
+ * masked to the rows and columns in bounds (and by the program's i1 value,
+ * for the first). A slot is the grid's R x C tiles. */
+static void emit_store(fz_ctx *c, const tj_val *out, int s)
 {
     const fz_prog *p = c->p;
+    int v = p->store[s], with_mask = s == 0;
     const fz_op *o = &p->op[v];
     tj_val x = c->vals[v];
     fz_op full = {.r = p->R, .cdim = p->C};
@@ -379,6 +381,8 @@ static void emit_store(fz_ctx *c, const tj_val *out, int v, int with_mask)
     if (with_mask && p->store_mask >= 0)
         mask = tj_and(mask, c->vals[p->store_mask]);
     tj_val offs = tj_add(tj_mul(c->grow, p->C), c->gcol);
+    if (p->slot[s])
+        offs = tj_add(offs, tj_mul(tj_num_programs(0), p->R * p->C * p->slot[s]));
     tj_store(tj_add(out[o->dt], offs), x, .mask = mask);
 }
 
@@ -423,9 +427,8 @@ TJ_KERNEL(fuzz_program,
     c.mask = tj_and(tj_expand_dims(c.row_ok, 1), tj_expand_dims(c.col_ok, 0));
     for (int k = 0; k < prog.nops; k++)
         c.vals[k] = emit_op(&c, k);
-    emit_store(&c, outs, prog.store[0], 1);
-    if (prog.store[1] >= 0)
-        emit_store(&c, outs, prog.store[1], 0);
+    for (int s = 0; s < prog.nstores; s++)
+        emit_store(&c, outs, s);
 }
 
 /* ---- the host side --------------------------------------------------------- */
@@ -438,9 +441,10 @@ typedef struct fz_run {
     fz_prog prog;
     fz_inputs in;
     void *host_in[TJ_DTYPE_COUNT];
-    size_t out_elems;            /* G * R * C */
+    size_t slot_elems;           /* G * R * C: one slot of an output buffer */
+    size_t out_elems[TJ_DTYPE_COUNT]; /* slot_elems times its slots (at least 1) */
     void *want[TJ_DTYPE_COUNT];  /* the reference's outputs, poison where not stored */
-    double tol[TJ_DTYPE_COUNT];  /* float bound of the value stored there */
+    double tol[TJ_DTYPE_COUNT][FZ_MAXSTORES]; /* float bound of the value in each slot */
     int grid;
 } fz_run;
 
@@ -474,22 +478,20 @@ static void prepare(fz_run *run)
         in->in[t] = run->host_in[t];
     }
     run->grid = (in->nrows + p->R - 1) / p->R;
-    run->out_elems = (size_t)run->grid * (size_t)p->R * (size_t)p->C;
+    run->slot_elems = (size_t)run->grid * (size_t)p->R * (size_t)p->C;
     for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
-        run->want[t] = poisoned(run->out_elems * tj_dtype_size((tj_dtype)t));
-        run->tol[t] = 0;
+        run->out_elems[t] = run->slot_elems * (size_t)(p->slots[t] ? p->slots[t] : 1);
+        run->want[t] = poisoned(run->out_elems[t] * tj_dtype_size((tj_dtype)t));
     }
     if (run->ill_formed)
         return;
     for (int pid = 0; pid < run->grid; pid++) {
         fz_ref_run(p, in, pid, ref_vals);
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < p->nstores; s++) {
             int v = p->store[s];
-            if (v < 0)
-                continue;
             const fz_op *o = &p->op[v];
             const fz_op *m = s == 0 && p->store_mask >= 0 ? &p->op[p->store_mask] : NULL;
-            run->tol[o->dt] = o->err;
+            run->tol[o->dt][p->slot[s]] = o->err;
             for (int i = 0; i < p->R; i++) {
                 int grow = pid * p->R + i;
                 for (int j = 0; j < p->C; j++) {
@@ -497,8 +499,8 @@ static void prepare(fz_run *run)
                         continue;
                     if (m && !fz_elem(m, &ref_vals[p->store_mask], i, j).i)
                         continue;
-                    tl_set(o->dt, run->want[o->dt], (size_t)grow * (size_t)p->C + (size_t)j,
-                           fz_elem(o, &ref_vals[v], i, j));
+                    size_t e = run->slot_elems * (size_t)p->slot[s] + (size_t)grow * (size_t)p->C + (size_t)j;
+                    tl_set(o->dt, run->want[o->dt], e, fz_elem(o, &ref_vals[v], i, j));
                 }
             }
         }
@@ -531,7 +533,7 @@ static tj_status launch(tj_device *dev, const fz_run *run, void **got)
     for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
         size_t es = tj_dtype_size((tj_dtype)t);
         bin[t] = tl_upload(dev, run->host_in[t], n * es);
-        bout[t] = tl_poisoned(dev, run->out_elems * es);
+        bout[t] = tl_poisoned(dev, run->out_elems[t] * es);
     }
     tj_launch_cfg cfg = tl_grid(run->grid, 1, 1);
     tj_status st = fuzz_program_launch(
@@ -544,7 +546,7 @@ static tj_status launch(tj_device *dev, const fz_run *run, void **got)
     snprintf(launch_error, sizeof launch_error, "%s", st == TJ_OK ? "" : tj_last_error());
     for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
         if (st == TJ_OK && got)
-            st = tj_buffer_read(dev, bout[t], 0, got[t], run->out_elems * tj_dtype_size((tj_dtype)t));
+            st = tj_buffer_read(dev, bout[t], 0, got[t], run->out_elems[t] * tj_dtype_size((tj_dtype)t));
         tj_buffer_free(dev, bin[t]);
         tj_buffer_free(dev, bout[t]);
     }
@@ -559,18 +561,20 @@ static int outputs_agree(const fz_run *run, void *const *got, void *const *want,
     int bad = 0;
     for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
         tj_dtype dt = (tj_dtype)t;
-        for (size_t e = 0; e < run->out_elems; e++) {
+        for (size_t e = 0; e < run->out_elems[t]; e++) {
+            size_t slot = e / run->slot_elems, at = e % run->slot_elems;
+            double tol = slack * run->tol[t][slot];
             tl_num g = tl_get(dt, got[t], e), w = tl_get(dt, want[t], e);
-            int ok = fz_is_float(dt) ? tl_close(g.f, w.f, 0, slack * run->tol[t]) : g.i == w.i;
+            int ok = fz_is_float(dt) ? tl_close(g.f, w.f, 0, tol) : g.i == w.i;
             if (ok)
                 continue;
             if (bad++ < 6) {
                 char gs[64], ws[64];
                 tl_format(gs, sizeof gs, dt, g);
                 tl_format(ws, sizeof ws, dt, w);
-                tap_diag("  out_%s[%zu] (row %zu, col %zu): got %s, %s %s (bound %.3g)",
-                         tj_dtype_name(dt), e, e / (size_t)run->prog.C, e % (size_t)run->prog.C,
-                         gs, who, ws, slack * run->tol[t]);
+                tap_diag("  out_%s slot %zu, row %zu, col %zu: got %s, %s %s (bound %.3g)",
+                         tj_dtype_name(dt), slot, at / (size_t)run->prog.C,
+                         at % (size_t)run->prog.C, gs, who, ws, tol);
             }
         }
     }
@@ -599,7 +603,7 @@ static void **alloc_outputs(const fz_run *run)
 {
     void **out = calloc(TJ_DTYPE_COUNT, sizeof *out);
     for (int t = 0; t < TJ_DTYPE_COUNT; t++)
-        out[t] = malloc(run->out_elems * tj_dtype_size((tj_dtype)t));
+        out[t] = malloc(run->out_elems[t] * tj_dtype_size((tj_dtype)t));
     return out;
 }
 
