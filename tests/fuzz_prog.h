@@ -29,16 +29,24 @@
 #include "fuzz_rng.h"
 
 /* Item 2: tj_full / tj_zeros of rank 0 (TJ_SHAPE()) drop their dtype. */
+#ifndef FUZZ_ITEM2_RANK0_FULL
 #define FUZZ_ITEM2_RANK0_FULL 0
+#endif
 /* Item 3: 8- and 16-bit sums and cumsums wrap; with the fix they give i32
  * (u32 for unsigned), as Triton does. */
+#ifndef FUZZ_ITEM3_NARROW_SUMS
 #define FUZZ_ITEM3_NARROW_SUMS 0
+#endif
 /* Item 10: argmax/argmin along the 32-long axis of a [1,32] or [32,1]
  * tile hangs LLVM's loop vectorizer. */
+#ifndef FUZZ_ITEM10_ARGMAX_32
 #define FUZZ_ITEM10_ARGMAX_32 0
+#endif
 /* Item 16: tj_floordiv truncates toward zero; with the fix it floors, as
  * Python's //. Off: only non-negative dividends. */
+#ifndef FUZZ_ITEM16_FLOORDIV_NEG
 #define FUZZ_ITEM16_FLOORDIV_NEG 0
+#endif
 
 enum { FZ_MAXOPS = 40, FZ_MAXTILE = 512, FZ_MAXSTORES = 8 };
 
