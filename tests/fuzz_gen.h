@@ -152,13 +152,46 @@ static int fz_pick(fz_gen *g)
     return gen_below(&g->r, n);
 }
 
-/* A binary op over a and b in dtype t (b < 0: a C literal). */
+/* Triton's promotion of two dtypes, as tjit's builder does it. */
+static tj_dtype fz_promote(tj_dtype a, tj_dtype b)
+{
+    if (a == b)
+        return a;
+    if (fz_is_float(a) && fz_is_float(b)) {
+        int ba = tl_bits(a), bb = tl_bits(b);
+        return ba == bb ? TJ_F32 : ba > bb ? a : b;
+    }
+    if (fz_is_float(a) || fz_is_float(b))
+        return fz_is_float(a) ? a : b;
+    if (a == TJ_I1 || b == TJ_I1)
+        return a == TJ_I1 ? b : a;
+    if (tl_bits(a) != tl_bits(b))
+        return tl_bits(a) > tl_bits(b) ? a : b;
+    return tl_is_unsigned(a) ? a : b;
+}
+
+/* A binary op over a and b in dtype t (b < 0: a C literal). Now and then
+ * the operands are left to meet by promotion instead of explicit casts,
+ * where that converts exactly (not integers to floats) and the op has no
+ * guard. */
 static int fz_binary(fz_gen *g, int sub, tj_dtype t, int a, int b)
 {
     int literal = b < 0;
-    a = fz_cast(g, a, t);
-    if (!literal)
-        b = fz_cast(g, b, t);
+    int plain = sub == TJ_OP_ADD || sub == TJ_OP_SUB || sub == TJ_OP_MUL || sub == TJ_OP_AND ||
+                sub == TJ_OP_OR || sub == TJ_OP_XOR || sub == TJ_OP_MINIMUM || sub == TJ_OP_MAXIMUM;
+    int implicit = 0;
+    if (!literal && plain && gen_below(&g->r, 3) == 0) {
+        tj_dtype da = fz_val(g, a)->dt, db = fz_val(g, b)->dt, pt = fz_promote(da, db);
+        int bitwise = sub == TJ_OP_AND || sub == TJ_OP_OR || sub == TJ_OP_XOR;
+        implicit = fz_is_float(da) == fz_is_float(db) && pt != TJ_I1 && (!bitwise || !fz_is_float(pt));
+        if (implicit)
+            t = pt;
+    }
+    if (!implicit) {
+        a = fz_cast(g, a, t);
+        if (!literal)
+            b = fz_cast(g, b, t);
+    }
     if (a < 0 || (!literal && b < 0))
         return -1;
     fz_op o = *fz_val(g, a);

@@ -150,6 +150,8 @@ static tl_num fz_ref_un(int sub, tj_dtype t, tl_num a)
 static tl_num fz_ref_cast(tj_dtype from, tj_dtype to, tl_num a)
 {
     tl_num out = {0, 0};
+    if (from == to)
+        return a;
     if (fz_is_float(to)) {
         out.f = tl_round(to, fz_is_float(from) ? a.f
                                 : from == TJ_U64 ? (double)(uint64_t)a.i : (double)a.i);
@@ -247,10 +249,11 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                 case FZ_PID: *e = tl_int(pid); break;
                 case FZ_ROW_IDX: *e = tl_int(grow); break;
                 case FZ_COL_IDX: *e = tl_int(gcol); break;
-                case FZ_BIN: {
-                    tl_num y = B ? fz_elem(B, &vals[o->b], i, j)
+                case FZ_BIN: { /* operands of other dtypes met by promotion */
+                    tl_num x = fz_ref_cast(A->dt, o->dt, fz_elem(A, &vals[o->a], i, j));
+                    tl_num y = B ? fz_ref_cast(B->dt, o->dt, fz_elem(B, &vals[o->b], i, j))
                                  : (fz_is_float(o->dt) ? tl_flt(o->fconst) : tl_int(o->iconst));
-                    *e = fz_ref_bin(o->sub, o->dt, fz_elem(A, &vals[o->a], i, j), y, !B);
+                    *e = fz_ref_bin(o->sub, o->dt, x, y, !B);
                     break;
                 }
                 case FZ_UN: *e = fz_ref_un(o->sub, o->dt, fz_elem(A, &vals[o->a], i, j)); break;
