@@ -75,6 +75,13 @@ static int fz_leaf(fz_gen *g)
     o.in = t;
     if (pick < 6) {
         o.kind = FZ_LOAD;
+        o.sub = gen_below(&g->r, 3);
+        if (o.sub == 2) { /* a mask from the program: a recent i1 value */
+            o.sub = 0;
+            for (int k = p->nops - 1; k >= 0 && k >= p->nops - 6; k--)
+                if (p->op[k].dt == TJ_I1)
+                    o.sub = 2, o.b = k;
+        }
     } else if (pick < 8) {
         o.kind = pick == 6 ? FZ_LOAD_ROW : FZ_LOAD_COL;
         if (pick == 6)
@@ -453,6 +460,10 @@ static int fz_shape_op(fz_gen *g)
     int a = fz_pick(g);
     fz_op o = *fz_val(g, a);
     o.a = a, o.b = o.c = -1;
+    if (gen_below(&g->r, 3) == 0 && !o.scalar && o.cdim % 2 == 0) {
+        o.kind = FZ_PERMUTE3;
+        return fz_push(g, o);
+    }
     if (gen_below(&g->r, 2) && !o.scalar) {
         int r = o.cdim, c = o.r; /* transposed dims must again be (1|R, 1|C) */
         if ((r != 1 && r != p->R) || (c != 1 && c != p->C))

@@ -52,7 +52,8 @@ enum { FZ_MAXOPS = 40, FZ_MAXTILE = 512, FZ_MAXSTORES = 8 };
 
 typedef enum fz_kind {
     /* leaves */
-    FZ_LOAD,      /* masked load of the tile from input buffer `in`, .other = const */
+    FZ_LOAD,      /* masked load of the tile from input buffer `in`; sub 0: .other =
+                   * const, 1: no .other (0), 2: the mask also ANDed with i1 value b */
     FZ_LOAD_ROW,  /* [1, C]: a masked load of the columns' elements, expanded */
     FZ_LOAD_COL,  /* [R, 1]: the rows' elements */
     FZ_CONST,     /* a typed scalar constant */
@@ -74,6 +75,7 @@ typedef enum fz_kind {
     FZ_FLAT_REDUCE, /* the tile reshaped to 1-D and reduced to a scalar */
     FZ_FLAT_CUMSUM, /* reshaped to 1-D, cumsum, reshaped back */
     FZ_TRANS,
+    FZ_PERMUTE3,  /* (r, c) viewed as [r, c/2, 2], permuted to [r, 2, c/2], reshaped back */
     FZ_BCAST,     /* tj_broadcast_to (R, C) */
     /* control flow */
     FZ_FOR,       /* acc = a; TJ_FOR(k, 0, trips) { acc = acc sub b (+ k if axis) } */

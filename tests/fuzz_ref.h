@@ -241,7 +241,10 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                         ok = gcol < in->ncols, idx = gcol;
                     else
                         ok = grow < in->nrows, idx = grow;
-                    *e = ok ? tl_get((tj_dtype)o->in, in->in[o->in], (size_t)idx) : fz_ref_const(o);
+                    if (o->kind == FZ_LOAD && o->sub == 2)
+                        ok = ok && fz_elem(B, &vals[o->b], i, j).i;
+                    tl_num other = o->kind == FZ_LOAD && o->sub == 1 ? (tl_num){0, 0} : fz_ref_const(o);
+                    *e = ok ? tl_get((tj_dtype)o->in, in->in[o->in], (size_t)idx) : other;
                     break;
                 }
                 case FZ_CONST: case FZ_FULL: *e = fz_ref_const(o); break;
@@ -314,6 +317,11 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                     break;
                 }
                 case FZ_TRANS: *e = fz_elem(A, &vals[o->a], j, i); break;
+                case FZ_PERMUTE3: {
+                    int half = cols / 2;
+                    *e = fz_elem(A, &vals[o->a], i, (j % half) * 2 + j / half);
+                    break;
+                }
                 case FZ_BCAST: *e = fz_elem(A, &vals[o->a], i, j); break;
                 case FZ_FOR: {
                     tl_num acc = fz_elem(A, &vals[o->a], i, j), y = fz_elem(B, &vals[o->b], i, j);
