@@ -401,7 +401,6 @@ static int fz_narrow_int(tj_dtype t)
 /* A reduction or cumsum along an axis, or of the whole tile flattened. */
 static int fz_reduction(fz_gen *g)
 {
-    const fz_prog *p = g->p;
     int a = fz_pick(g);
     const fz_op *A = fz_val(g, a);
     if (A->scalar)
@@ -418,7 +417,6 @@ static int fz_reduction(fz_gen *g)
     int other = flat ? 1 : o.axis == 0 ? A->cdim : A->r;
     int is_sum = o.sub == TJ_REDUCE_SUM;
     int is_arg = o.sub == TJ_REDUCE_ARGMAX || o.sub == TJ_REDUCE_ARGMIN;
-    (void)p;
     if (is_arg && A->err > 0)
         return -1; /* the index of an extreme of inexact values is not defined */
     if (is_arg && !FUZZ_ITEM10_ARGMAX_32 && extent == 32 && other == 1)

@@ -30,8 +30,6 @@ typedef struct fz_inputs {
     float sf;
 } fz_inputs;
 
-static int fz_bits(tj_dtype t) { return tl_bits(t); }
-
 static tl_num fz_elem(const fz_op *o, const fz_ref_val *v, int i, int j)
 {
     if (o->scalar)
@@ -49,7 +47,7 @@ static int fz_less(tj_dtype t, tl_num a, tl_num b)
 
 static int64_t fz_shift(int left, tj_dtype t, int64_t a, int64_t amount)
 {
-    int bits = fz_bits(t);
+    int bits = tl_bits(t);
     uint64_t s = (uint64_t)amount;
     if (s >= (uint64_t)bits)
         return left || !tl_is_signed(t) ? 0 : (a < 0 ? -1 : 0);
@@ -107,7 +105,7 @@ static tl_num fz_ref_bin(int sub, tj_dtype t, tl_num a, tl_num b, int literal)
     case TJ_OP_OR: r = (int64_t)(x | y); break;
     case TJ_OP_XOR: r = (int64_t)(x ^ y); break;
     case TJ_OP_SHL: case TJ_OP_SHR: {
-        int64_t amount = literal ? b.i : (int64_t)(y & (uint64_t)(2 * fz_bits(t) - 1));
+        int64_t amount = literal ? b.i : (int64_t)(y & (uint64_t)(2 * tl_bits(t) - 1));
         r = fz_shift(sub == TJ_OP_SHL, t, a.i, amount);
         break;
     }
@@ -296,10 +294,9 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                     break;
                 }
                 case FZ_CUMSUM: {
-                    int n = o->axis == 0 ? A->r : A->cdim, at = o->axis == 0 ? i : j;
+                    int at = o->axis == 0 ? i : j;
                     for (int q = 0; q <= at; q++)
                         tmp[q] = o->axis == 0 ? fz_elem(A, &vals[o->a], q, j) : fz_elem(A, &vals[o->a], i, q);
-                    (void)n;
                     fz_ref_cumsum(o->dt, tmp, at + 1);
                     *e = tmp[at];
                     break;
