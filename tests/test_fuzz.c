@@ -455,6 +455,7 @@ typedef struct fz_run {
     void *want[TJ_DTYPE_COUNT];  /* the reference's outputs, poison where not stored */
     double tol[TJ_DTYPE_COUNT][FZ_MAXSTORES]; /* float bound of the value in each slot */
     int grid;
+    int num_warps; /* of the launch: 1 to 8, for the GPU's layouts */
 } fz_run;
 
 static void *poisoned(size_t bytes)
@@ -477,6 +478,7 @@ static void prepare(fz_run *run)
     in->trips = (int32_t)tl_rand_range(0, 3);
     in->sf = (float)(tl_rand_range(-16, 16) / 4.0);
     in->si = (int32_t)tl_rand_u64();
+    run->num_warps = 1 << tl_rand_range(0, 3);
     size_t n = (size_t)in->nrows * (size_t)in->ncols;
     for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
         run->host_in[t] = malloc(n * tj_dtype_size((tj_dtype)t));
@@ -545,6 +547,7 @@ static tj_status launch(tj_device *dev, const fz_run *run, void **got)
         bout[t] = tl_poisoned(dev, run->out_elems[t] * es);
     }
     tj_launch_cfg cfg = tl_grid(run->grid, 1, 1);
+    cfg.num_warps = run->num_warps;
     tj_status st = fuzz_program_launch(
         dev, &cfg, bin[0], bin[1], bin[2], bin[3], bin[4], bin[5], bin[6], bin[7], bin[8],
         bin[9], bin[10], bin[11], bin[12], bout[0], bout[1], bout[2], bout[3], bout[4], bout[5],
@@ -600,9 +603,9 @@ static void show_program(const fz_run *run)
         tap_diag("  (no IR: %s)", tj_last_error());
         return;
     }
-    tap_diag("  inputs: %d x %d, trips %d, sf %g, si %d; the program (TJ_FUZZ_SEED=%lld):",
+    tap_diag("  inputs: %d x %d, trips %d, sf %g, si %d, %d warps; the program (TJ_FUZZ_SEED=%lld):",
              run->in.nrows, run->in.ncols, run->in.trips, (double)run->in.sf, run->in.si,
-             (long long)run->seed);
+             run->num_warps, (long long)run->seed);
     for (char *line = strtok(ir, "\n"); line; line = strtok(NULL, "\n"))
         tap_diag("    %s", line);
     free(ir);
