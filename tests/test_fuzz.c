@@ -30,7 +30,7 @@
  * the two devices' outputs must agree. The seed of each run is fresh and
  * printed (TJ_TEST_SEED replays a run, TJ_FUZZ_SEED one program: its
  * inputs are drawn from its seed too);
- * TJ_FUZZ_PROGRAMS sets the count (default 80), TJ_FUZZ_SECONDS runs for
+ * TJ_FUZZ_PROGRAMS sets the count (default 60), TJ_FUZZ_SECONDS runs for
  * that long instead.
  */
 #include "testlib.h"
@@ -693,7 +693,7 @@ int main(void)
         tap_bail_out("cannot open the CPU device: %s", tj_last_error());
     const char *env_n = getenv("TJ_FUZZ_PROGRAMS"), *env_s = getenv("TJ_FUZZ_SECONDS");
     const char *env_seed = getenv("TJ_FUZZ_SEED");
-    long programs = env_n && *env_n ? atol(env_n) : 80;
+    long programs = env_n && *env_n ? atol(env_n) : 60;
     double seconds = env_s && *env_s ? atof(env_s) : 0;
     if (env_seed && *env_seed)
         programs = 1;
