@@ -788,8 +788,9 @@ static int32_t as_condition(int32_t x, const char *what)
         return fail(TJ_ERR_TYPE, "%s must be i1 or an integer, got %s", what, tstr(&t));
     if (t.dtype == TJ_I1)
         return x;
-    if (lit(x))
-        return to_dtype(x, TJ_I1, 0); /* a literal condition folds to true or false */
+    const literal *l = lit(x);
+    if (l) /* folds to true or false, as a copy: the literal may be an operand too */
+        return make_const(TJ_I1, l->ival, 0);
     int32_t zero = broadcast_shape(make_const(t.dtype, 0, 0), t.rank, t.shape);
     int32_t c = emit(TJI_CMP, ARGS(x, zero), with_dtype(t, TJ_I1));
     op_of(c)->pred = TJI_NE;
@@ -878,6 +879,9 @@ tj_val tj__full(tj_loc loc, tj_shape shape, tj_val value, tj_dtype dtype)
     if (t.rank)
         return fail(TJ_ERR_SHAPE, "the value must be a scalar, got %s", tstr(&t)), NONE;
     int32_t x = to_dtype(vid(value), dtype, 1);
+    const literal *l = x ? lit(x) : NULL;
+    if (l) /* the dtype is the user's: the value must not stay weak, even as a scalar */
+        x = make_const(dtype, l->ival, literal_double(l));
     return x ? val(broadcast_shape(x, shape.rank, dims)) : NONE;
 }
 
