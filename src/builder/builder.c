@@ -1293,6 +1293,17 @@ tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value)
 
 /* --- reductions ------------------------------------------------------------ */
 
+/* What a sum or prefix sum adds: integers narrower than 32 bits are widened
+ * to 32 bits of their signedness (i1 to i32), as Triton's sum and cumsum do,
+ * so that 64 bytes of 200 do not sum to 0. */
+static int32_t sum_operand(int32_t x)
+{
+    tj_dtype dt = type_of(x).dtype;
+    if (is_float(dt) || tjs_dtype_bits(dt) >= 32)
+        return x;
+    return to_dtype(x, is_unsigned(dt) && dt != TJ_I1 ? TJ_U32 : TJ_I32, 1);
+}
+
 tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
 {
     static const char *const names[] = {"sum", "max", "min", "argmax", "argmin"};
@@ -1306,7 +1317,8 @@ tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
         return fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tstr(&t)), NONE;
     if (!check_axis(&axis, &t, "reduction"))
         return NONE;
-    int32_t v = t.dtype == TJ_I1 ? to_dtype(vid(x), TJ_I32, 1) : vid(x); /* i1 reduces as i32 */
+    int32_t v = op == TJ_REDUCE_SUM ? sum_operand(vid(x)) : t.dtype == TJ_I1 ? to_dtype(vid(x), TJ_I32, 1)
+                                                                          : vid(x); /* i1 reduces as i32 */
     tji_type rt = type_of(v);
     for (int i = axis; i + 1 < rt.rank; i++)
         rt.shape[i] = rt.shape[i + 1];
@@ -1328,7 +1340,7 @@ tj_val tj__cumsum(tj_loc loc, tj_val x, int axis)
         return fail(TJ_ERR_TYPE, "no rule for 'cumsum' of %s", tstr(&t)), NONE;
     if (!check_axis(&axis, &t, "cumsum"))
         return NONE;
-    int32_t v = t.dtype == TJ_I1 ? to_dtype(vid(x), TJ_I32, 1) : vid(x);
+    int32_t v = sum_operand(vid(x));
     int32_t r = emit(TJI_CUMSUM, ARGS(v), type_of(v));
     op_of(r)->axis = axis;
     return val(r);
