@@ -200,8 +200,8 @@ typedef struct tj_mem_opts {
 typedef enum tj_binop {
     TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MUL,
     TJ_OP_DIV,       /* true division: integers are divided as f32 */
-    TJ_OP_FLOORDIV,  /* integer division, rounding toward zero as in C */
-    TJ_OP_MOD,       /* remainder with the sign of the dividend, as in C */
+    TJ_OP_FLOORDIV,  /* floor(a / b), as Python's // (not C's truncation) */
+    TJ_OP_MOD,       /* a - floordiv(a, b) * b: the sign of b, as Python's % */
     TJ_OP_AND, TJ_OP_OR, TJ_OP_XOR, TJ_OP_SHL, TJ_OP_SHR,
     TJ_OP_MINIMUM, TJ_OP_MAXIMUM,
     TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE,
@@ -237,7 +237,7 @@ typedef enum tj_binop {
  * error below 2^-21 + 2^-23 |x|). Elsewhere (f64, the CPU) they are
  * tj_div and tj_exp. */
 #define tj_fast_div(a, b) TJ__BIN(TJ_OP_FAST_DIV, a, b)
-/* ceil(a / b) for integers: (a + b - 1) / b. */
+/* ceil(a / b) for integers and b > 0: floordiv(a + b - 1, b). */
 #define tj_cdiv(a, b)     tj_floordiv(tj_sub(tj_add(a, b), 1), b)
 
 typedef enum tj_unop {

@@ -1018,6 +1018,38 @@ static int32_t pointer_binary(tj_binop op, int32_t a, int32_t b)
     return emit(TJI_ADDPTR, ARGS(ids[0], ids[1]), type_of(ids[0]));
 }
 
+static int32_t compare(tji_pred pred, int32_t a, int32_t b)
+{
+    int32_t c = emit(TJI_CMP, ARGS(a, b), with_dtype(type_of(a), TJ_I1));
+    op_of(c)->pred = pred;
+    return c;
+}
+
+/* Python's floor division and modulo of signed integers, and modulo of
+ * floats, from C's truncating IDIV and REM: where the remainder is not 0
+ * and its sign differs from the divisor's, the quotient is one less and the
+ * modulo is r + b. So a == floordiv(a, b) * b + mod(a, b), and mod has the
+ * sign of b. Division by 0 gives 0 and 0 (IDIV's and REM's rule, unchanged)
+ * and INT_MIN // -1 gives INT_MIN, mod 0. */
+static int32_t floor_divmod(int want_mod, int32_t a, int32_t b)
+{
+    tji_type t = type_of(a);
+    int32_t zero = broadcast_shape(make_const(t.dtype, 0, 0), t.rank, t.shape);
+    int32_t r = emit(TJI_REM, ARGS(a, b), t);
+    int32_t r_negative = compare(TJI_LT, r, zero), b_negative = compare(TJI_LT, b, zero);
+    int32_t signs_differ = emit(TJI_XOR, ARGS(r_negative, b_negative), with_dtype(t, TJ_I1));
+    int32_t r_nonzero = compare(TJI_NE, r, zero);
+    int32_t adjust = emit(TJI_AND, ARGS(r_nonzero, signs_differ), with_dtype(t, TJ_I1));
+    if (want_mod) {
+        int32_t r_plus_b = emit(TJI_ADD, ARGS(r, b), t);
+        return emit(TJI_WHERE, ARGS(adjust, r_plus_b, r), t);
+    }
+    int32_t q = emit(TJI_IDIV, ARGS(a, b), t);
+    int32_t one = broadcast_shape(make_const(t.dtype, 1, 0), t.rank, t.shape);
+    int32_t q_minus_1 = emit(TJI_SUB, ARGS(q, one), t);
+    return emit(TJI_WHERE, ARGS(adjust, q_minus_1, q), t);
+}
+
 tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
 {
     int known = (unsigned)op < (unsigned)NBINOPS;
@@ -1060,6 +1092,8 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         int32_t quotient = emit(TJI_DIV, ids, 2, rt);
         return val(emit(TJI_FLOOR, &quotient, 1, rt));
     }
+    if ((op == TJ_OP_FLOORDIV || op == TJ_OP_MOD) && !is_unsigned(dt))
+        return val(floor_divmod(op == TJ_OP_MOD, ids[0], ids[1]));
     int32_t v = emit(codes[op], ids, 2, rt);
     op_of(v)->approx = fast;
     return val(v);
