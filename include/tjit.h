@@ -220,8 +220,18 @@ typedef enum tj_binop {
 #define tj_xor(a, b)      TJ__BIN(TJ_OP_XOR, a, b)
 #define tj_shl(a, b)      TJ__BIN(TJ_OP_SHL, a, b)
 #define tj_shr(a, b)      TJ__BIN(TJ_OP_SHR, a, b) /* arithmetic if signed */
-#define tj_minimum(a, b)  TJ__BIN(TJ_OP_MINIMUM, a, b)
-#define tj_maximum(a, b)  TJ__BIN(TJ_OP_MAXIMUM, a, b)
+/* Float minimum and maximum order -0 below +0 and ignore a NaN operand (NaN
+ * only if both are), or, with .propagate_nan = TJ_PROPAGATE_NAN_ALL (Triton's
+ * propagate_nan), give NaN if either is; a NaN result is the quiet NaN. The
+ * same on every back end; the reductions max, min, argmax, argmin follow it. */
+typedef enum tj_propagate_nan { TJ_PROPAGATE_NAN_NONE, TJ_PROPAGATE_NAN_ALL } tj_propagate_nan;
+typedef struct tj_minmax_opts {
+    tj_propagate_nan propagate_nan;
+} tj_minmax_opts;
+#define tj_minimum(a, b, ...) \
+    tj__minmax(TJ__HERE, TJ_OP_MINIMUM, TJ_V(a), TJ_V(b), (tj_minmax_opts){__VA_ARGS__})
+#define tj_maximum(a, b, ...) \
+    tj__minmax(TJ__HERE, TJ_OP_MAXIMUM, TJ_V(a), TJ_V(b), (tj_minmax_opts){__VA_ARGS__})
 #define tj_eq(a, b)       TJ__BIN(TJ_OP_EQ, a, b)
 #define tj_ne(a, b)       TJ__BIN(TJ_OP_NE, a, b)
 #define tj_lt(a, b)       TJ__BIN(TJ_OP_LT, a, b)
@@ -283,15 +293,24 @@ typedef enum tj_atomic_op {
 
 /* Reductions along an axis (negative axes count from the end). The result
  * has that axis removed; a 1-D tile reduces to a scalar. argmax/argmin give
- * the first index of the extreme value, as i32. */
+ * the first index of the extreme value, as i32. Integers narrower than 32
+ * bits are summed in 32 bits of their signedness (i1: i32), as in Triton.
+ * max, min, argmax, argmin order floats as tj_maximum does and take its
+ * option: tj_max(x, 0, .propagate_nan = TJ_PROPAGATE_NAN_ALL) is NaN where a
+ * NaN is met (argmax: the first NaN's index); by default NaNs are ignored
+ * (all NaN: NaN, argmax 0). */
 typedef enum tj_reduce_op {
     TJ_REDUCE_SUM, TJ_REDUCE_MAX, TJ_REDUCE_MIN, TJ_REDUCE_ARGMAX, TJ_REDUCE_ARGMIN
 } tj_reduce_op;
 #define tj_sum(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis))
-#define tj_max(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis))
-#define tj_min(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis))
-#define tj_argmax(x, axis) tj__reduce(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis))
-#define tj_argmin(x, axis) tj__reduce(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis))
+#define tj_max(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_min(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_argmax(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_argmin(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
 /* Inclusive prefix sum along an axis; the shape is kept. */
 #define tj_cumsum(x, axis) tj__cumsum(TJ__HERE, TJ_V(x), (axis))
 
@@ -559,6 +578,8 @@ TJ_API void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value);
 TJ_API tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
+TJ_API tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts);
+TJ_API tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts);
 TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
 TJ_API tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n);
 TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);

@@ -1338,7 +1338,32 @@ static int32_t sum_operand(int32_t x)
     return to_dtype(x, is_unsigned(dt) && dt != TJ_I1 ? TJ_U32 : TJ_I32, 1);
 }
 
+static int check_minmax_opts(const tj_minmax_opts *o)
+{
+    if ((unsigned)o->propagate_nan > TJ_PROPAGATE_NAN_ALL)
+        return fail(TJ_ERR_BUILD, "propagate_nan must be TJ_PROPAGATE_NAN_NONE or TJ_PROPAGATE_NAN_ALL, "
+                                  "got %d", (int)o->propagate_nan), 0;
+    return 1;
+}
+
+tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts)
+{
+    if (op != TJ_OP_MINIMUM && op != TJ_OP_MAXIMUM)
+        op = (tj_binop)-1; /* tj__binary reports it */
+    tj_val r = tj__binary(loc, op, a, b);
+    if (r.id && !check_minmax_opts(&opts))
+        return NONE;
+    if (r.id)
+        op_of(vid(r))->propagate_nan = opts.propagate_nan;
+    return r;
+}
+
 tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
+{
+    return tj__reduce_minmax(loc, op, x, axis, (tj_minmax_opts){TJ_PROPAGATE_NAN_NONE});
+}
+
+tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts)
 {
     static const char *const names[] = {"sum", "max", "min", "argmax", "argmin"};
     int known = (unsigned)op <= TJ_REDUCE_ARGMIN;
@@ -1346,6 +1371,8 @@ tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
         return NONE;
     if (!known)
         return fail(TJ_ERR_BUILD, "unknown reduction %d", (int)op), NONE;
+    if (!check_minmax_opts(&opts))
+        return NONE;
     tji_type t = type_of(vid(x));
     if (t.is_ptr)
         return fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tstr(&t)), NONE;
@@ -1362,6 +1389,7 @@ tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
     int32_t r = emit(TJI_REDUCE, ARGS(v), rt);
     op_of(r)->axis = axis;
     op_of(r)->reduce = op;
+    op_of(r)->propagate_nan = opts.propagate_nan;
     return val(r);
 }
 

@@ -54,6 +54,10 @@ TJI_FUNC LLVMTypeRef tjj_gpu_compute_type(const tjj_gpu_gen *g, tj_dtype dt);
 TJI_FUNC LLVMValueRef tjj_gpu_fext(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt);
 /* A compute-type value (f32 or f64) rounded to float dtype dt. */
 TJI_FUNC LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt);
+/* min/max order keys of compute-type floats (llvm_scalar.h), and back to dt's compute type. */
+TJI_FUNC LLVMValueRef tjj_gpu_order_key(tjj_gpu_gen *g, LLVMValueRef v, int is_max, int propagate_nan);
+TJI_FUNC LLVMValueRef tjj_gpu_from_order_key(tjj_gpu_gen *g, LLVMValueRef key, tj_dtype dt, int is_max,
+                                             int propagate_nan);
 /* SSA form <-> memory form (i1 <-> i8). */
 TJI_FUNC LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t);
 TJI_FUNC LLVMValueRef tjj_gpu_from_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t);

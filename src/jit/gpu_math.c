@@ -148,6 +148,19 @@ LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt)
     return tjj_ls_fround(&ls, v, dt);
 }
 
+LLVMValueRef tjj_gpu_order_key(tjj_gpu_gen *g, LLVMValueRef v, int is_max, int propagate_nan)
+{
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_order_key(&ls, v, is_max, propagate_nan);
+}
+
+LLVMValueRef tjj_gpu_from_order_key(tjj_gpu_gen *g, LLVMValueRef key, tj_dtype dt, int is_max,
+                                    int propagate_nan)
+{
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_from_order_key(&ls, key, tjj_ls_compute_type(&ls, dt), is_max, propagate_nan);
+}
+
 LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t)
 {
     tjj_ls ls = scalar_ctx(g);
