@@ -205,7 +205,8 @@ typedef enum tj_binop {
     TJ_OP_AND, TJ_OP_OR, TJ_OP_XOR, TJ_OP_SHL, TJ_OP_SHR,
     TJ_OP_MINIMUM, TJ_OP_MAXIMUM,
     TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE,
-    TJ_OP_FAST_DIV   /* tj_fast_div, below */
+    TJ_OP_FAST_DIV,  /* tj_fast_div, below */
+    TJ_OP_POW        /* floats (integers become f32): C's pow */
 } tj_binop;
 
 #define TJ__BIN(op, a, b) tj__binary(TJ__HERE, (op), TJ_V(a), TJ_V(b))
@@ -254,7 +255,8 @@ typedef enum tj_unop {
     TJ_OP_NEG, TJ_OP_NOT, TJ_OP_ABS,
     TJ_OP_EXP, TJ_OP_EXP2, TJ_OP_LOG, TJ_OP_LOG2,
     TJ_OP_SQRT, TJ_OP_RSQRT, TJ_OP_SIGMOID, TJ_OP_FLOOR, TJ_OP_CEIL,
-    TJ_OP_FAST_EXP   /* tj_fast_exp: see tj_fast_div */
+    TJ_OP_FAST_EXP,  /* tj_fast_exp: see tj_fast_div */
+    TJ_OP_SIN, TJ_OP_COS, TJ_OP_TANH, TJ_OP_ERF
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -271,6 +273,13 @@ typedef enum tj_unop {
 #define tj_floor(x)    TJ__UN(TJ_OP_FLOOR, x)
 #define tj_ceil(x)     TJ__UN(TJ_OP_CEIL, x)
 #define tj_fast_exp(x) TJ__UN(TJ_OP_FAST_EXP, x)
+/* sin, cos, tanh, erf and pow(x, y) as C's (CPU: libm; GPU: tjit's own, error
+ * bounds in README.md); integers become f32, f16/bf16 are computed in f32. */
+#define tj_sin(x)      TJ__UN(TJ_OP_SIN, x)
+#define tj_cos(x)      TJ__UN(TJ_OP_COS, x)
+#define tj_tanh(x)     TJ__UN(TJ_OP_TANH, x)
+#define tj_erf(x)      TJ__UN(TJ_OP_ERF, x)
+#define tj_pow(x, y)   TJ__BIN(TJ_OP_POW, x, y)
 #define tj_fma(a, b, c) tj__fma(TJ__HERE, TJ_V(a), TJ_V(b), TJ_V(c))
 #define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
 #define tj_cast(x, dt)  tj__cast(TJ__HERE, TJ_V(x), (dt))

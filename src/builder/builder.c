@@ -180,6 +180,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_ABS] = "abs", [TJI_EXP] = "exp", [TJI_EXP2] = "exp2", [TJI_LOG] = "log",
         [TJI_LOG2] = "log2", [TJI_SQRT] = "sqrt", [TJI_RSQRT] = "rsqrt",
         [TJI_SIGMOID] = "sigmoid", [TJI_FLOOR] = "floor", [TJI_CEIL] = "ceil",
+        [TJI_SIN] = "sin", [TJI_COS] = "cos", [TJI_TANH] = "tanh", [TJI_ERF] = "erf", [TJI_POW] = "pow",
         [TJI_FMA] = "fma", [TJI_WHERE] = "where", [TJI_CAST] = "cast",
         [TJI_LOAD] = "load", [TJI_STORE] = "store", [TJI_ATOMIC] = "atomic",
         [TJI_ATOMIC_CAS] = "atomic_cas", [TJI_REDUCE] = "reduce",
@@ -970,7 +971,7 @@ tj_val tj__permute(tj_loc loc, tj_val x, tj_shape order)
 
 static const char *const binop_names[] = {
     "add", "sub", "mul", "div", "floordiv", "mod", "and", "or", "xor", "shl", "shr",
-    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div",
+    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div", "pow",
 };
 
 static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
@@ -1070,7 +1071,7 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         return val(no_rule(x, y));
     if (dt == TJ_I1 && !is_cmp && !bitwise) /* arithmetic on i1 is done in i32 */
         dt = TJ_I32;
-    if (op == TJ_OP_DIV && !is_float(dt))
+    if ((op == TJ_OP_DIV || op == TJ_OP_POW) && !is_float(dt))
         dt = TJ_F32;
     int32_t ids[2] = {to_dtype(x, dt, 1), 0};
     if (!ids[0] || !(ids[1] = to_dtype(y, dt, 1)) || !broadcast_all(ids, 2))
@@ -1081,7 +1082,7 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         [TJ_OP_DIV] = TJI_DIV, [TJ_OP_FLOORDIV] = TJI_IDIV, [TJ_OP_MOD] = TJI_REM,
         [TJ_OP_AND] = TJI_AND, [TJ_OP_OR] = TJI_OR, [TJ_OP_XOR] = TJI_XOR,
         [TJ_OP_SHL] = TJI_SHL, [TJ_OP_SHR] = TJI_SHR, [TJ_OP_MINIMUM] = TJI_MIN,
-        [TJ_OP_MAXIMUM] = TJI_MAX,
+        [TJ_OP_MAXIMUM] = TJI_MAX, [TJ_OP_POW] = TJI_POW,
     };
     if (is_cmp) {
         int32_t v = emit(TJI_CMP, ids, 2, with_dtype(rt, TJ_I1));
@@ -1102,10 +1103,12 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
 tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
 {
     static const char *const names[] = {"neg", "not", "abs", "exp", "exp2", "log", "log2",
-                                        "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp"};
+                                        "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp",
+                                        "sin", "cos", "tanh", "erf"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
-                                       TJI_FLOOR, TJI_CEIL, TJI_EXP};
+                                       TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
+                                       TJI_ERF};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;

@@ -51,6 +51,7 @@ typedef enum tji_opcode {
     TJI_AND, TJI_OR, TJI_XOR,   /* ints and i1 */
     TJI_SHL, TJI_SHR, /* ints; SHR arithmetic for signed dtypes */
     TJI_MIN, TJI_MAX, /* floats: -0 < +0; NaN ignored, or won with [propagate_nan] */
+    TJI_POW,          /* floats only: C's pow */
     TJI_CMP,          /* (a, b) -> i1, [pred]; signedness from the dtype */
     TJI_ADDPTR,       /* (p: ptr, off: int tile of any int dtype) -> ptr; off in elements */
 
@@ -58,6 +59,7 @@ typedef enum tji_opcode {
     TJI_NEG, TJI_NOT, TJI_ABS,
     TJI_EXP, TJI_EXP2, TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT,
     TJI_SIGMOID, TJI_FLOOR, TJI_CEIL,
+    TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF,
     TJI_FMA,          /* (a, b, c) floats -> a*b+c, one rounding */
     TJI_WHERE,        /* (c: i1, a, b) -> type of a */
     TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr) */

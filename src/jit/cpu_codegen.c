@@ -332,6 +332,19 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
         LLVMValueRef e = tjj_ls_intrinsic1(&g->ls, "llvm.exp", LLVMBuildFNeg(b, x, ""));
         return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, e, ""), "");
     }
+    case TJI_SIN: return tjj_ls_intrinsic1(&g->ls, "llvm.sin", x);
+    case TJI_COS: return tjj_ls_intrinsic1(&g->ls, "llvm.cos", x);
+    case TJI_TANH: return tjj_ls_intrinsic1(&g->ls, "llvm.tanh", x);
+    case TJI_POW: return tjj_ls_intrinsic2(&g->ls, "llvm.pow", x, y);
+    case TJI_ERF: { /* no intrinsic: libm's erff / erf */
+        LLVMTypeRef t = LLVMTypeOf(x);
+        const char *name = t == g->t_double ? "erf" : "erff";
+        LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
+        LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
+        if (!f)
+            f = LLVMAddFunction(g->mod, name, fty);
+        return LLVMBuildCall2(b, fty, f, &x, 1, "");
+    }
     default: return NULL;
     }
 }
