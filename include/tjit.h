@@ -36,6 +36,23 @@
 extern "C" {
 #endif
 
+/* The typed launch (name_launch, TJ_KERNEL) takes integer parameters as C
+ * integers, and C converts a float passed to one silently (2.5 becomes 2).
+ * No C function can refuse a float argument there, so from this header on
+ * the compiler reports every implicit float-to-integer conversion that may
+ * change a value (-Wfloat-conversion) at the launch argument: clang as an
+ * error; GCC as a warning, since its -Wfloat-conversion also covers double
+ * to float in the user's own code (and a warning set by a pragma stays one
+ * under -Werror). Float parameters take a double, so a double argument is
+ * no conversion. An explicit cast says a conversion is meant; define
+ * TJIT_ALLOW_FLOAT_CONVERSION before including tjit.h to keep C's silent rule. */
+#if !defined(TJIT_ALLOW_FLOAT_CONVERSION) && defined(__clang__)
+#pragma clang diagnostic error "-Wfloat-conversion"
+#pragma clang diagnostic error "-Wliteral-conversion"
+#elif !defined(TJIT_ALLOW_FLOAT_CONVERSION) && defined(__GNUC__)
+#pragma GCC diagnostic warning "-Wfloat-conversion"
+#endif
+
 #define TJ_VERSION_MAJOR 0
 #define TJ_VERSION_MINOR 1
 #define TJ_VERSION_PATCH 0
@@ -390,7 +407,8 @@ typedef enum tj_reduce_op {
  *                         args..., consts...);   a launch typed for C
  *
  * where a pointer parameter takes a tj_buffer, an integer scalar its C
- * integer type, f32/f64 float/double and f16/bf16 a float.
+ * integer type (a float argument is diagnosed, see the top of this file)
+ * and a float scalar (f16, bf16, f32, f64) a double, rounded to its dtype.
  */
 #define TJ_PTR(name, dt)    (1, name, dt)
 #define TJ_SCALAR(name, dt) (0, name, dt)
@@ -686,9 +704,9 @@ TJ_API int tj__region_next(void);
 #define TJ__CT_u16 uint16_t
 #define TJ__CT_u32 uint32_t
 #define TJ__CT_u64 uint64_t
-#define TJ__CT_f16 float
-#define TJ__CT_bf16 float
-#define TJ__CT_f32 float
+#define TJ__CT_f16 double
+#define TJ__CT_bf16 double
+#define TJ__CT_f32 double
 #define TJ__CT_f64 double
 
 #ifdef __cplusplus
