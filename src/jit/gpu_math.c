@@ -7,8 +7,9 @@
  * casts, f16/bf16 rounding, comparisons, the IEEE float ops) are not here:
  * both back ends call the one copy in llvm_scalar.c, over this generator's
  * state. What is here is the GPU's own: the float functions the CPU takes
- * from libm (exp, exp2, log, log2, sigmoid, and remainder as C's fmod,
- * exact, as on the CPU), handed to llvm_scalar.c as a callback.
+ * from libm (exp, exp2, log, log2, sigmoid, sin, cos, tanh, erf, pow, and
+ * remainder as C's fmod, exact, as on the CPU), handed to llvm_scalar.c as
+ * a callback.
  *
  * There is no libm on the GPU and tjit does not use libdevice, so the math
  * functions are written here in LLVM IR, each as an internal function of the
@@ -40,6 +41,17 @@
  *   rsqrt      0    0   1/sqrt, both correctly rounded, as on the CPU
  *   fmod       0    0   exact (binary long division)
  *   floor, ceil, abs, fma and division are IEEE operations: identical.
+ *
+ * sin, cos, tanh, erf and pow are computed in f64 for every dtype (f32
+ * rounded once: within 1 ulp) from plain IR, so tests/test_gpu_math_host
+ * runs this very code on the host; its f64 errors there, over edges and
+ * random inputs (sin/cos up to 10^4, tanh and erf across their range, pow
+ * with |y ln x| <= 22), in ulp: sin 1.6, cos 1.7, tanh 2.5, erf 1.4, pow 28
+ * (exp(y log x) in double: 2^-53 (1 + |y ln x|) relative, hundreds of ulp
+ * near the ends of the range). How: sin/cos by Cody-Waite reduction with
+ * pi/2 in three parts (|x| < 2^30) and Taylor series; tanh from expm1;
+ * erf by its Maclaurin series below 1 and Taylor series at j + 1/2 on
+ * [j, j+1) up to 6, whose coefficients are computed from erfl and expl.
  *
  * tj_fast_exp and tj_fast_div (op->approx) trade that accuracy for speed on
  * f32, as Triton's tl.exp and `/` do: ex2.approx.f32 of x*log2(e) (relative
