@@ -50,6 +50,18 @@ MINMAX_KERNELS(bf16)
 MINMAX_KERNELS(f32)
 MINMAX_KERNELS(f64)
 
+/* A bad option value is an error naming the option and the line. */
+static int bad_line;
+TJ_KERNEL(bad_option, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS(REDUCE))
+{
+    tj_val v = tj_load(tj_add(x, tj_arange(0, 16)));
+    if (REDUCE)
+        bad_line = __LINE__, v = tj_max(v, 0, .propagate_nan = (tj_propagate_nan)7);
+    else
+        bad_line = __LINE__, v = tj_maximum(v, 1.0, .propagate_nan = (tj_propagate_nan)-1);
+    tj_store(tj_add(x, tj_arange(0, 16)), v);
+}
+
 /* The order: -0 < +0, NaN aside. */
 static int less(double a, double b) { return a < b || (a == b && signbit(a) && !signbit(b)); }
 
@@ -203,10 +215,27 @@ static void check_ptx(const tj_kernel *k, const int64_t *consts, int nconsts)
     free(ptx);
 }
 
+static void check_bad_option(int64_t reduce)
+{
+    char *ir = NULL;
+    tj_status st = tj_kernel_ir(bad_option, &reduce, 1, &ir);
+    const char *msg = tj_last_error();
+    char line[32];
+    snprintf(line, sizeof line, "test_minmax.c:%d", bad_line);
+    int ok = st != TJ_OK && strstr(msg, "propagate_nan must be") && strstr(msg, line) &&
+             strstr(msg, reduce ? "'max'" : "'maximum'");
+    if (!ok)
+        tap_diag("status %s: %s", tj_status_name(st), msg);
+    tap_ok(ok, "a bad propagate_nan of %s is an error naming it and the line", reduce ? "tj_max" : "tj_maximum");
+    free(ir);
+}
+
 int main(void)
 {
     tj_device *dev = tl_setup("test_minmax");
-    tap_plan(4 * (2 + 12) + 4);
+    tap_plan(4 * (2 + 12) + 4 + 2);
+    check_bad_option(0);
+    check_bad_option(1);
     run_pairs(dev, pair_f16, TJ_F16);
     run_pairs(dev, pair_bf16, TJ_BF16);
     run_pairs(dev, pair_f32, TJ_F32);
