@@ -36,6 +36,23 @@
 extern "C" {
 #endif
 
+/* The typed launch (name_launch, TJ_KERNEL) takes integer parameters as C
+ * integers, and C converts a float passed to one silently (2.5 becomes 2).
+ * No C function can refuse a float argument there, so from this header on
+ * the compiler reports every implicit float-to-integer conversion that may
+ * change a value (-Wfloat-conversion) at the launch argument: clang as an
+ * error; GCC as a warning, since its -Wfloat-conversion also covers double
+ * to float in the user's own code (and a warning set by a pragma stays one
+ * under -Werror). Float parameters take a double, so a double argument is
+ * no conversion. An explicit cast says a conversion is meant; define
+ * TJIT_ALLOW_FLOAT_CONVERSION before including tjit.h to keep C's silent rule. */
+#if !defined(TJIT_ALLOW_FLOAT_CONVERSION) && defined(__clang__)
+#pragma clang diagnostic error "-Wfloat-conversion"
+#pragma clang diagnostic error "-Wliteral-conversion"
+#elif !defined(TJIT_ALLOW_FLOAT_CONVERSION) && defined(__GNUC__)
+#pragma GCC diagnostic warning "-Wfloat-conversion"
+#endif
+
 #define TJ_VERSION_MAJOR 0
 #define TJ_VERSION_MINOR 1
 #define TJ_VERSION_PATCH 0
@@ -200,12 +217,13 @@ typedef struct tj_mem_opts {
 typedef enum tj_binop {
     TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MUL,
     TJ_OP_DIV,       /* true division: integers are divided as f32 */
-    TJ_OP_FLOORDIV,  /* integer division, rounding toward zero as in C */
-    TJ_OP_MOD,       /* remainder with the sign of the dividend, as in C */
+    TJ_OP_FLOORDIV,  /* floor(a / b), as Python's // (not C's truncation) */
+    TJ_OP_MOD,       /* a - floordiv(a, b) * b: the sign of b, as Python's % */
     TJ_OP_AND, TJ_OP_OR, TJ_OP_XOR, TJ_OP_SHL, TJ_OP_SHR,
     TJ_OP_MINIMUM, TJ_OP_MAXIMUM,
     TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE,
-    TJ_OP_FAST_DIV   /* tj_fast_div, below */
+    TJ_OP_FAST_DIV,  /* tj_fast_div, below */
+    TJ_OP_POW        /* floats (integers become f32): C's pow */
 } tj_binop;
 
 #define TJ__BIN(op, a, b) tj__binary(TJ__HERE, (op), TJ_V(a), TJ_V(b))
@@ -220,8 +238,18 @@ typedef enum tj_binop {
 #define tj_xor(a, b)      TJ__BIN(TJ_OP_XOR, a, b)
 #define tj_shl(a, b)      TJ__BIN(TJ_OP_SHL, a, b)
 #define tj_shr(a, b)      TJ__BIN(TJ_OP_SHR, a, b) /* arithmetic if signed */
-#define tj_minimum(a, b)  TJ__BIN(TJ_OP_MINIMUM, a, b)
-#define tj_maximum(a, b)  TJ__BIN(TJ_OP_MAXIMUM, a, b)
+/* Float minimum and maximum order -0 below +0 and ignore a NaN operand (NaN
+ * only if both are), or, with .propagate_nan = TJ_PROPAGATE_NAN_ALL (Triton's
+ * propagate_nan), give NaN if either is; a NaN result is the quiet NaN. The
+ * same on every back end; the reductions max, min, argmax, argmin follow it. */
+typedef enum tj_propagate_nan { TJ_PROPAGATE_NAN_NONE, TJ_PROPAGATE_NAN_ALL } tj_propagate_nan;
+typedef struct tj_minmax_opts {
+    tj_propagate_nan propagate_nan;
+} tj_minmax_opts;
+#define tj_minimum(a, b, ...) \
+    tj__minmax(TJ__HERE, TJ_OP_MINIMUM, TJ_V(a), TJ_V(b), (tj_minmax_opts){__VA_ARGS__})
+#define tj_maximum(a, b, ...) \
+    tj__minmax(TJ__HERE, TJ_OP_MAXIMUM, TJ_V(a), TJ_V(b), (tj_minmax_opts){__VA_ARGS__})
 #define tj_eq(a, b)       TJ__BIN(TJ_OP_EQ, a, b)
 #define tj_ne(a, b)       TJ__BIN(TJ_OP_NE, a, b)
 #define tj_lt(a, b)       TJ__BIN(TJ_OP_LT, a, b)
@@ -237,14 +265,15 @@ typedef enum tj_binop {
  * error below 2^-21 + 2^-23 |x|). Elsewhere (f64, the CPU) they are
  * tj_div and tj_exp. */
 #define tj_fast_div(a, b) TJ__BIN(TJ_OP_FAST_DIV, a, b)
-/* ceil(a / b) for integers: (a + b - 1) / b. */
+/* ceil(a / b) for integers and b > 0: floordiv(a + b - 1, b). */
 #define tj_cdiv(a, b)     tj_floordiv(tj_sub(tj_add(a, b), 1), b)
 
 typedef enum tj_unop {
     TJ_OP_NEG, TJ_OP_NOT, TJ_OP_ABS,
     TJ_OP_EXP, TJ_OP_EXP2, TJ_OP_LOG, TJ_OP_LOG2,
     TJ_OP_SQRT, TJ_OP_RSQRT, TJ_OP_SIGMOID, TJ_OP_FLOOR, TJ_OP_CEIL,
-    TJ_OP_FAST_EXP   /* tj_fast_exp: see tj_fast_div */
+    TJ_OP_FAST_EXP,  /* tj_fast_exp: see tj_fast_div */
+    TJ_OP_SIN, TJ_OP_COS, TJ_OP_TANH, TJ_OP_ERF
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -261,6 +290,13 @@ typedef enum tj_unop {
 #define tj_floor(x)    TJ__UN(TJ_OP_FLOOR, x)
 #define tj_ceil(x)     TJ__UN(TJ_OP_CEIL, x)
 #define tj_fast_exp(x) TJ__UN(TJ_OP_FAST_EXP, x)
+/* sin, cos, tanh, erf and pow(x, y) as C's (CPU: libm; GPU: tjit's own, error
+ * bounds in README.md); integers become f32, f16/bf16 are computed in f32. */
+#define tj_sin(x)      TJ__UN(TJ_OP_SIN, x)
+#define tj_cos(x)      TJ__UN(TJ_OP_COS, x)
+#define tj_tanh(x)     TJ__UN(TJ_OP_TANH, x)
+#define tj_erf(x)      TJ__UN(TJ_OP_ERF, x)
+#define tj_pow(x, y)   TJ__BIN(TJ_OP_POW, x, y)
 #define tj_fma(a, b, c) tj__fma(TJ__HERE, TJ_V(a), TJ_V(b), TJ_V(c))
 #define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
 #define tj_cast(x, dt)  tj__cast(TJ__HERE, TJ_V(x), (dt))
@@ -283,15 +319,24 @@ typedef enum tj_atomic_op {
 
 /* Reductions along an axis (negative axes count from the end). The result
  * has that axis removed; a 1-D tile reduces to a scalar. argmax/argmin give
- * the first index of the extreme value, as i32. */
+ * the first index of the extreme value, as i32. Integers narrower than 32
+ * bits are summed in 32 bits of their signedness (i1: i32), as in Triton.
+ * max, min, argmax, argmin order floats as tj_maximum does and take its
+ * option: tj_max(x, 0, .propagate_nan = TJ_PROPAGATE_NAN_ALL) is NaN where a
+ * NaN is met (argmax: the first NaN's index); by default NaNs are ignored
+ * (all NaN: NaN, argmax 0). */
 typedef enum tj_reduce_op {
     TJ_REDUCE_SUM, TJ_REDUCE_MAX, TJ_REDUCE_MIN, TJ_REDUCE_ARGMAX, TJ_REDUCE_ARGMIN
 } tj_reduce_op;
 #define tj_sum(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis))
-#define tj_max(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis))
-#define tj_min(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis))
-#define tj_argmax(x, axis) tj__reduce(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis))
-#define tj_argmin(x, axis) tj__reduce(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis))
+#define tj_max(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_min(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_argmax(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_argmin(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
 /* Inclusive prefix sum along an axis; the shape is kept. */
 #define tj_cumsum(x, axis) tj__cumsum(TJ__HERE, TJ_V(x), (axis))
 
@@ -362,9 +407,10 @@ typedef enum tj_reduce_op {
  *                         args..., consts...);   a launch typed for C
  *
  * where a pointer parameter takes a tj_buffer, an integer scalar its C
- * integer type, f32/f64 float/double and f16/bf16 a float. A kernel takes
- * up to TJ_MAX_PARAMS parameters and as many constants; past that, the
- * compile fails with one error that says so.
+ * integer type (a float argument is diagnosed, see the top of this file)
+ * and a float scalar (f16, bf16, f32, f64) a double, rounded to its dtype.
+ * A kernel takes up to TJ_MAX_PARAMS parameters and as many constants;
+ * past that, the compile fails with one error that says so.
  */
 #define TJ_PTR(name, dt)    (1, name, dt)
 #define TJ_SCALAR(name, dt) (0, name, dt)
@@ -567,6 +613,8 @@ TJ_API void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value);
 TJ_API tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
+TJ_API tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts);
+TJ_API tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts);
 TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
 TJ_API tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n);
 TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);
@@ -793,9 +841,9 @@ TJ_API int tj__region_next(void);
 #define TJ__CT_u16 uint16_t
 #define TJ__CT_u32 uint32_t
 #define TJ__CT_u64 uint64_t
-#define TJ__CT_f16 float
-#define TJ__CT_bf16 float
-#define TJ__CT_f32 float
+#define TJ__CT_f16 double
+#define TJ__CT_bf16 double
+#define TJ__CT_f32 double
 #define TJ__CT_f64 double
 
 #ifdef __cplusplus

@@ -214,7 +214,10 @@ static tl_num ref_binary(int op, tj_dtype t, tl_num a, tl_num b)
         case TJ_OP_SUB: r = x - y; break;
         case TJ_OP_MUL: r = x * y; break;
         case TJ_OP_DIV: r = x / y; break; /* rounding twice is harmless here */
-        case TJ_OP_MOD: r = fmod(x, y); break;
+        case TJ_OP_MOD: /* Python's: fmod moved into the sign of y */
+            r = fmod(x, y);
+            r = r != 0 && (r < 0) != (y < 0) ? tl_round(t, r + y) : r;
+            break;
         case TJ_OP_MINIMUM: r = fmin(x, y); break;
         case TJ_OP_MAXIMUM: r = fmax(x, y); break;
         default: return tl_int(compare(op, (x > y) - (x < y)));
@@ -231,8 +234,10 @@ static tl_num ref_binary(int op, tj_dtype t, tl_num a, tl_num b)
     case TJ_OP_MUL: return tl_int(tl_wrap(t, (int64_t)(ux * uy)));
     case TJ_OP_DIV: /* true division in f32 */
         return tl_flt((double)((sgn ? (float)x : (float)ux) / (sgn ? (float)y : (float)uy)));
-    case TJ_OP_FLOORDIV: return tl_int(tl_wrap(t, sgn ? x / y : (int64_t)(ux / uy)));
-    case TJ_OP_MOD: return tl_int(tl_wrap(t, sgn ? x % y : (int64_t)(ux % uy)));
+    case TJ_OP_FLOORDIV: /* Python's: toward -inf */
+        return tl_int(tl_wrap(t, sgn ? x / y - (x % y != 0 && (x % y < 0) != (y < 0)) : (int64_t)(ux / uy)));
+    case TJ_OP_MOD: /* Python's: the sign of y */
+        return tl_int(tl_wrap(t, sgn ? x % y + (x % y != 0 && (x % y < 0) != (y < 0)) * y : (int64_t)(ux % uy)));
     case TJ_OP_AND: return tl_int(x & y);
     case TJ_OP_OR: return tl_int(x | y);
     case TJ_OP_XOR: return tl_int(x ^ y);

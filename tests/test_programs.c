@@ -456,7 +456,8 @@ static void test_scalars(void)
     tl_fill_random(TJ_F32, f, P);
     for (int p = 0; p < P; p++) {
         int32_t x = a[p];
-        int32_t i = ((x / 7) ^ (x % 5)) + ((x & 15) << 3);
+        int32_t fq = x / 7 - (x % 7 < 0), fm = x % 5 + (x % 5 < 0) * 5; /* Python's // and % */
+        int32_t i = (fq ^ fm) + ((x & 15) << 3);
         i = x > 0 ? i : -i;
         wi[p] = i > (x >> 2) ? i : (x >> 2);
         float g = sqrtf(fabsf(f[p])) + (float)x / 4.0f;

@@ -180,6 +180,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_ABS] = "abs", [TJI_EXP] = "exp", [TJI_EXP2] = "exp2", [TJI_LOG] = "log",
         [TJI_LOG2] = "log2", [TJI_SQRT] = "sqrt", [TJI_RSQRT] = "rsqrt",
         [TJI_SIGMOID] = "sigmoid", [TJI_FLOOR] = "floor", [TJI_CEIL] = "ceil",
+        [TJI_SIN] = "sin", [TJI_COS] = "cos", [TJI_TANH] = "tanh", [TJI_ERF] = "erf", [TJI_POW] = "pow",
         [TJI_FMA] = "fma", [TJI_WHERE] = "where", [TJI_CAST] = "cast",
         [TJI_LOAD] = "load", [TJI_STORE] = "store", [TJI_ATOMIC] = "atomic",
         [TJI_ATOMIC_CAS] = "atomic_cas", [TJI_REDUCE] = "reduce",
@@ -788,8 +789,9 @@ static int32_t as_condition(int32_t x, const char *what)
         return fail(TJ_ERR_TYPE, "%s must be i1 or an integer, got %s", what, tstr(&t));
     if (t.dtype == TJ_I1)
         return x;
-    if (lit(x))
-        return to_dtype(x, TJ_I1, 0); /* a literal condition folds to true or false */
+    const literal *l = lit(x);
+    if (l) /* folds to true or false, as a copy: the literal may be an operand too */
+        return make_const(TJ_I1, l->ival, 0);
     int32_t zero = broadcast_shape(make_const(t.dtype, 0, 0), t.rank, t.shape);
     int32_t c = emit(TJI_CMP, ARGS(x, zero), with_dtype(t, TJ_I1));
     op_of(c)->pred = TJI_NE;
@@ -878,6 +880,9 @@ tj_val tj__full(tj_loc loc, tj_shape shape, tj_val value, tj_dtype dtype)
     if (t.rank)
         return fail(TJ_ERR_SHAPE, "the value must be a scalar, got %s", tstr(&t)), NONE;
     int32_t x = to_dtype(vid(value), dtype, 1);
+    const literal *l = x ? lit(x) : NULL;
+    if (l) /* the dtype is the user's: the value must not stay weak, even as a scalar */
+        x = make_const(dtype, l->ival, literal_double(l));
     return x ? val(broadcast_shape(x, shape.rank, dims)) : NONE;
 }
 
@@ -966,7 +971,7 @@ tj_val tj__permute(tj_loc loc, tj_val x, tj_shape order)
 
 static const char *const binop_names[] = {
     "add", "sub", "mul", "div", "floordiv", "mod", "and", "or", "xor", "shl", "shr",
-    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div",
+    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div", "pow",
 };
 
 static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
@@ -1014,6 +1019,38 @@ static int32_t pointer_binary(tj_binop op, int32_t a, int32_t b)
     return emit(TJI_ADDPTR, ARGS(ids[0], ids[1]), type_of(ids[0]));
 }
 
+static int32_t compare(tji_pred pred, int32_t a, int32_t b)
+{
+    int32_t c = emit(TJI_CMP, ARGS(a, b), with_dtype(type_of(a), TJ_I1));
+    op_of(c)->pred = pred;
+    return c;
+}
+
+/* Python's floor division and modulo of signed integers, and modulo of
+ * floats, from C's truncating IDIV and REM: where the remainder is not 0
+ * and its sign differs from the divisor's, the quotient is one less and the
+ * modulo is r + b. So a == floordiv(a, b) * b + mod(a, b), and mod has the
+ * sign of b. Division by 0 gives 0 and 0 (IDIV's and REM's rule, unchanged)
+ * and INT_MIN // -1 gives INT_MIN, mod 0. */
+static int32_t floor_divmod(int want_mod, int32_t a, int32_t b)
+{
+    tji_type t = type_of(a);
+    int32_t zero = broadcast_shape(make_const(t.dtype, 0, 0), t.rank, t.shape);
+    int32_t r = emit(TJI_REM, ARGS(a, b), t);
+    int32_t r_negative = compare(TJI_LT, r, zero), b_negative = compare(TJI_LT, b, zero);
+    int32_t signs_differ = emit(TJI_XOR, ARGS(r_negative, b_negative), with_dtype(t, TJ_I1));
+    int32_t r_nonzero = compare(TJI_NE, r, zero);
+    int32_t adjust = emit(TJI_AND, ARGS(r_nonzero, signs_differ), with_dtype(t, TJ_I1));
+    if (want_mod) {
+        int32_t r_plus_b = emit(TJI_ADD, ARGS(r, b), t);
+        return emit(TJI_WHERE, ARGS(adjust, r_plus_b, r), t);
+    }
+    int32_t q = emit(TJI_IDIV, ARGS(a, b), t);
+    int32_t one = broadcast_shape(make_const(t.dtype, 1, 0), t.rank, t.shape);
+    int32_t q_minus_1 = emit(TJI_SUB, ARGS(q, one), t);
+    return emit(TJI_WHERE, ARGS(adjust, q_minus_1, q), t);
+}
+
 tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
 {
     int known = (unsigned)op < (unsigned)NBINOPS;
@@ -1034,7 +1071,7 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         return val(no_rule(x, y));
     if (dt == TJ_I1 && !is_cmp && !bitwise) /* arithmetic on i1 is done in i32 */
         dt = TJ_I32;
-    if (op == TJ_OP_DIV && !is_float(dt))
+    if ((op == TJ_OP_DIV || op == TJ_OP_POW) && !is_float(dt))
         dt = TJ_F32;
     int32_t ids[2] = {to_dtype(x, dt, 1), 0};
     if (!ids[0] || !(ids[1] = to_dtype(y, dt, 1)) || !broadcast_all(ids, 2))
@@ -1045,7 +1082,7 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         [TJ_OP_DIV] = TJI_DIV, [TJ_OP_FLOORDIV] = TJI_IDIV, [TJ_OP_MOD] = TJI_REM,
         [TJ_OP_AND] = TJI_AND, [TJ_OP_OR] = TJI_OR, [TJ_OP_XOR] = TJI_XOR,
         [TJ_OP_SHL] = TJI_SHL, [TJ_OP_SHR] = TJI_SHR, [TJ_OP_MINIMUM] = TJI_MIN,
-        [TJ_OP_MAXIMUM] = TJI_MAX,
+        [TJ_OP_MAXIMUM] = TJI_MAX, [TJ_OP_POW] = TJI_POW,
     };
     if (is_cmp) {
         int32_t v = emit(TJI_CMP, ids, 2, with_dtype(rt, TJ_I1));
@@ -1056,6 +1093,8 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         int32_t quotient = emit(TJI_DIV, ids, 2, rt);
         return val(emit(TJI_FLOOR, &quotient, 1, rt));
     }
+    if ((op == TJ_OP_FLOORDIV || op == TJ_OP_MOD) && !is_unsigned(dt))
+        return val(floor_divmod(op == TJ_OP_MOD, ids[0], ids[1]));
     int32_t v = emit(codes[op], ids, 2, rt);
     op_of(v)->approx = fast;
     return val(v);
@@ -1064,10 +1103,12 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
 tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
 {
     static const char *const names[] = {"neg", "not", "abs", "exp", "exp2", "log", "log2",
-                                        "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp"};
+                                        "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp",
+                                        "sin", "cos", "tanh", "erf"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
-                                       TJI_FLOOR, TJI_CEIL, TJI_EXP};
+                                       TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
+                                       TJI_ERF};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;
@@ -1289,7 +1330,43 @@ tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value)
 
 /* --- reductions ------------------------------------------------------------ */
 
+/* What a sum or prefix sum adds: integers narrower than 32 bits are widened
+ * to 32 bits of their signedness (i1 to i32), as Triton's sum and cumsum do,
+ * so that 64 bytes of 200 do not sum to 0. */
+static int32_t sum_operand(int32_t x)
+{
+    tj_dtype dt = type_of(x).dtype;
+    if (is_float(dt) || tjs_dtype_bits(dt) >= 32)
+        return x;
+    return to_dtype(x, is_unsigned(dt) && dt != TJ_I1 ? TJ_U32 : TJ_I32, 1);
+}
+
+static int check_minmax_opts(const tj_minmax_opts *o)
+{
+    if ((unsigned)o->propagate_nan > TJ_PROPAGATE_NAN_ALL)
+        return fail(TJ_ERR_BUILD, "propagate_nan must be TJ_PROPAGATE_NAN_NONE or TJ_PROPAGATE_NAN_ALL, "
+                                  "got %d", (int)o->propagate_nan), 0;
+    return 1;
+}
+
+tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts)
+{
+    if (op != TJ_OP_MINIMUM && op != TJ_OP_MAXIMUM)
+        op = (tj_binop)-1; /* tj__binary reports it */
+    tj_val r = tj__binary(loc, op, a, b);
+    if (r.id && !check_minmax_opts(&opts))
+        return NONE;
+    if (r.id)
+        op_of(vid(r))->propagate_nan = opts.propagate_nan;
+    return r;
+}
+
 tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
+{
+    return tj__reduce_minmax(loc, op, x, axis, (tj_minmax_opts){TJ_PROPAGATE_NAN_NONE});
+}
+
+tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts)
 {
     static const char *const names[] = {"sum", "max", "min", "argmax", "argmin"};
     int known = (unsigned)op <= TJ_REDUCE_ARGMIN;
@@ -1297,12 +1374,15 @@ tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
         return NONE;
     if (!known)
         return fail(TJ_ERR_BUILD, "unknown reduction %d", (int)op), NONE;
+    if (!check_minmax_opts(&opts))
+        return NONE;
     tji_type t = type_of(vid(x));
     if (t.is_ptr)
         return fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tstr(&t)), NONE;
     if (!check_axis(&axis, &t, "reduction"))
         return NONE;
-    int32_t v = t.dtype == TJ_I1 ? to_dtype(vid(x), TJ_I32, 1) : vid(x); /* i1 reduces as i32 */
+    int32_t v = op == TJ_REDUCE_SUM ? sum_operand(vid(x)) : t.dtype == TJ_I1 ? to_dtype(vid(x), TJ_I32, 1)
+                                                                          : vid(x); /* i1 reduces as i32 */
     tji_type rt = type_of(v);
     for (int i = axis; i + 1 < rt.rank; i++)
         rt.shape[i] = rt.shape[i + 1];
@@ -1312,6 +1392,7 @@ tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
     int32_t r = emit(TJI_REDUCE, ARGS(v), rt);
     op_of(r)->axis = axis;
     op_of(r)->reduce = op;
+    op_of(r)->propagate_nan = opts.propagate_nan;
     return val(r);
 }
 
@@ -1324,7 +1405,7 @@ tj_val tj__cumsum(tj_loc loc, tj_val x, int axis)
         return fail(TJ_ERR_TYPE, "no rule for 'cumsum' of %s", tstr(&t)), NONE;
     if (!check_axis(&axis, &t, "cumsum"))
         return NONE;
-    int32_t v = t.dtype == TJ_I1 ? to_dtype(vid(x), TJ_I32, 1) : vid(x);
+    int32_t v = sum_operand(vid(x));
     int32_t r = emit(TJI_CUMSUM, ARGS(v), type_of(v));
     op_of(r)->axis = axis;
     return val(r);

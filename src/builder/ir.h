@@ -50,7 +50,8 @@ typedef enum tji_opcode {
     TJI_REM,          /* ints: C remainder (b == 0 gives 0); floats: fmod */
     TJI_AND, TJI_OR, TJI_XOR,   /* ints and i1 */
     TJI_SHL, TJI_SHR, /* ints; SHR arithmetic for signed dtypes */
-    TJI_MIN, TJI_MAX, /* floats: NaN-ignoring (minnum/maxnum) */
+    TJI_MIN, TJI_MAX, /* floats: -0 < +0; NaN ignored, or won with [propagate_nan] */
+    TJI_POW,          /* floats only: C's pow */
     TJI_CMP,          /* (a, b) -> i1, [pred]; signedness from the dtype */
     TJI_ADDPTR,       /* (p: ptr, off: int tile of any int dtype) -> ptr; off in elements */
 
@@ -58,6 +59,7 @@ typedef enum tji_opcode {
     TJI_NEG, TJI_NOT, TJI_ABS,
     TJI_EXP, TJI_EXP2, TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT,
     TJI_SIGMOID, TJI_FLOOR, TJI_CEIL,
+    TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF,
     TJI_FMA,          /* (a, b, c) floats -> a*b+c, one rounding */
     TJI_WHERE,        /* (c: i1, a, b) -> type of a */
     TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr) */
@@ -127,6 +129,8 @@ typedef struct tji_op {
     tji_assume assume;    /* ASSUME */
     int approx;           /* DIV, EXP: the GPU's fast f32 form (tj_fast_div,
                              tj_fast_exp); the CPU computes the precise op */
+    int propagate_nan;    /* MIN, MAX, REDUCE max/min/argmax/argmin of floats:
+                             a NaN operand wins instead of being ignored */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;

@@ -147,7 +147,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_op *op)
         tjs_buf_printf(b, "%s%%%d", i ? ", " : "", op->result + i);
     if (op->nresults)
         tjs_buf_printf(b, " = ");
-    tjs_buf_printf(b, "%s%s", tji_opcode_name(op->code), op->approx ? ".fast" : "");
+    tjs_buf_printf(b, "%s%s%s", tji_opcode_name(op->code), op->approx ? ".fast" : "",
+                   op->propagate_nan ? ".propagate_nan" : "");
     const tji_type *rt = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
     switch (op->code) {
     case TJI_CONST:

@@ -209,11 +209,11 @@ static int check_types(const verifier *v, int32_t idx)
     }
     case TJI_ADD: case TJI_SUB: case TJI_MUL: case TJI_DIV: case TJI_IDIV: case TJI_REM:
     case TJI_AND: case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN:
-    case TJI_MAX: {
+    case TJI_MAX: case TJI_POW: {
         NEED(EQ(T(0), R) && EQ(T(1), R), "operands %s and %s for a result %s", TXT(T(0), t1),
              TXT(T(1), t2), TXT(R, t3));
         int isf = is_float(R), isi = is_int(R) && R->dtype != TJ_I1;
-        int ok = c == TJI_DIV ? isf
+        int ok = c == TJI_DIV || c == TJI_POW ? isf
                : c == TJI_IDIV || c == TJI_SHL || c == TJI_SHR ? isi
                : c == TJI_AND || c == TJI_OR || c == TJI_XOR ? is_int(R)
                : isf || isi;
@@ -231,7 +231,7 @@ static int check_types(const verifier *v, int32_t idx)
         break;
     case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_EXP: case TJI_EXP2: case TJI_LOG:
     case TJI_LOG2: case TJI_SQRT: case TJI_RSQRT: case TJI_SIGMOID: case TJI_FLOOR:
-    case TJI_CEIL: {
+    case TJI_CEIL: case TJI_SIN: case TJI_COS: case TJI_TANH: case TJI_ERF: {
         NEED(EQ(T(0), R), "%s -> %s", TXT(T(0), t1), TXT(R, t2));
         int ok = c == TJI_NEG ? (is_int(R) && R->dtype != TJ_I1) || is_float(R)
                : c == TJI_NOT ? is_int(R)

@@ -40,12 +40,13 @@
  *    axis; the first element seeds the accumulator, so a max over all-NaN
  *    elements is NaN and an empty identity is never needed. Float sums may be
  *    reassociated (any order is a valid sum order; a GPU adds as a tree), so
- *    LLVM vectorizes them. Float max/min loops run over the whole axis,
- *    the seed included (max(x, x) is x), not from its second element:
- *    LLVM 22's vectorizer, which handles minnum/maxnum by checking for NaN,
- *    skipped the scalar remainder of loops of 7 or 15 trips (a tile of 8 or
- *    16 along the axis was reduced over its first 5 or 13 elements), and a
- *    power-of-two trip count leaves no remainder. CUMSUM is sequential along
+ *    LLVM vectorizes them. Float max/min/argmax/argmin compare the integer
+ *    order keys of llvm_scalar.c (-0 below +0, NaN ignored or propagated),
+ *    so they are integer reductions, vectorized and the same bits as the
+ *    GPU's. (They once used minnum/maxnum, whose vectorized form in LLVM 22
+ *    skipped the scalar remainder of loops of 7 or 15 trips: a tile of 8 or
+ *    16 along the axis was reduced over its first 5 or 13 elements;
+ *    tests/test_minmax.c keeps those lengths.) CUMSUM is sequential along
  *    its axis.
  *  - PRINT hands a materialized array to tjj_rt_print; ASSERT checks each
  *    element and, on the first false one, calls tjj_rt_assert_fail with the
@@ -66,7 +67,8 @@
  * the GPU back end so that both agree bit for bit; only exp, exp2, log,
  * log2, sigmoid (LLVM's libm intrinsics) and float remainder (frem) are
  * this file's. Besides: argmax/argmin give the first index of the extreme
- * value, ignore NaN, and give 0 when every element is NaN; f16 and bf16
+ * value, ignore NaN (or, propagating it, give the first NaN's index), and
+ * give 0 when every element is NaN; f16 and bf16
  * reductions and prefix sums accumulate in f32. A FOR whose step is 0
  * runs zero times; the loop test never overflows, whatever the bounds.
  */
@@ -329,6 +331,19 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     case TJI_SIGMOID: {
         LLVMValueRef e = tjj_ls_intrinsic1(&g->ls, "llvm.exp", LLVMBuildFNeg(b, x, ""));
         return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, e, ""), "");
+    }
+    case TJI_SIN: return tjj_ls_intrinsic1(&g->ls, "llvm.sin", x);
+    case TJI_COS: return tjj_ls_intrinsic1(&g->ls, "llvm.cos", x);
+    case TJI_TANH: return tjj_ls_intrinsic1(&g->ls, "llvm.tanh", x);
+    case TJI_POW: return tjj_ls_intrinsic2(&g->ls, "llvm.pow", x, y);
+    case TJI_ERF: { /* no intrinsic: libm's erff / erf */
+        LLVMTypeRef t = LLVMTypeOf(x);
+        const char *name = t == g->t_double ? "erf" : "erff";
+        LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
+        LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
+        if (!f)
+            f = LLVMAddFunction(g->mod, name, fty);
+        return LLVMBuildCall2(b, fty, f, &x, 1, "");
     }
     default: return NULL;
     }
@@ -741,14 +756,22 @@ static void emit_reduce(codegen *g, const tji_op *op)
     int axis = op->axis, len = xt->shape[axis];
     int is_float = tjs_dtype_is_float(dt), is_signed = tjs_dtype_is_signed(dt);
     int is_arg = op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN;
-    LLVMTypeRef acc_t = tjj_ls_compute_type(&g->ls, dt);
+    int is_max = op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_ARGMAX;
+    LLVMTypeRef acc_t = tjj_ls_compute_type(&g->ls, dt), float_t = acc_t;
+    /* float max/min/argmax/argmin compare order keys, as signed integers */
+    int by_key = is_float && op->reduce != TJ_REDUCE_SUM;
+    if (by_key) {
+        acc_t = acc_t == g->t_double ? g->t_i64 : g->t_i32;
+        is_float = 0, is_signed = 1;
+    }
+#define ELEMENT(v) (by_key ? tjj_ls_order_key(&g->ls, (v), is_max, op->propagate_nan) : (v))
 
     nest n;
     LLVMValueRef oidx[TJ_MAX_RANK], xidx[TJ_MAX_RANK];
     nest_begin(g, &n, rt->rank, rt->shape, oidx);
     for (int d = 0, s = 0; d < xt->rank; d++)
         xidx[d] = d == axis ? c_i64(g, 0) : oidx[s++];
-    LLVMValueRef acc = tjj_ls_fext(&g->ls, elem(g, x, xidx), dt), best = c_i32(g, 0);
+    LLVMValueRef acc = ELEMENT(tjj_ls_fext(&g->ls, elem(g, x, xidx), dt)), best = c_i32(g, 0);
     if (len > 1) {
         size_t mark = memo_mark(g);
         LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), header = new_block(g, "reduce");
@@ -758,15 +781,12 @@ static void emit_reduce(codegen *g, const tji_op *op)
         LLVMValueRef acc_phi = LLVMBuildPhi(g->b, acc_t, "acc");
         LLVMValueRef best_phi = is_arg ? LLVMBuildPhi(g->b, g->t_i32, "best") : NULL;
         LLVMValueRef one = c_i64(g, 1);
-        /* float max/min from 0: see the top of the file */
-        LLVMValueRef first = is_float && (op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_MIN)
-                                 ? c_i64(g, 0) : one;
-        LLVMAddIncoming(k, &first, &pre, 1);
+        LLVMAddIncoming(k, &one, &pre, 1);
         LLVMAddIncoming(acc_phi, &acc, &pre, 1);
         if (is_arg)
             LLVMAddIncoming(best_phi, &best, &pre, 1);
         xidx[axis] = k;
-        LLVMValueRef v = tjj_ls_fext(&g->ls, elem(g, x, xidx), dt), next_acc, next_best = NULL;
+        LLVMValueRef v = ELEMENT(tjj_ls_fext(&g->ls, elem(g, x, xidx), dt)), next_acc, next_best = NULL;
         switch (op->reduce) {
         case TJ_REDUCE_SUM:
             if (is_float) {
@@ -779,26 +799,15 @@ static void emit_reduce(codegen *g, const tji_op *op)
             }
             break;
         case TJ_REDUCE_MAX:
-            next_acc = is_float ? tjj_ls_intrinsic2(&g->ls, "llvm.maxnum", acc_phi, v)
-                                : tjj_ls_intrinsic2(&g->ls, is_signed ? "llvm.smax" : "llvm.umax", acc_phi, v);
+            next_acc = tjj_ls_intrinsic2(&g->ls, is_signed ? "llvm.smax" : "llvm.umax", acc_phi, v);
             break;
         case TJ_REDUCE_MIN:
-            next_acc = is_float ? tjj_ls_intrinsic2(&g->ls, "llvm.minnum", acc_phi, v)
-                                : tjj_ls_intrinsic2(&g->ls, is_signed ? "llvm.smin" : "llvm.umin", acc_phi, v);
+            next_acc = tjj_ls_intrinsic2(&g->ls, is_signed ? "llvm.smin" : "llvm.umin", acc_phi, v);
             break;
-        default: {
-            int is_max = op->reduce == TJ_REDUCE_ARGMAX;
-            LLVMValueRef better;
-            if (is_float) { /* strictly better, or the first number after NaNs */
-                better = LLVMBuildFCmp(g->b, is_max ? LLVMRealOGT : LLVMRealOLT, v, acc_phi, "");
-                LLVMValueRef acc_nan = LLVMBuildFCmp(g->b, LLVMRealUNO, acc_phi, acc_phi, "");
-                LLVMValueRef v_num = LLVMBuildFCmp(g->b, LLVMRealORD, v, v, "");
-                better = LLVMBuildOr(g->b, better, LLVMBuildAnd(g->b, acc_nan, v_num, ""), "");
-            } else {
-                better = LLVMBuildICmp(g->b, is_max ? (is_signed ? LLVMIntSGT : LLVMIntUGT)
-                                                    : (is_signed ? LLVMIntSLT : LLVMIntULT),
-                                       v, acc_phi, "");
-            }
+        default: { /* strictly better: the first extreme element wins */
+            LLVMValueRef better = LLVMBuildICmp(g->b, is_max ? (is_signed ? LLVMIntSGT : LLVMIntUGT)
+                                                             : (is_signed ? LLVMIntSLT : LLVMIntULT),
+                                                v, acc_phi, "");
             next_acc = LLVMBuildSelect(g->b, better, v, acc_phi, "");
             next_best = LLVMBuildSelect(g->b, better, LLVMBuildTrunc(g->b, k, g->t_i32, ""), best_phi, "");
             break;
@@ -816,7 +825,10 @@ static void emit_reduce(codegen *g, const tji_op *op)
         best = next_best;
         memo_release(g, mark);
     }
-    LLVMValueRef result = is_arg ? best : is_float ? tjj_ls_fround(&g->ls, acc, dt) : acc;
+#undef ELEMENT
+    if (by_key && !is_arg)
+        acc = tjj_ls_from_order_key(&g->ls, acc, float_t, is_max, op->propagate_nan);
+    LLVMValueRef result = is_arg ? best : is_float || by_key ? tjj_ls_fround(&g->ls, acc, dt) : acc;
     if (rt->rank == 0)
         g->ssa[op->result] = result;
     else if (g->slot[op->result] >= 0)

@@ -54,6 +54,10 @@ TJI_FUNC LLVMTypeRef tjj_gpu_compute_type(const tjj_gpu_gen *g, tj_dtype dt);
 TJI_FUNC LLVMValueRef tjj_gpu_fext(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt);
 /* A compute-type value (f32 or f64) rounded to float dtype dt. */
 TJI_FUNC LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt);
+/* min/max order keys of compute-type floats (llvm_scalar.h), and back to dt's compute type. */
+TJI_FUNC LLVMValueRef tjj_gpu_order_key(tjj_gpu_gen *g, LLVMValueRef v, int is_max, int propagate_nan);
+TJI_FUNC LLVMValueRef tjj_gpu_from_order_key(tjj_gpu_gen *g, LLVMValueRef key, tj_dtype dt, int is_max,
+                                             int propagate_nan);
 /* SSA form <-> memory form (i1 <-> i8). */
 TJI_FUNC LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t);
 TJI_FUNC LLVMValueRef tjj_gpu_from_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t);
@@ -61,6 +65,12 @@ TJI_FUNC LLVMValueRef tjj_gpu_from_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji
 /* One element of an element-wise op (SPLAT, shape ops and LOAD excluded)
  * from its operands' elements a[0..nargs-1]. */
 TJI_FUNC LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a);
+/* The GPU's own float function code (exp, log, sin, pow, ...) of compute-type
+ * x and y (y NULL for one operand), with no kernel: g needs only the
+ * context, module, builder and types, and cur_op -1. The IR is plain LLVM
+ * (no NVPTX intrinsic for f64), so tests/test_gpu_math_host.c runs it on the
+ * host to measure its error where there is no GPU. */
+TJI_FUNC LLVMValueRef tjj_gpu_math(tjj_gpu_gen *g, tji_opcode code, LLVMValueRef x, LLVMValueRef y);
 
 /* Calls an LLVM intrinsic by name, with its overload types. */
 TJI_FUNC LLVMValueRef tjj_gpu_intrinsic(tjj_gpu_gen *g, const char *name, LLVMTypeRef *overloads,

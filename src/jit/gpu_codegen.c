@@ -1396,10 +1396,12 @@ static void emit_atomic(codegen *c, const tji_op *op)
 
 /* --- reductions and scans ------------------------------------------------------------------ */
 
-/* acc = acc (op) (v, i), symmetric: both orders give the same bits. argmax
- * and argmin carry (value, index): NaN loses to any number, equal values go
- * to the smaller index, so the first extreme element wins, and all-NaN gives
- * index 0, as on the CPU. */
+/* acc = acc (op) (v, i), symmetric: both orders give the same bits. Float
+ * max/min/argmax/argmin arrive here as the integer order keys of
+ * llvm_scalar.c (dt a signed integer dtype), which place -0, +0 and NaN as
+ * the CPU does. argmax and argmin carry (value, index): equal values go to
+ * the smaller index, so the first extreme element wins (an ignored NaN's
+ * key loses to every number's; all NaN gives index 0), as on the CPU. */
 static void combine(codegen *c, tj_reduce_op rop, tj_dtype dt, LLVMValueRef *acc, LLVMValueRef *acc_i,
                     LLVMValueRef v, LLVMValueRef i)
 {
@@ -1410,30 +1412,18 @@ static void combine(codegen *c, tj_reduce_op rop, tj_dtype dt, LLVMValueRef *acc
         *acc = is_float ? LLVMBuildFAdd(b, *acc, v, "") : LLVMBuildAdd(b, *acc, v, "");
         return;
     case TJ_REDUCE_MAX:
-        *acc = tjj_gpu_intrinsic2(&c->g, is_float ? "llvm.maxnum" : is_signed ? "llvm.smax" : "llvm.umax", *acc, v);
+        *acc = tjj_gpu_intrinsic2(&c->g, is_signed ? "llvm.smax" : "llvm.umax", *acc, v);
         return;
     case TJ_REDUCE_MIN:
-        *acc = tjj_gpu_intrinsic2(&c->g, is_float ? "llvm.minnum" : is_signed ? "llvm.smin" : "llvm.umin", *acc, v);
+        *acc = tjj_gpu_intrinsic2(&c->g, is_signed ? "llvm.smin" : "llvm.umin", *acc, v);
         return;
     default: {
         int is_max = rop == TJ_REDUCE_ARGMAX;
         LLVMValueRef smaller_i = LLVMBuildICmp(b, LLVMIntSLT, i, *acc_i, "");
-        LLVMValueRef take;
-        if (is_float) {
-            LLVMValueRef better = LLVMBuildFCmp(b, is_max ? LLVMRealOGT : LLVMRealOLT, v, *acc, "");
-            LLVMValueRef equal = LLVMBuildFCmp(b, LLVMRealOEQ, v, *acc, "");
-            LLVMValueRef acc_nan = LLVMBuildFCmp(b, LLVMRealUNO, *acc, *acc, "");
-            LLVMValueRef v_nan = LLVMBuildFCmp(b, LLVMRealUNO, v, v, "");
-            LLVMValueRef v_num = LLVMBuildNot(b, v_nan, "");
-            LLVMValueRef tie = LLVMBuildOr(b, equal, LLVMBuildAnd(b, acc_nan, v_nan, ""), "");
-            take = LLVMBuildOr(b, LLVMBuildOr(b, better, LLVMBuildAnd(b, acc_nan, v_num, ""), ""),
-                               LLVMBuildAnd(b, tie, smaller_i, ""), "");
-        } else {
-            LLVMIntPredicate p = is_max ? (is_signed ? LLVMIntSGT : LLVMIntUGT) : (is_signed ? LLVMIntSLT : LLVMIntULT);
-            LLVMValueRef better = LLVMBuildICmp(b, p, v, *acc, "");
-            LLVMValueRef tie = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, v, *acc, ""), smaller_i, "");
-            take = LLVMBuildOr(b, better, tie, "");
-        }
+        LLVMIntPredicate p = is_max ? (is_signed ? LLVMIntSGT : LLVMIntUGT) : (is_signed ? LLVMIntSLT : LLVMIntULT);
+        LLVMValueRef better = LLVMBuildICmp(b, p, v, *acc, "");
+        LLVMValueRef tie = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, v, *acc, ""), smaller_i, "");
+        LLVMValueRef take = LLVMBuildOr(b, better, tie, "");
         *acc = LLVMBuildSelect(b, take, v, *acc, "");
         *acc_i = LLVMBuildSelect(b, take, i, *acc_i, "");
         return;
@@ -1462,7 +1452,11 @@ static void emit_reduce(codegen *c, const tji_op *op)
     tj_dtype dt = xt->dtype;
     int axis = op->axis;
     int is_arg = op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN;
+    int is_max = op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_ARGMAX;
     int is_float = tjs_dtype_is_float(dt);
+    /* float max/min/argmax/argmin combine order keys (see combine) */
+    int by_key = is_float && op->reduce != TJ_REDUCE_SUM;
+    tj_dtype combine_dt = by_key ? (dt == TJ_F64 ? TJ_I64 : TJ_I32) : dt;
     uint32_t axis_bits = (uint32_t)((xt->shape[axis] - 1) << dim_shift(xt, axis));
 
     /* Which input bits move along the axis (A), hold copies (Z), or neither. */
@@ -1500,13 +1494,15 @@ static void emit_reduce(codegen *c, const tji_op *op)
             continue;
         for (uint32_t s = 0;; s = (s - along[TJP_REG]) & along[TJP_REG]) {
             LLVMValueRef v = tjj_gpu_fext(&c->g, reg(c, x, r | s), dt), i = NULL;
+            if (by_key)
+                v = tjj_gpu_order_key(&c->g, v, is_max, op->propagate_nan);
             if (is_arg)
                 i = coordinate(c, xt, element_index(c, L, r | s), axis);
             if (!s) {
                 acc[r] = v;
                 acc_i[r] = i;
             } else {
-                combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
+                combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
             }
             if (s == along[TJP_REG])
                 break;
@@ -1521,7 +1517,7 @@ static void emit_reduce(codegen *c, const tji_op *op)
                 continue;
             LLVMValueRef v = shuffle(c, 1, acc[r], c_i32(c, 1 << b));
             LLVMValueRef i = is_arg ? shuffle(c, 1, acc_i[r], c_i32(c, 1 << b)) : NULL;
-            combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
+            combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
         }
     }
     /* 3: warps along the axis, through shared memory in warp order: part p
@@ -1570,7 +1566,7 @@ static void emit_reduce(codegen *c, const tji_op *op)
                     continue;
                 LLVMValueRef v = shuffle(c, 1, acc[r], c_i32(c, 1 << b));
                 LLVMValueRef i = is_arg ? shuffle(c, 1, acc_i[r], c_i32(c, 1 << b)) : NULL;
-                combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
+                combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
             }
         }
         for (uint32_t r = 0; !use.part_lanes && r < n; r++) {
@@ -1587,7 +1583,7 @@ static void emit_reduce(codegen *c, const tji_op *op)
                     acc[r] = v;
                     acc_i[r] = i;
                 } else {
-                    combine(c, op->reduce, dt, &acc[r], &acc_i[r], v, i);
+                    combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
                 }
             }
         }
@@ -1598,7 +1594,11 @@ static void emit_reduce(codegen *c, const tji_op *op)
         LLVMValueRef *out = rt->rank > 0 ? regs_for(c, id) : NULL;
         for (uint32_t r = 0; r < (rt->rank > 0 ? n : 1); r++) {
             uint32_t k = r & ~fold;
-            LLVMValueRef v = is_arg ? acc_i[k] : is_float ? tjj_gpu_fround(&c->g, acc[k], dt) : acc[k];
+            LLVMValueRef v = is_arg ? acc_i[k] : acc[k];
+            if (by_key && !is_arg)
+                v = tjj_gpu_from_order_key(&c->g, v, dt, is_max, op->propagate_nan);
+            if (is_float && !is_arg)
+                v = tjj_gpu_fround(&c->g, v, dt);
             if (out)
                 out[r] = v;
             else

@@ -7,8 +7,9 @@
  * casts, f16/bf16 rounding, comparisons, the IEEE float ops) are not here:
  * both back ends call the one copy in llvm_scalar.c, over this generator's
  * state. What is here is the GPU's own: the float functions the CPU takes
- * from libm (exp, exp2, log, log2, sigmoid, and remainder as C's fmod,
- * exact, as on the CPU), handed to llvm_scalar.c as a callback.
+ * from libm (exp, exp2, log, log2, sigmoid, sin, cos, tanh, erf, pow, and
+ * remainder as C's fmod, exact, as on the CPU), handed to llvm_scalar.c as
+ * a callback.
  *
  * There is no libm on the GPU and tjit does not use libdevice, so the math
  * functions are written here in LLVM IR, each as an internal function of the
@@ -41,6 +42,17 @@
  *   fmod       0    0   exact (binary long division)
  *   floor, ceil, abs, fma and division are IEEE operations: identical.
  *
+ * sin, cos, tanh, erf and pow are computed in f64 for every dtype (f32
+ * rounded once: within 1 ulp) from plain IR, so tests/test_gpu_math_host
+ * runs this very code on the host; its f64 errors there, over edges and
+ * random inputs (sin/cos up to 10^4, tanh and erf across their range, pow
+ * with |y ln x| <= 22), in ulp: sin 1.6, cos 1.7, tanh 2.5, erf 1.4, pow 28
+ * (exp(y log x) in double: 2^-53 (1 + |y ln x|) relative, hundreds of ulp
+ * near the ends of the range). How: sin/cos by Cody-Waite reduction with
+ * pi/2 in three parts (|x| < 2^30) and Taylor series; tanh from expm1;
+ * erf by its Maclaurin series below 1 and Taylor series at j + 1/2 on
+ * [j, j+1) up to 6, whose coefficients are computed from erfl and expl.
+ *
  * tj_fast_exp and tj_fast_div (op->approx) trade that accuracy for speed on
  * f32, as Triton's tl.exp and `/` do: ex2.approx.f32 of x*log2(e) (relative
  * error below 2^-21 + 2^-23 |x|: the product's rounding is not put back) and
@@ -53,6 +65,7 @@
  * absolute: near x = 1 it is a large relative one (log(1 + 1e-4) would be off
  * by about 0.1%).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -146,6 +159,19 @@ LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt)
 {
     tjj_ls ls = scalar_ctx(g);
     return tjj_ls_fround(&ls, v, dt);
+}
+
+LLVMValueRef tjj_gpu_order_key(tjj_gpu_gen *g, LLVMValueRef v, int is_max, int propagate_nan)
+{
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_order_key(&ls, v, is_max, propagate_nan);
+}
+
+LLVMValueRef tjj_gpu_from_order_key(tjj_gpu_gen *g, LLVMValueRef key, tj_dtype dt, int is_max,
+                                    int propagate_nan)
+{
+    tjj_ls ls = scalar_ctx(g);
+    return tjj_ls_from_order_key(&ls, key, tjj_ls_compute_type(&ls, dt), is_max, propagate_nan);
 }
 
 LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t)
@@ -447,6 +473,183 @@ static LLVMValueRef emit_exp(tjj_gpu_gen *g, LLVMValueRef x)
 
 /* The float ops whose code is the GPU's own, the math library above (a
  * callback of tjj_ls_elementwise). */
+/* --- sin, cos, tanh, erf, pow: in f64 for every float dtype ---------------------------- */
+
+/* f32 (f16 and bf16 arrive as f32) is computed by the f64 function and
+ * rounded once, so its error is half an ulp plus the f64 error scaled down
+ * by 2^29; these functions are rarer than exp in a kernel's inner loop. */
+static LLVMValueRef via_f64(tjj_gpu_gen *g, const char *name, math_body body, LLVMValueRef x, LLVMValueRef y)
+{
+    int is_f32 = LLVMTypeOf(x) != g->t_double;
+    LLVMValueRef args[2] = {x, y};
+    for (int i = 0; is_f32 && i < (y ? 2 : 1); i++)
+        args[i] = LLVMBuildFPExt(g->b, args[i], g->t_double, "");
+    LLVMValueRef r = call_math(g, name, args, y ? 2 : 1, body);
+    return is_f32 ? LLVMBuildFPTrunc(g->b, r, g->t_float, "") : r;
+}
+
+static LLVMValueRef cd(tjj_gpu_gen *g, double v) { return c_real(g->t_double, v); }
+
+/* Horner: c[0] + z (c[1] + z (c[2] + ...)), with fma. */
+static LLVMValueRef horner(tjj_gpu_gen *g, LLVMValueRef z, const double *c, int n)
+{
+    LLVMValueRef p = cd(g, c[n - 1]);
+    for (int k = n - 2; k >= 0; k--)
+        p = fma3(g, p, z, cd(g, c[k]));
+    return p;
+}
+
+/* sin(x) (quarter 0) or cos(x) (quarter 1, as sin(x + pi/2)): x = k pi/2 + r
+ * with pi/2 in three parts (Cody-Waite by fma; the reduction is accurate
+ * while k fits well in a double, |x| < 2^30), then the Taylor series of sin
+ * or cos on |r| <= pi/4 (degree 21 and 20, remainders below 2^-80) chosen
+ * and signed by k mod 4. */
+static LLVMValueRef sin_cos_f64(tjj_gpu_gen *g, LLVMValueRef x, int quarter)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef k = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(b, x, cd(g, 0x1.45f306dc9c883p-1), ""));
+    LLVMValueRef neg_k = LLVMBuildFNeg(b, k, "");
+    LLVMValueRef r = fma3(g, neg_k, cd(g, 0x1.921fb54442d18p+0), x);
+    r = fma3(g, neg_k, cd(g, 0x1.1a62633145c07p-54), r);
+    r = fma3(g, neg_k, cd(g, -0x1.f1976b7ed8fbcp-110), r);
+    LLVMValueRef z = LLVMBuildFMul(b, r, r, "");
+    double sc[11], cc[11];
+    double f = 1;
+    for (int n = 0; n < 11; n++) { /* sc[n] = (-1)^n / (2n+1)!, cc[n] = (-1)^n / (2n)! */
+        cc[n] = (n % 2 ? -1 : 1) / f;
+        f *= 2 * n + 1;
+        sc[n] = (n % 2 ? -1 : 1) / f;
+        f *= 2 * n + 2;
+    }
+    LLVMValueRef s = LLVMBuildFMul(b, r, horner(g, z, sc, 11), "");
+    LLVMValueRef c = horner(g, z, cc, 11);
+    /* which of s, c, -s, -c: (k + quarter) mod 4, k an integral double */
+    LLVMValueRef kq = LLVMBuildFAdd(b, k, cd(g, quarter), "");
+    kq = LLVMBuildFSub(b, kq, LLVMBuildFMul(b, cd(g, 4), tjj_gpu_intrinsic1(g, "llvm.floor",
+                                            LLVMBuildFMul(b, kq, cd(g, 0.25), "")), ""), "");
+    LLVMValueRef finite = LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", kq), cd(g, 8), "");
+    LLVMValueRef q = LLVMBuildFPToSI(b, LLVMBuildSelect(b, finite, kq, cd(g, 0), ""), g->t_i32, "");
+    LLVMValueRef odd = LLVMBuildTrunc(b, q, g->t_i1, "");
+    LLVMValueRef negate = LLVMBuildICmp(b, LLVMIntUGE, q, c_int(g->t_i32, 2), "");
+    LLVMValueRef v = LLVMBuildSelect(b, odd, c, s, "");
+    v = LLVMBuildSelect(b, negate, LLVMBuildFNeg(b, v, ""), v, "");
+    if (quarter == 0) /* sin x = x below 2^-26, the sign of zero included */
+        v = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", x),
+                                             cd(g, 0x1p-26), ""), x, v, "");
+    return v; /* inf and NaN: r is NaN */
+}
+
+static LLVMValueRef sin_body(tjj_gpu_gen *g, LLVMValueRef *args) { return sin_cos_f64(g, args[0], 0); }
+static LLVMValueRef cos_body(tjj_gpu_gen *g, LLVMValueRef *args) { return sin_cos_f64(g, args[0], 1); }
+
+/* tanh |x| = expm1(2|x|) / (expm1(2|x|) + 2), signed; 1 from |x| > 19.1,
+ * where tanh rounds to 1. expm1(u) = 2^n expm1(r) + (2^n - 1), u = n ln2 +
+ * r (|r| <= ln2/2, ln2 in two parts), expm1(r) by its Taylor series to
+ * degree 15: no cancellation for small |x|. */
+static LLVMValueRef tanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
+{
+    LLVMBuilderRef b = g->b;
+    float_format ff = format_of(g, g->t_double);
+    LLVMValueRef x = args[0], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
+    LLVMValueRef u = LLVMBuildFMul(b, clamp(g, a, 0, 19.5), cd(g, 2), "");
+    LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(b, u, cd(g, LOG2E), ""));
+    LLVMValueRef neg_n = LLVMBuildFNeg(b, n, "");
+    LLVMValueRef r = LLVMBuildFAdd(b, fma3(g, neg_n, cd(g, LN2), u), LLVMBuildFMul(b, neg_n, cd(g, LN2_LO), ""), "");
+    double c[15];
+    double f = 1;
+    for (int k = 0; k < 15; k++) /* c[k] = 1 / (k+1)! */
+        f *= k + 1, c[k] = 1 / f;
+    LLVMValueRef em1r = LLVMBuildFMul(b, r, horner(g, r, c, 15), "");
+    LLVMValueRef p2 = pow2_int(g, &ff, LLVMBuildFPToSI(b, n, g->t_i32, ""));
+    LLVMValueRef em1 = fma3(g, p2, em1r, LLVMBuildFSub(b, p2, cd(g, 1), ""));
+    LLVMValueRef t = LLVMBuildFDiv(b, em1, LLVMBuildFAdd(b, em1, cd(g, 2), ""), "");
+    t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, a, cd(g, 19.1), ""), cd(g, 1), t, "");
+    LLVMTypeRef dt = g->t_double;
+    LLVMValueRef sign_args[2] = {t, x};
+    return keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
+}
+
+/* erf |x|: below 1 its Maclaurin series in x^2 (19 terms); on [j, j+1) for
+ * j = 1..5 the Taylor series at j + 1/2 (26 terms in |x| - j - 1/2, each
+ * below 2^-70), whose coefficients erf(c), and (2/sqrt(pi)) e^(-c^2)
+ * (-1)^(m-1) H_(m-1)(c) / m! with Hermite polynomials H, are computed here in
+ * long double from the C library's erfl and expl; 1 from 6 on. Signed. */
+enum { ERF_SMALL_TERMS = 19, ERF_PIECES = 5, ERF_TERMS = 26 };
+
+static LLVMValueRef erf_body(tjj_gpu_gen *g, LLVMValueRef *args)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef x = args[0], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
+    const long double two_over_sqrt_pi = 1.1283791670955125738961589031215452L;
+    double small[ERF_SMALL_TERMS], piece[ERF_PIECES][ERF_TERMS];
+    long double fact = 1;
+    for (int n = 0; n < ERF_SMALL_TERMS; n++) {
+        small[n] = (double)(two_over_sqrt_pi * (n % 2 ? -1 : 1) / (fact * (2 * n + 1)));
+        fact *= n + 1;
+    }
+    for (int j = 0; j < ERF_PIECES; j++) {
+        long double c = j + 1.5L, h_prev = 0, h = 1, scale = two_over_sqrt_pi * expl(-c * c), mfact = 1;
+        piece[j][0] = (double)erfl(c);
+        for (int m = 1; m < ERF_TERMS; m++) { /* h = H_(m-1)(c) */
+            mfact *= m;
+            piece[j][m] = (double)(scale * ((m - 1) % 2 ? -h : h) / mfact);
+            long double next = 2 * c * h - 2 * (m - 1) * h_prev;
+            h_prev = h, h = next;
+        }
+    }
+    LLVMValueRef e_small = LLVMBuildFMul(b, a, horner(g, LLVMBuildFMul(b, a, a, ""), small, ERF_SMALL_TERMS), "");
+    /* the piece of a: j = clamp(floor(a), 1, 5) - 1, its coefficients by select */
+    LLVMValueRef jf = clamp(g, tjj_gpu_intrinsic1(g, "llvm.floor", a), 1, 5);
+    LLVMValueRef h = LLVMBuildFSub(b, a, LLVMBuildFAdd(b, jf, cd(g, 0.5), ""), "");
+    LLVMValueRef is_piece[ERF_PIECES];
+    for (int j = 0; j < ERF_PIECES; j++)
+        is_piece[j] = LLVMBuildFCmp(b, LLVMRealOEQ, jf, cd(g, j + 1), "");
+    LLVMValueRef q = NULL;
+    for (int m = ERF_TERMS - 1; m >= 0; m--) {
+        LLVMValueRef coef = cd(g, piece[0][m]);
+        for (int j = 1; j < ERF_PIECES; j++)
+            coef = LLVMBuildSelect(b, is_piece[j], cd(g, piece[j][m]), coef, "");
+        q = q ? fma3(g, q, h, coef) : coef;
+    }
+    LLVMValueRef e = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, cd(g, 1), ""), e_small, q, "");
+    e = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, a, cd(g, 6), ""), cd(g, 1), e, "");
+    LLVMTypeRef dt = g->t_double;
+    LLVMValueRef sign_args[2] = {e, x};
+    return keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
+}
+
+/* pow(x, y) = exp(y log|x|) with C's special cases: 1 where y is 0 or x is
+ * 1 (NaN included), the sign of x for odd integral y, NaN for x < 0 and y
+ * not integral; zeros and infinities fall out of exp and log. The product's
+ * rounding makes the f64 relative error about 2^-53 (1 + |y ln x|): exact
+ * enough for f32, a few hundred ulp for f64 results near the limits of the
+ * range. */
+static LLVMValueRef pow_body(tjj_gpu_gen *g, LLVMValueRef *args)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef x = args[0], y = args[1], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
+    LLVMValueRef l = call_math(g, "log", &a, 1, log_body);
+    LLVMValueRef yl = LLVMBuildFMul(b, y, l, "");
+    LLVMValueRef r = call_math(g, "exp", &yl, 1, exp_f64_body);
+    LLVMValueRef y_int = LLVMBuildFCmp(b, LLVMRealOEQ, tjj_gpu_intrinsic1(g, "llvm.floor", y), y, "");
+    LLVMValueRef half_y = LLVMBuildFMul(b, y, cd(g, 0.5), "");
+    LLVMValueRef y_odd = LLVMBuildAnd(b, y_int, LLVMBuildFCmp(b, LLVMRealUNE, tjj_gpu_intrinsic1(g, "llvm.floor", half_y),
+                                                           half_y, ""), "");
+    LLVMValueRef x_neg = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildBitCast(b, x, g->t_i64, ""), c_int(g->t_i64, 0), "");
+    r = LLVMBuildSelect(b, LLVMBuildAnd(b, x_neg, y_odd, ""), LLVMBuildFNeg(b, r, ""), r, "");
+    LLVMValueRef below_zero = LLVMBuildFCmp(b, LLVMRealOLT, x, cd(g, 0), "");
+    LLVMValueRef y_finite = LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", y), cd(g, INFINITY), "");
+    LLVMValueRef no_real = LLVMBuildAnd(b, below_zero, LLVMBuildAnd(b, y_finite, LLVMBuildNot(b, y_int, ""), ""), "");
+    r = LLVMBuildSelect(b, no_real, cd(g, NAN), r, "");
+    LLVMValueRef one = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, y, cd(g, 0), ""),
+                                   LLVMBuildFCmp(b, LLVMRealOEQ, x, cd(g, 1), ""), "");
+    /* |x| = 1 with infinite y: 1 (exp(inf * 0) would be NaN) */
+    LLVMValueRef unit = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOEQ, a, cd(g, 1), ""),
+                                     LLVMBuildNot(b, y_finite, ""), "");
+    unit = LLVMBuildAnd(b, unit, LLVMBuildFCmp(b, LLVMRealORD, y, y, ""), "");
+    return LLVMBuildSelect(b, LLVMBuildOr(b, one, unit, ""), cd(g, 1), r, "");
+}
+
 static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, LLVMValueRef y)
 {
     tjj_gpu_gen *g = target;
@@ -468,8 +671,18 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     case TJI_LOG2: return math1(g, "log2", log2_body, x);
     case TJI_SIGMOID:
         return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, emit_exp(g, LLVMBuildFNeg(b, x, "")), ""), "");
+    case TJI_SIN: return via_f64(g, "sin", sin_body, x, NULL);
+    case TJI_COS: return via_f64(g, "cos", cos_body, x, NULL);
+    case TJI_TANH: return via_f64(g, "tanh", tanh_body, x, NULL);
+    case TJI_ERF: return via_f64(g, "erf", erf_body, x, NULL);
+    case TJI_POW: return via_f64(g, "pow", pow_body, x, y);
     default: return NULL;
     }
+}
+
+LLVMValueRef tjj_gpu_math(tjj_gpu_gen *g, tji_opcode code, LLVMValueRef x, LLVMValueRef y)
+{
+    return target_math(g, code, x, y);
 }
 
 LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a)

@@ -17,8 +17,10 @@
  * integer division and remainder by 0 give 0 and INT_MIN / -1 gives INT_MIN
  * (remainder 0); shifts by the bit width or more give 0, or the sign for an
  * arithmetic right shift; float to int casts saturate and NaN becomes 0; a
- * cast to i1 is "!= 0" (NaN is true, as in C); float min/max ignore NaN
- * (minnum/maxnum); abs(INT_MIN) is INT_MIN. f16 and bf16 are computed in f32
+ * cast to i1 is "!= 0" (NaN is true, as in C); float min/max order -0
+ * below +0 and ignore NaN, or propagate it (a NaN result is the quiet NaN
+ * 0x7fc00000, or its f64 and f16/bf16 forms), through integer keys that the reductions of both back ends
+ * use too (tjj_ls_order_key); abs(INT_MIN) is INT_MIN. f16 and bf16 are computed in f32
  * and rounded back after every op: f16 is LLVM half; bf16 is carried as its
  * 16 bits and rounded with integer code (round to nearest even, a NaN keeps
  * its top bits, made quiet). Every conversion rounds once: f64 to bf16 rounds
@@ -271,8 +273,6 @@ static LLVMValueRef ieee_float_op(const tjj_ls *ls, tji_opcode code, LLVMValueRe
     case TJI_SUB: return LLVMBuildFSub(b, x, y, "");
     case TJI_MUL: return LLVMBuildFMul(b, x, y, "");
     case TJI_DIV: return LLVMBuildFDiv(b, x, y, "");
-    case TJI_MIN: return tjj_ls_intrinsic2(ls, "llvm.minnum", x, y);
-    case TJI_MAX: return tjj_ls_intrinsic2(ls, "llvm.maxnum", x, y);
     case TJI_NEG: return LLVMBuildFNeg(b, x, "");
     case TJI_ABS: return tjj_ls_intrinsic1(ls, "llvm.fabs", x);
     case TJI_SQRT: return tjj_ls_intrinsic1(ls, "llvm.sqrt", x);
@@ -286,6 +286,59 @@ static LLVMValueRef ieee_float_op(const tjj_ls *ls, tji_opcode code, LLVMValueRe
     }
     default: return NULL;
     }
+}
+
+/* The float order of min, max and their reductions, as integers: the bits
+ * of a number with the sign bit clear, else with the other bits flipped, so
+ * that a signed comparison of keys orders -inf < ... < -0 < +0 < ... < +inf
+ * (minnum/maxnum leave -0 against +0 to the target, and CPU and GPU chose
+ * differently). A NaN becomes the lowest or highest key, beyond every
+ * number's, so that it loses or wins every comparison: it loses (is
+ * ignored) where NaNs are not propagated, and wins where they are. */
+static LLVMValueRef key_sentinel(LLVMTypeRef it, int nan_high)
+{
+    unsigned w = LLVMGetIntTypeWidth(it);
+    uint64_t high = (UINT64_C(1) << (w - 1)) - 1;
+    return LLVMConstInt(it, nan_high ? high : ~high, 0);
+}
+
+static int nan_key_high(int is_max, int propagate_nan) { return is_max == propagate_nan; }
+
+LLVMValueRef tjj_ls_order_key(const tjj_ls *ls, LLVMValueRef x, int is_max, int propagate_nan)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMTypeRef ft = LLVMTypeOf(x), it = ft == ls->t_double ? ls->t_i64 : ls->t_i32;
+    unsigned w = LLVMGetIntTypeWidth(it);
+    LLVMValueRef bits = LLVMBuildBitCast(b, x, it, "");
+    LLVMValueRef flip = LLVMBuildLShr(b, LLVMBuildAShr(b, bits, LLVMConstInt(it, w - 1, 0), ""),
+                                      LLVMConstInt(it, 1, 0), "");
+    LLVMValueRef key = LLVMBuildXor(b, bits, flip, "");
+    LLVMValueRef is_nan = LLVMBuildFCmp(b, LLVMRealUNO, x, x, "");
+    return LLVMBuildSelect(b, is_nan, key_sentinel(it, nan_key_high(is_max, propagate_nan)), key, "");
+}
+
+LLVMValueRef tjj_ls_from_order_key(const tjj_ls *ls, LLVMValueRef key, LLVMTypeRef ft, int is_max,
+                                   int propagate_nan)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMTypeRef it = LLVMTypeOf(key);
+    unsigned w = LLVMGetIntTypeWidth(it);
+    LLVMValueRef flip = LLVMBuildLShr(b, LLVMBuildAShr(b, key, LLVMConstInt(it, w - 1, 0), ""),
+                                      LLVMConstInt(it, 1, 0), "");
+    LLVMValueRef x = LLVMBuildBitCast(b, LLVMBuildXor(b, key, flip, ""), ft, "");
+    LLVMValueRef is_nan = LLVMBuildICmp(b, LLVMIntEQ, key,
+                                        key_sentinel(it, nan_key_high(is_max, propagate_nan)), "");
+    LLVMValueRef quiet_nan = LLVMConstInt(it, w == 64 ? UINT64_C(0x7ff8000000000000) : 0x7fc00000, 0);
+    return LLVMBuildSelect(b, is_nan, LLVMBuildBitCast(b, quiet_nan, ft, ""), x, "");
+}
+
+static LLVMValueRef float_min_max(const tjj_ls *ls, int is_max, int propagate_nan, LLVMValueRef x,
+                                  LLVMValueRef y)
+{
+    LLVMValueRef kx = tjj_ls_order_key(ls, x, is_max, propagate_nan);
+    LLVMValueRef ky = tjj_ls_order_key(ls, y, is_max, propagate_nan);
+    LLVMValueRef k = tjj_ls_intrinsic2(ls, is_max ? "llvm.smax" : "llvm.smin", kx, ky);
+    return tjj_ls_from_order_key(ls, k, LLVMTypeOf(x), is_max, propagate_nan);
 }
 
 /* --- casts, comparisons, element-wise ops ------------------------------------------- */
@@ -389,7 +442,9 @@ LLVMValueRef tjj_ls_elementwise(const tjj_ls *ls, const tji_func *fn, const tji_
     LLVMValueRef x = tjj_ls_fext(ls, a[0], dt);
     LLVMValueRef y = op->nargs > 1 ? tjj_ls_fext(ls, a[1], dt) : NULL;
     LLVMValueRef z = op->nargs > 2 ? tjj_ls_fext(ls, a[2], dt) : NULL;
-    LLVMValueRef r = ieee_float_op(ls, op->code, x, y, z);
+    LLVMValueRef r = op->code == TJI_MIN || op->code == TJI_MAX
+                         ? float_min_max(ls, op->code == TJI_MAX, op->propagate_nan, x, y)
+                         : ieee_float_op(ls, op->code, x, y, z);
     if (!r)
         r = math(target, op->code, x, y);
     return r ? tjj_ls_fround(ls, r, dt) : NULL;

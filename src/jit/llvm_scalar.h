@@ -40,6 +40,16 @@ TJI_FUNC LLVMValueRef tjj_ls_intrinsic1(const tjj_ls *ls, const char *name, LLVM
 TJI_FUNC LLVMValueRef tjj_ls_intrinsic2(const tjj_ls *ls, const char *name, LLVMValueRef x,
                                         LLVMValueRef y);
 
+/* The integer key of a compute-type float (f32 -> i32, f64 -> i64) whose
+ * signed order is min/max's order: -0 below +0, a NaN below every number
+ * for a max that ignores NaN (above for a min), above for one that
+ * propagates it (below for a min). from_order_key inverts it; a NaN's key
+ * becomes the quiet NaN. Reductions compare keys: the same bits on every
+ * back end, and integer reductions that LLVM vectorizes. */
+TJI_FUNC LLVMValueRef tjj_ls_order_key(const tjj_ls *ls, LLVMValueRef x, int is_max, int propagate_nan);
+TJI_FUNC LLVMValueRef tjj_ls_from_order_key(const tjj_ls *ls, LLVMValueRef key, LLVMTypeRef ft,
+                                            int is_max, int propagate_nan);
+
 /* The float ops whose code differs between targets (remainder, exp, exp2,
  * log, log2, sigmoid), on compute-type values x and y (y NULL for one
  * operand); NULL when the op is not defined for floats. */
