@@ -95,7 +95,7 @@ static int wait_waiters(int n)
 
 static int slow_entered, fast_done, slow_saw_fast;
 static atomic_int once_builds, bad_builds;
-static int once_saw_waiters, bad_saw_waiters;
+static int once_saw_waiters, bad_saw_waiters, bad_waits = 1;
 
 TJ_KERNEL(fast_k, TJ_PARAMS(TJ_PTR(x, i32), TJ_PTR(y, i32), TJ_SCALAR(n, i32)), TJ_CONSTS(A, B))
 AXPB_BODY((void)0)
@@ -112,7 +112,7 @@ AXPB_BODY(atomic_fetch_add(&once_builds, 1); once_saw_waiters = wait_waiters(NTH
 TJ_KERNEL(bad_k, TJ_PARAMS(TJ_PTR(x, i32), TJ_PTR(y, i32), TJ_SCALAR(n, i32)), TJ_CONSTS(A, B))
 {
     atomic_fetch_add(&bad_builds, 1);
-    if (A == 1)
+    if (bad_waits)
         bad_saw_waiters = wait_waiters(NTHREADS - 1);
     tj_val o = tj_arange(0, BLOCK);
     tj_store(tj_add(y, o), tj_add(tj_load(tj_add(x, o)), tj_arange(0, BLOCK / 2))); /* BAD_LINE */
@@ -171,7 +171,7 @@ static void *launch_slow(void *arg)
 {
     axpb_run *r = arg;
     rng = 1;
-    intptr_t ok = axpb_launch(r, &slow_k);
+    intptr_t ok = axpb_launch(r, slow_k);
     if (!ok)
         tap_diag("slow_k: %s", tj_last_error());
     return (void *)ok;
@@ -180,7 +180,7 @@ static void *launch_slow(void *arg)
 static void test_cached_launch_during_compile(void)
 {
     axpb_run warm, slow, fast;
-    int ok = axpb_setup(&warm, 1000, 3, 1) && axpb_launch(&warm, &fast_k) && axpb_check(&warm);
+    int ok = axpb_setup(&warm, 1000, 3, 1) && axpb_launch(&warm, fast_k) && axpb_check(&warm);
     tap_ok(ok, "fast_k compiles and runs (%s)", tj_last_error());
     int a = rand_range(2, 100);
     ok = axpb_setup(&slow, 999, a, 5) && axpb_setup(&fast, 777, 3, 1);
@@ -188,7 +188,7 @@ static void test_cached_launch_during_compile(void)
     pthread_create(&t, NULL, launch_slow, &slow);
     int entered = wait_flag(&slow_entered);
     /* slow_k is compiling on t now; fast_k (cached) must not wait for it. */
-    int fast_ok = ok && axpb_launch(&fast, &fast_k) && axpb_check(&fast);
+    int fast_ok = ok && axpb_launch(&fast, fast_k) && axpb_check(&fast);
     set_flag(&fast_done);
     void *slow_ok;
     pthread_join(t, &slow_ok);
@@ -241,7 +241,7 @@ static void ask_all(const tj_kernel *k, int a, asker *q)
 static void test_compile_once(void)
 {
     asker q[NTHREADS];
-    ask_all(&once_k, rand_range(2, 50), q);
+    ask_all(once_k, rand_range(2, 50), q);
     int all_ok = 1;
     for (int i = 0; i < NTHREADS; i++)
         if (q[i].st != TJ_OK || !q[i].right) {
@@ -257,7 +257,7 @@ static void test_compile_once(void)
 static void test_failed_compile_reported_to_all(void)
 {
     asker q[NTHREADS];
-    ask_all(&bad_k, 1, q);
+    ask_all(bad_k, 1, q);
     int all_failed = 1;
     for (int i = 0; i < NTHREADS; i++) {
         if (q[i].st != TJ_ERR_SHAPE || !strstr(q[i].message, "test_threads.c") ||
@@ -272,8 +272,8 @@ static void test_failed_compile_reported_to_all(void)
     tap_ok(atomic_load(&bad_builds) == 1, "the failing variant was built once (built %d times)",
            atomic_load(&bad_builds));
     /* A failure is not cached: the next launch tries again. */
-    asker again = {.kernel = &bad_k, .a = 1, .seed = tl_rand_u64()};
-    bad_saw_waiters = 0;
+    asker again = {.kernel = bad_k, .a = 1, .seed = tl_rand_u64()};
+    bad_waits = 0;
     ask(&again);
     tap_ok(again.st == TJ_ERR_SHAPE && atomic_load(&bad_builds) == 2,
            "a later launch builds it again and fails again (%s, built %d times)",
@@ -313,7 +313,7 @@ static void *launch_outer(void *arg)
     rng = 2;
     axpb_run r;
     axpb_setup(&r, 100, 2, 3);
-    outer_status = axpb_launch(&r, &outer_k) ? TJ_OK : TJ_ERR_LAUNCH;
+    outer_status = axpb_launch(&r, outer_k) ? TJ_OK : TJ_ERR_LAUNCH;
     snprintf(outer_msg, sizeof outer_msg, "%s", tj_last_error());
     axpb_check(&r);
     set_flag(&outer_done);
@@ -365,7 +365,7 @@ static void *hammer(void *arg)
         /* Shared variants (a in 1..3) and this thread's own (a = 10 + id). */
         int a = it % 4 == 3 ? 10 + (int)id : 1 + it % 3;
         if (!axpb_setup(&r, rand_range(1, 3000), a, (int)id) ||
-            !axpb_launch(&r, &fast_k) || !axpb_check(&r)) {
+            !axpb_launch(&r, fast_k) || !axpb_check(&r)) {
             if (failures++ < 3)
                 tap_diag("hammer thread %d, iteration %d: %s", (int)id, it, tj_last_error());
         }

@@ -1676,11 +1676,31 @@ static void reset_builder(void)
     memset(&B, 0, sizeof B);
 }
 
+tj_status tji_refuse_nested_launch(const tj_kernel *kernel)
+{
+    if (!B.fn)
+        return TJ_OK;
+    char msg[sizeof B.message];
+    snprintf(msg, sizeof msg,
+             "error: kernel '%s' launched from the body of kernel '%s' (%s:%d) while that body "
+             "builds its tile program; a kernel body cannot launch or build kernels (launch "
+             "from host code)",
+             kernel->name ? kernel->name : "?", B.fn->name, loc_file((tj_loc){B.kernel->file, 0}),
+             B.kernel->line);
+    if (B.status == TJ_OK) {
+        B.status = TJ_ERR_LAUNCH;
+        snprintf(B.message, sizeof B.message, "%s", msg);
+    }
+    return tjs_error(TJ_ERR_LAUNCH, "%s", msg);
+}
+
 tj_status tji_build(const tj_kernel *kernel, const int64_t *consts, int nconsts, tji_func **out)
 {
     if (!out)
         return tjs_error(TJ_ERR_INVALID_ARG, "tji_build: out is NULL");
     *out = NULL;
+    if (B.fn) /* tj_kernel_ir and the like from a kernel body */
+        return tji_refuse_nested_launch(kernel);
     tj_status st = check_kernel(kernel, consts, nconsts);
     if (st != TJ_OK)
         return st;
