@@ -106,7 +106,7 @@ TJ_API float tj_bf16_to_f32(uint16_t bits);
 /* A value of a tile program: a scalar or a tile. It is only a handle into the
  * program being built; it means nothing outside a kernel body. */
 typedef struct tj_val {
-    int32_t id; /* 0: none (an absent optional argument, or a failed op) */
+    int64_t id; /* 0: none (an absent optional argument, or a failed op) */
 } tj_val;
 
 #define TJ_MAX_RANK 4
