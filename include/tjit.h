@@ -24,10 +24,11 @@
  * object they describe (tj_device_name).
  *
  * Threads: a device may be used from several threads. A kernel variant is
- * built and compiled on the thread that first launches it; launches of
- * variants already compiled (and compiles of other variants) go on
- * meanwhile, and threads that launch the same new variant at once wait for
- * that one compile and share its result or its error. A kernel body runs
+ * built and compiled on the thread that first launches it; kernel bodies
+ * run one at a time per device, the rest of compiling and launches of
+ * variants already compiled go on meanwhile, and threads that launch the
+ * same new variant at once wait for that one compile and share its result
+ * or its error. A kernel body runs
  * at build time and must not launch or build kernels: tj_launch (on any
  * device) from a body returns TJ_ERR_LAUNCH, and the body's own build fails
  * with the same message.

@@ -146,6 +146,7 @@ static tj_device *new_device(tj_device_kind kind)
     pthread_mutex_init(&dev->buffers_lock, NULL);
     pthread_mutex_init(&dev->variants_lock, NULL);
     pthread_cond_init(&dev->variant_done, NULL);
+    pthread_mutex_init(&dev->build_lock, NULL);
     pthread_mutex_init(&dev->pending_lock, NULL);
     return dev;
 }
@@ -155,6 +156,7 @@ static void free_device(tj_device *dev)
     pthread_mutex_destroy(&dev->buffers_lock);
     pthread_mutex_destroy(&dev->variants_lock);
     pthread_cond_destroy(&dev->variant_done);
+    pthread_mutex_destroy(&dev->build_lock);
     pthread_mutex_destroy(&dev->pending_lock);
     free(dev);
 }

@@ -9,8 +9,10 @@
  *   gpu_pipeline.c  the GPU passes and PTX, for launches and for
  *               tj_kernel_ptx / tj_kernel_explain
  *
- * Locks, never nested: buffers_lock (the buffer table), variants_lock (the
- * cache), pending_lock (assert records and the last kernel's name).
+ * Locks: buffers_lock (the buffer table), variants_lock (the cache),
+ * pending_lock (assert records and the last kernel's name), never nested;
+ * and build_lock, held while a kernel body runs (which may take
+ * buffers_lock, in tj_buffer_* calls of the body).
  */
 #ifndef TJIT_DEVICE_IMPL_H
 #define TJIT_DEVICE_IMPL_H
@@ -94,6 +96,7 @@ struct tj_device {
     variant **buckets;
     size_t nbuckets, nvariants;
     int variant_waiters;  /* threads waiting for a compile (variants_lock) */
+    pthread_mutex_t build_lock; /* kernel bodies run one at a time per device */
 
     /* CPU */
     int nworkers;

@@ -17,11 +17,13 @@
  * dropped from the table, so that a later launch tries again, as a launch
  * after a failure always has. The last waiter frees a failed entry.
  *
- * Compiles of different variants run concurrently: tji_build's state is
- * thread-local, the CPU back end locks the one shared JIT where it must
- * (cpu_orc.c), and the GPU back end uses a context and target machine per
- * compile. Variants live until the device closes, so a launch keeps using
- * its variant without the lock.
+ * Kernel bodies still run one at a time per device (build_lock, held for
+ * tji_build only), as tjit.h has always promised: a body is user code, and
+ * may keep state in globals. What follows the build — passes, LLVM, the
+ * driver — runs concurrently for different variants: the CPU back end
+ * locks the one shared JIT where it must (cpu_orc.c), and the GPU back end
+ * uses a context and target machine per compile. Variants live until the
+ * device closes, so a launch keeps using its variant without the lock.
  *
  * On a GPU the PTX is loaded by the driver, whose JIT log becomes the
  * error message when it refuses; a kernel with device asserts gets an
@@ -169,8 +171,11 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
 {
     tji_func *fn = NULL;
     tj_status st = tjf_sig_init(&v->sig, v->kernel);
-    if (st == TJ_OK)
+    if (st == TJ_OK) {
+        pthread_mutex_lock(&dev->build_lock);
         st = tji_build(v->kernel, consts, nconsts, &fn);
+        pthread_mutex_unlock(&dev->build_lock);
+    }
     if (st == TJ_OK && dev->kind == TJ_DEVICE_GPU) {
         st = compile_gpu(dev, fn, v);
     } else if (st == TJ_OK) {
