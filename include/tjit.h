@@ -113,8 +113,8 @@ TJ_API float tj_bf16_to_f32(uint16_t bits);
 /* A value of a tile program: a scalar or a tile. It is only a handle into the
  * program being built; it means nothing outside a kernel body, and a value
  * kept from an earlier build is reported as such (the handle carries a
- * 40-bit serial of its build). tj_val grew from 32 to 64 bits in issue 8:
- * code compiled against an older tjit.h must be recompiled. */
+ * 40-bit serial of its build). tj_val's id was once 32 bits: code compiled
+ * against a tjit.h of that time must be recompiled. */
 typedef struct tj_val {
     int64_t id; /* 0: none (an absent optional argument, or a failed op) */
 } tj_val;
