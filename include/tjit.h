@@ -23,8 +23,15 @@
  * next tjit call on the same thread (tj_last_error) or for the life of the
  * object they describe (tj_device_name).
  *
- * Threads: a device may be used from several threads; kernel building happens
- * on the thread that launches and is serialized by the device.
+ * Threads: a device may be used from several threads. A kernel variant is
+ * built and compiled on the thread that first launches it; kernel bodies
+ * run one at a time per device, the rest of compiling and launches of
+ * variants already compiled go on meanwhile, and threads that launch the
+ * same new variant at once wait for that one compile and share its result
+ * or its error. A kernel body runs
+ * at build time and must not launch or build kernels: tj_launch (on any
+ * device) from a body returns TJ_ERR_LAUNCH, and the body's own build fails
+ * with the same message.
  */
 #ifndef TJIT_H
 #define TJIT_H
@@ -121,9 +128,12 @@ TJ_API float tj_bf16_to_f32(uint16_t bits);
 /* ------------------------------------------------------------------------ */
 
 /* A value of a tile program: a scalar or a tile. It is only a handle into the
- * program being built; it means nothing outside a kernel body. */
+ * program being built; it means nothing outside a kernel body, and a value
+ * kept from an earlier build is reported as such (the handle carries a
+ * 40-bit serial of its build). tj_val's id was once 32 bits: code compiled
+ * against a tjit.h of that time must be recompiled. */
 typedef struct tj_val {
-    int32_t id; /* 0: none (an absent optional argument, or a failed op) */
+    int64_t id; /* 0: none (an absent optional argument, or a failed op) */
 } tj_val;
 
 #define TJ_MAX_RANK 4
@@ -478,7 +488,17 @@ TJ_API const char *tj_device_name(const tj_device *dev);
 TJ_API tj_status tj_synchronize(tj_device *dev);
 
 /* A buffer is a handle (not a pointer): using a freed buffer is an error
- * that tjit reports, never undefined behavior. The zero handle is "no buffer". */
+ * that tjit reports, never undefined behavior. The zero handle is "no buffer".
+ * Handles are never reissued in a process (a 64-bit serial), so a freed
+ * buffer, or one of a closed or another device, never comes back to life.
+ *
+ * tj_buffer_free may be called while the buffer is in use — by a launch on
+ * another thread, or on a GPU by launches still queued or running: the
+ * handle is dead at once (TJ_OK), and the memory is kept until those uses
+ * are done. On the CPU the last launch using it releases it; on a GPU the
+ * next synchronization does (tj_synchronize, tj_buffer_read,
+ * tj_device_close, or a tj_buffer_alloc that would otherwise fail for want
+ * of memory). A launch uses its buffers from its start, compile included. */
 typedef struct tj_buffer {
     uint64_t handle;
 } tj_buffer;

@@ -46,6 +46,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,25 +105,30 @@ static _Thread_local builder B;
 
 /* --- small facts ---------------------------------------------------------- */
 
-/* A handle given to the user is the value's id plus the serial number of
- * the build (1..255) in bits 23..30. So a C number placed where a value
- * belongs (`.other = 5` instead of `.other = TJ_V(5)`) and a value kept from
- * another kernel's build are reported, not taken for some value of this one. */
+/* A handle given to the user is the value's id (bits 0..22) plus the
+ * serial number of the build (bits 23..62, never 0). So a C number placed
+ * where a value belongs (`.other = 5` instead of `.other = TJ_V(5)`) and a
+ * value kept from another build are reported, not taken for some value of
+ * this one. Serials come from one process-wide counter, so builds on other
+ * threads differ too, and they wrap only after 2^40 - 1 builds (an 8-bit
+ * serial let a value kept from 255 builds earlier pass as live). */
 #define HANDLE_ID_BITS 23
 #define HANDLE_MAX_ID ((1 << HANDLE_ID_BITS) - 1)
-static _Thread_local unsigned build_serial;
+#define HANDLE_SERIALS ((UINT64_C(1) << 40) - 1)
+static atomic_uint_fast64_t build_counter;
+static _Thread_local uint64_t build_serial;
 static tj_val val(int32_t id)
 {
-    return (tj_val){id ? (int32_t)(build_serial << HANDLE_ID_BITS) | id : 0};
+    return (tj_val){id ? (int64_t)(build_serial << HANDLE_ID_BITS | (uint64_t)id) : 0};
 }
 /* -1 for a handle that is not of this build: check_value rejects it. */
 static int32_t vid(tj_val v)
 {
     if (!v.id)
         return 0;
-    if ((unsigned)v.id >> HANDLE_ID_BITS != build_serial)
+    if ((uint64_t)v.id >> HANDLE_ID_BITS != build_serial)
         return -1;
-    return v.id & HANDLE_MAX_ID;
+    return (int32_t)(v.id & HANDLE_MAX_ID);
 }
 static int dtype_ok(tj_dtype dt) { return (unsigned)dt < TJ_DTYPE_COUNT; }
 static int is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
@@ -1757,17 +1763,37 @@ static void reset_builder(void)
     memset(&B, 0, sizeof B);
 }
 
+tj_status tji_refuse_nested_launch(const tj_kernel *kernel)
+{
+    if (!B.fn)
+        return TJ_OK;
+    char msg[sizeof B.message];
+    snprintf(msg, sizeof msg,
+             "error: kernel '%s' launched from the body of kernel '%s' (%s:%d) while that body "
+             "builds its tile program; a kernel body cannot launch or build kernels (launch "
+             "from host code)",
+             kernel->name ? kernel->name : "?", B.fn->name, loc_file((tj_loc){B.kernel->file, 0}),
+             B.kernel->line);
+    if (B.status == TJ_OK) {
+        B.status = TJ_ERR_LAUNCH;
+        snprintf(B.message, sizeof B.message, "%s", msg);
+    }
+    return tjs_error(TJ_ERR_LAUNCH, "%s", msg);
+}
+
 tj_status tji_build(const tj_kernel *kernel, const int64_t *consts, int nconsts, tji_func **out)
 {
     if (!out)
         return tjs_error(TJ_ERR_INVALID_ARG, "tji_build: out is NULL");
     *out = NULL;
+    if (B.fn) /* tj_kernel_ir and the like from a kernel body */
+        return tji_refuse_nested_launch(kernel);
     tj_status st = check_kernel(kernel, consts, nconsts);
     if (st != TJ_OK)
         return st;
     tji_func *fn = new_func(kernel, consts);
     reset_builder(); /* drops placeholder regions left open outside a build */
-    build_serial = build_serial % 255 + 1;
+    build_serial = atomic_fetch_add(&build_counter, 1) % HANDLE_SERIALS + 1;
     B.fn = fn;
     B.kernel = kernel;
     B.loc = (tj_loc){kernel->file, kernel->line};

@@ -181,6 +181,10 @@ typedef struct tji_func {
 TJI_FUNC tj_status tji_build(const tj_kernel *kernel, const int64_t *consts,
                              int nconsts, tji_func **out);
 TJI_FUNC void tji_func_free(tji_func *fn);
+/* Refuses a launch of kernel (on any device) from inside a kernel body:
+ * while this thread builds, fails that build and returns TJ_ERR_LAUNCH with
+ * a message naming both kernels; TJ_OK when no build is in progress. */
+TJI_FUNC tj_status tji_refuse_nested_launch(const tj_kernel *kernel);
 
 /* Shorthands used by all stages. */
 static inline const tji_value *tji_val(const tji_func *fn, int32_t id) { return &fn->values[id]; }

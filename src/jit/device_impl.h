@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device_impl.h — the inside of a tj_device, shared by the files of the
+ * host API:
+ *
+ *   device.c    devices, CUDA error and assert checks, launches
+ *   buffers.c   buffer handles, and buffers held by the launches using them
+ *   variants.c  the cache of compiled variants, compiles outside its lock
+ *   gpu_pipeline.c  the GPU passes and PTX, for launches and for
+ *               tj_kernel_ptx / tj_kernel_explain
+ *
+ * Locks: buffers_lock (the buffer table), variants_lock (the cache),
+ * pending_lock (assert records and the last kernel's name), never nested;
+ * and build_lock, held while a kernel body runs (which may take
+ * buffers_lock, in tj_buffer_* calls of the body).
+ */
+#ifndef TJIT_DEVICE_IMPL_H
+#define TJIT_DEVICE_IMPL_H
+
+#include <pthread.h>
+
+#include "../ffi_bind/ffi_bind.h"
+#include "cuda_api.h"
+#include "jit.h"
+
+#define ALIGNMENT 64 /* buffers and scratch: a cache line, the widest vector */
+enum { DEFAULT_NUM_WARPS = 4, MAX_NUM_WARPS = 32 };
+
+/* A buffer's memory. A slot is live (a handle names it), held (freed by
+ * the user while launches still use it: no handle, memory kept) or free. */
+typedef struct buffer_slot {
+    uint64_t addr;        /* host pointer or device address; 0: the slot is free */
+    size_t size;
+    uint64_t handle;      /* 0 once freed by the user */
+    uint32_t uses;        /* launches and copies using the memory now */
+    uint32_t next_free;   /* free list: index + 1 of the next free slot, 0 = end */
+    uint64_t gpu_epoch;   /* GPU: the use epoch of its last use (see buffers.c) */
+} buffer_slot;
+
+/* Where a device assert of a GPU variant is, by its op index. */
+typedef struct assert_site {
+    uint32_t op;
+    char *file;
+    int line;
+    char *message;
+} assert_site;
+
+typedef enum variant_state { VARIANT_COMPILING, VARIANT_READY, VARIANT_FAILED } variant_state;
+
+typedef struct variant {
+    struct variant *next; /* hash chain */
+    uint64_t hash;
+    const tj_kernel *kernel;
+    int nconsts;
+    int64_t *consts;
+    int num_warps;        /* part of the key on a GPU; 0 on the CPU */
+    uint64_t spec;        /* part of the key on a GPU: tjf_spec_key; 0 on the CPU */
+    /* variants_lock: */
+    variant_state state;
+    int waiters;          /* threads waiting for this compile */
+    tj_status failure;    /* VARIANT_FAILED: the compile's status and message */
+    char *failure_message;
+    /* Set by the compile, read-only once READY: */
+    tjf_sig sig;
+    tjj_cpu_kernel *compiled;       /* CPU */
+    tjcu_module module;             /* GPU */
+    tjcu_function function;
+    int nasserts;
+    assert_site *asserts;
+    tjcu_deviceptr assert_record;   /* its own if nasserts > 0, else the device's */
+    int pending;          /* launched since the last assert check (pending_lock) */
+} variant;
+
+typedef struct scratch_slot {
+    void *ptr;
+    size_t size;
+} scratch_slot;
+
+struct tj_device {
+    tj_device_kind kind;
+    char name[128];
+
+    pthread_mutex_t buffers_lock;
+    buffer_slot *slots;
+    uint32_t nslots, slots_cap;
+    uint32_t free_head;   /* index + 1, 0 = none */
+    uint64_t *map_keys;   /* handle -> slot index: open addressing, key 0 = empty */
+    uint32_t *map_slots;
+    size_t map_cap, map_count;
+    uint32_t nheld;       /* slots freed by the user, still in use */
+    uint64_t gpu_epoch;   /* GPU: uses so far (each queued use takes the next) */
+    uint64_t gpu_synced;  /* GPU: every use up to this epoch has finished */
+
+    pthread_mutex_t variants_lock;
+    pthread_cond_t variant_done; /* a compile finished (variants_lock) */
+    variant **buckets;
+    size_t nbuckets, nvariants;
+    int variant_waiters;  /* threads waiting for a compile (variants_lock) */
+    pthread_mutex_t build_lock; /* kernel bodies run one at a time per device */
+
+    /* CPU */
+    int nworkers;
+    scratch_slot *scratch; /* one per pool worker */
+
+    /* GPU */
+    const tjcu_driver *cu;
+    tjcu_device cu_device;
+    tjcu_context context;
+    int sm;               /* compute capability, 10 * major + minor */
+    tjcu_deviceptr assert_record; /* shared by variants without asserts */
+    int blocking;         /* TJIT_LAUNCH_BLOCKING=1: each launch waits */
+    pthread_mutex_t pending_lock;
+    variant **pending;    /* variants with asserts launched since the last check */
+    int npending, pending_cap;
+    const char *last_kernel; /* the name of the last kernel launched */
+};
+
+/* device.c */
+TJI_FUNC tj_status tjj_cu_check(tjcu_result r, const char *who, const char *call);
+TJI_FUNC tj_status tjj_gpu_enter(tj_device *dev, const char *who);
+TJI_FUNC tj_status tjj_gpu_finish(tj_device *dev, const char *who);
+
+/* buffers.c. A buffer in use: its slot stays allocated until released. */
+typedef struct tjj_buffer_use {
+    uint32_t slot;
+    uint64_t addr;
+    size_t size;
+} tjj_buffer_use;
+/* The memory of a live buffer, held for a use until tjj_buffer_release; 0
+ * if buf is no live buffer of dev. */
+TJI_FUNC int tjj_buffer_acquire(tj_device *dev, tj_buffer buf, tjj_buffer_use *use);
+/* Ends a use; on a GPU the use may still be running on the device. */
+TJI_FUNC void tjj_buffer_release(tj_device *dev, const tjj_buffer_use *use);
+/* GPU: the epoch of the uses queued so far, and (after a synchronize that
+ * began later) the memory of freed buffers whose uses all have finished. */
+TJI_FUNC uint64_t tjj_buffers_epoch(tj_device *dev);
+TJI_FUNC void tjj_buffers_synced(tj_device *dev, uint64_t epoch);
+TJI_FUNC void tjj_buffers_close(tj_device *dev);
+TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
+
+/* variants.c */
+TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
+                                   const int64_t *consts, int nconsts, int num_warps,
+                                   uint64_t spec, variant **out);
+TJI_FUNC void tjj_variants_close(tj_device *dev);
+/* Threads now waiting for another thread's compile (for tests). */
+TJI_FUNC int tjj_variant_waiters(tj_device *dev);
+
+/* gpu_pipeline.c */
+TJI_FUNC tj_status tjj_gpu_pipeline(tji_func *fn, uint64_t spec_key, int num_warps, int sm,
+                                    tjp_layout_plan *plan, tjj_gpu_code *code);
+TJI_FUNC tj_status tjj_check_with_ptxas(tji_func *fn, uint64_t spec_key, int num_warps,
+                                        const tjp_layout_plan *plan, const tjj_gpu_code *code,
+                                        int code_sm);
+TJI_FUNC int tjj_valid_num_warps(int n);
+
+#endif

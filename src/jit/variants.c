@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * variants.c — the device's cache of compiled kernel variants.
+ *
+ * A variant is a kernel compiled for one set of constants and, on a GPU,
+ * one num_warps and one specialization key of its arguments (tjf_spec_key).
+ * Launches look it up in the device's hash table; on a miss the launching
+ * thread builds and compiles it. Compiles are slow (milliseconds to
+ * seconds) and launches of cached variants must not wait for them, so the
+ * table's mutex is never held while compiling: the first thread to miss
+ * inserts an in-flight entry (VARIANT_COMPILING) and compiles without the
+ * lock; a thread that finds an in-flight entry waits on the device's
+ * condition variable until it is READY or FAILED. So a variant asked for by
+ * several threads at once is compiled once, and launches of other variants
+ * (cached or not) go on meanwhile. A failed compile is reported to every
+ * thread that waited for it — the same status and message — and is then
+ * dropped from the table, so that a later launch tries again, as a launch
+ * after a failure always has. The last waiter frees a failed entry.
+ *
+ * Kernel bodies still run one at a time per device (build_lock, held for
+ * tji_build only), as tjit.h has always promised: a body is user code, and
+ * may keep state in globals. What follows the build — passes, LLVM, the
+ * driver — runs concurrently for different variants: the CPU back end
+ * locks the one shared JIT where it must (cpu_orc.c), and the GPU back end
+ * uses a context and target machine per compile. Variants live until the
+ * device closes, so a launch keeps using its variant without the lock.
+ *
+ * On a GPU the PTX is loaded by the driver, whose JIT log becomes the
+ * error message when it refuses; a kernel with device asserts gets an
+ * assert record of its own in device memory, so that a failure names its
+ * kernel, op and program exactly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_impl.h"
+
+static void free_variant(tj_device *dev, variant *v)
+{
+    tjj_cpu_kernel_free(v->compiled);
+    if (v->module)
+        dev->cu->cuModuleUnload(v->module);
+    if (v->assert_record && v->assert_record != dev->assert_record)
+        dev->cu->cuMemFree(v->assert_record);
+    for (int a = 0; a < v->nasserts; a++) {
+        free(v->asserts[a].file);
+        free(v->asserts[a].message);
+    }
+    free(v->asserts);
+    tjf_sig_free(&v->sig);
+    free(v->consts);
+    free(v->failure_message);
+    free(v);
+}
+
+/* The asserts of fn, so that a failure can be told by op index. */
+static void collect_asserts(const tji_func *fn, variant *v)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_ASSERT)
+            v->nasserts++;
+    if (!v->nasserts)
+        return;
+    v->asserts = tjs_xcalloc((size_t)v->nasserts, sizeof *v->asserts);
+    int a = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->code != TJI_ASSERT)
+            continue;
+        v->asserts[a++] = (assert_site){(uint32_t)i, tjs_xstrdup(op->loc.file ? op->loc.file : "?"),
+                                        op->loc.line, tjs_xstrdup(op->str ? op->str : "")};
+    }
+}
+
+/* Loads PTX into the device's context; the driver's JIT log explains a
+ * refusal. */
+static tj_status load_module(tj_device *dev, const char *kernel_name, const tjj_gpu_code *code,
+                             variant *v)
+{
+    char info_log[4096] = "", error_log[8192] = "";
+    tjcu_jit_option options[] = {TJCU_JIT_INFO_LOG_BUFFER, TJCU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                 TJCU_JIT_ERROR_LOG_BUFFER, TJCU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {info_log, (void *)(uintptr_t)sizeof info_log, error_log,
+                      (void *)(uintptr_t)sizeof error_log};
+    tjcu_result r = dev->cu->cuModuleLoadDataEx(&v->module, code->ptx, 4, options, values);
+    if (r != TJCU_SUCCESS) {
+        v->module = NULL;
+        tj_status st = tjj_cuda_check(r, "cuModuleLoadDataEx");
+        char *why = tjs_xstrdup(tj_last_error());
+        st = tjs_error(st == TJ_ERR_OUT_OF_MEMORY ? st : TJ_ERR_COMPILE,
+                       "kernel '%s': the CUDA driver cannot load its PTX for sm_%d: %s%s%s%s%s",
+                       kernel_name, dev->sm, why, *error_log ? "\n" : "", error_log,
+                       *info_log ? "\n" : "", info_log);
+        free(why);
+        return st;
+    }
+    char call[160];
+    snprintf(call, sizeof call, "cuModuleGetFunction(%s)", code->entry);
+    return tjj_cu_check(dev->cu->cuModuleGetFunction(&v->function, v->module, code->entry),
+                    kernel_name, call);
+}
+
+static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
+{
+    tjp_layout_plan plan = {0};
+    tjj_gpu_code code = {0};
+    tj_status st = tjj_gpu_pipeline(fn, v->spec, v->num_warps, dev->sm, &plan, &code);
+    if (st == TJ_OK)
+        st = tjj_check_with_ptxas(fn, v->spec, v->num_warps, &plan, &code, dev->sm);
+    if (st == TJ_OK)
+        st = load_module(dev, fn->name, &code, v);
+    if (st == TJ_OK) {
+        collect_asserts(fn, v);
+        v->assert_record = dev->assert_record;
+    }
+    if (st == TJ_OK && v->nasserts) {
+        tjcu_deviceptr record = 0;
+        st = tjj_cu_check(dev->cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), fn->name,
+                      "cuMemAlloc (assert record)");
+        if (st == TJ_OK) {
+            v->assert_record = record;
+            st = tjj_cu_check(dev->cu->cuMemsetD8(record, 0, sizeof(tjj_gpu_assert)), fn->name,
+                          "cuMemsetD8 (assert record)");
+        }
+    }
+    tjj_gpu_code_free(&code);
+    tjp_layout_plan_free(&plan);
+    return st;
+}
+
+static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
+                             int num_warps, uint64_t spec)
+{
+    uint64_t h = 0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel;
+    h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
+    h = (h ^ spec) * 0x100000001b3u;
+    for (int i = 0; i < nconsts; i++) {
+        h = (h ^ (uint64_t)consts[i]) * 0x100000001b3u;
+        h ^= h >> 29;
+    }
+    return h * 0x9e3779b97f4a7c15u;
+}
+
+static void insert_variant(tj_device *dev, variant *v)
+{
+    if (dev->nvariants >= dev->nbuckets) {
+        size_t nb = dev->nbuckets ? dev->nbuckets * 2 : 16;
+        variant **buckets = tjs_xcalloc(nb, sizeof *buckets);
+        for (size_t b = 0; b < dev->nbuckets; b++) {
+            for (variant *u = dev->buckets[b], *next; u; u = next) {
+                next = u->next;
+                u->next = buckets[u->hash % nb];
+                buckets[u->hash % nb] = u;
+            }
+        }
+        free(dev->buckets);
+        dev->buckets = buckets;
+        dev->nbuckets = nb;
+    }
+    v->next = dev->buckets[v->hash % dev->nbuckets];
+    dev->buckets[v->hash % dev->nbuckets] = v;
+    dev->nvariants++;
+}
+
+/* Binds, builds and compiles the in-flight variant v, without the lock.
+ * num_warps and spec are the variant's on a GPU; on the CPU only
+ * TJIT_PTXAS uses them. */
+static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *consts, int nconsts,
+                                 int num_warps, uint64_t spec)
+{
+    tji_func *fn = NULL;
+    tj_status st = tjf_sig_init(&v->sig, v->kernel);
+    if (st == TJ_OK) {
+        pthread_mutex_lock(&dev->build_lock);
+        st = tji_build(v->kernel, consts, nconsts, &fn);
+        pthread_mutex_unlock(&dev->build_lock);
+    }
+    if (st == TJ_OK && dev->kind == TJ_DEVICE_GPU) {
+        st = compile_gpu(dev, fn, v);
+    } else if (st == TJ_OK) {
+        st = tjj_cpu_compile(fn, &v->compiled);
+        if (st == TJ_OK)
+            st = tjj_check_with_ptxas(fn, spec, num_warps, NULL, NULL, 0);
+    }
+    tji_func_free(fn);
+    return st;
+}
+
+static variant *find_variant(const tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
+                             int nconsts, int num_warps, uint64_t spec, uint64_t hash)
+{
+    if (!dev->nbuckets)
+        return NULL;
+    for (variant *v = dev->buckets[hash % dev->nbuckets]; v; v = v->next)
+        if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
+            v->num_warps == num_warps && v->spec == spec &&
+            (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0))
+            return v;
+    return NULL;
+}
+
+static void remove_variant(tj_device *dev, variant *v)
+{
+    variant **link = &dev->buckets[v->hash % dev->nbuckets];
+    while (*link != v)
+        link = &(*link)->next;
+    *link = v->next;
+    dev->nvariants--;
+}
+
+/* The variant for kernel, consts and (on a GPU) num_warps and the
+ * arguments' specialization key spec: from the cache, from another
+ * thread's compile of it, or compiled now. */
+tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
+                          int nconsts, int num_warps, uint64_t spec, variant **out)
+{
+    int gpu = dev->kind == TJ_DEVICE_GPU;
+    int key_warps = gpu ? num_warps : 0;
+    uint64_t key_spec = gpu ? spec : 0;
+    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec);
+    pthread_mutex_lock(&dev->variants_lock);
+    variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_spec, hash);
+    if (!v) {
+        v = tjs_xcalloc(1, sizeof *v);
+        v->kernel = kernel;
+        v->hash = hash;
+        v->num_warps = key_warps;
+        v->spec = key_spec;
+        v->nconsts = nconsts;
+        v->consts = tjs_xmalloc((size_t)nconsts * sizeof *consts);
+        if (nconsts)
+            memcpy(v->consts, consts, (size_t)nconsts * sizeof *consts);
+        v->state = VARIANT_COMPILING;
+        insert_variant(dev, v);
+        pthread_mutex_unlock(&dev->variants_lock);
+
+        tj_status st = compile_variant(dev, v, consts, nconsts, num_warps, spec);
+
+        pthread_mutex_lock(&dev->variants_lock);
+        int drop = 0;
+        if (st == TJ_OK) {
+            v->state = VARIANT_READY;
+            *out = v;
+        } else {
+            remove_variant(dev, v);
+            v->state = VARIANT_FAILED;
+            v->failure = st;
+            v->failure_message = tjs_xstrdup(tj_last_error());
+            drop = v->waiters == 0;
+        }
+        pthread_cond_broadcast(&dev->variant_done);
+        pthread_mutex_unlock(&dev->variants_lock);
+        if (drop)
+            free_variant(dev, v);
+        return st;
+    }
+    if (v->state == VARIANT_COMPILING) {
+        v->waiters++;
+        dev->variant_waiters++;
+        while (v->state == VARIANT_COMPILING)
+            pthread_cond_wait(&dev->variant_done, &dev->variants_lock);
+        dev->variant_waiters--;
+        v->waiters--;
+    }
+    if (v->state == VARIANT_READY) {
+        pthread_mutex_unlock(&dev->variants_lock);
+        *out = v;
+        return TJ_OK;
+    }
+    tj_status st = tjs_error(v->failure, "%s", v->failure_message);
+    int last = v->waiters == 0;
+    pthread_mutex_unlock(&dev->variants_lock);
+    if (last)
+        free_variant(dev, v);
+    return st;
+}
+
+int tjj_variant_waiters(tj_device *dev)
+{
+    pthread_mutex_lock(&dev->variants_lock);
+    int n = dev->variant_waiters;
+    pthread_mutex_unlock(&dev->variants_lock);
+    return n;
+}
+
+/* At close, with no launch or compile left. */
+void tjj_variants_close(tj_device *dev)
+{
+    for (size_t b = 0; b < dev->nbuckets; b++) {
+        for (variant *v = dev->buckets[b], *next; v; v = next) {
+            next = v->next;
+            free_variant(dev, v);
+        }
+    }
+    free(dev->buckets);
+}
