@@ -2,8 +2,12 @@
 /*
  * cpu_bench — tjit's CPU back end against the same algorithms in plain C.
  *
- * Three kernels, each past the last-level cache: fp32 vector add, fp32
- * transpose in 32x32 tiles, and fp32 row softmax. Each is written once as a
+ * Six kernels, each past the last-level cache: fp32 vector add, fp32
+ * transpose in 32x32 tiles, fp32 row softmax, fp32 row cumsum, a histogram
+ * of random u32 keys by atomic adds into one shared array (C uses relaxed
+ * __atomic_fetch_add from every thread, the same algorithm), and a strided
+ * 2-D gather (a view of every stride-th column, copied out densely; the
+ * stride is a runtime value on both sides). Each is written once as a
  * tjit kernel and once as the plain C loop a programmer would write for the
  * same algorithm, compiled with the rest of this file (-O2) and run on the
  * same number of threads as tjit's grid: the value of TJIT_NUM_THREADS,
@@ -14,7 +18,10 @@
  * Method: one warm-up launch (which also builds and compiles the tjit
  * kernel) whose output is checked against the C result; then runs of tjit
  * and C alternate, so drift in the machine's state hits both alike; the
- * figure is the median of the runs. Bandwidth counts the bytes the
+ * figure is the median of the runs, with the spread of the middle half of
+ * them (interquartile range over median: tjit_iqr, c_iqr), since the
+ * machines this runs on are often shared. A reset hook (the histogram's
+ * zeroing) runs before each run, untimed. Bandwidth counts the bytes the
  * algorithm must move (read once, written once), not cache traffic.
  *
  * Output: one JSON line per kernel with both bandwidths and their ratio
@@ -22,8 +29,8 @@
  * non-zero only when tjit fails or computes a wrong result; a missed target
  * is a figure to report, not an error.
  *
- *     usage: cpu_bench [--quick] [--runs N]
- *     (--quick: sizes that fit in cache, for a smoke test)
+ *     usage: cpu_bench [--quick] [--runs N] [--only NAME]
+ *     (--quick: sizes that fit in cache, for a smoke test; --only: one kernel)
  */
 #define _GNU_SOURCE /* sched_getaffinity */
 #include <errno.h>

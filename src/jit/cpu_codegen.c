@@ -4,7 +4,8 @@
  *
  * The generated program function computes one program instance; an entry
  * function loops over a chunk of program ids around it, inlined (the ABI is
- * in jit.h), so the host makes one call per chunk. The fusion plan (materialize.c) says which tile values live
+ * in jit.h), so the host makes one call per chunk; it walks a 2-D grid in
+ * groups of pid0 rows (GRID_GROUP, at build_runner). The fusion plan (materialize.c) says which tile values live
  * in arrays; everything else is an expression that is evaluated element by
  * element where it is read. The generator walks the ops of each region in
  * order:
