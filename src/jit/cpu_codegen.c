@@ -4,7 +4,8 @@
  *
  * The generated program function computes one program instance; an entry
  * function loops over a chunk of program ids around it, inlined (the ABI is
- * in jit.h), so the host makes one call per chunk. The fusion plan (materialize.c) says which tile values live
+ * in jit.h), so the host makes one call per chunk; it walks a 2-D grid in
+ * groups of pid0 rows (GRID_GROUP, at build_runner). The fusion plan (materialize.c) says which tile values live
  * in arrays; everything else is an expression that is evaluated element by
  * element where it is read. The generator walks the ops of each region in
  * order:
@@ -1244,6 +1245,15 @@ static void add_string_attr(codegen *g, LLVMValueRef f, const char *name, const 
                                                          (unsigned)strlen(value)));
 }
 
+/* 256-bit vectors even where the host has AVX-512: LLVM already prefers
+ * them on Intel's AVX-512 cores, but not on AMD Zen 4, which executes a
+ * 512-bit operation as two 256-bit halves; there the 512-bit loops that O3
+ * made of streaming kernels moved memory slower (RESULTS.md, issue 8). */
+static void prefer_vector_width(codegen *g, LLVMValueRef f)
+{
+    add_string_attr(g, f, "prefer-vector-width", "256");
+}
+
 static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *symbol)
 {
     const tji_func *fn = g->fn;
@@ -1264,6 +1274,7 @@ static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *s
     add_attr(g, g->func, LLVMAttributeFunctionIndex, "alwaysinline", 0);
     add_string_attr(g, g->func, "target-cpu", target->cpu);
     add_string_attr(g, g->func, "target-features", target->features);
+    prefer_vector_width(g, g->func);
     LLVMAttributeIndex scratch_index = (LLVMAttributeIndex)(np + 6 + 1); /* params count from 1 */
     add_attr(g, g->func, scratch_index, "noalias", 0);
     add_attr(g, g->func, scratch_index, "align", 64);
@@ -1291,9 +1302,23 @@ static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *s
     LLVMBuildRetVoid(g->b);
 }
 
-/* The entry point (jit.h): runs programs first .. first+count-1 in a loop
- * around the inlined program function, so a chunk of the grid costs one
- * call from the host, not one per program. */
+/* The order in which the entry point visits a 2-D grid: GRID_GROUP
+ * consecutive pid0 values for each pid1, then the next group of pid0 (pid2
+ * slowest). Programs are independent, so any order is correct; this one
+ * keeps a worker's consecutive programs near each other in both grid
+ * dimensions, where a plain pid0-fastest order walks a whole column of
+ * tiles first (a strided 2-D gather ran 4x slower that way). */
+enum { GRID_GROUP = 8 };
+
+static LLVMValueRef min_i64(codegen *g, LLVMValueRef a, LLVMValueRef b)
+{
+    return LLVMBuildSelect(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+
+/* The entry point (jit.h): runs programs first .. first+count-1, in the
+ * grouped order above, in a loop around the inlined program function, so a
+ * chunk of the grid costs one call from the host, not one per program. The
+ * program ids of `first` are computed once by division; then they step. */
 static void build_runner(codegen *g, const tjj_cpu_target *target, const char *symbol)
 {
     int np = g->fn->nparams, nall = np + 7;
@@ -1311,26 +1336,45 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
     add_attr(g, run, LLVMAttributeFunctionIndex, "nounwind", 0);
     add_string_attr(g, run, "target-cpu", target->cpu);
     add_string_attr(g, run, "target-features", target->features);
+    prefer_vector_width(g, run);
 
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, run, "entry");
+    LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(g->ctx, run, "start");
     LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(g->ctx, run, "program");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(g->ctx, run, "done");
     LLVMPositionBuilderAtEnd(g->b, entry);
     LLVMValueRef first = LLVMGetParam(run, (unsigned)np), count = LLVMGetParam(run, (unsigned)np + 1);
     LLVMValueRef end = LLVMBuildAdd(g->b, first, count, "");
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, first, end, ""), loop, done);
+    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, first, end, ""), start, done);
+
+    /* the ids of `first`: plane (pid2), group of pid0 rows, place in it */
+    LLVMPositionBuilderAtEnd(g->b, start);
+    LLVMValueRef group = c_i64(g, GRID_GROUP), one = c_i64(g, 1), zero = c_i64(g, 0);
+    LLVMValueRef n0 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 2), g->t_i64, "");
+    LLVMValueRef n1 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 3), g->t_i64, "");
+    LLVMValueRef plane = LLVMBuildMul(g->b, n0, n1, "");
+    LLVMValueRef p2_0 = LLVMBuildUDiv(g->b, first, plane, "");
+    LLVMValueRef in_plane = LLVMBuildURem(g->b, first, plane, "");
+    LLVMValueRef per_group = LLVMBuildMul(g->b, group, n1, "");
+    LLVMValueRef g0_0 = LLVMBuildMul(g->b, LLVMBuildUDiv(g->b, in_plane, per_group, ""), group, "");
+    LLVMValueRef in_group = LLVMBuildURem(g->b, in_plane, per_group, "");
+    LLVMValueRef size_0 = min_i64(g, group, LLVMBuildSub(g->b, n0, g0_0, ""));
+    LLVMValueRef p0_0 = LLVMBuildAdd(g->b, g0_0, LLVMBuildURem(g->b, in_group, size_0, ""), "");
+    LLVMValueRef p1_0 = LLVMBuildUDiv(g->b, in_group, size_0, "");
+    LLVMBuildBr(g->b, loop);
 
     LLVMPositionBuilderAtEnd(g->b, loop);
     LLVMValueRef i = LLVMBuildPhi(g->b, g->t_i64, "");
+    LLVMValueRef p0 = LLVMBuildPhi(g->b, g->t_i64, "pid0");
+    LLVMValueRef p1 = LLVMBuildPhi(g->b, g->t_i64, "pid1");
+    LLVMValueRef p2 = LLVMBuildPhi(g->b, g->t_i64, "pid2");
+    LLVMValueRef g0 = LLVMBuildPhi(g->b, g->t_i64, "group0");
     LLVMValueRef *args = tjs_xcalloc((size_t)np + 8, sizeof(LLVMValueRef));
     for (int k = 0; k < np; k++)
         args[k] = LLVMGetParam(run, (unsigned)k);
-    LLVMValueRef n0 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 2), g->t_i64, "");
-    LLVMValueRef n1 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 3), g->t_i64, "");
-    LLVMValueRef rest = LLVMBuildUDiv(g->b, i, n0, "");
-    args[np] = LLVMBuildTrunc(g->b, LLVMBuildURem(g->b, i, n0, ""), g->t_i32, "");
-    args[np + 1] = LLVMBuildTrunc(g->b, LLVMBuildURem(g->b, rest, n1, ""), g->t_i32, "");
-    args[np + 2] = LLVMBuildTrunc(g->b, LLVMBuildUDiv(g->b, rest, n1, ""), g->t_i32, "");
+    args[np] = LLVMBuildTrunc(g->b, p0, g->t_i32, "");
+    args[np + 1] = LLVMBuildTrunc(g->b, p1, g->t_i32, "");
+    args[np + 2] = LLVMBuildTrunc(g->b, p2, g->t_i32, "");
     for (int k = 0; k < 3; k++)
         args[np + 3 + k] = LLVMGetParam(run, (unsigned)(np + 2 + k));
     args[np + 6] = LLVMGetParam(run, (unsigned)np + 5);
@@ -1338,10 +1382,28 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
     LLVMBuildCall2(g->b, program_ty, g->func, args, (unsigned)np + 8, "");
     free(args);
     free(program_params);
-    LLVMValueRef next = LLVMBuildAdd(g->b, i, LLVMConstInt(g->t_i64, 1, 0), "");
-    LLVMBasicBlockRef from[2] = {entry, loop};
-    LLVMValueRef incoming[2] = {first, next};
-    LLVMAddIncoming(i, incoming, from, 2);
+
+    /* step: next pid0 in the group; past its end, the next pid1; past the
+     * last pid1, the next group; past the last group, the next plane */
+    LLVMValueRef size = min_i64(g, group, LLVMBuildSub(g->b, n0, g0, ""));
+    LLVMValueRef p0_next = LLVMBuildAdd(g->b, p0, one, ""), p1_next = LLVMBuildAdd(g->b, p1, one, "");
+    LLVMValueRef g0_next = LLVMBuildAdd(g->b, g0, group, "");
+    LLVMValueRef wrap0 = LLVMBuildICmp(g->b, LLVMIntUGE, p0_next, LLVMBuildAdd(g->b, g0, size, ""), "");
+    LLVMValueRef wrap1 = LLVMBuildAnd(g->b, wrap0, LLVMBuildICmp(g->b, LLVMIntUGE, p1_next, n1, ""), "");
+    LLVMValueRef wrap2 = LLVMBuildAnd(g->b, wrap1, LLVMBuildICmp(g->b, LLVMIntUGE, g0_next, n0, ""), "");
+    LLVMValueRef g0_step = LLVMBuildSelect(g->b, wrap1, LLVMBuildSelect(g->b, wrap2, zero, g0_next, ""), g0, "");
+    LLVMValueRef p0_step = LLVMBuildSelect(g->b, wrap0, g0_step, p0_next, "");
+    LLVMValueRef p1_step = LLVMBuildSelect(g->b, wrap0, LLVMBuildSelect(g->b, wrap1, zero, p1_next, ""), p1, "");
+    LLVMValueRef p2_step = LLVMBuildSelect(g->b, wrap2, LLVMBuildAdd(g->b, p2, one, ""), p2, "");
+    LLVMValueRef next = LLVMBuildAdd(g->b, i, one, "");
+    LLVMBasicBlockRef from[2] = {start, loop};
+    LLVMValueRef vi[2] = {first, next}, v0[2] = {p0_0, p0_step}, v1[2] = {p1_0, p1_step};
+    LLVMValueRef v2[2] = {p2_0, p2_step}, vg[2] = {g0_0, g0_step};
+    LLVMAddIncoming(i, vi, from, 2);
+    LLVMAddIncoming(p0, v0, from, 2);
+    LLVMAddIncoming(p1, v1, from, 2);
+    LLVMAddIncoming(p2, v2, from, 2);
+    LLVMAddIncoming(g0, vg, from, 2);
     LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntSLT, next, end, ""), loop, done);
     LLVMPositionBuilderAtEnd(g->b, done);
     LLVMBuildRetVoid(g->b);
