@@ -75,6 +75,7 @@
 #include <string.h>
 
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 
 #include "cpu_backend.h"
 #include "llvm_scalar.h"
@@ -105,6 +106,7 @@ typedef struct codegen {
     memo_entry *memo;
     size_t nmemo, memo_cap;
     int32_t true_mask;     /* a mask value known to be all true here, or 0 */
+    LLVMValueRef no_unroll; /* loop metadata of a large kernel's loops, or NULL */
 
     int32_t cur_op;        /* the op being emitted, for messages */
     tj_status status;      /* the first error */
@@ -240,8 +242,31 @@ static void loop_end(codegen *g, LLVMBasicBlockRef header, LLVMValueRef iv, int6
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
     LLVMAddIncoming(iv, &next, &latch, 1);
     LLVMBasicBlockRef exit = new_block(g, "loop.end");
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, c_i64(g, n), ""), header, exit);
+    LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, c_i64(g, n), ""),
+                                      header, exit);
+    if (g->no_unroll)
+        LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), g->no_unroll);
     LLVMPositionBuilderAtEnd(g->b, exit);
+}
+
+/* A kernel of more than LARGE_KERNEL_OPS ops keeps its loops rolled: fully
+ * unrolled, and with the scratch arrays between them forwarded, the loops
+ * of a long chain become one basic block that LLVM's instruction scheduler
+ * takes quadratic time over (materialize.c bounds each loop's size; this
+ * keeps the loops apart). Small kernels unroll as before. The loop ID is
+ * the usual self-referential node. */
+enum { LARGE_KERNEL_OPS = 512 };
+static void set_large_kernel_loops(codegen *g)
+{
+    if (g->fn->nops <= LARGE_KERNEL_OPS)
+        return;
+    LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
+    LLVMMetadataRef name = LLVMMDStringInContext2(g->ctx, "llvm.loop.unroll.disable", 24);
+    LLVMMetadataRef disable = LLVMMDNodeInContext2(g->ctx, &name, 1);
+    LLVMMetadataRef ops[2] = {self, disable};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(g->ctx, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(self, id);
+    g->no_unroll = LLVMMetadataAsValue(g->ctx, id);
 }
 
 /* Opens loops over every dim of shape that is not 1; idx gets the indices. */
@@ -1360,6 +1385,7 @@ tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextR
     g.b = LLVMCreateBuilderInContext(ctx);
     g.ls = (tjj_ls){ctx, g.mod, g.b, g.t_i1, g.t_i8, g.t_i16, g.t_i32, g.t_i64, g.t_half, g.t_float, g.t_double};
     layout_scratch(&g);
+    set_large_kernel_loops(&g);
     build_kernel(&g, target, symbol);
     build_runner(&g, target, symbol);
     LLVMDisposeBuilder(g.b);
