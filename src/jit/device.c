@@ -912,11 +912,13 @@ static tj_status compile_variant(tj_device *dev, const tj_kernel *kernel, const 
     variant *v = tjs_xcalloc(1, sizeof *v);
     v->kernel = kernel;
     v->num_warps = dev->kind == TJ_DEVICE_GPU ? num_warps : 0;
-    v->spec = dev->kind == TJ_DEVICE_GPU ? spec : 0;
+    v->spec = dev->kind == TJ_DEVICE_GPU ? spec : spec & TJF_SPEC_ALIASED;
     tji_func *fn = NULL;
     tj_status st = tjf_sig_init(&v->sig, kernel);
     if (st == TJ_OK)
         st = tji_build(kernel, consts, nconsts, &fn);
+    if (st == TJ_OK)
+        fn->params_may_alias = !!(spec & TJF_SPEC_ALIASED);
     if (st == TJ_OK && dev->kind == TJ_DEVICE_GPU) {
         st = compile_gpu(dev, fn, v);
     } else if (st == TJ_OK) {
@@ -945,7 +947,7 @@ static tj_status get_variant(tj_device *dev, const tj_kernel *kernel, const int6
 {
     int gpu = dev->kind == TJ_DEVICE_GPU;
     int key_warps = gpu ? num_warps : 0;
-    uint64_t key_spec = gpu ? spec : 0;
+    uint64_t key_spec = gpu ? spec : spec & TJF_SPEC_ALIASED; /* CPU: aliasing only */
     uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec);
     pthread_mutex_lock(&dev->variants_lock);
     if (dev->nbuckets) {
@@ -991,7 +993,8 @@ static tj_status spec_of_args(const char *who, const tj_kernel *kernel, const tj
     tjf_value *values = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *values);
     tj_status st = tjf_check_args(kernel, args, nargs, values);
     if (st == TJ_OK)
-        *key = tjf_spec_key(kernel, values); /* buffer slots hold address 0: aligned */
+        *key = tjf_spec_key(kernel, values) | /* buffer slots hold address 0: aligned */
+               tjf_alias_bit(kernel, args, nargs);
     free(values);
     return st;
 }
@@ -1010,7 +1013,11 @@ static tj_status build_offline(const char *who, const tj_kernel *kernel, const t
                          "%s: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
                          who, *num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
     tj_status st = spec_of_args(who, kernel, args, nargs, spec);
-    return st == TJ_OK ? tji_build(kernel, consts, nconsts, fn) : st;
+    if (st == TJ_OK)
+        st = tji_build(kernel, consts, nconsts, fn);
+    if (st == TJ_OK)
+        (*fn)->params_may_alias = !!(*spec & TJF_SPEC_ALIASED);
+    return st;
 }
 
 /* tj_kernel_ptx and tj_kernel_ptx_args. */
@@ -1302,8 +1309,8 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         st = gpu_enter(dev, "tj_launch");
     variant *var = NULL;
     if (st == TJ_OK)
-        st = get_variant(dev, kernel, consts, nconsts, num_warps, tjf_spec_key(kernel, values),
-                         &var);
+        st = get_variant(dev, kernel, consts, nconsts, num_warps,
+                         tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs), &var);
     if (st == TJ_OK)
         st = gpu ? launch_gpu(dev, kernel, var, values, nprog)
                  : launch_cpu(dev, kernel, var, values, nprog, total);
