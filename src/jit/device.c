@@ -740,7 +740,9 @@ static tj_status gpu_code(tji_func *fn, uint64_t spec_key, int num_warps, int sm
 {
     tjp_param_spec *spec = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *spec);
     spec_of_key(fn, spec_key, spec);
-    tj_status st = gpu_layouts(fn, spec, num_warps, plan);
+    tj_status st = tjj_gpu_check_tile_sizes(fn, num_warps);
+    if (st == TJ_OK)
+        st = gpu_layouts(fn, spec, num_warps, plan);
     if (st == TJ_OK && tjs_dump_enabled("layouts")) {
         char *text = NULL;
         st = explain_layouts(fn, spec, plan, &text);

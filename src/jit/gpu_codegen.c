@@ -2113,6 +2113,37 @@ static void emit_region(codegen *c, int32_t rid, const tji_op **yield)
 
 /* --- the kernel -------------------------------------------------------------------------------- */
 
+static tj_status tile_too_large(const tji_func *fn, int32_t op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tj_status st = tji_verror_at(fn, op, TJ_ERR_COMPILE, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A layout spreads a tile over 32 * num_warps threads, so a tile of more
+ * than 2^MAX_REGS_LOG2 elements per thread is refused by check_plan below
+ * in any layout: refused here before the layout passes spend seconds on
+ * it (a 2048 x 2048 tile took 13.5 s to be refused). */
+tj_status tjj_gpu_check_tile_sizes(const tji_func *fn, int num_warps)
+{
+    int64_t threads = 32 * (int64_t)(num_warps > 0 ? num_warps : 1), limit = threads << MAX_REGS_LOG2;
+    int32_t largest = 0;
+    for (int32_t id = 1; id <= fn->nvalues; id++)
+        if (tji_numel(tji_typeof(fn, id)) > limit &&
+            (!largest || tji_numel(tji_typeof(fn, id)) > tji_numel(tji_typeof(fn, largest))))
+            largest = id;
+    if (!largest)
+        return TJ_OK;
+    int64_t n = tji_numel(tji_typeof(fn, largest));
+    return tile_too_large(fn, tji_val(fn, largest)->def_op,
+                          "a tile of %lld elements needs at least %lld registers per thread with "
+                          "num_warps=%d; the limit is %d (use a smaller tile or more warps)",
+                          (long long)n, (long long)((n + threads - 1) / threads), num_warps,
+                          1 << MAX_REGS_LOG2);
+}
+
 /* The plan must give every tile value a layout of its shape for num_warps;
  * and no tile may need more than 2^MAX_REGS_LOG2 distinct registers per
  * thread (registers that are copies cost nothing). The largest is blamed. */
