@@ -23,10 +23,14 @@
  *    it: a materialized user, or a sink (STORE, ATOMIC, ASSERT, REDUCE ...),
  *    found by following fused users. A fused value is computed once per site.
  *  - A LOAD is fused only when that recomputation is invisible: exactly one
- *    use, exactly one site, the site in the load's own region, and no op with
+ *    use, exactly one site, the site in the load's own region, no op with
  *    a side effect (store, atomic, print, assert, or a FOR/IF holding one)
- *    between the load and its site. Otherwise it is read before the side
- *    effect into an array of its own.
+ *    between the load and its site, and, where the site is a store or an
+ *    atomic, no element of that write can overwrite what the load reads
+ *    for another element (load_overtaken_by_write, alias.c): a program's
+ *    loads happen before its later stores, as written, so an in-place
+ *    reversal or transpose reads the tile first. Otherwise it is read
+ *    before the side effect into an array of its own.
  *  - Costly element-wise values (division, remainder, math functions, FMA,
  *    casts to or from 16-bit floats) are materialized when they have more
  *    than one site or a site in another region (a loop body would recompute
@@ -36,13 +40,16 @@
  *    LLVM merges the copies inside one loop. A GPU layout CONVERT means
  *    nothing on the CPU: it is fused as the identity.
  *
- * Within one loop nest a fused load is done element by element, interleaved
- * with the stores of the same nest. A program whose store of one element hits
- * the address that another element of the same tile loads is a data race in
- * Triton's model on a GPU too; here it resolves element by element.
+ * A fused expression is bounded (bound_fused_size, FUSE_LIMIT ops): a
+ * longer chain is cut into loops by materializing every so often, which
+ * keeps LLVM's time linear in the kernel and the code generator's recursion
+ * along an expression shallow. The passes here walk the IR in id order
+ * (operands have smaller ids than their users) or with explicit work
+ * lists, never recursing along a chain.
  *
  * Materializing a value changes the sites of the values it reads, so the
- * decisions repeat until nothing changes (the materialized set only grows).
+ * decisions repeat until nothing changes (the materialized set only grows),
+ * and so do they after the size bound has materialized more.
  */
 #include <stdlib.h>
 #include <string.h>
