@@ -40,8 +40,8 @@
  *    LLVM merges the copies inside one loop. A GPU layout CONVERT means
  *    nothing on the CPU: it is fused as the identity.
  *
- * A fused expression is bounded (bound_fused_size, FUSE_LIMIT ops): a
- * longer chain is cut into loops by materializing every so often, which
+ * A fused expression's depth is bounded (bound_fused_size, FUSE_LIMIT ops):
+ * a longer chain is cut into loops by materializing every so often, which
  * keeps LLVM's time linear in the kernel and the code generator's recursion
  * along an expression shallow. The passes here walk the IR in id order
  * (operands have smaller ids than their users) or with explicit work
@@ -73,7 +73,7 @@ typedef struct planner {
     int8_t *op_effects;    /* -1 unknown, 0/1: has a side effect (recursive) */
     sites *site;
     tjp_alias alias;
-    int32_t *size;         /* per value id: a bound on its fused expression's ops */
+    int32_t *size;         /* per value id: the depth of its fused expression */
     int32_t *stack, *seen, stamp; /* work list and visit marks of a walk */
 } planner;
 
@@ -251,10 +251,12 @@ static int load_overtaken_by_write(planner *p, int32_t load_id, int32_t site_op)
 /* A fused value is recomputed inside the loop nest of each reader: a
  * chain of thousands of element-wise ops would be one loop body that LLVM
  * takes quadratic time over (and the code generator, recursing along the
- * chain, deep stack). So a fused value whose expression grows past
- * FUSE_LIMIT ops (counted as a tree, shared operands twice: an upper
- * bound) is materialized, cutting the chain into loops of bounded size.
- * One forward pass in id order; returns whether it materialized anything. */
+ * chain, deep stack). So a fused value more than FUSE_LIMIT ops deep (the
+ * longest path of fused ops below it) is materialized, cutting the chain
+ * into loops of bounded depth. Depth, not a count of the tree: a box
+ * filter's nine loads share their index math, which one loop computes
+ * once. One forward pass in id order; returns whether it materialized
+ * anything. */
 enum { FUSE_LIMIT = 256 };
 static int bound_fused_size(planner *p)
 {
@@ -266,10 +268,11 @@ static int bound_fused_size(planner *p)
         if (mat[id] || !fusible(fn, id))
             continue;
         const tji_op *op = &fn->ops[tji_val(fn, id)->def_op];
-        int32_t size = 1;
+        int32_t size = 0;
         for (int32_t a = 0; a < op->nargs; a++)
-            if (op->args[a] > 0 && op->args[a] < id)
-                size += p->size[op->args[a]];
+            if (op->args[a] > 0 && op->args[a] < id && p->size[op->args[a]] > size)
+                size = p->size[op->args[a]];
+        size++;
         if (size > FUSE_LIMIT) {
             mat[id] = 1;
             changed = 1;
