@@ -162,6 +162,8 @@ typedef struct tji_func {
     const char *name;
     int nparams;
     tji_param *params;
+    uint8_t params_may_alias; /* the launch passed one buffer for several pointer
+                                 parameters (alias.c); set after tji_build */
     int nconsts;
     const char *const *const_names;
     int64_t *const_values;

@@ -271,6 +271,15 @@ uint64_t tjf_spec_key(const tj_kernel *kernel, const tjf_value *values)
     return key;
 }
 
+uint64_t tjf_alias_bit(const tj_kernel *kernel, const tj_arg *args, int nargs)
+{
+    for (int i = 0; i < nargs && i < kernel->nparams; i++)
+        for (int j = 0; kernel->params[i].is_ptr && j < i; j++)
+            if (kernel->params[j].is_ptr && args[j].v.buf.handle == args[i].v.buf.handle)
+                return TJF_SPEC_ALIASED;
+    return 0;
+}
+
 void tjf_gpu_params(const tjf_sig *sig, tjf_value *values, uint64_t *assert_info,
                     void **params)
 {

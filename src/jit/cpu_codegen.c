@@ -47,8 +47,13 @@
  *    GPU's. (They once used minnum/maxnum, whose vectorized form in LLVM 22
  *    skipped the scalar remainder of loops of 7 or 15 trips: a tile of 8 or
  *    16 along the axis was reduced over its first 5 or 13 elements;
- *    tests/test_minmax.c keeps those lengths.) CUMSUM is sequential along
- *    its axis.
+ *    tests/test_minmax.c keeps those lengths.) An argmax/argmin loop
+ *    stays a loop, neither unrolled nor vectorized: fully unrolled, a chain
+ *    of 31 compare-selects on addresses that do not change from program to
+ *    program (a [1,32] or [32,1] tile at constant offsets) sent LLVM 22's
+ *    loop vectorizer, working on the loop over programs around it, into
+ *    endless recursion (tests/llvm/argmax_loop_vectorize_hang.ll). CUMSUM
+ *    is sequential along its axis.
  *  - PRINT hands a materialized array to tjj_rt_print; ASSERT checks each
  *    element and, on the first false one, calls tjj_rt_assert_fail with the
  *    user's file:line and returns from the program instance.
@@ -78,6 +83,7 @@
 #include <string.h>
 
 #include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
 
 #include "cpu_backend.h"
 #include "llvm_scalar.h"
@@ -108,6 +114,7 @@ typedef struct codegen {
     memo_entry *memo;
     size_t nmemo, memo_cap;
     int32_t true_mask;     /* a mask value known to be all true here, or 0 */
+    LLVMValueRef no_unroll; /* loop metadata of a large kernel's loops, or NULL */
 
     int32_t cur_op;        /* the op being emitted, for messages */
     tj_status status;      /* the first error */
@@ -224,6 +231,38 @@ typedef struct nest {
     LLVMValueRef iv[TJ_MAX_RANK];
 } nest;
 
+/* A loop ID node (the usual self-referential one) holding the hints
+ * "llvm.loop.unroll.disable" and, with no_vectorize, vectorize.enable false. */
+static LLVMValueRef loop_hints(codegen *g, int no_vectorize)
+{
+    LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
+    LLVMMetadataRef unroll = LLVMMDStringInContext2(g->ctx, "llvm.loop.unroll.disable", 24);
+    LLVMMetadataRef vec[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.enable", 26),
+                              LLVMValueAsMetadata(LLVMConstInt(g->t_i1, 0, 0))};
+    LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, &unroll, 1),
+                              LLVMMDNodeInContext2(g->ctx, vec, 2)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(g->ctx, ops, no_vectorize ? 3 : 2);
+    LLVMMetadataReplaceAllUsesWith(self, id);
+    return LLVMMetadataAsValue(g->ctx, id);
+}
+
+static void set_loop_hints(codegen *g, LLVMValueRef latch_branch, LLVMValueRef hints)
+{
+    LLVMSetMetadata(latch_branch, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), hints);
+}
+
+/* A kernel of more than LARGE_KERNEL_OPS ops keeps its loops rolled: fully
+ * unrolled, and with the scratch arrays between them forwarded, the loops
+ * of a long chain become one basic block that LLVM's instruction scheduler
+ * takes quadratic time over (materialize.c bounds each loop's size; this
+ * keeps the loops apart). Small kernels unroll as before. */
+enum { LARGE_KERNEL_OPS = 512 };
+static void set_large_kernel_loops(codegen *g)
+{
+    if (g->fn->nops > LARGE_KERNEL_OPS)
+        g->no_unroll = loop_hints(g, 0);
+}
+
 /* One counted loop [0, n) with an i64 index; the body starts in the header. */
 static LLVMValueRef loop_begin(codegen *g, LLVMBasicBlockRef *header)
 {
@@ -243,7 +282,10 @@ static void loop_end(codegen *g, LLVMBasicBlockRef header, LLVMValueRef iv, int6
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
     LLVMAddIncoming(iv, &next, &latch, 1);
     LLVMBasicBlockRef exit = new_block(g, "loop.end");
-    LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, c_i64(g, n), ""), header, exit);
+    LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, c_i64(g, n), ""),
+                                      header, exit);
+    if (g->no_unroll)
+        set_loop_hints(g, br, g->no_unroll);
     LLVMPositionBuilderAtEnd(g->b, exit);
 }
 
@@ -820,7 +862,13 @@ static void emit_reduce(codegen *g, const tji_op *op)
         LLVMAddIncoming(acc_phi, &next_acc, &latch, 1);
         if (is_arg)
             LLVMAddIncoming(best_phi, &next_best, &latch, 1);
-        LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next_k, c_i64(g, len), ""), header, exit);
+        LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next_k, c_i64(g, len), ""),
+                                          header, exit);
+        /* argmax/argmin: see the top of the file */
+        if (is_arg)
+            set_loop_hints(g, br, loop_hints(g, 1));
+        else if (g->no_unroll)
+            set_loop_hints(g, br, g->no_unroll);
         LLVMPositionBuilderAtEnd(g->b, exit);
         acc = next_acc;
         best = next_best;
@@ -1434,6 +1482,7 @@ tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextR
     g.b = LLVMCreateBuilderInContext(ctx);
     g.ls = (tjj_ls){ctx, g.mod, g.b, g.t_i1, g.t_i8, g.t_i16, g.t_i32, g.t_i64, g.t_half, g.t_float, g.t_double};
     layout_scratch(&g);
+    set_large_kernel_loops(&g);
     build_kernel(&g, target, symbol);
     build_runner(&g, target, symbol);
     LLVMDisposeBuilder(g.b);

@@ -555,8 +555,8 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         st = tjj_gpu_enter(dev, "tj_launch");
     variant *var = NULL;
     if (st == TJ_OK)
-        st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps, tjf_spec_key(kernel, values),
-                             &var);
+        st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps,
+                             tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs), &var);
     if (st == TJ_OK)
         st = gpu ? launch_gpu(dev, kernel, var, values, nprog)
                  : launch_cpu(dev, kernel, var, values, nprog, total);

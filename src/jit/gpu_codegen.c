@@ -48,6 +48,8 @@
  *
  * Memory order: a load after a store, or an atomic after a store, sees
  * what other threads stored (a barrier in between; see order_after_stores).
+ * A store or atomic after a load that may read what it overwrites, from
+ * another thread, waits for that load (a barrier; see order_after_loads).
  *
  * Shared memory is one static array, sized to the largest single use; each
  * use begins with a barrier (earlier readers are done; not needed before
@@ -111,6 +113,10 @@ typedef struct codegen {
     LLVMValueRef smem;          /* a placeholder until the size is known */
     uint64_t smem_bytes;
     int stored;                 /* STORED_* since the last barrier */
+    tjp_alias alias;            /* pointer roots, for order_after_loads */
+    int32_t *loads;             /* LOAD ops emitted since the last barrier */
+    int32_t nloads;
+    uint8_t *is_load_pending;   /* per op: in loads */
     int smem_read;              /* shared memory has been read (emission order) */
     int loop_depth;             /* FOR bodies around the op being emitted */
 } codegen;
@@ -417,6 +423,48 @@ static void barrier(codegen *c)
     LLVMValueRef zero = c_i32(c, 0);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
     c->stored = 0;
+    for (int32_t i = 0; i < c->nloads; i++)
+        c->is_load_pending[c->loads[i]] = 0;
+    c->nloads = 0;
+}
+
+static void load_pending(codegen *c, int32_t opi)
+{
+    if (c->is_load_pending[opi])
+        return;
+    c->is_load_pending[opi] = 1;
+    c->loads[c->nloads++] = opi;
+}
+
+/* The pending loads, copied (malloc'ed; *n of them), to add back later. */
+static int32_t *loads_save(const codegen *c, int32_t *n)
+{
+    *n = c->nloads;
+    int32_t *copy = tjs_xmalloc(sizeof(int32_t) * ((size_t)c->nloads + 1));
+    memcpy(copy, c->loads, sizeof(int32_t) * (size_t)c->nloads);
+    return copy;
+}
+
+static void loads_restore(codegen *c, int32_t *saved, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        load_pending(c, saved[i]);
+    free(saved);
+}
+
+/* The loads of region rid and the regions inside it: pending at the top of
+ * a loop body, since the previous trip did them. */
+static void region_loads(codegen *c, int32_t rid)
+{
+    const tji_region *region = &c->g.fn->regions[rid];
+    for (int32_t i = 0; i < region->nops; i++) {
+        const tji_op *op = &c->g.fn->ops[region->ops[i]];
+        if (op->code == TJI_LOAD)
+            load_pending(c, region->ops[i]);
+        for (int k = 0; k < 2; k++)
+            if (op->region[k] >= 0)
+                region_loads(c, op->region[k]);
+    }
 }
 
 /* Before a shared-memory use writes the buffer: a barrier, so that the
@@ -442,6 +490,33 @@ static void order_after_stores(codegen *c, int kinds)
 {
     if (c->stored & kinds)
         barrier(c);
+}
+
+/* Before a store or an atomic to ptr: a load since the last barrier that
+ * may read an address this write changes (alias.c), in another thread
+ * than the one writing it, must be done first, as in the CPU's program
+ * order (an in-place reversal or transpose). The write needs no barrier
+ * where the load is of the same address expression, in the same layout,
+ * each element held by one thread only: then every element is loaded and
+ * overwritten by one thread, in order. */
+static void order_after_loads(codegen *c, int32_t ptr)
+{
+    const tji_func *fn = c->g.fn;
+    for (int32_t i = 0; i < c->nloads; i++) {
+        const tji_op *load = &fn->ops[c->loads[i]];
+        int32_t lptr = load->args[0];
+        if (!tjp_may_alias(&c->alias, lptr, ptr))
+            continue;
+        if (tji_typeof(fn, ptr)->rank > 0 && tji_typeof(fn, lptr)->rank > 0 &&
+            tjp_same_value(fn, lptr, ptr)) {
+            const tjp_layout *L = layout_of(c, load->result);
+            if (same_layout(L, layout_of(c, ptr)) && !thread_dup_mask(c, L, TJP_LANE) &&
+                !thread_dup_mask(c, L, TJP_WARP))
+                continue;
+        }
+        barrier(c);
+        return;
+    }
 }
 
 /* The STORED_* kinds of the writes in region rid and the regions inside it. */
@@ -1188,6 +1263,7 @@ static void emit_load(codegen *c, const tji_op *op)
     int32_t id = op->result, mask = op->nargs > 1 ? op->args[1] : 0, other = op->nargs > 2 ? op->args[2] : 0;
     const tji_type *t = type_of(c, id);
     order_after_stores(c, STORED_PLAIN | STORED_ATOMIC);
+    load_pending(c, (int32_t)(op - c->g.fn->ops));
     if (t->rank == 0) {
         LLVMValueRef o = other ? reg(c, other, 0) : NULL;
         masked_load(c, t, op, (address){reg(c, op->args[0], 0), 0}, mask ? live_cond(reg(c, mask, 0)) : NULL,
@@ -1224,6 +1300,7 @@ static void emit_store(codegen *c, const tji_op *op)
     int rank = rank_of(c, ptr), v = 1, run = 1;
     LLVMValueRef owner;
     uint32_t n = 1, rdup = 0;
+    order_after_loads(c, ptr);
     if (rank == 0) {
         owner = thread0_cond(c);
     } else {
@@ -1353,6 +1430,7 @@ static void emit_atomic(codegen *c, const tji_op *op)
     const tji_type *rt = type_of(c, id);
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, rt);
     order_after_stores(c, STORED_PLAIN);
+    order_after_loads(c, ptr);
     if (rt->rank == 0) {
         LLVMValueRef cond = and_cond(c, thread0_cond(c), mask ? live_cond(reg(c, mask, 0)) : NULL);
         LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
@@ -1882,12 +1960,15 @@ static void emit_for(codegen *c, int32_t opi)
     /* What the body writes, the next trip's reads must see. */
     int stored_before = c->stored;
     c->stored |= region_writes(fn, op->region[0]);
+    int32_t nloads_before, *loads_before = loads_save(c, &nloads_before);
+    region_loads(c, op->region[0]);
     const tji_op *yield = NULL;
     c->loop_depth++;
     emit_region(c, op->region[0], &yield);
     c->loop_depth--;
     c->g.cur_op = opi;
     c->stored |= stored_before; /* the loop may run zero times */
+    loads_restore(c, loads_before, nloads_before);
     if (c->g.status != TJ_OK)
         return;
     if (!yield || yield->nargs != ncarried) {
@@ -1918,6 +1999,30 @@ static void emit_for(codegen *c, int32_t opi)
     }
 }
 
+/* One arm of an IF; 0 on failure. */
+static int emit_if_arm(codegen *c, int32_t opi, int arm, LLVMBasicBlockRef block, LLVMBasicBlockRef merge,
+                       const tji_op **yield, LLVMBasicBlockRef *end)
+{
+    const tji_op *op = &c->g.fn->ops[opi];
+    int n = op->nresults;
+    LLVMPositionBuilderAtEnd(c->g.b, block);
+    if (op->region[arm] >= 0)
+        emit_region(c, op->region[arm], yield);
+    c->g.cur_op = opi;
+    if (c->g.status != TJ_OK)
+        return 0;
+    if (n > 0 && (!*yield || (*yield)->nargs != n)) {
+        FAIL(c, "internal error: a branch does not end with a yield of %d values", n);
+        return 0;
+    }
+    for (int k = 0; k < n; k++)
+        if (!check_carried(c, (*yield)->args[k], op->result + k))
+            return 0;
+    *end = LLVMGetInsertBlock(c->g.b);
+    LLVMBuildBr(c->g.b, merge);
+    return 1;
+}
+
 static void emit_if(codegen *c, int32_t opi)
 {
     const tji_func *fn = c->g.fn;
@@ -1928,26 +2033,20 @@ static void emit_if(codegen *c, int32_t opi)
     LLVMBasicBlockRef merge = new_block(c, "if.end");
     const tji_op *yields[2] = {NULL, NULL};
     LLVMBuildCondBr(b, reg(c, op->args[0], 0), arms[0], arms[1]);
-    int stored_before = c->stored, stored_after = 0;
-    for (int arm = 0; arm < 2; arm++) {
-        LLVMPositionBuilderAtEnd(b, arms[arm]);
-        c->stored = stored_before;
-        if (op->region[arm] >= 0)
-            emit_region(c, op->region[arm], &yields[arm]);
-        stored_after |= c->stored;
-        c->g.cur_op = opi;
-        if (c->g.status != TJ_OK)
-            return;
-        if (n > 0 && (!yields[arm] || yields[arm]->nargs != n)) {
-            FAIL(c, "internal error: a branch does not end with a yield of %d values", n);
-            return;
-        }
-        for (int k = 0; k < n; k++)
-            if (!check_carried(c, yields[arm]->args[k], op->result + k))
-                return;
-        ends[arm] = LLVMGetInsertBlock(b);
-        LLVMBuildBr(b, merge);
-    }
+    int stored_before = c->stored;
+    int32_t nloads_before, *loads_before = loads_save(c, &nloads_before), nloads_then;
+    int ok = emit_if_arm(c, opi, 0, arms[0], merge, &yields[0], &ends[0]);
+    int stored_after = c->stored;
+    int32_t *loads_then = loads_save(c, &nloads_then);
+    c->stored = stored_before; /* the else arm starts where the then arm did */
+    for (int32_t i = 0; i < nloads_before; i++)
+        load_pending(c, loads_before[i]);
+    ok = ok && emit_if_arm(c, opi, 1, arms[1], merge, &yields[1], &ends[1]);
+    stored_after |= c->stored;
+    loads_restore(c, loads_then, nloads_then);
+    loads_restore(c, loads_before, nloads_before);
+    if (!ok)
+        return;
     c->stored = stored_after;
     LLVMPositionBuilderAtEnd(b, merge);
     for (int k = 0; k < n; k++) {
@@ -2013,6 +2112,37 @@ static void emit_region(codegen *c, int32_t rid, const tji_op **yield)
 }
 
 /* --- the kernel -------------------------------------------------------------------------------- */
+
+static tj_status tile_too_large(const tji_func *fn, int32_t op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tj_status st = tji_verror_at(fn, op, TJ_ERR_COMPILE, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A layout spreads a tile over 32 * num_warps threads, so a tile of more
+ * than 2^MAX_REGS_LOG2 elements per thread is refused by check_plan below
+ * in any layout: refused here before the layout passes spend seconds on
+ * it (a 2048 x 2048 tile took 13.5 s to be refused). */
+tj_status tjj_gpu_check_tile_sizes(const tji_func *fn, int num_warps)
+{
+    int64_t threads = 32 * (int64_t)(num_warps > 0 ? num_warps : 1), limit = threads << MAX_REGS_LOG2;
+    int32_t largest = 0;
+    for (int32_t id = 1; id <= fn->nvalues; id++)
+        if (tji_numel(tji_typeof(fn, id)) > limit &&
+            (!largest || tji_numel(tji_typeof(fn, id)) > tji_numel(tji_typeof(fn, largest))))
+            largest = id;
+    if (!largest)
+        return TJ_OK;
+    int64_t n = tji_numel(tji_typeof(fn, largest));
+    return tile_too_large(fn, tji_val(fn, largest)->def_op,
+                          "a tile of %lld elements needs at least %lld registers per thread with "
+                          "num_warps=%d; the limit is %d (use a smaller tile or more warps)",
+                          (long long)n, (long long)((n + threads - 1) / threads), num_warps,
+                          1 << MAX_REGS_LOG2);
+}
 
 /* The plan must give every tile value a layout of its shape for num_warps;
  * and no tile may need more than 2^MAX_REGS_LOG2 distinct registers per
@@ -2241,6 +2371,9 @@ static tj_status generate(codegen *c, const char *entry_name)
     c->ssa = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef));
     c->regs = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef *));
     c->uses = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(int32_t));
+    c->loads = tjs_xmalloc(sizeof(int32_t) * ((size_t)fn->nops + 1));
+    c->is_load_pending = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    tjp_alias_init(fn, &c->alias);
     c->eb = LLVMCreateBuilderInContext(c->g.ctx);
     c->g.b = LLVMCreateBuilderInContext(c->g.ctx);
     check_plan(c);
@@ -2254,6 +2387,9 @@ static tj_status generate(codegen *c, const char *entry_name)
     free(c->regs);
     free(c->ssa);
     free(c->uses);
+    free(c->loads);
+    free(c->is_load_pending);
+    tjp_alias_free(&c->alias);
     free(c->parts);
     return c->g.status;
 }

@@ -91,7 +91,9 @@ tj_status tjj_gpu_pipeline(tji_func *fn, uint64_t spec_key, int num_warps, int s
 {
     tjp_param_spec *spec = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *spec);
     spec_of_key(fn, spec_key, spec);
-    tj_status st = gpu_layouts(fn, spec, num_warps, plan);
+    tj_status st = tjj_gpu_check_tile_sizes(fn, num_warps);
+    if (st == TJ_OK)
+        st = gpu_layouts(fn, spec, num_warps, plan);
     if (st == TJ_OK && tjs_dump_enabled("layouts")) {
         char *text = NULL;
         st = explain_layouts(fn, spec, plan, &text);
@@ -164,7 +166,8 @@ static tj_status spec_of_args(const char *who, const tj_kernel *kernel, const tj
     tjf_value *values = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *values);
     tj_status st = tjf_check_args(kernel, args, nargs, values);
     if (st == TJ_OK)
-        *key = tjf_spec_key(kernel, values); /* buffer slots hold address 0: aligned */
+        *key = tjf_spec_key(kernel, values) | /* buffer slots hold address 0: aligned */
+               tjf_alias_bit(kernel, args, nargs);
     free(values);
     return st;
 }
@@ -183,7 +186,11 @@ static tj_status build_offline(const char *who, const tj_kernel *kernel, const t
                          "%s: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
                          who, *num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
     tj_status st = spec_of_args(who, kernel, args, nargs, spec);
-    return st == TJ_OK ? tji_build(kernel, consts, nconsts, fn) : st;
+    if (st == TJ_OK)
+        st = tji_build(kernel, consts, nconsts, fn);
+    if (st == TJ_OK)
+        (*fn)->params_may_alias = !!(*spec & TJF_SPEC_ALIASED);
+    return st;
 }
 
 /* tj_kernel_ptx and tj_kernel_ptx_args. */

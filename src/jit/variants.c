@@ -176,6 +176,8 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
         st = tji_build(v->kernel, consts, nconsts, &fn);
         pthread_mutex_unlock(&dev->build_lock);
     }
+    if (st == TJ_OK)
+        fn->params_may_alias = !!(spec & TJF_SPEC_ALIASED);
     if (st == TJ_OK && dev->kind == TJ_DEVICE_GPU) {
         st = compile_gpu(dev, fn, v);
     } else if (st == TJ_OK) {
@@ -217,7 +219,7 @@ tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t
 {
     int gpu = dev->kind == TJ_DEVICE_GPU;
     int key_warps = gpu ? num_warps : 0;
-    uint64_t key_spec = gpu ? spec : 0;
+    uint64_t key_spec = gpu ? spec : spec & TJF_SPEC_ALIASED; /* CPU: aliasing only */
     uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec);
     pthread_mutex_lock(&dev->variants_lock);
     variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_spec, hash);

@@ -23,10 +23,14 @@
  *    it: a materialized user, or a sink (STORE, ATOMIC, ASSERT, REDUCE ...),
  *    found by following fused users. A fused value is computed once per site.
  *  - A LOAD is fused only when that recomputation is invisible: exactly one
- *    use, exactly one site, the site in the load's own region, and no op with
+ *    use, exactly one site, the site in the load's own region, no op with
  *    a side effect (store, atomic, print, assert, or a FOR/IF holding one)
- *    between the load and its site. Otherwise it is read before the side
- *    effect into an array of its own.
+ *    between the load and its site, and, where the site is a store or an
+ *    atomic, no element of that write can overwrite what the load reads
+ *    for another element (load_overtaken_by_write, alias.c): a program's
+ *    loads happen before its later stores, as written, so an in-place
+ *    reversal or transpose reads the tile first. Otherwise it is read
+ *    before the side effect into an array of its own.
  *  - Costly element-wise values (division, remainder, math functions, FMA,
  *    casts to or from 16-bit floats) are materialized when they have more
  *    than one site or a site in another region (a loop body would recompute
@@ -36,13 +40,16 @@
  *    LLVM merges the copies inside one loop. A GPU layout CONVERT means
  *    nothing on the CPU: it is fused as the identity.
  *
- * Within one loop nest a fused load is done element by element, interleaved
- * with the stores of the same nest. A program whose store of one element hits
- * the address that another element of the same tile loads is a data race in
- * Triton's model on a GPU too; here it resolves element by element.
+ * A fused expression's depth is bounded (bound_fused_size, FUSE_LIMIT ops):
+ * a longer chain is cut into loops by materializing every so often, which
+ * keeps LLVM's time linear in the kernel and the code generator's recursion
+ * along an expression shallow. The passes here walk the IR in id order
+ * (operands have smaller ids than their users) or with explicit work
+ * lists, never recursing along a chain.
  *
  * Materializing a value changes the sites of the values it reads, so the
- * decisions repeat until nothing changes (the materialized set only grows).
+ * decisions repeat until nothing changes (the materialized set only grows),
+ * and so do they after the size bound has materialized more.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +72,9 @@ typedef struct planner {
     int32_t *op_pos;       /* position of each op in its region */
     int8_t *op_effects;    /* -1 unknown, 0/1: has a side effect (recursive) */
     sites *site;
+    tjp_alias alias;
+    int32_t *size;         /* per value id: the depth of its fused expression */
+    int32_t *stack, *seen, stamp; /* work list and visit marks of a walk */
 } planner;
 
 static int is_cheap_elementwise(tji_opcode c)
@@ -168,32 +178,110 @@ static void add_site(sites *s, const tji_func *fn, int32_t id, int32_t opi, int 
         s->elsewhere = 1;
 }
 
-/* Evaluation sites of a fused value: a fused user passes on its own sites,
- * any other user is a site itself. */
-static const sites *find_sites(planner *p, int32_t id)
+/* Evaluation sites of every fused value: a fused user passes on its own
+ * sites, any other user is a site itself. Users have larger ids than the
+ * values they read, so one pass from the last id down finds every fused
+ * user's sites first: no recursion along a chain of any length. */
+static void find_sites(planner *p)
 {
-    sites *s = &p->site[id];
-    if (s->done)
-        return s;
-    s->done = 1;
     const tji_func *fn = p->fn;
-    for (int32_t u = p->users_start[id]; u < p->users_start[id + 1]; u++) {
-        int32_t opi = p->users[u];
-        const tji_op *op = &fn->ops[opi];
-        int32_t r = op->nresults == 1 ? op->result : 0;
-        if (r && fusible(fn, r) && !p->plan->materialize[r]) {
-            const sites *rs = find_sites(p, r);
-            if (rs->count == 1)
-                add_site(s, fn, id, rs->site_op, 1);
-            else
-                add_site(s, fn, id, opi, rs->count); /* count is what matters */
-            if (rs->elsewhere)
-                s->elsewhere = 1;
-        } else {
-            add_site(s, fn, id, opi, 1);
+    memset(p->site, 0, sizeof(sites) * (size_t)(fn->nvalues + 1));
+    for (int32_t id = fn->nvalues; id >= 1; id--) {
+        if (p->plan->materialize[id] || !fusible(fn, id))
+            continue;
+        sites *s = &p->site[id];
+        for (int32_t u = p->users_start[id]; u < p->users_start[id + 1]; u++) {
+            int32_t opi = p->users[u];
+            const tji_op *op = &fn->ops[opi];
+            int32_t r = op->nresults == 1 ? op->result : 0;
+            if (r > id && fusible(fn, r) && !p->plan->materialize[r]) {
+                const sites *rs = &p->site[r];
+                if (rs->count == 1)
+                    add_site(s, fn, id, rs->site_op, 1);
+                else
+                    add_site(s, fn, id, opi, rs->count); /* count is what matters */
+                if (rs->elsewhere)
+                    s->elsewhere = 1;
+            } else {
+                add_site(s, fn, id, opi, 1);
+            }
         }
     }
-    return s;
+}
+
+/* The write a fused load is read in, when that is a store or an atomic:
+ * the load is then done in the write's loop nest, element by element
+ * between its writes. That is only right where no element the write
+ * stores is one the load reads for another element: different buffers
+ * (alias.c), or the same address expression with the value reaching the
+ * write at the index it was loaded at (element-wise ops of one shape; a
+ * broadcast or expand_dims on the way would read one loaded element at
+ * several indices). */
+static int load_overtaken_by_write(planner *p, int32_t load_id, int32_t site_op)
+{
+    const tji_func *fn = p->fn;
+    const tji_op *site = &fn->ops[site_op];
+    if (site->code != TJI_STORE && site->code != TJI_ATOMIC && site->code != TJI_ATOMIC_CAS)
+        return 0;
+    const tji_op *load = &fn->ops[tji_val(fn, load_id)->def_op];
+    if (!tjp_may_alias(&p->alias, load->args[0], site->args[0]))
+        return 0;
+    if (!tjp_same_value(fn, load->args[0], site->args[0]))
+        return 1;
+    const tji_type *lt = tji_typeof(fn, load_id);
+    int32_t n = 0;
+    p->stamp++;
+    p->stack[n++] = load_id;
+    while (n > 0) {
+        int32_t v = p->stack[--n];
+        for (int32_t u = p->users_start[v]; u < p->users_start[v + 1]; u++) {
+            const tji_op *op = &fn->ops[p->users[u]];
+            int32_t r = op->nresults == 1 ? op->result : 0;
+            if (!r || !fusible(fn, r) || p->plan->materialize[r] || p->seen[r] == p->stamp)
+                continue;
+            const tji_type *rt = tji_typeof(fn, r);
+            if (rt->rank != lt->rank || memcmp(rt->shape, lt->shape, sizeof rt->shape) != 0)
+                return 1;
+            p->seen[r] = p->stamp;
+            p->stack[n++] = r;
+        }
+    }
+    return 0;
+}
+
+/* A fused value is recomputed inside the loop nest of each reader: a
+ * chain of thousands of element-wise ops would be one loop body that LLVM
+ * takes quadratic time over (and the code generator, recursing along the
+ * chain, deep stack). So a fused value more than FUSE_LIMIT ops deep (the
+ * longest path of fused ops below it) is materialized, cutting the chain
+ * into loops of bounded depth. Depth, not a count of the tree: a box
+ * filter's nine loads share their index math, which one loop computes
+ * once. One forward pass in id order; returns whether it materialized
+ * anything. */
+enum { FUSE_LIMIT = 256 };
+static int bound_fused_size(planner *p)
+{
+    const tji_func *fn = p->fn;
+    uint8_t *mat = p->plan->materialize;
+    int changed = 0;
+    for (int32_t id = 1; id <= fn->nvalues; id++) {
+        p->size[id] = 0;
+        if (mat[id] || !fusible(fn, id))
+            continue;
+        const tji_op *op = &fn->ops[tji_val(fn, id)->def_op];
+        int32_t size = 0;
+        for (int32_t a = 0; a < op->nargs; a++)
+            if (op->args[a] > 0 && op->args[a] < id && p->size[op->args[a]] > size)
+                size = p->size[op->args[a]];
+        size++;
+        if (size > FUSE_LIMIT) {
+            mat[id] = 1;
+            changed = 1;
+            size = 0;
+        }
+        p->size[id] = size;
+    }
+    return changed;
 }
 
 /* No op with a side effect strictly between ops a and b of one region. */
@@ -211,18 +299,19 @@ static int decide(planner *p)
     const tji_func *fn = p->fn;
     uint8_t *mat = p->plan->materialize;
     int changed = 0;
-    memset(p->site, 0, sizeof(sites) * (size_t)(fn->nvalues + 1));
+    find_sites(p);
     for (int32_t id = 1; id <= fn->nvalues; id++) {
         if (mat[id] || !fusible(fn, id))
             continue;
         const tji_op *op = &fn->ops[tji_val(fn, id)->def_op];
-        const sites *s = find_sites(p, id);
+        const sites *s = &p->site[id];
         int need = 0;
         if (op->code == TJI_LOAD) {
             need = p->plan->uses[id] > 1 || s->count > 1 || s->elsewhere;
             if (!need && s->count == 1)
                 need = fn->ops[s->site_op].parent != op->parent ||
-                       !quiet_between(p, tji_val(fn, id)->def_op, s->site_op);
+                       !quiet_between(p, tji_val(fn, id)->def_op, s->site_op) ||
+                       load_overtaken_by_write(p, id, s->site_op);
         } else if (costly(fn, id)) {
             need = s->count > 1 || s->elsewhere;
         }
@@ -245,6 +334,10 @@ void tjp_materialize(const tji_func *fn, tjp_plan *plan)
     p.op_effects = tjs_xmalloc((size_t)fn->nops + 1);
     memset(p.op_effects, -1, (size_t)fn->nops + 1);
     p.site = tjs_xcalloc((size_t)n + 1, sizeof(sites));
+    p.size = tjs_xcalloc((size_t)n + 1, sizeof(int32_t));
+    p.stack = tjs_xmalloc(sizeof(int32_t) * ((size_t)n + 1));
+    p.seen = tjs_xcalloc((size_t)n + 1, sizeof(int32_t));
+    tjp_alias_init(fn, &p.alias);
 
     /* Uses, and users as compressed lists. */
     int64_t total = 0;
@@ -283,14 +376,20 @@ void tjp_materialize(const tji_func *fn, tjp_plan *plan)
             if (op->args[a] > 0)
                 plan->materialize[op->args[a]] = 1;
     }
-    while (decide(&p)) {
-    }
+    do {
+        while (decide(&p)) {
+        }
+    } while (bound_fused_size(&p));
 
     free(p.users_start);
     free(p.users);
     free(p.op_pos);
     free(p.op_effects);
     free(p.site);
+    free(p.size);
+    free(p.stack);
+    free(p.seen);
+    tjp_alias_free(&p.alias);
 }
 
 void tjp_plan_free(tjp_plan *plan)

@@ -27,6 +27,21 @@ typedef struct tjp_plan {
 TJI_FUNC void tjp_materialize(const tji_func *fn, tjp_plan *plan);
 TJI_FUNC void tjp_plan_free(tjp_plan *plan);
 
+/* alias.c — may a load and a later write touch one address at different
+ * elements? Pointers are traced to their kernel parameter (root; -1 when
+ * unknown); pointers of different parameters alias only where the launch
+ * passed one buffer for several (fn->params_may_alias). */
+typedef struct tjp_alias {
+    const tji_func *fn;
+    int32_t *root;         /* per value id: the pointer parameter, or -1 */
+} tjp_alias;
+TJI_FUNC void tjp_alias_init(const tji_func *fn, tjp_alias *out);
+TJI_FUNC void tjp_alias_free(tjp_alias *a);
+TJI_FUNC int tjp_may_alias(const tjp_alias *a, int32_t ptr_a, int32_t ptr_b);
+/* a and b compute the same elements (a bounded structural comparison; 0
+ * where it cannot tell). */
+TJI_FUNC int tjp_same_value(const tji_func *fn, int32_t a, int32_t b);
+
 /* layout_assign.c — the GPU's distributed layouts (F of the design's chain).
  * Every tile value gets a linear layout (layout.h) for the kernel's
  * num_warps, so that each op's operands are in the layout the op needs to
