@@ -61,6 +61,7 @@
 #include <sys/utsname.h>
 
 #include "../ffi_bind/ffi_bind.h"
+#include "bounds.h"
 #include "cuda_api.h"
 #include "jit.h"
 #include "ptxas.h"
@@ -100,8 +101,10 @@ typedef struct variant {
     tjcu_function function;
     int nasserts;
     assert_site *asserts;
-    tjcu_deviceptr assert_record;   /* its own if nasserts > 0, else the device's */
+    tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or bounds, else the device's */
     int pending;          /* launched since the last assert check (pending_lock) */
+    int check_bounds;     /* part of the key: a bounds-checked variant (bounds.h) */
+    tjj_bounds_sites *bounds; /* a checked variant's accesses, for its messages */
 } variant;
 
 typedef struct scratch_slot {
@@ -173,7 +176,7 @@ static tj_status check_asserts(tj_device *dev, const char *who)
         pending[i]->pending = 0;
     pthread_mutex_unlock(&dev->pending_lock);
 
-    tj_status st = TJ_OK;
+    tj_status st = TJ_OK, failure_status = TJ_ERR_ASSERT;
     char *failure = NULL;
     for (int i = 0; i < npending && st == TJ_OK; i++) {
         const variant *v = pending[i];
@@ -190,7 +193,9 @@ static tj_status check_asserts(tj_device *dev, const char *who)
         for (int a = 0; a < v->nasserts; a++)
             if (v->asserts[a].op == rec.op)
                 site = &v->asserts[a];
-        if (site)
+        if (!site && (failure = tjj_bounds_message(v->bounds, v->kernel, &rec)))
+            failure_status = TJ_ERR_BOUNDS;
+        else if (site)
             failure = tjs_asprintf("%s:%d: error: in kernel '%s', op 'assert': device assertion "
                                    "failed in program (%u, %u, %u): %s",
                                    site->file, site->line, v->kernel->name, rec.pid[0],
@@ -202,7 +207,7 @@ static tj_status check_asserts(tj_device *dev, const char *who)
     }
     free(pending);
     if (st == TJ_OK && failure)
-        st = tjs_error(TJ_ERR_ASSERT, "%s", failure);
+        st = tjs_error(failure_status, "%s", failure);
     free(failure);
     return st;
 }
@@ -375,6 +380,7 @@ static void free_variant(tj_device *dev, variant *v)
         free(v->asserts[a].message);
     }
     free(v->asserts);
+    tjj_bounds_sites_free(v->bounds);
     tjf_sig_free(&v->sig);
     free(v->consts);
     free(v);
@@ -851,7 +857,7 @@ static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
         collect_asserts(fn, v);
         v->assert_record = dev->assert_record;
     }
-    if (st == TJ_OK && v->nasserts) {
+    if (st == TJ_OK && (v->nasserts || v->check_bounds)) {
         tjcu_deviceptr record = 0;
         st = cu_check(dev->cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), fn->name,
                       "cuMemAlloc (assert record)");
@@ -869,9 +875,9 @@ static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
 /* --- the variant cache ----------------------------------------------------- */
 
 static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
-                             int num_warps, uint64_t spec)
+                             int num_warps, uint64_t spec, int check_bounds)
 {
-    uint64_t h = 0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel;
+    uint64_t h = (0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel) + (uint64_t)check_bounds;
     h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
     h = (h ^ spec) * 0x100000001b3u;
     for (int i = 0; i < nconsts; i++) {
@@ -906,17 +912,22 @@ static void insert_variant(tj_device *dev, variant *v)
  * num_warps and spec are the variant's on a GPU; on the CPU only
  * TJIT_PTXAS uses them. */
 static tj_status compile_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                                 int nconsts, int num_warps, uint64_t spec, uint64_t hash,
-                                 variant **out)
+                                 int nconsts, int num_warps, uint64_t spec, int check_bounds,
+                                 uint64_t hash, variant **out)
 {
     variant *v = tjs_xcalloc(1, sizeof *v);
     v->kernel = kernel;
+    v->check_bounds = check_bounds;
     v->num_warps = dev->kind == TJ_DEVICE_GPU ? num_warps : 0;
     v->spec = dev->kind == TJ_DEVICE_GPU ? spec : 0;
     tji_func *fn = NULL;
     tj_status st = tjf_sig_init(&v->sig, kernel);
     if (st == TJ_OK)
         st = tji_build(kernel, consts, nconsts, &fn);
+    if (st == TJ_OK && check_bounds) {
+        fn->check_bounds = 1;
+        v->bounds = tjj_bounds_sites_new(fn);
+    }
     if (st == TJ_OK && dev->kind == TJ_DEVICE_GPU) {
         st = compile_gpu(dev, fn, v);
     } else if (st == TJ_OK) {
@@ -941,17 +952,17 @@ static tj_status compile_variant(tj_device *dev, const tj_kernel *kernel, const 
 /* The variant for kernel, consts and (on a GPU) num_warps and the
  * arguments' specialization key spec, from the cache or compiled now. */
 static tj_status get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                             int nconsts, int num_warps, uint64_t spec, variant **out)
+                             int nconsts, int num_warps, uint64_t spec, int check_bounds, variant **out)
 {
     int gpu = dev->kind == TJ_DEVICE_GPU;
     int key_warps = gpu ? num_warps : 0;
     uint64_t key_spec = gpu ? spec : 0;
-    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec);
+    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec, check_bounds);
     pthread_mutex_lock(&dev->variants_lock);
     if (dev->nbuckets) {
         for (variant *v = dev->buckets[hash % dev->nbuckets]; v; v = v->next) {
             if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
-                v->num_warps == key_warps && v->spec == key_spec &&
+                v->num_warps == key_warps && v->spec == key_spec && v->check_bounds == check_bounds &&
                 (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0)) {
                 pthread_mutex_unlock(&dev->variants_lock);
                 *out = v;
@@ -960,7 +971,7 @@ static tj_status get_variant(tj_device *dev, const tj_kernel *kernel, const int6
         }
     }
     variant *v;
-    tj_status st = compile_variant(dev, kernel, consts, nconsts, num_warps, spec, hash, &v);
+    tj_status st = compile_variant(dev, kernel, consts, nconsts, num_warps, spec, check_bounds, hash, &v);
     if (st == TJ_OK) {
         insert_variant(dev, v);
         *out = v;
@@ -1010,7 +1021,11 @@ static tj_status build_offline(const char *who, const tj_kernel *kernel, const t
                          "%s: num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
                          who, *num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
     tj_status st = spec_of_args(who, kernel, args, nargs, spec);
-    return st == TJ_OK ? tji_build(kernel, consts, nconsts, fn) : st;
+    if (st == TJ_OK)
+        st = tji_build(kernel, consts, nconsts, fn);
+    if (st == TJ_OK) /* the code a launch would run: checked as TJIT_CHECK_BOUNDS says */
+        (*fn)->check_bounds = tjj_bounds_wanted(TJ_CHECK_BOUNDS_DEFAULT);
+    return st;
 }
 
 /* tj_kernel_ptx and tj_kernel_ptx_args. */
@@ -1177,9 +1192,11 @@ static void run_programs(void *ctx, int worker, int64_t first, int64_t count)
 }
 
 static tj_status launch_cpu(tj_device *dev, const tj_kernel *kernel, const variant *var,
-                            const tjf_value *values, const int32_t nprog[3], int64_t total)
+                            const tjf_value *values, const uint64_t *sizes, const int32_t nprog[3],
+                            int64_t total)
 {
-    tjj_cpu_rt rt = {.kernel_name = kernel->name};
+    tjj_gpu_assert bounds = {0};
+    tjj_cpu_rt rt = {.kernel_name = kernel->name, .buffer_sizes = sizes, .bounds = &bounds};
     pthread_mutex_init(&rt.lock, NULL);
     cpu_launch L = {
         .dev = dev,
@@ -1202,17 +1219,23 @@ static tj_status launch_cpu(tj_device *dev, const tj_kernel *kernel, const varia
                          kernel->name, L.scratch_bytes);
     if (rt.assert_failed)
         return tjs_error(TJ_ERR_ASSERT, "%s", rt.message);
+    if (bounds.failed) {
+        char *why = tjj_bounds_message(var->bounds, kernel, &bounds);
+        tj_status st = tjs_error(TJ_ERR_BOUNDS, "%s", why ? why : "an out-of-bounds access");
+        free(why);
+        return st;
+    }
     return TJ_OK;
 }
 
 /* One program per CTA of num_warps * 32 threads on the default stream;
  * returns once the launch is queued (or, blocking, has finished). */
 static tj_status launch_gpu(tj_device *dev, const tj_kernel *kernel, variant *var,
-                            tjf_value *values, const int32_t nprog[3])
+                            tjf_value *values, uint64_t *sizes, const int32_t nprog[3])
 {
     pthread_mutex_lock(&dev->pending_lock);
     dev->last_kernel = kernel->name;
-    if (var->nasserts && !var->pending) {
+    if ((var->nasserts || var->check_bounds) && !var->pending) {
         if (dev->npending == dev->pending_cap) {
             dev->pending_cap = dev->pending_cap ? dev->pending_cap * 2 : 8;
             dev->pending = tjs_xrealloc(dev->pending, (size_t)dev->pending_cap * sizeof *dev->pending);
@@ -1223,8 +1246,11 @@ static tj_status launch_gpu(tj_device *dev, const tj_kernel *kernel, variant *va
     pthread_mutex_unlock(&dev->pending_lock);
 
     uint64_t assert_info = var->assert_record;
-    void **params = tjs_xmalloc(((size_t)var->sig.nparams + 1) * sizeof *params);
+    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 1) * sizeof *params);
     tjf_gpu_params(&var->sig, values, &assert_info, params);
+    for (int i = 0, k = var->sig.nparams + 1; var->check_bounds && i < kernel->nparams; i++)
+        if (kernel->params[i].is_ptr) /* bounds.h: each buffer's bytes */
+            params[k++] = &sizes[i];
     tjcu_result r = dev->cu->cuLaunchKernel(var->function, (unsigned)nprog[0], (unsigned)nprog[1],
                                             (unsigned)nprog[2], (unsigned)var->num_warps * 32, 1, 1,
                                             0, NULL, params, NULL);
@@ -1281,13 +1307,19 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': consts is NULL but %d constants are expected",
                          kernel->name, nconsts);
 
+    if ((unsigned)cfg->check_bounds > (unsigned)TJ_CHECK_BOUNDS_OFF)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->check_bounds = %d (expected a tj_check_bounds)",
+                         kernel->name, (int)cfg->check_bounds);
+    int check_bounds = tjj_bounds_wanted(cfg->check_bounds);
+
     tjf_value *values = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *values);
+    uint64_t *sizes = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *sizes);
     st = tjf_check_args(kernel, args, nargs, values);
     for (int i = 0; st == TJ_OK && i < nargs; i++) {
         if (!kernel->params[i].is_ptr)
             continue;
-        uint64_t addr;
-        size_t size;
+        uint64_t addr = 0;
+        size_t size = 0;
         if (!lookup_buffer(dev, args[i].v.buf, &addr, &size))
             st = tjs_error(TJ_ERR_LAUNCH,
                            "kernel '%s': argument %d '%s': buffer 0x%llx is not a live buffer of this device (freed?)",
@@ -1297,16 +1329,18 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
             values[i].u64 = addr;
         else
             values[i].ptr = (void *)(uintptr_t)addr;
+        sizes[i] = size;
     }
     if (st == TJ_OK && gpu)
         st = gpu_enter(dev, "tj_launch");
     variant *var = NULL;
     if (st == TJ_OK)
         st = get_variant(dev, kernel, consts, nconsts, num_warps, tjf_spec_key(kernel, values),
-                         &var);
+                         check_bounds, &var);
     if (st == TJ_OK)
-        st = gpu ? launch_gpu(dev, kernel, var, values, nprog)
-                 : launch_cpu(dev, kernel, var, values, nprog, total);
+        st = gpu ? launch_gpu(dev, kernel, var, values, sizes, nprog)
+                 : launch_cpu(dev, kernel, var, values, sizes, nprog, total);
     free(values);
+    free(sizes);
     return st;
 }
