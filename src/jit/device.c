@@ -678,6 +678,13 @@ size_t tj_buffer_size(tj_device *dev, tj_buffer buf)
     return size;
 }
 
+uint64_t tjj_buffer_address(tj_device *dev, tj_buffer buf)
+{
+    uint64_t addr = 0;
+    size_t size;
+    return dev && lookup_buffer(dev, buf, &addr, &size) ? addr : 0;
+}
+
 /* --- compiling for a GPU --------------------------------------------------- */
 
 /* What the parameters of fn are known to be, from a tjf_spec_key; out has

@@ -36,6 +36,10 @@ typedef struct tjj_cpu_rt {
 
 typedef struct tjj_cpu_kernel tjj_cpu_kernel; /* a compiled variant */
 
+/* device.c: the host pointer or device address of a live buffer (0: none),
+ * for tests that look at the memory around a buffer (test_bounds). */
+TJI_FUNC uint64_t tjj_buffer_address(tj_device *dev, tj_buffer buf);
+
 /* Compiles a verified tile program for the host CPU with ORC LLJIT.
  * TJIT_DUMP=llvm prints the LLVM IR before and after optimization. */
 TJI_FUNC tj_status tjj_cpu_compile(const tji_func *fn, tjj_cpu_kernel **out);
