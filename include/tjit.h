@@ -521,7 +521,8 @@ TJ_API tj_status tj_kernel_ir(const tj_kernel *kernel, const int64_t *consts,
  * (a power of two from 1 to 32; 0: 4), since the code depends on it. The
  * code is specialized as for a launch with tjit buffers (16-byte aligned)
  * and scalars of unknown value; tj_kernel_ptx_args specializes it on args
- * exactly as a launch with them would (buffer handles are not looked up). */
+ * exactly as a launch with them would (buffer handles are not looked up).
+ * With TJIT_CHECK_BOUNDS=1 set, the PTX is the bounds-checked code. */
 TJ_API tj_status tj_kernel_ptx(const tj_kernel *kernel, const int64_t *consts, int nconsts,
                                const char *target, int num_warps, char **out_ptx);
 TJ_API tj_status tj_kernel_ptx_args(const tj_kernel *kernel, const tj_arg *args, int nargs,

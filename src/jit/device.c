@@ -47,6 +47,10 @@
  * device's record, which they never write. The context is made current on
  * the calling thread at every API call, so any thread may use the device.
  *
+ * A bounds-checked launch (TJIT_CHECK_BOUNDS, tj_launch_cfg.check_bounds;
+ * bounds.h) runs a variant of its own, whose violations come back through
+ * the same records as device asserts, with TJ_ERR_BOUNDS.
+ *
  * Every variant's PTX can also be assembled by ptxas (TJIT_PTXAS, see
  * ptxas.c) — CPU variants included, which then get a GPU compile as well —
  * so that a machine without a GPU still proves the PTX valid. The same GPU
