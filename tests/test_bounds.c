@@ -5,7 +5,8 @@
  * on a GPU.
  *
  * Each kernel forgets a mask: a load, store, atomic add or compare-and-swap
- * runs past the end or before the start of its buffer, in 1-D and 2-D, and
+ * runs past the end or before the start of its buffer, in 1-D and 2-D (and
+ * through scalar pointers), and
  * through a pointer carried by a TJ_FOR loop or chosen by a where() between
  * two buffers. A checked launch must fail with TJ_ERR_BOUNDS (on a GPU at
  * the next synchronize) and a message that names the kernel, the op, the
@@ -32,7 +33,7 @@ static int on_gpu;
 
 enum { BLOCK = 64, N = 256, NEIGHBOURS = 12 };
 
-static int line_store, line_load, line_atomic, line_cas, line_2d, line_loop, line_where;
+static int line_store, line_load, line_atomic, line_cas, line_2d, line_loop, line_where, line_scalar[2];
 
 /* ---- kernels --------------------------------------------------------------- */
 
@@ -99,6 +100,13 @@ TJ_KERNEL(overrun_where, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(out, f
     tj_val p = tj_where(tj_eq(tj_program_id(0), 0), tj_add(a, offs), tj_add(b, offs));
     line_where = __LINE__; tj_val v = tj_load(p);
     tj_store(tj_add(out, i), v);
+}
+
+/* Scalar pointers: x[to] = x[from] + 1. */
+TJ_KERNEL(overrun_scalar, TJ_PARAMS(TJ_PTR(x, f64), TJ_SCALAR(from, i64), TJ_SCALAR(to, i64)), TJ_CONSTS())
+{
+    line_scalar[0] = __LINE__; tj_val v = tj_load(tj_add(x, from));
+    line_scalar[1] = __LINE__; tj_store(tj_add(x, to), tj_add(v, 1.0));
 }
 
 /* Correct kernels: a masked copy, 1-D, whose masked-off lanes point far
@@ -442,6 +450,32 @@ static void test_where(void)
     tj_buffer_free(dev, out);
 }
 
+/* A scalar load before the start, then a scalar store past the end. */
+static void test_scalar(void)
+{
+    enum { LEN = 40 };
+    double x[LEN], got[LEN];
+    tl_fill_random(TJ_F64, x, LEN);
+    tj_buffer b = tl_upload(dev, x, sizeof x);
+    tj_launch_cfg cfg = checked_grid(1);
+    for (int which = 0; which < 2; which++) {
+        int64_t from = which ? 3 : -1, to = which ? LEN : 5;
+        tj_status st = finished(overrun_scalar_launch(dev, &cfg, b, from, to));
+        expect e = {"overrun_scalar", which ? "store" : "load", "x", "f64", line_scalar[which], 0,
+                    which ? LEN : -1, which ? LEN : -1, LEN, 8};
+        check_report(st, &e, which ? "scalar store one element past the end" : "scalar load one before the start");
+        tl_download(dev, b, got, sizeof got);
+        double want5 = 1.0; /* the load read 0 */
+        tap_ok(which ? memcmp(got, x, sizeof x) == 0
+                     : memcmp(got, x, 5 * sizeof *x) == 0 && got[5] == want5 &&
+                           memcmp(got + 6, x + 6, (LEN - 6) * sizeof *x) == 0,
+               "%s: %s", which ? "scalar store" : "scalar load",
+               which ? "nothing is written" : "the load reads 0, the store inside is done");
+        memcpy(x, got, sizeof x);
+    }
+    tj_buffer_free(dev, b);
+}
+
 /* ---- correct kernels and the modes ----------------------------------------- */
 
 static tj_status run_copy(tj_check_bounds mode, tj_buffer x, tj_buffer out, int n, int grid, int tag)
@@ -630,6 +664,7 @@ int main(void)
     test_2d(0);
     test_loop();
     test_where();
+    test_scalar();
     test_same_results();
     test_modes();
     test_ptx();
