@@ -5,10 +5,9 @@
  * on a GPU.
  *
  * Each kernel forgets a mask: a load, store, atomic add or compare-and-swap
- * runs past the end or before the start of its buffer, in 1-D and 2-D (and
- * through scalar pointers), and
- * through a pointer carried by a TJ_FOR loop or chosen by a where() between
- * two buffers. A checked launch must fail with TJ_ERR_BOUNDS (on a GPU at
+ * runs past the end or before the start of its buffer, in 1-D and 2-D, as
+ * scalars, and through a pointer carried by a TJ_FOR loop or chosen by a
+ * where() between two buffers. A checked launch must fail with TJ_ERR_BOUNDS (on a GPU at
  * the next synchronize) and a message that names the kernel, the op, the
  * kernel's source line, the program and the offset in elements and bytes
  * with the buffer's size; the accesses inside the buffer are done, the ones
