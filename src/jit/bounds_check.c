@@ -72,7 +72,7 @@ static tjj_bounds_gen *new_gen(const tji_func *fn, LLVMContextRef ctx, LLVMBuild
     return bg;
 }
 
-/* A pointer-sized field of the struct at p, at byte offset off, loaded. */
+/* The field of type t at byte offset off of the struct at p, loaded. */
 static LLVMValueRef load_field(tjj_bounds_gen *bg, LLVMBuilderRef b, LLVMTypeRef t, LLVMValueRef p,
                                size_t off)
 {
@@ -108,9 +108,6 @@ tjj_bounds_gen *tjj_bounds_new_gpu(const tji_func *fn, LLVMContextRef ctx, LLVMB
     for (int i = 0; i < fn->nparams; i++)
         if (fn->params[i].is_ptr)
             bg->size[i] = LLVMGetParam(func, k++);
-    for (int i = 0; i < fn->nparams; i++)
-        if (!bg->size[i])
-            bg->base[i] = NULL;
     bg->record = record;
     bg->gpu = 1;
     bg->scope = scope;
