@@ -94,7 +94,8 @@ typedef enum tj_status {
     TJ_ERR_DEVICE,       /* the device (driver) reported an error */
     TJ_ERR_OUT_OF_MEMORY,
     TJ_ERR_ASSERT,       /* a device assert failed while the kernel ran */
-    TJ_ERR_UNSUPPORTED   /* valid, but not available on this device */
+    TJ_ERR_UNSUPPORTED,  /* valid, but not available on this device */
+    TJ_ERR_BOUNDS        /* a checked launch accessed memory outside its buffer */
 } tj_status;
 
 /* Message of the last failed call on this thread ("" if none). It names the
@@ -534,10 +535,22 @@ typedef struct tj_arg {
 #define TJ_ARG_BF16(x) ((tj_arg){TJ_BF16, 0, {.f = (x)}})
 #define TJ_ARG_INT(dt, x) ((tj_arg){(dt), 0, {.i = (x)}})
 
+/* Bounds-checked launches (to find a forgotten mask): every load, store and
+ * atomic is checked against the buffer its pointer comes from; an access
+ * outside it is not performed, and the launch (on a GPU: the next
+ * synchronize) fails with TJ_ERR_BOUNDS naming kernel, op, source line,
+ * program and offset. Checked code is slower and compiled separately. */
+typedef enum tj_check_bounds {
+    TJ_CHECK_BOUNDS_DEFAULT, /* as TJIT_CHECK_BOUNDS says (1: on; unset, 0: off) */
+    TJ_CHECK_BOUNDS_ON,
+    TJ_CHECK_BOUNDS_OFF
+} tj_check_bounds;
+
 typedef struct tj_launch_cfg {
     int64_t grid[3];  /* programs along each axis; 0 in y or z means 1 */
     int num_warps;    /* GPU threads per program / 32 (0: 4); ignored on CPU */
     tj_stream *stream;/* NULL: the device's default stream */
+    tj_check_bounds check_bounds; /* 0: as the environment says */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */
@@ -582,7 +595,8 @@ TJ_API tj_status tj_kernel_ir(const tj_kernel *kernel, const int64_t *consts,
  * (a power of two from 1 to 32; 0: 4), since the code depends on it. The
  * code is specialized as for a launch with tjit buffers (16-byte aligned)
  * and scalars of unknown value; tj_kernel_ptx_args specializes it on args
- * exactly as a launch with them would (buffer handles are not looked up). */
+ * exactly as a launch with them would (buffer handles are not looked up).
+ * With TJIT_CHECK_BOUNDS=1 set, the PTX is the bounds-checked code. */
 TJ_API tj_status tj_kernel_ptx(const tj_kernel *kernel, const int64_t *consts, int nconsts,
                                const char *target, int num_warps, char **out_ptx);
 TJ_API tj_status tj_kernel_ptx_args(const tj_kernel *kernel, const tj_arg *args, int nargs,

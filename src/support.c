@@ -40,6 +40,7 @@ const char *tj_status_name(tj_status status)
         "TJ_OK", "TJ_ERR_INVALID_ARG", "TJ_ERR_SHAPE", "TJ_ERR_TYPE",
         "TJ_ERR_BUILD", "TJ_ERR_COMPILE", "TJ_ERR_LAUNCH", "TJ_ERR_DEVICE",
         "TJ_ERR_OUT_OF_MEMORY", "TJ_ERR_ASSERT", "TJ_ERR_UNSUPPORTED",
+        "TJ_ERR_BOUNDS",
     };
     if ((unsigned)status < sizeof names / sizeof names[0])
         return names[status];

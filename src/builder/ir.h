@@ -174,6 +174,9 @@ typedef struct tji_func {
     tji_op *ops;
     int32_t nregions, regions_cap;
     tji_region *regions;  /* region 0: the body */
+
+    int check_bounds;     /* set by the launcher, not the builder: the back ends
+                             check every access (src/jit/bounds.h) */
 } tji_func;
 
 /* --- builder.c ----------------------------------------------------------- */

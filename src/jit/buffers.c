@@ -413,3 +413,14 @@ size_t tj_buffer_size(tj_device *dev, tj_buffer buf)
         tjj_dead_buffer("tj_buffer_size", buf);
     return size;
 }
+
+uint64_t tjj_buffer_address(tj_device *dev, tj_buffer buf)
+{
+    if (!dev)
+        return 0;
+    pthread_mutex_lock(&dev->buffers_lock);
+    int64_t slot = map_get(dev, buf.handle);
+    uint64_t addr = slot >= 0 ? dev->slots[slot].addr : 0;
+    pthread_mutex_unlock(&dev->buffers_lock);
+    return addr;
+}

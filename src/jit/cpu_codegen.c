@@ -85,6 +85,7 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/DebugInfo.h>
 
+#include "bounds.h"
 #include "cpu_backend.h"
 #include "llvm_scalar.h"
 
@@ -115,6 +116,7 @@ typedef struct codegen {
     size_t nmemo, memo_cap;
     int32_t true_mask;     /* a mask value known to be all true here, or 0 */
     LLVMValueRef no_unroll; /* loop metadata of a large kernel's loops, or NULL */
+    tjj_bounds_gen *bounds; /* TJIT_CHECK_BOUNDS: every access is checked */
 
     int32_t cur_op;        /* the op being emitted, for messages */
     tj_status status;      /* the first error */
@@ -408,6 +410,19 @@ static LLVMValueRef emit_elementwise(codegen *g, const tji_op *op, LLVMValueRef 
 
 static LLVMValueRef elem(codegen *g, int32_t id, LLVMValueRef *idx);
 
+/* A checked variant's mask of the access of op (index) at ptr, an element
+ * of pointer value ptr_id: off where the address is outside its buffers,
+ * the first such lane reported (bounds.h). Unchecked: mask itself. */
+static LLVMValueRef bounds_mask(codegen *g, int32_t op, int32_t ptr_id, LLVMValueRef ptr,
+                                const tji_type *t, LLVMValueRef mask)
+{
+    if (!g->bounds)
+        return mask;
+    mask = tjj_bounds_check(g->bounds, g->b, ptr_id, ptr, value_mem_size(t), value_mem_size(t), mask);
+    tjj_bounds_flush(g->bounds, g->b, op);
+    return mask;
+}
+
 /* A masked element load: the address is touched only where mask is true. */
 static LLVMValueRef masked_load(codegen *g, const tji_type *t, LLVMValueRef ptr, LLVMValueRef mask,
                                 LLVMValueRef other, int is_volatile)
@@ -505,6 +520,7 @@ static LLVMValueRef def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
         if (mask && LLVMIsAConstantInt(mask) && LLVMConstIntGetZExtValue(mask))
             mask = NULL;
         LLVMValueRef other = op->nargs > 2 && op->args[2] ? elem(g, op->args[2], idx) : NULL;
+        mask = bounds_mask(g, val->def_op, op->args[0], ptr, t, mask);
         return masked_load(g, t, ptr, mask, other, op->is_volatile);
     }
     default:
@@ -609,6 +625,7 @@ static void emit_store_nest(codegen *g, const tji_op *op)
     if (mask && LLVMIsAConstantInt(mask) && LLVMConstIntGetZExtValue(mask))
         mask = NULL;
     LLVMValueRef ptr = elem(g, op->args[0], idx);
+    mask = bounds_mask(g, (int32_t)(op - g->fn->ops), op->args[0], ptr, vt, mask);
     size_t mark = memo_mark(g);
     LLVMBasicBlockRef cont = guard_begin(g, mask, "store");
     LLVMValueRef v = elem(g, op->args[1], idx);
@@ -751,6 +768,7 @@ static void emit_atomic(codegen *g, const tji_op *op)
     nest_begin(g, &n, pt->rank, pt->shape, idx);
     LLVMValueRef mask = !is_cas && op->nargs > 2 && op->args[2] ? elem(g, op->args[2], idx) : NULL;
     LLVMValueRef ptr = elem(g, op->args[0], idx);
+    mask = bounds_mask(g, (int32_t)(op - fn->ops), op->args[0], ptr, rt, mask);
     size_t mark = memo_mark(g);
     LLVMBasicBlockRef before = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef cont = guard_begin(g, mask, "atomic");
@@ -1345,9 +1363,13 @@ static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *s
         if (p->value > 0 && p->value <= fn->nvalues)
             g->ssa[p->value] = v;
     }
+    if (fn->check_bounds)
+        g->bounds = tjj_bounds_new_cpu(fn, g->ctx, g->b, g->ssa, g->rt, g->pid);
     const tji_op *yield = NULL;
     emit_region(g, 0, &yield);
     LLVMBuildRetVoid(g->b);
+    tjj_bounds_free(g->bounds);
+    g->bounds = NULL;
 }
 
 /* The order in which the entry point visits a 2-D grid: GRID_GROUP

@@ -39,6 +39,11 @@
  * names its kernel, op and program exactly; the others share the device's
  * record, which they never write. The context is made current on the
  * calling thread at every API call, so any thread may use the device.
+ *
+ * A bounds-checked launch (TJIT_CHECK_BOUNDS, tj_launch_cfg.check_bounds;
+ * bounds.h) runs a variant of its own, given its buffers' sizes, whose
+ * violations come back through the same records as device asserts, with
+ * TJ_ERR_BOUNDS.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,6 +52,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "bounds.h"
 #include "device_impl.h"
 
 enum { MAX_GRID_YZ = 65535 };
@@ -82,7 +88,7 @@ static tj_status check_asserts(tj_device *dev, const char *who)
         pending[i]->pending = 0;
     pthread_mutex_unlock(&dev->pending_lock);
 
-    tj_status st = TJ_OK;
+    tj_status st = TJ_OK, failure_status = TJ_ERR_ASSERT;
     char *failure = NULL;
     for (int i = 0; i < npending && st == TJ_OK; i++) {
         const variant *v = pending[i];
@@ -99,7 +105,9 @@ static tj_status check_asserts(tj_device *dev, const char *who)
         for (int a = 0; a < v->nasserts; a++)
             if (v->asserts[a].op == rec.op)
                 site = &v->asserts[a];
-        if (site)
+        if (!site && (failure = tjj_bounds_message(v->bounds, v->kernel, &rec)))
+            failure_status = TJ_ERR_BOUNDS;
+        else if (site)
             failure = tjs_asprintf("%s:%d: error: in kernel '%s', op 'assert': device assertion "
                                    "failed in program (%u, %u, %u): %s",
                                    site->file, site->line, v->kernel->name, rec.pid[0],
@@ -111,7 +119,7 @@ static tj_status check_asserts(tj_device *dev, const char *who)
     }
     free(pending);
     if (st == TJ_OK && failure)
-        st = tjs_error(TJ_ERR_ASSERT, "%s", failure);
+        st = tjs_error(failure_status, "%s", failure);
     free(failure);
     return st;
 }
@@ -423,9 +431,11 @@ static void run_programs(void *ctx, int worker, int64_t first, int64_t count)
 }
 
 static tj_status launch_cpu(tj_device *dev, const tj_kernel *kernel, const variant *var,
-                            const tjf_value *values, const int32_t nprog[3], int64_t total)
+                            const tjf_value *values, const uint64_t *sizes, const int32_t nprog[3],
+                            int64_t total)
 {
-    tjj_cpu_rt rt = {.kernel_name = kernel->name};
+    tjj_gpu_assert bounds = {0};
+    tjj_cpu_rt rt = {.kernel_name = kernel->name, .buffer_sizes = sizes, .bounds = &bounds};
     pthread_mutex_init(&rt.lock, NULL);
     cpu_launch L = {
         .dev = dev,
@@ -448,17 +458,23 @@ static tj_status launch_cpu(tj_device *dev, const tj_kernel *kernel, const varia
                          kernel->name, L.scratch_bytes);
     if (rt.assert_failed)
         return tjs_error(TJ_ERR_ASSERT, "%s", rt.message);
+    if (bounds.failed) {
+        char *why = tjj_bounds_message(var->bounds, kernel, &bounds);
+        tj_status st = tjs_error(TJ_ERR_BOUNDS, "%s", why ? why : "an out-of-bounds access");
+        free(why);
+        return st;
+    }
     return TJ_OK;
 }
 
 /* One program per CTA of num_warps * 32 threads on the default stream;
  * returns once the launch is queued (or, blocking, has finished). */
 static tj_status launch_gpu(tj_device *dev, const tj_kernel *kernel, variant *var,
-                            tjf_value *values, const int32_t nprog[3])
+                            tjf_value *values, uint64_t *sizes, const int32_t nprog[3])
 {
     pthread_mutex_lock(&dev->pending_lock);
     dev->last_kernel = kernel->name;
-    if (var->nasserts && !var->pending) {
+    if ((var->nasserts || var->check_bounds) && !var->pending) {
         if (dev->npending == dev->pending_cap) {
             dev->pending_cap = dev->pending_cap ? dev->pending_cap * 2 : 8;
             dev->pending = tjs_xrealloc(dev->pending, (size_t)dev->pending_cap * sizeof *dev->pending);
@@ -469,8 +485,11 @@ static tj_status launch_gpu(tj_device *dev, const tj_kernel *kernel, variant *va
     pthread_mutex_unlock(&dev->pending_lock);
 
     uint64_t assert_info = var->assert_record;
-    void **params = tjs_xmalloc(((size_t)var->sig.nparams + 1) * sizeof *params);
+    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 1) * sizeof *params);
     tjf_gpu_params(&var->sig, values, &assert_info, params);
+    for (int i = 0, k = var->sig.nparams + 1; var->check_bounds && i < kernel->nparams; i++)
+        if (kernel->params[i].is_ptr) /* bounds.h: each buffer's bytes */
+            params[k++] = &sizes[i];
     tjcu_result r = dev->cu->cuLaunchKernel(var->function, (unsigned)nprog[0], (unsigned)nprog[1],
                                             (unsigned)nprog[2], (unsigned)var->num_warps * 32, 1, 1,
                                             0, NULL, params, NULL);
@@ -529,7 +548,13 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': consts is NULL but %d constants are expected",
                          kernel->name, nconsts);
 
+    if ((unsigned)cfg->check_bounds > (unsigned)TJ_CHECK_BOUNDS_OFF)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->check_bounds = %d (expected a tj_check_bounds)",
+                         kernel->name, (int)cfg->check_bounds);
+    int check_bounds = tjj_bounds_wanted(cfg->check_bounds);
+
     tjf_value *values = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *values);
+    uint64_t *sizes = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *sizes);
     /* The buffers this launch uses, held until it is done with them. */
     tjj_buffer_use *uses = tjs_xmalloc((size_t)(nargs > 0 ? nargs : 1) * sizeof *uses);
     int nuses = 0;
@@ -550,19 +575,22 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
             values[i].u64 = use->addr;
         else
             values[i].ptr = (void *)(uintptr_t)use->addr;
+        sizes[i] = use->size;
     }
     if (st == TJ_OK && gpu)
         st = tjj_gpu_enter(dev, "tj_launch");
     variant *var = NULL;
     if (st == TJ_OK)
         st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps,
-                             tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs), &var);
+                             tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs),
+                             check_bounds, &var);
     if (st == TJ_OK)
-        st = gpu ? launch_gpu(dev, kernel, var, values, nprog)
-                 : launch_cpu(dev, kernel, var, values, nprog, total);
+        st = gpu ? launch_gpu(dev, kernel, var, values, sizes, nprog)
+                 : launch_cpu(dev, kernel, var, values, sizes, nprog, total);
     for (int i = 0; i < nuses; i++)
         tjj_buffer_release(dev, &uses[i]);
     free(uses);
+    free(sizes);
     free(values);
     return st;
 }

@@ -45,6 +45,8 @@ typedef struct assert_site {
     char *message;
 } assert_site;
 
+typedef struct tjj_bounds_sites tjj_bounds_sites; /* bounds.h */
+
 typedef enum variant_state { VARIANT_COMPILING, VARIANT_READY, VARIANT_FAILED } variant_state;
 
 typedef struct variant {
@@ -55,6 +57,7 @@ typedef struct variant {
     int64_t *consts;
     int num_warps;        /* part of the key on a GPU; 0 on the CPU */
     uint64_t spec;        /* part of the key on a GPU: tjf_spec_key; 0 on the CPU */
+    int check_bounds;     /* part of the key: a bounds-checked variant (bounds.h) */
     /* variants_lock: */
     variant_state state;
     int waiters;          /* threads waiting for this compile */
@@ -67,8 +70,9 @@ typedef struct variant {
     tjcu_function function;
     int nasserts;
     assert_site *asserts;
-    tjcu_deviceptr assert_record;   /* its own if nasserts > 0, else the device's */
+    tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or checked, else the device's */
     int pending;          /* launched since the last assert check (pending_lock) */
+    tjj_bounds_sites *bounds; /* a checked variant's accesses, for its messages */
 } variant;
 
 typedef struct scratch_slot {
@@ -141,7 +145,7 @@ TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
 /* variants.c */
 TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
                                    const int64_t *consts, int nconsts, int num_warps,
-                                   uint64_t spec, variant **out);
+                                   uint64_t spec, int check_bounds, variant **out);
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);

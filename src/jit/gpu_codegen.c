@@ -73,6 +73,7 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "bounds.h"
 #include "gpu_backend.h"
 
 enum {
@@ -113,12 +114,13 @@ typedef struct codegen {
     LLVMValueRef smem;          /* a placeholder until the size is known */
     uint64_t smem_bytes;
     int stored;                 /* STORED_* since the last barrier */
-    tjp_alias alias;            /* pointer roots, for order_after_loads */
+    tjp_provenance prov;        /* pointers' buffers, for order_after_loads */
     int32_t *loads;             /* LOAD ops emitted since the last barrier */
     int32_t nloads;
     uint8_t *is_load_pending;   /* per op: in loads */
     int smem_read;              /* shared memory has been read (emission order) */
     int loop_depth;             /* FOR bodies around the op being emitted */
+    tjj_bounds_gen *bounds;     /* TJIT_CHECK_BOUNDS: every access is checked */
 } codegen;
 
 /* --- errors ------------------------------------------------------------------- */
@@ -505,7 +507,7 @@ static void order_after_loads(codegen *c, int32_t ptr)
     for (int32_t i = 0; i < c->nloads; i++) {
         const tji_op *load = &fn->ops[c->loads[i]];
         int32_t lptr = load->args[0];
-        if (!tjp_may_alias(&c->alias, lptr, ptr))
+        if (!tjp_may_alias(fn, &c->prov, lptr, ptr))
             continue;
         if (tji_typeof(fn, ptr)->rank > 0 && tji_typeof(fn, lptr)->rank > 0 &&
             tjp_same_value(fn, lptr, ptr)) {
@@ -1210,6 +1212,18 @@ static LLVMValueRef address_value(codegen *c, address at)
     return LLVMBuildGEP2(c->g.b, c->g.t_i8, at.base, &offset, 1, "");
 }
 
+/* A checked kernel's condition (cond, NULL: always) of an access of v
+ * elements of t at `at`, an address of pointer value ptr: off where it
+ * leaves its buffers; emit_op reports the op's first such (bounds.h).
+ * Unchecked: cond itself. */
+static LLVMValueRef bounds_cond(codegen *c, int32_t ptr, address at, const tji_type *t, int v, LLVMValueRef cond)
+{
+    if (!c->bounds)
+        return cond;
+    uint64_t elem = type_bytes(c, tjj_gpu_mem_type(&c->g, t));
+    return tjj_bounds_check(c->bounds, c->g.b, ptr, address_value(c, at), elem * (uint64_t)v, elem, cond);
+}
+
 /* v elements (v = 1: one) from ptr into out, in SSA form, when mask (NULL:
  * always) holds; else other's (NULL: zeros). A masked or hinted access is
  * one predicated inline-asm instruction; a plain one an LLVM load; a
@@ -1266,7 +1280,8 @@ static void emit_load(codegen *c, const tji_op *op)
     load_pending(c, (int32_t)(op - c->g.fn->ops));
     if (t->rank == 0) {
         LLVMValueRef o = other ? reg(c, other, 0) : NULL;
-        masked_load(c, t, op, (address){reg(c, op->args[0], 0), 0}, mask ? live_cond(reg(c, mask, 0)) : NULL,
+        address at = {reg(c, op->args[0], 0), 0};
+        masked_load(c, t, op, at, bounds_cond(c, op->args[0], at, t, 1, mask ? live_cond(reg(c, mask, 0)) : NULL),
                     other ? &o : NULL, 1, &c->ssa[id]);
         return;
     }
@@ -1287,7 +1302,8 @@ static void emit_load(codegen *c, const tji_op *op)
         LLVMValueRef others[MAX_VECTOR];
         for (int j = 0; other && j < v; j++)
             others[j] = reg(c, other, r + (uint32_t)j);
-        masked_load(c, t, op, run_address(c, op->args[0], r, run, mem), mask ? live_cond(reg(c, mask, r)) : NULL,
+        address at = run_address(c, op->args[0], r, run, mem);
+        masked_load(c, t, op, at, bounds_cond(c, op->args[0], at, t, v, mask ? live_cond(reg(c, mask, r)) : NULL),
                     other ? others : NULL, v, out + r);
     }
 }
@@ -1319,6 +1335,7 @@ static void emit_store(codegen *c, const tji_op *op)
         if (r & rdup)
             continue;
         LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(reg(c, mask, r)) : NULL);
+        cond = bounds_cond(c, ptr, run_address(c, ptr, r, run, mem), vt, v, cond);
         LLVMValueRef elems[MAX_VECTOR], parts[MAX_VECTOR_PARTS] = {0};
         for (int j = 0; j < v; j++)
             elems[j] = tjj_gpu_to_mem(&c->g, reg(c, val, r + (uint32_t)j), vt);
@@ -1433,6 +1450,7 @@ static void emit_atomic(codegen *c, const tji_op *op)
     order_after_loads(c, ptr);
     if (rt->rank == 0) {
         LLVMValueRef cond = and_cond(c, thread0_cond(c), mask ? live_cond(reg(c, mask, 0)) : NULL);
+        cond = bounds_cond(c, ptr, (address){reg(c, ptr, 0), 0}, rt, 1, cond);
         LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
         LLVMValueRef old = atomic_one(c, op, rt, reg(c, ptr, 0), reg(c, op->args[1], 0),
                                       is_cas ? reg(c, op->args[2], 0) : NULL);
@@ -1458,6 +1476,7 @@ static void emit_atomic(codegen *c, const tji_op *op)
         if (r & rdup)
             continue;
         LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(reg(c, mask, r)) : NULL);
+        cond = bounds_cond(c, ptr, (address){reg(c, ptr, r), 0}, rt, 1, cond);
         LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
         LLVMValueRef old = atomic_one(c, op, rt, reg(c, ptr, r), reg(c, op->args[1], r),
                                       is_cas ? reg(c, op->args[2], r) : NULL);
@@ -2084,9 +2103,9 @@ static void emit_op(codegen *c, int32_t opi)
     case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE: case TJI_PERMUTE: emit_shape_op(c, op); return;
     case TJI_CONVERT: emit_convert(c, op); return;
     case TJI_ASSUME: emit_assume(c, op); return;
-    case TJI_LOAD: emit_load(c, op); return;
-    case TJI_STORE: emit_store(c, op); return;
-    case TJI_ATOMIC: case TJI_ATOMIC_CAS: emit_atomic(c, op); return;
+    case TJI_LOAD: emit_load(c, op); break;
+    case TJI_STORE: emit_store(c, op); break;
+    case TJI_ATOMIC: case TJI_ATOMIC_CAS: emit_atomic(c, op); break;
     case TJI_REDUCE: emit_reduce(c, op); return;
     case TJI_CUMSUM: emit_cumsum(c, op); return;
     case TJI_FOR: emit_for(c, opi); return;
@@ -2096,6 +2115,8 @@ static void emit_op(codegen *c, int32_t opi)
     case TJI_ASSERT: emit_assert(c, op); return;
     default: emit_elementwise(c, op); return;
     }
+    if (c->bounds) /* after a load, store or atomic */
+        tjj_bounds_flush(c->bounds, c->g.b, opi);
 }
 
 static void emit_region(codegen *c, int32_t rid, const tji_op **yield)
@@ -2219,12 +2240,14 @@ static LLVMTypeRef param_type(const codegen *c, const tji_param *p)
 static void build_kernel(codegen *c, const char *entry_name)
 {
     const tji_func *fn = c->g.fn;
-    int np = fn->nparams;
-    LLVMTypeRef *params = tjs_xcalloc((size_t)np + 1, sizeof(LLVMTypeRef));
+    int np = fn->nparams, nsizes = fn->check_bounds ? tjj_bounds_nbuffers(fn) : 0;
+    LLVMTypeRef *params = tjs_xcalloc((size_t)(np + 1 + nsizes), sizeof(LLVMTypeRef));
     for (int i = 0; i < np; i++)
         params[i] = param_type(c, &fn->params[i]);
     params[np] = c->g.t_gptr;
-    LLVMTypeRef fty = LLVMFunctionType(c->g.t_void, params, (unsigned)np + 1, 0);
+    for (int k = 0; k < nsizes; k++) /* bounds.h: each buffer's bytes */
+        params[np + 1 + k] = c->g.t_i64;
+    LLVMTypeRef fty = LLVMFunctionType(c->g.t_void, params, (unsigned)(np + 1 + nsizes), 0);
     free(params);
     LLVMValueRef f = c->g.func = LLVMAddFunction(c->g.mod, entry_name, fty);
     LLVMSetFunctionCallConv(f, LLVMPTXKernelCallConv);
@@ -2259,6 +2282,9 @@ static void build_kernel(codegen *c, const char *entry_name)
         if (p->value > 0 && p->value <= fn->nvalues)
             c->ssa[p->value] = v;
     }
+    if (fn->check_bounds)
+        c->bounds = tjj_bounds_new_gpu(fn, c->g.ctx, c->eb, c->ssa, f, (unsigned)np + 1, c->assert_info, c->pid,
+                                       c->g.device_scope);
 
     LLVMBasicBlockRef body = new_block(c, "body");
     LLVMPositionBuilderAtEnd(c->g.b, body);
@@ -2373,7 +2399,7 @@ static tj_status generate(codegen *c, const char *entry_name)
     c->uses = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(int32_t));
     c->loads = tjs_xmalloc(sizeof(int32_t) * ((size_t)fn->nops + 1));
     c->is_load_pending = tjs_xcalloc((size_t)fn->nops + 1, 1);
-    tjp_alias_init(fn, &c->alias);
+    tjp_find_provenance(fn, &c->prov);
     c->eb = LLVMCreateBuilderInContext(c->g.ctx);
     c->g.b = LLVMCreateBuilderInContext(c->g.ctx);
     check_plan(c);
@@ -2382,6 +2408,7 @@ static tj_status generate(codegen *c, const char *entry_name)
         build_kernel(c, entry_name);
     LLVMDisposeBuilder(c->g.b);
     LLVMDisposeBuilder(c->eb);
+    tjj_bounds_free(c->bounds);
     for (int32_t id = 0; id <= fn->nvalues; id++)
         free(c->regs[id]);
     free(c->regs);
@@ -2389,7 +2416,7 @@ static tj_status generate(codegen *c, const char *entry_name)
     free(c->uses);
     free(c->loads);
     free(c->is_load_pending);
-    tjp_alias_free(&c->alias);
+    tjp_provenance_free(&c->prov);
     free(c->parts);
     return c->g.status;
 }

@@ -14,12 +14,14 @@
  * ptxas.c) — CPU variants included, which then get a GPU compile as well —
  * so that a machine without a GPU still proves the PTX valid. The same
  * pipeline runs without a launch for tj_kernel_ptx(_args) and for the
- * layout explainer, tj_kernel_explain.
+ * layout explainer, tj_kernel_explain; with TJIT_CHECK_BOUNDS=1 set, that
+ * is the bounds-checked code (bounds.h), as a launch would run.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "device_impl.h"
 #include "ptxas.h"
 
@@ -188,8 +190,11 @@ static tj_status build_offline(const char *who, const tj_kernel *kernel, const t
     tj_status st = spec_of_args(who, kernel, args, nargs, spec);
     if (st == TJ_OK)
         st = tji_build(kernel, consts, nconsts, fn);
-    if (st == TJ_OK)
+    if (st == TJ_OK) {
         (*fn)->params_may_alias = !!(*spec & TJF_SPEC_ALIASED);
+        /* the code a launch would run: checked as TJIT_CHECK_BOUNDS says */
+        (*fn)->check_bounds = tjj_bounds_wanted(TJ_CHECK_BOUNDS_DEFAULT);
+    }
     return st;
 }
 

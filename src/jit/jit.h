@@ -30,9 +30,15 @@ typedef struct tjj_cpu_rt {
     pthread_mutex_t lock;   /* serializes prints and the first failure */
     int assert_failed;      /* set once; the message below says where */
     char message[1024];
+    const uint64_t *buffer_sizes; /* checked variants (bounds.h): bytes per parameter */
+    struct tjj_gpu_assert *bounds; /* checked variants: the first bounds violation */
 } tjj_cpu_rt;
 
 typedef struct tjj_cpu_kernel tjj_cpu_kernel; /* a compiled variant */
+
+/* buffers.c: the host pointer or device address of a live buffer (0: none),
+ * for tests that look at the memory around a buffer (test_bounds). */
+TJI_FUNC uint64_t tjj_buffer_address(tj_device *dev, tj_buffer buf);
 
 /* Compiles a verified tile program for the host CPU with ORC LLJIT.
  * TJIT_DUMP=llvm prints the LLVM IR before and after optimization. */
@@ -69,6 +75,8 @@ TJI_FUNC void tjj_pool_run(int64_t n, int64_t chunk, tjj_task_fn fn, void *ctx);
  *
  *     kernel(<params>, ptr assert_info)   (ptx_kernel calling convention)
  *
+ * (a bounds-checked variant, bounds.h, takes the byte size of each pointer
+ * parameter's buffer after assert_info, as i64s)
  * with pointers as global pointers and scalars as jit.h's CPU ABI gives them.
  * assert_info points at a tjj_gpu_assert record in device memory; the first
  * failing device assert fills it (atomically) and the launch reports it.
@@ -77,6 +85,11 @@ typedef struct tjj_gpu_assert {
     uint32_t failed;      /* 0, or 1 once an assert failed */
     uint32_t op;          /* index of the failing ASSERT op in the tji_func */
     uint32_t pid[3];      /* the program that failed */
+    /* a bounds violation (bounds.h; on the CPU too) is recorded here as well,
+     * op being the memory op, with: */
+    uint32_t param;       /* the parameter whose buffer the access missed */
+    int64_t offset;       /* the access's bytes from that buffer's start */
+    uint64_t size;        /* the buffer's bytes */
 } tjj_gpu_assert;
 
 typedef struct tjj_gpu_code {

@@ -28,12 +28,15 @@
  * On a GPU the PTX is loaded by the driver, whose JIT log becomes the
  * error message when it refuses; a kernel with device asserts gets an
  * assert record of its own in device memory, so that a failure names its
- * kernel, op and program exactly.
+ * kernel, op and program exactly. So does a bounds-checked variant
+ * (TJIT_CHECK_BOUNDS, bounds.h), a variant of its own in the cache, whose
+ * violations come back through that record with TJ_ERR_BOUNDS.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "device_impl.h"
 
 static void free_variant(tj_device *dev, variant *v)
@@ -48,6 +51,7 @@ static void free_variant(tj_device *dev, variant *v)
         free(v->asserts[a].message);
     }
     free(v->asserts);
+    tjj_bounds_sites_free(v->bounds);
     tjf_sig_free(&v->sig);
     free(v->consts);
     free(v->failure_message);
@@ -114,7 +118,7 @@ static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
         collect_asserts(fn, v);
         v->assert_record = dev->assert_record;
     }
-    if (st == TJ_OK && v->nasserts) {
+    if (st == TJ_OK && (v->nasserts || v->check_bounds)) {
         tjcu_deviceptr record = 0;
         st = tjj_cu_check(dev->cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), fn->name,
                       "cuMemAlloc (assert record)");
@@ -130,9 +134,9 @@ static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
 }
 
 static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
-                             int num_warps, uint64_t spec)
+                             int num_warps, uint64_t spec, int check_bounds)
 {
-    uint64_t h = 0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel;
+    uint64_t h = (0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel) + (uint64_t)check_bounds;
     h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
     h = (h ^ spec) * 0x100000001b3u;
     for (int i = 0; i < nconsts; i++) {
@@ -178,6 +182,10 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
     }
     if (st == TJ_OK)
         fn->params_may_alias = !!(spec & TJF_SPEC_ALIASED);
+    if (st == TJ_OK && v->check_bounds) {
+        fn->check_bounds = 1;
+        v->bounds = tjj_bounds_sites_new(fn);
+    }
     if (st == TJ_OK && dev->kind == TJ_DEVICE_GPU) {
         st = compile_gpu(dev, fn, v);
     } else if (st == TJ_OK) {
@@ -190,13 +198,13 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
 }
 
 static variant *find_variant(const tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                             int nconsts, int num_warps, uint64_t spec, uint64_t hash)
+                             int nconsts, int num_warps, uint64_t spec, int check_bounds, uint64_t hash)
 {
     if (!dev->nbuckets)
         return NULL;
     for (variant *v = dev->buckets[hash % dev->nbuckets]; v; v = v->next)
         if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
-            v->num_warps == num_warps && v->spec == spec &&
+            v->num_warps == num_warps && v->spec == spec && v->check_bounds == check_bounds &&
             (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0))
             return v;
     return NULL;
@@ -211,24 +219,25 @@ static void remove_variant(tj_device *dev, variant *v)
     dev->nvariants--;
 }
 
-/* The variant for kernel, consts and (on a GPU) num_warps and the
- * arguments' specialization key spec: from the cache, from another
+/* The variant for kernel, consts, (on a GPU) num_warps and the arguments'
+ * specialization key spec, and check_bounds: from the cache, from another
  * thread's compile of it, or compiled now. */
 tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                          int nconsts, int num_warps, uint64_t spec, variant **out)
+                          int nconsts, int num_warps, uint64_t spec, int check_bounds, variant **out)
 {
     int gpu = dev->kind == TJ_DEVICE_GPU;
     int key_warps = gpu ? num_warps : 0;
     uint64_t key_spec = gpu ? spec : spec & TJF_SPEC_ALIASED; /* CPU: aliasing only */
-    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec);
+    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec, check_bounds);
     pthread_mutex_lock(&dev->variants_lock);
-    variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_spec, hash);
+    variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_spec, check_bounds, hash);
     if (!v) {
         v = tjs_xcalloc(1, sizeof *v);
         v->kernel = kernel;
         v->hash = hash;
         v->num_warps = key_warps;
         v->spec = key_spec;
+        v->check_bounds = check_bounds;
         v->nconsts = nconsts;
         v->consts = tjs_xmalloc((size_t)nconsts * sizeof *consts);
         if (nconsts)

@@ -10,11 +10,11 @@
  * element. This pass answers that question for both back ends, cheaply
  * and conservatively:
  *
- *  - Every pointer value is traced back to the kernel parameter it is an
- *    offset of (through addptr, splat, broadcast, expand_dims, reshape,
- *    permute, casts, layout conversions and a where between two pointers
- *    of one parameter). Anything else (loop-carried or loaded pointers) has
- *    an unknown root and may alias everything.
+ *  - Every pointer value is traced back to the kernel parameters it may
+ *    be an offset of (provenance.c: through addptr, reshapes, casts,
+ *    layout conversions, where, and loop-carried and if-joined values).
+ *    Pointers that may share a parameter may alias; one whose parameter
+ *    is unknown may alias everything.
  *  - Two pointers of different parameters do not alias unless the launch
  *    passed one buffer for several pointer parameters: the host knows that,
  *    and it is part of the variant key (TJF_SPEC_ALIASED, tji_func's
@@ -30,61 +30,18 @@
  *    at the same index; the GPU: the same thread holds the element) is
  *    theirs to check.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
 
-enum { ROOT_UNKNOWN = -1, SAME_BUDGET = 256 };
+enum { SAME_BUDGET = 256 };
 
-void tjp_alias_init(const tji_func *fn, tjp_alias *out)
+int tjp_may_alias(const tji_func *fn, const tjp_provenance *prov, int32_t ptr_a, int32_t ptr_b)
 {
-    out->fn = fn;
-    out->root = tjs_xmalloc(sizeof(int32_t) * ((size_t)fn->nvalues + 1));
-    for (int32_t id = 0; id <= fn->nvalues; id++)
-        out->root[id] = ROOT_UNKNOWN;
-    for (int i = 0; i < fn->nparams; i++)
-        if (fn->params[i].is_ptr && fn->params[i].value > 0 && fn->params[i].value <= fn->nvalues)
-            out->root[fn->params[i].value] = i;
-    /* An op's operands have smaller ids than its results, so one pass in id
-     * order sees every operand's root first. */
-    for (int32_t id = 1; id <= fn->nvalues; id++) {
-        const tji_value *v = tji_val(fn, id);
-        if (!v->type.is_ptr || v->def_op < 0)
-            continue;
-        const tji_op *op = &fn->ops[v->def_op];
-        if (op->nresults != 1 || op->nargs < 1)
-            continue;
-        int32_t a = op->args[0] > 0 && op->args[0] < id ? out->root[op->args[0]] : ROOT_UNKNOWN;
-        switch (op->code) {
-        case TJI_ADDPTR: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS:
-        case TJI_RESHAPE: case TJI_PERMUTE: case TJI_CAST: case TJI_CONVERT:
-            out->root[id] = a;
-            break;
-        case TJI_WHERE: {
-            int32_t b = op->nargs == 3 && op->args[1] > 0 && op->args[1] < id ? out->root[op->args[1]] : ROOT_UNKNOWN;
-            int32_t c = op->nargs == 3 && op->args[2] > 0 && op->args[2] < id ? out->root[op->args[2]] : ROOT_UNKNOWN;
-            out->root[id] = b == c ? b : ROOT_UNKNOWN;
-            break;
-        }
-        default:
-            break;
-        }
-    }
-}
-
-void tjp_alias_free(tjp_alias *a)
-{
-    free(a->root);
-    a->root = NULL;
-}
-
-int tjp_may_alias(const tjp_alias *a, int32_t ptr_a, int32_t ptr_b)
-{
-    int32_t ra = a->root[ptr_a], rb = a->root[ptr_b];
-    if (ra == ROOT_UNKNOWN || rb == ROOT_UNKNOWN || ra == rb)
+    if (!tjp_provenance_known(prov, ptr_a) || !tjp_provenance_known(prov, ptr_b) ||
+        tjp_provenance_overlap(prov, ptr_a, ptr_b))
         return 1;
-    return a->fn->params_may_alias;
+    return fn->params_may_alias;
 }
 
 static int same_attrs(const tji_op *x, const tji_op *y)

@@ -72,7 +72,7 @@ typedef struct planner {
     int32_t *op_pos;       /* position of each op in its region */
     int8_t *op_effects;    /* -1 unknown, 0/1: has a side effect (recursive) */
     sites *site;
-    tjp_alias alias;
+    tjp_provenance prov;   /* for tjp_may_alias */
     int32_t *size;         /* per value id: the depth of its fused expression */
     int32_t *stack, *seen, stamp; /* work list and visit marks of a walk */
 } planner;
@@ -224,7 +224,7 @@ static int load_overtaken_by_write(planner *p, int32_t load_id, int32_t site_op)
     if (site->code != TJI_STORE && site->code != TJI_ATOMIC && site->code != TJI_ATOMIC_CAS)
         return 0;
     const tji_op *load = &fn->ops[tji_val(fn, load_id)->def_op];
-    if (!tjp_may_alias(&p->alias, load->args[0], site->args[0]))
+    if (!tjp_may_alias(fn, &p->prov, load->args[0], site->args[0]))
         return 0;
     if (!tjp_same_value(fn, load->args[0], site->args[0]))
         return 1;
@@ -337,7 +337,7 @@ void tjp_materialize(const tji_func *fn, tjp_plan *plan)
     p.size = tjs_xcalloc((size_t)n + 1, sizeof(int32_t));
     p.stack = tjs_xmalloc(sizeof(int32_t) * ((size_t)n + 1));
     p.seen = tjs_xcalloc((size_t)n + 1, sizeof(int32_t));
-    tjp_alias_init(fn, &p.alias);
+    tjp_find_provenance(fn, &p.prov);
 
     /* Uses, and users as compressed lists. */
     int64_t total = 0;
@@ -389,7 +389,7 @@ void tjp_materialize(const tji_func *fn, tjp_plan *plan)
     free(p.size);
     free(p.stack);
     free(p.seen);
-    tjp_alias_free(&p.alias);
+    tjp_provenance_free(&p.prov);
 }
 
 void tjp_plan_free(tjp_plan *plan)

@@ -27,17 +27,29 @@ typedef struct tjp_plan {
 TJI_FUNC void tjp_materialize(const tji_func *fn, tjp_plan *plan);
 TJI_FUNC void tjp_plan_free(tjp_plan *plan);
 
+/* provenance.c — per value, the set of pointer parameters it may point
+ * into (empty: unknown), for the bounds checks (src/jit/bounds.h) and
+ * alias.c. */
+typedef struct tjp_provenance {
+    int32_t nvalues;
+    int nparams, nwords;  /* words of one set */
+    uint64_t *sets;       /* per value id: nwords words, bit i = parameter i */
+} tjp_provenance;
+TJI_FUNC void tjp_find_provenance(const tji_func *fn, tjp_provenance *out);
+TJI_FUNC int tjp_provenance_has(const tjp_provenance *p, int32_t id, int param);
+/* The set of id is not empty. */
+TJI_FUNC int tjp_provenance_known(const tjp_provenance *p, int32_t id);
+/* The sets of a and b share a parameter. */
+TJI_FUNC int tjp_provenance_overlap(const tjp_provenance *p, int32_t a, int32_t b);
+TJI_FUNC void tjp_provenance_free(tjp_provenance *p);
+
 /* alias.c — may a load and a later write touch one address at different
- * elements? Pointers are traced to their kernel parameter (root; -1 when
- * unknown); pointers of different parameters alias only where the launch
- * passed one buffer for several (fn->params_may_alias). */
-typedef struct tjp_alias {
-    const tji_func *fn;
-    int32_t *root;         /* per value id: the pointer parameter, or -1 */
-} tjp_alias;
-TJI_FUNC void tjp_alias_init(const tji_func *fn, tjp_alias *out);
-TJI_FUNC void tjp_alias_free(tjp_alias *a);
-TJI_FUNC int tjp_may_alias(const tjp_alias *a, int32_t ptr_a, int32_t ptr_b);
+ * elements? Pointers of unknown provenance alias everything, pointers that
+ * may share a parameter alias, and pointers of different parameters alias
+ * only where the launch passed one buffer for several
+ * (fn->params_may_alias). */
+TJI_FUNC int tjp_may_alias(const tji_func *fn, const tjp_provenance *prov, int32_t ptr_a,
+                           int32_t ptr_b);
 /* a and b compute the same elements (a bounded structural comparison; 0
  * where it cannot tell). */
 TJI_FUNC int tjp_same_value(const tji_func *fn, int32_t a, int32_t b);
