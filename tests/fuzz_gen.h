@@ -126,8 +126,10 @@ static int fz_leaf(fz_gen *g)
     fz_random_const(g, o.dt, &o);
     o.mag = fz_is_float(o.dt) ? FZ_INPUT_MAG : 0;
     int has_other = (o.kind == FZ_LOAD && o.sub != 1) || o.kind == FZ_LOAD_ROW || o.kind == FZ_LOAD_COL;
-    if (has_other && fz_is_float(o.dt) && gen_below(&g->r, 5) == 0)
-        o.fconst = NAN, o.nan = 1; /* NaN where the load is masked off */
+    /* NaN where the load is masked off: past the edges, and where the
+     * program's mask is false (in bounds, so stored) */
+    if (has_other && fz_is_float(o.dt) && gen_below(&g->r, o.sub == 2 ? 2 : 5) == 0)
+        o.fconst = NAN, o.nan = 1;
     return fz_push(g, o);
 }
 
@@ -228,9 +230,14 @@ static int fz_binary(fz_gen *g, int sub, tj_dtype t, int a, int b)
         return -1;
     fz_op o = *fz_val(g, a);
     const fz_op *A = fz_val(g, a);
+    int minmax = sub == TJ_OP_MINIMUM || sub == TJ_OP_MAXIMUM;
+    if (!minmax && (A->nan || (!literal && fz_val(g, b)->nan)))
+        return -1;
     fz_op lit = {.scalar = 1, .r = 1, .cdim = 1, .dt = t};
     if (b < 0) {
-        if (fz_is_float(t))
+        if (fz_is_float(t) && minmax && gen_below(&g->r, 3) == 0)
+            lit.fconst = gen_below(&g->r, 2) ? -0.0 : 0.0, lit.mag = 2; /* max(x, 0), as ReLU */
+        else if (fz_is_float(t))
             lit.fconst = fz_quarter(g, 2), lit.mag = 2;
         else
             lit.iconst = gen_below(&g->r, 100);
@@ -239,7 +246,7 @@ static int fz_binary(fz_gen *g, int sub, tj_dtype t, int a, int b)
     o.kind = FZ_BIN, o.sub = sub, o.a = a, o.b = b, o.c = -1, o.dt = t;
     o.iconst = lit.iconst, o.fconst = lit.fconst;
     o.nan = A->nan || B->nan;
-    o.propagate = fz_is_float(t) && (sub == TJ_OP_MINIMUM || sub == TJ_OP_MAXIMUM) && gen_below(&g->r, 2);
+    o.propagate = fz_is_float(t) && minmax && gen_below(&g->r, 2);
     fz_combine(&o, A, B);
     if (fz_is_float(t)) {
         double lim = fz_limit(t);
@@ -263,7 +270,7 @@ static int fz_binary(fz_gen *g, int sub, tj_dtype t, int a, int b)
             break;
         case TJ_OP_POW: { /* pow(|a| + 1, b): x^y grows by y x^(y-1) dx and x^y ln x dy */
             double x = A->mag + 1, y = B->mag;
-            if (A->nan || B->nan || y > 4)
+            if (y > 4)
                 return -1;
             double xerr = A->err > 0 ? A->err + tl_eps(t) * x : 0;
             o.mag = pow(x, y);
@@ -296,7 +303,7 @@ static int fz_float_op(fz_gen *g)
         return fz_binary(g, subs[gen_below(&g->r, (int)TL_COUNT(subs))], t, a, b);
     }
     a = fz_cast(g, a, t);
-    if (a < 0)
+    if (a < 0 || fz_val(g, a)->nan)
         return -1;
     fz_op o = *fz_val(g, a);
     A = fz_val(g, a);
@@ -308,8 +315,9 @@ static int fz_float_op(fz_gen *g)
         A = fz_val(g, a);
         const fz_op *B = fz_val(g, b2), *C = fz_val(g, c2);
         o = *A;
+        if (B->nan || C->nan)
+            return -1;
         o.kind = FZ_FMA, o.a = a, o.b = b2, o.c = c2;
-        o.nan = A->nan || B->nan || C->nan;
         fz_combine(&o, A, B);
         fz_combine(&o, &o, C);
         o.mag = A->mag * B->mag + C->mag;
@@ -426,6 +434,11 @@ static int fz_select(fz_gen *g)
         return cond;
     int x = fz_pick(g), y = fz_pick(g);
     tj_dtype xt = fz_val(g, x)->dt;
+    if (fz_is_float(xt) && gen_below(&g->r, 3) == 0) { /* NaN where the condition is false */
+        fz_op nan = {.kind = FZ_CONST, .a = -1, .b = -1, .c = -1, .dt = xt, .scalar = 1, .r = 1,
+                     .cdim = 1, .fconst = NAN, .nan = 1};
+        y = fz_push(g, nan);
+    }
     x = fz_cast(g, x, xt), y = fz_cast(g, y, xt);
     if (x < 0 || y < 0)
         return -1;
@@ -449,6 +462,12 @@ static int fz_narrow_int(tj_dtype t)
 static int fz_reduction(fz_gen *g)
 {
     int a = fz_pick(g);
+    if (gen_below(&g->r, 2)) /* prefer a recent value with NaNs: the rules under test */
+        for (int k = g->p->nops - 1; k >= 0 && k >= g->p->nops - 8; k--)
+            if (fz_val(g, k)->nan && !fz_val(g, k)->scalar) {
+                a = k;
+                break;
+            }
     const fz_op *A = fz_val(g, a);
     if (A->scalar)
         return -1;
@@ -457,7 +476,8 @@ static int fz_reduction(fz_gen *g)
     int shape = gen_below(&g->r, 4); /* 0, 1: along an axis; 2: cumsum; 3: flattened */
     o.kind = shape < 2 ? FZ_REDUCE : shape == 2 ? FZ_CUMSUM
              : gen_below(&g->r, 2) ? FZ_FLAT_REDUCE : FZ_FLAT_CUMSUM;
-    o.sub = o.kind == FZ_CUMSUM || o.kind == FZ_FLAT_CUMSUM ? TJ_REDUCE_SUM : gen_below(&g->r, 5);
+    o.sub = o.kind == FZ_CUMSUM || o.kind == FZ_FLAT_CUMSUM ? TJ_REDUCE_SUM
+            : A->nan ? 1 + gen_below(&g->r, 4) : gen_below(&g->r, 5);
     o.axis = gen_below(&g->r, 2);
     int flat = o.kind == FZ_FLAT_REDUCE || o.kind == FZ_FLAT_CUMSUM;
     int extent = flat ? A->r * A->cdim : o.axis == 0 ? A->r : A->cdim;
@@ -466,6 +486,8 @@ static int fz_reduction(fz_gen *g)
     int is_arg = o.sub == TJ_REDUCE_ARGMAX || o.sub == TJ_REDUCE_ARGMIN;
     if (is_arg && A->err > 0)
         return -1; /* the index of an extreme of inexact values is not defined */
+    if (is_sum && A->nan)
+        return -1;
     if (is_arg && !FUZZ_ITEM10_ARGMAX_32 && extent == 32 && other == 1)
         return -1;
     if (A->dt == TJ_I1) {
@@ -531,9 +553,10 @@ static int fz_control(fz_gen *g)
     if (a < 0 || b < 0)
         return -1;
     const fz_op *A = fz_val(g, a), *B = fz_val(g, b);
+    if (A->nan || B->nan)
+        return -1;
     fz_op o = *A;
     o.a = a, o.b = b, o.c = -1;
-    o.nan = A->nan || B->nan;
     fz_combine(&o, A, B);
     static const int float_subs[] = {TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MINIMUM, TJ_OP_MAXIMUM};
     static const int int_subs[] = {TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MUL, TJ_OP_XOR, TJ_OP_MINIMUM,

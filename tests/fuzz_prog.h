@@ -16,12 +16,12 @@
  * every value finite) and err on how far tjit may be from the reference —
  * 0 while every op was correctly rounded, so that the two must agree bit
  * for bit, the sign of a zero included; comparisons, float-to-int casts,
- * floor, mod and argmax are drawn only over exact values. NaN enters only
- * as the .other of a load, and a value that may hold one (nan) goes only
- * where its effect is defined and the reference follows it exactly:
- * arithmetic, math functions, where, minimum/maximum and the reductions
- * (with and without .propagate_nan), shapes and stores — never into a
- * comparison, a cast to an integer or pow.
+ * floor, mod and argmax are drawn only over exact values. NaN enters as
+ * the .other of a load or a where's alternative, and a value that may hold
+ * one (nan) goes only where NaN has a rule to test: minimum, maximum and
+ * the max/min/argmax/argmin reductions (with and without .propagate_nan),
+ * where, casts between floats, shapes and stores — not into arithmetic,
+ * which one NaN would take over, comparisons or casts to integers.
  *
  * A known bug of issue 8 whose fix is not merged yet is kept out of the
  * programs by the FUZZ_ITEM* switch below; set it to 1 once it is.

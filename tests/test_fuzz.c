@@ -490,7 +490,7 @@ static void prepare(fz_run *run)
         if (fz_is_float((tj_dtype)t)) {
             tl_fill_range((tj_dtype)t, run->host_in[t], n, -FZ_INPUT_MAG, FZ_INPUT_MAG);
             for (size_t e = 0; e < n; e++) /* zeros of both signs, for min/max's order */
-                if (tl_rand_range(0, 7) == 0)
+                if (tl_rand_range(0, 3) == 0)
                     tl_set((tj_dtype)t, run->host_in[t], e, tl_flt(tl_rand_range(0, 1) ? -0.0 : 0.0));
         } else
             tl_fill_random((tj_dtype)t, run->host_in[t], n);
