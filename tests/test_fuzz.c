@@ -9,9 +9,10 @@
  * drawn from the seed by fuzz_gen.h: loads (masked, with ragged edges, of
  * whole tiles, rows and columns), constants, tj_full, scalar parameters,
  * program ids and indices; element-wise ops of every dtype with
- * broadcasting and C literals; comparisons, where, casts between all
- * dtypes; reductions, argmax/argmin and cumsum along either axis or of the
- * flattened tile; transposes and broadcasts; TJ_FOR loops and TJ_IF
+ * broadcasting and C literals, math functions (tj_sin ... tj_pow among
+ * them), minimum/maximum with and without .propagate_nan over signed zeros
+ * and NaNs; comparisons, where, casts between all dtypes; reductions,
+ * argmax/argmin and cumsum along either axis or of the flattened tile; transposes and broadcasts; TJ_FOR loops and TJ_IF
  * branches; then masked stores of up to eight of its values, each to a
  * slot of the output buffer of its value's dtype. The body walks the list and emits the tj_* calls; the
  * host walks it again in C (fuzz_ref.h) and every output element must
