@@ -418,6 +418,8 @@ static int fz_int_op(fz_gen *g)
 static int fz_select(fz_gen *g)
 {
     int a = fz_pick(g), b = fz_pick(g);
+    for (int again = 0; again < 3 && b == a; again++) /* a value against itself is constant */
+        b = fz_pick(g);
     const fz_op *A = fz_val(g, a), *B = fz_val(g, b);
     if (A->err > 0 || B->err > 0 || A->nan || B->nan)
         return -1;
