@@ -10,12 +10,16 @@
  * again. Each op's operands are first cast, by explicit FZ_CAST ops, to
  * the op's dtype, so every op of every dtype is exercised without relying
  * on the promotion rules; C literals (which adopt the other operand's
- * dtype) appear as operands too.
+ * dtype) appear as operands too. Float zeros come with either sign, and a
+ * float load's .other is now and then NaN (fuzz_prog.h says where such a
+ * value may go); float minimum, maximum and reductions take
+ * .propagate_nan now and then.
  */
 #ifndef TJIT_TESTS_FUZZ_GEN_H
 #define TJIT_TESTS_FUZZ_GEN_H
 
 #include "fuzz_prog.h"
+#include "math_bounds.h"
 
 typedef struct fz_gen {
     gen_rng r;
@@ -50,12 +54,20 @@ static void fz_combine(fz_op *out, const fz_op *a, const fz_op *b)
     out->cdim = a->cdim > b->cdim ? a->cdim : b->cdim;
 }
 
-/* A constant of dtype t: floats k/4 in [-4, 4] (exact in every float
- * dtype), integers small or anywhere in the dtype's range. */
+/* A float k/4 in [-lim, lim] (exact in every float dtype), a zero of
+ * either sign. */
+static double fz_quarter(fz_gen *g, int lim)
+{
+    double x = (gen_below(&g->r, 8 * lim + 1) - 4 * lim) / 4.0;
+    return x == 0 && gen_below(&g->r, 2) ? -0.0 : x;
+}
+
+/* A constant of dtype t: floats k/4 in [-4, 4], integers small or
+ * anywhere in the dtype's range. */
 static void fz_random_const(fz_gen *g, tj_dtype t, fz_op *o)
 {
     if (fz_is_float(t)) {
-        o->fconst = (gen_below(&g->r, 33) - 16) / 4.0;
+        o->fconst = fz_quarter(g, 4);
         o->mag = FZ_INPUT_MAG;
     } else if (t == TJ_I1) {
         o->iconst = gen_below(&g->r, 2);
@@ -90,7 +102,7 @@ static int fz_leaf(fz_gen *g)
             o.cdim = 1;
     } else if (pick < 10) {
         o.kind = pick == 8 ? FZ_CONST : FZ_FULL;
-        if (o.kind == FZ_CONST || (FUZZ_ITEM2_RANK0_FULL && gen_below(&g->r, 4) == 0)) {
+        if (o.kind == FZ_CONST || gen_below(&g->r, 4) == 0) {
             o.scalar = 1, o.r = o.cdim = 1;
         } else {
             o.r = gen_below(&g->r, 2) ? p->R : 1;
@@ -113,6 +125,11 @@ static int fz_leaf(fz_gen *g)
     }
     fz_random_const(g, o.dt, &o);
     o.mag = fz_is_float(o.dt) ? FZ_INPUT_MAG : 0;
+    int has_other = (o.kind == FZ_LOAD && o.sub != 1) || o.kind == FZ_LOAD_ROW || o.kind == FZ_LOAD_COL;
+    /* NaN where the load is masked off: past the edges, and where the
+     * program's mask is false (in bounds, so stored) */
+    if (has_other && fz_is_float(o.dt) && gen_below(&g->r, o.sub == 2 ? 2 : 5) == 0)
+        o.fconst = NAN, o.nan = 1;
     return fz_push(g, o);
 }
 
@@ -126,7 +143,7 @@ static int fz_cast(fz_gen *g, int v, tj_dtype t)
     fz_op x = *fz_val(g, v);
     if (x.dt == t)
         return v;
-    if (fz_is_float(x.dt) && !fz_is_float(t) && x.err > 0)
+    if (fz_is_float(x.dt) && !fz_is_float(t) && (x.err > 0 || x.nan))
         return -1;
     if (fz_is_float(t) && fz_is_float(x.dt) && x.mag > fz_limit(t))
         return -1;
@@ -177,6 +194,16 @@ static tj_dtype fz_promote(tj_dtype a, tj_dtype b)
     return tl_is_unsigned(a) ? a : b;
 }
 
+/* How far tjit's fn of dtype t may be from the reference's, in units of
+ * the result's magnitude: math_bounds.h's ulps (the larger of the CPU's
+ * and the GPU's), and half an ulp for the reference's rounding. */
+static double fz_math_ulps(int fn, tj_dtype t)
+{
+    int d = tl_dt_index(t);
+    double ulps = tl_cpu_bound[fn][d] > tl_gpu_bound[fn][d] ? tl_cpu_bound[fn][d] : tl_gpu_bound[fn][d];
+    return (ulps + 0.5) * tl_eps(t);
+}
+
 /* A binary op over a and b in dtype t (b < 0: a C literal). Now and then
  * the operands are left to meet by promotion instead of explicit casts,
  * where that converts exactly (not integers to floats) and the op has no
@@ -203,16 +230,23 @@ static int fz_binary(fz_gen *g, int sub, tj_dtype t, int a, int b)
         return -1;
     fz_op o = *fz_val(g, a);
     const fz_op *A = fz_val(g, a);
+    int minmax = sub == TJ_OP_MINIMUM || sub == TJ_OP_MAXIMUM;
+    if (!minmax && (A->nan || (!literal && fz_val(g, b)->nan)))
+        return -1;
     fz_op lit = {.scalar = 1, .r = 1, .cdim = 1, .dt = t};
     if (b < 0) {
-        if (fz_is_float(t))
-            lit.fconst = (gen_below(&g->r, 17) - 8) / 4.0, lit.mag = 2;
+        if (fz_is_float(t) && minmax && gen_below(&g->r, 3) == 0)
+            lit.fconst = gen_below(&g->r, 2) ? -0.0 : 0.0, lit.mag = 2; /* max(x, 0), as ReLU */
+        else if (fz_is_float(t))
+            lit.fconst = fz_quarter(g, 2), lit.mag = 2;
         else
             lit.iconst = gen_below(&g->r, 100);
     }
     const fz_op *B = b >= 0 ? fz_val(g, b) : &lit;
     o.kind = FZ_BIN, o.sub = sub, o.a = a, o.b = b, o.c = -1, o.dt = t;
     o.iconst = lit.iconst, o.fconst = lit.fconst;
+    o.nan = A->nan || B->nan;
+    o.propagate = fz_is_float(t) && minmax && gen_below(&g->r, 2);
     fz_combine(&o, A, B);
     if (fz_is_float(t)) {
         double lim = fz_limit(t);
@@ -229,11 +263,20 @@ static int fz_binary(fz_gen *g, int sub, tj_dtype t, int a, int b)
             o.mag = A->mag;
             o.err = fz_rounding(t, A->err + A->mag * B->err, o.mag);
             break;
-        case TJ_OP_MOD: /* fmod(a, |b| + 1): exact, but it jumps */
+        case TJ_OP_MOD: /* a % (|b| + 1): exact, but it jumps */
             if (A->err > 0 || B->err > 0)
                 return -1;
-            o.mag = A->mag, o.err = 0;
+            o.mag = A->mag + B->mag + 1, o.err = 0;
             break;
+        case TJ_OP_POW: { /* pow(|a| + 1, b): x^y grows by y x^(y-1) dx and x^y ln x dy */
+            double x = A->mag + 1, y = B->mag;
+            if (y > 4)
+                return -1;
+            double xerr = A->err > 0 ? A->err + tl_eps(t) * x : 0;
+            o.mag = pow(x, y);
+            o.err = 2 * o.mag * (y * xerr + log(x) * B->err) + fz_math_ulps(TL_POW, t) * o.mag;
+            break;
+        }
         default: /* minimum, maximum */
             o.mag = A->mag > B->mag ? A->mag : B->mag;
             o.err = A->err > B->err ? A->err : B->err;
@@ -255,11 +298,12 @@ static int fz_float_op(fz_gen *g)
     int what = gen_below(&g->r, 10);
     if (what < 6) {
         static const int subs[] = {TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MUL, TJ_OP_DIV, TJ_OP_MOD,
-                                   TJ_OP_MINIMUM, TJ_OP_MAXIMUM};
+                                   TJ_OP_MINIMUM, TJ_OP_MAXIMUM, TJ_OP_MINIMUM, TJ_OP_MAXIMUM,
+                                   TJ_OP_POW};
         return fz_binary(g, subs[gen_below(&g->r, (int)TL_COUNT(subs))], t, a, b);
     }
     a = fz_cast(g, a, t);
-    if (a < 0)
+    if (a < 0 || fz_val(g, a)->nan)
         return -1;
     fz_op o = *fz_val(g, a);
     A = fz_val(g, a);
@@ -271,6 +315,8 @@ static int fz_float_op(fz_gen *g)
         A = fz_val(g, a);
         const fz_op *B = fz_val(g, b2), *C = fz_val(g, c2);
         o = *A;
+        if (B->nan || C->nan)
+            return -1;
         o.kind = FZ_FMA, o.a = a, o.b = b2, o.c = c2;
         fz_combine(&o, A, B);
         fz_combine(&o, &o, C);
@@ -284,7 +330,7 @@ static int fz_float_op(fz_gen *g)
     /* Math functions differ from the reference by a few ulps of f32/f64,
      * and f16/bf16 results by one more rounding. */
     double ulps = 4 * (t == TJ_F64 ? 0x1p-52 : 0x1p-23) + (t == TJ_F16 || t == TJ_BF16 ? tl_eps(t) : 0);
-    switch (gen_below(&g->r, 11)) {
+    switch (gen_below(&g->r, 15)) {
     case 0: o.sub = TJ_OP_NEG; break;
     case 1: o.sub = TJ_OP_ABS; break;
     case 2: case 3:
@@ -321,6 +367,14 @@ static int fz_float_op(fz_gen *g)
         o.sub = TJ_OP_RSQRT, o.mag = 1;
         o.err = A->err / 2 + ulps;
         break;
+    case 10: case 11: /* sin, cos: |x| within the range math_bounds.h measures */
+        if (A->mag > 1e4)
+            return -1;
+        o.sub = gen_below(&g->r, 2) ? TJ_OP_SIN : TJ_OP_COS, o.mag = 1;
+        o.err = A->err + fz_math_ulps(o.sub == TJ_OP_SIN ? TL_SIN : TL_COS, t);
+        break;
+    case 12: o.sub = TJ_OP_TANH, o.mag = 1, o.err = A->err + fz_math_ulps(TL_TANH, t); break;
+    case 13: o.sub = TJ_OP_ERF, o.mag = 1, o.err = 1.13 * A->err + fz_math_ulps(TL_ERF, t); break;
     default:
         o.sub = TJ_OP_SIGMOID, o.mag = 1;
         o.err = A->err / 4 + 2 * ulps;
@@ -364,8 +418,10 @@ static int fz_int_op(fz_gen *g)
 static int fz_select(fz_gen *g)
 {
     int a = fz_pick(g), b = fz_pick(g);
+    for (int again = 0; again < 3 && b == a; again++) /* a value against itself is constant */
+        b = fz_pick(g);
     const fz_op *A = fz_val(g, a), *B = fz_val(g, b);
-    if (A->err > 0 || B->err > 0)
+    if (A->err > 0 || B->err > 0 || A->nan || B->nan)
         return -1;
     tj_dtype t = A->dt;
     a = fz_cast(g, a, t), b = fz_cast(g, b, t);
@@ -380,6 +436,11 @@ static int fz_select(fz_gen *g)
         return cond;
     int x = fz_pick(g), y = fz_pick(g);
     tj_dtype xt = fz_val(g, x)->dt;
+    if (fz_is_float(xt) && gen_below(&g->r, 3) == 0) { /* NaN where the condition is false */
+        fz_op nan = {.kind = FZ_CONST, .a = -1, .b = -1, .c = -1, .dt = xt, .scalar = 1, .r = 1,
+                     .cdim = 1, .fconst = NAN, .nan = 1};
+        y = fz_push(g, nan);
+    }
     x = fz_cast(g, x, xt), y = fz_cast(g, y, xt);
     if (x < 0 || y < 0)
         return -1;
@@ -390,6 +451,7 @@ static int fz_select(fz_gen *g)
     fz_combine(&w, &w, Y);
     w.mag = X->mag > Y->mag ? X->mag : Y->mag;
     w.err = X->err > Y->err ? X->err : Y->err;
+    w.nan = X->nan || Y->nan;
     return fz_push(g, w);
 }
 
@@ -402,6 +464,12 @@ static int fz_narrow_int(tj_dtype t)
 static int fz_reduction(fz_gen *g)
 {
     int a = fz_pick(g);
+    if (gen_below(&g->r, 2)) /* prefer a recent value with NaNs: the rules under test */
+        for (int k = g->p->nops - 1; k >= 0 && k >= g->p->nops - 8; k--)
+            if (fz_val(g, k)->nan && !fz_val(g, k)->scalar) {
+                a = k;
+                break;
+            }
     const fz_op *A = fz_val(g, a);
     if (A->scalar)
         return -1;
@@ -410,7 +478,8 @@ static int fz_reduction(fz_gen *g)
     int shape = gen_below(&g->r, 4); /* 0, 1: along an axis; 2: cumsum; 3: flattened */
     o.kind = shape < 2 ? FZ_REDUCE : shape == 2 ? FZ_CUMSUM
              : gen_below(&g->r, 2) ? FZ_FLAT_REDUCE : FZ_FLAT_CUMSUM;
-    o.sub = o.kind == FZ_CUMSUM || o.kind == FZ_FLAT_CUMSUM ? TJ_REDUCE_SUM : gen_below(&g->r, 5);
+    o.sub = o.kind == FZ_CUMSUM || o.kind == FZ_FLAT_CUMSUM ? TJ_REDUCE_SUM
+            : A->nan ? 1 + gen_below(&g->r, 4) : gen_below(&g->r, 5);
     o.axis = gen_below(&g->r, 2);
     int flat = o.kind == FZ_FLAT_REDUCE || o.kind == FZ_FLAT_CUMSUM;
     int extent = flat ? A->r * A->cdim : o.axis == 0 ? A->r : A->cdim;
@@ -419,17 +488,21 @@ static int fz_reduction(fz_gen *g)
     int is_arg = o.sub == TJ_REDUCE_ARGMAX || o.sub == TJ_REDUCE_ARGMIN;
     if (is_arg && A->err > 0)
         return -1; /* the index of an extreme of inexact values is not defined */
+    if (is_sum && A->nan)
+        return -1;
     if (is_arg && !FUZZ_ITEM10_ARGMAX_32 && extent == 32 && other == 1)
         return -1;
-    if (A->dt == TJ_I1 || (is_sum && fz_narrow_int(A->dt) && !FUZZ_ITEM3_NARROW_SUMS)) {
+    if (A->dt == TJ_I1) {
         a = fz_cast(g, a, TJ_I32);
         if (a < 0)
             return -1;
         o.a = a, o.dt = TJ_I32;
         A = fz_val(g, a);
     }
-    if (is_sum && fz_narrow_int(o.dt)) /* FUZZ_ITEM3_NARROW_SUMS */
+    if (is_sum && fz_narrow_int(o.dt)) /* they add in 32 bits, as Triton's */
         o.dt = tl_is_unsigned(o.dt) ? TJ_U32 : TJ_I32;
+    o.propagate = !is_sum && fz_is_float(o.dt) && gen_below(&g->r, 2);
+    o.nan = A->nan && !is_arg;
     if (is_arg)
         o.dt = TJ_I32;
     if (is_sum && fz_is_float(o.dt)) {
@@ -482,6 +555,8 @@ static int fz_control(fz_gen *g)
     if (a < 0 || b < 0)
         return -1;
     const fz_op *A = fz_val(g, a), *B = fz_val(g, b);
+    if (A->nan || B->nan)
+        return -1;
     fz_op o = *A;
     o.a = a, o.b = b, o.c = -1;
     fz_combine(&o, A, B);

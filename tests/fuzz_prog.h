@@ -13,14 +13,18 @@
  * Values are tiles of dims (r, c) with r in {1, R} and c in {1, C} (R x C
  * the tile of one program), or scalars. Float values carry two bounds, as
  * in test_differential.c: mag on their magnitude (the generator keeps
- * every value finite, so no NaN ever appears) and err on how far tjit may
- * be from the reference — 0 while every op was correctly rounded, so that
- * the two must agree bit for bit; comparisons, float-to-int casts, floor,
- * mod and argmax are drawn only over exact values.
+ * every value finite) and err on how far tjit may be from the reference —
+ * 0 while every op was correctly rounded, so that the two must agree bit
+ * for bit, the sign of a zero included; comparisons, float-to-int casts,
+ * floor, mod and argmax are drawn only over exact values. NaN enters as
+ * the .other of a load or a where's alternative, and a value that may hold
+ * one (nan) goes only where NaN has a rule to test: minimum, maximum and
+ * the max/min/argmax/argmin reductions (with and without .propagate_nan),
+ * where, casts between floats, shapes and stores — not into arithmetic,
+ * which one NaN would take over, comparisons or casts to integers.
  *
- * Known bugs of issue 8 that other branches fix are kept out of the
- * programs by the FUZZ_ITEM* switches below, one per item; set one to 1
- * once its fix is merged.
+ * A known bug of issue 8 whose fix is not merged yet is kept out of the
+ * programs by the FUZZ_ITEM* switch below; set it to 1 once it is.
  */
 #ifndef TJIT_TESTS_FUZZ_PROG_H
 #define TJIT_TESTS_FUZZ_PROG_H
@@ -28,24 +32,10 @@
 #include "testlib.h"
 #include "fuzz_rng.h"
 
-/* Item 2: tj_full / tj_zeros of rank 0 (TJ_SHAPE()) drop their dtype. */
-#ifndef FUZZ_ITEM2_RANK0_FULL
-#define FUZZ_ITEM2_RANK0_FULL 0
-#endif
-/* Item 3: 8- and 16-bit sums and cumsums wrap; with the fix they give i32
- * (u32 for unsigned), as Triton does. */
-#ifndef FUZZ_ITEM3_NARROW_SUMS
-#define FUZZ_ITEM3_NARROW_SUMS 0
-#endif
 /* Item 10: argmax/argmin along the 32-long axis of a [1,32] or [32,1]
  * tile hangs LLVM's loop vectorizer. */
 #ifndef FUZZ_ITEM10_ARGMAX_32
 #define FUZZ_ITEM10_ARGMAX_32 0
-#endif
-/* Item 16: tj_floordiv truncates toward zero; with the fix it floors, as
- * Python's //. Off: only non-negative dividends. */
-#ifndef FUZZ_ITEM16_FLOORDIV_NEG
-#define FUZZ_ITEM16_FLOORDIV_NEG 0
 #endif
 
 enum { FZ_MAXOPS = 40, FZ_MAXTILE = 512, FZ_MAXSTORES = 8 };
@@ -63,8 +53,9 @@ typedef enum fz_kind {
     FZ_ROW_IDX,   /* [R, 1] global row numbers (i32) */
     FZ_COL_IDX,   /* [1, C] column numbers (i32) */
     /* element-wise */
-    FZ_BIN,       /* sub: tj_binop; operands cast to dt first; b < 0: a C literal */
-    FZ_UN,        /* sub: tj_unop */
+    FZ_BIN,       /* sub: tj_binop (TJ_OP_POW too); operands cast to dt first;
+                   * b < 0: a C literal */
+    FZ_UN,        /* sub: tj_unop (tj_sin, tj_cos, tj_tanh, tj_erf too) */
     FZ_FMA,
     FZ_CMP,       /* sub: TJ_OP_EQ..GE over operands of dtype `in` (as a dtype) */
     FZ_WHERE,     /* a: an i1 condition */
@@ -94,6 +85,8 @@ typedef struct fz_op {
     double fconst;   /* float constants, literals, .other */
     int64_t iconst;  /* integer ones; FZ_IF: the bound */
     double mag, err; /* float bounds, see above */
+    int nan;         /* may hold a NaN, see above */
+    int propagate;   /* float minimum/maximum and reductions: .propagate_nan = ALL */
 } fz_op;
 
 typedef struct fz_prog {

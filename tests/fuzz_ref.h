@@ -4,15 +4,21 @@
  *
  * It runs a program (fuzz_prog.h) for one program id, element by element,
  * with tjit's documented semantics written out plainly: integers wrap to
- * their width (computed in 64 bits, then wrapped), division by zero gives
- * 0, shifts past the width give 0 or the sign, casts to i1 test != 0,
- * float-to-int casts saturate; every float op is done in double and
+ * their width (computed in 64 bits, then wrapped), floordiv and mod are
+ * Python's // and % (floor; the remainder has the divisor's sign, for
+ * floats too), division by zero gives 0, shifts past the width give 0 or
+ * the sign, casts to i1 test != 0, float-to-int casts saturate; float
+ * minimum, maximum and the max/min/argmax/argmin reductions order -0
+ * below +0 and ignore NaN, or with .propagate_nan let it win; sums of
+ * narrow integers are i32/u32. Every float op is done in double and
  * rounded once to its dtype (tl_round), which is exactly what a correctly
  * rounded op in that dtype gives (and what tjit's f16/bf16-in-f32 gives:
- * f32 has more than twice their precision). The guarded forms the
- * generator uses are spelled out here and in the kernel body alike:
- * float a / (|b| + 1), fmod(a, |b| + 1), sqrt/log/log2/rsqrt of |a| + 1,
- * integer a // (b & 15) and a % (b & 15), shifts by b & (2 * bits - 1).
+ * f32 has more than twice their precision); math functions are the C
+ * library's double ones, tjit's within math_bounds.h's ulps of them. The
+ * guarded forms the generator uses are spelled out here and in the kernel
+ * body alike: float a / (|b| + 1), a % (|b| + 1), pow(|a| + 1, b),
+ * sqrt/log/log2/rsqrt of |a| + 1, integer a // (b & 15) and a % (b & 15),
+ * shifts by b & (2 * bits - 1).
  */
 #ifndef TJIT_TESTS_FUZZ_REF_H
 #define TJIT_TESTS_FUZZ_REF_H
@@ -38,11 +44,48 @@ static tl_num fz_elem(const fz_op *o, const fz_ref_val *v, int i, int j)
 }
 
 static int fz_uless(int64_t a, int64_t b) { return (uint64_t)a < (uint64_t)b; }
+/* The comparison's order: IEEE for floats (-0 == +0). */
 static int fz_less(tj_dtype t, tl_num a, tl_num b)
 {
     if (fz_is_float(t))
         return a.f < b.f;
     return tl_is_signed(t) ? a.i < b.i : fz_uless(a.i, b.i);
+}
+
+/* The order of minimum, maximum and the reductions over non-NaN values:
+ * -0 below +0. */
+static int fz_order_less(tj_dtype t, tl_num a, tl_num b)
+{
+    if (fz_is_float(t) && a.f == b.f)
+        return signbit(a.f) && !signbit(b.f);
+    return fz_less(t, a, b);
+}
+
+/* minimum (or maximum) of a and b; a NaN loses, or with propagate wins. */
+static tl_num fz_ref_minmax(int is_max, int propagate, tj_dtype t, tl_num a, tl_num b)
+{
+    if (fz_is_float(t) && (isnan(a.f) || isnan(b.f))) {
+        if (propagate || (isnan(a.f) && isnan(b.f)))
+            return tl_flt(NAN);
+        return isnan(a.f) ? b : a;
+    }
+    return fz_order_less(t, a, b) == is_max ? b : a;
+}
+
+/* Python's a // d and a % d of t's integers (d == 0: 0; INT_MIN // -1
+ * wraps). */
+static int64_t fz_floor_divmod(int want_mod, tj_dtype t, int64_t a, int64_t d)
+{
+    if (d == 0)
+        return 0;
+    if (!tl_is_signed(t))
+        return (int64_t)(want_mod ? (uint64_t)a % (uint64_t)d : (uint64_t)a / (uint64_t)d);
+    if (d == -1)
+        return want_mod ? 0 : tl_wrap(t, (int64_t)(0 - (uint64_t)a));
+    int64_t q = a / d, r = a % d;
+    if (r != 0 && (r < 0) != (d < 0))
+        q--, r += d;
+    return want_mod ? r : q;
 }
 
 static int64_t fz_shift(int left, tj_dtype t, int64_t a, int64_t amount)
@@ -59,10 +102,12 @@ static int64_t fz_shift(int left, tj_dtype t, int64_t a, int64_t amount)
 }
 
 /* A binary op of dtype t; literal: b is a C literal (used as it is, no
- * guard). */
-static tl_num fz_ref_bin(int sub, tj_dtype t, tl_num a, tl_num b, int literal)
+ * guard); propagate: minimum/maximum's .propagate_nan. */
+static tl_num fz_ref_bin(int sub, tj_dtype t, tl_num a, tl_num b, int literal, int propagate)
 {
     tl_num out = {0, 0};
+    if (sub == TJ_OP_MINIMUM || sub == TJ_OP_MAXIMUM)
+        return fz_ref_minmax(sub == TJ_OP_MAXIMUM, propagate, t, a, b);
     if (fz_is_float(t)) {
         double x = a.f, y = b.f, d = tl_round(t, fabs(y) + 1);
         switch (sub) {
@@ -70,37 +115,25 @@ static tl_num fz_ref_bin(int sub, tj_dtype t, tl_num a, tl_num b, int literal)
         case TJ_OP_SUB: out.f = x - y; break;
         case TJ_OP_MUL: out.f = x * y; break;
         case TJ_OP_DIV: out.f = x / d; break;
-        case TJ_OP_MOD: out.f = fmod(x, d); break;
-        case TJ_OP_MINIMUM: out.f = x < y ? x : y; break;
-        default: out.f = x > y ? x : y; break;
+        case TJ_OP_MOD: /* fmod moved into the divisor's sign; a zero keeps fmod's */
+            out.f = fmod(x, d);
+            if (out.f != 0 && (out.f < 0) != (d < 0))
+                out.f += d;
+            break;
+        default: out.f = pow(tl_round(t, fabs(x) + 1), y); break; /* TJ_OP_POW */
         }
         out.f = tl_round(t, out.f);
         return out;
     }
     uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
     int64_t r;
-    int sgn = tl_is_signed(t);
     switch (sub) {
     case TJ_OP_ADD: r = (int64_t)(x + y); break;
     case TJ_OP_SUB: r = (int64_t)(x - y); break;
     case TJ_OP_MUL: r = (int64_t)(x * y); break;
-    case TJ_OP_FLOORDIV: case TJ_OP_MOD: {
-        int64_t n = a.i, dv = literal ? b.i : (int64_t)(y & 15);
-        if (sub == TJ_OP_FLOORDIV && !FUZZ_ITEM16_FLOORDIV_NEG && sgn)
-            n &= tl_int_max(t);
-        if (dv == 0) {
-            r = 0;
-        } else if (!sgn) {
-            r = (int64_t)(sub == TJ_OP_MOD ? (uint64_t)n % (uint64_t)dv : (uint64_t)n / (uint64_t)dv);
-        } else if (sub == TJ_OP_MOD) {
-            r = n % dv;
-        } else {
-            r = n / dv;
-            if (FUZZ_ITEM16_FLOORDIV_NEG && n % dv != 0 && (n < 0) != (dv < 0))
-                r--;
-        }
+    case TJ_OP_FLOORDIV: case TJ_OP_MOD:
+        r = fz_floor_divmod(sub == TJ_OP_MOD, t, a.i, literal ? b.i : (int64_t)(y & 15));
         break;
-    }
     case TJ_OP_AND: r = (int64_t)(x & y); break;
     case TJ_OP_OR: r = (int64_t)(x | y); break;
     case TJ_OP_XOR: r = (int64_t)(x ^ y); break;
@@ -109,8 +142,7 @@ static tl_num fz_ref_bin(int sub, tj_dtype t, tl_num a, tl_num b, int literal)
         r = fz_shift(sub == TJ_OP_SHL, t, a.i, amount);
         break;
     }
-    case TJ_OP_MINIMUM: r = fz_less(t, a, b) ? a.i : b.i; break;
-    default: r = fz_less(t, a, b) ? b.i : a.i; break;
+    default: r = 0; break;
     }
     out.i = tl_wrap(t, r);
     return out;
@@ -139,6 +171,10 @@ static tl_num fz_ref_un(int sub, tj_dtype t, tl_num a)
     case TJ_OP_LOG: out.f = log(g); break;
     case TJ_OP_LOG2: out.f = log2(g); break;
     case TJ_OP_RSQRT: out.f = 1 / sqrt(g); break;
+    case TJ_OP_SIN: out.f = sin(x); break;
+    case TJ_OP_COS: out.f = cos(x); break;
+    case TJ_OP_TANH: out.f = tanh(x); break;
+    case TJ_OP_ERF: out.f = erf(x); break;
     default: out.f = 1 / (1 + exp(-x)); break;
     }
     out.f = tl_round(t, out.f);
@@ -173,9 +209,9 @@ static tl_num fz_ref_cast(tj_dtype from, tj_dtype to, tl_num a)
     return out;
 }
 
-/* Reductions of n elements (sum, max, min, argmax, argmin), and the
- * running sums of cumsum in place. */
-static tl_num fz_ref_reduce(int sub, tj_dtype from, tj_dtype to, const tl_num *x, int n)
+/* Reductions of n elements (sum, max, min, argmax, argmin; propagate:
+ * .propagate_nan), and the running sums of cumsum in place. */
+static tl_num fz_ref_reduce(int sub, int propagate, tj_dtype from, tj_dtype to, const tl_num *x, int n)
 {
     tl_num acc = x[0];
     int at = 0;
@@ -188,15 +224,26 @@ static tl_num fz_ref_reduce(int sub, tj_dtype from, tj_dtype to, const tl_num *x
         acc.i = tl_wrap(to, (int64_t)s);
         return acc;
     }
-    for (int k = 1; k < n; k++) {
-        int better = sub == TJ_REDUCE_MAX || sub == TJ_REDUCE_ARGMAX ? fz_less(from, acc, x[k])
-                                                                     : fz_less(from, x[k], acc);
-        if (better)
-            acc = x[k], at = k;
+    int is_max = sub == TJ_REDUCE_MAX || sub == TJ_REDUCE_ARGMAX;
+    if (sub == TJ_REDUCE_MAX || sub == TJ_REDUCE_MIN) {
+        for (int k = 1; k < n; k++)
+            acc = fz_ref_minmax(is_max, propagate, from, acc, x[k]);
+        return acc;
     }
-    if (sub == TJ_REDUCE_ARGMAX || sub == TJ_REDUCE_ARGMIN)
-        return (tl_num){at, 0};
-    return acc;
+    /* argmax/argmin: the first extreme; NaNs ignored (all NaN: 0), or the
+     * first NaN */
+    int fl = fz_is_float(from), found = 0;
+    for (int k = 0; k < n; k++) {
+        if (fl && isnan(x[k].f)) {
+            if (propagate)
+                return tl_int(k);
+            continue;
+        }
+        if (!found || fz_order_less(from, is_max ? acc : x[k], is_max ? x[k] : acc))
+            acc = x[k], at = k;
+        found = 1;
+    }
+    return tl_int(at);
 }
 
 static void fz_ref_cumsum(tj_dtype t, tl_num *x, int n)
@@ -254,7 +301,7 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                     tl_num x = fz_ref_cast(A->dt, o->dt, fz_elem(A, &vals[o->a], i, j));
                     tl_num y = B ? fz_ref_cast(B->dt, o->dt, fz_elem(B, &vals[o->b], i, j))
                                  : (fz_is_float(o->dt) ? tl_flt(o->fconst) : tl_int(o->iconst));
-                    *e = fz_ref_bin(o->sub, o->dt, x, y, !B);
+                    *e = fz_ref_bin(o->sub, o->dt, x, y, !B, o->propagate);
                     break;
                 }
                 case FZ_UN: *e = fz_ref_un(o->sub, o->dt, fz_elem(A, &vals[o->a], i, j)); break;
@@ -290,7 +337,7 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                     int n = o->axis == 0 ? A->r : A->cdim;
                     for (int q = 0; q < n; q++)
                         tmp[q] = o->axis == 0 ? fz_elem(A, &vals[o->a], q, j) : fz_elem(A, &vals[o->a], i, q);
-                    *e = fz_ref_reduce(o->sub, A->dt, o->dt, tmp, n);
+                    *e = fz_ref_reduce(o->sub, o->propagate, A->dt, o->dt, tmp, n);
                     break;
                 }
                 case FZ_CUMSUM: {
@@ -306,7 +353,7 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                     for (int q = 0; q < n; q++)
                         tmp[q] = vals[o->a].e[q];
                     if (o->kind == FZ_FLAT_REDUCE) {
-                        *e = fz_ref_reduce(o->sub, A->dt, o->dt, tmp, n);
+                        *e = fz_ref_reduce(o->sub, o->propagate, A->dt, o->dt, tmp, n);
                     } else {
                         fz_ref_cumsum(o->dt, tmp, at + 1);
                         *e = tmp[at];
@@ -323,9 +370,9 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                 case FZ_FOR: {
                     tl_num acc = fz_elem(A, &vals[o->a], i, j), y = fz_elem(B, &vals[o->b], i, j);
                     for (int it = 0; it < in->trips; it++) {
-                        acc = fz_ref_bin(o->sub, o->dt, acc, y, 0);
+                        acc = fz_ref_bin(o->sub, o->dt, acc, y, 0, 0);
                         if (o->axis)
-                            acc = fz_ref_bin(TJ_OP_ADD, o->dt, acc, fz_ref_cast(TJ_I32, o->dt, tl_int(it)), 0);
+                            acc = fz_ref_bin(TJ_OP_ADD, o->dt, acc, fz_ref_cast(TJ_I32, o->dt, tl_int(it)), 0, 0);
                     }
                     *e = acc;
                     break;
@@ -333,7 +380,7 @@ static void fz_ref_run(const fz_prog *p, const fz_inputs *in, int pid, fz_ref_va
                 case FZ_IF: {
                     tl_num x = fz_elem(A, &vals[o->a], i, j), y = fz_elem(B, &vals[o->b], i, j);
                     int taken = pid + in->trips < o->iconst;
-                    *e = fz_ref_bin(taken ? o->sub : o->sub2, o->dt, x, y, 0);
+                    *e = fz_ref_bin(taken ? o->sub : o->sub2, o->dt, x, y, 0, 0);
                     break;
                 }
                 case FZ_BAD: break;

@@ -9,9 +9,10 @@
  * drawn from the seed by fuzz_gen.h: loads (masked, with ragged edges, of
  * whole tiles, rows and columns), constants, tj_full, scalar parameters,
  * program ids and indices; element-wise ops of every dtype with
- * broadcasting and C literals; comparisons, where, casts between all
- * dtypes; reductions, argmax/argmin and cumsum along either axis or of the
- * flattened tile; transposes and broadcasts; TJ_FOR loops and TJ_IF
+ * broadcasting and C literals, math functions (tj_sin ... tj_pow among
+ * them), minimum/maximum with and without .propagate_nan over signed zeros
+ * and NaNs; comparisons, where, casts between all dtypes; reductions,
+ * argmax/argmin and cumsum along either axis or of the flattened tile; transposes and broadcasts; TJ_FOR loops and TJ_IF
  * branches; then masked stores of up to eight of its values, each to a
  * slot of the output buffer of its value's dtype. The body walks the list and emits the tj_* calls; the
  * host walks it again in C (fuzz_ref.h) and every output element must
@@ -134,8 +135,9 @@ static tj_val emit_literal(const fz_op *o)
     return fz_is_float(o->dt) ? tj_const(o->fconst, o->dt) : tj_const((long long)o->iconst, o->dt);
 }
 
-static tj_val emit_bin(int sub, tj_val a, tj_val b)
+static tj_val emit_bin(int sub, tj_val a, tj_val b, int propagate)
 {
+    tj_propagate_nan nan = propagate ? TJ_PROPAGATE_NAN_ALL : TJ_PROPAGATE_NAN_NONE;
     switch (sub) {
     case TJ_OP_ADD: return tj_add(a, b);
     case TJ_OP_SUB: return tj_sub(a, b);
@@ -143,8 +145,8 @@ static tj_val emit_bin(int sub, tj_val a, tj_val b)
     case TJ_OP_AND: return tj_and(a, b);
     case TJ_OP_OR: return tj_or(a, b);
     case TJ_OP_XOR: return tj_xor(a, b);
-    case TJ_OP_MINIMUM: return tj_minimum(a, b);
-    case TJ_OP_MAXIMUM: return tj_maximum(a, b);
+    case TJ_OP_MINIMUM: return tj_minimum(a, b, .propagate_nan = nan);
+    case TJ_OP_MAXIMUM: return tj_maximum(a, b, .propagate_nan = nan);
     default: return (tj_val){0};
     }
 }
@@ -153,6 +155,11 @@ static tj_val emit_bin(int sub, tj_val a, tj_val b)
 static tj_val emit_guarded_bin(const fz_op *o, tj_val a, tj_val b, int literal)
 {
     tj_dtype t = o->dt;
+    tj_propagate_nan nan = o->propagate ? TJ_PROPAGATE_NAN_ALL : TJ_PROPAGATE_NAN_NONE;
+    if (fz_is_float(t) && o->sub == TJ_OP_POW) {
+        tj_val base = tj_add(tj_abs(a), 1.0);
+        return literal ? tj_pow(base, o->fconst) : tj_pow(base, b);
+    }
     if (literal) { /* a C literal, as a user writes one */
         if (fz_is_float(t)) {
             double x = o->fconst;
@@ -162,16 +169,13 @@ static tj_val emit_guarded_bin(const fz_op *o, tj_val a, tj_val b, int literal)
             case TJ_OP_ADD: return tj_add(a, x);
             case TJ_OP_SUB: return tj_sub(a, x);
             case TJ_OP_MUL: return tj_mul(a, x);
-            case TJ_OP_MINIMUM: return tj_minimum(a, x);
-            default: return tj_maximum(a, x);
+            case TJ_OP_MINIMUM: return tj_minimum(a, x, .propagate_nan = nan);
+            default: return tj_maximum(a, x, .propagate_nan = nan);
             }
         }
         long long x = (long long)o->iconst;
         switch (o->sub) {
-        case TJ_OP_FLOORDIV:
-            if (tl_is_signed(t) && !FUZZ_ITEM16_FLOORDIV_NEG)
-                a = tj_and(a, (long long)tl_int_max(t));
-            return tj_floordiv(a, x);
+        case TJ_OP_FLOORDIV: return tj_floordiv(a, x);
         case TJ_OP_MOD: return tj_mod(a, x);
         case TJ_OP_SHL: return tj_shl(a, x);
         case TJ_OP_SHR: return tj_shr(a, x);
@@ -190,17 +194,14 @@ static tj_val emit_guarded_bin(const fz_op *o, tj_val a, tj_val b, int literal)
             return tj_div(a, tj_add(tj_abs(b), 1.0));
         if (o->sub == TJ_OP_MOD)
             return tj_mod(a, tj_add(tj_abs(b), 1.0));
-        return emit_bin(o->sub, a, b);
+        return emit_bin(o->sub, a, b, o->propagate);
     }
     switch (o->sub) {
-    case TJ_OP_FLOORDIV:
-        if (tl_is_signed(t) && !FUZZ_ITEM16_FLOORDIV_NEG)
-            a = tj_and(a, (long long)tl_int_max(t));
-        return tj_floordiv(a, tj_and(b, 15));
+    case TJ_OP_FLOORDIV: return tj_floordiv(a, tj_and(b, 15));
     case TJ_OP_MOD: return tj_mod(a, tj_and(b, 15));
     case TJ_OP_SHL: return tj_shl(a, tj_and(b, 2 * tl_bits(t) - 1));
     case TJ_OP_SHR: return tj_shr(a, tj_and(b, 2 * tl_bits(t) - 1));
-    default: return emit_bin(o->sub, a, b);
+    default: return emit_bin(o->sub, a, b, 0);
     }
 }
 
@@ -218,18 +219,23 @@ static tj_val emit_unary(const fz_op *o, tj_val a)
     case TJ_OP_LOG: return tj_log(tj_add(tj_abs(a), 1.0));
     case TJ_OP_LOG2: return tj_log2(tj_add(tj_abs(a), 1.0));
     case TJ_OP_RSQRT: return tj_rsqrt(tj_add(tj_abs(a), 1.0));
+    case TJ_OP_SIN: return tj_sin(a);
+    case TJ_OP_COS: return tj_cos(a);
+    case TJ_OP_TANH: return tj_tanh(a);
+    case TJ_OP_ERF: return tj_erf(a);
     default: return tj_sigmoid(a);
     }
 }
 
-static tj_val emit_reduce(int sub, tj_val x, int axis)
+static tj_val emit_reduce(const fz_op *o, tj_val x, int axis)
 {
-    switch (sub) {
+    tj_propagate_nan nan = o->propagate ? TJ_PROPAGATE_NAN_ALL : TJ_PROPAGATE_NAN_NONE;
+    switch (o->sub) {
     case TJ_REDUCE_SUM: return tj_sum(x, axis);
-    case TJ_REDUCE_MAX: return tj_max(x, axis);
-    case TJ_REDUCE_MIN: return tj_min(x, axis);
-    case TJ_REDUCE_ARGMAX: return tj_argmax(x, axis);
-    default: return tj_argmin(x, axis);
+    case TJ_REDUCE_MAX: return tj_max(x, axis, .propagate_nan = nan);
+    case TJ_REDUCE_MIN: return tj_min(x, axis, .propagate_nan = nan);
+    case TJ_REDUCE_ARGMAX: return tj_argmax(x, axis, .propagate_nan = nan);
+    default: return tj_argmin(x, axis, .propagate_nan = nan);
     }
 }
 
@@ -339,10 +345,10 @@ static tj_val emit_op(fz_ctx *c, int idx)
         }
     case FZ_WHERE: return tj_where(a, b, c->vals[o->c]);
     case FZ_CAST: return tj_cast(a, o->dt);
-    case FZ_REDUCE: return tj_expand_dims(emit_reduce(o->sub, a, o->axis), o->axis);
+    case FZ_REDUCE: return tj_expand_dims(emit_reduce(o, a, o->axis), o->axis);
     case FZ_CUMSUM: return tj_cumsum(a, o->axis);
     case FZ_FLAT_REDUCE:
-        return emit_reduce(o->sub, tj_reshape(a, TJ_SHAPE(A->r * A->cdim)), 0);
+        return emit_reduce(o, tj_reshape(a, TJ_SHAPE(A->r * A->cdim)), 0);
     case FZ_FLAT_CUMSUM:
         return tj_reshape(tj_cumsum(tj_reshape(a, TJ_SHAPE(A->r * A->cdim)), 0), dims_of(A));
     case FZ_TRANS: return tj_trans(a);
@@ -355,7 +361,7 @@ static tj_val emit_op(fz_ctx *c, int idx)
     case FZ_FOR: {
         tj_val acc = to_dims(a, A, o);
         TJ_FOR(k, 0, c->trips, 1, &acc) {
-            acc = emit_bin(o->sub, acc, b);
+            acc = emit_bin(o->sub, acc, b, 0);
             if (o->axis)
                 acc = tj_add(acc, tj_cast(k, o->dt));
         }
@@ -364,9 +370,9 @@ static tj_val emit_op(fz_ctx *c, int idx)
     case FZ_IF: {
         tj_val v = to_dims(a, A, o);
         TJ_IF(tj_lt(tj_add(tj_program_id(0), c->trips), (long long)o->iconst), &v) {
-            v = emit_bin(o->sub, v, b);
+            v = emit_bin(o->sub, v, b, 0);
         } TJ_ELSE {
-            v = emit_bin(o->sub2, v, b);
+            v = emit_bin(o->sub2, v, b, 0);
         }
         return v;
     }
@@ -482,9 +488,12 @@ static void prepare(fz_run *run)
     size_t n = (size_t)in->nrows * (size_t)in->ncols;
     for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
         run->host_in[t] = malloc(n * tj_dtype_size((tj_dtype)t));
-        if (fz_is_float((tj_dtype)t))
+        if (fz_is_float((tj_dtype)t)) {
             tl_fill_range((tj_dtype)t, run->host_in[t], n, -FZ_INPUT_MAG, FZ_INPUT_MAG);
-        else
+            for (size_t e = 0; e < n; e++) /* zeros of both signs, for min/max's order */
+                if (tl_rand_range(0, 3) == 0)
+                    tl_set((tj_dtype)t, run->host_in[t], e, tl_flt(tl_rand_range(0, 1) ? -0.0 : 0.0));
+        } else
             tl_fill_random((tj_dtype)t, run->host_in[t], n);
         in->in[t] = run->host_in[t];
     }
@@ -566,7 +575,8 @@ static tj_status launch(tj_device *dev, const fz_run *run, void **got)
 }
 
 /* Output buffers against the reference (or another device's): floats
- * within tol (both-poison counts as equal), the rest exactly. */
+ * within tol (both-poison counts as equal; tol 0: bit for bit but NaN's
+ * payload, the sign of a zero included), the rest exactly. */
 static int outputs_agree(const fz_run *run, void *const *got, void *const *want, double slack,
                          const char *who)
 {
@@ -578,11 +588,13 @@ static int outputs_agree(const fz_run *run, void *const *got, void *const *want,
             double tol = slack * run->tol[t][slot];
             tl_num g = tl_get(dt, got[t], e), w = tl_get(dt, want[t], e);
             int ok = fz_is_float(dt) ? tl_close(g.f, w.f, 0, tol) : g.i == w.i;
+            if (ok && fz_is_float(dt) && tol == 0 && g.f == 0)
+                ok = signbit(g.f) == signbit(w.f);
             if (ok)
                 continue;
             if (bad++ < 6) {
                 char gs[64], ws[64];
-                tl_format(gs, sizeof gs, dt, g);
+                tl_format(gs, sizeof gs, dt, g); /* %g shows a zero's sign */
                 tl_format(ws, sizeof ws, dt, w);
                 tap_diag("  out_%s slot %zu, row %zu, col %zu: got %s, %s %s (bound %.3g)",
                          tj_dtype_name(dt), slot, at / (size_t)run->prog.C,
