@@ -22,21 +22,13 @@
  * the max/min/argmax/argmin reductions (with and without .propagate_nan),
  * where, casts between floats, shapes and stores — not into arithmetic,
  * which one NaN would take over, comparisons or casts to integers.
- *
- * A known bug of issue 8 whose fix is not merged yet is kept out of the
- * programs by the FUZZ_ITEM* switch below; set it to 1 once it is.
+
  */
 #ifndef TJIT_TESTS_FUZZ_PROG_H
 #define TJIT_TESTS_FUZZ_PROG_H
 
 #include "testlib.h"
 #include "fuzz_rng.h"
-
-/* Item 10: argmax/argmin along the 32-long axis of a [1,32] or [32,1]
- * tile hangs LLVM's loop vectorizer. */
-#ifndef FUZZ_ITEM10_ARGMAX_32
-#define FUZZ_ITEM10_ARGMAX_32 0
-#endif
 
 enum { FZ_MAXOPS = 40, FZ_MAXTILE = 512, FZ_MAXSTORES = 8 };
 
