@@ -94,6 +94,16 @@ run_test() {
         case $entry in
             *.gpu)
                 timeout "$TEST_LIMIT" sh tests/gpu-test.sh "$root/$entry" ;;
+            *.bounds) # as tests/bounds-test.sh: the same run, TJIT_CHECK_BOUNDS=1
+                local checked=${entry##*/}
+                checked=${checked%.bounds}
+                case $checked in
+                    samples) TJIT_CHECK_BOUNDS=1 TJIT_DEVICE=$device SAMPLES_DIR=$root/samples \
+                                 timeout "$TEST_LIMIT" sh tests/samples.sh ;;
+                    gpu-*) TJIT_CHECK_BOUNDS=1 timeout "$TEST_LIMIT" sh tests/gpu-test.sh \
+                               "$root/tests/gpu/${checked#gpu-}.gpu" ;;
+                    *) TJIT_CHECK_BOUNDS=1 timeout "$TEST_LIMIT" "$root/tests/$checked" ;;
+                esac ;;
             tests/samples.sh)
                 if [ "$device" = gpu ] && [ "$has_gpu_status" -eq 77 ]; then
                     echo "1..0 # SKIP no GPU"
@@ -128,7 +138,7 @@ jobs_list=$logs/jobs
 while read -r entry; do
     [ -n "$entry" ] || continue
     case $entry in
-        *.gpu) echo "gpu $entry" ;;
+        *.gpu | */gpu-*.bounds | */samples.bounds) echo "gpu $entry" ;;
         tests/samples.sh) echo "gpu $entry"; echo "cpu $entry" ;;
         *.sh) ;; # other scripts check the sources (headers, compilers): make check's business
         *) echo "cpu $entry" ;;
