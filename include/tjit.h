@@ -45,17 +45,19 @@ extern "C" {
 
 /* The typed launch (name_launch, TJ_KERNEL) takes integer parameters as C
  * integers, and C converts a float passed to one silently (2.5 becomes 2).
- * No C function can refuse a float argument there, so from this header on
- * the compiler reports every implicit float-to-integer conversion that may
- * change a value (-Wfloat-conversion) at the launch argument: clang as an
- * error; GCC as a warning, since its -Wfloat-conversion also covers double
- * to float in the user's own code (and a warning set by a pragma stays one
- * under -Werror). Float parameters take a double, so a double argument is
- * no conversion. An explicit cast says a conversion is meant; define
+ * No C function can refuse a float argument there (the launch is a function,
+ * not a macro), so this header turns on the compiler's warning for implicit
+ * float-to-integer conversions that may change a value (-Wfloat-conversion)
+ * for the rest of the translation unit: the launch argument is reported, and
+ * so is any such conversion in code after the include (GCC's flag also
+ * covers double to float). A warning, never an error, so that the user's own
+ * code is not broken by tjit (-Werror does not raise a pragma's warning).
+ * Float parameters take a double, so a double argument is no conversion.
+ * An explicit cast says a conversion is meant; define
  * TJIT_ALLOW_FLOAT_CONVERSION before including tjit.h to keep C's silent rule. */
 #if !defined(TJIT_ALLOW_FLOAT_CONVERSION) && defined(__clang__)
-#pragma clang diagnostic error "-Wfloat-conversion"
-#pragma clang diagnostic error "-Wliteral-conversion"
+#pragma clang diagnostic warning "-Wfloat-conversion"
+#pragma clang diagnostic warning "-Wliteral-conversion"
 #elif !defined(TJIT_ALLOW_FLOAT_CONVERSION) && defined(__GNUC__)
 #pragma GCC diagnostic warning "-Wfloat-conversion"
 #endif
@@ -228,7 +230,7 @@ typedef struct tj_mem_opts {
 typedef enum tj_binop {
     TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MUL,
     TJ_OP_DIV,       /* true division: integers are divided as f32 */
-    TJ_OP_FLOORDIV,  /* floor(a / b), as Python's // (not C's truncation) */
+    TJ_OP_FLOORDIV,  /* floor(a / b); on integers Python's // (not C's truncation) */
     TJ_OP_MOD,       /* a - floordiv(a, b) * b: the sign of b, as Python's % */
     TJ_OP_AND, TJ_OP_OR, TJ_OP_XOR, TJ_OP_SHL, TJ_OP_SHR,
     TJ_OP_MINIMUM, TJ_OP_MAXIMUM,

@@ -3,10 +3,9 @@
 # test_launch_types.sh — a float passed to an integer parameter of a typed
 # launch (name_launch of TJ_KERNEL) is a compile-time diagnostic, not a
 # silent truncation: a launch with 2.5 for an i32 parameter, or a double
-# variable for an i64 one, must fail to compile under clang (tjit.h makes
-# -Wfloat-conversion an error) and draw a warning from gcc (tjit.h makes it
-# one: gcc's also covers double to float in the user's own code), naming
-# the conversion at the user's line. The same file with integer arguments
+# variable for an i64 one, must draw a warning at the user's line from gcc
+# and clang (tjit.h turns -Wfloat-conversion on as a warning, which -Werror
+# leaves a warning, so that it cannot break the user's own code). The same file with integer arguments
 # and a double for an f32 parameter must compile cleanly, and so must the
 # double variable with TJIT_ALLOW_FLOAT_CONVERSION (C's rule, on request).
 # A compiler that is absent is skipped.
@@ -70,8 +69,8 @@ check "$gcc" good.c ok "integer arguments, -Werror" -Werror
 check "$gcc" double_variable.c ok "a double for i64 with TJIT_ALLOW_FLOAT_CONVERSION, -Werror" -Werror \
     -DTJIT_ALLOW_FLOAT_CONVERSION
 clang=${CLANG:-clang}
-check "$clang" float_literal.c fail "2.5 for an i32 parameter"
-check "$clang" double_variable.c fail "a double variable for an i64 parameter"
+check "$clang" float_literal.c warn "2.5 for an i32 parameter"
+check "$clang" double_variable.c warn "a double variable for an i64 parameter, even under -Werror" -Werror
 check "$clang" good.c ok "integer arguments, -Werror" -Werror
 check "$clang" double_variable.c ok "a double for i64 with TJIT_ALLOW_FLOAT_CONVERSION, -Werror" -Werror \
     -DTJIT_ALLOW_FLOAT_CONVERSION

@@ -275,7 +275,8 @@ uint64_t tjf_alias_bit(const tj_kernel *kernel, const tj_arg *args, int nargs)
 {
     for (int i = 0; i < nargs && i < kernel->nparams; i++)
         for (int j = 0; kernel->params[i].is_ptr && j < i; j++)
-            if (kernel->params[j].is_ptr && args[j].v.buf.handle == args[i].v.buf.handle)
+            if (kernel->params[j].is_ptr && args[i].v.buf.handle != 0 && /* 0: a placeholder */
+                args[j].v.buf.handle == args[i].v.buf.handle)
                 return TJF_SPEC_ALIASED;
     return 0;
 }

@@ -460,7 +460,8 @@ static tj_status launch_cpu(tj_device *dev, const tj_kernel *kernel, const varia
         return tjs_error(TJ_ERR_ASSERT, "%s", rt.message);
     if (bounds.failed) {
         char *why = tjj_bounds_message(var->bounds, kernel, &bounds);
-        tj_status st = tjs_error(TJ_ERR_BOUNDS, "%s", why ? why : "an out-of-bounds access");
+        tj_status st = why ? tjs_error(TJ_ERR_BOUNDS, "%s", why)
+                           : tjs_error(TJ_ERR_BOUNDS, "kernel '%s': an out-of-bounds access", kernel->name);
         free(why);
         return st;
     }

@@ -485,9 +485,9 @@ static void shared_begin(codegen *c)
  * indivisible step on the memory. A store after a load gets none (a
  * barrier in nearly every kernel): a load and a store of one element in
  * the same layout are in one thread, and a stored value that came through
- * a conversion was ordered by its barriers; but a store that overwrites
- * what another thread loads, without depending on that load (an in-place
- * reversal), races, as it does in Triton. */
+ * a conversion was ordered by its barriers. A store that may overwrite what
+ * another thread loaded (an in-place reversal) is ordered by
+ * order_after_loads below. */
 static void order_after_stores(codegen *c, int kinds)
 {
     if (c->stored & kinds)
