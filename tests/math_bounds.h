@@ -24,6 +24,18 @@ static const double tl_gpu_bound[TL_NFN][4] = {
 };
 
 static inline int tl_dt_index(tj_dtype dt) { return dt == TJ_F16 ? 0 : dt == TJ_BF16 ? 1 : dt == TJ_F32 ? 2 : 3; }
+/* The bound at one input: the table's, except that the GPU's f64 pow,
+ * exp(y·log x) in double, loses accuracy with |y·ln x| (an absolute error of
+ * a few 2^-53·|y·ln x| in the exponent): at most 4·(1 + |y·ln x|) ulp. */
+static inline double tl_bound_at(int fn, tj_dtype dt, int on_gpu, double x, double y)
+{
+    double b = (on_gpu ? tl_gpu_bound : tl_cpu_bound)[fn][tl_dt_index(dt)];
+    if (on_gpu && fn == TL_POW && dt == TJ_F64 && isfinite(x) && isfinite(y) && x != 0) {
+        double grown = 4 * (1 + fabs(y * log(fabs(x))));
+        b = grown > b ? grown : b;
+    }
+    return b;
+}
 
 /* The reference: the C library's long double function. */
 static inline long double tl_ref(int fn, long double x, long double y)

@@ -81,13 +81,14 @@ static void measure(LLVMOrcLLJITRef jit, int fn, tj_dtype dt)
         }
         double e = tl_error_ulp(dt, got, tl_ref(fn, x, y));
         worst = e > worst ? e : worst;
-        if (e > bound && wrong++ < 4)
+        if (e > tl_bound_at(fn, dt, 1, x, y) && wrong++ < 4)
             tap_diag("%s(%.17g, %.17g) = %.17g, expected %.17Lg (%.3g ulp)", tl_fn_names[fn], x, y, got,
                      tl_ref(fn, x, y), e);
     }
     tap_diag("GPU %s %s: max error %.3f ulp over %d inputs (bound %g)", tl_fn_names[fn], tj_dtype_name(dt), worst, N,
              bound);
-    tap_ok(!wrong, "GPU code of %s for %s, on the host, within %g ulp", tl_fn_names[fn], tj_dtype_name(dt), bound);
+    tap_ok(!wrong, "GPU code of %s for %s, on the host, within %g ulp%s", tl_fn_names[fn], tj_dtype_name(dt), bound,
+           fn == TL_POW && dt == TJ_F64 ? " or 4(1 + |y ln x|)" : "");
 }
 
 int main(void)

@@ -60,7 +60,7 @@ static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt)
             double got = tl_get(dt, ro, (size_t)i).f;
             double e = tl_error_ulp(dt, got, tl_ref((int)fn, x[i], y[i]));
             worst = e > worst ? e : worst;
-            if (e > bound && wrong++ < 4) {
+            if (e > tl_bound_at((int)fn, dt, on_gpu, x[i], y[i]) && wrong++ < 4) {
                 char args[64];
                 snprintf(args, sizeof args, fn == TL_POW ? "%.9g, %.9g" : "%.9g", x[i], y[i]);
                 tap_diag("%s(%s) = %.17g, expected %.17Lg (%.3g ulp)", tl_fn_names[fn], args, got,
@@ -68,7 +68,8 @@ static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt)
             }
         }
         tap_diag("%s %s: max error %.3f ulp (bound %g)", tl_fn_names[fn], tj_dtype_name(dt), worst, bound);
-        tap_ok(ok && !wrong, "%s %s within %g ulp, edges and random inputs", tl_fn_names[fn], tj_dtype_name(dt), bound);
+        tap_ok(ok && !wrong, "%s %s within %g ulp%s, edges and random inputs", tl_fn_names[fn], tj_dtype_name(dt),
+               bound, on_gpu && fn == TL_POW && dt == TJ_F64 ? " or 4(1 + |y ln x|)" : "");
     }
     tj_buffer_free(dev, bx), tj_buffer_free(dev, by), tj_buffer_free(dev, bo);
 }
