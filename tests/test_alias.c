@@ -25,6 +25,7 @@
  * update have no barrier at all.
  * tests/gpu/test_alias.gpu runs everything on a GPU where there is one.
  */
+#include "ptx_barriers.h"
 #include "testlib.h"
 
 static tj_device *dev;
@@ -206,32 +207,6 @@ static void test_scale_in_place(int block, int programs)
 
 /* ---- the PTX: a barrier where the GPU needs one, none elsewhere ---------- */
 
-static int is_barrier(const char *p)
-{
-    return strncmp(p, "bar.sync", 8) == 0 || strncmp(p, "barrier.sync", 12) == 0;
-}
-
-/* In the PTX of a kernel (args NULL: tj_kernel_ptx): 1 if a barrier lies
- * between the first global load and the first global store after it, 0 if
- * not, -1 if the PTX could not be had or has no such pair. Without a
- * barrier there, a warp may store before another warp has loaded. */
-static int barrier_between(const tj_kernel *k, const tj_arg *args, int nargs, int64_t n)
-{
-    char *ptx = NULL;
-    tj_status st = args ? tj_kernel_ptx_args(k, args, nargs, &n, 1, "sm_90", 4, &ptx)
-                        : tj_kernel_ptx(k, &n, 1, "sm_90", 4, &ptx);
-    if (st != TJ_OK) {
-        tap_diag("  %s: %s: %s", k->name, tj_status_name(st), tj_last_error());
-        return -1;
-    }
-    const char *load = strstr(ptx, "ld.global"), *store = load ? strstr(load, "st.global") : NULL;
-    int found = store ? 0 : -1;
-    for (const char *p = load; store && p < store; p++)
-        found |= is_barrier(p);
-    free(ptx);
-    return found;
-}
-
 static int count_barriers(const tj_kernel *k, int64_t n)
 {
     char *ptx = NULL;
@@ -239,7 +214,7 @@ static int count_barriers(const tj_kernel *k, int64_t n)
         return -1;
     int count = 0;
     for (const char *p = ptx; *p; p++)
-        count += is_barrier(p);
+        count += tl_is_barrier(p);
     free(ptx);
     return count;
 }
@@ -251,14 +226,14 @@ static void test_ptx(void)
         tap_bail_out("tj_buffer_alloc: %s", tj_last_error());
     tj_arg two[] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b)}, one[] = {TJ_ARG_BUF(a), TJ_ARG_BUF(a)};
     for (int64_t n = 8; n <= 1024; n *= 128) {
-        tap_ok(barrier_between(reverse_in_place, NULL, 0, n) == 1,
+        tap_ok(tl_barrier_between(reverse_in_place, NULL, 0, n) == 1,
                "PTX (N = %d): the in-place reversal has a barrier between its load and its store", (int)n);
-        tap_ok(barrier_between(reverse_copy, one, 2, n) == 1,
+        tap_ok(tl_barrier_between(reverse_copy, one, 2, n) == 1,
                "PTX (N = %d): so has reverse_copy given one buffer for both", (int)n);
     }
     /* At N = 8 nothing else puts a barrier there (at 1024 the store's layout
      * conversion through shared memory does). */
-    tap_ok(barrier_between(reverse_copy, two, 2, 8) == 0,
+    tap_ok(tl_barrier_between(reverse_copy, two, 2, 8) == 0,
            "PTX (N = 8): reverse_copy given two buffers has none there");
     int vadd = count_barriers(vector_add, 1024), scale = count_barriers(scale_in_place, 1024);
     tap_ok(vadd == 0, "PTX: vector add has no barrier (%d)", vadd);

@@ -22,6 +22,7 @@
  * the result must be the same.
  * tests/gpu/test_provenance.gpu runs everything on a GPU where there is one.
  */
+#include "ptx_barriers.h"
 #include "testlib.h"
 
 static tj_device *dev;
@@ -160,30 +161,6 @@ static void test_reverse_where(int n, int pick_x, tj_check_bounds mode)
 
 /* ---- the PTX: a barrier where the GPU needs one, none elsewhere ---------- */
 
-static int is_barrier(const char *p)
-{
-    return strncmp(p, "bar.sync", 8) == 0 || strncmp(p, "barrier.sync", 12) == 0;
-}
-
-/* 1 if a barrier lies between the first global load and the first global
- * store after it in the PTX of k for args, 0 if not, -1 without PTX or
- * such a pair. */
-static int barrier_between(const tj_kernel *k, const tj_arg *args, int nargs, int64_t n)
-{
-    char *ptx = NULL;
-    tj_status st = tj_kernel_ptx_args(k, args, nargs, &n, 1, "sm_90", 4, &ptx);
-    if (st != TJ_OK) {
-        tap_diag("  %s: %s: %s", k->name, tj_status_name(st), tj_last_error());
-        return -1;
-    }
-    const char *load = strstr(ptx, "ld.global"), *store = load ? strstr(load, "st.global") : NULL;
-    int found = store ? 0 : -1;
-    for (const char *p = load; store && p < store; p++)
-        found |= is_barrier(p);
-    free(ptx);
-    return found;
-}
-
 static void test_ptx(void)
 {
     tj_buffer a, b;
@@ -193,13 +170,13 @@ static void test_ptx(void)
     tj_arg two[] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_INT(TJ_I32, 4)};
     tj_arg one[] = {TJ_ARG_BUF(a), TJ_ARG_BUF(a), TJ_ARG_INT(TJ_I32, 4)};
     tj_arg where[] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_INT(TJ_I32, 1)};
-    tap_ok(barrier_between(reverse_rows_loop, in_place, 2, 8) == 1,
+    tap_ok(tl_barrier_between(reverse_rows_loop, in_place, 2, 8) == 1,
            "PTX: the in-place reversal through a carried pointer has a barrier between load and store");
-    tap_ok(barrier_between(reverse_copy_loop, one, 3, 8) == 1,
+    tap_ok(tl_barrier_between(reverse_copy_loop, one, 3, 8) == 1,
            "PTX: so has the copy through two carried pointers given one buffer");
-    tap_ok(barrier_between(reverse_copy_loop, two, 3, 8) == 0,
+    tap_ok(tl_barrier_between(reverse_copy_loop, two, 3, 8) == 0,
            "PTX: the copy through two carried pointers given two buffers has none there");
-    tap_ok(barrier_between(reverse_where, where, 3, 8) == 1,
+    tap_ok(tl_barrier_between(reverse_where, where, 3, 8) == 1,
            "PTX: a where() between x and y, stored into x, has a barrier between load and store");
     tj_buffer_free(dev, a);
     tj_buffer_free(dev, b);
