@@ -17,6 +17,11 @@
  *
  * Every op carries the user's file and line, so later stages can still blame
  * the right line.
+ *
+ * Stages change a program's structure (operands, results, which region
+ * holds which ops) only through the IR core's calls below (ir.c), so the
+ * links between ops, values and regions stay consistent; attributes (axis,
+ * pred, loc, ...) are plain fields.
  */
 #ifndef TJIT_IR_H
 #define TJIT_IR_H
@@ -114,7 +119,7 @@ typedef struct tji_op {
     int32_t nresults;
     int32_t result;       /* first result id; results are consecutive */
     int32_t region[2];    /* region ids, -1 if none */
-    int32_t parent;       /* the region this op is in */
+    int32_t parent;       /* the region this op is in; -1: none (tji_detach_op) */
     /* attributes */
     int64_t ival;         /* CONST (ints), ARANGE start */
     double fval;          /* CONST (floats) */
@@ -179,22 +184,19 @@ typedef struct tji_func {
                              check every access (src/jit/bounds.h) */
 } tji_func;
 
-/* --- builder.c ----------------------------------------------------------- */
+/* Which file implements what: ir.c the IR core below (it depends on nothing
+ * above it); build.c, literals.c, shapes.c, ops.c and control.c the builder
+ * (their shared state is in build.h, private to them); verify.c and print.c
+ * the sections named after them. The builder calls the verifier and the
+ * printer; neither of those, nor ir.c, calls the builder. */
 
-/* Runs kernel->build for the given constants and returns the verified tile
- * program, or a status with the first error (kernel, op, file:line). */
-TJI_FUNC tj_status tji_build(const tj_kernel *kernel, const int64_t *consts,
-                             int nconsts, tji_func **out);
-TJI_FUNC void tji_func_free(tji_func *fn);
-/* Refuses a launch of kernel (on any device) from inside a kernel body:
- * while this thread builds, fails that build and returns TJ_ERR_LAUNCH with
- * a message naming both kernels; TJ_OK when no build is in progress. */
-TJI_FUNC tj_status tji_refuse_nested_launch(const tj_kernel *kernel);
+/* --- ir.c: the IR core ---------------------------------------------------- */
 
 /* Shorthands used by all stages. */
 static inline const tji_value *tji_val(const tji_func *fn, int32_t id) { return &fn->values[id]; }
 static inline const tji_type *tji_typeof(const tji_func *fn, int32_t id) { return &fn->values[id].type; }
 TJI_FUNC int64_t tji_numel(const tji_type *t);     /* 1 for scalars */
+TJI_FUNC int tji_same_shape(const tji_type *a, const tji_type *b); /* rank and dims */
 TJI_FUNC int tji_type_equal(const tji_type *a, const tji_type *b);
 TJI_FUNC const char *tji_opcode_name(tji_opcode code); /* "add" */
 /* Sets the thread's error, blamed on op (its file:line, the kernel and the
@@ -202,11 +204,73 @@ TJI_FUNC const char *tji_opcode_name(tji_opcode code); /* "add" */
 TJI_FUNC tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status status,
                                  const char *fmt, va_list ap);
 TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops */
+/* The region value id is defined in (a block argument's region, or its
+ * defining op's parent). */
+TJI_FUNC int32_t tji_value_region(const tji_func *fn, int32_t id);
+/* Is region inner the region outer or nested inside it? */
+TJI_FUNC int tji_region_within(const tji_func *fn, int32_t inner, int32_t outer);
 
-/* Mutation helpers for passes: append an op/value/region (arena-owned). */
+/* Making a program. Everything is owned by fn's arena; ids and indices are
+ * handed out in order (values 1, 2, ...; ops and regions 0, 1, ...). The
+ * arrays may move when they grow: re-read fn->ops[i] after these calls. */
+/* An empty function named name (copied) with its body, region 0, which has
+ * no block arguments yet. */
+TJI_FUNC tji_func *tji_new_func(const char *name);
+TJI_FUNC void tji_func_free(tji_func *fn);          /* NULL is fine */
+/* A value of type defined by def_op (-1: a block argument; see
+ * tji_set_block_args). */
 TJI_FUNC int32_t tji_new_value(tji_func *fn, tji_type type, int32_t def_op);
+/* A new op with no operands or results, appended to region parent
+ * (parent -1: placed in no region). */
 TJI_FUNC int32_t tji_new_op(tji_func *fn, tji_opcode code, int32_t parent, tji_loc loc);
+/* A region of parent_op (-1: the body), put in the op's first free region
+ * slot. */
 TJI_FUNC int32_t tji_new_region(tji_func *fn, int32_t parent_op);
+/* Gives region its block arguments: n new values, one per type. */
+TJI_FUNC void tji_set_block_args(tji_func *fn, int32_t region, const tji_type *types, int n);
+/* Sets op's operands to a copy of args[0..nargs). */
+TJI_FUNC void tji_set_operands(tji_func *fn, int32_t op, const int32_t *args, int nargs);
+/* Gives op n new consecutive result values, one per type; returns the first
+ * (0 when n is 0). */
+TJI_FUNC int32_t tji_new_results(tji_func *fn, int32_t op, const tji_type *types, int n);
+
+/* Rewriting a program (the passes' API). Positions count ops in a region's
+ * list, 0..nops. */
+/* Appends the existing op, placed in no region, to the end of region. */
+TJI_FUNC void tji_append_op(tji_func *fn, int32_t region, int32_t op);
+/* A new op (as tji_new_op) inserted at position pos of region; the ops from
+ * pos on move one place later. */
+TJI_FUNC int32_t tji_insert_op(tji_func *fn, tji_opcode code, int32_t region, int pos,
+                               tji_loc loc);
+/* A copy of op orig (its code, attributes and location) inserted as
+ * tji_insert_op does, with operands args[0..orig->nargs), no results and no
+ * regions. orig may point into fn->ops. */
+TJI_FUNC int32_t tji_insert_clone(tji_func *fn, const tji_op *orig, int32_t region, int pos,
+                                  const int32_t *args);
+/* Operand k of op now reads value. */
+TJI_FUNC void tji_set_operand(tji_func *fn, int32_t op, int k, int32_t value);
+/* Each operand v of op with rename[v] != 0 now reads rename[v] (rename is
+ * indexed by value id, 1..nvalues). */
+TJI_FUNC void tji_rename_operands(tji_func *fn, int32_t op, const int32_t *rename);
+/* The existing value becomes op's only result: op now defines it. */
+TJI_FUNC void tji_set_result(tji_func *fn, int32_t op, int32_t value);
+/* Takes op out of the program: it stays in fn->ops, in no region. Its
+ * region's list still names it until tji_drop_detached, so a walk may
+ * detach ops as it goes. */
+TJI_FUNC void tji_detach_op(tji_func *fn, int32_t op);
+/* Removes the detached ops from region's list, keeping the others' order. */
+TJI_FUNC void tji_drop_detached(tji_func *fn, int32_t region);
+
+/* --- build.c: the builder ------------------------------------------------- */
+
+/* Runs kernel->build for the given constants and returns the verified tile
+ * program, or a status with the first error (kernel, op, file:line). */
+TJI_FUNC tj_status tji_build(const tj_kernel *kernel, const int64_t *consts,
+                             int nconsts, tji_func **out);
+/* Refuses a launch of kernel (on any device) from inside a kernel body:
+ * while this thread builds, fails that build and returns TJ_ERR_LAUNCH with
+ * a message naming both kernels; TJ_OK when no build is in progress. */
+TJI_FUNC tj_status tji_refuse_nested_launch(const tj_kernel *kernel);
 
 /* --- verify.c ------------------------------------------------------------ */
 

@@ -72,14 +72,6 @@ static int type_valid(const tji_type *t)
     return 1;
 }
 
-static int same_shape(const tji_type *a, const tji_type *b)
-{
-    tji_type x = *a;
-    x.dtype = b->dtype;
-    x.is_ptr = b->is_ptr;
-    return tji_type_equal(&x, b);
-}
-
 static int is_int(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_int(t->dtype); }
 static int is_float(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_float(t->dtype); }
 static int is_i1(const tji_type *t) { return !t->is_ptr && t->dtype == TJ_I1; }
@@ -221,13 +213,13 @@ static int check_types(const verifier *v, int32_t idx)
         break;
     }
     case TJI_CMP:
-        NEED(EQ(T(0), T(1)) && is_i1(R) && same_shape(R, T(0)), "%s vs %s -> %s",
+        NEED(EQ(T(0), T(1)) && is_i1(R) && tji_same_shape(R, T(0)), "%s vs %s -> %s",
              TXT(T(0), t1), TXT(T(1), t2), TXT(R, t3));
         NEED((unsigned)op->pred <= TJI_GE, "predicate %d", (int)op->pred);
         break;
     case TJI_ADDPTR:
         NEED(R->is_ptr && EQ(T(0), R) && is_int(T(1)) && T(1)->dtype != TJ_I1 &&
-             same_shape(T(1), R), "%s + %s -> %s", TXT(T(0), t1), TXT(T(1), t2), TXT(R, t3));
+             tji_same_shape(T(1), R), "%s + %s -> %s", TXT(T(0), t1), TXT(T(1), t2), TXT(R, t3));
         break;
     case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_EXP: case TJI_EXP2: case TJI_LOG:
     case TJI_LOG2: case TJI_SQRT: case TJI_RSQRT: case TJI_SIGMOID: case TJI_FLOOR:
@@ -245,7 +237,7 @@ static int check_types(const verifier *v, int32_t idx)
              TXT(R, t1));
         break;
     case TJI_WHERE:
-        NEED(is_i1(T(0)) && same_shape(T(0), R) && EQ(T(1), R) && EQ(T(2), R),
+        NEED(is_i1(T(0)) && tji_same_shape(T(0), R) && EQ(T(1), R) && EQ(T(2), R),
              "where(%s, ...) -> %s", TXT(T(0), t1), TXT(R, t2));
         break;
     case TJI_CONVERT:
@@ -257,7 +249,7 @@ static int check_types(const verifier *v, int32_t idx)
              "%s -> %s", TXT(T(0), t1), TXT(R, t2));
         break;
     case TJI_CAST:
-        NEED(same_shape(T(0), R) && T(0)->is_ptr == R->is_ptr, "%s -> %s", TXT(T(0), t1),
+        NEED(tji_same_shape(T(0), R) && T(0)->is_ptr == R->is_ptr, "%s -> %s", TXT(T(0), t1),
              TXT(R, t2));
         break;
     case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC: case TJI_ATOMIC_CAS: {
@@ -273,7 +265,7 @@ static int check_types(const verifier *v, int32_t idx)
                  "value %s for a pointer %s", TXT(T(2), t1), TXT(p, t2));
         int mask = c == TJI_LOAD ? 1 : 2;
         if (c != TJI_ATOMIC_CAS && HAS(mask))
-            NEED(is_i1(T(mask)) && same_shape(T(mask), p), "mask %s for a pointer %s",
+            NEED(is_i1(T(mask)) && tji_same_shape(T(mask), p), "mask %s for a pointer %s",
                  TXT(T(mask), t1), TXT(p, t2));
         if (c == TJI_LOAD && HAS(2))
             NEED(EQ(T(2), &elem), "other %s for a pointer %s", TXT(T(2), t1), TXT(p, t2));

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ir.c — the IR core: making and changing a tile program, and the facts
+ * every stage asks of one.
+ *
+ * Everything that holds a tji_func — the builder, the verifier, the
+ * printer, the passes, the back ends — shares this file and nothing above
+ * it: it includes ir.h and the support layer only. So the builder may call
+ * the verifier and the printer (for TJIT_DUMP=ir), and none of those calls
+ * back into the builder.
+ *
+ * A function owns one arena. Its arrays (values, ops, a region's op list)
+ * grow geometrically inside that arena; an outgrown block is not freed, so
+ * a pointer taken before a growth still reads the old contents, but writes
+ * through it are lost: take a tji_op * after the last call that adds ops.
+ *
+ * The rewrite API is what passes need to change a program in place: insert
+ * an op (new, or a copy of an existing one) at a position of a region, set
+ * or rename its operands, give it results or move a value's definition to
+ * it, and take ops out of a region. Each call keeps the bookkeeping the
+ * verifier checks (an op's parent, a value's defining op) consistent, so a
+ * pass states what it changes, not how the arrays are laid out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* --- types and opcodes ------------------------------------------------------ */
+
+int64_t tji_numel(const tji_type *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank && i < TJ_MAX_RANK; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+int tji_same_shape(const tji_type *a, const tji_type *b)
+{
+    if (a->rank != b->rank)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i])
+            return 0;
+    return 1;
+}
+
+int tji_type_equal(const tji_type *a, const tji_type *b)
+{
+    return a->dtype == b->dtype && a->is_ptr == b->is_ptr && tji_same_shape(a, b);
+}
+
+const char *tji_opcode_name(tji_opcode code)
+{
+    static const char *const names[TJI_OPCODE_COUNT] = {
+        [TJI_CONST] = "const", [TJI_PROGRAM_ID] = "program_id",
+        [TJI_NUM_PROGRAMS] = "num_programs", [TJI_ARANGE] = "arange",
+        [TJI_SPLAT] = "splat", [TJI_BROADCAST] = "broadcast",
+        [TJI_EXPAND_DIMS] = "expand_dims", [TJI_RESHAPE] = "reshape",
+        [TJI_PERMUTE] = "permute", [TJI_ADD] = "add", [TJI_SUB] = "sub",
+        [TJI_MUL] = "mul", [TJI_DIV] = "div", [TJI_IDIV] = "idiv", [TJI_REM] = "rem",
+        [TJI_AND] = "and", [TJI_OR] = "or", [TJI_XOR] = "xor", [TJI_SHL] = "shl",
+        [TJI_SHR] = "shr", [TJI_MIN] = "min", [TJI_MAX] = "max", [TJI_CMP] = "cmp",
+        [TJI_ADDPTR] = "addptr", [TJI_NEG] = "neg", [TJI_NOT] = "not",
+        [TJI_ABS] = "abs", [TJI_EXP] = "exp", [TJI_EXP2] = "exp2", [TJI_LOG] = "log",
+        [TJI_LOG2] = "log2", [TJI_SQRT] = "sqrt", [TJI_RSQRT] = "rsqrt",
+        [TJI_SIGMOID] = "sigmoid", [TJI_FLOOR] = "floor", [TJI_CEIL] = "ceil",
+        [TJI_SIN] = "sin", [TJI_COS] = "cos", [TJI_TANH] = "tanh", [TJI_ERF] = "erf", [TJI_POW] = "pow",
+        [TJI_FMA] = "fma", [TJI_WHERE] = "where", [TJI_CAST] = "cast",
+        [TJI_LOAD] = "load", [TJI_STORE] = "store", [TJI_ATOMIC] = "atomic",
+        [TJI_ATOMIC_CAS] = "atomic_cas", [TJI_REDUCE] = "reduce",
+        [TJI_CUMSUM] = "cumsum", [TJI_FOR] = "for", [TJI_IF] = "if",
+        [TJI_YIELD] = "yield", [TJI_CONVERT] = "convert_layout", [TJI_ASSUME] = "assume", [TJI_PRINT] = "print", [TJI_ASSERT] = "assert",
+    };
+    return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
+}
+
+/* SPLAT (each element is the scalar) and the ops from ADD to CAST but the
+ * pointer-free shape ops: result element i depends on operand elements i. */
+int tji_is_elementwise(tji_opcode code)
+{
+    return code == TJI_SPLAT || (code >= TJI_ADD && code <= TJI_ADDPTR) ||
+           (code >= TJI_NEG && code <= TJI_CAST);
+}
+
+tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status status, const char *fmt,
+                        va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (op < 0)
+        return tjs_error(status, "error: in kernel '%s': %s", fn->name, msg);
+    const tji_op *o = &fn->ops[op];
+    return tjs_error(status, "%s:%d: error: in kernel '%s', op '%s': %s",
+                     o->loc.file ? o->loc.file : "?", o->loc.line, fn->name,
+                     tji_opcode_name(o->code), msg);
+}
+
+/* --- structure ---------------------------------------------------------------- */
+
+int32_t tji_value_region(const tji_func *fn, int32_t id)
+{
+    const tji_value *v = &fn->values[id];
+    return v->def_op < 0 ? v->def_region : fn->ops[v->def_op].parent;
+}
+
+int tji_region_within(const tji_func *fn, int32_t inner, int32_t outer)
+{
+    for (int32_t r = inner; r >= 0;) {
+        if (r == outer)
+            return 1;
+        int32_t op = fn->regions[r].parent_op;
+        r = op < 0 ? -1 : fn->ops[op].parent;
+    }
+    return 0;
+}
+
+/* --- making a program ----------------------------------------------------------- */
+
+/* Grows an arena array to hold need elements. The old block stays in the
+ * arena; growth is geometric, so the waste is at most the final size. */
+static void *grow(tjs_arena *a, void *old, int32_t *cap, int32_t need, size_t size)
+{
+    if (need <= *cap)
+        return old;
+    int32_t n = *cap ? *cap : 8;
+    while (n < need)
+        n *= 2;
+    void *p = tjs_arena_alloc(a, (size_t)n * size);
+    if (old)
+        memcpy(p, old, (size_t)*cap * size);
+    *cap = n;
+    return p;
+}
+
+tji_func *tji_new_func(const char *name)
+{
+    tjs_arena *arena = tjs_arena_new();
+    tji_func *fn = tjs_arena_alloc(arena, sizeof *fn);
+    fn->arena = arena;
+    fn->name = tjs_arena_strdup(arena, name);
+    tji_new_region(fn, -1);
+    return fn;
+}
+
+void tji_func_free(tji_func *fn)
+{
+    if (fn)
+        tjs_arena_free(fn->arena); /* fn lives in its own arena */
+}
+
+int32_t tji_new_value(tji_func *fn, tji_type type, int32_t def_op)
+{
+    fn->values = grow(fn->arena, fn->values, &fn->values_cap, fn->nvalues + 2,
+                      sizeof *fn->values);
+    int32_t id = ++fn->nvalues;
+    fn->values[id] = (tji_value){.type = type, .def_op = def_op, .def_region = -1};
+    return id;
+}
+
+void tji_append_op(tji_func *fn, int32_t region, int32_t op)
+{
+    tji_region *r = &fn->regions[region];
+    r->ops = grow(fn->arena, r->ops, &r->cap, r->nops + 1, sizeof *r->ops);
+    r->ops[r->nops++] = op;
+    fn->ops[op].parent = region;
+}
+
+int32_t tji_new_op(tji_func *fn, tji_opcode code, int32_t parent, tji_loc loc)
+{
+    fn->ops = grow(fn->arena, fn->ops, &fn->ops_cap, fn->nops + 1, sizeof *fn->ops);
+    int32_t idx = fn->nops++;
+    fn->ops[idx] = (tji_op){.code = code, .region = {-1, -1}, .parent = parent, .loc = loc};
+    if (parent >= 0)
+        tji_append_op(fn, parent, idx);
+    return idx;
+}
+
+int32_t tji_new_region(tji_func *fn, int32_t parent_op)
+{
+    fn->regions = grow(fn->arena, fn->regions, &fn->regions_cap, fn->nregions + 1,
+                       sizeof *fn->regions);
+    int32_t idx = fn->nregions++;
+    fn->regions[idx] = (tji_region){.parent_op = parent_op};
+    if (parent_op >= 0) {
+        tji_op *op = &fn->ops[parent_op];
+        if (op->region[0] < 0)
+            op->region[0] = idx;
+        else if (op->region[1] < 0)
+            op->region[1] = idx;
+    }
+    return idx;
+}
+
+void tji_set_block_args(tji_func *fn, int32_t region, const tji_type *types, int n)
+{
+    int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++) {
+        args[i] = tji_new_value(fn, types[i], -1);
+        fn->values[args[i]].def_region = region;
+    }
+    fn->regions[region].args = args;
+    fn->regions[region].nargs = n;
+}
+
+void tji_set_operands(tji_func *fn, int32_t op, const int32_t *args, int nargs)
+{
+    int32_t *copy = NULL;
+    if (nargs) {
+        copy = tjs_arena_alloc(fn->arena, sizeof(int32_t) * (size_t)nargs);
+        memcpy(copy, args, sizeof(int32_t) * (size_t)nargs);
+    }
+    fn->ops[op].args = copy;
+    fn->ops[op].nargs = nargs;
+}
+
+int32_t tji_new_results(tji_func *fn, int32_t op, const tji_type *types, int n)
+{
+    int32_t first = 0;
+    for (int i = 0; i < n; i++) {
+        int32_t v = tji_new_value(fn, types[i], op);
+        if (i == 0)
+            first = v;
+    }
+    fn->ops[op].result = first;
+    fn->ops[op].nresults = n;
+    return first;
+}
+
+/* --- rewriting a program ----------------------------------------------------------- */
+
+int32_t tji_insert_op(tji_func *fn, tji_opcode code, int32_t region, int pos, tji_loc loc)
+{
+    int32_t idx = tji_new_op(fn, code, region, loc);
+    tji_region *r = &fn->regions[region];
+    memmove(r->ops + pos + 1, r->ops + pos, sizeof(int32_t) * (size_t)(r->nops - 1 - pos));
+    r->ops[pos] = idx;
+    return idx;
+}
+
+int32_t tji_insert_clone(tji_func *fn, const tji_op *orig, int32_t region, int pos,
+                         const int32_t *args)
+{
+    tji_op copy = *orig; /* orig may live in fn->ops, which the insertion may move */
+    int32_t idx = tji_insert_op(fn, copy.code, region, pos, copy.loc);
+    tji_op *op = &fn->ops[idx];
+    copy.region[0] = copy.region[1] = -1;
+    copy.parent = op->parent;
+    copy.result = 0;
+    copy.nresults = 0;
+    *op = copy;
+    tji_set_operands(fn, idx, args, copy.nargs);
+    return idx;
+}
+
+void tji_set_operand(tji_func *fn, int32_t op, int k, int32_t value)
+{
+    fn->ops[op].args[k] = value;
+}
+
+void tji_rename_operands(tji_func *fn, int32_t op, const int32_t *rename)
+{
+    tji_op *o = &fn->ops[op];
+    for (int k = 0; k < o->nargs; k++)
+        if (o->args[k] > 0 && rename[o->args[k]])
+            o->args[k] = rename[o->args[k]];
+}
+
+void tji_set_result(tji_func *fn, int32_t op, int32_t value)
+{
+    fn->ops[op].result = value;
+    fn->ops[op].nresults = 1;
+    fn->values[value].def_op = op;
+}
+
+void tji_detach_op(tji_func *fn, int32_t op)
+{
+    fn->ops[op].parent = -1;
+}
+
+void tji_drop_detached(tji_func *fn, int32_t region)
+{
+    tji_region *r = &fn->regions[region];
+    int32_t keep = 0;
+    for (int32_t i = 0; i < r->nops; i++)
+        if (fn->ops[r->ops[i]].parent == region)
+            r->ops[keep++] = r->ops[i];
+    r->nops = keep;
+}

@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops.c — the computing ops of the kernel language: element-wise
+ * arithmetic, comparisons, pointer arithmetic and math functions; loads,
+ * stores and atomics; reductions and scans; the user's hints (assume); and
+ * the debugging ops (print, device assert).
+ *
+ * Each constructor follows one pattern (build.h): tji_enter, meet the
+ * operands' dtypes (tji_meet, tji_to_dtype) and shapes (tji_broadcast_all),
+ * check what the opcode accepts with a message that names the user's types,
+ * then tji_emit. Operations the IR has no opcode for are spelled here from
+ * ones it has (floor division and modulo from IDIV and REM, tj_div of
+ * integers as a float DIV), so the back ends stay small.
+ */
+#include <stdio.h>
+
+#include "build.h"
+
+/* --- element-wise ops ------------------------------------------------------ */
+
+static const char *const binop_names[] = {
+    "add", "sub", "mul", "div", "floordiv", "mod", "and", "or", "xor", "shl", "shr",
+    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div", "pow",
+};
+
+static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
+#define NBINOPS ((int)(sizeof binop_names / sizeof binop_names[0]))
+
+static int32_t no_rule(int32_t a, int32_t b)
+{
+    tji_type ta = type_of(a), tb = type_of(b);
+    return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s and %s", B.opname, tji_type_text(&ta), tji_type_text(&tb));
+}
+
+/* Pointer arithmetic: ptr + int (either order), ptr - int, and comparisons
+ * of pointers to one dtype. */
+static int32_t pointer_binary(tj_binop op, int32_t a, int32_t b)
+{
+    tji_type ta = type_of(a), tb = type_of(b);
+    if (is_comparison(op) && ta.is_ptr && tb.is_ptr && ta.dtype == tb.dtype) {
+        int32_t ids[2] = {a, b};
+        if (!tji_broadcast_all(ids, 2))
+            return 0;
+        tji_type rt = elem_type(with_dtype(type_of(ids[0]), TJ_I1));
+        int32_t v = tji_emit(TJI_CMP, ARGS(ids[0], ids[1]), rt);
+        op_of(v)->pred = (tji_pred)(op - TJ_OP_EQ);
+        return v;
+    }
+    int ptr_first = ta.is_ptr;
+    int32_t ptr = ptr_first ? a : b, off = ptr_first ? b : a;
+    tji_type to = type_of(off);
+    if (to.is_ptr || !tjs_dtype_is_int(to.dtype) ||
+        !(op == TJ_OP_ADD || (op == TJ_OP_SUB && ptr_first)))
+        return no_rule(a, b);
+    if (to.dtype == TJ_I1 && !(off = tji_to_dtype(off, TJ_I32, 1)))
+        return 0;
+    if (op == TJ_OP_SUB) {
+        /* Negate narrow unsigned offsets as i64: ADDPTR zero-extends them.
+         * (u64 wraps modulo 2^64, which is what the address does too.) */
+        tj_dtype dt = type_of(off).dtype;
+        if (is_unsigned(dt) && tjs_dtype_bits(dt) < 64 && !(off = tji_to_dtype(off, TJ_I64, 1)))
+            return 0;
+        off = tji_emit(TJI_NEG, ARGS(off), type_of(off));
+    }
+    int32_t ids[2] = {ptr, off};
+    if (!tji_broadcast_all(ids, 2))
+        return 0;
+    return tji_emit(TJI_ADDPTR, ARGS(ids[0], ids[1]), type_of(ids[0]));
+}
+
+static int32_t compare(tji_pred pred, int32_t a, int32_t b)
+{
+    int32_t c = tji_emit(TJI_CMP, ARGS(a, b), with_dtype(type_of(a), TJ_I1));
+    op_of(c)->pred = pred;
+    return c;
+}
+
+/* Python's floor division and modulo of signed integers, and modulo of
+ * floats, from C's truncating IDIV and REM: where the remainder is not 0
+ * and its sign differs from the divisor's, the quotient is one less and the
+ * modulo is r + b. So a == floordiv(a, b) * b + mod(a, b), and mod has the
+ * sign of b. Division by 0 gives 0 and 0 (IDIV's and REM's rule, unchanged)
+ * and INT_MIN // -1 gives INT_MIN, mod 0. */
+static int32_t floor_divmod(int want_mod, int32_t a, int32_t b)
+{
+    tji_type t = type_of(a);
+    int32_t zero = tji_broadcast_shape(tji_make_const(t.dtype, 0, 0), t.rank, t.shape);
+    int32_t r = tji_emit(TJI_REM, ARGS(a, b), t);
+    int32_t r_negative = compare(TJI_LT, r, zero), b_negative = compare(TJI_LT, b, zero);
+    int32_t signs_differ = tji_emit(TJI_XOR, ARGS(r_negative, b_negative), with_dtype(t, TJ_I1));
+    int32_t r_nonzero = compare(TJI_NE, r, zero);
+    int32_t adjust = tji_emit(TJI_AND, ARGS(r_nonzero, signs_differ), with_dtype(t, TJ_I1));
+    if (want_mod) {
+        int32_t r_plus_b = tji_emit(TJI_ADD, ARGS(r, b), t);
+        return tji_emit(TJI_WHERE, ARGS(adjust, r_plus_b, r), t);
+    }
+    int32_t q = tji_emit(TJI_IDIV, ARGS(a, b), t);
+    int32_t one = tji_broadcast_shape(tji_make_const(t.dtype, 1, 0), t.rank, t.shape);
+    int32_t q_minus_1 = tji_emit(TJI_SUB, ARGS(q, one), t);
+    return tji_emit(TJI_WHERE, ARGS(adjust, q_minus_1, q), t);
+}
+
+tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
+{
+    int known = (unsigned)op < (unsigned)NBINOPS;
+    if (!tji_enter(loc, known ? binop_names[op] : "binary", 2, (tj_val[]){a, b}))
+        return NONE;
+    if (!known)
+        return tji_fail(TJ_ERR_BUILD, "unknown binary op %d", (int)op), NONE;
+    int32_t x = vid(a), y = vid(b);
+    if (type_of(x).is_ptr || type_of(y).is_ptr)
+        return val(pointer_binary(op, x, y));
+    int is_cmp = is_comparison(op), fast = op == TJ_OP_FAST_DIV;
+    if (fast)
+        op = TJ_OP_DIV;
+    int bitwise = op == TJ_OP_AND || op == TJ_OP_OR || op == TJ_OP_XOR;
+    int shift = op == TJ_OP_SHL || op == TJ_OP_SHR;
+    tj_dtype dt = tji_meet((int32_t[]){x, y}, 2);
+    if ((bitwise || shift) && is_float(dt))
+        return val(no_rule(x, y));
+    if (dt == TJ_I1 && !is_cmp && !bitwise) /* arithmetic on i1 is done in i32 */
+        dt = TJ_I32;
+    if ((op == TJ_OP_DIV || op == TJ_OP_POW) && !is_float(dt))
+        dt = TJ_F32;
+    int32_t ids[2] = {tji_to_dtype(x, dt, 1), 0};
+    if (!ids[0] || !(ids[1] = tji_to_dtype(y, dt, 1)) || !tji_broadcast_all(ids, 2))
+        return NONE;
+    tji_type rt = type_of(ids[0]);
+    static const tji_opcode codes[] = {
+        [TJ_OP_ADD] = TJI_ADD, [TJ_OP_SUB] = TJI_SUB, [TJ_OP_MUL] = TJI_MUL,
+        [TJ_OP_DIV] = TJI_DIV, [TJ_OP_FLOORDIV] = TJI_IDIV, [TJ_OP_MOD] = TJI_REM,
+        [TJ_OP_AND] = TJI_AND, [TJ_OP_OR] = TJI_OR, [TJ_OP_XOR] = TJI_XOR,
+        [TJ_OP_SHL] = TJI_SHL, [TJ_OP_SHR] = TJI_SHR, [TJ_OP_MINIMUM] = TJI_MIN,
+        [TJ_OP_MAXIMUM] = TJI_MAX, [TJ_OP_POW] = TJI_POW,
+    };
+    if (is_cmp) {
+        int32_t v = tji_emit(TJI_CMP, ids, 2, with_dtype(rt, TJ_I1));
+        op_of(v)->pred = (tji_pred)(op - TJ_OP_EQ);
+        return val(v);
+    }
+    if (op == TJ_OP_FLOORDIV && is_float(dt)) {
+        int32_t quotient = tji_emit(TJI_DIV, ids, 2, rt);
+        return val(tji_emit(TJI_FLOOR, &quotient, 1, rt));
+    }
+    if ((op == TJ_OP_FLOORDIV || op == TJ_OP_MOD) && !is_unsigned(dt))
+        return val(floor_divmod(op == TJ_OP_MOD, ids[0], ids[1]));
+    int32_t v = tji_emit(codes[op], ids, 2, rt);
+    op_of(v)->approx = fast;
+    return val(v);
+}
+
+tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
+{
+    static const char *const names[] = {"neg", "not", "abs", "exp", "exp2", "log", "log2",
+                                        "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp",
+                                        "sin", "cos", "tanh", "erf"};
+    static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
+                                       TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
+                                       TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
+                                       TJI_ERF};
+    int known = (unsigned)op < sizeof codes / sizeof codes[0];
+    if (!tji_enter(loc, known ? names[op] : "unary", 1, &x))
+        return NONE;
+    if (!known)
+        return tji_fail(TJ_ERR_BUILD, "unknown unary op %d", (int)op), NONE;
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr || (op == TJ_OP_NOT && is_float(t.dtype)))
+        return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tji_type_text(&t)), NONE;
+    int32_t v = vid(x);
+    if (op == TJ_OP_ABS && is_unsigned(t.dtype))
+        return x; /* i1 and unsigned values are their own absolute value */
+    if (op == TJ_OP_NEG && t.dtype == TJ_I1)
+        v = tji_to_dtype(v, TJ_I32, 1);
+    if (op >= TJ_OP_EXP && !is_float(t.dtype))
+        v = tji_to_dtype(v, TJ_F32, 1);
+    if (!v)
+        return NONE;
+    int32_t r = tji_emit(codes[op], ARGS(v), type_of(v));
+    op_of(r)->approx = op == TJ_OP_FAST_EXP;
+    return val(r);
+}
+
+tj_val tj__fma(tj_loc loc, tj_val a, tj_val b, tj_val c)
+{
+    if (!tji_enter(loc, "fma", 3, (tj_val[]){a, b, c}))
+        return NONE;
+    int32_t ids[3] = {vid(a), vid(b), vid(c)};
+    tji_type t[3] = {type_of(vid(a)), type_of(vid(b)), type_of(vid(c))};
+    if (t[0].is_ptr || t[1].is_ptr || t[2].is_ptr)
+        return tji_fail(TJ_ERR_TYPE, "no rule for 'fma' of %s, %s and %s", tji_type_text(&t[0]),
+                    tji_type_text(&t[1]), tji_type_text(&t[2])), NONE;
+    tj_dtype dt = tji_meet(ids, 3);
+    if (!is_float(dt))
+        dt = TJ_F32;
+    for (int i = 0; i < 3; i++)
+        if (!(ids[i] = tji_to_dtype(ids[i], dt, 1)))
+            return NONE;
+    if (!tji_broadcast_all(ids, 3))
+        return NONE;
+    return val(tji_emit(TJI_FMA, ids, 3, type_of(ids[0])));
+}
+
+tj_val tj__where(tj_loc loc, tj_val cond, tj_val a, tj_val b)
+{
+    if (!tji_enter(loc, "where", 3, (tj_val[]){cond, a, b}))
+        return NONE;
+    tji_type ta = type_of(vid(a)), tb = type_of(vid(b));
+    int32_t ids[3] = {tji_as_condition(vid(cond), "the condition"), vid(a), vid(b)};
+    if (!ids[0])
+        return NONE;
+    if (ta.is_ptr || tb.is_ptr) {
+        if (!ta.is_ptr || !tb.is_ptr || ta.dtype != tb.dtype)
+            return tji_fail(TJ_ERR_TYPE, "no rule for 'where' of %s and %s", tji_type_text(&ta),
+                        tji_type_text(&tb)), NONE;
+    } else {
+        tj_dtype dt = tji_meet(ids + 1, 2);
+        if (!(ids[1] = tji_to_dtype(ids[1], dt, 1)) || !(ids[2] = tji_to_dtype(ids[2], dt, 1)))
+            return NONE;
+    }
+    if (!tji_broadcast_all(ids, 3))
+        return NONE;
+    return val(tji_emit(TJI_WHERE, ids, 3, type_of(ids[1])));
+}
+
+tj_val tj__cast(tj_loc loc, tj_val x, tj_dtype dtype)
+{
+    if (!tji_enter(loc, "cast", 1, &x))
+        return NONE;
+    if (!dtype_ok(dtype))
+        return tji_fail(TJ_ERR_BUILD, "unknown dtype %d", (int)dtype), NONE;
+    const literal *l = lit(vid(x));
+    if (l && (l->kind != LIT_FLOAT || is_float(dtype))) /* wraps as in C, and is no */
+        return val(tji_make_const(dtype, l->ival, tji_literal_double(l))); /* longer weak */
+    return val(tji_to_dtype(vid(x), dtype, 0));
+}
+
+/* --- memory ---------------------------------------------------------------- */
+
+/* The options an op takes: other (loads), cache and evict (loads, stores),
+ * is_volatile (loads). The others must be left at their defaults. */
+static int check_mem_opts(const tj_mem_opts *o, int is_load, int is_store)
+{
+    if ((unsigned)o->cache > TJ_CACHE_WT)
+        return tji_fail(TJ_ERR_BUILD, "unknown cache modifier %d", (int)o->cache);
+    if ((unsigned)o->evict > TJ_EVICT_LAST)
+        return tji_fail(TJ_ERR_BUILD, "unknown eviction policy %d", (int)o->evict);
+    if (!is_load && vid(o->other))
+        return tji_fail(TJ_ERR_BUILD, "'other' applies to loads only");
+    if (!is_load && o->is_volatile)
+        return tji_fail(TJ_ERR_BUILD, "'is_volatile' applies to loads only");
+    if (!is_load && !is_store && (o->cache || o->evict))
+        return tji_fail(TJ_ERR_BUILD, "cache and eviction hints apply to loads and stores only");
+    /* The hints become PTX modifiers: each kind of access has its own cache
+     * operators, and PTX has no instruction with two of cache operator,
+     * eviction priority and volatile. */
+    static const char *const cache_names[] = {"default", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
+    int load_cache = o->cache != TJ_CACHE_WB && o->cache != TJ_CACHE_WT;
+    int store_cache = o->cache == TJ_CACHE_DEFAULT || o->cache == TJ_CACHE_WB ||
+                      o->cache == TJ_CACHE_CG || o->cache == TJ_CACHE_CS || o->cache == TJ_CACHE_WT;
+    if ((is_load && !load_cache) || (is_store && !store_cache))
+        return tji_fail(TJ_ERR_BUILD, "cache modifier .%s applies to %s only", cache_names[o->cache],
+                    is_load ? "stores" : "loads");
+    if (o->cache && o->evict)
+        return tji_fail(TJ_ERR_BUILD, "a cache modifier (.%s) and an eviction policy (%s) cannot be "
+                    "combined: PTX has no instruction with both", cache_names[o->cache],
+                    o->evict == TJ_EVICT_FIRST ? "evict_first" : "evict_last");
+    if (o->is_volatile && (o->cache || o->evict))
+        return tji_fail(TJ_ERR_BUILD, "a volatile load takes no cache modifier or eviction policy");
+    return 1;
+}
+
+static int check_pointer(int32_t ptr, const char *what)
+{
+    tji_type t = type_of(ptr);
+    if (!t.is_ptr)
+        return tji_fail(TJ_ERR_TYPE, "%s of a non-pointer value of type %s", what, tji_type_text(&t));
+    return 1;
+}
+
+/* A mask for the pointer tile pt: absent stays 0; an integer mask is
+ * compared with 0; it broadcasts to the pointer's shape, never the reverse. */
+static int prepare_mask(int32_t *mask, const tji_type *pt)
+{
+    if (!*mask)
+        return 1;
+    tji_type t = type_of(*mask);
+    if (!tji_broadcastable(&t, pt->rank, pt->shape))
+        return tji_fail(TJ_ERR_SHAPE, "mask of shape %s does not match the pointer's shape %s",
+                    tji_shape_text(&t), tji_shape_text(pt));
+    int32_t c = tji_as_condition(*mask, "the mask");
+    return c && (*mask = tji_broadcast_shape(c, pt->rank, pt->shape));
+}
+
+/* A value for the pointer tile pt: converted to the pointee dtype (as an
+ * assignment in C would) and broadcast to the pointer's shape. */
+static int32_t value_for(int32_t x, const tji_type *pt, const char *what)
+{
+    tji_type t = type_of(x);
+    if (t.is_ptr)
+        return tji_fail(TJ_ERR_TYPE, "%s is a pointer (%s), not a value for %s", what, tji_type_text(&t),
+                    tji_type_text(pt));
+    if (!tji_broadcastable(&t, pt->rank, pt->shape))
+        return tji_fail(TJ_ERR_SHAPE, "%s of shape %s does not match the pointer's shape %s", what,
+                    tji_shape_text(&t), tji_shape_text(pt));
+    x = tji_to_dtype(x, pt->dtype, 1);
+    return x ? tji_broadcast_shape(x, pt->rank, pt->shape) : 0;
+}
+
+tj_val tj__load(tj_loc loc, tj_val ptr, tj_mem_opts opts)
+{
+    if (!tji_enter(loc, "load", 1, &ptr) || !tji_check_optional(vid(opts.mask), 2) ||
+        !tji_check_optional(vid(opts.other), 3) || !check_mem_opts(&opts, 1, 0) ||
+        !check_pointer(vid(ptr), "load"))
+        return NONE;
+    tji_type pt = type_of(vid(ptr));
+    int32_t mask = vid(opts.mask), other = vid(opts.other);
+    if (!prepare_mask(&mask, &pt) || (other && !(other = value_for(other, &pt, "other"))))
+        return NONE;
+    int32_t v = tji_emit(TJI_LOAD, ARGS(vid(ptr), mask, other), elem_type(pt));
+    tji_op *op = op_of(v);
+    op->cache = opts.cache;
+    op->evict = opts.evict;
+    op->is_volatile = opts.is_volatile != 0;
+    return val(v);
+}
+
+void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts)
+{
+    if (!tji_enter(loc, "store", 2, (tj_val[]){ptr, value}) || !tji_check_optional(vid(opts.mask), 3) ||
+        !check_mem_opts(&opts, 0, 1) || !check_pointer(vid(ptr), "store"))
+        return;
+    tji_type pt = type_of(vid(ptr));
+    int32_t mask = vid(opts.mask), x = value_for(vid(value), &pt, "the value");
+    if (!x || !prepare_mask(&mask, &pt))
+        return;
+    int32_t op = tji_emit_op(TJI_STORE, B.region, ARGS(vid(ptr), x, mask), 0, NULL);
+    B.fn->ops[op].cache = opts.cache;
+    B.fn->ops[op].evict = opts.evict;
+}
+
+tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts)
+{
+    static const char *const names[] = {"atomic_add", "atomic_max", "atomic_min",
+                                        "atomic_xchg"};
+    int known = (unsigned)op <= TJ_ATOMIC_XCHG;
+    if (!tji_enter(loc, known ? names[op] : "atomic", 2, (tj_val[]){ptr, value}) ||
+        !tji_check_optional(vid(opts.mask), 3))
+        return NONE;
+    if (!known)
+        return tji_fail(TJ_ERR_BUILD, "unknown atomic op %d", (int)op), NONE;
+    if (!check_mem_opts(&opts, 0, 0) || !check_pointer(vid(ptr), names[op]))
+        return NONE;
+    tji_type pt = type_of(vid(ptr));
+    tj_dtype dt = pt.dtype;
+    if (op != TJ_ATOMIC_XCHG && (dt == TJ_F16 || dt == TJ_BF16 || dt == TJ_I1))
+        return tji_fail(TJ_ERR_TYPE, "no %s on %s: it takes integers (not i1), f32 and f64",
+                    names[op], tji_type_text(&pt)), NONE;
+    int32_t mask = vid(opts.mask), x = value_for(vid(value), &pt, "the value");
+    if (!x || !prepare_mask(&mask, &pt))
+        return NONE;
+    int32_t v = tji_emit(TJI_ATOMIC, ARGS(vid(ptr), x, mask), elem_type(pt));
+    op_of(v)->atomic = op;
+    return val(v);
+}
+
+tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value)
+{
+    if (!tji_enter(loc, "atomic_cas", 3, (tj_val[]){ptr, cmp, value}) ||
+        !check_pointer(vid(ptr), "atomic_cas"))
+        return NONE;
+    tji_type pt = type_of(vid(ptr));
+    if (pt.dtype != TJ_I32 && pt.dtype != TJ_I64 && pt.dtype != TJ_U32 && pt.dtype != TJ_U64)
+        return tji_fail(TJ_ERR_TYPE, "atomic_cas needs a pointer to i32, i64, u32 or u64, got %s",
+                    tji_type_text(&pt)), NONE;
+    int32_t c = value_for(vid(cmp), &pt, "the compared value");
+    int32_t x = c ? value_for(vid(value), &pt, "the new value") : 0;
+    return x ? val(tji_emit(TJI_ATOMIC_CAS, ARGS(vid(ptr), c, x), elem_type(pt))) : NONE;
+}
+
+/* --- reductions ------------------------------------------------------------ */
+
+/* What a sum or prefix sum adds: integers narrower than 32 bits are widened
+ * to 32 bits of their signedness (i1 to i32), as Triton's sum and cumsum do,
+ * so that 64 bytes of 200 do not sum to 0. */
+static int32_t sum_operand(int32_t x)
+{
+    tj_dtype dt = type_of(x).dtype;
+    if (is_float(dt) || tjs_dtype_bits(dt) >= 32)
+        return x;
+    return tji_to_dtype(x, is_unsigned(dt) && dt != TJ_I1 ? TJ_U32 : TJ_I32, 1);
+}
+
+static int check_minmax_opts(const tj_minmax_opts *o)
+{
+    if ((unsigned)o->propagate_nan > TJ_PROPAGATE_NAN_ALL)
+        return tji_fail(TJ_ERR_BUILD, "propagate_nan must be TJ_PROPAGATE_NAN_NONE or TJ_PROPAGATE_NAN_ALL, "
+                                  "got %d", (int)o->propagate_nan), 0;
+    return 1;
+}
+
+tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts)
+{
+    if (op != TJ_OP_MINIMUM && op != TJ_OP_MAXIMUM)
+        op = (tj_binop)-1; /* tj__binary reports it */
+    tj_val r = tj__binary(loc, op, a, b);
+    if (r.id && !check_minmax_opts(&opts))
+        return NONE;
+    if (r.id)
+        op_of(vid(r))->propagate_nan = opts.propagate_nan;
+    return r;
+}
+
+tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
+{
+    return tj__reduce_minmax(loc, op, x, axis, (tj_minmax_opts){TJ_PROPAGATE_NAN_NONE});
+}
+
+tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts)
+{
+    static const char *const names[] = {"sum", "max", "min", "argmax", "argmin"};
+    int known = (unsigned)op <= TJ_REDUCE_ARGMIN;
+    if (!tji_enter(loc, known ? names[op] : "reduce", 1, &x))
+        return NONE;
+    if (!known)
+        return tji_fail(TJ_ERR_BUILD, "unknown reduction %d", (int)op), NONE;
+    if (!check_minmax_opts(&opts))
+        return NONE;
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr)
+        return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tji_type_text(&t)), NONE;
+    if (!tji_check_axis(&axis, &t, "reduction"))
+        return NONE;
+    int32_t v = op == TJ_REDUCE_SUM ? sum_operand(vid(x)) : t.dtype == TJ_I1 ? tji_to_dtype(vid(x), TJ_I32, 1)
+                                                                          : vid(x); /* i1 reduces as i32 */
+    tji_type rt = type_of(v);
+    for (int i = axis; i + 1 < rt.rank; i++)
+        rt.shape[i] = rt.shape[i + 1];
+    rt.shape[--rt.rank] = 0;
+    if (op == TJ_REDUCE_ARGMAX || op == TJ_REDUCE_ARGMIN)
+        rt.dtype = TJ_I32;
+    int32_t r = tji_emit(TJI_REDUCE, ARGS(v), rt);
+    op_of(r)->axis = axis;
+    op_of(r)->reduce = op;
+    op_of(r)->propagate_nan = opts.propagate_nan;
+    return val(r);
+}
+
+tj_val tj__cumsum(tj_loc loc, tj_val x, int axis)
+{
+    if (!tji_enter(loc, "cumsum", 1, &x))
+        return NONE;
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr)
+        return tji_fail(TJ_ERR_TYPE, "no rule for 'cumsum' of %s", tji_type_text(&t)), NONE;
+    if (!tji_check_axis(&axis, &t, "cumsum"))
+        return NONE;
+    int32_t v = sum_operand(vid(x));
+    int32_t r = tji_emit(TJI_CUMSUM, ARGS(v), type_of(v));
+    op_of(r)->axis = axis;
+    return val(r);
+}
+
+/* --- hints ----------------------------------------------------------------- */
+
+/* What the user knows of an integer tile's values and the compiler cannot
+ * see (an offset computed from a scalar that is always a multiple of 16, a
+ * gather whose indices come in runs): the coalescing pass uses it to choose
+ * wider accesses. It is trusted, not checked: a false hint gives wrong
+ * results, as in C with a wrong restrict. */
+tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n)
+{
+    static const char *const names[] = {"multiple_of", "max_contiguous", "max_constancy"};
+    const char *name = (unsigned)what <= TJI_ASSUME_CONSTANCY ? names[what] : "hint";
+    if (!tji_enter(loc, name, 1, &x))
+        return NONE;
+    if ((unsigned)what > TJI_ASSUME_CONSTANCY)
+        return tji_fail(TJ_ERR_BUILD, "unknown hint %d", what), NONE;
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr || !tjs_dtype_is_int(t.dtype) || t.dtype == TJ_I1)
+        return tji_fail(TJ_ERR_TYPE, "'%s' applies to integer values, got %s%s", name, tji_type_text(&t),
+                    t.is_ptr ? " (give it the offsets added to the pointer)" : ""), NONE;
+    if (n < 1)
+        return tji_fail(TJ_ERR_BUILD, "'%s' needs a positive number, got %lld", name, (long long)n), NONE;
+    if (what != TJI_ASSUME_MULTIPLE_OF) {
+        if (t.rank == 0)
+            return tji_fail(TJ_ERR_SHAPE, "'%s' describes runs along a tile's last dimension; %s is a scalar",
+                        name, tji_type_text(&t)), NONE;
+        int32_t last = t.shape[t.rank - 1];
+        if ((n & (n - 1)) || n > last)
+            return tji_fail(TJ_ERR_BUILD, "'%s' needs a power of two dividing the last dimension (%d), got %lld",
+                        name, (int)last, (long long)n), NONE;
+    }
+    int32_t r = tji_emit(TJI_ASSUME, ARGS(vid(x)), t);
+    op_of(r)->assume = (tji_assume)what;
+    op_of(r)->ival = n;
+    return val(r);
+}
+
+/* --- debugging ------------------------------------------------------------- */
+
+void tj__print(tj_loc loc, const char *prefix, tj_val x)
+{
+    if (!tji_enter(loc, "print", 1, &x))
+        return;
+    int32_t op = tji_emit_op(TJI_PRINT, B.region, ARGS(vid(x)), 0, NULL);
+    B.fn->ops[op].str = tjs_arena_strdup(B.fn->arena, prefix ? prefix : "");
+}
+
+void tj__device_assert(tj_loc loc, tj_val cond, const char *msg)
+{
+    if (!tji_enter(loc, "device_assert", 1, &cond))
+        return;
+    int32_t c = tji_as_condition(vid(cond), "the condition");
+    if (!c)
+        return;
+    int32_t op = tji_emit_op(TJI_ASSERT, B.region, ARGS(c), 0, NULL);
+    B.fn->ops[op].str = tjs_arena_strdup(B.fn->arena, msg ? msg : "");
+}
+
