@@ -38,7 +38,8 @@
  *    argument, yield and result; so does each result of an IF.
  *
  * The pass changes the IR by inserting ops and by taking merged
- * conversions out of their regions; tji_verify still holds. The plan also
+ * conversions out of their regions, through the IR core's rewrite API
+ * (ir.h); tji_verify still holds. The plan also
  * records each LOAD's and STORE's vector width for the code generator.
  */
 #include <stdlib.h>
@@ -213,16 +214,6 @@ static int can_recompute(const tji_func *fn, int32_t v, int depth)
     return 1;
 }
 
-/* Inserts a new op at position pos of region r; returns its index. */
-static int32_t insert_op(tji_func *fn, tji_opcode code, int32_t r, int pos, tji_loc loc)
-{
-    int32_t idx = tji_new_op(fn, code, r, loc);
-    tji_region *reg = &fn->regions[r];
-    memmove(reg->ops + pos + 1, reg->ops + pos, sizeof(int32_t) * (size_t)(reg->nops - 1 - pos));
-    reg->ops[pos] = idx;
-    return idx;
-}
-
 /* A copy of tile v in layout L, placed at position *pos of region r (which
  * advances past what is inserted). */
 static int32_t copy_in_layout(assigner *A, int32_t v, const tjp_layout *L, int32_t r, int *pos)
@@ -239,34 +230,23 @@ static int32_t copy_in_layout(assigner *A, int32_t v, const tjp_layout *L, int32
     int32_t idx;
     if (can_recompute(fn, v, 0)) {
         tji_op orig = fn->ops[def];
-        int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t) * (size_t)(orig.nargs ? orig.nargs : 1));
+        int32_t *args = tjs_xmalloc(sizeof(int32_t) * (size_t)(orig.nargs ? orig.nargs : 1));
         for (int k = 0; k < orig.nargs; k++) {
             tjp_layout want;
             args[k] = orig.args[k];
             if (operand_layout(fn, &orig, k, L, &want))
                 args[k] = copy_in_layout(A, orig.args[k], &want, r, pos);
         }
-        idx = insert_op(fn, orig.code, r, *pos, orig.loc);
-        tji_op *op = &fn->ops[idx];
-        int32_t region_keep[2] = {op->region[0], op->region[1]}, parent = op->parent;
-        *op = orig;
-        op->region[0] = region_keep[0];
-        op->region[1] = region_keep[1];
-        op->parent = parent;
-        op->args = args;
+        idx = tji_insert_clone(fn, &orig, r, *pos, args);
+        free(args);
     } else {
-        idx = insert_op(fn, TJI_CONVERT, r, *pos, fn->ops[def >= 0 ? def : 0].loc);
+        idx = tji_insert_op(fn, TJI_CONVERT, r, *pos, fn->ops[def >= 0 ? def : 0].loc);
         if (def < 0) /* a block argument: blame the op owning its region */
             fn->ops[idx].loc = fn->ops[fn->regions[tji_val(fn, v)->def_region].parent_op].loc;
-        int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t));
-        args[0] = v;
-        fn->ops[idx].args = args;
-        fn->ops[idx].nargs = 1;
+        tji_set_operands(fn, idx, &v, 1);
     }
     (*pos)++;
-    int32_t res = tji_new_value(fn, type, idx);
-    fn->ops[idx].result = res;
-    fn->ops[idx].nresults = 1;
+    int32_t res = tji_new_results(fn, idx, &type, 1);
     ensure(A);
     A->of[res] = *L;
     A->set[res] = 1;
@@ -282,7 +262,7 @@ static void request(assigner *A, int32_t r, int *pos, int32_t opidx, int k, cons
         A->set[v] = 1;
     } else if (!layout_equal(&A->of[v], L)) {
         int32_t c = copy_in_layout(A, v, L, r, pos);
-        A->fn->ops[opidx].args[k] = c;
+        tji_set_operand(A->fn, opidx, k, c);
     }
 }
 
@@ -346,19 +326,14 @@ static void anchor_result(assigner *A, int32_t r, int *pos, int32_t opidx, const
     if (layout_equal(&A->of[res], natural))
         return;
     /* The op now defines a fresh value; the old one becomes the CONVERT's. */
-    int32_t fresh = tji_new_value(fn, *tji_typeof(fn, res), opidx);
+    tji_type type = *tji_typeof(fn, res);
+    int32_t fresh = tji_new_results(fn, opidx, &type, 1);
     ensure(A);
     A->of[fresh] = *natural;
     A->set[fresh] = 1;
-    fn->ops[opidx].result = fresh;
-    int32_t cv = insert_op(fn, TJI_CONVERT, r, *pos + 1, fn->ops[opidx].loc);
-    int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t));
-    args[0] = fresh;
-    fn->ops[cv].args = args;
-    fn->ops[cv].nargs = 1;
-    fn->ops[cv].result = res;
-    fn->ops[cv].nresults = 1;
-    fn->values[res].def_op = cv;
+    int32_t cv = tji_insert_op(fn, TJI_CONVERT, r, *pos + 1, fn->ops[opidx].loc);
+    tji_set_operands(fn, cv, &fresh, 1);
+    tji_set_result(fn, cv, res);
 }
 
 static void assign_region(assigner *A, int32_t r);
@@ -500,14 +475,12 @@ typedef struct seen_list {
 static void merge_converts(assigner *A, int32_t r, seen_list *seen, int32_t *rename)
 {
     tji_func *fn = A->fn;
-    int32_t outer = seen->n, keep = 0;
-    tji_region *reg = &fn->regions[r];
+    int32_t outer = seen->n;
+    const tji_region *reg = &fn->regions[r];
     for (int32_t i = 0; i < reg->nops; i++) {
         int32_t opi = reg->ops[i];
-        tji_op *op = &fn->ops[opi];
-        for (int k = 0; k < op->nargs; k++)
-            if (op->args[k] > 0 && rename[op->args[k]])
-                op->args[k] = rename[op->args[k]];
+        tji_rename_operands(fn, opi, rename);
+        const tji_op *op = &fn->ops[opi];
         if (op->code == TJI_CONVERT) {
             int32_t same = 0;
             for (int32_t j = 0; j < seen->n && !same; j++) {
@@ -517,7 +490,7 @@ static void merge_converts(assigner *A, int32_t r, seen_list *seen, int32_t *ren
             }
             if (same) {
                 rename[op->result] = same;
-                op->parent = -1;
+                tji_detach_op(fn, opi);
                 continue;
             }
             if (seen->n == seen->cap) {
@@ -526,12 +499,11 @@ static void merge_converts(assigner *A, int32_t r, seen_list *seen, int32_t *ren
             }
             seen->op[seen->n++] = opi;
         }
-        reg->ops[keep++] = opi;
         for (int k = 0; k < 2; k++)
             if (op->region[k] >= 0)
                 merge_converts(A, op->region[k], seen, rename);
     }
-    reg->nops = keep;
+    tji_drop_detached(fn, r);
     seen->n = outer;
 }
 
