@@ -100,20 +100,20 @@ int tji_check_value(int32_t id, const char *what, int index)
 {
     if (id == 0)
         return tji_fail(TJ_ERR_BUILD, "%s %d is an empty value (tj_val {0}: never assigned?)",
-                    what, index);
+                        what, index);
     if (id < 0 || id > B.fn->nvalues)
         return tji_fail(TJ_ERR_BUILD,
-                    "%s %d is not a value of this kernel (a C number where a tile value "
-                    "belongs? write TJ_V(n) or tj_f32(n); or a value kept from another "
-                    "kernel's build)",
-                    what, index);
+                        "%s %d is not a value of this kernel (a C number where a tile value "
+                        "belongs? write TJ_V(n) or tj_f32(n); or a value kept from another "
+                        "kernel's build)",
+                        what, index);
     int32_t r = tji_value_region(B.fn, id);
     if (!tji_region_within(B.fn, B.region, r)) {
         tji_loc body = B.fn->ops[B.fn->regions[r].parent_op].loc;
         return tji_fail(TJ_ERR_BUILD,
-                    "value defined inside a TJ_FOR/TJ_IF body (%s:%d) is used outside it; "
-                    "list it as a carried variable",
-                    body.file ? body.file : "?", body.line);
+                        "value defined inside a TJ_FOR/TJ_IF body (%s:%d) is used outside it; "
+                        "list it as a carried variable",
+                        body.file ? body.file : "?", body.line);
     }
     tji_op *def = B.fn->values[id].def_op >= 0 ? op_of(id) : NULL;
     if (def && def->loc.line == 0) /* a literal takes the line of its first use */
@@ -151,7 +151,7 @@ int tji_enter(tj_loc loc, const char *name, int n, const tj_val *args)
 
 /* Appends an op with its operands and results to region; returns its index. */
 int32_t tji_emit_op(tji_opcode code, int32_t region, const int32_t *args, int nargs,
-                       int nresults, const tji_type *rtypes)
+                    int nresults, const tji_type *rtypes)
 {
     tji_func *fn = B.fn;
     int32_t idx = tji_new_op(fn, code, region, (tji_loc){B.loc.file, B.loc.line});
@@ -171,9 +171,6 @@ int32_t tji_emit(tji_opcode code, const int32_t *args, int nargs, tji_type rt)
     int32_t op = tji_emit_op(code, B.region, args, nargs, 1, &rt);
     return B.fn->ops[op].result;
 }
-
-#define ARGS(...) (const int32_t[]){__VA_ARGS__}, \
-    (int)(sizeof((const int32_t[]){__VA_ARGS__}) / sizeof(int32_t))
 
 /* --- building a kernel ----------------------------------------------------- */
 
@@ -287,7 +284,7 @@ tj_status tji_build(const tj_kernel *kernel, const int64_t *consts, int nconsts,
         B.loc = s->loc;
         B.opname = tji_scope_name(s->kind);
         tji_fail(TJ_ERR_BUILD, "region opened at %s:%d was not closed (break/return/goto out of "
-             "a TJ_FOR or TJ_IF body?)", tji_loc_file(s->loc), s->loc.line);
+                 "a TJ_FOR or TJ_IF body?)", tji_loc_file(s->loc), s->loc.line);
     }
     st = B.status;
     if (st != TJ_OK)

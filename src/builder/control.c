@@ -150,7 +150,7 @@ static int32_t carried_value(const scope *s, int i, const tji_type *want)
         const char *where = s->kind == SCOPE_FOR ? "loop" : s->kind == SCOPE_THEN ? "TJ_IF"
                                                                                    : "TJ_ELSE";
         return tji_fail(TJ_ERR_TYPE, "%scarried variable %d changes type from %s to %s in the %s body",
-                    s->kind == SCOPE_FOR ? "loop-" : "", i, tji_type_text(want), tji_type_text(&t), where);
+                        s->kind == SCOPE_FOR ? "loop-" : "", i, tji_type_text(want), tji_type_text(&t), where);
     }
     return id;
 }

@@ -207,9 +207,9 @@ int32_t tji_to_dtype(int32_t x, tj_dtype dt, int checked)
         if (checked && !literal_fits(l, dt)) {
             if (l->kind == LIT_UINT)
                 return tji_fail(TJ_ERR_TYPE, "integer literal %llu does not fit in %s",
-                            (unsigned long long)l->ival, tj_dtype_name(dt));
+                                (unsigned long long)l->ival, tj_dtype_name(dt));
             return tji_fail(TJ_ERR_TYPE, "integer literal %lld does not fit in %s",
-                        (long long)l->ival, tj_dtype_name(dt));
+                            (long long)l->ival, tj_dtype_name(dt));
         }
         if (!l->used) {
             set_const(op_of(x), dt, l->ival, tji_literal_double(l));

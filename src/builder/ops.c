@@ -188,7 +188,7 @@ tj_val tj__fma(tj_loc loc, tj_val a, tj_val b, tj_val c)
     tji_type t[3] = {type_of(vid(a)), type_of(vid(b)), type_of(vid(c))};
     if (t[0].is_ptr || t[1].is_ptr || t[2].is_ptr)
         return tji_fail(TJ_ERR_TYPE, "no rule for 'fma' of %s, %s and %s", tji_type_text(&t[0]),
-                    tji_type_text(&t[1]), tji_type_text(&t[2])), NONE;
+                        tji_type_text(&t[1]), tji_type_text(&t[2])), NONE;
     tj_dtype dt = tji_meet(ids, 3);
     if (!is_float(dt))
         dt = TJ_F32;
@@ -211,7 +211,7 @@ tj_val tj__where(tj_loc loc, tj_val cond, tj_val a, tj_val b)
     if (ta.is_ptr || tb.is_ptr) {
         if (!ta.is_ptr || !tb.is_ptr || ta.dtype != tb.dtype)
             return tji_fail(TJ_ERR_TYPE, "no rule for 'where' of %s and %s", tji_type_text(&ta),
-                        tji_type_text(&tb)), NONE;
+                            tji_type_text(&tb)), NONE;
     } else {
         tj_dtype dt = tji_meet(ids + 1, 2);
         if (!(ids[1] = tji_to_dtype(ids[1], dt, 1)) || !(ids[2] = tji_to_dtype(ids[2], dt, 1)))
@@ -259,11 +259,11 @@ static int check_mem_opts(const tj_mem_opts *o, int is_load, int is_store)
                       o->cache == TJ_CACHE_CG || o->cache == TJ_CACHE_CS || o->cache == TJ_CACHE_WT;
     if ((is_load && !load_cache) || (is_store && !store_cache))
         return tji_fail(TJ_ERR_BUILD, "cache modifier .%s applies to %s only", cache_names[o->cache],
-                    is_load ? "stores" : "loads");
+                        is_load ? "stores" : "loads");
     if (o->cache && o->evict)
         return tji_fail(TJ_ERR_BUILD, "a cache modifier (.%s) and an eviction policy (%s) cannot be "
-                    "combined: PTX has no instruction with both", cache_names[o->cache],
-                    o->evict == TJ_EVICT_FIRST ? "evict_first" : "evict_last");
+                        "combined: PTX has no instruction with both", cache_names[o->cache],
+                        o->evict == TJ_EVICT_FIRST ? "evict_first" : "evict_last");
     if (o->is_volatile && (o->cache || o->evict))
         return tji_fail(TJ_ERR_BUILD, "a volatile load takes no cache modifier or eviction policy");
     return 1;
@@ -286,7 +286,7 @@ static int prepare_mask(int32_t *mask, const tji_type *pt)
     tji_type t = type_of(*mask);
     if (!tji_broadcastable(&t, pt->rank, pt->shape))
         return tji_fail(TJ_ERR_SHAPE, "mask of shape %s does not match the pointer's shape %s",
-                    tji_shape_text(&t), tji_shape_text(pt));
+                        tji_shape_text(&t), tji_shape_text(pt));
     int32_t c = tji_as_condition(*mask, "the mask");
     return c && (*mask = tji_broadcast_shape(c, pt->rank, pt->shape));
 }
@@ -298,10 +298,10 @@ static int32_t value_for(int32_t x, const tji_type *pt, const char *what)
     tji_type t = type_of(x);
     if (t.is_ptr)
         return tji_fail(TJ_ERR_TYPE, "%s is a pointer (%s), not a value for %s", what, tji_type_text(&t),
-                    tji_type_text(pt));
+                        tji_type_text(pt));
     if (!tji_broadcastable(&t, pt->rank, pt->shape))
         return tji_fail(TJ_ERR_SHAPE, "%s of shape %s does not match the pointer's shape %s", what,
-                    tji_shape_text(&t), tji_shape_text(pt));
+                        tji_shape_text(&t), tji_shape_text(pt));
     x = tji_to_dtype(x, pt->dtype, 1);
     return x ? tji_broadcast_shape(x, pt->rank, pt->shape) : 0;
 }
@@ -354,7 +354,7 @@ tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_
     tj_dtype dt = pt.dtype;
     if (op != TJ_ATOMIC_XCHG && (dt == TJ_F16 || dt == TJ_BF16 || dt == TJ_I1))
         return tji_fail(TJ_ERR_TYPE, "no %s on %s: it takes integers (not i1), f32 and f64",
-                    names[op], tji_type_text(&pt)), NONE;
+                        names[op], tji_type_text(&pt)), NONE;
     int32_t mask = vid(opts.mask), x = value_for(vid(value), &pt, "the value");
     if (!x || !prepare_mask(&mask, &pt))
         return NONE;
@@ -371,7 +371,7 @@ tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value)
     tji_type pt = type_of(vid(ptr));
     if (pt.dtype != TJ_I32 && pt.dtype != TJ_I64 && pt.dtype != TJ_U32 && pt.dtype != TJ_U64)
         return tji_fail(TJ_ERR_TYPE, "atomic_cas needs a pointer to i32, i64, u32 or u64, got %s",
-                    tji_type_text(&pt)), NONE;
+                        tji_type_text(&pt)), NONE;
     int32_t c = value_for(vid(cmp), &pt, "the compared value");
     int32_t x = c ? value_for(vid(value), &pt, "the new value") : 0;
     return x ? val(tji_emit(TJI_ATOMIC_CAS, ARGS(vid(ptr), c, x), elem_type(pt))) : NONE;
@@ -478,17 +478,17 @@ tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n)
     tji_type t = type_of(vid(x));
     if (t.is_ptr || !tjs_dtype_is_int(t.dtype) || t.dtype == TJ_I1)
         return tji_fail(TJ_ERR_TYPE, "'%s' applies to integer values, got %s%s", name, tji_type_text(&t),
-                    t.is_ptr ? " (give it the offsets added to the pointer)" : ""), NONE;
+                        t.is_ptr ? " (give it the offsets added to the pointer)" : ""), NONE;
     if (n < 1)
         return tji_fail(TJ_ERR_BUILD, "'%s' needs a positive number, got %lld", name, (long long)n), NONE;
     if (what != TJI_ASSUME_MULTIPLE_OF) {
         if (t.rank == 0)
             return tji_fail(TJ_ERR_SHAPE, "'%s' describes runs along a tile's last dimension; %s is a scalar",
-                        name, tji_type_text(&t)), NONE;
+                            name, tji_type_text(&t)), NONE;
         int32_t last = t.shape[t.rank - 1];
         if ((n & (n - 1)) || n > last)
             return tji_fail(TJ_ERR_BUILD, "'%s' needs a power of two dividing the last dimension (%d), got %lld",
-                        name, (int)last, (long long)n), NONE;
+                            name, (int)last, (long long)n), NONE;
     }
     int32_t r = tji_emit(TJI_ASSUME, ARGS(vid(x)), t);
     op_of(r)->assume = (tji_assume)what;

@@ -97,18 +97,18 @@ static int check_shape(tj_shape s, int32_t *dims)
 {
     if (s.rank < 0 || s.rank > TJ_MAX_RANK)
         return tji_fail(TJ_ERR_SHAPE, "shape of rank %d: the rank must be 0 to %d", s.rank,
-                    TJ_MAX_RANK);
+                        TJ_MAX_RANK);
     int64_t numel = 1;
     for (int i = 0; i < s.rank; i++) {
         if (!is_pow2(s.dims[i]) || s.dims[i] > MAX_NUMEL)
             return tji_fail(TJ_ERR_SHAPE, "shape %s: dims must be powers of two (at most 2^24)",
-                        tji_dims_text(s.rank, s.dims));
+                            tji_dims_text(s.rank, s.dims));
         numel *= s.dims[i];
         dims[i] = (int32_t)s.dims[i];
     }
     if (numel > MAX_NUMEL)
         return tji_fail(TJ_ERR_SHAPE, "shape %s has %lld elements; tiles hold at most 2^24",
-                    tji_dims_text(s.rank, s.dims), (long long)numel);
+                        tji_dims_text(s.rank, s.dims), (long long)numel);
     return 1;
 }
 
@@ -173,10 +173,10 @@ tj_val tj__arange(tj_loc loc, int64_t lo, int64_t hi)
         return tji_fail(TJ_ERR_SHAPE, "arange(%lld, %lld) is empty", l, h), NONE;
     if (!is_pow2(hi - lo))
         return tji_fail(TJ_ERR_SHAPE, "arange(%lld, %lld): length %lld is not a power of two", l,
-                    h, h - l), NONE;
+                        h, h - l), NONE;
     if (hi - lo > MAX_NUMEL)
         return tji_fail(TJ_ERR_SHAPE, "arange(%lld, %lld): length %lld is more than 2^24", l, h,
-                    h - l), NONE;
+                        h - l), NONE;
     int32_t n = (int32_t)(hi - lo);
     int32_t v = tji_emit(TJI_ARANGE, NULL, 0, with_shape(scalar_type(TJ_I32), 1, &n));
     op_of(v)->ival = lo;
@@ -211,7 +211,7 @@ tj_val tj__expand_dims(tj_loc loc, tj_val x, int axis)
         return tji_fail(TJ_ERR_SHAPE, "axis %d is out of range for %s", axis, tji_type_text(&t)), NONE;
     if (t.rank == TJ_MAX_RANK)
         return tji_fail(TJ_ERR_SHAPE, "%s already has the largest rank (%d)", tji_type_text(&t),
-                    TJ_MAX_RANK), NONE;
+                        TJ_MAX_RANK), NONE;
     if (t.rank == 0)
         return val(tji_broadcast_shape(vid(x), 1, (int32_t[]){1}));
     return val(expand(vid(x), axis < 0 ? axis + t.rank + 1 : axis));
@@ -225,7 +225,7 @@ tj_val tj__broadcast_to(tj_loc loc, tj_val x, tj_shape shape)
     tji_type t = type_of(vid(x));
     if (!tji_broadcastable(&t, shape.rank, dims))
         return tji_fail(TJ_ERR_SHAPE, "cannot broadcast %s to %s", tji_type_text(&t),
-                    tji_dims_text(shape.rank, shape.dims)), NONE;
+                        tji_dims_text(shape.rank, shape.dims)), NONE;
     return val(tji_broadcast_shape(vid(x), shape.rank, dims));
 }
 
@@ -237,13 +237,13 @@ tj_val tj__reshape(tj_loc loc, tj_val x, tj_shape shape)
     tji_type t = type_of(vid(x)), want = with_shape(t, shape.rank, dims);
     if (tji_numel(&t) != tji_numel(&want))
         return tji_fail(TJ_ERR_SHAPE, "cannot reshape %s (%lld elements) to %s (%lld elements)",
-                    tji_type_text(&t), (long long)tji_numel(&t), tji_shape_text(&want),
-                    (long long)tji_numel(&want)), NONE;
+                        tji_type_text(&t), (long long)tji_numel(&t), tji_shape_text(&want),
+                        (long long)tji_numel(&want)), NONE;
     if (tji_same_shape(&t, &want))
         return x;
     if (want.rank == 0)
         return tji_fail(TJ_ERR_SHAPE, "cannot reshape %s to a scalar (reduce it with tj_sum)",
-                    tji_type_text(&t)), NONE;
+                        tji_type_text(&t)), NONE;
     if (t.rank == 0)
         return val(tji_broadcast_shape(vid(x), want.rank, want.shape));
     return val(tji_emit(TJI_RESHAPE, ARGS(vid(x)), want));
@@ -264,13 +264,13 @@ tj_val tj__permute(tj_loc loc, tj_val x, tj_shape order)
         snprintf(text + len, sizeof text - len, "]");
     if (order.rank != t.rank)
         return tji_fail(TJ_ERR_SHAPE, "order %s has %d entries for %s of rank %d", text,
-                    order.rank, tji_type_text(&t), t.rank), NONE;
+                        order.rank, tji_type_text(&t), t.rank), NONE;
     int seen = 0, identity = 1;
     for (int i = 0; i < t.rank; i++) {
         int64_t p = order.dims[i];
         if (p < 0 || p >= t.rank || (seen & (1 << p)))
             return tji_fail(TJ_ERR_SHAPE, "order %s is not a permutation of 0..%d", text,
-                        t.rank - 1), NONE;
+                            t.rank - 1), NONE;
         seen |= 1 << p;
         want.shape[i] = t.shape[p];
         identity &= p == i;
