@@ -261,6 +261,7 @@ typedef struct tjp_pass_state {
     tjp_param_spec *spec;         /* per parameter (malloc'ed), or NULL */
     int num_warps;
     int has_axis, has_coalesce, has_layouts, has_cpu;
+    int show_axis;                /* --axis-info asked for: print it */
     tjp_axis_info_result axis;
     tjp_coalesce_result coalesce;
     tjp_layout_plan layouts;

@@ -7,14 +7,16 @@
  * in the manner of Triton's tensor<64x64xf32, #blocked>:
  *
  *   #num_warps = 4
- *   #L1 = linear<[64x64], reg=[[0,1],[0,2]], lane=[[0,4],...], warp=[[16,0],[32,0]]>
+ *   #L1 = linear<[64x64], reg=[(0,1), (0,2)], lane=[(0,4), ...], warp=[(16,0), (32,0)]>
  *   kernel k(...) {
  *     %7 = load %6 : f32[64x64] #L1 #access<vector=2, addr_run=2>   // k.c:9
  *     %9 = convert %8 : f32[64x64] #L2 #shared<bytes=4, swizzle=[32->1]>
  *
  * Aliases are numbered in the order the values appear in the program; a
- * basis vector is the element it names as tile coordinates ([row, col]; a
+ * basis vector is the element it names as tile coordinates ((row,col); a
  * plain number for rank 1), one per register, lane and warp bit (layout.h).
+ * (Parentheses, not Triton's nested brackets: FileCheck reads "[[" as the
+ * start of a variable.)
  * A LOAD or STORE shows its vector width and address run, a step through
  * shared memory (tjp_shared_use_of) its swizzle; with axis info, a value
  * shows "#axis<contig=[..], div=[..], const=[..]>" (and "value=N"), with
@@ -60,6 +62,7 @@ typedef struct text_state {
     shared_note *notes;
     int nnotes;
     tjp_layout_plan *out;
+    const char *source;       /* names the text in errors */
 } text_state;
 
 /* --- printing ------------------------------------------------------------ */
@@ -126,10 +129,10 @@ static void print_basis(tjs_buf *b, const tjp_layout *L, uint32_t e)
         coord[d] = e % (uint32_t)L->shape[d];
         e /= (uint32_t)L->shape[d];
     }
-    tjs_buf_printf(b, "[");
+    tjs_buf_printf(b, "(");
     for (int d = 0; d < L->rank; d++)
         tjs_buf_printf(b, "%s%u", d ? "," : "", coord[d]);
-    tjs_buf_printf(b, "]");
+    tjs_buf_printf(b, ")");
 }
 
 static void print_layout(tjs_buf *b, const tjp_layout *L)
@@ -313,7 +316,7 @@ static int parse_basis(cursor *c, const tjp_layout *L, uint32_t *out)
         return 1;
     }
     uint32_t e = 0;
-    if (!need(c, "[", "'[' opening a basis vector's coordinates"))
+    if (!need(c, "(", "'(' opening a basis vector's coordinates"))
         return 0;
     for (int d = 0; d < L->rank; d++) {
         if ((d && !need(c, ",", "',' (one coordinate per dimension)")) ||
@@ -322,7 +325,7 @@ static int parse_basis(cursor *c, const tjp_layout *L, uint32_t *out)
         e = e * (uint32_t)L->shape[d] + (uint32_t)v;
     }
     *out = e;
-    return need(c, "]", "']' closing the coordinates");
+    return need(c, ")", "')' closing the coordinates");
 }
 
 static int parse_layout(cursor *c, int num_warps, tjp_layout *L)
@@ -546,10 +549,14 @@ static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line
         end = c.s;
     }
     c.s = end;
+    spaces(&c);
+    const char *tag = c.s;
     if (take(&c, "#access<")) {
         tji_opcode code = fn->ops[op].code;
-        if (code != TJI_LOAD && code != TJI_STORE)
+        if (code != TJI_LOAD && code != TJI_STORE) {
+            c.s = tag;
             return bad(&c, "an access width on a load or store only"), -1;
+        }
         if (!need(&c, "vector=", "'vector='") || !number(&c, 1, 128, &v, "a vector width") ||
             (v & (v - 1)) || !need(&c, ",", "','") || !need(&c, "addr_run=", "'addr_run='") ||
             !number(&c, v, 255, &r, "an address run (at least the vector)") ||
@@ -599,8 +606,8 @@ static int finish(void *ctx, tji_func *fn)
     memset(t->out, 0, sizeof *t->out);
     int any = t->num_warps != 0;
     if (!any)
-        return t->nnotes ? tjs_error(TJ_ERR_INVALID_ARG, "a #shared step without a layout plan "
-                                     "(#num_warps and layouts)"), -1 : 0;
+        return t->nnotes ? tjs_error(TJ_ERR_INVALID_ARG, "%s: a #shared step without a layout "
+                                     "plan (#num_warps and layouts)", t->source), -1 : 0;
     grow_values(t, fn->nvalues);
     grow_ops(t, fn->nops);
     tjp_layout_plan *p = t->out;
@@ -617,22 +624,22 @@ static int finish(void *ctx, tji_func *fn)
             p->of[id] = t->value_layout[id];
         else if (tji_typeof(fn, id)->rank > 0 &&
                  (fn->values[id].def_op < 0 || fn->ops[fn->values[id].def_op].parent >= 0))
-            return tjs_error(TJ_ERR_INVALID_ARG, "value %%%d is a tile without a layout (#L...) "
-                             "in a program with a layout plan", id), -1;
+            return tjs_error(TJ_ERR_INVALID_ARG, "%s: value %%%d is a tile without a layout "
+                             "(#L...) in a program with a layout plan", t->source, id), -1;
     }
     for (int i = 0; i < t->nnotes; i++) {
         const shared_note *n = &t->notes[i];
         tjp_shared_use use;
         if (!tjp_shared_use_of(fn, p, n->op, &use))
-            return tjs_error(TJ_ERR_INVALID_ARG, "line %d: #shared on an op the plan does not "
-                             "take through shared memory", n->line), -1;
+            return tjs_error(TJ_ERR_INVALID_ARG, "%s:%d: #shared on an op the plan does not "
+                             "take through shared memory", t->source, n->line), -1;
         if (!same_swizzle(&n->swizzle, &use.swizzle, 1) || n->has_index != use.has_index ||
             (n->has_index && !same_swizzle(&n->index_swizzle, &use.index_swizzle, 0))) {
             tjs_buf b = {0};
             tjs_buf_printf(&b, "bytes=%d, swizzle=", use.swizzle.elem_bytes);
             print_swizzle(&b, &use.swizzle);
-            tjs_error(TJ_ERR_INVALID_ARG, "line %d: the swizzle read is not the one the layouts "
-                      "give (%s)", n->line, b.data);
+            tjs_error(TJ_ERR_INVALID_ARG, "%s:%d: the swizzle read is not the one the layouts "
+                      "give (%s)", t->source, n->line, b.data);
             tjs_buf_free(&b);
             return -1;
         }
@@ -643,7 +650,7 @@ static int finish(void *ctx, tji_func *fn)
 tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **fn,
                               tjp_layout_plan *plan)
 {
-    text_state t = {.out = plan};
+    text_state t = {.out = plan, .source = source ? source : "<input>"};
     tji_text_hooks h = {.ctx = &t, .parse_header_line = parse_header_line,
                         .parse_value = parse_value, .parse_op = parse_op, .finish = finish};
     if (plan)

@@ -31,7 +31,7 @@ static void drop_coalesce(tjp_pass_state *s)
     s->has_coalesce = 0;
 }
 
-static tj_status run_axis_info(tjp_pass_state *s)
+static tj_status compute_axis(tjp_pass_state *s)
 {
     drop_axis(s);
     tj_status st = tjp_axis_info(s->fn, s->spec, &s->axis);
@@ -39,9 +39,16 @@ static tj_status run_axis_info(tjp_pass_state *s)
     return st;
 }
 
+/* The pass: computes axis info and shows it in the printed result. */
+static tj_status run_axis_info(tjp_pass_state *s)
+{
+    s->show_axis = 1;
+    return compute_axis(s);
+}
+
 static tj_status run_coalesce(tjp_pass_state *s)
 {
-    tj_status st = s->has_axis ? TJ_OK : run_axis_info(s);
+    tj_status st = s->has_axis ? TJ_OK : compute_axis(s);
     drop_coalesce(s);
     if (st == TJ_OK)
         st = tjp_coalesce(s->fn, &s->axis, s->num_warps, &s->coalesce);
@@ -111,7 +118,7 @@ tjp_annotations tjp_pass_annotations(const tjp_pass_state *s)
 {
     return (tjp_annotations){
         .layouts = s->has_layouts ? &s->layouts : NULL,
-        .axis = s->has_axis ? &s->axis : NULL,
+        .axis = s->has_axis && s->show_axis ? &s->axis : NULL,
         .coalesce = s->has_coalesce ? &s->coalesce : NULL,
         .cpu = s->has_cpu ? &s->cpu : NULL,
     };
