@@ -25,7 +25,7 @@
 #include "ir.h"
 
 #define MAX_VALUE_ID (1 << 24) /* far above any real kernel; bounds the arrays */
-#define MAX_DEPTH 256          /* nesting of FOR/IF regions */
+#define MAX_DEPTH 64           /* nesting of FOR/IF regions (bounds the C stack) */
 
 typedef struct parser {
     const char *text, *p, *source;
@@ -36,19 +36,27 @@ typedef struct parser {
     const char **files;        /* interned location file names (arena) */
     int nfiles;
     int failed;
+    /* where() resumes from the last position asked (the parse moves
+     * forward), so numbering every op's line stays linear */
+    const char *seen, *seen_line_start;
+    int seen_line;
 } parser;
 
 /* Line and column (1-based) of position at. */
-static void where(const parser *ps, const char *at, int *line, int *col)
+static void where(parser *ps, const char *at, int *line, int *col)
 {
-    *line = 1;
-    const char *start = ps->text;
-    for (const char *c = ps->text; c < at; c++)
+    if (!ps->seen || at < ps->seen) {
+        ps->seen = ps->seen_line_start = ps->text;
+        ps->seen_line = 1;
+    }
+    for (const char *c = ps->seen; c < at; c++)
         if (*c == '\n') {
-            (*line)++;
-            start = c + 1;
+            ps->seen_line++;
+            ps->seen_line_start = c + 1;
         }
-    *col = (int)(at - start) + 1;
+    ps->seen = at;
+    *line = ps->seen_line;
+    *col = (int)(at - ps->seen_line_start) + 1;
 }
 
 /* Fails the parse at at: "expected what, found <the next token>". */
@@ -777,7 +785,7 @@ static int op_line(parser *ps, int32_t region, int depth)
     if (!is_region)
         return 1;
     if (depth >= MAX_DEPTH)
-        return fail(ps, "at most 256 nested regions");
+        return fail(ps, "at most 64 nested regions");
     if (!region_body(ps, fn->ops[idx].region[0], depth + 1))
         return 0;
     if (code == TJI_IF) {
