@@ -34,6 +34,7 @@ TJ_KERNEL(all_ops,
                         tj_cast(tj_broadcast_to(c, TJ_SHAPE(BLOCK, 4)), TJ_F16));
     tj_val t = tj_reshape(tj_permute(w, TJ_SHAPE(1, 0)), TJ_SHAPE(4 * BLOCK));
     tj_val acc = tj_full(TJ_SHAPE(BLOCK), 1.5, TJ_F32);
+    w = tj_add(w, tj_f16(2000.5)); /* shortest f16 digits "2e+03": an integer */
     TJ_FOR(i, 0, n, 1, &acc) {
         acc = tj_add(acc, tj_sum(tj_cast(tj_mul(w, i), TJ_F32), 1));
         TJ_IF(tj_gt(i, 3)) {
@@ -195,6 +196,7 @@ static const struct bad_case {
     {"kernel k() {\n  %1 = const 1 : i32\n  %1 = const 2 : i32\n}\n",
      "<t>:3:3: expected a value id not defined before"},
     {"kernel k(%1 p: *i8) {\n  print \"abc, %1\n}\n", "expected the closing '\"'"},
+    {"kernel k(%1 p: *i8) {\n  print \"a\\x1g\", %1\n}\n", "<t>:2:11: expected an escape"},
     {"kernel k() {\n  %1 = cmp.lq %1, %1 : i1\n}\n", "<t>:2:12: expected a suffix"},
     {"kernel k() {\n  %2 = arange 0, 8 : i32[8]\n}\n",
      "a placeholder"}, /* id 1 undefined: a placeholder, then it verifies (ok) */

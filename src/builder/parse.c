@@ -16,6 +16,7 @@
  * "source:line:column: expected X, found Y"; the parsed program is then
  * checked by tji_verify, so text the parser accepts is a valid program.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -373,8 +374,8 @@ static int string(parser *ps, const char **out)
             tjs_buf_printf(&b, "%c", *s);
         else if (*s == 'n')
             tjs_buf_printf(&b, "\n");
-        else if (*s == 'x' && sscanf(s + 1, "%2x", &hex) == 1 && is_ident_char(s[1]) &&
-                 is_ident_char(s[2]) && hex) {
+        else if (*s == 'x' && isxdigit((unsigned char)s[1]) && isxdigit((unsigned char)s[2]) &&
+                 sscanf(s + 1, "%2x", &hex) == 1 && hex) {
             tjs_buf_printf(&b, "%c", (char)hex);
             s += 2;
         } else {

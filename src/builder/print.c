@@ -96,7 +96,13 @@ static void print_const(tjs_buf *b, const tji_op *op, tj_dtype dt)
             if (same_float(dt, strtod(text, NULL), op->fval))
                 break;
         }
-        tjs_buf_printf(b, "%s", text);
+        /* "2e+03" reads back as the integer 2000, printed as such: so the
+         * text prints the same once parsed */
+        double shortest = strtod(text, NULL);
+        if (shortest == floor(shortest) && fabs(shortest) < 0x1p53)
+            tjs_buf_printf(b, "%.0f", shortest);
+        else
+            tjs_buf_printf(b, "%s", text);
     }
 }
 
