@@ -15,6 +15,9 @@
  * the reprint names the same values. Every error stops the parse with
  * "source:line:column: expected X, found Y"; the parsed program is then
  * checked by tji_verify, so text the parser accepts is a valid program.
+ *
+ * (Past 900 lines on purpose: one grammar, read in one place, with
+ * op_line's switch over the opcodes mirroring print_op_text's.)
  */
 #include <ctype.h>
 #include <errno.h>
