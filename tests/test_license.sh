@@ -11,9 +11,9 @@ else
     echo "not ok 1 - LICENSE missing or not the MIT license"
 fi
 missing=$(find "$srcdir/include" "$srcdir/src" "$srcdir/tests" "$srcdir/samples" \
-               "$srcdir/bench" "$srcdir/scripts" "$srcdir/.ci" \
+               "$srcdir/bench" "$srcdir/scripts" "$srcdir/.ci" "$srcdir/tools" \
                "$srcdir/Makefile.am" "$srcdir/configure.ac" \
-               -type f \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.py' \
+               -type f \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name '*.py' -o -name '*.tir' \
                           -o -name run -o -name Makefile.am -o -name configure.ac \) \
                2>/dev/null |
           while IFS= read -r f; do

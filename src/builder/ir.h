@@ -282,6 +282,41 @@ TJI_FUNC tj_status tji_verify(const tji_func *fn);
 
 /* The program as text (MLIR-like), one op a line with its source line. */
 TJI_FUNC char *tji_print(const tji_func *fn); /* malloc'ed */
+
+/* Annotations a later stage adds to the text without the IR knowing them
+ * (the GPU layout plan: src/passes/plan_text.c). Any hook may be NULL.
+ * print_header writes whole lines ahead of "kernel"; print_value writes
+ * after each value's definition (a parameter's or result's type, a carried
+ * variable's "%a = %init"), print_op after an op's text (before a FOR's or
+ * IF's "{"), each starting with its own space. The parse hooks read what
+ * the matching print hook wrote: parse_header_line gets one line that
+ * starts with '#' (returns 0 or -1), parse_value and parse_op get the text
+ * right where the print hook wrote and return the characters they read (0:
+ * nothing of theirs there), or -1 with *err (a static message) and *at
+ * (where it went wrong) set. finish runs once the whole text is read. */
+typedef struct tji_text_hooks {
+    void *ctx;
+    void (*print_header)(void *ctx, tjs_buf *b, const tji_func *fn);
+    void (*print_value)(void *ctx, tjs_buf *b, const tji_func *fn, int32_t value);
+    void (*print_op)(void *ctx, tjs_buf *b, const tji_func *fn, int32_t op);
+    int (*parse_header_line)(void *ctx, const char *line, const char **err, const char **at);
+    int (*parse_value)(void *ctx, const char *s, tji_func *fn, int32_t value, const char **err,
+                       const char **at);
+    int (*parse_op)(void *ctx, const char *s, tji_func *fn, int32_t op, int line,
+                    const char **err, const char **at);
+    /* 0, or -1 with the message in the thread's error */
+    int (*finish)(void *ctx, tji_func *fn);
+} tji_text_hooks;
+TJI_FUNC char *tji_print_with(const tji_func *fn, const tji_text_hooks *hooks);
+
+/* --- parse.c ------------------------------------------------------------- */
+
+/* Reads what tji_print_with writes (hooks may be NULL; their annotations
+ * are then errors) back into a new tile program, keeping value ids and
+ * source lines (file names owned by its arena), and verifies it. Bad text
+ * fails with TJ_ERR_INVALID_ARG: "source:line:column: expected X, found Y". */
+TJI_FUNC tj_status tji_parse(const char *text, const char *source, const tji_text_hooks *hooks,
+                             tji_func **out);
 TJI_FUNC void tji_print_type(tjs_buf *b, const tji_type *t); /* "f32[64x32]", "*f32", "i32" */
 
 #endif

@@ -19,6 +19,12 @@
  * hides an op), which is what a reader debugging a pass needs. Constants are
  * printed with the fewest digits that read back to the same value of their
  * dtype.
+ *
+ * Later stages annotate the text through tji_text_hooks (ir.h) without the
+ * IR knowing what they add: the GPU layout plan prints "#L1 = linear<...>"
+ * lines ahead of the kernel, " #L1" after each tile value's type and
+ * " #access<...>" / " #shared<...>" after memory ops (src/passes/plan_text.c).
+ * parse.c reads all of it back, so print(parse(print(ir))) == print(ir).
  */
 #include <math.h>
 #include <stdio.h>
@@ -90,7 +96,13 @@ static void print_const(tjs_buf *b, const tji_op *op, tj_dtype dt)
             if (same_float(dt, strtod(text, NULL), op->fval))
                 break;
         }
-        tjs_buf_printf(b, "%s", text);
+        /* "2e+03" reads back as the integer 2000, printed as such: so the
+         * text prints the same once parsed */
+        double shortest = strtod(text, NULL);
+        if (shortest == floor(shortest) && fabs(shortest) < 0x1p53)
+            tjs_buf_printf(b, "%.0f", shortest);
+        else
+            tjs_buf_printf(b, "%s", text);
     }
 }
 
@@ -128,12 +140,27 @@ static void print_mem_attrs(tjs_buf *b, const tji_op *op)
         tjs_buf_printf(b, ", volatile");
 }
 
-static void print_result_types(tjs_buf *b, const tji_func *fn, const tji_op *op)
+/* The annotations a later stage adds (tji_text_hooks). */
+static void hook_value(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h, int32_t id)
+{
+    if (h && h->print_value)
+        h->print_value(h->ctx, b, fn, id);
+}
+
+static void hook_op(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h, const tji_op *op)
+{
+    if (h && h->print_op)
+        h->print_op(h->ctx, b, fn, (int32_t)(op - fn->ops));
+}
+
+static void print_result_types(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h,
+                               const tji_op *op)
 {
     tjs_buf_printf(b, " -> (");
     for (int i = 0; i < op->nresults; i++) {
         tjs_buf_printf(b, "%s", i ? ", " : "");
         tji_print_type(b, tji_typeof(fn, op->result + i));
+        hook_value(b, fn, h, op->result + i);
     }
     tjs_buf_printf(b, ")");
 }
@@ -141,7 +168,8 @@ static void print_result_types(tjs_buf *b, const tji_func *fn, const tji_op *op)
 static int32_t arg(const tji_op *op, int i) { return i < op->nargs ? op->args[i] : 0; }
 
 /* The op's line, without indentation, comment or region bodies. */
-static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_op *op)
+static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h,
+                          const tji_op *op)
 {
     for (int i = 0; i < op->nresults; i++)
         tjs_buf_printf(b, "%s%%%d", i ? ", " : "", op->result + i);
@@ -195,6 +223,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_op *op)
             tji_print_type(b, tji_typeof(fn, arg(op, 0)));
             tjs_buf_printf(b, " -> ");
             tji_print_type(b, rt);
+            hook_value(b, fn, h, op->result);
+            hook_op(b, fn, h, op);
             return;
         }
         break;
@@ -247,11 +277,14 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_op *op)
                 if (body && i - 2 < body->nargs)
                     tjs_buf_printf(b, "%%%d = ", body->args[i - 2]);
                 print_value(b, op->args[i]);
+                if (body && i - 2 < body->nargs)
+                    hook_value(b, fn, h, body->args[i - 2]);
             }
             tjs_buf_printf(b, ")");
         }
         if (op->nresults)
-            print_result_types(b, fn, op);
+            print_result_types(b, fn, h, op);
+        hook_op(b, fn, h, op);
         tjs_buf_printf(b, " {");
         return;
     }
@@ -259,7 +292,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_op *op)
         tjs_buf_printf(b, " ");
         print_value(b, arg(op, 0));
         if (op->nresults)
-            print_result_types(b, fn, op);
+            print_result_types(b, fn, h, op);
+        hook_op(b, fn, h, op);
         tjs_buf_printf(b, " {");
         return;
     case TJI_PRINT:
@@ -283,7 +317,9 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_op *op)
     if (rt) {
         tjs_buf_printf(b, " : ");
         tji_print_type(b, rt);
+        hook_value(b, fn, h, op->result);
     }
+    hook_op(b, fn, h, op);
 }
 
 static void indent(tjs_buf *b, int depth)
@@ -291,14 +327,16 @@ static void indent(tjs_buf *b, int depth)
     tjs_buf_printf(b, "%*s", depth * 2, "");
 }
 
-static void print_region(tjs_buf *b, const tji_func *fn, int32_t region, int depth);
+static void print_region(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h,
+                         int32_t region, int depth);
 
-static void print_op(tjs_buf *b, const tji_func *fn, int32_t idx, int depth)
+static void print_op(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h, int32_t idx,
+                     int depth)
 {
     const tji_op *op = &fn->ops[idx];
     size_t start = b->len;
     indent(b, depth);
-    print_op_text(b, fn, op);
+    print_op_text(b, fn, h, op);
     if (op->loc.line > 0) {
         size_t width = b->len - start;
         const char *file = op->loc.file ? op->loc.file : "?";
@@ -311,7 +349,7 @@ static void print_op(tjs_buf *b, const tji_func *fn, int32_t idx, int depth)
     if (op->code != TJI_FOR && op->code != TJI_IF)
         return;
     if (op->region[0] >= 0)
-        print_region(b, fn, op->region[0], depth + 1);
+        print_region(b, fn, h, op->region[0], depth + 1);
     int32_t other = op->code == TJI_IF ? op->region[1] : -1;
     if (other >= 0) {
         const tji_region *r = &fn->regions[other];
@@ -321,28 +359,37 @@ static void print_op(tjs_buf *b, const tji_func *fn, int32_t idx, int depth)
         if (!empty) {
             indent(b, depth);
             tjs_buf_printf(b, "} else {\n");
-            print_region(b, fn, other, depth + 1);
+            print_region(b, fn, h, other, depth + 1);
         }
     }
     indent(b, depth);
     tjs_buf_printf(b, "}\n");
 }
 
-static void print_region(tjs_buf *b, const tji_func *fn, int32_t region, int depth)
+static void print_region(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h,
+                         int32_t region, int depth)
 {
     const tji_region *r = &fn->regions[region];
     for (int32_t i = 0; i < r->nops; i++)
-        print_op(b, fn, r->ops[i], depth);
+        print_op(b, fn, h, r->ops[i], depth);
 }
 
 char *tji_print(const tji_func *fn)
 {
+    return tji_print_with(fn, NULL);
+}
+
+char *tji_print_with(const tji_func *fn, const tji_text_hooks *h)
+{
     tjs_buf b = {0};
+    if (h && h->print_header)
+        h->print_header(h->ctx, &b, fn);
     tjs_buf_printf(&b, "kernel %s(", fn->name);
     for (int i = 0; i < fn->nparams; i++) {
         const tji_param *p = &fn->params[i];
         tjs_buf_printf(&b, "%s%%%d %s: ", i ? ", " : "", p->value, p->name);
         tji_print_type(&b, tji_typeof(fn, p->value));
+        hook_value(&b, fn, h, p->value);
     }
     tjs_buf_printf(&b, ")");
     for (int i = 0; i < fn->nconsts; i++)
@@ -350,7 +397,7 @@ char *tji_print(const tji_func *fn)
                        (long long)fn->const_values[i]);
     tjs_buf_printf(&b, "%s {\n", fn->nconsts ? "]" : "");
     if (fn->nregions > 0)
-        print_region(&b, fn, 0, 1);
+        print_region(&b, fn, h, 0, 1);
     tjs_buf_printf(&b, "}\n");
     return b.data;
 }

@@ -67,6 +67,8 @@ static tj_status gpu_layouts(tji_func *fn, const tjp_param_spec *spec, int num_w
         st = tji_verify(fn);
     if (st == TJ_OK)
         st = tjp_check_layouts(fn, plan);
+    if (st == TJ_OK)
+        st = tjp_check_roundtrip(fn, plan);
     tjp_coalesce_free(&coalesced);
     tjp_axis_info_free(&axis);
     return st;
@@ -190,6 +192,8 @@ static tj_status build_offline(const char *who, const tj_kernel *kernel, const t
     tj_status st = spec_of_args(who, kernel, args, nargs, spec);
     if (st == TJ_OK)
         st = tji_build(kernel, consts, nconsts, fn);
+    if (st == TJ_OK && (st = tjp_check_roundtrip(*fn, NULL)) != TJ_OK)
+        tji_func_free(*fn), *fn = NULL;
     if (st == TJ_OK) {
         (*fn)->params_may_alias = !!(*spec & TJF_SPEC_ALIASED);
         /* the code a launch would run: checked as TJIT_CHECK_BOUNDS says */

@@ -181,6 +181,8 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
         pthread_mutex_unlock(&dev->build_lock);
     }
     if (st == TJ_OK)
+        st = tjp_check_roundtrip(fn, NULL);
+    if (st == TJ_OK)
         fn->params_may_alias = !!(spec & TJF_SPEC_ALIASED);
     if (st == TJ_OK && v->check_bounds) {
         fn->check_bounds = 1;

@@ -234,4 +234,50 @@ TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, 
 TJI_FUNC char *tjp_explain(const tji_func *fn, const tjp_layout_plan *plan,
                            const tjp_axis_info_result *axis);
 
+/* plan_text.c — the plans above as annotations of the printed IR (aliases
+ * "#L1 = linear<...>" ahead of the kernel, " #L1" after a tile's type,
+ * "#access<...>" and "#shared<...>" after ops; see its essay). Any member
+ * may be NULL. */
+typedef struct tjp_annotations {
+    const tjp_layout_plan *layouts;
+    const tjp_axis_info_result *axis;
+    const tjp_coalesce_result *coalesce;
+    const tjp_plan *cpu;
+} tjp_annotations;
+TJI_FUNC char *tjp_print_annotated(const tji_func *fn, const tjp_annotations *a); /* malloc'ed */
+/* Parses text (source names it in errors); plan, if not NULL, gets the
+ * layout plan the text holds (plan->of NULL where it holds none). */
+TJI_FUNC tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **fn,
+                                       tjp_layout_plan *plan);
+/* Where TJIT_CHECK_ROUNDTRIP is set (make check sets it): prints fn (with
+ * plan's layouts, plan may be NULL), parses it, prints again and fails with
+ * an internal error naming the kernel and the first differing line. */
+TJI_FUNC tj_status tjp_check_roundtrip(const tji_func *fn, const tjp_layout_plan *plan);
+
+/* registry.c — the passes by name, for tjit-opt (and the pipeline): each
+ * runs on a state that holds the program and what earlier passes found. */
+typedef struct tjp_pass_state {
+    tji_func *fn;
+    tjp_param_spec *spec;         /* per parameter (malloc'ed), or NULL */
+    int num_warps;
+    int has_axis, has_coalesce, has_layouts, has_cpu;
+    int show_axis;                /* --axis-info asked for: print it */
+    tjp_axis_info_result axis;
+    tjp_coalesce_result coalesce;
+    tjp_layout_plan layouts;
+    tjp_plan cpu;
+} tjp_pass_state;
+typedef struct tjp_pass_info {
+    const char *name;             /* "axis-info" */
+    const char *help;
+    tj_status (*run)(tjp_pass_state *s);
+} tjp_pass_info;
+/* The pass named name, or NULL. */
+TJI_FUNC const tjp_pass_info *tjp_find_pass(const char *name);
+/* All passes, *n of them. */
+TJI_FUNC const tjp_pass_info *tjp_pass_table(int *n);
+/* What the state holds, as annotations for tjp_print_annotated. */
+TJI_FUNC tjp_annotations tjp_pass_annotations(const tjp_pass_state *s);
+TJI_FUNC void tjp_pass_state_free(tjp_pass_state *s); /* and its fn */
+
 #endif

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.c — the passes by name, over one state.
+ *
+ * tjit-opt runs the passes a command line names in the order given; each
+ * entry here wraps one pass so that it reads what it needs from the state
+ * (the program, the argument specialization, num_warps, the results of the
+ * passes before it) and stores what it finds there. An analysis a pass
+ * needs and nothing has computed yet is computed on the way (coalescing
+ * needs axis info), as Triton's passes ask for their analyses; a pass that
+ * rewrites the program (layout assignment adds conversions) drops the
+ * results it makes stale. Wrappers only: the passes themselves stay where
+ * they are, so the pipeline can call these same entries.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+static void drop_axis(tjp_pass_state *s)
+{
+    if (s->has_axis)
+        tjp_axis_info_free(&s->axis);
+    s->has_axis = 0;
+}
+
+static void drop_coalesce(tjp_pass_state *s)
+{
+    if (s->has_coalesce)
+        tjp_coalesce_free(&s->coalesce);
+    s->has_coalesce = 0;
+}
+
+static tj_status compute_axis(tjp_pass_state *s)
+{
+    drop_axis(s);
+    tj_status st = tjp_axis_info(s->fn, s->spec, &s->axis);
+    s->has_axis = st == TJ_OK;
+    return st;
+}
+
+/* The pass: computes axis info and shows it in the printed result. */
+static tj_status run_axis_info(tjp_pass_state *s)
+{
+    s->show_axis = 1;
+    return compute_axis(s);
+}
+
+static tj_status run_coalesce(tjp_pass_state *s)
+{
+    tj_status st = s->has_axis ? TJ_OK : compute_axis(s);
+    drop_coalesce(s);
+    if (st == TJ_OK)
+        st = tjp_coalesce(s->fn, &s->axis, s->num_warps, &s->coalesce);
+    s->has_coalesce = st == TJ_OK;
+    return st;
+}
+
+static tj_status run_assign_layouts(tjp_pass_state *s)
+{
+    if (s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "assign-layouts: the program has layouts already");
+    tj_status st = tjp_assign_layouts(s->fn, s->num_warps,
+                                      s->has_coalesce ? &s->coalesce : NULL, &s->layouts);
+    s->has_layouts = st == TJ_OK;
+    /* the pass added conversions: the analyses no longer cover every value */
+    drop_axis(s);
+    drop_coalesce(s);
+    return st;
+}
+
+static tj_status run_check_layouts(tjp_pass_state *s)
+{
+    if (!s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "check-layouts: the program has no layouts (run "
+                         "--assign-layouts first, or give IR with #L layouts)");
+    return tjp_check_layouts(s->fn, &s->layouts);
+}
+
+static tj_status run_verify(tjp_pass_state *s) { return tji_verify(s->fn); }
+
+static tj_status run_materialize(tjp_pass_state *s)
+{
+    if (s->has_cpu)
+        tjp_plan_free(&s->cpu);
+    tjp_materialize(s->fn, &s->cpu);
+    s->has_cpu = 1;
+    return TJ_OK;
+}
+
+static const tjp_pass_info passes[] = {
+    {"axis-info", "what is known of each integer and address (shown as #axis<...>)",
+     run_axis_info},
+    {"coalesce", "the layout and vector each global access wants (#coalesce<...>)",
+     run_coalesce},
+    {"assign-layouts", "every tile value's layout, conversions where they disagree (#L, "
+     "#access, #shared)", run_assign_layouts},
+    {"check-layouts", "checks every op's operands hold the elements it needs", run_check_layouts},
+    {"verify", "checks the IR's invariants", run_verify},
+    {"materialize", "the CPU's fusion plan (#cpu<...>)", run_materialize},
+};
+
+const tjp_pass_info *tjp_find_pass(const char *name)
+{
+    for (size_t i = 0; i < sizeof passes / sizeof *passes; i++)
+        if (strcmp(passes[i].name, name) == 0)
+            return &passes[i];
+    return NULL;
+}
+
+const tjp_pass_info *tjp_pass_table(int *n)
+{
+    *n = (int)(sizeof passes / sizeof *passes);
+    return passes;
+}
+
+tjp_annotations tjp_pass_annotations(const tjp_pass_state *s)
+{
+    return (tjp_annotations){
+        .layouts = s->has_layouts ? &s->layouts : NULL,
+        .axis = s->has_axis && s->show_axis ? &s->axis : NULL,
+        .coalesce = s->has_coalesce ? &s->coalesce : NULL,
+        .cpu = s->has_cpu ? &s->cpu : NULL,
+    };
+}
+
+void tjp_pass_state_free(tjp_pass_state *s)
+{
+    drop_axis(s);
+    drop_coalesce(s);
+    if (s->has_layouts)
+        tjp_layout_plan_free(&s->layouts);
+    if (s->has_cpu)
+        tjp_plan_free(&s->cpu);
+    free(s->spec);
+    tji_func_free(s->fn);
+    memset(s, 0, sizeof *s);
+}
