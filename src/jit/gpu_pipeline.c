@@ -6,7 +6,7 @@
  * After tji_build, a GPU variant is analysed (axis info for the arguments'
  * specialization), given coalesced layouts (tjp_coalesce,
  * tjp_assign_layouts), verified and checked again, and compiled to PTX
- * (gpu_codegen.c). The specialization key of a launch (tjf_spec_key: which
+ * (src/jit/gpu/). The specialization key of a launch (tjf_spec_key: which
  * pointers are 16-byte aligned, which integers are multiples of 16 or equal
  * to 1) says what axis info may assume.
  *
