@@ -64,6 +64,12 @@ static tj_status gpu_layouts(tji_func *fn, const tjp_param_spec *spec, int num_w
     if (st == TJ_OK)
         st = tjp_assign_layouts(fn, num_warps, &coalesced, plan);
     if (st == TJ_OK)
+        st = tjp_choose_swizzles(fn, plan);
+    if (st == TJ_OK)
+        st = tjp_alloc_shared(fn, plan);
+    if (st == TJ_OK)
+        st = tjp_place_barriers(fn, plan);
+    if (st == TJ_OK)
         st = tji_verify(fn);
     if (st == TJ_OK)
         st = tjp_check_layouts(fn, plan);

@@ -95,7 +95,7 @@ typedef struct tjj_gpu_assert {
 typedef struct tjj_gpu_code {
     char *ptx;            /* malloc'ed PTX text */
     char *entry;          /* malloc'ed name of the kernel function in it */
-    size_t shared_bytes;  /* static shared memory the kernel uses */
+    size_t shared_bytes;  /* dynamic shared memory a launch gives it (the plan's) */
     int num_warps;
 } tjj_gpu_code;
 

@@ -7,7 +7,7 @@
  * the copies (a shuffle within a warp, shared memory across warps: shared.c).
  * Float atomics that PTX lacks (max, min, and add of 16-bit floats) are a
  * compare-and-swap loop on the bits. Atomics need no barrier among
- * themselves; after a store they get one (shared.c: memory order).
+ * themselves; after a store they get one (barriers.c places them).
  */
 #include "gen.h"
 
@@ -106,8 +106,7 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
     int32_t mask = !is_cas && op->nargs > 2 ? op->args[2] : 0;
     const tji_type *rt = type_of(c, id);
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, rt);
-    tjj_gpu_order_after_stores(c, STORED_PLAIN);
-    tjj_gpu_order_after_loads(c, ptr);
+    tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
     if (rt->rank == 0) {
         LLVMValueRef cond = and_cond(c, tjj_gpu_thread0_cond(c), mask ? live_cond(tjj_gpu_reg(c, mask, 0)) : NULL);
         cond = tjj_gpu_bounds_cond(c, ptr, (address){tjj_gpu_reg(c, ptr, 0), 0}, rt, 1, cond);
@@ -116,7 +115,6 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
                                       is_cas ? tjj_gpu_reg(c, op->args[2], 0) : NULL);
         old = guard_value(c, cont, before, old, LLVMConstNull(vt));
         c->ssa[id] = c->uses[id] ? tjj_gpu_broadcast_scalar(c, old) : old;
-        c->stored |= STORED_ATOMIC;
         return;
     }
     for (int i = 1; i < op->nargs; i++)
@@ -143,10 +141,9 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
         out[r] = guard_value(c, cont, before, old, LLVMConstNull(vt));
     }
     if (c->uses[id])
-        tjj_gpu_broadcast_from_owners(c, L, rt, out);
+        tjj_gpu_broadcast_from_owners(c, L, out);
     else
         for (uint32_t r = 0; r < n; r++)
             if (r & rdup)
                 out[r] = out[r & ~rdup];
-    c->stored |= STORED_ATOMIC;
 }

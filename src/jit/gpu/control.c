@@ -4,10 +4,9 @@
  *
  * FOR and IF are real branches on uniform scalars (every thread takes the
  * same way), with phis per register for carried values, which keep one
- * layout wherever they appear (checked). Memory order crosses them: what a
- * loop body writes, the next trip's reads must see, so its writes and
- * loads count as pending at the top of the body (shared.c); the arms of an
- * IF start from the same state and join theirs.
+ * layout wherever they appear (checked). The barriers that memory order
+ * needs across them (a loop body's writes seen by the next trip's reads)
+ * are in the plan already (src/passes/barriers.c).
  */
 #include "gen.h"
 
@@ -81,18 +80,9 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
         add_incoming(c, region->args[1 + k], op->args[3 + k], pre);
     }
 
-    /* What the body writes, the next trip's reads must see. */
-    int stored_before = c->stored;
-    c->stored |= tjj_gpu_region_writes(fn, op->region[0]);
-    int32_t nloads_before, *loads_before = tjj_gpu_loads_save(c, &nloads_before);
-    tjj_gpu_region_loads(c, op->region[0]);
     const tji_op *yield = NULL;
-    c->loop_depth++;
     tjj_gpu_emit_region(c, op->region[0], &yield);
-    c->loop_depth--;
     c->g.cur_op = opi;
-    c->stored |= stored_before; /* the loop may run zero times */
-    tjj_gpu_loads_restore(c, loads_before, nloads_before);
     if (c->g.status != TJ_OK)
         return;
     if (!yield || yield->nargs != ncarried) {
@@ -157,21 +147,10 @@ void tjj_gpu_emit_if(codegen *c, int32_t opi)
     LLVMBasicBlockRef merge = new_block(c, "if.end");
     const tji_op *yields[2] = {NULL, NULL};
     LLVMBuildCondBr(b, tjj_gpu_reg(c, op->args[0], 0), arms[0], arms[1]);
-    int stored_before = c->stored;
-    int32_t nloads_before, *loads_before = tjj_gpu_loads_save(c, &nloads_before), nloads_then;
     int ok = emit_if_arm(c, opi, 0, arms[0], merge, &yields[0], &ends[0]);
-    int stored_after = c->stored;
-    int32_t *loads_then = tjj_gpu_loads_save(c, &nloads_then);
-    c->stored = stored_before; /* the else arm starts where the then arm did */
-    for (int32_t i = 0; i < nloads_before; i++)
-        tjj_gpu_load_pending(c, loads_before[i]);
     ok = ok && emit_if_arm(c, opi, 1, arms[1], merge, &yields[1], &ends[1]);
-    stored_after |= c->stored;
-    tjj_gpu_loads_restore(c, loads_then, nloads_then);
-    tjj_gpu_loads_restore(c, loads_before, nloads_before);
     if (!ok)
         return;
-    c->stored = stored_after;
     LLVMPositionBuilderAtEnd(b, merge);
     for (int k = 0; k < n; k++) {
         make_phis(c, op->result + k);

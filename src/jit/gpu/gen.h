@@ -39,9 +39,7 @@
 #include "backend.h"
 
 enum {
-    STORED_PLAIN = 1,       /* a store */
-    STORED_ATOMIC = 2,      /* an atomic */
-    SHARED_LIMIT = 49152,   /* static shared memory a kernel may use */
+    SHARED_ALIGN = 1024,    /* of the dynamic shared array */
     MAX_REGS_LOG2 = 10,     /* at most 1024 registers per thread for one tile */
     ADDR_SHARED = 3,
     ADDR_GLOBAL = 1,
@@ -71,15 +69,7 @@ typedef struct codegen {
     thread_part *parts;
     int nparts, parts_cap;
 
-    LLVMValueRef smem;          /* a placeholder until the size is known */
-    uint64_t smem_bytes;
-    int stored;                 /* STORED_* since the last barrier */
-    tjp_provenance prov;        /* pointers' buffers, for order_after_loads */
-    int32_t *loads;             /* LOAD ops emitted since the last barrier */
-    int32_t nloads;
-    uint8_t *is_load_pending;   /* per op: in loads */
-    int smem_read;              /* shared memory has been read (emission order) */
-    int loop_depth;             /* FOR bodies around the op being emitted */
+    LLVMValueRef smem;          /* the dynamic shared array, once an op uses it */
     tjj_bounds_gen *bounds;     /* TJIT_CHECK_BOUNDS: every access is checked */
 } codegen;
 
@@ -251,21 +241,14 @@ TJI_FUNC void tjj_gpu_emit_assume(codegen *c, const tji_op *op);
 
 /* --- shared.c -------------------------------------------------------------- */
 
-TJI_FUNC LLVMValueRef tjj_gpu_shared(codegen *c, uint64_t bytes);
-TJI_FUNC void tjj_gpu_barrier(codegen *c);
-TJI_FUNC void tjj_gpu_load_pending(codegen *c, int32_t opi);
-TJI_FUNC int32_t *tjj_gpu_loads_save(const codegen *c, int32_t *n);
-TJI_FUNC void tjj_gpu_loads_restore(codegen *c, int32_t *saved, int32_t n);
-TJI_FUNC void tjj_gpu_region_loads(codegen *c, int32_t rid);
-TJI_FUNC void tjj_gpu_shared_begin(codegen *c);
-TJI_FUNC void tjj_gpu_order_after_stores(codegen *c, int kinds);
-TJI_FUNC void tjj_gpu_order_after_loads(codegen *c, int32_t ptr);
-TJI_FUNC int tjj_gpu_region_writes(const tji_func *fn, int32_t rid);
+TJI_FUNC LLVMValueRef tjj_gpu_shared(codegen *c);
+TJI_FUNC const tjp_shared_step *tjj_gpu_step(codegen *c, int kind);
+TJI_FUNC void tjj_gpu_barrier(codegen *c, int flag);
 TJI_FUNC void tjj_gpu_shared_store(codegen *c, LLVMValueRef smem, uint64_t base, LLVMValueRef index, LLVMValueRef v);
 TJI_FUNC LLVMValueRef tjj_gpu_shared_load(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index);
 TJI_FUNC LLVMValueRef tjj_gpu_shuffle(codegen *c, int butterfly, LLVMValueRef v, LLVMValueRef arg);
 TJI_FUNC LLVMValueRef tjj_gpu_broadcast_scalar(codegen *c, LLVMValueRef v);
-TJI_FUNC void tjj_gpu_broadcast_from_owners(codegen *c, const tjp_layout *L, const tji_type *t, LLVMValueRef *vals);
+TJI_FUNC void tjj_gpu_broadcast_from_owners(codegen *c, const tjp_layout *L, LLVMValueRef *vals);
 TJI_FUNC LLVMValueRef tjj_gpu_swizzled(codegen *c, LLVMBuilderRef b, const tjp_swizzle *S, LLVMValueRef v, uint32_t bits);
 TJI_FUNC LLVMValueRef tjj_gpu_swizzled_thread_index(codegen *c, const tjp_swizzle *S, const tjp_layout *L);
 TJI_FUNC LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueRef thread, const tjp_layout *L, uint32_t r);

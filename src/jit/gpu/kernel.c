@@ -120,6 +120,11 @@ static void check_plan(codegen *c)
         FAIL(c, "internal error: the layout plan does not cover the kernel's values");
         return;
     }
+    if (!plan->shared || !plan->barrier || plan->nops < fn->nops) {
+        FAIL(c, "internal error: the plan has no shared-memory steps or barriers "
+                "(tjp_choose_swizzles, tjp_alloc_shared, tjp_place_barriers)");
+        return;
+    }
     int32_t largest = 0;
     int largest_bits = 0;
     for (int32_t id = 1; id <= fn->nvalues; id++) {
@@ -232,17 +237,6 @@ static void build_kernel(codegen *c, const char *entry_name)
     tjj_gpu_emit_region(c, 0, &yield);
     LLVMBuildRetVoid(c->g.b);
     LLVMBuildBr(c->eb, body);
-
-    if (c->smem) { /* now that the largest use is known */
-        LLVMTypeRef at = LLVMArrayType2(c->g.t_i8, c->smem_bytes);
-        LLVMValueRef gv = LLVMAddGlobalInAddressSpace(c->g.mod, at, "tjk_shared", ADDR_SHARED);
-        LLVMSetInitializer(gv, LLVMGetUndef(at));
-        LLVMSetLinkage(gv, LLVMInternalLinkage);
-        LLVMSetAlignment(gv, 16);
-        LLVMReplaceAllUsesWith(c->smem, gv);
-        LLVMDeleteGlobal(c->smem);
-        c->smem = gv;
-    }
 }
 
 /* Codegen into mod; returns the status (the message is set on failure). */
@@ -252,9 +246,6 @@ tj_status tjj_gpu_generate(codegen *c, const char *entry_name)
     c->ssa = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef));
     c->regs = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef *));
     c->uses = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(int32_t));
-    c->loads = tjs_xmalloc(sizeof(int32_t) * ((size_t)fn->nops + 1));
-    c->is_load_pending = tjs_xcalloc((size_t)fn->nops + 1, 1);
-    tjp_find_provenance(fn, &c->prov);
     c->eb = LLVMCreateBuilderInContext(c->g.ctx);
     c->g.b = LLVMCreateBuilderInContext(c->g.ctx);
     check_plan(c);
@@ -269,9 +260,6 @@ tj_status tjj_gpu_generate(codegen *c, const char *entry_name)
     free(c->regs);
     free(c->ssa);
     free(c->uses);
-    free(c->loads);
-    free(c->is_load_pending);
-    tjp_provenance_free(&c->prov);
     free(c->parts);
     return c->g.status;
 }

@@ -432,8 +432,7 @@ void tjj_gpu_emit_load(codegen *c, const tji_op *op)
 {
     int32_t id = op->result, mask = op->nargs > 1 ? op->args[1] : 0, other = op->nargs > 2 ? op->args[2] : 0;
     const tji_type *t = type_of(c, id);
-    tjj_gpu_order_after_stores(c, STORED_PLAIN | STORED_ATOMIC);
-    tjj_gpu_load_pending(c, (int32_t)(op - c->g.fn->ops));
+    tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
     if (t->rank == 0) {
         LLVMValueRef o = other ? tjj_gpu_reg(c, other, 0) : NULL;
         address at = {tjj_gpu_reg(c, op->args[0], 0), 0};
@@ -472,7 +471,7 @@ void tjj_gpu_emit_store(codegen *c, const tji_op *op)
     int rank = rank_of(c, ptr), v = 1, run = 1;
     LLVMValueRef owner;
     uint32_t n = 1, rdup = 0;
-    tjj_gpu_order_after_loads(c, ptr);
+    tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
     if (rank == 0) {
         owner = tjj_gpu_thread0_cond(c);
     } else {
@@ -504,5 +503,4 @@ void tjj_gpu_emit_store(codegen *c, const tji_op *op)
                                          address_value(c, run_address(c, ptr, r, run, mem)));
         LLVMSetAlignment(st, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
     }
-    c->stored |= STORED_PLAIN;
 }

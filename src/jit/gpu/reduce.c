@@ -8,8 +8,9 @@
  * part per lane and butterflies); every step combines symmetrically, so
  * all threads that hold one result hold it bit for bit. CUMSUM goes
  * through shared memory: each element is the sequential sum of its
- * prefix, in the CPU's order. Where the partials sit in shared memory is
- * the swizzle pass's choice (tjp_shared_use_of).
+ * prefix, in the CPU's order. Where the partials sit in shared memory (the
+ * swizzle, the byte offset) and the barriers around them are the plan's
+ * (the swizzle, alloc-shared and barrier passes).
  */
 #include <stdlib.h>
 
@@ -144,58 +145,56 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
     /* 3: warps along the axis, through shared memory in warp order: part p
      * of the partials holds the result tile, each element at its swizzled
      * index (the swizzle pass's choice for the result's layout) */
-    tjp_shared_use use;
-    if (along[TJP_WARP] && c->g.status == TJ_OK && !tjp_shared_use_of(c->g.fn, c->g.plan, c->g.cur_op, &use))
-        FAIL(c, "internal error: the swizzle pass knows no shared memory for this reduction");
+    const tjp_shared_step *step = along[TJP_WARP] ? tjj_gpu_step(c, TJP_STEP_REDUCE) : NULL;
     if (along[TJP_WARP] && c->g.status == TJ_OK) {
-        uint32_t parts = (uint32_t)use.parts;
-        int64_t out_numel = use.numel;
+        const tjp_shared_use *use = &step->use;
+        uint64_t vbase = step->offset, ibase = step->index_offset;
+        uint32_t parts = (uint32_t)use->parts;
+        int64_t out_numel = use->numel;
         LLVMTypeRef ct = LLVMTypeOf(acc[0]);
-        uint64_t vbytes = parts * (uint64_t)out_numel * type_bytes(c, ct);
-        uint64_t ibase = (vbytes + 3) & ~(uint64_t)3;
-        LLVMValueRef smem = tjj_gpu_shared(c, is_arg ? ibase + parts * (uint64_t)out_numel * 4 : vbytes);
+        LLVMValueRef smem = tjj_gpu_shared(c);
         LLVMValueRef my_part = extract_bits(c, c->warp, along[TJP_WARP]);
         LLVMValueRef *oidx = tjs_xcalloc(n, sizeof(LLVMValueRef)), *iidx = tjs_xcalloc(n, sizeof(LLVMValueRef));
-        LLVMValueRef tv = tjj_gpu_swizzled_thread_index(c, &use.swizzle, &use.write);
-        LLVMValueRef ti = is_arg ? tjj_gpu_swizzled_thread_index(c, &use.index_swizzle, &use.write) : NULL;
+        LLVMValueRef tv = tjj_gpu_swizzled_thread_index(c, &use->swizzle, &use->write);
+        LLVMValueRef ti = is_arg ? tjj_gpu_swizzled_thread_index(c, &use->index_swizzle, &use->write) : NULL;
         for (uint32_t r = 0; r < n; r++)
             if (!(r & fold)) {
-                oidx[r] = tjj_gpu_swizzled_index(c, &use.swizzle, tv, &use.write, r);
-                iidx[r] = is_arg ? tjj_gpu_swizzled_index(c, &use.index_swizzle, ti, &use.write, r) : NULL;
+                oidx[r] = tjj_gpu_swizzled_index(c, &use->swizzle, tv, &use->write, r);
+                iidx[r] = is_arg ? tjj_gpu_swizzled_index(c, &use->index_swizzle, ti, &use->write, r) : NULL;
             }
         LLVMValueRef my_base = LLVMBuildMul(c->g.b, my_part, c_i32(c, out_numel), "");
-        tjj_gpu_shared_begin(c);
+        tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
         for (uint32_t r = 0; r < n; r++) {
             if (r & fold)
                 continue;
-            tjj_gpu_shared_store(c, smem, 0, LLVMBuildAdd(c->g.b, my_base, oidx[r], ""), acc[r]);
+            tjj_gpu_shared_store(c, smem, vbase, LLVMBuildAdd(c->g.b, my_base, oidx[r], ""), acc[r]);
             if (is_arg)
                 tjj_gpu_shared_store(c, smem, ibase, LLVMBuildAdd(c->g.b, my_base, iidx[r], ""), acc_i[r]);
         }
-        tjj_gpu_barrier(c);
-        LLVMValueRef lane_part = use.part_lanes ? extract_bits(c, c->lane, use.part_lanes) : NULL;
-        for (uint32_t r = 0; use.part_lanes && r < n; r++) {
+        tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
+        LLVMValueRef lane_part = use->part_lanes ? extract_bits(c, c->lane, use->part_lanes) : NULL;
+        for (uint32_t r = 0; use->part_lanes && r < n; r++) {
             /* lane l reads part p(l); butterflies over those lane bits */
             if (r & fold)
                 continue;
             LLVMValueRef at = LLVMBuildMul(c->g.b, lane_part, c_i32(c, out_numel), "");
-            acc[r] = tjj_gpu_shared_load(c, smem, 0, ct, LLVMBuildAdd(c->g.b, oidx[r], at, ""));
+            acc[r] = tjj_gpu_shared_load(c, smem, vbase, ct, LLVMBuildAdd(c->g.b, oidx[r], at, ""));
             if (is_arg)
                 acc_i[r] = tjj_gpu_shared_load(c, smem, ibase, c->g.t_i32, LLVMBuildAdd(c->g.b, iidx[r], at, ""));
             for (int b = 0; b < 32; b++) {
-                if (!(use.part_lanes >> b & 1))
+                if (!(use->part_lanes >> b & 1))
                     continue;
                 LLVMValueRef v = tjj_gpu_shuffle(c, 1, acc[r], c_i32(c, 1 << b));
                 LLVMValueRef i = is_arg ? tjj_gpu_shuffle(c, 1, acc_i[r], c_i32(c, 1 << b)) : NULL;
                 combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
             }
         }
-        for (uint32_t r = 0; !use.part_lanes && r < n; r++) {
+        for (uint32_t r = 0; !use->part_lanes && r < n; r++) {
             if (r & fold)
                 continue;
             for (uint32_t p = 0; p < parts; p++) {
                 LLVMValueRef slot = LLVMBuildAdd(c->g.b, oidx[r], c_i32(c, (int64_t)p * out_numel), "");
-                LLVMValueRef v = tjj_gpu_shared_load(c, smem, 0, ct, slot);
+                LLVMValueRef v = tjj_gpu_shared_load(c, smem, vbase, ct, slot);
                 LLVMValueRef i = NULL;
                 if (is_arg)
                     i = tjj_gpu_shared_load(c, smem, ibase, c->g.t_i32,
@@ -243,21 +242,19 @@ void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op)
     int is_float = tjs_dtype_is_float(dt), shift = dim_shift(t, op->axis);
     uint32_t axis_bits = (uint32_t)((t->shape[op->axis] - 1) << shift);
     LLVMTypeRef ct = tjj_gpu_compute_type(&c->g, dt);
-    LLVMValueRef smem = tjj_gpu_shared(c, (uint64_t)tji_numel(t) * type_bytes(c, ct));
+    LLVMValueRef smem = tjj_gpu_shared(c);
     uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
     LLVMBuilderRef b = c->g.b;
-    tjp_shared_use use;
-    if (!tjp_shared_use_of(c->g.fn, c->g.plan, c->g.cur_op, &use)) {
-        FAIL(c, "internal error: the swizzle pass knows no shared memory for this scan");
+    const tjp_shared_step *step = tjj_gpu_step(c, TJP_STEP_CUMSUM);
+    if (c->g.status != TJ_OK)
         return;
-    }
-    const tjp_swizzle *S = &use.swizzle;
+    const tjp_swizzle *S = &step->use.swizzle;
     LLVMValueRef ts = tjj_gpu_swizzled_thread_index(c, S, L);
-    tjj_gpu_shared_begin(c);
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
     for (uint32_t r = 0; r < n; r++)
         if (!(r & rdup))
-            tjj_gpu_shared_store(c, smem, 0, tjj_gpu_swizzled_index(c, S, ts, L, r), tjj_gpu_fext(&c->g, tjj_gpu_reg(c, x, r), dt));
-    tjj_gpu_barrier(c);
+            tjj_gpu_shared_store(c, smem, step->offset, tjj_gpu_swizzled_index(c, S, ts, L, r), tjj_gpu_fext(&c->g, tjj_gpu_reg(c, x, r), dt));
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
     LLVMValueRef *out = tjj_gpu_regs_for(c, id);
     for (uint32_t r = 0; r < n; r++) {
         if (r & rdup) {
@@ -272,7 +269,7 @@ void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op)
         LLVMPositionBuilderAtEnd(b, loop);
         LLVMValueRef k = LLVMBuildPhi(b, c->g.t_i32, "k"), acc = LLVMBuildPhi(b, ct, "acc");
         LLVMValueRef at = LLVMBuildXor(b, base, tjj_gpu_swizzled(c, b, S, LLVMBuildShl(b, k, c_i32(c, shift), ""), axis_bits), "");
-        LLVMValueRef v = tjj_gpu_shared_load(c, smem, 0, ct, at);
+        LLVMValueRef v = tjj_gpu_shared_load(c, smem, step->offset, ct, at);
         LLVMValueRef next = is_float ? LLVMBuildFAdd(b, acc, v, "") : LLVMBuildAdd(b, acc, v, "");
         LLVMValueRef next_k = LLVMBuildAdd(b, k, c_i32(c, 1), "");
         LLVMValueRef zero_k = c_i32(c, 0), zero = LLVMConstNull(ct);

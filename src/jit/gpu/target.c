@@ -189,7 +189,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
         LLVMDisposeMemoryBuffer(buf);
         out->entry = entry;
         entry = NULL;
-        out->shared_bytes = (size_t)c.smem_bytes;
+        out->shared_bytes = (size_t)plan->shared_bytes;
         out->num_warps = plan->num_warps;
         if (tjs_dump_enabled("ptx"))
             fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (sm_%d) ----\n%s", fn->name, sm, out->ptx);
