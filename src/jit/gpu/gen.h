@@ -14,8 +14,8 @@
  *   kernel.c     the kernel driver: plan checks, parameters, op dispatch
  *   registers.c  layouts to thread and element indices; element-wise,
  *                creation and shape ops (register renaming)
- *   shared.c     shared memory, barriers and memory order, warp shuffles,
- *                broadcasts, swizzled addresses, CONVERT
+ *   shared.c     the dynamic shared array, the plan's barriers, warp
+ *                shuffles, broadcasts, swizzled addresses, CONVERT
  *   memory.c     global LOAD and STORE: vectors, masks, hints (inline PTX)
  *   atomics.c    ATOMIC and ATOMIC_CAS
  *   reduce.c     REDUCE and CUMSUM

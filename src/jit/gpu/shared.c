@@ -169,7 +169,7 @@ void tjj_gpu_broadcast_from_owners(codegen *c, const tjp_layout *L, LLVMValueRef
  * warps and a CUMSUM go through shared memory. Where each element is put
  * there — its swizzle, chosen so that neither the writes nor the reads of a
  * warp wait on bank conflicts — is the swizzle pass's decision
- * (tjp_shared_use_of, swizzle.c); this code executes it. The swizzle is
+ * (swizzle.c, in the plan's step of the op); this code executes it. The swizzle is
  * linear, so the index of register r is A(thread part) ^ A(register part):
  * the first computed once in the entry block, the second a constant. */
 
