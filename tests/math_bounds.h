@@ -18,7 +18,7 @@ static const char *const tl_fn_names[] = {"sin", "cos", "tanh", "erf", "pow"};
 static const double tl_cpu_bound[TL_NFN][4] = {
     {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 2, 2}, {1.5, 1.5, 2, 1}, {1, 1, 1, 1},
 };
-/* tjit's own code on the GPU (src/jit/gpu_math.c) */
+/* tjit's own code on the GPU (src/jit/gpu/math.c) */
 static const double tl_gpu_bound[TL_NFN][4] = {
     {1, 1, 1, 2}, {1, 1, 1, 2}, {1, 1, 1, 3}, {1, 1, 1, 2}, {1, 1, 1, 64},
 };

@@ -85,7 +85,8 @@ static char *explain(const tj_kernel *k, int64_t c)
     tjp_axis_info_result axis = {0};
     char *text = NULL;
     if (tjp_assign_layouts(fn, 4, NULL, &plan) == TJ_OK && tji_verify(fn) == TJ_OK &&
-        tjp_axis_info(fn, NULL, &axis) == TJ_OK)
+        tjp_choose_swizzles(fn, &plan) == TJ_OK && tjp_alloc_shared(fn, &plan) == TJ_OK &&
+        tjp_place_barriers(fn, &plan) == TJ_OK && tjp_axis_info(fn, NULL, &axis) == TJ_OK)
         text = tjp_explain(fn, &plan, &axis);
     else
         tap_diag("%s", tj_last_error());

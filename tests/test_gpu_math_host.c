@@ -3,7 +3,7 @@
  * test_gpu_math_host.c — the GPU's sin, cos, tanh, erf and pow, run on the
  * host, within the bounds README.md documents.
  *
- * There is no libm on the GPU: src/jit/gpu_math.c writes these functions
+ * There is no libm on the GPU: src/jit/gpu/math.c writes these functions
  * in LLVM IR (in f64 for every float dtype). That IR uses no NVPTX
  * intrinsic, so this test builds the very same code (tjj_gpu_math) into a
  * host module, compiles it with LLJIT and measures it here, with no GPU,
@@ -19,7 +19,7 @@
 #include <llvm-c/Target.h>
 
 #include "math_bounds.h"
-#include "jit/gpu_backend.h"
+#include "jit/gpu/backend.h"
 
 enum { N = 1 << 14 };
 

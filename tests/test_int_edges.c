@@ -5,7 +5,7 @@
  * Narrow integers wrap: -(-128) is -128 in i8, 32767 + 1 is -32768 in i16.
  * The GPU computes i8 and i16 in wider registers, and ptxas once got this
  * wrong (neg.s16 of -32768 followed by an arithmetic shift gave +8192 for
- * -8192; tjit now rewrites neg.s16, see gpu_codegen.c). Each signed dtype
+ * -8192; tjit now rewrites neg.s16, see src/jit/gpu/target.c). Each signed dtype
  * is run through add, sub, neg, mul, shl and abs on the values at its edges (and
  * random ones), each result then shifted right arithmetically — the step
  * that exposed the bug — and widened to i64, against a C reference, on the

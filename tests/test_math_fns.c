@@ -14,7 +14,7 @@
  * NaN reference must be matched exactly (the sign of zero too). The maximum
  * error of each function and dtype is printed, and must stay within the
  * bound of the back end under test (TJIT_TEST_DEVICE): the C library's on
- * the CPU, tjit's own functions (src/jit/gpu_math.c) on a GPU.
+ * the CPU, tjit's own functions (src/jit/gpu/math.c) on a GPU.
  */
 #include "testlib.h"
 #include "math_bounds.h"

@@ -493,7 +493,7 @@ static tj_status launch_gpu(tj_device *dev, const tj_kernel *kernel, variant *va
             params[k++] = &sizes[i];
     tjcu_result r = dev->cu->cuLaunchKernel(var->function, (unsigned)nprog[0], (unsigned)nprog[1],
                                             (unsigned)nprog[2], (unsigned)var->num_warps * 32, 1, 1,
-                                            0, NULL, params, NULL);
+                                            (unsigned)var->shared_bytes, NULL, params, NULL);
     free(params);
     char who[160];
     snprintf(who, sizeof who, "kernel '%s'", kernel->name);

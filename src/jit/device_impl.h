@@ -68,6 +68,7 @@ typedef struct variant {
     tjj_cpu_kernel *compiled;       /* CPU */
     tjcu_module module;             /* GPU */
     tjcu_function function;
+    size_t shared_bytes;  /* dynamic shared memory each launch gives it */
     int nasserts;
     assert_site *asserts;
     tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or checked, else the device's */

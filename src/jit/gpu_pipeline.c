@@ -6,7 +6,7 @@
  * After tji_build, a GPU variant is analysed (axis info for the arguments'
  * specialization), given coalesced layouts (tjp_coalesce,
  * tjp_assign_layouts), verified and checked again, and compiled to PTX
- * (gpu_codegen.c). The specialization key of a launch (tjf_spec_key: which
+ * (src/jit/gpu/). The specialization key of a launch (tjf_spec_key: which
  * pointers are 16-byte aligned, which integers are multiples of 16 or equal
  * to 1) says what axis info may assume.
  *
@@ -63,6 +63,12 @@ static tj_status gpu_layouts(tji_func *fn, const tjp_param_spec *spec, int num_w
         st = tjp_coalesce(fn, &axis, num_warps, &coalesced);
     if (st == TJ_OK)
         st = tjp_assign_layouts(fn, num_warps, &coalesced, plan);
+    if (st == TJ_OK)
+        st = tjp_choose_swizzles(fn, plan);
+    if (st == TJ_OK)
+        st = tjp_alloc_shared(fn, plan);
+    if (st == TJ_OK)
+        st = tjp_place_barriers(fn, plan);
     if (st == TJ_OK)
         st = tji_verify(fn);
     if (st == TJ_OK)

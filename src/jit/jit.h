@@ -67,7 +67,7 @@ TJI_FUNC int tjj_pool_workers(void);
 TJI_FUNC void tjj_pool_run(int64_t n, int64_t chunk, tjj_task_fn fn, void *ctx);
 
 /*
- * GPU back end (gpu_codegen.c): a verified tile program whose tile values all
+ * GPU back end (src/jit/gpu/): a verified tile program whose tile values all
  * have layouts (tjp_assign_layouts) becomes one LLVM function per kernel in
  * the NVPTX target, SIMT over num_warps * 32 threads: program ids are ctaid,
  * each tile value is one LLVM value per register of its layout, lanes and
@@ -95,7 +95,7 @@ typedef struct tjj_gpu_assert {
 typedef struct tjj_gpu_code {
     char *ptx;            /* malloc'ed PTX text */
     char *entry;          /* malloc'ed name of the kernel function in it */
-    size_t shared_bytes;  /* static shared memory the kernel uses */
+    size_t shared_bytes;  /* dynamic shared memory a launch gives it (the plan's) */
     int num_warps;
 } tjj_gpu_code;
 

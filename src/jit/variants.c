@@ -105,6 +105,33 @@ static tj_status load_module(tj_device *dev, const char *kernel_name, const tjj_
                     kernel_name, call);
 }
 
+/* The kernel's dynamic shared memory, for its launches: above the 48 KiB
+ * every GPU gives a block, the function opts in (cuFuncSetAttribute), up to
+ * what this device allows. */
+static tj_status opt_in_shared(tj_device *dev, const char *kernel_name, const tjj_gpu_code *code,
+                               variant *v)
+{
+    enum { SHARED_WITHOUT_OPT_IN = 48 * 1024 };
+    v->shared_bytes = code->shared_bytes;
+    if (code->shared_bytes <= SHARED_WITHOUT_OPT_IN)
+        return TJ_OK;
+    int most = 0;
+    tj_status st = tjj_cu_check(dev->cu->cuDeviceGetAttribute(
+                                    &most, TJCU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                    dev->cu_device),
+                                kernel_name, "cuDeviceGetAttribute");
+    if (st == TJ_OK && code->shared_bytes > (size_t)most)
+        return tjs_error(TJ_ERR_COMPILE,
+                         "error: in kernel '%s': needs %zu bytes of shared memory; this GPU (sm_%d) "
+                         "gives a block at most %d (use a smaller tile)",
+                         kernel_name, code->shared_bytes, dev->sm, most);
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuFuncSetAttribute(v->function, TJCU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                      (int)code->shared_bytes),
+                          kernel_name, "cuFuncSetAttribute");
+    return st;
+}
+
 static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
 {
     tjp_layout_plan plan = {0};
@@ -114,6 +141,8 @@ static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
         st = tjj_check_with_ptxas(fn, v->spec, v->num_warps, &plan, &code, dev->sm);
     if (st == TJ_OK)
         st = load_module(dev, fn->name, &code, v);
+    if (st == TJ_OK)
+        st = opt_in_shared(dev, fn->name, &code, v);
     if (st == TJ_OK) {
         collect_asserts(fn, v);
         v->assert_record = dev->assert_record;

@@ -16,7 +16,10 @@
  * a reduction across warps, a prefix sum) the swizzle the swizzle pass
  * chose and, for the writes and the reads, the wavefronts of a warp request
  * against the fewest possible, counted lane by lane (tjp_bank_cost): the
- * bank conflicts per request.
+ * bank conflicts per request. All of it is read from the plan: the steps
+ * of the swizzle pass, their bytes in the kernel's shared allocation
+ * (alloc_shared.c) and the barriers around them and before global accesses
+ * (barriers.c); with a plan that lacks them the text says so.
  *
  * The address map is only what axis info proves: along the pointer's most
  * contiguous dimension, runs of `contiguity` elements are one element apart
@@ -37,6 +40,32 @@
 
 #define WARP_LANES 32
 #define SECTOR_BYTES 32
+
+/* The plan's decisions at op i: its shared step's bytes (a broadcast's
+ * too) and its barriers. */
+static void explain_plan_steps(tjs_buf *b, const tjp_layout_plan *plan, int32_t i)
+{
+    if (!plan->shared || !plan->barrier || i >= plan->nops)
+        return;
+    const tjp_shared_step *step = &plan->shared[i];
+    if (step->kind == TJP_STEP_BROADCAST)
+        tjs_buf_printf(b, "    old value to its copies in other warps through shared memory\n");
+    if (step->kind != TJP_STEP_NONE) {
+        tjs_buf_printf(b, "    shared bytes %llu..%llu", (unsigned long long)step->offset,
+                       (unsigned long long)(step->offset + step->bytes));
+        if (step->index_bytes)
+            tjs_buf_printf(b, ", indices %llu..%llu", (unsigned long long)step->index_offset,
+                           (unsigned long long)(step->index_offset + step->index_bytes));
+        tjs_buf_printf(b, "\n");
+    }
+    uint8_t bar = plan->barrier[i];
+    if (bar & TJP_BARRIER_BEFORE)
+        tjs_buf_printf(b, "    barrier before it: memory order with earlier global accesses\n");
+    if (bar & TJP_BARRIER_SHARED_WRITE)
+        tjs_buf_printf(b, "    barrier before the shared writes: earlier readers are done\n");
+    if (bar & TJP_BARRIER_SHARED_READ)
+        tjs_buf_printf(b, "    barrier between the shared writes and reads\n");
+}
 
 static int elem_bytes(tj_dtype dtype)
 {
@@ -135,7 +164,9 @@ static void explain_request(tjs_buf *b, const tjp_layout *L, const tjp_axis_valu
     int64_t sector[MAX_ELEMS];
     for (int k = 0; k < n; k++) {
         int64_t run_start = coord[leader[group[k]]][dim] / run * run;
-        /* a group's sectors never meet another's: number them apart */
+        
+
+/* a group's sectors never meet another's: number them apart */
         sector[k] = (int64_t)group[k] * MAX_ELEMS * 16 + (coord[k][dim] - run_start) * es / SECTOR_BYTES;
     }
     if (ngroups == 1) {
@@ -218,6 +249,7 @@ static void explain_access(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
                        "gives %d per thread, mask constancy %d)\n", width, width * es,
                        (int)axis_elems, (int)layout_elems, (int)mask_constancy);
     explain_request(b, L, p, dim, es, width);
+    explain_plan_steps(b, plan, i);
 }
 
 /* One side (writes or reads) of a shared-memory buffer: wavefronts per
@@ -248,8 +280,9 @@ static void explain_buffer(tjs_buf *b, const char *what, const tjp_shared_use *u
 
 /* A step through shared memory: the layouts that write and read the
  * buffer, its swizzle, and the bank conflicts of both sides. */
-static void explain_shared(tjs_buf *b, const tjp_shared_use *use)
+static void explain_shared(tjs_buf *b, const tjp_layout_plan *plan, int32_t i)
 {
+    const tjp_shared_use *use = &plan->shared[i].use;
     tjs_buf_printf(b, "    shared writes in: ");
     tjp_layout_print(b, &use->write);
     tjs_buf_printf(b, "\n    shared reads in:  ");
@@ -258,6 +291,7 @@ static void explain_shared(tjs_buf *b, const tjp_shared_use *use)
     explain_buffer(b, "", use, &use->swizzle);
     if (use->has_index)
         explain_buffer(b, " (indices)", use, &use->index_swizzle);
+    explain_plan_steps(b, plan, i);
 }
 
 static void explain_convert(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
@@ -276,9 +310,10 @@ static void explain_convert(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
     tjp_layout_print(b, &plan->of[dst]);
     tjs_buf_printf(b, "\n    class: %s\n",
                    tjp_conversion_name(tjp_layout_conversion(&plan->of[src], &plan->of[dst])));
-    tjp_shared_use use;
-    if (tjp_shared_use_of(fn, plan, i, &use))
-        explain_shared(b, &use);
+    if (!plan->shared)
+        tjs_buf_printf(b, "    (the plan has no shared-memory steps)\n");
+    else if (plan->shared[i].kind == TJP_STEP_CONVERT)
+        explain_shared(b, plan, i);
     else
         tjs_buf_printf(b, "    registers renamed, no shared memory\n");
 }
@@ -286,9 +321,9 @@ static void explain_convert(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
 /* REDUCE across warps and CUMSUM: their steps through shared memory. */
 static void explain_shared_op(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
 {
-    tjp_shared_use use;
-    if (!tjp_shared_use_of(fn, plan, i, &use))
+    if (!plan->shared || (plan->shared[i].kind != TJP_STEP_REDUCE && plan->shared[i].kind != TJP_STEP_CUMSUM))
         return;
+    const tjp_shared_use use = plan->shared[i].use;
     const tji_op *op = &fn->ops[i];
     tjs_buf_printf(b, "%s (op %d) at %s:%d, %%%d along axis %d: ", tji_opcode_name(op->code), (int)i,
                    op->loc.file ? op->loc.file : "?", op->loc.line, (int)op->args[0], op->axis);
@@ -300,7 +335,7 @@ static void explain_shared_op(tjs_buf *b, const tji_func *fn, const tjp_layout_p
     else
         tjs_buf_printf(b, "each element reads its prefix from shared memory (reads: step 0; the "
                        "other steps move every lane alike)\n");
-    explain_shared(b, &use);
+    explain_shared(b, plan, i);
 }
 
 /* The ops of region r and the regions nested in it, in program order (the
@@ -331,6 +366,11 @@ char *tjp_explain(const tji_func *fn, const tjp_layout_plan *plan, const tjp_axi
         return NULL;
     tjs_buf b = {0};
     tjs_buf_printf(&b, "layouts of kernel '%s' (%d warps)\n", fn->name, plan->num_warps);
+    if (plan->shared)
+        tjs_buf_printf(&b, "shared memory: %llu bytes (one dynamic allocation)\n",
+                       (unsigned long long)plan->shared_bytes);
+    else
+        tjs_buf_printf(&b, "shared memory: not planned (tjp_alloc_shared has not run)\n");
     explain_region(&b, fn, plan, axis, 0);
     return b.data;
 }

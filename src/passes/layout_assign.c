@@ -651,7 +651,12 @@ void tjp_layout_plan_free(tjp_layout_plan *plan)
     free(plan->of);
     free(plan->vector);
     free(plan->addr_run);
+    free(plan->shared);
+    free(plan->barrier);
     plan->of = NULL;
     plan->vector = NULL;
     plan->addr_run = NULL;
+    plan->shared = NULL;
+    plan->shared_bytes = 0;
+    plan->barrier = NULL;
 }

@@ -81,6 +81,11 @@ typedef struct tjp_layout_plan {
     uint8_t *addr_run;    /* per op index: registers r..r+n-1 (r % n == 0) of
                              a LOAD/STORE hold consecutive addresses, n >= the
                              vector: one address computed, the rest offsets */
+    /* Filled by the passes after tjp_assign_layouts (NULL/0 before them):
+     * tjp_choose_swizzles, tjp_alloc_shared, tjp_place_barriers below. */
+    struct tjp_shared_step *shared; /* per op index: its step through shared memory */
+    uint64_t shared_bytes;  /* the kernel's one dynamic shared allocation (bytes) */
+    uint8_t *barrier;       /* per op index: TJP_BARRIER_* flags, where bar.sync goes */
 } tjp_layout_plan;
 struct tjp_coalesce_result;
 /* coalesced: the coalescing pass's table (coalesce.c below), anchoring
@@ -224,7 +229,49 @@ typedef struct tjp_shared_use {
 TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
                                tjp_shared_use *out);
 
-/* explain.c — the coalescing chain of every LOAD, STORE and atomic made
+/* The plan's shared memory, one step per op index that has one:
+ *   kind        TJP_STEP_NONE, or what moves through shared memory:
+ *               CONVERT, REDUCE (partials across warps), CUMSUM (the
+ *               tile), BROADCAST (an atomic's old value handed from its
+ *               owners to copies in other warps);
+ *   use         CONVERT, REDUCE, CUMSUM: tjp_shared_use_of's answer (the
+ *               layouts and the chosen swizzle), set by tjp_choose_swizzles;
+ *   offset, bytes              the step's buffer (values, partials) in the
+ *                              kernel's allocation, set by tjp_alloc_shared;
+ *   index_offset, index_bytes  argmax/argmin's second buffer (i32 indices).
+ * Printed, a step reads e.g. "shared convert swizzle 32->1 at 0 bytes 4096". */
+enum { TJP_STEP_NONE, TJP_STEP_CONVERT, TJP_STEP_REDUCE, TJP_STEP_CUMSUM, TJP_STEP_BROADCAST };
+typedef struct tjp_shared_step {
+    int kind;
+    tjp_shared_use use;
+    uint64_t offset, bytes;
+    uint64_t index_offset, index_bytes;
+} tjp_shared_step;
+/* The swizzle pass: plan->shared for every op (CONVERT, REDUCE, CUMSUM
+ * steps with their swizzles). */
+TJI_FUNC tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan);
+
+/* alloc_shared.c — one shared allocation per kernel. Adds the BROADCAST
+ * steps, sizes every step's buffers and gives them byte offsets: buffers
+ * live at once never overlap, others may reuse bytes (alloc_shared.c says
+ * when buffers are live). plan->shared_bytes is the allocation, at most
+ * TJP_SHARED_MAX: more is a compile error naming the kernel, the op of the
+ * largest step and the size. */
+#define TJP_SHARED_MAX 232448 /* 227 KiB: the most any GPU gives a block (sm_90, sm_100) */
+TJI_FUNC tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan);
+
+/* barriers.c — where bar.sync goes, per op index (plan->barrier):
+ *   TJP_BARRIER_BEFORE        before the op's global access: a load after
+ *                             writes of other threads, a store or atomic
+ *                             after loads it may overwrite (memory order);
+ *   TJP_BARRIER_SHARED_WRITE  before the op's shared step writes its
+ *                             buffer: earlier readers of shared memory done;
+ *   TJP_BARRIER_SHARED_READ   between the step's writes and its reads.
+ * Printed, e.g. "barrier before" / "barrier shared-write shared-read". */
+enum { TJP_BARRIER_BEFORE = 1, TJP_BARRIER_SHARED_WRITE = 2, TJP_BARRIER_SHARED_READ = 4 };
+TJI_FUNC tj_status tjp_place_barriers(const tji_func *fn, tjp_layout_plan *plan);
+
+/* explain.c — from the plan: the coalescing chain of every LOAD, STORE and atomic made
  * concrete (layout F, the pointer's address facts, vector width, sectors of
  * one warp request against the minimum) and the class of every TJI_CONVERT,
  * and for each step through shared memory (CONVERT, REDUCE across warps,

@@ -52,6 +52,7 @@
  * (distinct words / 32, rounded up, per request phase). Tests and the
  * explainer compare the two.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
@@ -402,3 +403,21 @@ void tjp_swizzle_print(tjs_buf *b, const tjp_swizzle *S)
     if (!any)
         tjs_buf_printf(b, "none (row-major)");
 }
+
+/* The pass: the plan's shared step of every op (passes.h). */
+tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan)
+{
+    if (!fn || !plan || !plan->of || plan->nops < fn->nops)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tjp_choose_swizzles: no program or no layout plan");
+    free(plan->shared);
+    plan->shared = tjs_xcalloc((size_t)fn->nops + 1, sizeof *plan->shared);
+    for (int32_t i = 0; i < fn->nops; i++) {
+        tjp_shared_step *step = &plan->shared[i];
+        if (!tjp_shared_use_of(fn, plan, i, &step->use))
+            continue;
+        tji_opcode code = fn->ops[i].code;
+        step->kind = code == TJI_CONVERT ? TJP_STEP_CONVERT : code == TJI_REDUCE ? TJP_STEP_REDUCE : TJP_STEP_CUMSUM;
+    }
+    return TJ_OK;
+}
+

@@ -1,25 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gpu_backend.h — how the two files of the GPU code generator talk to each
- * other (private to them; the rest of tjit sees only jit.h).
+ * backend.h — how the GPU code generator (src/jit/gpu/, gen.h lists its
+ * files) talks to its element arithmetic, math.c (private to them; the rest
+ * of tjit sees only jit.h).
  *
- *   gpu_codegen.c  the kernel: layouts to registers, lanes and warps, memory,
- *                  reductions, control flow, shared memory; NVPTX to PTX
- *   gpu_math.c     one element of an element-wise op: the shared rules of
- *                  llvm_scalar.c (the CPU back end's too) over this state,
- *                  and the math library (no libdevice)
+ *   math.c       one element of an element-wise op: the shared rules of
+ *                llvm_scalar.c (the CPU back end's too) over this state,
+ *                and the math library (no libdevice)
  *
- * The generator state is one struct that both files use: gpu_codegen.c owns
- * it; gpu_math.c reads its types, builder and module, and reports errors
- * through tjj_gpu_fail.
+ * The generator state here is the part of gen.h's codegen that math.c
+ * needs: the code generator owns it; math.c reads its types, builder and
+ * module, and reports errors through tjj_gpu_fail. tests/test_gpu_math_host
+ * builds one of its own, with no kernel.
  */
 #ifndef TJIT_GPU_BACKEND_H
 #define TJIT_GPU_BACKEND_H
 
 #include <llvm-c/Core.h>
 
-#include "../passes/passes.h"
-#include "jit.h"
+#include "../../passes/passes.h"
+#include "../jit.h"
 
 typedef struct tjj_gpu_gen {
     const tji_func *fn;
@@ -39,7 +39,7 @@ typedef struct tjj_gpu_gen {
 /* Records the first error, naming the kernel, the current op and its line. */
 TJI_FUNC void tjj_gpu_fail(tjj_gpu_gen *g, const char *fmt, ...) TJS_PRINTF(2, 3);
 
-/* --- gpu_math.c -------------------------------------------------------------- */
+/* --- math.c ------------------------------------------------------------------ */
 
 /* SSA type of a value of type t: i1 as i1, bf16 as its 16 bits (i16), f16 as
  * half, pointers as global pointers. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gpu_math.c — one element of an element-wise op, for the GPU back end.
+ * math.c — one element of an element-wise op, for the GPU back end.
  *
  * The GPU must compute what the CPU back end computes (a differential test
  * compares them), so the element-wise rules (integer division, shifts,
@@ -69,8 +69,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu_backend.h"
-#include "llvm_scalar.h"
+#include "backend.h"
+#include "../llvm_scalar.h"
 
 /* --- types and small helpers ---------------------------------------------------- */
 

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * atomics.c — ATOMIC and ATOMIC_CAS on global memory.
+ *
+ * Each element's atomic is done once, by its owning slot, with device
+ * scope and acquire-release order; an atomic's old value is then handed to
+ * the copies (a shuffle within a warp, shared memory across warps: shared.c).
+ * Float atomics that PTX lacks (max, min, and add of 16-bit floats) are a
+ * compare-and-swap loop on the bits. Atomics need no barrier among
+ * themselves; after a store they get one (barriers.c places them).
+ */
+#include "gen.h"
+
+/* --- atomics -------------------------------------------------------------------------------- */
+
+static LLVMValueRef atomic_rmw(codegen *c, LLVMAtomicRMWBinOp bop, LLVMValueRef ptr, LLVMValueRef v)
+{
+    return LLVMBuildAtomicRMWSyncScope(c->g.b, bop, ptr, v, LLVMAtomicOrderingAcquireRelease, c->g.device_scope);
+}
+
+LLVMValueRef tjj_gpu_atomic_cas(codegen *c, LLVMValueRef ptr, LLVMValueRef cmp, LLVMValueRef v, LLVMValueRef *ok)
+{
+    LLVMValueRef pair = LLVMBuildAtomicCmpXchgSyncScope(c->g.b, ptr, cmp, v, LLVMAtomicOrderingAcquireRelease,
+                                                        LLVMAtomicOrderingMonotonic, c->g.device_scope);
+    if (ok)
+        *ok = LLVMBuildExtractValue(c->g.b, pair, 1, "");
+    return LLVMBuildExtractValue(c->g.b, pair, 0, "");
+}
+
+/* Float atomics without an instruction (max, min; add for 16-bit floats):
+ * a compare-and-swap loop on the bits, computing in f32/f64. A value that
+ * would not change is not written. Returns the old value (SSA form). */
+static LLVMValueRef float_atomic_loop(codegen *c, tj_atomic_op aop, tj_dtype dt, LLVMValueRef ptr, LLVMValueRef v)
+{
+    LLVMBuilderRef b = c->g.b;
+    tji_type vt = {.dtype = dt};
+    LLVMTypeRef ft = tjj_gpu_value_type(&c->g, &vt);
+    LLVMTypeRef it = LLVMIntTypeInContext(c->g.ctx, (unsigned)tjs_dtype_bits(dt));
+    LLVMValueRef start = LLVMBuildLoad2(b, it, ptr, "");
+    LLVMSetAlignment(start, (unsigned)tj_dtype_size(dt));
+    LLVMSetOrdering(start, LLVMAtomicOrderingMonotonic);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), loop = new_block(c, "atomic.loop");
+    LLVMBasicBlockRef write = new_block(c, "atomic.cas"), done = new_block(c, "atomic.done");
+    LLVMBuildBr(b, loop);
+    LLVMPositionBuilderAtEnd(b, loop);
+    LLVMValueRef old = LLVMBuildPhi(b, it, "");
+    LLVMValueRef x = tjj_gpu_fext(&c->g, ft == it ? old : LLVMBuildBitCast(b, old, ft, ""), dt);
+    LLVMValueRef y = tjj_gpu_fext(&c->g, v, dt), r;
+    switch (aop) {
+    case TJ_ATOMIC_ADD: r = LLVMBuildFAdd(b, x, y, ""); break;
+    case TJ_ATOMIC_MAX: r = tjj_gpu_intrinsic2(&c->g, "llvm.maxnum", x, y); break;
+    default: r = tjj_gpu_intrinsic2(&c->g, "llvm.minnum", x, y); break;
+    }
+    r = tjj_gpu_fround(&c->g, r, dt);
+    LLVMValueRef new_bits = ft == it ? r : LLVMBuildBitCast(b, r, it, "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, new_bits, old, ""), done, write);
+    LLVMPositionBuilderAtEnd(b, write);
+    LLVMValueRef ok;
+    LLVMValueRef seen = tjj_gpu_atomic_cas(c, ptr, old, new_bits, &ok);
+    LLVMBuildCondBr(b, ok, done, loop);
+    LLVMValueRef in[2] = {start, seen};
+    LLVMBasicBlockRef from[2] = {pre, write};
+    LLVMAddIncoming(old, in, from, 2);
+    LLVMPositionBuilderAtEnd(b, done);
+    LLVMValueRef result = LLVMBuildPhi(b, it, "");
+    LLVMValueRef rin[2] = {old, old};
+    LLVMBasicBlockRef rfrom[2] = {loop, write};
+    LLVMAddIncoming(result, rin, rfrom, 2);
+    return ft == it ? result : LLVMBuildBitCast(b, result, ft, "");
+}
+
+/* One atomic on one element; returns the old value in SSA form. */
+static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt, LLVMValueRef ptr,
+                               LLVMValueRef a1, LLVMValueRef a2)
+{
+    LLVMBuilderRef b = c->g.b;
+    tj_dtype dt = rt->dtype;
+    int is_float = tjs_dtype_is_float(dt), is_signed = tjs_dtype_is_signed(dt);
+    LLVMTypeRef mt = tjj_gpu_mem_type(&c->g, rt);
+    LLVMTypeRef it = is_float ? LLVMIntTypeInContext(c->g.ctx, (unsigned)tjs_dtype_bits(dt)) : mt;
+    if (op->code == TJI_ATOMIC_CAS || op->atomic == TJ_ATOMIC_XCHG) {
+        /* on the bits: cmpxchg compares bits, and xchg of bits is exact */
+        LLVMValueRef v = LLVMBuildBitCast(b, tjj_gpu_to_mem(&c->g, op->code == TJI_ATOMIC_CAS ? a2 : a1, rt), it, "");
+        LLVMValueRef old = op->code == TJI_ATOMIC_CAS
+                               ? tjj_gpu_atomic_cas(c, ptr, LLVMBuildBitCast(b, tjj_gpu_to_mem(&c->g, a1, rt), it, ""), v, NULL)
+                               : atomic_rmw(c, LLVMAtomicRMWBinOpXchg, ptr, v);
+        return tjj_gpu_from_mem(&c->g, LLVMBuildBitCast(b, old, mt, ""), rt);
+    }
+    if (is_float && (op->atomic != TJ_ATOMIC_ADD || dt == TJ_F16 || dt == TJ_BF16))
+        return float_atomic_loop(c, op->atomic, dt, ptr, a1);
+    LLVMAtomicRMWBinOp bop;
+    switch (op->atomic) {
+    case TJ_ATOMIC_ADD: bop = is_float ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
+    case TJ_ATOMIC_MAX: bop = is_signed ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax; break;
+    default: bop = is_signed ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin; break;
+    }
+    return tjj_gpu_from_mem(&c->g, atomic_rmw(c, bop, ptr, tjj_gpu_to_mem(&c->g, a1, rt)), rt);
+}
+
+/* ATOMIC (ptr, value, mask) and ATOMIC_CAS (ptr, cmp, value): done once per
+ * element by its owner; masked-off elements do nothing and read 0. */
+void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
+{
+    int is_cas = op->code == TJI_ATOMIC_CAS;
+    int32_t ptr = op->args[0], id = op->result;
+    int32_t mask = !is_cas && op->nargs > 2 ? op->args[2] : 0;
+    const tji_type *rt = type_of(c, id);
+    LLVMTypeRef vt = tjj_gpu_value_type(&c->g, rt);
+    tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
+    if (rt->rank == 0) {
+        LLVMValueRef cond = and_cond(c, tjj_gpu_thread0_cond(c), mask ? live_cond(tjj_gpu_reg(c, mask, 0)) : NULL);
+        cond = tjj_gpu_bounds_cond(c, ptr, (address){tjj_gpu_reg(c, ptr, 0), 0}, rt, 1, cond);
+        LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
+        LLVMValueRef old = atomic_one(c, op, rt, tjj_gpu_reg(c, ptr, 0), tjj_gpu_reg(c, op->args[1], 0),
+                                      is_cas ? tjj_gpu_reg(c, op->args[2], 0) : NULL);
+        old = guard_value(c, cont, before, old, LLVMConstNull(vt));
+        c->ssa[id] = c->uses[id] ? tjj_gpu_broadcast_scalar(c, old) : old;
+        return;
+    }
+    for (int i = 1; i < op->nargs; i++)
+        if (op->args[i] && !tjj_gpu_check_same_layout(c, op->args[i], ptr))
+            return;
+    if (!tjj_gpu_check_same_layout(c, id, ptr))
+        return;
+    const tjp_layout *L = layout_of(c, ptr);
+    if (!tjj_gpu_bases_independent(L)) {
+        FAIL(c, "internal error: a layout holds an element twice");
+        return;
+    }
+    LLVMValueRef owner = tjj_gpu_owner_cond(c, L);
+    uint32_t n = (uint32_t)nregs_of(c, ptr), rdup = reg_dup_mask(L);
+    LLVMValueRef *out = tjj_gpu_regs_for(c, id);
+    for (uint32_t r = 0; r < n && c->g.status == TJ_OK; r++) {
+        if (r & rdup)
+            continue;
+        LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(tjj_gpu_reg(c, mask, r)) : NULL);
+        cond = tjj_gpu_bounds_cond(c, ptr, (address){tjj_gpu_reg(c, ptr, r), 0}, rt, 1, cond);
+        LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
+        LLVMValueRef old = atomic_one(c, op, rt, tjj_gpu_reg(c, ptr, r), tjj_gpu_reg(c, op->args[1], r),
+                                      is_cas ? tjj_gpu_reg(c, op->args[2], r) : NULL);
+        out[r] = guard_value(c, cont, before, old, LLVMConstNull(vt));
+    }
+    if (c->uses[id])
+        tjj_gpu_broadcast_from_owners(c, L, out);
+    else
+        for (uint32_t r = 0; r < n; r++)
+            if (r & rdup)
+                out[r] = out[r & ~rdup];
+}

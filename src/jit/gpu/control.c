@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * control.c — FOR, IF and the regions they hold.
+ *
+ * FOR and IF are real branches on uniform scalars (every thread takes the
+ * same way), with phis per register for carried values, which keep one
+ * layout wherever they appear (checked). The barriers that memory order
+ * needs across them (a loop body's writes seen by the next trip's reads)
+ * are in the plan already (src/passes/barriers.c).
+ */
+#include "gen.h"
+
+/* --- control flow ------------------------------------------------------------------------------ */
+
+
+/* Phis (in the current block) for value id's registers, or its scalar. */
+static void make_phis(codegen *c, int32_t id)
+{
+    LLVMTypeRef t = tjj_gpu_value_type(&c->g, type_of(c, id));
+    if (rank_of(c, id) == 0) {
+        c->ssa[id] = LLVMBuildPhi(c->g.b, t, "");
+        return;
+    }
+    LLVMValueRef *out = tjj_gpu_regs_for(c, id);
+    for (int r = 0; r < nregs_of(c, id); r++)
+        out[r] = LLVMBuildPhi(c->g.b, t, "");
+}
+
+/* phi_of's phis get src's values coming from block `from`. */
+static void add_incoming(codegen *c, int32_t phi_of, int32_t src, LLVMBasicBlockRef from)
+{
+    int n = rank_of(c, phi_of) > 0 ? nregs_of(c, phi_of) : 1;
+    for (int r = 0; r < n; r++) {
+        LLVMValueRef phi = tjj_gpu_reg(c, phi_of, (uint32_t)r), v = tjj_gpu_reg(c, src, (uint32_t)r);
+        LLVMAddIncoming(phi, &v, &from, 1);
+    }
+}
+
+/* Carried values share a layout wherever they appear (the plan's promise). */
+static int check_carried(codegen *c, int32_t a, int32_t b)
+{
+    if (rank_of(c, a) != rank_of(c, b) || (rank_of(c, a) > 0 && !same_layout(layout_of(c, a), layout_of(c, b)))) {
+        FAIL(c, "internal error: a carried value changes layout (values %d and %d)", (int)a, (int)b);
+        return 0;
+    }
+    return 1;
+}
+
+void tjj_gpu_emit_for(codegen *c, int32_t opi)
+{
+    const tji_func *fn = c->g.fn;
+    const tji_op *op = &fn->ops[opi];
+    const tji_region *region = &fn->regions[op->region[0]];
+    LLVMBuilderRef b = c->g.b;
+    int ncarried = op->nargs - 3;
+    int is_signed = tjs_dtype_is_signed(type_of(c, op->args[0])->dtype);
+    LLVMValueRef lo = tjj_gpu_reg(c, op->args[0], 0), hi = tjj_gpu_reg(c, op->args[1], 0), step = tjj_gpu_reg(c, op->args[2], 0);
+    LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(lo));
+    for (int k = 0; k < ncarried; k++)
+        if (!check_carried(c, op->args[3 + k], region->args[1 + k]) ||
+            !check_carried(c, op->args[3 + k], op->result + k))
+            return;
+
+    /* Enter when the step moves lo toward hi; a zero step runs zero times. */
+    LLVMValueRef up = is_signed ? LLVMBuildICmp(b, LLVMIntSGT, step, zero, "") : LLVMBuildICmp(b, LLVMIntNE, step, zero, "");
+    LLVMValueRef down = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, step, zero, "") : LLVMConstNull(c->g.t_i1);
+    LLVMValueRef enter = LLVMBuildSelect(
+        b, up, LLVMBuildICmp(b, is_signed ? LLVMIntSLT : LLVMIntULT, lo, hi, ""),
+        LLVMBuildSelect(b, down, LLVMBuildICmp(b, LLVMIntSGT, lo, hi, ""), LLVMConstNull(c->g.t_i1), ""), "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = new_block(c, "for"), exit = new_block(c, "for.end");
+    LLVMBuildCondBr(b, enter, body, exit);
+
+    LLVMPositionBuilderAtEnd(b, body);
+    int32_t iv_id = region->args[0];
+    make_phis(c, iv_id);
+    LLVMValueRef iv = c->ssa[iv_id];
+    LLVMAddIncoming(iv, &lo, &pre, 1);
+    for (int k = 0; k < ncarried; k++) {
+        make_phis(c, region->args[1 + k]);
+        add_incoming(c, region->args[1 + k], op->args[3 + k], pre);
+    }
+
+    const tji_op *yield = NULL;
+    tjj_gpu_emit_region(c, op->region[0], &yield);
+    c->g.cur_op = opi;
+    if (c->g.status != TJ_OK)
+        return;
+    if (!yield || yield->nargs != ncarried) {
+        FAIL(c, "internal error: the loop body does not end with a yield of %d values", ncarried);
+        return;
+    }
+    for (int k = 0; k < ncarried; k++)
+        if (!check_carried(c, yield->args[k], op->result + k))
+            return;
+
+    /* The next iteration; the test cannot overflow whatever the bounds. */
+    LLVMValueRef next = LLVMBuildAdd(b, iv, step, "");
+    LLVMValueRef left_up = LLVMBuildSub(b, hi, iv, ""), left_down = LLVMBuildSub(b, iv, hi, "");
+    LLVMValueRef more = LLVMBuildSelect(b, up, LLVMBuildICmp(b, LLVMIntUGT, left_up, step, ""),
+                                        LLVMBuildICmp(b, LLVMIntUGT, left_down, LLVMBuildSub(b, zero, step, ""), ""), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    LLVMAddIncoming(iv, &next, &latch, 1);
+    for (int k = 0; k < ncarried; k++)
+        add_incoming(c, region->args[1 + k], yield->args[k], latch);
+    LLVMBuildCondBr(b, more, body, exit);
+
+    LLVMPositionBuilderAtEnd(b, exit);
+    for (int k = 0; k < ncarried; k++) {
+        int32_t res = op->result + k;
+        make_phis(c, res);
+        add_incoming(c, res, op->args[3 + k], pre);
+        add_incoming(c, res, yield->args[k], latch);
+    }
+}
+
+/* One arm of an IF; 0 on failure. */
+static int emit_if_arm(codegen *c, int32_t opi, int arm, LLVMBasicBlockRef block, LLVMBasicBlockRef merge,
+                       const tji_op **yield, LLVMBasicBlockRef *end)
+{
+    const tji_op *op = &c->g.fn->ops[opi];
+    int n = op->nresults;
+    LLVMPositionBuilderAtEnd(c->g.b, block);
+    if (op->region[arm] >= 0)
+        tjj_gpu_emit_region(c, op->region[arm], yield);
+    c->g.cur_op = opi;
+    if (c->g.status != TJ_OK)
+        return 0;
+    if (n > 0 && (!*yield || (*yield)->nargs != n)) {
+        FAIL(c, "internal error: a branch does not end with a yield of %d values", n);
+        return 0;
+    }
+    for (int k = 0; k < n; k++)
+        if (!check_carried(c, (*yield)->args[k], op->result + k))
+            return 0;
+    *end = LLVMGetInsertBlock(c->g.b);
+    LLVMBuildBr(c->g.b, merge);
+    return 1;
+}
+
+void tjj_gpu_emit_if(codegen *c, int32_t opi)
+{
+    const tji_func *fn = c->g.fn;
+    const tji_op *op = &fn->ops[opi];
+    LLVMBuilderRef b = c->g.b;
+    int n = op->nresults;
+    LLVMBasicBlockRef arms[2] = {new_block(c, "then"), new_block(c, "else")}, ends[2];
+    LLVMBasicBlockRef merge = new_block(c, "if.end");
+    const tji_op *yields[2] = {NULL, NULL};
+    LLVMBuildCondBr(b, tjj_gpu_reg(c, op->args[0], 0), arms[0], arms[1]);
+    int ok = emit_if_arm(c, opi, 0, arms[0], merge, &yields[0], &ends[0]);
+    ok = ok && emit_if_arm(c, opi, 1, arms[1], merge, &yields[1], &ends[1]);
+    if (!ok)
+        return;
+    LLVMPositionBuilderAtEnd(b, merge);
+    for (int k = 0; k < n; k++) {
+        make_phis(c, op->result + k);
+        for (int arm = 0; arm < 2; arm++)
+            add_incoming(c, op->result + k, yields[arm]->args[k], ends[arm]);
+    }
+}
+
+
+void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield)
+{
+    const tji_region *region = &c->g.fn->regions[rid];
+    *yield = NULL;
+    for (int32_t i = 0; i < region->nops && c->g.status == TJ_OK; i++) {
+        const tji_op *op = &c->g.fn->ops[region->ops[i]];
+        if (op->code == TJI_YIELD)
+            *yield = op;
+        else
+            tjj_gpu_emit_op(c, region->ops[i]);
+    }
+}

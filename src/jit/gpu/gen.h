@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen.h — the state of GPU code generation and the helpers that its files
+ * share (private to src/jit/gpu/; the rest of tjit sees only jit.h).
+ *
+ * One program instance is one CTA of num_warps * 32 threads, and the kernel
+ * is one LLVM function (kernel.c). A scalar (rank 0) is one LLVM value that
+ * every thread computes alike; a tile is an array of LLVM values, one per
+ * register of its layout (the plan's tjp_layout, layout.h): register r of
+ * lane l of warp w holds the element whose row-major index is L(r, l, w),
+ * the XOR of the bases that the bits of r, l and w select. The files split
+ * the work by op family, as Triton's lib/Conversion/TritonGPUToLLVM does:
+ *
+ *   kernel.c     the kernel driver: plan checks, parameters, op dispatch
+ *   registers.c  layouts to thread and element indices; element-wise,
+ *                creation and shape ops (register renaming)
+ *   shared.c     the dynamic shared array, the plan's barriers, warp
+ *                shuffles, broadcasts, swizzled addresses, CONVERT
+ *   memory.c     global LOAD and STORE: vectors, masks, hints (inline PTX)
+ *   atomics.c    ATOMIC and ATOMIC_CAS
+ *   reduce.c     REDUCE and CUMSUM
+ *   control.c    FOR, IF and regions
+ *   debug.c      PRINT and ASSERT
+ *   target.c     the NVPTX target, the optimizer, PTX and its fix-ups
+ *   math.c       one element of an element-wise op (backend.h)
+ *
+ * Small helpers are static inline here; the rest is declared here and
+ * defined in the file of its family.
+ */
+#ifndef TJIT_GPU_GEN_H
+#define TJIT_GPU_GEN_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+
+#include "../bounds.h"
+#include "backend.h"
+
+enum {
+    SHARED_ALIGN = 1024,    /* of the dynamic shared array */
+    MAX_REGS_LOG2 = 10,     /* at most 1024 registers per thread for one tile */
+    ADDR_SHARED = 3,
+    ADDR_GLOBAL = 1,
+    ADDR_CONST = 4,
+    MAX_VECTOR = 16,        /* elements of one global access (16 bytes of i8) */
+    MAX_VECTOR_PARTS = 4    /* PTX components of one access (.v4) */
+};
+
+/* The lane and warp part of the element index of one layout. */
+typedef struct thread_part {
+    int nbits[TJP_NIN];
+    uint32_t lane[TJP_MAX_BITS], warp[TJP_MAX_BITS];
+    LLVMValueRef index;
+} thread_part;
+
+typedef struct codegen {
+    tjj_gpu_gen g;              /* shared with math.c */
+    LLVMBasicBlockRef entry;    /* thread-invariant values; branches to the body at the end */
+    LLVMBuilderRef eb;          /* appends to entry */
+    LLVMValueRef tid, lane, warp, pid[3], nprog[3], assert_info;
+    int num_warps, warp_bits;
+
+    LLVMValueRef *ssa;          /* per value id: a scalar */
+    LLVMValueRef **regs;        /* per value id: a tile's registers */
+    int32_t *uses;              /* per value id: how many operands read it */
+
+    thread_part *parts;
+    int nparts, parts_cap;
+
+    LLVMValueRef smem;          /* the dynamic shared array, once an op uses it */
+    tjj_bounds_gen *bounds;     /* TJIT_CHECK_BOUNDS: every access is checked */
+} codegen;
+
+#define FAIL(c, ...) tjj_gpu_fail(&(c)->g, __VA_ARGS__)
+
+/* A global address: a pointer plus a constant byte offset. */
+typedef struct address {
+    LLVMValueRef base;
+    int64_t offset;
+} address;
+
+/* --- small helpers --------------------------------------------------------------- */
+
+static inline LLVMValueRef c_i32(const codegen *c, int64_t v) { return LLVMConstInt(c->g.t_i32, (unsigned long long)v, 1); }
+static inline LLVMValueRef c_i64(const codegen *c, int64_t v) { return LLVMConstInt(c->g.t_i64, (unsigned long long)v, 1); }
+
+static inline int log2_of(int64_t x)
+{
+    int n = 0;
+    while ((1ll << n) < x)
+        n++;
+    return n;
+}
+
+static inline const tji_type *type_of(const codegen *c, int32_t id) { return tji_typeof(c->g.fn, id); }
+static inline int rank_of(const codegen *c, int32_t id) { return type_of(c, id)->rank; }
+static inline const tjp_layout *layout_of(const codegen *c, int32_t id) { return &c->g.plan->of[id]; }
+static inline int nregs_of(const codegen *c, int32_t id) { return 1 << layout_of(c, id)->nbits[TJP_REG]; }
+
+/* Bit position of dimension d in a row-major index of a tile of type t. */
+static inline int dim_shift(const tji_type *t, int d)
+{
+    int s = 0;
+    for (int i = d + 1; i < t->rank; i++)
+        s += log2_of(t->shape[i]);
+    return s;
+}
+
+static inline LLVMBasicBlockRef new_block(codegen *c, const char *name)
+{
+    return LLVMAppendBasicBlockInContext(c->g.ctx, c->g.func, name);
+}
+
+static inline LLVMValueRef and_cond(codegen *c, LLVMValueRef a, LLVMValueRef b)
+{
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    return LLVMBuildAnd(c->g.b, a, b, "");
+}
+
+/* NULL for a condition known to be true. */
+static inline LLVMValueRef live_cond(LLVMValueRef v)
+{
+    if (v && LLVMIsAConstantInt(v) && LLVMConstIntGetZExtValue(v))
+        return NULL;
+    return v;
+}
+
+/* Branches on cond (NULL: always) into a new block; returns where to continue. */
+static inline LLVMBasicBlockRef guard_begin(codegen *c, LLVMValueRef cond, const char *name)
+{
+    if (!cond)
+        return NULL;
+    LLVMBasicBlockRef then = new_block(c, name), cont = new_block(c, "cont");
+    LLVMBuildCondBr(c->g.b, cond, then, cont);
+    LLVMPositionBuilderAtEnd(c->g.b, then);
+    return cont;
+}
+
+static inline void guard_end(codegen *c, LLVMBasicBlockRef cont)
+{
+    if (!cont)
+        return;
+    LLVMBuildBr(c->g.b, cont);
+    LLVMPositionBuilderAtEnd(c->g.b, cont);
+}
+
+/* A value computed under `cond` (from block `before`), or `otherwise`. */
+static inline LLVMValueRef guard_value(codegen *c, LLVMBasicBlockRef cont, LLVMBasicBlockRef before,
+                                LLVMValueRef v, LLVMValueRef otherwise)
+{
+    if (!cont)
+        return v;
+    LLVMBasicBlockRef then_end = LLVMGetInsertBlock(c->g.b);
+    guard_end(c, cont);
+    LLVMValueRef phi = LLVMBuildPhi(c->g.b, LLVMTypeOf(v), "");
+    LLVMValueRef vals[2] = {v, otherwise};
+    LLVMBasicBlockRef blocks[2] = {then_end, before};
+    LLVMAddIncoming(phi, vals, blocks, 2);
+    return phi;
+}
+
+static inline int same_layout(const tjp_layout *a, const tjp_layout *b)
+{
+    if (memcmp(a->nbits, b->nbits, sizeof a->nbits) != 0)
+        return 0;
+    for (int in = 0; in < TJP_NIN; in++)
+        if (memcmp(a->basis[in], b->basis[in], sizeof(uint32_t) * (size_t)a->nbits[in]) != 0)
+            return 0;
+    return 1;
+}
+
+/* Register bits that select copies (zero bases). */
+static inline uint32_t reg_dup_mask(const tjp_layout *L)
+{
+    uint32_t m = 0;
+    for (int b = 0; b < L->nbits[TJP_REG]; b++)
+        if (!L->basis[TJP_REG][b])
+            m |= 1u << b;
+    return m;
+}
+
+/* Lane (level TJP_LANE, 5 bits) or warp bits that select copies: zero bases,
+ * and bits beyond the layout's own. */
+static inline uint32_t thread_dup_mask(const codegen *c, const tjp_layout *L, int level)
+{
+    int width = level == TJP_LANE ? 5 : c->warp_bits;
+    uint32_t m = 0;
+    for (int b = 0; b < width; b++)
+        if (b >= L->nbits[level] || !L->basis[level][b])
+            m |= 1u << b;
+    return m;
+}
+
+/* Are the non-zero bases linearly independent (no element held twice
+ * except through zero bases)? */
+static inline LLVMTypeRef shared_type(const codegen *c, LLVMTypeRef t)
+{
+    return t == c->g.t_i1 ? c->g.t_i8 : t;
+}
+
+static inline uint64_t type_bytes(const codegen *c, LLVMTypeRef t)
+{
+    if (t == c->g.t_i1 || t == c->g.t_i8)
+        return 1;
+    if (t == c->g.t_i16 || t == c->g.t_half)
+        return 2;
+    if (t == c->g.t_i32 || t == c->g.t_float)
+        return 4;
+    return 8; /* i64, double, pointers */
+}
+
+/* Element `index` of an array of t at byte offset `base` of shared memory. */
+
+/* --- kernel.c -------------------------------------------------------------- */
+
+TJI_FUNC void tjj_gpu_emit_op(codegen *c, int32_t opi);
+TJI_FUNC tj_status tjj_gpu_generate(codegen *c, const char *entry_name);
+
+/* --- registers.c ----------------------------------------------------------- */
+
+TJI_FUNC int tjj_gpu_bases_independent(const tjp_layout *L);
+TJI_FUNC LLVMValueRef tjj_gpu_thread_index(codegen *c, const tjp_layout *L);
+TJI_FUNC LLVMValueRef tjj_gpu_element_index(codegen *c, const tjp_layout *L, uint32_t r);
+TJI_FUNC LLVMValueRef tjj_gpu_coordinate(codegen *c, const tji_type *t, LLVMValueRef index, int d);
+TJI_FUNC LLVMValueRef tjj_gpu_owner_cond(codegen *c, const tjp_layout *L);
+TJI_FUNC LLVMValueRef tjj_gpu_thread0_cond(codegen *c);
+TJI_FUNC LLVMValueRef *tjj_gpu_regs_for(codegen *c, int32_t id);
+TJI_FUNC LLVMValueRef tjj_gpu_reg(codegen *c, int32_t id, uint32_t r);
+TJI_FUNC int tjj_gpu_check_same_layout(codegen *c, int32_t operand, int32_t result);
+TJI_FUNC void tjj_gpu_emit_elementwise(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_const(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_arange(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_splat(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_shape_op(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_assume(codegen *c, const tji_op *op);
+
+/* --- shared.c -------------------------------------------------------------- */
+
+TJI_FUNC LLVMValueRef tjj_gpu_shared(codegen *c);
+TJI_FUNC const tjp_shared_step *tjj_gpu_step(codegen *c, int kind);
+TJI_FUNC void tjj_gpu_barrier(codegen *c, int flag);
+TJI_FUNC void tjj_gpu_shared_store(codegen *c, LLVMValueRef smem, uint64_t base, LLVMValueRef index, LLVMValueRef v);
+TJI_FUNC LLVMValueRef tjj_gpu_shared_load(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index);
+TJI_FUNC LLVMValueRef tjj_gpu_shuffle(codegen *c, int butterfly, LLVMValueRef v, LLVMValueRef arg);
+TJI_FUNC LLVMValueRef tjj_gpu_broadcast_scalar(codegen *c, LLVMValueRef v);
+TJI_FUNC void tjj_gpu_broadcast_from_owners(codegen *c, const tjp_layout *L, LLVMValueRef *vals);
+TJI_FUNC LLVMValueRef tjj_gpu_swizzled(codegen *c, LLVMBuilderRef b, const tjp_swizzle *S, LLVMValueRef v, uint32_t bits);
+TJI_FUNC LLVMValueRef tjj_gpu_swizzled_thread_index(codegen *c, const tjp_swizzle *S, const tjp_layout *L);
+TJI_FUNC LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueRef thread, const tjp_layout *L, uint32_t r);
+TJI_FUNC void tjj_gpu_emit_convert(codegen *c, const tji_op *op);
+
+/* --- memory.c -------------------------------------------------------------- */
+
+TJI_FUNC LLVMValueRef tjj_gpu_bounds_cond(codegen *c, int32_t ptr, address at, const tji_type *t, int v, LLVMValueRef cond);
+TJI_FUNC void tjj_gpu_emit_load(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_store(codegen *c, const tji_op *op);
+
+/* --- atomics.c ------------------------------------------------------------- */
+
+TJI_FUNC LLVMValueRef tjj_gpu_atomic_cas(codegen *c, LLVMValueRef ptr, LLVMValueRef cmp, LLVMValueRef v, LLVMValueRef *ok);
+TJI_FUNC void tjj_gpu_emit_atomic(codegen *c, const tji_op *op);
+
+/* --- reduce.c -------------------------------------------------------------- */
+
+TJI_FUNC void tjj_gpu_emit_reduce(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op);
+
+/* --- control.c ------------------------------------------------------------- */
+
+TJI_FUNC void tjj_gpu_emit_for(codegen *c, int32_t opi);
+TJI_FUNC void tjj_gpu_emit_if(codegen *c, int32_t opi);
+TJI_FUNC void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield);
+
+/* --- debug.c --------------------------------------------------------------- */
+
+TJI_FUNC void tjj_gpu_emit_print(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_assert(codegen *c, const tji_op *op);
+
+#endif

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel.c — the kernel driver of GPU code generation: checks the plan,
+ * builds the LLVM function of a kernel and emits its ops one by one.
+ *
+ * The kernel is one LLVM function with the ptx_kernel calling convention
+ * (LLVM 22 ignores nvvm.annotations for IR built in memory) and
+ * "nvvm.reqntid" for the block size. Its parameters are jit.h's: the
+ * kernel's own (pointers as `ptr addrspace(1)`, so every access is
+ * ld.global/st.global/atom.global; scalars as the CPU ABI passes them),
+ * then the assert record. Program ids are ctaid, their counts nctaid; tid.x
+ * gives lane = tid & 31, warp = tid >> 5. Values the threads compute once
+ * (indices of layouts, program ids) go into the entry block, which
+ * branches to the body at the end.
+ *
+ * emit_op dispatches each op to the file of its family (gen.h lists them).
+ * A tile of more than 2^MAX_REGS_LOG2 distinct registers per thread is a
+ * compile error naming the op, before and after the layout passes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+/* --- errors ------------------------------------------------------------------- */
+
+void tjj_gpu_fail(tjj_gpu_gen *g, const char *fmt, ...)
+{
+    if (g->status != TJ_OK)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    g->status = tji_verror_at(g->fn, g->cur_op, TJ_ERR_COMPILE, fmt, ap);
+    va_end(ap);
+}
+
+
+static LLVMValueRef call_intrinsic0(codegen *c, LLVMBuilderRef b, const char *name)
+{
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->g.mod, id, NULL, 0);
+    return LLVMBuildCall2(b, LLVMIntrinsicGetType(c->g.ctx, id, NULL, 0), f, NULL, 0, "");
+}
+
+
+void tjj_gpu_emit_op(codegen *c, int32_t opi)
+{
+    const tji_op *op = &c->g.fn->ops[opi];
+    c->g.cur_op = opi;
+    switch (op->code) {
+    case TJI_CONST: tjj_gpu_emit_const(c, op); return;
+    case TJI_PROGRAM_ID: c->ssa[op->result] = c->pid[op->axis >= 0 && op->axis < 3 ? op->axis : 0]; return;
+    case TJI_NUM_PROGRAMS: c->ssa[op->result] = c->nprog[op->axis >= 0 && op->axis < 3 ? op->axis : 0]; return;
+    case TJI_ARANGE: tjj_gpu_emit_arange(c, op); return;
+    case TJI_SPLAT: tjj_gpu_emit_splat(c, op); return;
+    case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE: case TJI_PERMUTE: tjj_gpu_emit_shape_op(c, op); return;
+    case TJI_CONVERT: tjj_gpu_emit_convert(c, op); return;
+    case TJI_ASSUME: tjj_gpu_emit_assume(c, op); return;
+    case TJI_LOAD: tjj_gpu_emit_load(c, op); break;
+    case TJI_STORE: tjj_gpu_emit_store(c, op); break;
+    case TJI_ATOMIC: case TJI_ATOMIC_CAS: tjj_gpu_emit_atomic(c, op); break;
+    case TJI_REDUCE: tjj_gpu_emit_reduce(c, op); return;
+    case TJI_CUMSUM: tjj_gpu_emit_cumsum(c, op); return;
+    case TJI_FOR: tjj_gpu_emit_for(c, opi); return;
+    case TJI_IF: tjj_gpu_emit_if(c, opi); return;
+    case TJI_YIELD: return; /* read by the FOR or IF around it */
+    case TJI_PRINT: tjj_gpu_emit_print(c, op); return;
+    case TJI_ASSERT: tjj_gpu_emit_assert(c, op); return;
+    default: tjj_gpu_emit_elementwise(c, op); return;
+    }
+    if (c->bounds) /* after a load, store or atomic */
+        tjj_bounds_flush(c->bounds, c->g.b, opi);
+}
+/* --- the kernel -------------------------------------------------------------------------------- */
+
+static tj_status tile_too_large(const tji_func *fn, int32_t op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tj_status st = tji_verror_at(fn, op, TJ_ERR_COMPILE, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A layout spreads a tile over 32 * num_warps threads, so a tile of more
+ * than 2^MAX_REGS_LOG2 elements per thread is refused by check_plan below
+ * in any layout: refused here before the layout passes spend seconds on
+ * it (a 2048 x 2048 tile took 13.5 s to be refused). */
+tj_status tjj_gpu_check_tile_sizes(const tji_func *fn, int num_warps)
+{
+    int64_t threads = 32 * (int64_t)(num_warps > 0 ? num_warps : 1), limit = threads << MAX_REGS_LOG2;
+    int32_t largest = 0;
+    for (int32_t id = 1; id <= fn->nvalues; id++)
+        if (tji_numel(tji_typeof(fn, id)) > limit &&
+            (!largest || tji_numel(tji_typeof(fn, id)) > tji_numel(tji_typeof(fn, largest))))
+            largest = id;
+    if (!largest)
+        return TJ_OK;
+    int64_t n = tji_numel(tji_typeof(fn, largest));
+    return tile_too_large(fn, tji_val(fn, largest)->def_op,
+                          "a tile of %lld elements needs at least %lld registers per thread with "
+                          "num_warps=%d; the limit is %d (use a smaller tile or more warps)",
+                          (long long)n, (long long)((n + threads - 1) / threads), num_warps,
+                          1 << MAX_REGS_LOG2);
+}
+
+/* The plan must give every tile value a layout of its shape for num_warps;
+ * and no tile may need more than 2^MAX_REGS_LOG2 distinct registers per
+ * thread (registers that are copies cost nothing). The largest is blamed. */
+static void check_plan(codegen *c)
+{
+    const tji_func *fn = c->g.fn;
+    const tjp_layout_plan *plan = c->g.plan;
+    if (c->num_warps < 1 || c->num_warps > 32 || (c->num_warps & (c->num_warps - 1))) {
+        FAIL(c, "num_warps must be a power of two from 1 to 32, not %d", c->num_warps);
+        return;
+    }
+    if (!plan->of || plan->nvalues < fn->nvalues) {
+        FAIL(c, "internal error: the layout plan does not cover the kernel's values");
+        return;
+    }
+    if (!plan->shared || !plan->barrier || plan->nops < fn->nops) {
+        FAIL(c, "internal error: the plan has no shared-memory steps or barriers "
+                "(tjp_choose_swizzles, tjp_alloc_shared, tjp_place_barriers)");
+        return;
+    }
+    int32_t largest = 0;
+    int largest_bits = 0;
+    for (int32_t id = 1; id <= fn->nvalues; id++) {
+        const tji_type *t = type_of(c, id);
+        if (t->rank == 0)
+            continue;
+        const tjp_layout *L = layout_of(c, id);
+        int ok = L->rank == t->rank && L->nbits[TJP_REG] <= TJP_MAX_BITS && L->nbits[TJP_LANE] <= 5 &&
+                 L->nbits[TJP_WARP] <= c->warp_bits;
+        for (int d = 0; ok && d < t->rank; d++)
+            ok = L->shape[d] == t->shape[d];
+        for (int in = 0; ok && in < TJP_NIN; in++)
+            for (int b = 0; ok && b < L->nbits[in]; b++)
+                ok = L->basis[in][b] < (uint32_t)tji_numel(t);
+        if (!ok) {
+            c->g.cur_op = tji_val(fn, id)->def_op;
+            FAIL(c, "internal error: value %d has no valid layout in the plan", (int)id);
+            return;
+        }
+        int bits = L->nbits[TJP_REG] - __builtin_popcount(reg_dup_mask(L));
+        if (bits > largest_bits || L->nbits[TJP_REG] > 2 * MAX_REGS_LOG2) {
+            largest = id;
+            largest_bits = L->nbits[TJP_REG] > 2 * MAX_REGS_LOG2 ? L->nbits[TJP_REG] : bits;
+        }
+    }
+    if (largest_bits > MAX_REGS_LOG2) {
+        c->g.cur_op = tji_val(fn, largest)->def_op;
+        FAIL(c, "a tile of %lld elements needs %d registers per thread with num_warps=%d; the limit is %d "
+                "(use a smaller tile or more warps)",
+             (long long)tji_numel(type_of(c, largest)), 1 << largest_bits, c->num_warps, 1 << MAX_REGS_LOG2);
+        return;
+    }
+    c->g.cur_op = -1;
+}
+
+static void count_uses(codegen *c)
+{
+    const tji_func *fn = c->g.fn;
+    for (int32_t i = 0; i < fn->nops; i++)
+        for (int a = 0; a < fn->ops[i].nargs; a++) {
+            int32_t v = fn->ops[i].args[a];
+            if (v > 0 && v <= fn->nvalues)
+                c->uses[v]++;
+        }
+}
+
+static LLVMTypeRef param_type(const codegen *c, const tji_param *p)
+{
+    if (p->is_ptr)
+        return c->g.t_gptr;
+    switch (p->dtype) {
+    case TJ_I1: return c->g.t_i8;
+    case TJ_F16: case TJ_BF16: return c->g.t_i16;
+    default: return tjj_gpu_dtype_type(&c->g, p->dtype);
+    }
+}
+
+static void build_kernel(codegen *c, const char *entry_name)
+{
+    const tji_func *fn = c->g.fn;
+    int np = fn->nparams, nsizes = fn->check_bounds ? tjj_bounds_nbuffers(fn) : 0;
+    LLVMTypeRef *params = tjs_xcalloc((size_t)(np + 1 + nsizes), sizeof(LLVMTypeRef));
+    for (int i = 0; i < np; i++)
+        params[i] = param_type(c, &fn->params[i]);
+    params[np] = c->g.t_gptr;
+    for (int k = 0; k < nsizes; k++) /* bounds.h: each buffer's bytes */
+        params[np + 1 + k] = c->g.t_i64;
+    LLVMTypeRef fty = LLVMFunctionType(c->g.t_void, params, (unsigned)(np + 1 + nsizes), 0);
+    free(params);
+    LLVMValueRef f = c->g.func = LLVMAddFunction(c->g.mod, entry_name, fty);
+    LLVMSetFunctionCallConv(f, LLVMPTXKernelCallConv);
+    char ntid[16];
+    snprintf(ntid, sizeof ntid, "%d", c->num_warps * 32);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(c->g.ctx, "nvvm.reqntid", 12, ntid, (unsigned)strlen(ntid)));
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->g.ctx, nounwind, 0));
+
+    c->entry = new_block(c, "entry");
+    LLVMPositionBuilderAtEnd(c->eb, c->entry);
+    static const char *const axes = "xyz";
+    char name[48];
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.ctaid.%c", axes[i]);
+        c->pid[i] = call_intrinsic0(c, c->eb, name);
+        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.nctaid.%c", axes[i]);
+        c->nprog[i] = call_intrinsic0(c, c->eb, name);
+    }
+    c->tid = call_intrinsic0(c, c->eb, "llvm.nvvm.read.ptx.sreg.tid.x");
+    c->lane = LLVMBuildAnd(c->eb, c->tid, c_i32(c, 31), "lane");
+    c->warp = LLVMBuildLShr(c->eb, c->tid, c_i32(c, 5), "warp");
+    c->assert_info = LLVMGetParam(f, (unsigned)np);
+    for (int i = 0; i < np; i++) {
+        const tji_param *p = &fn->params[i];
+        LLVMValueRef v = LLVMGetParam(f, (unsigned)i);
+        if (!p->is_ptr && p->dtype == TJ_I1)
+            v = LLVMBuildICmp(c->eb, LLVMIntNE, v, LLVMConstNull(c->g.t_i8), "");
+        else if (!p->is_ptr && p->dtype == TJ_F16)
+            v = LLVMBuildBitCast(c->eb, v, c->g.t_half, "");
+        if (p->value > 0 && p->value <= fn->nvalues)
+            c->ssa[p->value] = v;
+    }
+    if (fn->check_bounds)
+        c->bounds = tjj_bounds_new_gpu(fn, c->g.ctx, c->eb, c->ssa, f, (unsigned)np + 1, c->assert_info, c->pid,
+                                       c->g.device_scope);
+
+    LLVMBasicBlockRef body = new_block(c, "body");
+    LLVMPositionBuilderAtEnd(c->g.b, body);
+    const tji_op *yield = NULL;
+    tjj_gpu_emit_region(c, 0, &yield);
+    LLVMBuildRetVoid(c->g.b);
+    LLVMBuildBr(c->eb, body);
+}
+
+/* Codegen into mod; returns the status (the message is set on failure). */
+tj_status tjj_gpu_generate(codegen *c, const char *entry_name)
+{
+    const tji_func *fn = c->g.fn;
+    c->ssa = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef));
+    c->regs = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef *));
+    c->uses = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(int32_t));
+    c->eb = LLVMCreateBuilderInContext(c->g.ctx);
+    c->g.b = LLVMCreateBuilderInContext(c->g.ctx);
+    check_plan(c);
+    count_uses(c);
+    if (c->g.status == TJ_OK)
+        build_kernel(c, entry_name);
+    LLVMDisposeBuilder(c->g.b);
+    LLVMDisposeBuilder(c->eb);
+    tjj_bounds_free(c->bounds);
+    for (int32_t id = 0; id <= fn->nvalues; id++)
+        free(c->regs[id]);
+    free(c->regs);
+    free(c->ssa);
+    free(c->uses);
+    free(c->parts);
+    return c->g.status;
+}

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registers.c — layouts to registers: which element each register of each
+ * thread holds, and the ops that only rename registers.
+ *
+ * The lane and warp part of a layout's element index is computed once per
+ * layout in the entry block; the register part is a constant, so ARANGE
+ * (start + coordinate), masks and offsets fold to few instructions. Tile
+ * dims are powers of two, so a coordinate is a bit field of the index.
+ *
+ * Copies. A zero basis means a copy: registers selected by such bits are
+ * copies of a register of the same thread (computed once, then reused),
+ * lanes and warps selected by them hold the same elements as their twins.
+ * Sinks that must happen once (stores, atomics, prints) are done only by
+ * the owning slot, the one whose duplicated bits are all 0 (owner_cond).
+ *
+ * Element-wise ops work register by register (math.c has the arithmetic).
+ * The layout pass (passes.h) made BROADCAST, EXPAND_DIMS, RESHAPE and
+ * PERMUTE operands hold, in the same register of the same thread, the
+ * element the result needs; that is checked here on the layouts' bases
+ * (the maps are linear) and then they are register copies.
+ */
+#include <string.h>
+
+#include "gen.h"
+
+/* --- layouts ------------------------------------------------------------------------- */
+
+int tjj_gpu_bases_independent(const tjp_layout *L)
+{
+    uint32_t pivots[3 * TJP_MAX_BITS];
+    int n = 0;
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < L->nbits[in]; b++) {
+            uint32_t x = L->basis[in][b];
+            if (!x)
+                continue;
+            for (int p = 0; p < n; p++)
+                if ((x ^ pivots[p]) < x)
+                    x ^= pivots[p];
+            if (!x)
+                return 0;
+            int pos = n++;
+            while (pos > 0 && pivots[pos - 1] < x) {
+                pivots[pos] = pivots[pos - 1];
+                pos--;
+            }
+            pivots[pos] = x;
+        }
+    return 1;
+}
+
+/* The lane/warp part of the element index of layout L, computed once in
+ * the entry block. */
+LLVMValueRef tjj_gpu_thread_index(codegen *c, const tjp_layout *L)
+{
+    for (int i = 0; i < c->nparts; i++) {
+        thread_part *p = &c->parts[i];
+        if (p->nbits[TJP_LANE] == L->nbits[TJP_LANE] && p->nbits[TJP_WARP] == L->nbits[TJP_WARP] &&
+            !memcmp(p->lane, L->basis[TJP_LANE], sizeof(uint32_t) * (size_t)L->nbits[TJP_LANE]) &&
+            !memcmp(p->warp, L->basis[TJP_WARP], sizeof(uint32_t) * (size_t)L->nbits[TJP_WARP]))
+            return p->index;
+    }
+    LLVMValueRef idx = c_i32(c, 0);
+    LLVMValueRef in[TJP_NIN] = {NULL, c->lane, c->warp};
+    /* Bits b..b+k-1 whose bases are one power of two doubling (a blocked
+     * layout's field) move as one bit field: shift, mask, scale. */
+    for (int level = TJP_LANE; level <= TJP_WARP; level++)
+        for (int b = 0, k; b < L->nbits[level]; b += k) {
+            uint32_t basis = L->basis[level][b];
+            k = 1;
+            if (!basis)
+                continue;
+            while (!(basis & (basis - 1)) && b + k < L->nbits[level] && basis << k &&
+                   L->basis[level][b + k] == basis << k)
+                k++;
+            LLVMValueRef field = LLVMBuildAnd(c->eb, LLVMBuildLShr(c->eb, in[level], c_i32(c, b), ""),
+                                              c_i32(c, (1 << k) - 1), "");
+            idx = LLVMBuildXor(c->eb, idx, LLVMBuildMul(c->eb, field, c_i32(c, basis), ""), "");
+        }
+    if (c->nparts == c->parts_cap) {
+        c->parts_cap = c->parts_cap ? 2 * c->parts_cap : 8;
+        c->parts = tjs_xrealloc(c->parts, (size_t)c->parts_cap * sizeof *c->parts);
+    }
+    thread_part *p = &c->parts[c->nparts++];
+    memset(p, 0, sizeof *p);
+    memcpy(p->nbits, L->nbits, sizeof p->nbits);
+    memcpy(p->lane, L->basis[TJP_LANE], sizeof(uint32_t) * (size_t)L->nbits[TJP_LANE]);
+    memcpy(p->warp, L->basis[TJP_WARP], sizeof(uint32_t) * (size_t)L->nbits[TJP_WARP]);
+    p->index = idx;
+    return idx;
+}
+
+/* Row-major index (i32) of the element in register r of this thread. */
+LLVMValueRef tjj_gpu_element_index(codegen *c, const tjp_layout *L, uint32_t r)
+{
+    return LLVMBuildXor(c->g.b, tjj_gpu_thread_index(c, L), c_i32(c, tjp_layout_apply(L, r, 0, 0)), "");
+}
+
+LLVMValueRef tjj_gpu_coordinate(codegen *c, const tji_type *t, LLVMValueRef index, int d)
+{
+    LLVMValueRef v = LLVMBuildLShr(c->g.b, index, c_i32(c, dim_shift(t, d)), "");
+    return LLVMBuildAnd(c->g.b, v, c_i32(c, t->shape[d] - 1), "");
+}
+
+/* True in the thread that owns its elements of layout L (NULL: every thread). */
+LLVMValueRef tjj_gpu_owner_cond(codegen *c, const tjp_layout *L)
+{
+    uint32_t lane_dup = thread_dup_mask(c, L, TJP_LANE), warp_dup = thread_dup_mask(c, L, TJP_WARP);
+    LLVMValueRef cond = NULL;
+    if (lane_dup)
+        cond = LLVMBuildICmp(c->eb, LLVMIntEQ, LLVMBuildAnd(c->eb, c->lane, c_i32(c, lane_dup), ""),
+                             c_i32(c, 0), "");
+    if (warp_dup) {
+        LLVMValueRef w = LLVMBuildICmp(c->eb, LLVMIntEQ, LLVMBuildAnd(c->eb, c->warp, c_i32(c, warp_dup), ""),
+                                       c_i32(c, 0), "");
+        cond = cond ? LLVMBuildAnd(c->eb, cond, w, "") : w;
+    }
+    return cond;
+}
+
+LLVMValueRef tjj_gpu_thread0_cond(codegen *c)
+{
+    return LLVMBuildICmp(c->eb, LLVMIntEQ, c->tid, c_i32(c, 0), "");
+}
+/* --- values ------------------------------------------------------------------------ */
+
+LLVMValueRef *tjj_gpu_regs_for(codegen *c, int32_t id)
+{
+    if (!c->regs[id])
+        c->regs[id] = tjs_xcalloc((size_t)nregs_of(c, id), sizeof(LLVMValueRef));
+    return c->regs[id];
+}
+
+/* Register r of a tile, or the scalar (any r). */
+LLVMValueRef tjj_gpu_reg(codegen *c, int32_t id, uint32_t r)
+{
+    const tji_type *t = type_of(c, id);
+    LLVMValueRef v = NULL;
+    if (t->rank == 0)
+        v = c->ssa[id];
+    else if (c->regs[id] && r < (uint32_t)nregs_of(c, id))
+        v = c->regs[id][r];
+    if (!v) {
+        FAIL(c, "internal error: value %d is read before it is computed", (int)id);
+        v = LLVMGetPoison(tjj_gpu_value_type(&c->g, t));
+    }
+    return v;
+}
+
+/* The operand must be in the result's layout (the plan's promise). */
+int tjj_gpu_check_same_layout(codegen *c, int32_t operand, int32_t result)
+{
+    if (rank_of(c, operand) == 0 && rank_of(c, result) == 0)
+        return 1;
+    if (rank_of(c, operand) == 0 || rank_of(c, result) == 0 ||
+        !same_layout(layout_of(c, operand), layout_of(c, result))) {
+        FAIL(c, "internal error: operand %d is not in the layout of value %d", (int)operand, (int)result);
+        return 0;
+    }
+    return 1;
+}
+/* --- element-wise, creation and shape ops ------------------------------------------------- */
+
+void tjj_gpu_emit_elementwise(codegen *c, const tji_op *op)
+{
+    int32_t id = op->result;
+    if (rank_of(c, id) == 0) {
+        LLVMValueRef a[3] = {0};
+        for (int i = 0; i < op->nargs && i < 3; i++)
+            a[i] = tjj_gpu_reg(c, op->args[i], 0);
+        c->ssa[id] = tjj_gpu_elementwise(&c->g, op, a);
+        return;
+    }
+    for (int i = 0; i < op->nargs; i++)
+        if (!tjj_gpu_check_same_layout(c, op->args[i], id))
+            return;
+    const tjp_layout *L = layout_of(c, id);
+    uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
+    LLVMValueRef *out = tjj_gpu_regs_for(c, id);
+    for (uint32_t r = 0; r < n && c->g.status == TJ_OK; r++) {
+        if (r & rdup) {
+            out[r] = out[r & ~rdup];
+            continue;
+        }
+        LLVMValueRef a[3] = {0};
+        for (int i = 0; i < op->nargs && i < 3; i++)
+            a[i] = tjj_gpu_reg(c, op->args[i], r);
+        out[r] = tjj_gpu_elementwise(&c->g, op, a);
+    }
+}
+
+void tjj_gpu_emit_const(codegen *c, const tji_op *op)
+{
+    const tji_type *t = type_of(c, op->result);
+    LLVMValueRef v;
+    if (t->dtype == TJ_BF16) /* LLVM rounds the double to bfloat once */
+        v = LLVMConstBitCast(LLVMConstReal(LLVMBFloatTypeInContext(c->g.ctx), op->fval), c->g.t_i16);
+    else if (tjs_dtype_is_float(t->dtype))
+        v = LLVMConstReal(tjj_gpu_dtype_type(&c->g, t->dtype), op->fval);
+    else if (t->dtype == TJ_I1)
+        v = LLVMConstInt(c->g.t_i1, op->ival != 0, 0);
+    else
+        v = LLVMConstInt(tjj_gpu_dtype_type(&c->g, t->dtype), (unsigned long long)op->ival, 1);
+    if (t->rank == 0) {
+        c->ssa[op->result] = v;
+        return;
+    }
+    LLVMValueRef *out = tjj_gpu_regs_for(c, op->result);
+    for (int r = 0; r < nregs_of(c, op->result); r++)
+        out[r] = v;
+}
+
+void tjj_gpu_emit_arange(codegen *c, const tji_op *op)
+{
+    const tjp_layout *L = layout_of(c, op->result);
+    const tji_type *t = type_of(c, op->result);
+    LLVMValueRef *out = tjj_gpu_regs_for(c, op->result);
+    for (uint32_t r = 0; r < (uint32_t)nregs_of(c, op->result); r++)
+        out[r] = LLVMBuildAdd(c->g.b, tjj_gpu_coordinate(c, t, tjj_gpu_element_index(c, L, r), 0), c_i32(c, op->ival), "");
+}
+
+void tjj_gpu_emit_splat(codegen *c, const tji_op *op)
+{
+    LLVMValueRef s = tjj_gpu_reg(c, op->args[0], 0);
+    LLVMValueRef *out = tjj_gpu_regs_for(c, op->result);
+    for (int r = 0; r < nregs_of(c, op->result); r++)
+        out[r] = s;
+}
+
+/* The element of the operand that element e of the result of a shape op is. */
+static uint32_t shape_source(const tji_op *op, const tji_type *rt, const tji_type *st, uint32_t e)
+{
+    if (op->code == TJI_RESHAPE)
+        return e;
+    uint32_t coord[TJ_MAX_RANK] = {0}, src[TJ_MAX_RANK] = {0};
+    for (int d = 0; d < rt->rank; d++)
+        coord[d] = (e >> dim_shift(rt, d)) & (uint32_t)(rt->shape[d] - 1);
+    switch (op->code) {
+    case TJI_BROADCAST:
+        for (int d = 0; d < st->rank; d++)
+            src[d] = st->shape[d] == 1 ? 0 : coord[d];
+        break;
+    case TJI_EXPAND_DIMS:
+        for (int d = 0, s = 0; d < rt->rank; d++)
+            if (d != op->axis)
+                src[s++] = coord[d];
+        break;
+    default: /* PERMUTE */
+        for (int d = 0; d < rt->rank; d++)
+            src[op->perm[d]] = coord[d];
+        break;
+    }
+    uint32_t out = 0;
+    for (int d = 0; d < st->rank; d++)
+        out |= src[d] << dim_shift(st, d);
+    return out;
+}
+
+/* BROADCAST, EXPAND_DIMS, RESHAPE, PERMUTE: register copies, once the
+ * layouts are seen to make them so (the maps are linear: bases suffice). */
+void tjj_gpu_emit_shape_op(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0], id = op->result;
+    const tjp_layout *Ls = layout_of(c, x), *Lr = layout_of(c, id);
+    const tji_type *st = type_of(c, x), *rt = type_of(c, id);
+    int ok = st->rank > 0 && memcmp(Ls->nbits, Lr->nbits, sizeof Ls->nbits) == 0;
+    for (int in = 0; ok && in < TJP_NIN; in++)
+        for (int b = 0; ok && b < Lr->nbits[in]; b++)
+            ok = shape_source(op, rt, st, Lr->basis[in][b]) == Ls->basis[in][b];
+    if (!ok) {
+        FAIL(c, "internal error: the layout plan does not make this op a register copy");
+        return;
+    }
+    LLVMValueRef *out = tjj_gpu_regs_for(c, id);
+    for (uint32_t r = 0; r < (uint32_t)nregs_of(c, id); r++)
+        out[r] = tjj_gpu_reg(c, x, r);
+}
+
+/* ASSUME: a fact for the passes; the value is its operand's. */
+void tjj_gpu_emit_assume(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0], id = op->result;
+    if (rank_of(c, id) == 0) {
+        c->ssa[id] = tjj_gpu_reg(c, x, 0);
+        return;
+    }
+    if (!tjj_gpu_check_same_layout(c, x, id))
+        return;
+    LLVMValueRef *out = tjj_gpu_regs_for(c, id);
+    for (uint32_t r = 0; r < (uint32_t)nregs_of(c, id); r++)
+        out[r] = tjj_gpu_reg(c, x, r);
+}

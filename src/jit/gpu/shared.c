@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shared.c — shared memory, barriers, warp shuffles and CONVERT.
+ *
+ * Shared memory is one extern (dynamic) array, aligned to 1024 bytes, of
+ * the plan's size (src/passes/alloc_shared.c), which the launch gives; each
+ * step through it uses the byte offset the plan gives its op. Barriers go
+ * where the plan says (src/passes/barriers.c: memory order of global
+ * accesses, and around each shared step): this code decides neither.
+ *
+ * Broadcasts hand a value from its owner to its copies: a shuffle within a
+ * warp, shared memory across warps (an atomic's old value, a scalar that
+ * thread 0 computed). CONVERT is a copy or a permutation of registers where
+ * the threads hold the same elements, else it goes through shared memory,
+ * at addresses swizzled so that neither the writes nor the reads wait on
+ * bank conflicts (swizzle.c chooses).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+/* --- shared memory and barriers ---------------------------------------------------------- */
+
+/* The kernel's dynamic shared array: extern, of the plan's size (the launch
+ * gives it), aligned to 1024 bytes (what swizzled tensor-core tiles need). */
+LLVMValueRef tjj_gpu_shared(codegen *c)
+{
+    if (!c->smem) {
+        c->smem = LLVMAddGlobalInAddressSpace(c->g.mod, LLVMArrayType2(c->g.t_i8, 0), "tjk_shared", ADDR_SHARED);
+        LLVMSetLinkage(c->smem, LLVMExternalLinkage);
+        LLVMSetAlignment(c->smem, SHARED_ALIGN);
+    }
+    return c->smem;
+}
+
+/* The plan's shared step of the op being emitted (kind: what it must be). */
+const tjp_shared_step *tjj_gpu_step(codegen *c, int kind)
+{
+    const tjp_shared_step *step = &c->g.plan->shared[c->g.cur_op];
+    if (step->kind != kind)
+        FAIL(c, "internal error: the shared-memory plan has no step for this op");
+    return step;
+}
+
+/* bar.sync 0 where the plan puts one (flag: TJP_BARRIER_*) at the op being
+ * emitted: every thread of the CTA, at a point all of them reach. It also
+ * makes each thread's earlier memory accesses, global ones included,
+ * visible to the others. */
+void tjj_gpu_barrier(codegen *c, int flag)
+{
+    if (!(c->g.plan->barrier[c->g.cur_op] & flag))
+        return;
+    LLVMValueRef zero = c_i32(c, 0);
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+/* i1 is kept as a byte in shared memory. */
+static LLVMValueRef shared_at(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index)
+{
+    LLVMValueRef off = c_i64(c, (int64_t)base);
+    LLVMValueRef start = LLVMBuildInBoundsGEP2(c->g.b, c->g.t_i8, smem, &off, 1, "");
+    LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.t_i64, "");
+    return LLVMBuildInBoundsGEP2(c->g.b, shared_type(c, t), start, &idx, 1, "");
+}
+
+void tjj_gpu_shared_store(codegen *c, LLVMValueRef smem, uint64_t base, LLVMValueRef index, LLVMValueRef v)
+{
+    LLVMTypeRef t = LLVMTypeOf(v);
+    if (t == c->g.t_i1)
+        v = LLVMBuildZExt(c->g.b, v, c->g.t_i8, "");
+    LLVMValueRef st = LLVMBuildStore(c->g.b, v, shared_at(c, smem, base, t, index));
+    LLVMSetAlignment(st, (unsigned)type_bytes(c, t));
+}
+
+LLVMValueRef tjj_gpu_shared_load(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index)
+{
+    LLVMValueRef ld = LLVMBuildLoad2(c->g.b, shared_type(c, t), shared_at(c, smem, base, t, index), "");
+    LLVMSetAlignment(ld, (unsigned)type_bytes(c, t));
+    if (t == c->g.t_i1)
+        return LLVMBuildICmp(c->g.b, LLVMIntNE, ld, LLVMConstNull(c->g.t_i8), "");
+    return ld;
+}
+
+/* A warp shuffle of any value: butterfly (lane ^ arg) or indexed (lane arg).
+ * Values are moved as one or two 32-bit words. */
+LLVMValueRef tjj_gpu_shuffle(codegen *c, int butterfly, LLVMValueRef v, LLVMValueRef arg)
+{
+    LLVMBuilderRef b = c->g.b;
+    LLVMTypeRef t = LLVMTypeOf(v);
+    const char *name = butterfly ? "llvm.nvvm.shfl.sync.bfly.i32" : "llvm.nvvm.shfl.sync.idx.i32";
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->g.mod, id, NULL, 0);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(c->g.ctx, id, NULL, 0);
+    uint64_t bytes = type_bytes(c, t);
+    LLVMTypeRef it = bytes == 8 ? c->g.t_i64 : LLVMIntTypeInContext(c->g.ctx, t == c->g.t_i1 ? 1 : (unsigned)(8 * bytes));
+    LLVMValueRef bits = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? LLVMBuildPtrToInt(b, v, it, "")
+                        : LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
+    LLVMValueRef out;
+    if (bytes == 8) {
+        LLVMValueRef lo = LLVMBuildTrunc(b, bits, c->g.t_i32, "");
+        LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, c_i64(c, 32), ""), c->g.t_i32, "");
+        LLVMValueRef a_lo[4] = {c_i32(c, -1), lo, arg, c_i32(c, 31)}, a_hi[4] = {c_i32(c, -1), hi, arg, c_i32(c, 31)};
+        lo = LLVMBuildCall2(b, fty, f, a_lo, 4, "");
+        hi = LLVMBuildCall2(b, fty, f, a_hi, 4, "");
+        out = LLVMBuildOr(b, LLVMBuildZExt(b, lo, c->g.t_i64, ""),
+                          LLVMBuildShl(b, LLVMBuildZExt(b, hi, c->g.t_i64, ""), c_i64(c, 32), ""), "");
+    } else {
+        LLVMValueRef w = it == c->g.t_i32 ? bits : LLVMBuildZExt(b, bits, c->g.t_i32, "");
+        LLVMValueRef args[4] = {c_i32(c, -1), w, arg, c_i32(c, 31)};
+        out = LLVMBuildCall2(b, fty, f, args, 4, "");
+        if (it != c->g.t_i32)
+            out = LLVMBuildTrunc(b, out, it, "");
+    }
+    if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
+        return LLVMBuildIntToPtr(b, out, t, "");
+    return LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? out : LLVMBuildBitCast(b, out, t, "");
+}
+
+/* Every thread gets the scalar that thread 0 computed (v is garbage elsewhere). */
+LLVMValueRef tjj_gpu_broadcast_scalar(codegen *c, LLVMValueRef v)
+{
+    if (c->num_warps == 1)
+        return tjj_gpu_shuffle(c, 0, v, c_i32(c, 0));
+    const tjp_shared_step *step = tjj_gpu_step(c, TJP_STEP_BROADCAST);
+    LLVMValueRef smem = tjj_gpu_shared(c);
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
+    LLVMBasicBlockRef cont = guard_begin(c, tjj_gpu_thread0_cond(c), "bcast");
+    tjj_gpu_shared_store(c, smem, step->offset, c_i32(c, 0), v);
+    guard_end(c, cont);
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
+    return tjj_gpu_shared_load(c, smem, step->offset, LLVMTypeOf(v), c_i32(c, 0));
+}
+
+/* vals (registers of layout L) are right in the owning slots; make every
+ * copy hold its owner's value. */
+void tjj_gpu_broadcast_from_owners(codegen *c, const tjp_layout *L, LLVMValueRef *vals)
+{
+    uint32_t n = 1u << L->nbits[TJP_REG], rdup = reg_dup_mask(L);
+    uint32_t lane_dup = thread_dup_mask(c, L, TJP_LANE), warp_dup = thread_dup_mask(c, L, TJP_WARP);
+    if (warp_dup) {
+        LLVMTypeRef vt = LLVMTypeOf(vals[0]);
+        const tjp_shared_step *step = tjj_gpu_step(c, TJP_STEP_BROADCAST);
+        LLVMValueRef smem = tjj_gpu_shared(c);
+        tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
+        LLVMBasicBlockRef cont = guard_begin(c, tjj_gpu_owner_cond(c, L), "share");
+        for (uint32_t r = 0; r < n; r++)
+            if (!(r & rdup))
+                tjj_gpu_shared_store(c, smem, step->offset, tjj_gpu_element_index(c, L, r), vals[r]);
+        guard_end(c, cont);
+        tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
+        for (uint32_t r = 0; r < n; r++)
+            if (!(r & rdup))
+                vals[r] = tjj_gpu_shared_load(c, smem, step->offset, vt, tjj_gpu_element_index(c, L, r));
+    } else if (lane_dup) {
+        LLVMValueRef src = LLVMBuildAnd(c->g.b, c->lane, c_i32(c, ~lane_dup & 31), "");
+        for (uint32_t r = 0; r < n; r++)
+            if (!(r & rdup))
+                vals[r] = tjj_gpu_shuffle(c, 0, vals[r], src);
+    }
+    for (uint32_t r = 0; r < n; r++)
+        if (r & rdup)
+            vals[r] = vals[r & ~rdup];
+}
+
+/* --- shared memory without bank conflicts ------------------------------------------------ */
+
+/* A CONVERT that threads cannot do by renaming registers, a REDUCE across
+ * warps and a CUMSUM go through shared memory. Where each element is put
+ * there — its swizzle, chosen so that neither the writes nor the reads of a
+ * warp wait on bank conflicts — is the swizzle pass's decision
+ * (swizzle.c, in the plan's step of the op); this code executes it. The swizzle is
+ * linear, so the index of register r is A(thread part) ^ A(register part):
+ * the first computed once in the entry block, the second a constant. */
+
+/* A(v) for the bits of v in `bits`, built with builder b. */
+LLVMValueRef tjj_gpu_swizzled(codegen *c, LLVMBuilderRef b, const tjp_swizzle *S, LLVMValueRef v, uint32_t bits)
+{
+    LLVMValueRef a = v;
+    for (int i = 0; i < TJP_MAX_BITS; i++) {
+        if (!S->flip[i] || !(bits >> i & 1))
+            continue;
+        LLVMValueRef bit = LLVMBuildAnd(b, LLVMBuildLShr(b, v, c_i32(c, i), ""), c_i32(c, 1), "");
+        a = LLVMBuildXor(b, a, LLVMBuildMul(b, bit, c_i32(c, S->flip[i]), ""), "");
+    }
+    return a;
+}
+
+/* A(thread part of L's element index), in the entry block. */
+LLVMValueRef tjj_gpu_swizzled_thread_index(codegen *c, const tjp_swizzle *S, const tjp_layout *L)
+{
+    return tjj_gpu_swizzled(c, c->eb, S, tjj_gpu_thread_index(c, L), ~0u);
+}
+
+/* The swizzled shared-memory index of register r of layout L. */
+LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueRef thread, const tjp_layout *L,
+                                   uint32_t r)
+{
+    return LLVMBuildXor(c->g.b, thread, c_i32(c, tjp_swizzle_apply(S, tjp_layout_apply(L, r, 0, 0))), "");
+}
+
+void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
+{
+    int32_t x = op->args[0], id = op->result;
+    const tjp_layout *Ls = layout_of(c, x), *Ld = layout_of(c, id);
+    const tji_type *t = type_of(c, id);
+    uint32_t ns = (uint32_t)nregs_of(c, x), nd = (uint32_t)nregs_of(c, id);
+    LLVMValueRef *out = tjj_gpu_regs_for(c, id);
+    const tjp_shared_step *step = &c->g.plan->shared[c->g.cur_op];
+    if (step->kind != TJP_STEP_CONVERT) {
+        /* Same threads, same elements: registers are renamed. */
+        for (uint32_t r = 0; r < nd; r++) {
+            uint32_t e = tjp_layout_apply(Ld, r, 0, 0), s = 0;
+            while (s < ns && tjp_layout_apply(Ls, s, 0, 0) != e)
+                s++;
+            if (s == ns) {
+                FAIL(c, "internal error: a conversion in registers misses element %u", (unsigned)e);
+                return;
+            }
+            out[r] = tjj_gpu_reg(c, x, s);
+        }
+        return;
+    }
+    LLVMTypeRef vt = tjj_gpu_value_type(&c->g, t);
+    LLVMValueRef smem = tjj_gpu_shared(c);
+    uint32_t sdup = reg_dup_mask(Ls), ddup = reg_dup_mask(Ld);
+    const tjp_swizzle *S = &step->use.swizzle;
+    LLVMValueRef ts = tjj_gpu_swizzled_thread_index(c, S, Ls), td = tjj_gpu_swizzled_thread_index(c, S, Ld);
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
+    for (uint32_t r = 0; r < ns; r++)
+        if (!(r & sdup))
+            tjj_gpu_shared_store(c, smem, step->offset, tjj_gpu_swizzled_index(c, S, ts, Ls, r), tjj_gpu_reg(c, x, r));
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
+    for (uint32_t r = 0; r < nd; r++)
+        out[r] = r & ddup ? out[r & ~ddup]
+                          : tjj_gpu_shared_load(c, smem, step->offset, vt, tjj_gpu_swizzled_index(c, S, td, Ld, r));
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * target.c — the NVPTX target: the LLVM module of a kernel, the O3
+ * pipeline, PTX, and the fix-ups PTX needs before ptxas.
+ *
+ * tjj_gpu_compile (jit.h) is the GPU back end's entry: it makes the target
+ * machine for sm_XX (the PTX ISA the chip needs), the context and module,
+ * runs code generation (kernel.c), verifies and optimizes the module and
+ * emits PTX, which TJIT_DUMP=llvm/ptx print. The accuracy of the math
+ * functions is tabulated at the top of math.c.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "gen.h"
+
+static const char *const TRIPLE = "nvptx64-nvidia-cuda";
+
+/* --- target and compile ---------------------------------------------------------------------------- */
+
+static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
+
+static void nvptx_init(void)
+{
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+}
+
+/* The PTX ISA: 8.0 (CUDA 12.0) covers sm_80..sm_90; newer chips need the
+ * version that introduced them. */
+static const char *ptx_features(int sm)
+{
+    if (sm >= 120)
+        return "+ptx87";
+    if (sm >= 100)
+        return "+ptx86";
+    return "+ptx80";
+}
+
+static void dump_module(LLVMModuleRef mod, const char *name, const char *when)
+{
+    char *text = LLVMPrintModuleToString(mod);
+    fprintf(stderr, "; ---- tjit: LLVM IR of GPU kernel '%s' %s optimization ----\n%s", name, when, text);
+    LLVMDisposeMessage(text);
+}
+
+static char *entry_name_of(const char *name)
+{
+    char *s = tjs_asprintf("tjk_%s", name ? name : "kernel");
+    for (char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            *p = '_';
+    return s;
+}
+
+static tj_status compile_error(const char *name, const char *what, char *msg)
+{
+    tj_status st = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': %s: %s", name, what, msg ? msg : "?");
+    if (msg)
+        LLVMDisposeMessage(msg);
+    return st;
+}
+
+/* The PTX LLVM wrote, with every `neg.s16 d, a;` (and `abs.s16`) done in
+ * 32 bits:
+ *     { .reg .b32 %tjn; cvt.s32.s16 %tjn, a; neg.s32 %tjn, %tjn; cvt.u16.u32 d, %tjn; }
+ * ptxas (CUDA 13, and the driver's JIT on the H200) keeps a 16-bit value
+ * sign-extended in a 32-bit register and assumes neg.s16 leaves it so; the
+ * negation of -32768 does not (it is +32768 there, where 16 bits wrap to
+ * -32768), and a later arithmetic shift then sees a positive number: an
+ * i16 -(-32768) >> 2 gave 8192 instead of -8192, and i8 negations, which
+ * LLVM widens to neg.s16 of x << 8, went wrong the same way. abs.s16 has
+ * the same edge. The explicit truncation makes ptxas sign-extend again.
+ * Malloc'ed, NUL-terminated. */
+static char *ptx_without_s16_neg_abs(const char *ptx, size_t len)
+{
+    static const char *const ops[] = {"neg", "abs"};
+    tjs_buf b = {0};
+    const char *p = ptx, *end = ptx + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *line_end = eol ? eol + 1 : end;
+        const char *at = p;
+        while (at < line_end && (*at == ' ' || *at == '\t'))
+            at++;
+        char d[32], a[32];
+        int op = -1;
+        for (int k = 0; k < 2 && op < 0; k++)
+            if (line_end - at > 8 && !memcmp(at, ops[k], 3) && !memcmp(at + 3, ".s16", 4) &&
+                sscanf(at + 7, " %31[^, ] , %31[^; ] ;", d, a) == 2)
+                op = k;
+        if (op >= 0)
+            tjs_buf_printf(&b, "\t{ .reg .b32 %%tjn; cvt.s32.s16 %%tjn, %s; %s.s32 %%tjn, %%tjn; "
+                           "cvt.u16.u32 %s, %%tjn; }\n", a, ops[op], d);
+        else
+            tjs_buf_printf(&b, "%.*s", (int)(line_end - p), p);
+        p = line_end;
+    }
+    return b.data ? b.data : tjs_xstrdup("");
+}
+
+tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int sm, tjj_gpu_code *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!fn || !plan)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tjj_gpu_compile: no program or no layout plan");
+    if (sm < 70)
+        return tjs_error(TJ_ERR_UNSUPPORTED, "error: in kernel '%s': GPU code needs sm_70 or newer, not sm_%d",
+                         fn->name, sm);
+    pthread_once(&nvptx_once, nvptx_init);
+    LLVMTargetRef target;
+    char *msg = NULL;
+    if (LLVMGetTargetFromTriple(TRIPLE, &target, &msg))
+        return compile_error(fn->name, "the NVPTX target is not available", msg);
+    char cpu[16];
+    snprintf(cpu, sizeof cpu, "sm_%d", sm);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, ptx_features(sm),
+                                                      LLVMCodeGenLevelAggressive, LLVMRelocDefault,
+                                                      LLVMCodeModelDefault);
+    if (!tm)
+        return tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': LLVM cannot target %s", fn->name, cpu);
+
+    LLVMContextRef ctx = LLVMContextCreate();
+    char *entry = entry_name_of(fn->name);
+    codegen c = {.g = {.fn = fn, .plan = plan, .ctx = ctx, .cur_op = -1, .status = TJ_OK},
+                 .num_warps = plan->num_warps};
+    c.warp_bits = log2_of(plan->num_warps > 0 ? plan->num_warps : 1);
+    c.g.t_void = LLVMVoidTypeInContext(ctx);
+    c.g.t_i1 = LLVMInt1TypeInContext(ctx);
+    c.g.t_i8 = LLVMInt8TypeInContext(ctx);
+    c.g.t_i16 = LLVMInt16TypeInContext(ctx);
+    c.g.t_i32 = LLVMInt32TypeInContext(ctx);
+    c.g.t_i64 = LLVMInt64TypeInContext(ctx);
+    c.g.t_half = LLVMHalfTypeInContext(ctx);
+    c.g.t_float = LLVMFloatTypeInContext(ctx);
+    c.g.t_double = LLVMDoubleTypeInContext(ctx);
+    c.g.t_ptr = LLVMPointerTypeInContext(ctx, 0);
+    c.g.t_gptr = LLVMPointerTypeInContext(ctx, ADDR_GLOBAL);
+    c.g.device_scope = LLVMGetSyncScopeID(ctx, "device", 6);
+    LLVMModuleRef mod = c.g.mod = LLVMModuleCreateWithNameInContext(entry, ctx);
+    LLVMSetTarget(mod, TRIPLE);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(mod, td);
+    LLVMDisposeTargetData(td);
+
+    tj_status st = tjj_gpu_generate(&c, entry);
+    if (st == TJ_OK && LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg))
+        st = compile_error(fn->name, "internal error: invalid LLVM IR", msg);
+    else if (msg)
+        LLVMDisposeMessage(msg);
+    msg = NULL;
+    if (st == TJ_OK) {
+        if (tjs_dump_enabled("llvm"))
+            dump_module(mod, fn->name, "before");
+        LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
+        LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, opts);
+        LLVMDisposePassBuilderOptions(opts);
+        if (err) {
+            char *m = LLVMGetErrorMessage(err);
+            st = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': LLVM optimization failed: %s", fn->name, m);
+            LLVMDisposeErrorMessage(m);
+        }
+        else if (tjs_dump_enabled("llvm"))
+            dump_module(mod, fn->name, "after");
+    }
+    LLVMMemoryBufferRef buf = NULL;
+    if (st == TJ_OK && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf))
+        st = compile_error(fn->name, "PTX generation failed", msg);
+    if (st == TJ_OK) {
+        const char *text = LLVMGetBufferStart(buf);
+        size_t len = LLVMGetBufferSize(buf);
+        if (memmem(text, len, "neg.s16", 7) || memmem(text, len, "abs.s16", 7)) {
+            out->ptx = ptx_without_s16_neg_abs(text, len);
+        } else {
+            out->ptx = tjs_xmalloc(len + 1);
+            memcpy(out->ptx, text, len);
+            out->ptx[len] = 0;
+        }
+        LLVMDisposeMemoryBuffer(buf);
+        out->entry = entry;
+        entry = NULL;
+        out->shared_bytes = (size_t)plan->shared_bytes;
+        out->num_warps = plan->num_warps;
+        if (tjs_dump_enabled("ptx"))
+            fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (sm_%d) ----\n%s", fn->name, sm, out->ptx);
+    }
+    free(entry);
+    LLVMDisposeModule(mod);
+    LLVMContextDispose(ctx);
+    LLVMDisposeTargetMachine(tm);
+    return st;
+}
+
+void tjj_gpu_code_free(tjj_gpu_code *code)
+{
+    if (!code)
+        return;
+    free(code->ptx);
+    free(code->entry);
+    memset(code, 0, sizeof *code);
+}

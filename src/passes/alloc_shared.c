@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloc_shared.c — the kernel's one shared-memory allocation: which bytes of
+ * it each step through shared memory uses (passes.h, tjp_alloc_shared).
+ *
+ * The steps. The swizzle pass found the CONVERTs, REDUCEs and CUMSUMs that
+ * go through shared memory; this pass adds the BROADCASTs: an atomic whose
+ * old value is read, where copies of an element live in other warps than
+ * its owner (a scalar at num_warps > 1, a tile whose layout repeats it over
+ * warps), hands the value over through shared memory (GPU code
+ * generation's broadcast_scalar and broadcast_from_owners). Every step then
+ * gets its buffers: a CONVERT one of the tile's elements, a REDUCE one of
+ * parts x result elements of its combine type (argmax/argmin a second of
+ * i32 indices), a CUMSUM one of the tile in its compute type (16-bit floats
+ * as f32), a BROADCAST one of the value's elements; i1 as a byte.
+ *
+ * Liveness. A buffer is live from its step's first write to its last read,
+ * and both happen inside the step's op: the code generator writes, waits
+ * at the step's SHARED_READ barrier, reads, and is done before the next
+ * op. Buffers of one step are live together; buffers of different ops
+ * never are, because the SHARED_WRITE barrier before a step's writes
+ * (barriers.c) makes every earlier reader finish first. Each buffer gets
+ * the live interval [p, p] of its op's position in emission order (a loop
+ * body's ops in order, once), and buffers are placed first-fit in that
+ * order, at the lowest offset, aligned to their element size, that no
+ * placed buffer with an overlapping interval covers. So today every step
+ * starts at byte 0 and the allocation is the largest step; a later pass
+ * that keeps buffers alive across ops (software pipelining) only widens
+ * their intervals and the same placement keeps them apart.
+ *
+ * The limit. The allocation is the kernel's dynamic shared memory: a launch
+ * above 48 KiB opts in (cuFuncSetAttribute) up to the device's maximum.
+ * More than any GPU gives a block (TJP_SHARED_MAX) is refused here, naming
+ * the op of the largest step.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "passes.h"
+
+static tj_status error_at(const tji_func *fn, int32_t op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tj_status st = tji_verror_at(fn, op, TJ_ERR_COMPILE, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+typedef struct buffer {
+    int32_t op;
+    int index;            /* argmax/argmin's index buffer */
+    uint64_t bytes, align;
+    int32_t live_first, live_last;
+    uint64_t offset;
+} buffer;
+
+/* Bytes of one element of type t in shared memory: i1 as a byte, pointers
+ * 8; computed, 16-bit floats as f32 (the swizzle pass's elem_bytes). */
+static uint64_t elem_bytes(const tji_type *t, int computed)
+{
+    if (t->is_ptr)
+        return 8;
+    int bits = tjs_dtype_bits(t->dtype);
+    if (computed && tjs_dtype_is_float(t->dtype) && bits < 32)
+        return 4;
+    return bits < 8 ? 1 : (uint64_t)bits / 8;
+}
+
+/* Warps of num_warps (warp_bits of them) that L repeats an element over. */
+static int repeats_over_warps(const tjp_layout *L, int warp_bits)
+{
+    for (int b = 0; b < warp_bits; b++)
+        if (b >= L->nbits[TJP_WARP] || !L->basis[TJP_WARP][b])
+            return 1;
+    return 0;
+}
+
+/* Positions of ops in emission order: region by region, depth first. */
+static void number_ops(const tji_func *fn, int32_t rid, int32_t *pos, int32_t *next)
+{
+    const tji_region *region = &fn->regions[rid];
+    for (int32_t i = 0; i < region->nops; i++) {
+        const tji_op *op = &fn->ops[region->ops[i]];
+        pos[region->ops[i]] = (*next)++;
+        for (int k = 0; k < 2; k++)
+            if (op->region[k] >= 0)
+                number_ops(fn, op->region[k], pos, next);
+    }
+}
+
+/* The BROADCAST steps of atomics whose old value is read. */
+static void add_broadcasts(const tji_func *fn, tjp_layout_plan *plan)
+{
+    int warp_bits = 0;
+    while ((1 << warp_bits) < plan->num_warps)
+        warp_bits++;
+    int32_t *uses = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *uses);
+    for (int32_t i = 0; i < fn->nops; i++)
+        for (int a = 0; a < fn->ops[i].nargs; a++)
+            if (fn->ops[i].args[a] > 0 && fn->ops[i].args[a] <= fn->nvalues)
+                uses[fn->ops[i].args[a]]++;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if ((op->code != TJI_ATOMIC && op->code != TJI_ATOMIC_CAS) || !uses[op->result])
+            continue;
+        const tji_type *t = tji_typeof(fn, op->result);
+        int across = t->rank == 0 ? plan->num_warps > 1
+                                  : repeats_over_warps(&plan->of[op->args[0]], warp_bits);
+        if (across && plan->shared[i].kind == TJP_STEP_NONE)
+            plan->shared[i].kind = TJP_STEP_BROADCAST;
+    }
+    free(uses);
+}
+
+/* The step's buffers (1 or 2) into out; returns how many. */
+static int buffers_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, buffer *out)
+{
+    const tji_op *op = &fn->ops[i];
+    const tjp_shared_step *step = &plan->shared[i];
+    if (step->kind == TJP_STEP_NONE)
+        return 0;
+    const tji_type *t = tji_typeof(fn, op->args[0]), *rt = tji_typeof(fn, op->result);
+    out[0] = (buffer){.op = i};
+    switch (step->kind) {
+    case TJP_STEP_CONVERT:
+        out[0].align = elem_bytes(t, 0);
+        out[0].bytes = (uint64_t)step->use.numel * out[0].align;
+        return 1;
+    case TJP_STEP_CUMSUM:
+        out[0].align = elem_bytes(t, 1);
+        out[0].bytes = (uint64_t)step->use.numel * out[0].align;
+        return 1;
+    case TJP_STEP_REDUCE: {
+        uint64_t slots = (uint64_t)step->use.parts * (uint64_t)step->use.numel;
+        out[0].align = elem_bytes(t, 1);
+        out[0].bytes = slots * out[0].align;
+        if (!step->use.has_index)
+            return 1;
+        out[1] = (buffer){.op = i, .index = 1, .align = 4, .bytes = slots * 4};
+        return 2;
+    }
+    case TJP_STEP_BROADCAST:
+        out[0].align = elem_bytes(rt, 0);
+        out[0].bytes = (uint64_t)tji_numel(rt) * out[0].align;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
+{
+    if (!fn || !plan || !plan->shared || plan->nops < fn->nops)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tjp_alloc_shared: no program or no swizzle plan");
+    add_broadcasts(fn, plan);
+    int32_t *pos = tjs_xcalloc((size_t)fn->nops + 1, sizeof *pos), next = 0;
+    number_ops(fn, 0, pos, &next);
+    buffer *bufs = tjs_xcalloc(2 * (size_t)fn->nops + 1, sizeof *bufs);
+    int32_t n = 0, largest = -1;
+    uint64_t total = 0, largest_bytes = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        int k = buffers_of(fn, plan, i, bufs + n);
+        for (int j = 0; j < k; j++)
+            bufs[n + j].live_first = bufs[n + j].live_last = pos[i];
+        n += k;
+    }
+    /* first fit, in emission order (bufs are in op order; sort by position) */
+    for (int32_t a = 1; a < n; a++)
+        for (int32_t b = a; b > 0 && bufs[b - 1].live_first > bufs[b].live_first; b--) {
+            buffer tmp = bufs[b];
+            bufs[b] = bufs[b - 1];
+            bufs[b - 1] = tmp;
+        }
+    for (int32_t a = 0; a < n; a++) {
+        uint64_t at = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            at = (at + bufs[a].align - 1) / bufs[a].align * bufs[a].align;
+            for (int32_t b = 0; b < a; b++)
+                if (bufs[b].live_first <= bufs[a].live_last && bufs[a].live_first <= bufs[b].live_last &&
+                    bufs[b].offset < at + bufs[a].bytes && at < bufs[b].offset + bufs[b].bytes) {
+                    at = bufs[b].offset + bufs[b].bytes;
+                    moved = 1;
+                }
+        }
+        bufs[a].offset = at;
+        tjp_shared_step *step = &plan->shared[bufs[a].op];
+        if (bufs[a].index) {
+            step->index_offset = at;
+            step->index_bytes = bufs[a].bytes;
+        } else {
+            step->offset = at;
+            step->bytes = bufs[a].bytes;
+        }
+        uint64_t end = at + bufs[a].bytes, step_end = step->offset + step->bytes;
+        if (step->index_bytes && step->index_offset + step->index_bytes > step_end)
+            step_end = step->index_offset + step->index_bytes;
+        if (end > total)
+            total = end;
+        if (step_end > largest_bytes) {
+            largest_bytes = step_end;
+            largest = bufs[a].op;
+        }
+    }
+    free(bufs);
+    free(pos);
+    plan->shared_bytes = total;
+    if (total > TJP_SHARED_MAX)
+        return error_at(fn, largest, "needs %llu bytes of shared memory; no GPU gives a block more than %d "
+                    "(227 KiB; use a smaller tile)", (unsigned long long)total, TJP_SHARED_MAX);
+    return TJ_OK;
+}
