@@ -4,52 +4,24 @@
  *
  * Like stores, atomics run a loop nest over the pointer tile and touch only
  * the lanes whose mask is true; a masked-off lane does nothing and reads as
- * old value 0. They are seq_cst atomicrmw/cmpxchg; 16-bit floats, which
- * have no atomicrmw on the host, are a compare-and-swap loop computing in
- * f32. cmpxchg of floats compares bits.
+ * old value 0. They are seq_cst atomicrmw/cmpxchg; add, max and min of
+ * 16-bit floats, which have no atomicrmw on the host, are the shared
+ * compare-and-swap loop of llvm_atomics.c (the builder refuses them today;
+ * the loop is ready for when it does not); their xchg is atomicrmw xchg.
+ * cmpxchg of floats compares bits.
  */
 #include "cpu_codegen.h"
-
-/* A compare-and-swap loop for 16-bit float atomics, done in f32. */
-static LLVMValueRef atomic_half_loop(codegen *g, tj_atomic_op aop, tj_dtype dt, LLVMValueRef ptr,
-                                     LLVMValueRef v)
-{
-    LLVMTypeRef it = g->t_i16;
-    LLVMValueRef start = LLVMBuildLoad2(g->b, it, ptr, "");
-    LLVMSetAlignment(start, 2);
-    LLVMSetOrdering(start, LLVMAtomicOrderingMonotonic);
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), body = new_block(g, "cas");
-    LLVMBuildBr(g->b, body);
-    LLVMPositionBuilderAtEnd(g->b, body);
-    LLVMValueRef old = LLVMBuildPhi(g->b, it, "");
-    LLVMValueRef old_v = dt == TJ_F16 ? LLVMBuildBitCast(g->b, old, g->t_half, "") : old;
-    LLVMValueRef x = tjj_ls_fext(&g->ls, old_v, dt), y = tjj_ls_fext(&g->ls, v, dt), r;
-    switch (aop) {
-    case TJ_ATOMIC_ADD: r = tjj_ls_fround(&g->ls, LLVMBuildFAdd(g->b, x, y, ""), dt); break;
-    case TJ_ATOMIC_MAX: r = tjj_ls_fround(&g->ls, tjj_ls_intrinsic2(&g->ls, "llvm.maxnum", x, y), dt); break;
-    case TJ_ATOMIC_MIN: r = tjj_ls_fround(&g->ls, tjj_ls_intrinsic2(&g->ls, "llvm.minnum", x, y), dt); break;
-    default: r = v; break;
-    }
-    LLVMValueRef new_bits = dt == TJ_F16 ? LLVMBuildBitCast(g->b, r, it, "") : r;
-    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(g->b, ptr, old, new_bits, LLVMAtomicOrderingSequentiallyConsistent,
-                                               LLVMAtomicOrderingSequentiallyConsistent, 0);
-    LLVMValueRef seen = LLVMBuildExtractValue(g->b, pair, 0, "");
-    LLVMValueRef ok = LLVMBuildExtractValue(g->b, pair, 1, "");
-    LLVMBasicBlockRef body_end = LLVMGetInsertBlock(g->b), done = new_block(g, "cas.end");
-    LLVMAddIncoming(old, &start, &pre, 1);
-    LLVMAddIncoming(old, &seen, &body_end, 1);
-    LLVMBuildCondBr(g->b, ok, done, body);
-    LLVMPositionBuilderAtEnd(g->b, done);
-    return dt == TJ_F16 ? LLVMBuildBitCast(g->b, seen, g->t_half, "") : seen;
-}
 
 static LLVMValueRef atomic_rmw(codegen *g, const tji_op *op, const tji_type *vt, LLVMValueRef ptr,
                                LLVMValueRef v)
 {
     tj_dtype dt = vt->dtype;
     int is_float = tjs_dtype_is_float(dt), is_signed = tjs_dtype_is_signed(dt);
-    if (is_half_float(dt))
-        return atomic_half_loop(g, op->atomic, dt, ptr, v);
+    if (is_half_float(dt) && op->atomic != TJ_ATOMIC_XCHG) {
+        tjj_llvm_atomic_order order = {LLVMAtomicOrderingSequentiallyConsistent,
+                                       LLVMAtomicOrderingSequentiallyConsistent, LLVMGetSyncScopeID(g->ctx, "", 0)};
+        return tjj_llvm_float_atomic(&g->ty, g->mod, g->b, &order, op->atomic, dt, ptr, v);
+    }
     LLVMAtomicRMWBinOp bop;
     switch (op->atomic) {
     case TJ_ATOMIC_ADD: bop = is_float ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
@@ -80,7 +52,7 @@ void tjj_cpu_emit_atomic(codegen *g, const tji_op *op)
     mask = tjj_cpu_bounds_mask(g, (int32_t)(op - fn->ops), op->args[0], ptr, rt, mask);
     size_t mark = memo_mark(g);
     LLVMBasicBlockRef before = LLVMGetInsertBlock(g->b);
-    LLVMBasicBlockRef cont = tjj_cpu_guard_begin(g, mask, "atomic");
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(g->b, mask, "atomic");
     LLVMValueRef old;
     if (is_cas) {
         LLVMValueRef cmp = tjj_ls_to_mem(&g->ls, tjj_cpu_elem(g, op->args[1], idx), rt);
@@ -100,15 +72,7 @@ void tjj_cpu_emit_atomic(codegen *g, const tji_op *op)
         old = atomic_rmw(g, op, tji_typeof(fn, op->args[1]), ptr, tjj_cpu_elem(g, op->args[1], idx));
     }
     memo_release(g, mark);
-    if (cont) {
-        LLVMBasicBlockRef then_end = LLVMGetInsertBlock(g->b);
-        tjj_cpu_guard_end(g, cont);
-        LLVMValueRef phi = LLVMBuildPhi(g->b, value_type(g, rt), "");
-        LLVMValueRef vals[2] = {old, LLVMConstNull(value_type(g, rt))};
-        LLVMBasicBlockRef blocks[2] = {then_end, before};
-        LLVMAddIncoming(phi, vals, blocks, 2);
-        old = phi;
-    }
+    old = tjj_llvm_guard_value(g->b, cont, before, old, LLVMConstNull(value_type(g, rt)));
     if (rt->rank == 0)
         g->ssa[op->result] = old;
     else if (g->slot[op->result] >= 0)

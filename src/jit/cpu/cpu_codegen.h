@@ -27,7 +27,8 @@
 #include <llvm-c/Core.h>
 
 #include "../bounds.h"
-#include "../llvm_scalar.h"
+#include "llvm_scalar.h"
+#include "llvm_shared.h"
 #include "cpu_backend.h"
 
 typedef struct memo_entry {
@@ -44,7 +45,7 @@ typedef struct codegen {
     LLVMBuilderRef b;
     LLVMValueRef func;
     LLVMBasicBlockRef entry;
-    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_float, t_double, t_ptr;
+    tjj_llvm_types ty;     /* llvm_shared.h */
     tjj_ls ls;             /* the same state for the shared element-wise code */
 
     LLVMValueRef *ssa;     /* per value id: a scalar's SSA value */
@@ -86,12 +87,12 @@ static inline int64_t numel_of(const tji_type *t)
 
 static inline LLVMTypeRef value_type(const codegen *g, const tji_type *t)
 {
-    return t->is_ptr ? g->t_ptr : tjj_ls_dtype_type(&g->ls, t->dtype);
+    return t->is_ptr ? g->ty.t_ptr : tjj_ls_dtype_type(&g->ls, t->dtype);
 }
 
 static inline LLVMTypeRef value_mem_type(const codegen *g, const tji_type *t)
 {
-    return t->is_ptr ? g->t_ptr : tjj_ls_mem_type(&g->ls, t->dtype);
+    return t->is_ptr ? g->ty.t_ptr : tjj_ls_mem_type(&g->ls, t->dtype);
 }
 
 static inline uint64_t value_mem_size(const tji_type *t)
@@ -101,12 +102,12 @@ static inline uint64_t value_mem_size(const tji_type *t)
 
 static inline LLVMValueRef c_i64(const codegen *g, int64_t v)
 {
-    return LLVMConstInt(g->t_i64, (unsigned long long)v, 1);
+    return LLVMConstInt(g->ty.t_i64, (unsigned long long)v, 1);
 }
 
 static inline LLVMValueRef c_i32(const codegen *g, int64_t v)
 {
-    return LLVMConstInt(g->t_i32, (unsigned long long)v, 1);
+    return LLVMConstInt(g->ty.t_i32, (unsigned long long)v, 1);
 }
 
 static inline LLVMValueRef c_int(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
@@ -164,9 +165,6 @@ TJI_FUNC void tjj_cpu_store_elem(codegen *g, int64_t offset, const tji_type *t, 
 TJI_FUNC LLVMValueRef tjj_cpu_load_elem(codegen *g, int64_t offset, const tji_type *t, LLVMValueRef *idx);
 /* Fills the array at offset (of type t) with the elements of value src. */
 TJI_FUNC void tjj_cpu_copy_value_to(codegen *g, int64_t offset, int32_t src);
-/* Branch on cond (if not NULL) into a block; returns the block to continue in. */
-TJI_FUNC LLVMBasicBlockRef tjj_cpu_guard_begin(codegen *g, LLVMValueRef cond, const char *name);
-TJI_FUNC void tjj_cpu_guard_end(codegen *g, LLVMBasicBlockRef cont);
 /* A stack slot in the entry block (allocas there are static). */
 TJI_FUNC LLVMValueRef tjj_cpu_entry_alloca(codegen *g, LLVMTypeRef t, const char *name);
 /* Emits the ops of region rid; *yield gets its YIELD, if any. */

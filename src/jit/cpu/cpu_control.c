@@ -44,10 +44,10 @@ void tjj_cpu_emit_for(codegen *g, int32_t opi)
     LLVMValueRef up = is_signed ? LLVMBuildICmp(g->b, LLVMIntSGT, step, zero, "")
                                 : LLVMBuildICmp(g->b, LLVMIntNE, step, zero, "");
     LLVMValueRef down = is_signed ? LLVMBuildICmp(g->b, LLVMIntSLT, step, zero, "")
-                                  : LLVMConstNull(g->t_i1);
+                                  : LLVMConstNull(g->ty.t_i1);
     LLVMValueRef enter = LLVMBuildSelect(
         g->b, up, LLVMBuildICmp(g->b, is_signed ? LLVMIntSLT : LLVMIntULT, lo, hi, ""),
-        LLVMBuildSelect(g->b, down, LLVMBuildICmp(g->b, LLVMIntSGT, lo, hi, ""), LLVMConstNull(g->t_i1), ""),
+        LLVMBuildSelect(g->b, down, LLVMBuildICmp(g->b, LLVMIntSGT, lo, hi, ""), LLVMConstNull(g->ty.t_i1), ""),
         "");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     LLVMBasicBlockRef body = new_block(g, "for"), exit = new_block(g, "for.end");

@@ -33,7 +33,7 @@ void tjj_cpu_emit_print(codegen *g, const tji_op *op)
     const tji_type *t = tji_typeof(g->fn, x);
     LLVMValueRef data;
     if (t->rank == 0) {
-        data = tjj_cpu_entry_alloca(g, g->t_i64, "print"); /* holds any scalar */
+        data = tjj_cpu_entry_alloca(g, g->ty.t_i64, "print"); /* holds any scalar */
         LLVMBuildStore(g->b, tjj_ls_to_mem(&g->ls, g->ssa[x], t), data);
     } else if (g->slot[x] >= 0) {
         data = tjj_cpu_scratch_at(g, g->slot[x]);
@@ -41,10 +41,10 @@ void tjj_cpu_emit_print(codegen *g, const tji_op *op)
         tjj_cpu_fail(g, "internal: printed tile has no storage");
         return;
     }
-    LLVMTypeRef params[12] = {g->t_ptr, g->t_ptr, g->t_i32, g->t_i32, g->t_i32, g->t_i32,
-                              g->t_ptr, g->t_i32, g->t_i32, g->t_i32, g->t_i32, g->t_i32};
+    LLVMTypeRef params[12] = {g->ty.t_ptr, g->ty.t_ptr, g->ty.t_i32, g->ty.t_i32, g->ty.t_i32, g->ty.t_i32,
+                              g->ty.t_ptr, g->ty.t_i32, g->ty.t_i32, g->ty.t_i32, g->ty.t_i32, g->ty.t_i32};
     LLVMTypeRef fty;
-    LLVMValueRef f = runtime_fn(g, "tjj_rt_print", g->t_void, params, 12, &fty);
+    LLVMValueRef f = runtime_fn(g, "tjj_rt_print", g->ty.t_void, params, 12, &fty);
     tj_dtype dt = t->is_ptr ? TJ_U64 : t->dtype;
     LLVMValueRef args[12] = {g->rt, global_string(g, op->str), g->pid[0], g->pid[1], g->pid[2],
                              c_i32(g, dt), data, c_i32(g, t->rank)};
@@ -65,9 +65,9 @@ void tjj_cpu_emit_assert(codegen *g, const tji_op *op)
     LLVMBasicBlockRef bad = new_block(g, "assert.fail"), cont = new_block(g, "assert.ok");
     LLVMBuildCondBr(g->b, ok, cont, bad);
     LLVMPositionBuilderAtEnd(g->b, bad);
-    LLVMTypeRef params[7] = {g->t_ptr, g->t_ptr, g->t_ptr, g->t_i32, g->t_i32, g->t_i32, g->t_i32};
+    LLVMTypeRef params[7] = {g->ty.t_ptr, g->ty.t_ptr, g->ty.t_ptr, g->ty.t_i32, g->ty.t_i32, g->ty.t_i32, g->ty.t_i32};
     LLVMTypeRef fty;
-    LLVMValueRef f = runtime_fn(g, "tjj_rt_assert_fail", g->t_void, params, 7, &fty);
+    LLVMValueRef f = runtime_fn(g, "tjj_rt_assert_fail", g->ty.t_void, params, 7, &fty);
     LLVMValueRef args[7] = {g->rt, msg, file, c_i32(g, op->loc.line), g->pid[0], g->pid[1], g->pid[2]};
     LLVMBuildCall2(g->b, fty, f, args, 7, "");
     LLVMBuildRetVoid(g->b);

@@ -47,7 +47,7 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     case TJI_POW: return tjj_ls_intrinsic2(&g->ls, "llvm.pow", x, y);
     case TJI_ERF: { /* no intrinsic: libm's erff / erf */
         LLVMTypeRef t = LLVMTypeOf(x);
-        const char *name = t == g->t_double ? "erf" : "erff";
+        const char *name = t == g->ty.t_double ? "erf" : "erff";
         LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
         LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
         if (!f)
@@ -88,18 +88,18 @@ LLVMValueRef tjj_cpu_def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
     case TJI_CONST:
         if (t->dtype == TJ_BF16) /* LLVM rounds the double to bfloat once */
             return LLVMBuildBitCast(g->b, LLVMConstReal(LLVMBFloatTypeInContext(g->ctx), op->fval),
-                                    g->t_i16, "");
+                                    g->ty.t_i16, "");
         if (tjs_dtype_is_float(t->dtype))
             return LLVMConstReal(tjj_ls_dtype_type(&g->ls, t->dtype), op->fval);
         if (t->dtype == TJ_I1)
-            return LLVMConstInt(g->t_i1, op->ival != 0, 0);
+            return LLVMConstInt(g->ty.t_i1, op->ival != 0, 0);
         return c_int(tjj_ls_dtype_type(&g->ls, t->dtype), op->ival);
     case TJI_PROGRAM_ID:
         return g->pid[op->axis >= 0 && op->axis < 3 ? op->axis : 0];
     case TJI_NUM_PROGRAMS:
         return g->nprog[op->axis >= 0 && op->axis < 3 ? op->axis : 0];
     case TJI_ARANGE:
-        return LLVMBuildAdd(g->b, LLVMBuildTrunc(g->b, idx[0], g->t_i32, ""), c_i32(g, op->ival), "");
+        return LLVMBuildAdd(g->b, LLVMBuildTrunc(g->b, idx[0], g->ty.t_i32, ""), c_i32(g, op->ival), "");
     case TJI_SPLAT:
         return tjj_cpu_elem(g, op->args[0], NULL);
     case TJI_BROADCAST: {
@@ -159,7 +159,7 @@ LLVMValueRef tjj_cpu_elem(codegen *g, int32_t id, LLVMValueRef *idx)
 {
     const tji_type *t = tji_typeof(g->fn, id);
     if (id == g->true_mask)
-        return LLVMConstInt(g->t_i1, 1, 0);
+        return LLVMConstInt(g->ty.t_i1, 1, 0);
     if (t->rank == 0) {
         if (!g->ssa[id]) {
             tjj_cpu_fail(g, "internal: scalar %d used before it is defined", (int)id);

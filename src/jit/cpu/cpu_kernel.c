@@ -85,7 +85,7 @@ LLVMValueRef tjj_cpu_loop_hints(codegen *g, int no_vectorize)
     LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
     LLVMMetadataRef unroll = LLVMMDStringInContext2(g->ctx, "llvm.loop.unroll.disable", 24);
     LLVMMetadataRef vec[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.enable", 26),
-                              LLVMValueAsMetadata(LLVMConstInt(g->t_i1, 0, 0))};
+                              LLVMValueAsMetadata(LLVMConstInt(g->ty.t_i1, 0, 0))};
     LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, &unroll, 1),
                               LLVMMDNodeInContext2(g->ctx, vec, 2)};
     LLVMMetadataRef id = LLVMMDNodeInContext2(g->ctx, ops, no_vectorize ? 3 : 2);
@@ -117,7 +117,7 @@ static LLVMValueRef loop_begin(codegen *g, LLVMBasicBlockRef *header)
     *header = new_block(g, "loop");
     LLVMBuildBr(g->b, *header);
     LLVMPositionBuilderAtEnd(g->b, *header);
-    LLVMValueRef iv = LLVMBuildPhi(g->b, g->t_i64, "i");
+    LLVMValueRef iv = LLVMBuildPhi(g->b, g->ty.t_i64, "i");
     LLVMValueRef zero = c_i64(g, 0);
     LLVMAddIncoming(iv, &zero, &pre, 1);
     return iv;
@@ -165,7 +165,7 @@ void tjj_cpu_nest_end(codegen *g, nest *n)
 LLVMValueRef tjj_cpu_scratch_at(codegen *g, int64_t offset)
 {
     LLVMValueRef off = c_i64(g, offset);
-    return LLVMBuildInBoundsGEP2(g->b, g->t_i8, g->scratch, &off, 1, "");
+    return LLVMBuildInBoundsGEP2(g->b, g->ty.t_i8, g->scratch, &off, 1, "");
 }
 
 LLVMValueRef tjj_cpu_linear_index(codegen *g, const tji_type *t, LLVMValueRef *idx)
@@ -222,25 +222,6 @@ void tjj_cpu_copy_value_to(codegen *g, int64_t offset, int32_t src)
 }
 
 /* --- ops ----------------------------------------------------------------------- */
-
-/* Branch on cond (if not NULL) into a block; returns the block to continue in. */
-LLVMBasicBlockRef tjj_cpu_guard_begin(codegen *g, LLVMValueRef cond, const char *name)
-{
-    if (!cond)
-        return NULL;
-    LLVMBasicBlockRef then = new_block(g, name), cont = new_block(g, "cont");
-    LLVMBuildCondBr(g->b, cond, then, cont);
-    LLVMPositionBuilderAtEnd(g->b, then);
-    return cont;
-}
-
-void tjj_cpu_guard_end(codegen *g, LLVMBasicBlockRef cont)
-{
-    if (!cont)
-        return;
-    LLVMBuildBr(g->b, cont);
-    LLVMPositionBuilderAtEnd(g->b, cont);
-}
 
 static void emit_materialized(codegen *g, int32_t id)
 {
@@ -384,17 +365,6 @@ static void layout_scratch(codegen *g)
 
 /* --- the kernel function ------------------------------------------------------ */
 
-static LLVMTypeRef abi_type(const codegen *g, const tji_param *p)
-{
-    if (p->is_ptr)
-        return g->t_ptr;
-    switch (p->dtype) {
-    case TJ_I1: return g->t_i8;
-    case TJ_F16: case TJ_BF16: return g->t_i16;
-    default: return tjj_ls_dtype_type(&g->ls, p->dtype);
-    }
-}
-
 static void add_attr(codegen *g, LLVMValueRef f, LLVMAttributeIndex i, const char *name, uint64_t v)
 {
     unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
@@ -423,11 +393,11 @@ static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *s
     int np = fn->nparams, nall = np + 8;
     LLVMTypeRef *params = tjs_xcalloc((size_t)nall, sizeof(LLVMTypeRef));
     for (int i = 0; i < np; i++)
-        params[i] = abi_type(g, &fn->params[i]);
+        params[i] = tjj_llvm_param_type(&g->ty, &fn->params[i], g->ty.t_ptr);
     for (int i = 0; i < 6; i++)
-        params[np + i] = g->t_i32;
-    params[np + 6] = params[np + 7] = g->t_ptr;
-    LLVMTypeRef fty = LLVMFunctionType(g->t_void, params, (unsigned)nall, 0);
+        params[np + i] = g->ty.t_i32;
+    params[np + 6] = params[np + 7] = g->ty.t_ptr;
+    LLVMTypeRef fty = LLVMFunctionType(g->ty.t_void, params, (unsigned)nall, 0);
     free(params);
     char *name = tjs_asprintf("%s.program", symbol);
     g->func = LLVMAddFunction(g->mod, name, fty);
@@ -452,11 +422,7 @@ static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *s
     g->rt = LLVMGetParam(g->func, (unsigned)(np + 7));
     for (int i = 0; i < np; i++) {
         const tji_param *p = &fn->params[i];
-        LLVMValueRef v = LLVMGetParam(g->func, (unsigned)i);
-        if (!p->is_ptr && p->dtype == TJ_I1)
-            v = LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstNull(g->t_i8), "");
-        else if (!p->is_ptr && p->dtype == TJ_F16)
-            v = LLVMBuildBitCast(g->b, v, g->t_half, "");
+        LLVMValueRef v = tjj_llvm_param_value(&g->ty, g->b, p, LLVMGetParam(g->func, (unsigned)i));
         if (p->value > 0 && p->value <= fn->nvalues)
             g->ssa[p->value] = v;
     }
@@ -495,10 +461,10 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
     LLVMGetParamTypes(program_ty, program_params);
     for (int i = 0; i < np; i++)
         params[i] = program_params[i];
-    params[np] = params[np + 1] = g->t_i64;
-    params[np + 2] = params[np + 3] = params[np + 4] = g->t_i32;
-    params[np + 5] = params[np + 6] = g->t_ptr;
-    LLVMValueRef run = LLVMAddFunction(g->mod, symbol, LLVMFunctionType(g->t_void, params, (unsigned)nall, 0));
+    params[np] = params[np + 1] = g->ty.t_i64;
+    params[np + 2] = params[np + 3] = params[np + 4] = g->ty.t_i32;
+    params[np + 5] = params[np + 6] = g->ty.t_ptr;
+    LLVMValueRef run = LLVMAddFunction(g->mod, symbol, LLVMFunctionType(g->ty.t_void, params, (unsigned)nall, 0));
     free(params);
     add_attr(g, run, LLVMAttributeFunctionIndex, "nounwind", 0);
     add_string_attr(g, run, "target-cpu", target->cpu);
@@ -517,8 +483,8 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
     /* the ids of `first`: plane (pid2), group of pid0 rows, place in it */
     LLVMPositionBuilderAtEnd(g->b, start);
     LLVMValueRef group = c_i64(g, GRID_GROUP), one = c_i64(g, 1), zero = c_i64(g, 0);
-    LLVMValueRef n0 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 2), g->t_i64, "");
-    LLVMValueRef n1 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 3), g->t_i64, "");
+    LLVMValueRef n0 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 2), g->ty.t_i64, "");
+    LLVMValueRef n1 = LLVMBuildZExt(g->b, LLVMGetParam(run, (unsigned)np + 3), g->ty.t_i64, "");
     LLVMValueRef plane = LLVMBuildMul(g->b, n0, n1, "");
     LLVMValueRef p2_0 = LLVMBuildUDiv(g->b, first, plane, "");
     LLVMValueRef in_plane = LLVMBuildURem(g->b, first, plane, "");
@@ -531,17 +497,17 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
     LLVMBuildBr(g->b, loop);
 
     LLVMPositionBuilderAtEnd(g->b, loop);
-    LLVMValueRef i = LLVMBuildPhi(g->b, g->t_i64, "");
-    LLVMValueRef p0 = LLVMBuildPhi(g->b, g->t_i64, "pid0");
-    LLVMValueRef p1 = LLVMBuildPhi(g->b, g->t_i64, "pid1");
-    LLVMValueRef p2 = LLVMBuildPhi(g->b, g->t_i64, "pid2");
-    LLVMValueRef g0 = LLVMBuildPhi(g->b, g->t_i64, "group0");
+    LLVMValueRef i = LLVMBuildPhi(g->b, g->ty.t_i64, "");
+    LLVMValueRef p0 = LLVMBuildPhi(g->b, g->ty.t_i64, "pid0");
+    LLVMValueRef p1 = LLVMBuildPhi(g->b, g->ty.t_i64, "pid1");
+    LLVMValueRef p2 = LLVMBuildPhi(g->b, g->ty.t_i64, "pid2");
+    LLVMValueRef g0 = LLVMBuildPhi(g->b, g->ty.t_i64, "group0");
     LLVMValueRef *args = tjs_xcalloc((size_t)np + 8, sizeof(LLVMValueRef));
     for (int k = 0; k < np; k++)
         args[k] = LLVMGetParam(run, (unsigned)k);
-    args[np] = LLVMBuildTrunc(g->b, p0, g->t_i32, "");
-    args[np + 1] = LLVMBuildTrunc(g->b, p1, g->t_i32, "");
-    args[np + 2] = LLVMBuildTrunc(g->b, p2, g->t_i32, "");
+    args[np] = LLVMBuildTrunc(g->b, p0, g->ty.t_i32, "");
+    args[np + 1] = LLVMBuildTrunc(g->b, p1, g->ty.t_i32, "");
+    args[np + 2] = LLVMBuildTrunc(g->b, p2, g->ty.t_i32, "");
     for (int k = 0; k < 3; k++)
         args[np + 3 + k] = LLVMGetParam(run, (unsigned)(np + 2 + k));
     args[np + 6] = LLVMGetParam(run, (unsigned)np + 5);
@@ -581,16 +547,7 @@ tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextR
                           size_t *scratch_bytes)
 {
     codegen g = {.fn = fn, .plan = plan, .ctx = ctx, .cur_op = -1, .status = TJ_OK};
-    g.t_void = LLVMVoidTypeInContext(ctx);
-    g.t_i1 = LLVMInt1TypeInContext(ctx);
-    g.t_i8 = LLVMInt8TypeInContext(ctx);
-    g.t_i16 = LLVMInt16TypeInContext(ctx);
-    g.t_i32 = LLVMInt32TypeInContext(ctx);
-    g.t_i64 = LLVMInt64TypeInContext(ctx);
-    g.t_half = LLVMHalfTypeInContext(ctx);
-    g.t_float = LLVMFloatTypeInContext(ctx);
-    g.t_double = LLVMDoubleTypeInContext(ctx);
-    g.t_ptr = LLVMPointerTypeInContext(ctx, 0);
+    tjj_llvm_types_init(&g.ty, ctx);
     g.ssa = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef));
     g.slot = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(int64_t));
     g.yield_temps = tjs_xcalloc((size_t)fn->nops + 1, sizeof(int64_t *));
@@ -599,7 +556,7 @@ tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextR
     LLVMSetTarget(g.mod, target->triple);
     LLVMSetDataLayout(g.mod, target->data_layout);
     g.b = LLVMCreateBuilderInContext(ctx);
-    g.ls = (tjj_ls){ctx, g.mod, g.b, g.t_i1, g.t_i8, g.t_i16, g.t_i32, g.t_i64, g.t_half, g.t_float, g.t_double};
+    g.ls = tjj_ls_view(&g.ty, g.mod, g.b);
     layout_scratch(&g);
     set_large_kernel_loops(&g);
     build_kernel(&g, target, symbol);

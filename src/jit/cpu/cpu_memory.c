@@ -71,12 +71,12 @@ static void emit_store_nest(codegen *g, const tji_op *op)
     LLVMValueRef ptr = tjj_cpu_elem(g, op->args[0], idx);
     mask = tjj_cpu_bounds_mask(g, (int32_t)(op - g->fn->ops), op->args[0], ptr, vt, mask);
     size_t mark = memo_mark(g);
-    LLVMBasicBlockRef cont = tjj_cpu_guard_begin(g, mask, "store");
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(g->b, mask, "store");
     LLVMValueRef v = tjj_cpu_elem(g, op->args[1], idx);
     LLVMValueRef st = LLVMBuildStore(g->b, tjj_ls_to_mem(&g->ls, v, vt), ptr);
     LLVMSetAlignment(st, (unsigned)value_mem_size(vt));
     memo_release(g, mark);
-    tjj_cpu_guard_end(g, cont);
+    tjj_llvm_guard_end(g->b, cont);
     tjj_cpu_nest_end(g, &n);
 }
 
@@ -111,16 +111,16 @@ void tjj_cpu_emit_store(codegen *g, const tji_op *op)
         emit_store_nest(g, op);
         return;
     }
-    LLVMValueRef all = tjj_cpu_entry_alloca(g, g->t_i1, "all");
-    LLVMBuildStore(g->b, LLVMConstInt(g->t_i1, 1, 0), all);
+    LLVMValueRef all = tjj_cpu_entry_alloca(g, g->ty.t_i1, "all");
+    LLVMBuildStore(g->b, LLVMConstInt(g->ty.t_i1, 1, 0), all);
     nest n;
     LLVMValueRef idx[TJ_MAX_RANK];
     tjj_cpu_nest_begin(g, &n, pt->rank, pt->shape, idx);
     LLVMValueRef m = tjj_cpu_elem(g, mask, idx);
-    LLVMBuildStore(g->b, LLVMBuildAnd(g->b, LLVMBuildLoad2(g->b, g->t_i1, all, ""), m, ""), all);
+    LLVMBuildStore(g->b, LLVMBuildAnd(g->b, LLVMBuildLoad2(g->b, g->ty.t_i1, all, ""), m, ""), all);
     tjj_cpu_nest_end(g, &n);
     LLVMBasicBlockRef full = new_block(g, "full"), ragged = new_block(g, "ragged"), done = new_block(g, "stored");
-    LLVMBuildCondBr(g->b, LLVMBuildLoad2(g->b, g->t_i1, all, ""), full, ragged);
+    LLVMBuildCondBr(g->b, LLVMBuildLoad2(g->b, g->ty.t_i1, all, ""), full, ragged);
     LLVMPositionBuilderAtEnd(g->b, full);
     g->true_mask = mask;
     emit_store_nest(g, op);

@@ -43,7 +43,7 @@ void tjj_cpu_emit_reduce(codegen *g, const tji_op *op)
     /* float max/min/argmax/argmin compare order keys, as signed integers */
     int by_key = is_float && op->reduce != TJ_REDUCE_SUM;
     if (by_key) {
-        acc_t = acc_t == g->t_double ? g->t_i64 : g->t_i32;
+        acc_t = acc_t == g->ty.t_double ? g->ty.t_i64 : g->ty.t_i32;
         is_float = 0, is_signed = 1;
     }
 #define ELEMENT(v) (by_key ? tjj_ls_order_key(&g->ls, (v), is_max, op->propagate_nan) : (v))
@@ -59,9 +59,9 @@ void tjj_cpu_emit_reduce(codegen *g, const tji_op *op)
         LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), header = new_block(g, "reduce");
         LLVMBuildBr(g->b, header);
         LLVMPositionBuilderAtEnd(g->b, header);
-        LLVMValueRef k = LLVMBuildPhi(g->b, g->t_i64, "k");
+        LLVMValueRef k = LLVMBuildPhi(g->b, g->ty.t_i64, "k");
         LLVMValueRef acc_phi = LLVMBuildPhi(g->b, acc_t, "acc");
-        LLVMValueRef best_phi = is_arg ? LLVMBuildPhi(g->b, g->t_i32, "best") : NULL;
+        LLVMValueRef best_phi = is_arg ? LLVMBuildPhi(g->b, g->ty.t_i32, "best") : NULL;
         LLVMValueRef one = c_i64(g, 1);
         LLVMAddIncoming(k, &one, &pre, 1);
         LLVMAddIncoming(acc_phi, &acc, &pre, 1);
@@ -91,7 +91,7 @@ void tjj_cpu_emit_reduce(codegen *g, const tji_op *op)
                                                              : (is_signed ? LLVMIntSLT : LLVMIntULT),
                                                 v, acc_phi, "");
             next_acc = LLVMBuildSelect(g->b, better, v, acc_phi, "");
-            next_best = LLVMBuildSelect(g->b, better, LLVMBuildTrunc(g->b, k, g->t_i32, ""), best_phi, "");
+            next_best = LLVMBuildSelect(g->b, better, LLVMBuildTrunc(g->b, k, g->ty.t_i32, ""), best_phi, "");
             break;
         }
         }
@@ -142,7 +142,7 @@ void tjj_cpu_emit_cumsum(codegen *g, const tji_op *op)
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b), header = new_block(g, "cumsum");
     LLVMBuildBr(g->b, header);
     LLVMPositionBuilderAtEnd(g->b, header);
-    LLVMValueRef k = LLVMBuildPhi(g->b, g->t_i64, "k");
+    LLVMValueRef k = LLVMBuildPhi(g->b, g->ty.t_i64, "k");
     LLVMValueRef acc = LLVMBuildPhi(g->b, tjj_ls_compute_type(&g->ls, dt), "acc");
     LLVMValueRef zero = c_i64(g, 0), acc0 = LLVMConstNull(tjj_ls_compute_type(&g->ls, dt));
     LLVMAddIncoming(k, &zero, &pre, 1);
