@@ -4,7 +4,7 @@
  * own ids.
  *
  * The CPU back end does not visit a grid in plain pid0-fastest order: its
- * entry point walks groups of pid0 values for each pid1 (cpu_codegen.c,
+ * entry point walks groups of pid0 values for each pid1 (cpu/cpu_kernel.c,
  * build_runner), stepping the three ids without division, and the thread
  * pool hands that walk out in chunks. A mistake there would skip some
  * programs and run others twice, or hand a program the wrong ids. Each

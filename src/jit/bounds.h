@@ -32,7 +32,7 @@ typedef struct tjj_bounds_gen tjj_bounds_gen;
 
 /* The CPU kernel's checks: b is the program function's builder, positioned
  * in its entry block (the sizes are loaded there); ssa holds the
- * parameters' values (cpu_codegen.c's ssa array). */
+ * parameters' values (cpu/cpu_kernel.c's ssa array). */
 TJI_FUNC tjj_bounds_gen *tjj_bounds_new_cpu(const tji_func *fn, LLVMContextRef ctx, LLVMBuilderRef b,
                                             LLVMValueRef *ssa, LLVMValueRef rt, const LLVMValueRef pid[3]);
 /* The GPU kernel's: sizes are parameters first_size.. of func (one per

@@ -33,12 +33,13 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "llvm_shared.h"
 
 struct tjj_bounds_gen {
     const tji_func *fn;
     tjp_provenance prov;
     LLVMContextRef ctx;
-    LLVMTypeRef t_i1, t_i8, t_i32, t_i64;
+    tjj_llvm_types ty;           /* llvm_shared.h */
     LLVMValueRef *base;          /* per parameter: its address as i64; NULL for scalars */
     LLVMValueRef *size;          /* per parameter: its buffer's bytes (i64) */
     LLVMValueRef record;         /* the tjj_gpu_assert to fill */
@@ -55,17 +56,14 @@ static tjj_bounds_gen *new_gen(const tji_func *fn, LLVMContextRef ctx, LLVMBuild
     tjj_bounds_gen *bg = tjs_xcalloc(1, sizeof *bg);
     bg->fn = fn;
     bg->ctx = ctx;
-    bg->t_i1 = LLVMInt1TypeInContext(ctx);
-    bg->t_i8 = LLVMInt8TypeInContext(ctx);
-    bg->t_i32 = LLVMInt32TypeInContext(ctx);
-    bg->t_i64 = LLVMInt64TypeInContext(ctx);
+    tjj_llvm_types_init(&bg->ty, ctx);
     tjp_find_provenance(fn, &bg->prov);
     bg->base = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *bg->base);
     bg->size = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *bg->size);
     for (int i = 0; i < fn->nparams; i++) {
         int32_t id = fn->params[i].value;
         if (fn->params[i].is_ptr && id > 0 && id <= fn->nvalues && ssa[id])
-            bg->base[i] = LLVMBuildPtrToInt(b, ssa[id], bg->t_i64, "buffer.base");
+            bg->base[i] = LLVMBuildPtrToInt(b, ssa[id], bg->ty.t_i64, "buffer.base");
     }
     for (int k = 0; k < 3; k++)
         bg->pid[k] = pid[k];
@@ -76,8 +74,8 @@ static tjj_bounds_gen *new_gen(const tji_func *fn, LLVMContextRef ctx, LLVMBuild
 static LLVMValueRef load_field(tjj_bounds_gen *bg, LLVMBuilderRef b, LLVMTypeRef t, LLVMValueRef p,
                                size_t off)
 {
-    LLVMValueRef o = LLVMConstInt(bg->t_i64, off, 0);
-    LLVMValueRef at = LLVMBuildInBoundsGEP2(b, bg->t_i8, p, &o, 1, "");
+    LLVMValueRef o = LLVMConstInt(bg->ty.t_i64, off, 0);
+    LLVMValueRef at = LLVMBuildInBoundsGEP2(b, bg->ty.t_i8, p, &o, 1, "");
     LLVMValueRef v = LLVMBuildLoad2(b, t, at, "");
     LLVMSetAlignment(v, 8);
     return v;
@@ -92,7 +90,7 @@ tjj_bounds_gen *tjj_bounds_new_cpu(const tji_func *fn, LLVMContextRef ctx, LLVMB
     for (int i = 0; i < fn->nparams; i++) {
         if (!bg->base[i])
             continue;
-        bg->size[i] = load_field(bg, b, bg->t_i64, sizes, (size_t)i * sizeof(uint64_t));
+        bg->size[i] = load_field(bg, b, bg->ty.t_i64, sizes, (size_t)i * sizeof(uint64_t));
         LLVMSetValueName2(bg->size[i], "buffer.size", 11);
     }
     bg->record = load_field(bg, b, t_ptr, rt, offsetof(tjj_cpu_rt, bounds));
@@ -132,12 +130,12 @@ int tjj_bounds_nbuffers(const tji_func *fn)
     return n;
 }
 
-static LLVMValueRef i64c(const tjj_bounds_gen *bg, uint64_t v) { return LLVMConstInt(bg->t_i64, v, 0); }
+static LLVMValueRef i64c(const tjj_bounds_gen *bg, uint64_t v) { return LLVMConstInt(bg->ty.t_i64, v, 0); }
 
 LLVMValueRef tjj_bounds_check(tjj_bounds_gen *bg, LLVMBuilderRef b, int32_t ptr_id, LLVMValueRef addr,
                               uint64_t bytes, uint64_t elem_bytes, LLVMValueRef cond)
 {
-    LLVMValueRef a = LLVMBuildPtrToInt(b, addr, bg->t_i64, "");
+    LLVMValueRef a = LLVMBuildPtrToInt(b, addr, bg->ty.t_i64, "");
     LLVMValueRef n = i64c(bg, bytes);
     LLVMValueRef ok = NULL, param = NULL, offset = NULL, size = NULL, dist = NULL;
     for (int i = 0; i < bg->fn->nparams; i++) {
@@ -151,7 +149,7 @@ LLVMValueRef tjj_bounds_check(tjj_bounds_gen *bg, LLVMBuilderRef b, int32_t ptr_
         LLVMValueRef d = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, off, i64c(bg, 0), ""),
                                          LLVMBuildNeg(b, off, ""),
                                          LLVMBuildSub(b, LLVMBuildAdd(b, off, n, ""), sz, ""), "");
-        LLVMValueRef p = LLVMConstInt(bg->t_i32, (unsigned long long)i, 0);
+        LLVMValueRef p = LLVMConstInt(bg->ty.t_i32, (unsigned long long)i, 0);
         if (!ok) {
             ok = in, param = p, offset = off, size = sz, dist = d;
             continue;
@@ -164,8 +162,8 @@ LLVMValueRef tjj_bounds_check(tjj_bounds_gen *bg, LLVMBuilderRef b, int32_t ptr_
         dist = LLVMBuildSelect(b, better, d, dist, "");
     }
     if (!ok) { /* a pointer of no buffer parameter: nothing is in bounds */
-        ok = LLVMConstInt(bg->t_i1, 0, 0);
-        param = LLVMConstInt(bg->t_i32, UINT32_MAX, 0);
+        ok = LLVMConstInt(bg->ty.t_i1, 0, 0);
+        param = LLVMConstInt(bg->ty.t_i32, UINT32_MAX, 0);
         offset = a;
         size = i64c(bg, 0);
     } else if (bytes > elem_bytes && elem_bytes > 0) {
@@ -195,7 +193,7 @@ LLVMValueRef tjj_bounds_check(tjj_bounds_gen *bg, LLVMBuilderRef b, int32_t ptr_
 static void store_field(tjj_bounds_gen *bg, LLVMBuilderRef b, size_t off, LLVMValueRef v, unsigned align)
 {
     LLVMValueRef o = i64c(bg, off);
-    LLVMValueRef st = LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, bg->t_i8, bg->record, &o, 1, ""));
+    LLVMValueRef st = LLVMBuildStore(b, v, LLVMBuildInBoundsGEP2(b, bg->ty.t_i8, bg->record, &o, 1, ""));
     LLVMSetAlignment(st, align);
     if (bg->gpu)
         LLVMSetVolatile(st, 1);
@@ -213,7 +211,7 @@ void tjj_bounds_flush(tjj_bounds_gen *bg, LLVMBuilderRef b, int32_t op)
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(bg->ctx, func, "bounds.ok");
     LLVMBuildCondBr(b, bad, report, cont);
     LLVMPositionBuilderAtEnd(b, report);
-    LLVMValueRef zero = LLVMConstInt(bg->t_i32, 0, 0), one = LLVMConstInt(bg->t_i32, 1, 0);
+    LLVMValueRef zero = LLVMConstInt(bg->ty.t_i32, 0, 0), one = LLVMConstInt(bg->ty.t_i32, 1, 0);
     LLVMValueRef pair =
         bg->gpu ? LLVMBuildAtomicCmpXchgSyncScope(b, bg->record, zero, one, LLVMAtomicOrderingAcquireRelease,
                                                   LLVMAtomicOrderingMonotonic, bg->scope)
@@ -221,7 +219,7 @@ void tjj_bounds_flush(tjj_bounds_gen *bg, LLVMBuilderRef b, int32_t op)
                                          LLVMAtomicOrderingSequentiallyConsistent, 0);
     LLVMBuildCondBr(b, LLVMBuildExtractValue(b, pair, 1, ""), write, cont);
     LLVMPositionBuilderAtEnd(b, write);
-    store_field(bg, b, offsetof(tjj_gpu_assert, op), LLVMConstInt(bg->t_i32, (unsigned long long)op, 0), 4);
+    store_field(bg, b, offsetof(tjj_gpu_assert, op), LLVMConstInt(bg->ty.t_i32, (unsigned long long)op, 0), 4);
     for (int k = 0; k < 3; k++)
         store_field(bg, b, offsetof(tjj_gpu_assert, pid) + 4 * (size_t)k, bg->pid[k], 4);
     store_field(bg, b, offsetof(tjj_gpu_assert, param), bg->param, 4);

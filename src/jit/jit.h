@@ -2,7 +2,7 @@
 /*
  * jit.h — the back ends and the runtime they share.
  *
- * CPU back end (cpu_codegen.c, cpu_orc.c, cpu_runtime.c): one call of the
+ * CPU back end (src/jit/cpu/): one call of the
  * compiled function computes the program instances first .. first+count-1
  * (linear indices: pid0 varies fastest), in a loop around the inlined
  * program body. Its C signature is

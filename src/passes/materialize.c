@@ -16,7 +16,7 @@
  *    FOR and IF results, block arguments, volatile loads. So are the tile
  *    operands of PRINT (the runtime prints an array) and of YIELD (a loop or
  *    branch copies arrays into its carried or result arrays; see
- *    cpu_codegen.c for why the copy must read stable arrays).
+ *    cpu/cpu_control.c for why the copy must read stable arrays).
  *  - RESHAPE and PERMUTE are views: they stay fused and read their operand,
  *    which is materialized, through remapped indices. No copy is made.
  *  - An "evaluation site" of a fused value is an op whose loop nest computes

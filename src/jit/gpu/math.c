@@ -70,7 +70,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "../llvm_scalar.h"
+#include "llvm_scalar.h"
 
 /* --- types and small helpers ---------------------------------------------------- */
 

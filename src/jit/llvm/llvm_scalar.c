@@ -3,7 +3,7 @@
  * llvm_scalar.c — one element of an element-wise op, as LLVM IR, for both
  * back ends.
  *
- * The CPU back end (cpu_codegen.c, LLVM ORC) and the GPU back end
+ * The CPU back end (cpu/, LLVM ORC) and the GPU back end
  * (gpu_math.c, NVPTX) must give the same answer bit for bit for every
  * element-wise op and cast: a differential test runs the same kernels on
  * both and compares. Two copies of these rules drifted apart once (integer
@@ -35,6 +35,12 @@
 #include "llvm_scalar.h"
 
 /* --- types and small helpers -------------------------------------------------- */
+
+tjj_ls tjj_ls_view(const tjj_llvm_types *ty, LLVMModuleRef mod, LLVMBuilderRef b)
+{
+    return (tjj_ls){ty->ctx,   mod,       b,          ty->t_i1,    ty->t_i8,    ty->t_i16,
+                    ty->t_i32, ty->t_i64, ty->t_half, ty->t_float, ty->t_double};
+}
 
 LLVMTypeRef tjj_ls_dtype_type(const tjj_ls *ls, tj_dtype dt)
 {

@@ -40,9 +40,9 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "cpu_backend.h"
+#include "llvm_shared.h"
 
 struct tjj_cpu_kernel {
     LLVMOrcResourceTrackerRef tracker;
@@ -162,13 +162,6 @@ static void host_init(void)
     host.tgt.features = host.features;
 }
 
-static void dump_module(LLVMModuleRef mod, const char *name, const char *when)
-{
-    char *text = LLVMPrintModuleToString(mod);
-    fprintf(stderr, "; ---- tjit: LLVM IR of kernel '%s' %s optimization ----\n%s", name, when, text);
-    LLVMDisposeMessage(text);
-}
-
 /* A symbol from the kernel's name: letters, digits and '_' only. */
 static char *kernel_symbol(const char *name)
 {
@@ -180,23 +173,13 @@ static char *kernel_symbol(const char *name)
     return s;
 }
 
+/* O3 with the loop and SLP vectorizers, for the host. */
 static tj_status optimize(LLVMModuleRef mod, const char *name)
 {
     LLVMTargetMachineRef tm = host_target_machine();
-    LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-    LLVMPassBuilderOptionsSetLoopVectorization(opts, 1);
-    LLVMPassBuilderOptionsSetSLPVectorization(opts, 1);
-    LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, opts);
-    LLVMDisposePassBuilderOptions(opts);
+    tj_status st = tjj_llvm_optimize(mod, tm, 1, name);
     LLVMDisposeTargetMachine(tm);
-    if (err) {
-        char *m = take_error(err);
-        tj_status st = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': LLVM optimization failed: %s",
-                                 name, m);
-        free(m);
-        return st;
-    }
-    return TJ_OK;
+    return st;
 }
 
 tj_status tjj_cpu_compile(const tji_func *fn, tjj_cpu_kernel **out)
@@ -219,9 +202,7 @@ tj_status tjj_cpu_compile(const tji_func *fn, tjj_cpu_kernel **out)
         free(symbol);
         return st;
     }
-    int dump = tjs_dump_enabled("llvm");
-    if (dump)
-        dump_module(mod, fn->name, "before");
+    tjj_llvm_dump(mod, "", fn->name, "before");
     char *msg = NULL;
     if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
         st = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': LLVM verifier (a tjit bug): %s",
@@ -240,8 +221,7 @@ tj_status tjj_cpu_compile(const tji_func *fn, tjj_cpu_kernel **out)
         free(symbol);
         return st;
     }
-    if (dump)
-        dump_module(mod, fn->name, "after");
+    tjj_llvm_dump(mod, "", fn->name, "after");
 
     /* The JIT owns module and context from here on. */
     LLVMOrcThreadSafeContextRef tsctx = LLVMOrcCreateNewThreadSafeContextFromLLVMContext(ctx);

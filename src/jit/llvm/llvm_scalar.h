@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * llvm_scalar.h — the element-wise semantics of tjit, as LLVM IR, shared by
- * the CPU back end (cpu_codegen.c) and the GPU back end (gpu_math.c).
+ * the CPU back end (cpu/cpu_elementwise.c) and the GPU back end (gpu_math.c).
  * See llvm_scalar.c for why there is one copy.
  */
 #ifndef TJIT_LLVM_SCALAR_H
@@ -9,7 +9,8 @@
 
 #include <llvm-c/Core.h>
 
-#include "../builder/ir.h"
+#include "../../builder/ir.h"
+#include "llvm_shared.h"
 
 /* What the shared code needs of a back end's generator state; each back end
  * fills one from its own (b is where code goes now). */
@@ -19,6 +20,9 @@ typedef struct tjj_ls {
     LLVMBuilderRef b;
     LLVMTypeRef t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_float, t_double;
 } tjj_ls;
+
+/* The view of a back end whose types are ty, emitting at b into mod. */
+TJI_FUNC tjj_ls tjj_ls_view(const tjj_llvm_types *ty, LLVMModuleRef mod, LLVMBuilderRef b);
 
 /* SSA type of a dtype: i1 as i1, bf16 as its 16 bits (i16), f16 as half. */
 TJI_FUNC LLVMTypeRef tjj_ls_dtype_type(const tjj_ls *ls, tj_dtype dt);

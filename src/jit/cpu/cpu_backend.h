@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpu_backend.h — how the three files of the CPU back end talk to each other
- * (private to them; the rest of tjit sees only jit.h).
+ * cpu_backend.h — how the parts of the CPU back end talk to each other
+ * (private to src/jit/cpu/; the rest of tjit sees only jit.h).
  *
- *   cpu_codegen.c  tile IR + fusion plan -> one LLVM module with the kernel
+ *   cpu_kernel.c and the op-family files of cpu_codegen.h
+ *                  tile IR + fusion plan -> one LLVM module with the kernel
  *   cpu_orc.c      the process-wide LLJIT: verify, optimize, link, look up
  *   cpu_runtime.c  C functions the compiled code calls, and their names
  */
@@ -12,8 +13,8 @@
 
 #include <llvm-c/Core.h>
 
-#include "../passes/passes.h"
-#include "jit.h"
+#include "../../passes/passes.h"
+#include "../jit.h"
 
 /* What the module is compiled for: the JIT's target, so that data layout,
  * triple and the per-function target attributes agree with the code ORC
