@@ -2,7 +2,7 @@
 /*
  * passes.h — analyses and rewrites on the tile IR, one file each.
  *
- * The pipeline (src/jit/device.c) reads as a straight list:
+ * The pipeline (src/jit/runtime/gpu_pipeline.c) reads as a straight list:
  *     tji_build(...); tji_verify(fn);
  *     tjp_materialize(fn, &plan);          (CPU back end)
  * with the verifier run after every pass that rewrites the IR.

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
+#include "../bounds.h"
 #include "device_impl.h"
 #include "ptxas.h"
 

@@ -52,7 +52,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "bounds.h"
+#include "../bounds.h"
 #include "device_impl.h"
 
 enum { MAX_GRID_YZ = 65535 };

@@ -5,7 +5,7 @@
 #ifndef TJIT_PTXAS_H
 #define TJIT_PTXAS_H
 
-#include "../internal.h"
+#include "../../internal.h"
 
 /* The PTX target named by target ("sm_90"), or by $TJIT_PTX_TARGET when
  * target is NULL, or sm_90 when that is unset too, as 10 * major + minor.

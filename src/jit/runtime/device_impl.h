@@ -19,9 +19,9 @@
 
 #include <pthread.h>
 
-#include "../ffi_bind/ffi_bind.h"
+#include "../../ffi_bind/ffi_bind.h"
 #include "cuda_api.h"
-#include "jit.h"
+#include "../jit.h"
 
 #define ALIGNMENT 64 /* buffers and scratch: a cache line, the widest vector */
 enum { DEFAULT_NUM_WARPS = 4, MAX_NUM_WARPS = 32 };
