@@ -3,11 +3,19 @@
  * device_impl.h — the inside of a tj_device, shared by the files of the
  * host API:
  *
- *   device.c    devices, CUDA error and assert checks, launches
- *   buffers.c   buffer handles, and buffers held by the launches using them
- *   variants.c  the cache of compiled variants, compiles outside its lock
- *   gpu_pipeline.c  the GPU passes and PTX, for launches and for
- *               tj_kernel_ptx / tj_kernel_explain
+ *   device.c      opening, closing and naming devices, tj_synchronize
+ *   launch.c      tj_launch: the checks of a launch, its buffers, its variant
+ *   device_cpu.c  the CPU's back-end operations (tjj_cpu_ops)
+ *   device_gpu.c  the GPU's (tjj_gpu_ops): the CUDA context, memory, module
+ *                 loading, assert records, launches
+ *   buffers.c     buffer handles, and buffers held by the launches using them
+ *   variants.c    the cache of compiled variants, compiles outside its lock
+ *   gpu_pipeline.c  the GPU passes and PTX, and the ptxas check
+ *   offline.c     compiling without a device: tj_kernel_ptx*, tj_kernel_explain
+ *
+ * What differs between device kinds is one table of operations per kind,
+ * tjj_backend (as QBE's Target is per machine): the files above call
+ * dev->ops and never ask which kind a device is.
  *
  * Locks: buffers_lock (the buffer table), variants_lock (the cache),
  * pending_lock (assert records and the last kernel's name), never nested;
@@ -80,8 +88,10 @@ typedef struct scratch_slot {
     size_t size;
 } scratch_slot;
 
+typedef struct tjj_backend tjj_backend;
+
 struct tj_device {
-    tj_device_kind kind;
+    const tjj_backend *ops;
     char name[128];
 
     pthread_mutex_t buffers_lock;
@@ -119,7 +129,58 @@ struct tj_device {
     const char *last_kernel; /* the name of the last kernel launched */
 };
 
-/* device.c */
+/* One device kind's half of the runtime. The flags say how the kind
+ * behaves where the shared code must know; the functions do the work. */
+struct tjj_backend {
+    tj_device_kind kind;
+    int asynchronous;     /* launches are queued: a freed buffer's memory waits
+                           * for the device (buffers.c's epochs) */
+    int specializes;      /* a variant per num_warps and per argument
+                           * specialization key (tjf_spec_key); otherwise
+                           * num_warps is ignored and only aliasing is keyed */
+    int has_streams;      /* cfg->stream names one of its streams (none is
+                           * supported yet) */
+    int32_t max_grid_yz;  /* programs along y and z */
+    /* A device of this kind (dev->ops set); the ordinal is >= 0. */
+    tj_status (*open)(int ordinal, tj_device **out);
+    /* At close, before the buffers and variants go: waits for the device
+     * (errors are past reporting). */
+    void (*idle)(tj_device *dev);
+    /* At close, after them: the rest of the kind's state. */
+    void (*close)(tj_device *dev);
+    /* Makes the device usable by the calling thread, for API function who. */
+    tj_status (*enter)(tj_device *dev, const char *who);
+    /* Waits for everything launched, reporting faults and failed asserts. */
+    tj_status (*synchronize)(tj_device *dev, const char *who);
+    /* Buffer memory (64-byte aligned) and copies to and from it; read
+     * first waits for the kernels that may write it. */
+    tj_status (*alloc)(tj_device *dev, size_t bytes, uint64_t *addr);
+    void (*free)(tj_device *dev, uint64_t addr);
+    tj_status (*write)(tj_device *dev, uint64_t dst, const void *src, size_t bytes,
+                       const char *who);
+    tj_status (*read)(tj_device *dev, void *dst, uint64_t src, size_t bytes, const char *who);
+    /* A buffer argument's value for the compiled code. */
+    void (*pass_buffer)(tjf_value *value, uint64_t addr);
+    /* Compiles the built tile program fn into the in-flight variant v. */
+    tj_status (*compile)(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec);
+    void (*free_variant)(tj_device *dev, variant *v);
+    /* Runs var over the grid nprog (total programs) with the arguments'
+     * values and the byte sizes of their buffers. */
+    tj_status (*launch)(tj_device *dev, const tj_kernel *kernel, variant *var, tjf_value *values,
+                        uint64_t *sizes, const int32_t nprog[3], int64_t total);
+};
+
+/* device_cpu.c, device_gpu.c */
+TJI_FUNC extern const tjj_backend tjj_cpu_ops;
+TJI_FUNC extern const tjj_backend tjj_gpu_ops;
+
+/* device.c: a device of ops' kind with its locks, and its end. */
+TJI_FUNC tj_device *tjj_device_new(const tjj_backend *ops);
+TJI_FUNC void tjj_device_free(tj_device *dev);
+/* A power of two from 1 to MAX_NUM_WARPS. */
+TJI_FUNC int tjj_valid_num_warps(int n);
+
+/* device_gpu.c: the CUDA calls other files make for a GPU device. */
 TJI_FUNC tj_status tjj_cu_check(tjcu_result r, const char *who, const char *call);
 TJI_FUNC tj_status tjj_gpu_enter(tj_device *dev, const char *who);
 TJI_FUNC tj_status tjj_gpu_finish(tj_device *dev, const char *who);
@@ -140,6 +201,8 @@ TJI_FUNC void tjj_buffer_release(tj_device *dev, const tjj_buffer_use *use);
 TJI_FUNC uint64_t tjj_buffers_epoch(tj_device *dev);
 TJI_FUNC void tjj_buffers_synced(tj_device *dev, uint64_t epoch);
 TJI_FUNC void tjj_buffers_close(tj_device *dev);
+/* Are buffers freed by the user waiting for their last uses? */
+TJI_FUNC int tjj_buffers_held(tj_device *dev);
 TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
 
 /* variants.c */
@@ -156,6 +219,9 @@ TJI_FUNC tj_status tjj_gpu_pipeline(tji_func *fn, uint64_t spec_key, int num_war
 TJI_FUNC tj_status tjj_check_with_ptxas(tji_func *fn, uint64_t spec_key, int num_warps,
                                         const tjp_layout_plan *plan, const tjj_gpu_code *code,
                                         int code_sm);
-TJI_FUNC int tjj_valid_num_warps(int n);
+/* tj_kernel_explain's text (offline.c). */
+TJI_FUNC tj_status tjj_gpu_explain(tji_func *fn, uint64_t spec_key, int num_warps, char **text);
+/* The ptxas that checks every PTX compiled (TJIT_PTXAS), or NULL. */
+TJI_FUNC const char *tjj_ptxas_path(void);
 
 #endif
