@@ -194,12 +194,17 @@ static void pass_buffer(tjf_value *value, uint64_t addr)
     value->ptr = (void *)(uintptr_t)addr;
 }
 
-static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec)
+static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
+                         tjj_artifact *a)
 {
     (void)dev;
-    tj_status st = tjj_cpu_compile(fn, &v->compiled);
+    tj_status st = tjj_compile_cpu(fn, spec, a);
     if (st == TJ_OK)
-        st = tjj_check_with_ptxas(fn, spec, num_warps, NULL, NULL, 0);
+        st = tjj_check_with_ptxas(fn, a, num_warps, spec);
+    if (st == TJ_OK) {
+        v->compiled = a->cpu;
+        a->cpu = NULL;
+    }
     return st;
 }
 

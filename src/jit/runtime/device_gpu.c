@@ -8,7 +8,7 @@
  * Buffers are device memory; an allocation that fails for want of memory
  * first waits for the device to release held buffers, then tries once more.
  *
- * A variant is compiled to PTX by the GPU pipeline (gpu_pipeline.c) and
+ * A variant is compiled to PTX by the GPU pipeline (../pipeline.c) and
  * loaded by the driver, whose JIT log becomes the error message when it
  * refuses. A launch is cuLaunchKernel on the default stream, one CTA of
  * num_warps * 32 threads per program, and returns at once
@@ -76,7 +76,7 @@ static tj_status check_asserts(tj_device *dev, const char *who)
                       "cuMemsetD8 (assert record)");
         if (failure)
             continue;
-        const assert_site *site = NULL;
+        const tjj_assert_site *site = NULL;
         for (int a = 0; a < v->nasserts; a++)
             if (v->asserts[a].op == rec.op)
                 site = &v->asserts[a];
@@ -264,25 +264,6 @@ static void pass_buffer(tjf_value *value, uint64_t addr)
 
 /* --- variants -------------------------------------------------------------- */
 
-/* The asserts of fn, so that a failure can be told by op index. */
-static void collect_asserts(const tji_func *fn, variant *v)
-{
-    for (int32_t i = 0; i < fn->nops; i++)
-        if (fn->ops[i].code == TJI_ASSERT)
-            v->nasserts++;
-    if (!v->nasserts)
-        return;
-    v->asserts = tjs_xcalloc((size_t)v->nasserts, sizeof *v->asserts);
-    int a = 0;
-    for (int32_t i = 0; i < fn->nops; i++) {
-        const tji_op *op = &fn->ops[i];
-        if (op->code != TJI_ASSERT)
-            continue;
-        v->asserts[a++] = (assert_site){(uint32_t)i, tjs_xstrdup(op->loc.file ? op->loc.file : "?"),
-                                        op->loc.line, tjs_xstrdup(op->str ? op->str : "")};
-    }
-}
-
 /* Loads PTX into the device's context; the driver's JIT log explains a
  * refusal. */
 static tj_status load_module(tj_device *dev, const char *kernel_name, const tjj_gpu_code *code,
@@ -311,19 +292,22 @@ static tj_status load_module(tj_device *dev, const char *kernel_name, const tjj_
                     kernel_name, call);
 }
 
-static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec)
+static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
+                         tjj_artifact *a)
 {
     (void)num_warps; /* the variant's own */
     (void)spec;
-    tjp_layout_plan plan = {0};
-    tjj_gpu_code code = {0};
-    tj_status st = tjj_gpu_pipeline(fn, v->spec, v->num_warps, dev->sm, &plan, &code);
+    tjj_gpu_target target = {.sm = dev->sm, .num_warps = v->num_warps, .spec = v->spec};
+    tj_status st = tjj_compile_gpu(fn, &target, a);
     if (st == TJ_OK)
-        st = tjj_check_with_ptxas(fn, v->spec, v->num_warps, &plan, &code, dev->sm);
+        st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);
     if (st == TJ_OK)
-        st = load_module(dev, fn->name, &code, v);
+        st = load_module(dev, fn->name, &a->gpu, v);
     if (st == TJ_OK) {
-        collect_asserts(fn, v);
+        v->nasserts = a->nasserts;
+        v->asserts = a->asserts;
+        a->nasserts = 0;
+        a->asserts = NULL;
         v->assert_record = dev->assert_record;
     }
     if (st == TJ_OK && (v->nasserts || v->check_bounds)) {
@@ -336,8 +320,6 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
                           "cuMemsetD8 (assert record)");
         }
     }
-    tjj_gpu_code_free(&code);
-    tjp_layout_plan_free(&plan);
     return st;
 }
 

@@ -10,7 +10,7 @@
  *                 loading, assert records, launches
  *   buffers.c     buffer handles, and buffers held by the launches using them
  *   variants.c    the cache of compiled variants, compiles outside its lock
- *   gpu_pipeline.c  the GPU passes and PTX, and the ptxas check
+ *   ptxas.c       PTX targets, and the ptxas check of every variant
  *   offline.c     compiling without a device: tj_kernel_ptx*, tj_kernel_explain
  *
  * What differs between device kinds is one table of operations per kind,
@@ -28,8 +28,10 @@
 #include <pthread.h>
 
 #include "../../ffi_bind/ffi_bind.h"
-#include "cuda_api.h"
 #include "../jit.h"
+#include "../pipeline.h"
+#include "cuda_api.h"
+#include "ptxas.h"
 
 #define ALIGNMENT 64 /* buffers and scratch: a cache line, the widest vector */
 enum { DEFAULT_NUM_WARPS = 4, MAX_NUM_WARPS = 32 };
@@ -45,21 +47,13 @@ typedef struct buffer_slot {
     uint64_t gpu_epoch;   /* GPU: the use epoch of its last use (see buffers.c) */
 } buffer_slot;
 
-/* Where a device assert of a GPU variant is, by its op index. */
-typedef struct assert_site {
-    uint32_t op;
-    char *file;
-    int line;
-    char *message;
-} assert_site;
-
 typedef struct tjj_bounds_sites tjj_bounds_sites; /* bounds.h */
 
 typedef enum variant_state { VARIANT_COMPILING, VARIANT_READY, VARIANT_FAILED } variant_state;
 
 typedef struct variant {
     struct variant *next; /* hash chain */
-    uint64_t hash;
+    uint64_t hash;        /* of the lookup below (kernel pointer and all) */
     const tj_kernel *kernel;
     int nconsts;
     int64_t *consts;
@@ -73,11 +67,12 @@ typedef struct variant {
     char *failure_message;
     /* Set by the compile, read-only once READY: */
     tjf_sig sig;
+    tjj_stable_key key;   /* the artifact's stable key (pipeline.h) */
     tjj_cpu_kernel *compiled;       /* CPU */
     tjcu_module module;             /* GPU */
     tjcu_function function;
     int nasserts;
-    assert_site *asserts;
+    tjj_assert_site *asserts;
     tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or checked, else the device's */
     int pending;          /* launched since the last assert check (pending_lock) */
     tjj_bounds_sites *bounds; /* a checked variant's accesses, for its messages */
@@ -161,8 +156,11 @@ struct tjj_backend {
     tj_status (*read)(tj_device *dev, void *dst, uint64_t src, size_t bytes, const char *who);
     /* A buffer argument's value for the compiled code. */
     void (*pass_buffer)(tjf_value *value, uint64_t addr);
-    /* Compiles the built tile program fn into the in-flight variant v. */
-    tj_status (*compile)(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec);
+    /* Compiles the built tile program fn for the in-flight variant v by the
+     * kind's pipeline (pipeline.h) into *a, and takes the code it runs
+     * (num_warps and spec: a launch's, which the ptxas check uses). */
+    tj_status (*compile)(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
+                         tjj_artifact *a);
     void (*free_variant)(tj_device *dev, variant *v);
     /* Runs var over the grid nprog (total programs) with the arguments'
      * values and the byte sizes of their buffers. */
@@ -212,16 +210,5 @@ TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);
-
-/* gpu_pipeline.c */
-TJI_FUNC tj_status tjj_gpu_pipeline(tji_func *fn, uint64_t spec_key, int num_warps, int sm,
-                                    tjp_layout_plan *plan, tjj_gpu_code *code);
-TJI_FUNC tj_status tjj_check_with_ptxas(tji_func *fn, uint64_t spec_key, int num_warps,
-                                        const tjp_layout_plan *plan, const tjj_gpu_code *code,
-                                        int code_sm);
-/* tj_kernel_explain's text (offline.c). */
-TJI_FUNC tj_status tjj_gpu_explain(tji_func *fn, uint64_t spec_key, int num_warps, char **text);
-/* The ptxas that checks every PTX compiled (TJIT_PTXAS), or NULL. */
-TJI_FUNC const char *tjj_ptxas_path(void);
 
 #endif

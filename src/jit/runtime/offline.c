@@ -3,7 +3,7 @@
  * offline.c — compiling without a device: tj_kernel_ptx, tj_kernel_ptx_args
  * and the layout explainer, tj_kernel_explain.
  *
- * They run the GPU pipeline a launch would run (gpu_pipeline.c), for the
+ * They run the GPU pipeline a launch would run (../pipeline.c), for the
  * arguments given as a launch would see them (every buffer 16-byte
  * aligned) or, with none, for what every launch may assume; with
  * TJIT_CHECK_BOUNDS=1 set, that is the bounds-checked code (bounds.h), as
@@ -15,17 +15,6 @@
 #include "device_impl.h"
 #include "ptxas.h"
 
-/* The key of a compile without a launch: every pointer is a tjit buffer,
- * so 16-byte aligned; nothing is known of scalars. */
-static uint64_t spec_without_args(const tj_kernel *kernel)
-{
-    uint64_t key = 0;
-    for (int i = 0; i < kernel->nparams && i < TJF_SPEC_PARAMS; i++)
-        if (kernel->params[i].is_ptr && !kernel->params[i].no_specialize)
-            key |= (uint64_t)TJF_SPEC_ALIGN16 << (TJF_SPEC_BITS * i);
-    return key;
-}
-
 /* The specialization key of a compile for args without a launch (NULL:
  * none given): as a launch would see them, every buffer being 16-byte
  * aligned. */
@@ -35,7 +24,7 @@ static tj_status spec_of_args(const char *who, const tj_kernel *kernel, const tj
     if (!kernel)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel is NULL", who);
     if (!args && nargs == 0) {
-        *key = spec_without_args(kernel);
+        *key = tjj_spec_of_buffers(kernel);
         return TJ_OK;
     }
     tjf_value *values = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *values);
@@ -88,17 +77,16 @@ static tj_status kernel_ptx(const char *who, const tj_kernel *kernel, const tj_a
         st = build_offline(who, kernel, args, nargs, consts, nconsts, &num_warps, &spec, &fn);
     if (st != TJ_OK)
         return st;
-    tjp_layout_plan plan = {0};
-    tjj_gpu_code code = {0};
-    st = tjj_gpu_pipeline(fn, spec, num_warps, sm, &plan, &code);
+    tjj_artifact artifact;
+    st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .num_warps = num_warps, .spec = spec},
+                         &artifact);
     if (st == TJ_OK && tjj_ptxas_path())
-        st = tjj_ptxas_check(tjj_ptxas_path(), code.ptx, sm, fn->name);
+        st = tjj_ptxas_check(tjj_ptxas_path(), artifact.gpu.ptx, sm, fn->name);
     if (st == TJ_OK) {
-        *out_ptx = code.ptx;
-        code.ptx = NULL;
+        *out_ptx = artifact.gpu.ptx;
+        artifact.gpu.ptx = NULL;
     }
-    tjj_gpu_code_free(&code);
-    tjp_layout_plan_free(&plan);
+    tjj_artifact_free(&artifact);
     tji_func_free(fn);
     return st;
 }
@@ -130,7 +118,11 @@ tj_status tj_kernel_explain(const tj_kernel *kernel, const tj_arg *args, int nar
     tj_status st = build_offline(who, kernel, args, nargs, consts, nconsts, &num_warps, &key, &fn);
     if (st != TJ_OK)
         return st;
-    st = tjj_gpu_explain(fn, key, num_warps, out_text);
+    tjj_gpu_planned planned;
+    st = tjj_gpu_plan(fn, &(tjj_gpu_target){.num_warps = num_warps, .spec = key}, &planned);
+    if (st == TJ_OK)
+        *out_text = tjj_gpu_explain(fn, &planned);
+    tjj_gpu_planned_free(&planned);
     tji_func_free(fn);
     return st;
 }

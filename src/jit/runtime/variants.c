@@ -103,12 +103,17 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
     }
     if (st == TJ_OK)
         fn->params_may_alias = !!(spec & TJF_SPEC_ALIASED);
-    if (st == TJ_OK && v->check_bounds) {
+    if (st == TJ_OK && v->check_bounds)
         fn->check_bounds = 1;
-        v->bounds = tjj_bounds_sites_new(fn);
-    }
+    tjj_artifact artifact = {0};
     if (st == TJ_OK)
-        st = dev->ops->compile(dev, fn, v, num_warps, spec);
+        st = dev->ops->compile(dev, fn, v, num_warps, spec, &artifact);
+    if (st == TJ_OK) {
+        v->key = artifact.key;
+        v->bounds = artifact.bounds;
+        artifact.bounds = NULL;
+    }
+    tjj_artifact_free(&artifact);
     tji_func_free(fn);
     return st;
 }
