@@ -5,7 +5,7 @@
  *
  * Every compile goes through these: a launch's variant (runtime/variants.c),
  * tj_kernel_ptx* and tj_kernel_explain (runtime/offline.c), the ptxas check
- * (runtime/gpu_pipeline.c) and the tests of the passes, which stop after
+ * (runtime/ptxas.c) and the tests of the passes, which stop after
  * the layouts (tjj_gpu_plan). No other file lists passes.
  */
 #ifndef TJIT_PIPELINE_H

@@ -25,12 +25,12 @@
  * uses a context and target machine per compile. Variants live until the
  * device closes, so a launch keeps using its variant without the lock.
  *
- * On a GPU the PTX is loaded by the driver, whose JIT log becomes the
- * error message when it refuses; a kernel with device asserts gets an
- * assert record of its own in device memory, so that a failure names its
- * kernel, op and program exactly. So does a bounds-checked variant
- * (TJIT_CHECK_BOUNDS, bounds.h), a variant of its own in the cache, whose
- * violations come back through that record with TJ_ERR_BOUNDS.
+ * The compile itself is the device kind's (tjj_backend.compile): it runs
+ * the kind's pipeline (../pipeline.c), which returns an artifact, and takes
+ * the code it runs — on a GPU it loads the PTX, with an assert record of the
+ * variant's own where it has device asserts or is bounds-checked
+ * (TJIT_CHECK_BOUNDS, bounds.h: a variant of its own in the cache). The
+ * variant keeps the artifact's stable key and bounds sites.
  */
 #include <stdio.h>
 #include <stdlib.h>
