@@ -219,8 +219,8 @@ static void axis_info_of_added(const tji_func *fn, const tjp_layout_plan *plan,
     axis->of = tjs_xrealloc(axis->of, ((size_t)fn->nvalues + 1) * sizeof *axis->of);
     for (int32_t v = analysed + 1; v <= fn->nvalues; v++) {
         int32_t same = v;
-        while (same > analysed)
-            same = plan->equal_to[same];
+        while (same > analysed) /* 0 (unknown) where no pass said */
+            same = plan->equal_to ? plan->equal_to[same] : 0;
         axis->of[v] = axis->of[same];
     }
     axis->nvalues = fn->nvalues;
