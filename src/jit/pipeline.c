@@ -19,7 +19,8 @@
  * the tile-size check stays outside it, so that they explain and lay out
  * any kernel, as they always have.
  *
- * After each pass, after_pass checks and dumps: TJIT_DUMP=<pass> prints the
+ * fn comes verified from tji_build (whose TJIT_DUMP=ir shows it). After
+ * each pass, after_pass checks and dumps: TJIT_DUMP=<pass> prints the
  * IR after that pass (dump_ir), and with pass checks on (TJIT_CHECK_PASSES=1,
  * which make check sets, or configure --enable-pass-checks) the IR is
  * verified and, once there is a layout plan, the plan checked (check_ir).
@@ -238,9 +239,7 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     memset(out, 0, sizeof *out);
     tjp_param_spec *spec = spec_of_key(fn, t->spec);
     const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
-    tj_status st = after_pass(TJ_OK, "build", fn, NULL, 0);
-    if (st == TJ_OK)
-        st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
+    tj_status st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
     if (st == TJ_OK && coalesced)
         st = after_pass(tjp_coalesce(fn, &out->axis, t->num_warps, &out->coalesced), "coalesce",
                         fn, NULL, 0);
@@ -287,11 +286,8 @@ tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
 {
     start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, out);
     tjp_plan plan = {0};
-    tj_status st = after_pass(TJ_OK, "build", fn, NULL, 0);
-    if (st == TJ_OK) {
-        tjp_materialize(fn, &plan);
-        st = after_pass(TJ_OK, "materialize", fn, NULL, 0);
-    }
+    tjp_materialize(fn, &plan);
+    tj_status st = after_pass(TJ_OK, "materialize", fn, NULL, 0);
     if (st == TJ_OK)
         st = tjj_cpu_compile(fn, &plan, &out->cpu);
     tjp_plan_free(&plan);
