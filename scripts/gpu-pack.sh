@@ -5,8 +5,9 @@
 # The GPU machine (Ubuntu 24.04, glibc 2.39) has the NVIDIA driver but no
 # LLVM, and it gets only the repository's working tree plus the folders a
 # run names in `carry` (64 MiB in all). So this script, run here (no GPU
-# needed), builds a configuration with LLVM linked statically into
-# libtjit.so (configure --enable-static-llvm, linked --as-needed so that
+# needed), builds a configuration with LLVM and libxxhash linked statically
+# into libtjit.so (configure --enable-static-llvm --enable-static-xxhash:
+# the GPU machine may lack both; linked --as-needed so that
 # LLVM's optional system libraries drop out), builds the tests, samples and
 # benchmarks, checks that nothing needs libLLVM, and packs the real programs
 # (out of libtool's .libs/) and the stripped libtjit.so.0 into
@@ -34,9 +35,10 @@ die() { printf 'gpu-pack: %s\n' "$*" >&2; exit 1; }
 [ -x "$src/configure" ] || die "no $src/configure: run autoreconf -fi in $src first"
 mkdir -p "$build"
 cd "$build"
-if ! [ -f config.status ] || ! ./config.status --config | grep -q -- --enable-static-llvm; then
-    say "configuring $build (--enable-static-llvm)"
-    "$src/configure" --enable-static-llvm LDFLAGS="-Wl,--as-needed" >configure.out 2>&1 ||
+if ! [ -f config.status ] || ! ./config.status --config | grep -q -- --enable-static-llvm ||
+    ! ./config.status --config | grep -q -- --enable-static-xxhash; then
+    say "configuring $build (--enable-static-llvm --enable-static-xxhash)"
+    "$src/configure" --enable-static-llvm --enable-static-xxhash LDFLAGS="-Wl,--as-needed" >configure.out 2>&1 ||
         { tail -n 30 configure.out >&2; die "configure failed (see $build/config.log)"; }
 fi
 
@@ -55,6 +57,10 @@ lib=$build/.libs/libtjit.so.0
 if ldd "$lib" | grep -qi 'libLLVM'; then
     ldd "$lib" >&2
     die "libtjit.so.0 still needs libLLVM: the static link did not happen"
+fi
+if ldd "$lib" | grep -qi 'libxxhash'; then
+    ldd "$lib" >&2
+    die "libtjit.so.0 still needs libxxhash: the static link did not happen"
 fi
 
 # What make check runs and which programs exist, read from the Makefile.

@@ -18,7 +18,7 @@
 #include <cuda.h>
 #include <string.h>
 
-#include "jit/cuda_api.h"
+#include "jit/runtime/cuda_api.h"
 #include "tap.h"
 
 #define STR(x) #x

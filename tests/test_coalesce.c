@@ -20,6 +20,7 @@
 
 #include "builder/ir.h"
 #include "passes/passes.h"
+#include "jit/pipeline.h"
 
 enum { WARPS = 4, N2 = 64 };
 
@@ -82,14 +83,12 @@ TJ_KERNEL(two_stores, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(d1, f32), TJ_PTR(d2, f3
 
 typedef struct run {
     tji_func *fn;
-    tjp_coalesce_result co;
-    tjp_layout_plan plan;
+    tjj_gpu_planned p;
 } run;
 
 static void run_free(run *R)
 {
-    tjp_coalesce_free(&R->co);
-    tjp_layout_plan_free(&R->plan);
+    tjj_gpu_planned_free(&R->p);
     tji_func_free(R->fn);
     memset(R, 0, sizeof *R);
 }
@@ -101,15 +100,8 @@ static int passes(const tj_kernel *k, const int64_t *consts, int nconsts, run *R
         tap_diag("build: %s", tj_last_error());
         return 0;
     }
-    tjp_param_spec spec[8] = {{0}};
-    for (int i = 0; i < R->fn->nparams && i < 8; i++)
-        spec[i].ptr_align16 = R->fn->params[i].is_ptr;
-    tjp_axis_info_result axis = {0};
-    int ok = tjp_axis_info(R->fn, spec, &axis) == TJ_OK &&
-             tjp_coalesce(R->fn, &axis, WARPS, &R->co) == TJ_OK &&
-             tjp_assign_layouts(R->fn, WARPS, &R->co, &R->plan) == TJ_OK &&
-             tji_verify(R->fn) == TJ_OK && tjp_check_layouts(R->fn, &R->plan) == TJ_OK;
-    tjp_axis_info_free(&axis);
+    tjj_gpu_target target = {.num_warps = WARPS, .spec = tjj_spec_of_buffers(k)};
+    int ok = tjj_gpu_plan(R->fn, &target, &R->p) == TJ_OK;
     if (!ok) {
         tap_diag("%s", tj_last_error());
         run_free(R);
@@ -165,14 +157,14 @@ static int lane_dim(const tjp_layout *L)
 /* The layout of the access op (its pointer's) and its vector width. */
 static const tjp_layout *access_layout(const run *R, int32_t op, int *vector)
 {
-    *vector = R->plan.vector[op];
-    return &R->plan.of[R->fn->ops[op].args[0]];
+    *vector = R->p.plan.vector[op];
+    return &R->p.plan.of[R->fn->ops[op].args[0]];
 }
 
 static void print_choices(const run *R)
 {
     tjs_buf b = {0};
-    tjp_coalesce_print(&b, R->fn, &R->co);
+    tjp_coalesce_print(&b, R->fn, &R->p.coalesced);
     for (char *line = strtok(b.data, "\n"); line; line = strtok(NULL, "\n"))
         tap_diag("  %s", line);
     tjs_buf_free(&b);
@@ -272,8 +264,8 @@ static void test_transpose_layouts(void)
         const tjp_layout *Ls = access_layout(&R, nth_op(R.fn, TJI_STORE, 0), &vs);
         for (int32_t k = 0; k < R.fn->nops; k++)
             if (R.fn->ops[k].parent >= 0 && R.fn->ops[k].code == TJI_CONVERT)
-                shared += tjp_layout_conversion(&R.plan.of[R.fn->ops[k].args[0]],
-                                                &R.plan.of[R.fn->ops[k].result]) == TJP_CONVERT_SHARED;
+                shared += tjp_layout_conversion(&R.p.plan.of[R.fn->ops[k].args[0]],
+                                                &R.p.plan.of[R.fn->ops[k].result]) == TJP_CONVERT_SHARED;
         int ok = vl == 4 && vs == 4 && lane_dim(Ll) == cases[i].load_dim &&
                  per_thread(Ll, cases[i].load_dim) == 4 && lane_dim(Ls) == cases[i].store_dim &&
                  per_thread(Ls, cases[i].store_dim) == 4 && count_ops(R.fn, TJI_CONVERT) == 1 && shared == 1;

@@ -2,7 +2,8 @@
 /*
  * test_dump.c — TJIT_DUMP: with TJIT_DUMP=ir the tile IR of each newly
  * compiled variant appears on stderr (and it is the text tj_kernel_ir
- * gives); with TJIT_DUMP unset nothing does; TJIT_DUMP=llvm prints LLVM IR.
+ * gives); with TJIT_DUMP unset nothing does; TJIT_DUMP=llvm prints LLVM IR;
+ * TJIT_DUMP=<pass> prints the IR after that pass.
  *
  * stderr is pointed at a temporary file around each launch and read back.
  * Each launch uses a new constant, so it compiles (and dumps) a new variant.
@@ -81,10 +82,22 @@ int main(void)
     tap_ok(ok, "TJIT_DUMP=llvm prints LLVM IR (a 'define') on stderr");
     free(text);
 
-    /* The kernel still computed: init * 2 * 3 * 5. */
+    /* TJIT_DUMP=<pass>: the IR after a pass of the device's pipeline
+     * (src/jit/pipeline.c). */
+    const char *pass = tj_device_get_kind(dev) == TJ_DEVICE_GPU ? "assign-layouts" : "materialize";
+    char header[96];
+    snprintf(header, sizeof header, "TJIT_DUMP=%s: kernel 'dump_me' after %s", pass, pass);
+    text = captured_launch(dev, b, 7, pass);
+    ok = text && strstr(text, header) && strstr(text, "store");
+    tap_ok(ok, "TJIT_DUMP=%s prints the IR after that pass on stderr", pass);
+    if (text && !ok)
+        tap_diag("stderr was:\n%s", text);
+    free(text);
+
+    /* The kernel still computed: init * 2 * 3 * 5 * 7. */
     int32_t got[16], want[16];
     for (int i = 0; i < 16; i++)
-        want[i] = init[i] * 30;
+        want[i] = init[i] * 210;
     tl_download(dev, b, got, sizeof got);
     tl_check("the dumped launches computed their results", TJ_I32, got, want, 16, 0, 0);
     tj_device_close(dev);

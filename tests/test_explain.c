@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "builder/ir.h"
+#include "jit/pipeline.h"
 #include "passes/passes.h"
 #include "tap.h"
 
@@ -73,7 +74,7 @@ TJ_KERNEL(row_reduce, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32)), TJ_CONSTS(B
     tj_store(dst, tj_add(tj_sum(x, 0), tj_max(x, 0)));
 }
 
-/* Build, layouts for 4 warps, verify, axis info, explain; NULL on failure. */
+/* Build, the default layouts for 4 warps, explain; NULL on failure. */
 static char *explain(const tj_kernel *k, int64_t c)
 {
     tji_func *fn;
@@ -81,17 +82,13 @@ static char *explain(const tj_kernel *k, int64_t c)
         tap_diag("build: %s", tj_last_error());
         return NULL;
     }
-    tjp_layout_plan plan = {0};
-    tjp_axis_info_result axis = {0};
+    tjj_gpu_planned planned;
     char *text = NULL;
-    if (tjp_assign_layouts(fn, 4, NULL, &plan) == TJ_OK && tji_verify(fn) == TJ_OK &&
-        tjp_choose_swizzles(fn, &plan) == TJ_OK && tjp_alloc_shared(fn, &plan) == TJ_OK &&
-        tjp_place_barriers(fn, &plan) == TJ_OK && tjp_axis_info(fn, NULL, &axis) == TJ_OK)
-        text = tjp_explain(fn, &plan, &axis);
+    if (tjj_gpu_plan(fn, &(tjj_gpu_target){.num_warps = 4, .default_layouts = 1}, &planned) == TJ_OK)
+        text = tjj_gpu_explain(fn, &planned);
     else
         tap_diag("%s", tj_last_error());
-    tjp_axis_info_free(&axis);
-    tjp_layout_plan_free(&plan);
+    tjj_gpu_planned_free(&planned);
     tji_func_free(fn);
     return text;
 }

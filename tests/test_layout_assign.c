@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "builder/ir.h"
+#include "jit/pipeline.h"
 #include "passes/passes.h"
 #include "tap.h"
 
@@ -115,22 +116,14 @@ static tji_func *assigned(const tj_kernel *k, const int64_t *consts, int nconsts
         tap_diag("build: %s", tj_last_error());
         return NULL;
     }
-    tjp_param_spec spec[8] = {{0}};
-    for (int i = 0; i < fn->nparams && i < 8; i++)
-        spec[i].ptr_align16 = fn->params[i].is_ptr;
-    tjp_axis_info_result axis = {0};
-    tjp_coalesce_result co = {0};
-    tj_status st = TJ_OK;
-    if (coalescing) {
-        st = tjp_axis_info(fn, spec, &axis);
-        if (st == TJ_OK)
-            st = tjp_coalesce(fn, &axis, warps, &co);
-    }
-    if (st == TJ_OK)
-        st = tjp_assign_layouts(fn, warps, coalescing ? &co : NULL, plan);
-    tjp_coalesce_free(&co);
-    tjp_axis_info_free(&axis);
-    if (st != TJ_OK || tji_verify(fn) != TJ_OK || tjp_check_layouts(fn, plan) != TJ_OK) {
+    tjj_gpu_target target = {.num_warps = warps, .spec = tjj_spec_of_buffers(k),
+                             .default_layouts = !coalescing};
+    tjj_gpu_planned planned;
+    tj_status st = tjj_gpu_plan(fn, &target, &planned);
+    *plan = planned.plan;
+    planned.plan = (tjp_layout_plan){0};
+    tjj_gpu_planned_free(&planned);
+    if (st != TJ_OK) {
         tap_diag("%s", tj_last_error());
         tjp_layout_plan_free(plan);
         tji_func_free(fn);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "builder/ir.h"
+#include "jit/pipeline.h"
 #include "passes/passes.h"
 #include "tap.h"
 
@@ -72,22 +73,12 @@ static tji_func *laid_out(const tj_kernel *k, const int64_t *consts, int nconsts
         tap_diag("build: %s", tj_last_error());
         return NULL;
     }
-    tjp_axis_info_result axis = {0};
-    tjp_coalesce_result co = {0};
-    tj_status st = TJ_OK;
-    if (coalesced) {
-        st = tjp_axis_info(fn, NULL, &axis);
-        if (st == TJ_OK)
-            st = tjp_coalesce(fn, &axis, warps, &co);
-    }
-    if (st == TJ_OK)
-        st = tjp_assign_layouts(fn, warps, coalesced ? &co : NULL, plan);
-    if (st == TJ_OK)
-        st = tji_verify(fn);
-    if (st == TJ_OK)
-        st = tjp_check_layouts(fn, plan);
-    tjp_coalesce_free(&co);
-    tjp_axis_info_free(&axis);
+    tjj_gpu_planned planned;
+    tj_status st = tjj_gpu_plan(fn, &(tjj_gpu_target){.num_warps = warps, .default_layouts = !coalesced},
+                                &planned);
+    *plan = planned.plan;
+    planned.plan = (tjp_layout_plan){0};
+    tjj_gpu_planned_free(&planned);
     if (st != TJ_OK) {
         tap_diag("%s", tj_last_error());
         tjp_layout_plan_free(plan);

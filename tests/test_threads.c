@@ -22,7 +22,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "../src/jit/device_impl.h"
+#include "../src/jit/runtime/device_impl.h"
 #include "testlib.h"
 
 static tj_device *dev;

@@ -40,9 +40,10 @@ typedef struct tjj_cpu_kernel tjj_cpu_kernel; /* a compiled variant */
  * for tests that look at the memory around a buffer (test_bounds). */
 TJI_FUNC uint64_t tjj_buffer_address(tj_device *dev, tj_buffer buf);
 
-/* Compiles a verified tile program for the host CPU with ORC LLJIT.
- * TJIT_DUMP=llvm prints the LLVM IR before and after optimization. */
-TJI_FUNC tj_status tjj_cpu_compile(const tji_func *fn, tjj_cpu_kernel **out);
+/* Compiles a verified tile program and its fusion plan (tjp_materialize)
+ * for the host CPU with ORC LLJIT. TJIT_DUMP=llvm prints the LLVM IR
+ * before and after optimization. */
+TJI_FUNC tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_cpu_kernel **out);
 TJI_FUNC void *tjj_cpu_kernel_entry(const tjj_cpu_kernel *k);
 TJI_FUNC size_t tjj_cpu_kernel_scratch(const tjj_cpu_kernel *k);
 TJI_FUNC void tjj_cpu_kernel_free(tjj_cpu_kernel *k);

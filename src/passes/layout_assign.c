@@ -53,6 +53,7 @@ typedef struct assigner {
     const tjp_coalesce_result *co; /* may be NULL */
     tjp_layout *of;      /* per value id */
     uint8_t *set;        /* per value id: layout chosen */
+    int32_t *equal_to;   /* per value id: the value a new one equals (plan.equal_to) */
     int32_t cap;
     tjp_layout **yield_layouts; /* per region: layouts its YIELD must give */
 } assigner;
@@ -68,6 +69,8 @@ static void ensure(assigner *A)
     A->of = tjs_xrealloc(A->of, sizeof *A->of * (size_t)cap);
     A->set = tjs_xrealloc(A->set, (size_t)cap);
     memset(A->set + A->cap, 0, (size_t)(cap - A->cap));
+    A->equal_to = tjs_xrealloc(A->equal_to, sizeof *A->equal_to * (size_t)cap);
+    memset(A->equal_to + A->cap, 0, sizeof *A->equal_to * (size_t)(cap - A->cap));
     A->cap = cap;
 }
 
@@ -250,6 +253,7 @@ static int32_t copy_in_layout(assigner *A, int32_t v, const tjp_layout *L, int32
     ensure(A);
     A->of[res] = *L;
     A->set[res] = 1;
+    A->equal_to[res] = v;
     return res;
 }
 
@@ -331,6 +335,7 @@ static void anchor_result(assigner *A, int32_t r, int *pos, int32_t opidx, const
     ensure(A);
     A->of[fresh] = *natural;
     A->set[fresh] = 1;
+    A->equal_to[fresh] = res;
     int32_t cv = tji_insert_op(fn, TJI_CONVERT, r, *pos + 1, fn->ops[opidx].loc);
     tji_set_operands(fn, cv, &fresh, 1);
     tji_set_result(fn, cv, res);
@@ -553,6 +558,7 @@ tj_status tjp_assign_layouts(tji_func *fn, int num_warps, const tjp_coalesce_res
     plan->num_warps = num_warps;
     plan->nvalues = fn->nvalues;
     plan->of = A.of;
+    plan->equal_to = A.equal_to;
     plan->nops = fn->nops;
     access_widths(&A, plan);
     return TJ_OK;
@@ -649,6 +655,8 @@ tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan)
 void tjp_layout_plan_free(tjp_layout_plan *plan)
 {
     free(plan->of);
+    free(plan->equal_to);
+    plan->equal_to = NULL;
     free(plan->vector);
     free(plan->addr_run);
     free(plan->shared);

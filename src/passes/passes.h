@@ -2,7 +2,7 @@
 /*
  * passes.h — analyses and rewrites on the tile IR, one file each.
  *
- * The pipeline (src/jit/device.c) reads as a straight list:
+ * The pipeline (src/jit/pipeline.c) reads as a straight list:
  *     tji_build(...); tji_verify(fn);
  *     tjp_materialize(fn, &plan);          (CPU back end)
  * with the verifier run after every pass that rewrites the IR.
@@ -74,6 +74,10 @@ typedef struct tjp_layout_plan {
     int num_warps;
     int32_t nvalues;      /* values of fn after the pass */
     tjp_layout *of;       /* per value id; unused for scalars (rank 0) */
+    int32_t *equal_to;    /* per value id: for a value the pass added (a
+                             conversion, a recomputed op, a converted op's
+                             fresh result), the value it equals element by
+                             element; 0 for the others */
     int32_t nops;         /* ops of fn after the pass */
     uint8_t *vector;      /* per op index: elements per global access of a
                              LOAD/STORE (registers r..r+v-1, r % v == 0, hold

@@ -10,8 +10,8 @@
  * float helpers LLVM may call) as absolute symbols, and everything else
  * (expf, fmodf, memcpy ...) from the process, libm included.
  *
- * tjj_cpu_compile runs the whole CPU pipeline for one tile program: the
- * fusion plan (tjp_materialize), code generation into a fresh LLVMContext,
+ * tjj_cpu_compile runs the CPU back end for one tile program and its fusion
+ * plan (tjp_materialize, run by pipeline.c): code generation into a fresh LLVMContext,
  * the verifier (a failure is TJ_ERR_COMPILE with LLVM's message: it would be
  * a tjit bug), the O3 pipeline with a target machine for the host (so the
  * loop vectorizer knows the vector width), then the module goes into the JIT
@@ -182,21 +182,18 @@ static tj_status optimize(LLVMModuleRef mod, const char *name)
     return st;
 }
 
-tj_status tjj_cpu_compile(const tji_func *fn, tjj_cpu_kernel **out)
+tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_cpu_kernel **out)
 {
     *out = NULL;
     pthread_once(&host_once, host_init);
     if (host.status != TJ_OK)
         return tjs_error(host.status, "%s", host.error);
 
-    tjp_plan plan;
-    tjp_materialize(fn, &plan);
     char *symbol = kernel_symbol(fn->name);
     LLVMContextRef ctx = LLVMContextCreate();
     LLVMModuleRef mod = NULL;
     size_t scratch = 0;
-    tj_status st = tjj_cpu_codegen(fn, &plan, ctx, &host.tgt, symbol, &mod, &scratch);
-    tjp_plan_free(&plan);
+    tj_status st = tjj_cpu_codegen(fn, plan, ctx, &host.tgt, symbol, &mod, &scratch);
     if (st != TJ_OK) {
         LLVMContextDispose(ctx);
         free(symbol);

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "jit.h"
+#include "../jit.h"
 
 enum { MAX_WORKERS = 1024 };
 

@@ -25,27 +25,23 @@
  * uses a context and target machine per compile. Variants live until the
  * device closes, so a launch keeps using its variant without the lock.
  *
- * On a GPU the PTX is loaded by the driver, whose JIT log becomes the
- * error message when it refuses; a kernel with device asserts gets an
- * assert record of its own in device memory, so that a failure names its
- * kernel, op and program exactly. So does a bounds-checked variant
- * (TJIT_CHECK_BOUNDS, bounds.h), a variant of its own in the cache, whose
- * violations come back through that record with TJ_ERR_BOUNDS.
+ * The compile itself is the device kind's (tjj_backend.compile): it runs
+ * the kind's pipeline (../pipeline.c), which returns an artifact, and takes
+ * the code it runs — on a GPU it loads the PTX, with an assert record of the
+ * variant's own where it has device asserts or is bounds-checked
+ * (TJIT_CHECK_BOUNDS, bounds.h: a variant of its own in the cache). The
+ * variant keeps the artifact's stable key and bounds sites.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
+#include "../bounds.h"
 #include "device_impl.h"
 
 static void free_variant(tj_device *dev, variant *v)
 {
-    tjj_cpu_kernel_free(v->compiled);
-    if (v->module)
-        dev->cu->cuModuleUnload(v->module);
-    if (v->assert_record && v->assert_record != dev->assert_record)
-        dev->cu->cuMemFree(v->assert_record);
+    dev->ops->free_variant(dev, v);
     for (int a = 0; a < v->nasserts; a++) {
         free(v->asserts[a].file);
         free(v->asserts[a].message);
@@ -56,110 +52,6 @@ static void free_variant(tj_device *dev, variant *v)
     free(v->consts);
     free(v->failure_message);
     free(v);
-}
-
-/* The asserts of fn, so that a failure can be told by op index. */
-static void collect_asserts(const tji_func *fn, variant *v)
-{
-    for (int32_t i = 0; i < fn->nops; i++)
-        if (fn->ops[i].code == TJI_ASSERT)
-            v->nasserts++;
-    if (!v->nasserts)
-        return;
-    v->asserts = tjs_xcalloc((size_t)v->nasserts, sizeof *v->asserts);
-    int a = 0;
-    for (int32_t i = 0; i < fn->nops; i++) {
-        const tji_op *op = &fn->ops[i];
-        if (op->code != TJI_ASSERT)
-            continue;
-        v->asserts[a++] = (assert_site){(uint32_t)i, tjs_xstrdup(op->loc.file ? op->loc.file : "?"),
-                                        op->loc.line, tjs_xstrdup(op->str ? op->str : "")};
-    }
-}
-
-/* Loads PTX into the device's context; the driver's JIT log explains a
- * refusal. */
-static tj_status load_module(tj_device *dev, const char *kernel_name, const tjj_gpu_code *code,
-                             variant *v)
-{
-    char info_log[4096] = "", error_log[8192] = "";
-    tjcu_jit_option options[] = {TJCU_JIT_INFO_LOG_BUFFER, TJCU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                 TJCU_JIT_ERROR_LOG_BUFFER, TJCU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *values[] = {info_log, (void *)(uintptr_t)sizeof info_log, error_log,
-                      (void *)(uintptr_t)sizeof error_log};
-    tjcu_result r = dev->cu->cuModuleLoadDataEx(&v->module, code->ptx, 4, options, values);
-    if (r != TJCU_SUCCESS) {
-        v->module = NULL;
-        tj_status st = tjj_cuda_check(r, "cuModuleLoadDataEx");
-        char *why = tjs_xstrdup(tj_last_error());
-        st = tjs_error(st == TJ_ERR_OUT_OF_MEMORY ? st : TJ_ERR_COMPILE,
-                       "kernel '%s': the CUDA driver cannot load its PTX for sm_%d: %s%s%s%s%s",
-                       kernel_name, dev->sm, why, *error_log ? "\n" : "", error_log,
-                       *info_log ? "\n" : "", info_log);
-        free(why);
-        return st;
-    }
-    char call[160];
-    snprintf(call, sizeof call, "cuModuleGetFunction(%s)", code->entry);
-    return tjj_cu_check(dev->cu->cuModuleGetFunction(&v->function, v->module, code->entry),
-                    kernel_name, call);
-}
-
-/* The kernel's dynamic shared memory, for its launches: above the 48 KiB
- * every GPU gives a block, the function opts in (cuFuncSetAttribute), up to
- * what this device allows. */
-static tj_status opt_in_shared(tj_device *dev, const char *kernel_name, const tjj_gpu_code *code,
-                               variant *v)
-{
-    enum { SHARED_WITHOUT_OPT_IN = 48 * 1024 };
-    v->shared_bytes = code->shared_bytes;
-    if (code->shared_bytes <= SHARED_WITHOUT_OPT_IN)
-        return TJ_OK;
-    int most = 0;
-    tj_status st = tjj_cu_check(dev->cu->cuDeviceGetAttribute(
-                                    &most, TJCU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                    dev->cu_device),
-                                kernel_name, "cuDeviceGetAttribute");
-    if (st == TJ_OK && code->shared_bytes > (size_t)most)
-        return tjs_error(TJ_ERR_COMPILE,
-                         "error: in kernel '%s': needs %zu bytes of shared memory; this GPU (sm_%d) "
-                         "gives a block at most %d (use a smaller tile)",
-                         kernel_name, code->shared_bytes, dev->sm, most);
-    if (st == TJ_OK)
-        st = tjj_cu_check(dev->cu->cuFuncSetAttribute(v->function, TJCU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                      (int)code->shared_bytes),
-                          kernel_name, "cuFuncSetAttribute");
-    return st;
-}
-
-static tj_status compile_gpu(tj_device *dev, tji_func *fn, variant *v)
-{
-    tjp_layout_plan plan = {0};
-    tjj_gpu_code code = {0};
-    tj_status st = tjj_gpu_pipeline(fn, v->spec, v->num_warps, dev->sm, &plan, &code);
-    if (st == TJ_OK)
-        st = tjj_check_with_ptxas(fn, v->spec, v->num_warps, &plan, &code, dev->sm);
-    if (st == TJ_OK)
-        st = load_module(dev, fn->name, &code, v);
-    if (st == TJ_OK)
-        st = opt_in_shared(dev, fn->name, &code, v);
-    if (st == TJ_OK) {
-        collect_asserts(fn, v);
-        v->assert_record = dev->assert_record;
-    }
-    if (st == TJ_OK && (v->nasserts || v->check_bounds)) {
-        tjcu_deviceptr record = 0;
-        st = tjj_cu_check(dev->cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), fn->name,
-                      "cuMemAlloc (assert record)");
-        if (st == TJ_OK) {
-            v->assert_record = record;
-            st = tjj_cu_check(dev->cu->cuMemsetD8(record, 0, sizeof(tjj_gpu_assert)), fn->name,
-                          "cuMemsetD8 (assert record)");
-        }
-    }
-    tjj_gpu_code_free(&code);
-    tjp_layout_plan_free(&plan);
-    return st;
 }
 
 static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
@@ -210,20 +102,18 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
         pthread_mutex_unlock(&dev->build_lock);
     }
     if (st == TJ_OK)
-        st = tjp_check_roundtrip(fn, NULL);
-    if (st == TJ_OK)
         fn->params_may_alias = !!(spec & TJF_SPEC_ALIASED);
-    if (st == TJ_OK && v->check_bounds) {
+    if (st == TJ_OK && v->check_bounds)
         fn->check_bounds = 1;
-        v->bounds = tjj_bounds_sites_new(fn);
+    tjj_artifact artifact = {0};
+    if (st == TJ_OK)
+        st = dev->ops->compile(dev, fn, v, num_warps, spec, &artifact);
+    if (st == TJ_OK) {
+        v->key = artifact.key;
+        v->bounds = artifact.bounds;
+        artifact.bounds = NULL;
     }
-    if (st == TJ_OK && dev->kind == TJ_DEVICE_GPU) {
-        st = compile_gpu(dev, fn, v);
-    } else if (st == TJ_OK) {
-        st = tjj_cpu_compile(fn, &v->compiled);
-        if (st == TJ_OK)
-            st = tjj_check_with_ptxas(fn, spec, num_warps, NULL, NULL, 0);
-    }
+    tjj_artifact_free(&artifact);
     tji_func_free(fn);
     return st;
 }
@@ -256,9 +146,9 @@ static void remove_variant(tj_device *dev, variant *v)
 tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
                           int nconsts, int num_warps, uint64_t spec, int check_bounds, variant **out)
 {
-    int gpu = dev->kind == TJ_DEVICE_GPU;
-    int key_warps = gpu ? num_warps : 0;
-    uint64_t key_spec = gpu ? spec : spec & TJF_SPEC_ALIASED; /* CPU: aliasing only */
+    int specializes = dev->ops->specializes;
+    int key_warps = specializes ? num_warps : 0;
+    uint64_t key_spec = specializes ? spec : spec & TJF_SPEC_ALIASED; /* CPU: aliasing only */
     uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec, check_bounds);
     pthread_mutex_lock(&dev->variants_lock);
     variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_spec, check_bounds, hash);

@@ -5,7 +5,8 @@
 #ifndef TJIT_PTXAS_H
 #define TJIT_PTXAS_H
 
-#include "../internal.h"
+#include "../../internal.h"
+#include "../pipeline.h"
 
 /* The PTX target named by target ("sm_90"), or by $TJIT_PTX_TARGET when
  * target is NULL, or sm_90 when that is unset too, as 10 * major + minor.
@@ -18,5 +19,16 @@ TJI_FUNC tj_status tjj_ptx_target(const char *who, const char *target, int *sm);
  * with ptxas's own message, naming the kernel. */
 TJI_FUNC tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm,
                                    const char *kernel_name);
+
+/* The ptxas that checks every PTX compiled (TJIT_PTXAS), or NULL. */
+TJI_FUNC const char *tjj_ptxas_path(void);
+
+/* TJIT_PTXAS: assembles the PTX of artifact a, compiled from fn, for
+ * TJIT_PTX_TARGET with ptxas: a's own PTX where it is for that target;
+ * else PTX compiled here from a's layouts (a GPU artifact) or, for a CPU
+ * artifact, by the GPU pipeline for num_warps and the arguments spec
+ * describes. */
+TJI_FUNC tj_status tjj_check_with_ptxas(tji_func *fn, const tjj_artifact *a, int num_warps,
+                                        uint64_t spec);
 
 #endif

@@ -5,9 +5,11 @@
  * The GPU back end needs no CUDA toolkit: LLVM writes the PTX and the driver
  * assembles it when a module is loaded. So on a machine without a GPU
  * nothing would ever tell whether that PTX is valid. ptxas, the toolkit's
- * assembler, can: when $TJIT_PTXAS names it, the runtime (device.c) hands
- * every PTX it compiles — for any device, the CPU included — to
- * tjj_ptxas_check, and a rejection fails the launch with ptxas's message.
+ * assembler, can: when $TJIT_PTXAS names it, the runtime hands every
+ * variant it compiles — for any device, the CPU included — to
+ * tjj_check_with_ptxas, which assembles its PTX for TJIT_PTX_TARGET
+ * (compiling it for that target where the variant has none), and a
+ * rejection fails the launch with ptxas's message.
  * `make check` sets TJIT_PTXAS wherever configure found ptxas, which turns
  * every test kernel into a PTX validity test as well.
  *
@@ -165,5 +167,34 @@ tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, const char 
     }
     unlink(ptx_path);
     free(ptx_path);
+    return st;
+}
+
+const char *tjj_ptxas_path(void)
+{
+    const char *ptxas = getenv("TJIT_PTXAS");
+    return ptxas && *ptxas ? ptxas : NULL;
+}
+
+tj_status tjj_check_with_ptxas(tji_func *fn, const tjj_artifact *a, int num_warps, uint64_t spec)
+{
+    const char *ptxas = tjj_ptxas_path();
+    if (!ptxas)
+        return TJ_OK;
+    int sm;
+    tj_status st = tjj_ptx_target("TJIT_PTXAS", NULL, &sm);
+    if (st != TJ_OK)
+        return st;
+    if (a->gpu.ptx && a->sm == sm)
+        return tjj_ptxas_check(ptxas, a->gpu.ptx, sm, fn->name);
+    tjj_artifact own = {0};
+    if (a->gpu.ptx)
+        st = tjj_gpu_compile(fn, &a->plan, sm, &own.gpu);
+    else
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .num_warps = num_warps, .spec = spec},
+                             &own);
+    if (st == TJ_OK)
+        st = tjj_ptxas_check(ptxas, own.gpu.ptx, sm, fn->name);
+    tjj_artifact_free(&own);
     return st;
 }

@@ -3,11 +3,19 @@
  * device_impl.h — the inside of a tj_device, shared by the files of the
  * host API:
  *
- *   device.c    devices, CUDA error and assert checks, launches
- *   buffers.c   buffer handles, and buffers held by the launches using them
- *   variants.c  the cache of compiled variants, compiles outside its lock
- *   gpu_pipeline.c  the GPU passes and PTX, for launches and for
- *               tj_kernel_ptx / tj_kernel_explain
+ *   device.c      opening, closing and naming devices, tj_synchronize
+ *   launch.c      tj_launch: the checks of a launch, its buffers, its variant
+ *   device_cpu.c  the CPU's back-end operations (tjj_cpu_ops)
+ *   device_gpu.c  the GPU's (tjj_gpu_ops): the CUDA context, memory, module
+ *                 loading, assert records, launches
+ *   buffers.c     buffer handles, and buffers held by the launches using them
+ *   variants.c    the cache of compiled variants, compiles outside its lock
+ *   ptxas.c       PTX targets, and the ptxas check of every variant
+ *   offline.c     compiling without a device: tj_kernel_ptx*, tj_kernel_explain
+ *
+ * What differs between device kinds is one table of operations per kind,
+ * tjj_backend (as QBE's Target is per machine): the files above call
+ * dev->ops and never ask which kind a device is.
  *
  * Locks: buffers_lock (the buffer table), variants_lock (the cache),
  * pending_lock (assert records and the last kernel's name), never nested;
@@ -19,9 +27,11 @@
 
 #include <pthread.h>
 
-#include "../ffi_bind/ffi_bind.h"
+#include "../../ffi_bind/ffi_bind.h"
+#include "../jit.h"
+#include "../pipeline.h"
 #include "cuda_api.h"
-#include "jit.h"
+#include "ptxas.h"
 
 #define ALIGNMENT 64 /* buffers and scratch: a cache line, the widest vector */
 enum { DEFAULT_NUM_WARPS = 4, MAX_NUM_WARPS = 32 };
@@ -37,21 +47,13 @@ typedef struct buffer_slot {
     uint64_t gpu_epoch;   /* GPU: the use epoch of its last use (see buffers.c) */
 } buffer_slot;
 
-/* Where a device assert of a GPU variant is, by its op index. */
-typedef struct assert_site {
-    uint32_t op;
-    char *file;
-    int line;
-    char *message;
-} assert_site;
-
 typedef struct tjj_bounds_sites tjj_bounds_sites; /* bounds.h */
 
 typedef enum variant_state { VARIANT_COMPILING, VARIANT_READY, VARIANT_FAILED } variant_state;
 
 typedef struct variant {
     struct variant *next; /* hash chain */
-    uint64_t hash;
+    uint64_t hash;        /* of the lookup below (kernel pointer and all) */
     const tj_kernel *kernel;
     int nconsts;
     int64_t *consts;
@@ -65,12 +67,13 @@ typedef struct variant {
     char *failure_message;
     /* Set by the compile, read-only once READY: */
     tjf_sig sig;
+    tjj_stable_key key;   /* the artifact's stable key (pipeline.h) */
     tjj_cpu_kernel *compiled;       /* CPU */
     tjcu_module module;             /* GPU */
     tjcu_function function;
     size_t shared_bytes;  /* dynamic shared memory each launch gives it */
     int nasserts;
-    assert_site *asserts;
+    tjj_assert_site *asserts;
     tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or checked, else the device's */
     int pending;          /* launched since the last assert check (pending_lock) */
     tjj_bounds_sites *bounds; /* a checked variant's accesses, for its messages */
@@ -81,8 +84,10 @@ typedef struct scratch_slot {
     size_t size;
 } scratch_slot;
 
+typedef struct tjj_backend tjj_backend;
+
 struct tj_device {
-    tj_device_kind kind;
+    const tjj_backend *ops;
     char name[128];
 
     pthread_mutex_t buffers_lock;
@@ -120,7 +125,61 @@ struct tj_device {
     const char *last_kernel; /* the name of the last kernel launched */
 };
 
-/* device.c */
+/* One device kind's half of the runtime. The flags say how the kind
+ * behaves where the shared code must know; the functions do the work. */
+struct tjj_backend {
+    tj_device_kind kind;
+    int asynchronous;     /* launches are queued: a freed buffer's memory waits
+                           * for the device (buffers.c's epochs) */
+    int specializes;      /* a variant per num_warps and per argument
+                           * specialization key (tjf_spec_key); otherwise
+                           * num_warps is ignored and only aliasing is keyed */
+    int has_streams;      /* cfg->stream names one of its streams (none is
+                           * supported yet) */
+    int32_t max_grid_yz;  /* programs along y and z */
+    /* A device of this kind (dev->ops set); the ordinal is >= 0. */
+    tj_status (*open)(int ordinal, tj_device **out);
+    /* At close, before the buffers and variants go: waits for the device
+     * (errors are past reporting). */
+    void (*idle)(tj_device *dev);
+    /* At close, after them: the rest of the kind's state. */
+    void (*close)(tj_device *dev);
+    /* Makes the device usable by the calling thread, for API function who. */
+    tj_status (*enter)(tj_device *dev, const char *who);
+    /* Waits for everything launched, reporting faults and failed asserts. */
+    tj_status (*synchronize)(tj_device *dev, const char *who);
+    /* Buffer memory (64-byte aligned) and copies to and from it; read
+     * first waits for the kernels that may write it. */
+    tj_status (*alloc)(tj_device *dev, size_t bytes, uint64_t *addr);
+    void (*free)(tj_device *dev, uint64_t addr);
+    tj_status (*write)(tj_device *dev, uint64_t dst, const void *src, size_t bytes,
+                       const char *who);
+    tj_status (*read)(tj_device *dev, void *dst, uint64_t src, size_t bytes, const char *who);
+    /* A buffer argument's value for the compiled code. */
+    void (*pass_buffer)(tjf_value *value, uint64_t addr);
+    /* Compiles the built tile program fn for the in-flight variant v by the
+     * kind's pipeline (pipeline.h) into *a, and takes the code it runs
+     * (num_warps and spec: a launch's, which the ptxas check uses). */
+    tj_status (*compile)(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
+                         tjj_artifact *a);
+    void (*free_variant)(tj_device *dev, variant *v);
+    /* Runs var over the grid nprog (total programs) with the arguments'
+     * values and the byte sizes of their buffers. */
+    tj_status (*launch)(tj_device *dev, const tj_kernel *kernel, variant *var, tjf_value *values,
+                        uint64_t *sizes, const int32_t nprog[3], int64_t total);
+};
+
+/* device_cpu.c, device_gpu.c */
+TJI_FUNC extern const tjj_backend tjj_cpu_ops;
+TJI_FUNC extern const tjj_backend tjj_gpu_ops;
+
+/* device.c: a device of ops' kind with its locks, and its end. */
+TJI_FUNC tj_device *tjj_device_new(const tjj_backend *ops);
+TJI_FUNC void tjj_device_free(tj_device *dev);
+/* A power of two from 1 to MAX_NUM_WARPS. */
+TJI_FUNC int tjj_valid_num_warps(int n);
+
+/* device_gpu.c: the CUDA calls other files make for a GPU device. */
 TJI_FUNC tj_status tjj_cu_check(tjcu_result r, const char *who, const char *call);
 TJI_FUNC tj_status tjj_gpu_enter(tj_device *dev, const char *who);
 TJI_FUNC tj_status tjj_gpu_finish(tj_device *dev, const char *who);
@@ -141,6 +200,8 @@ TJI_FUNC void tjj_buffer_release(tj_device *dev, const tjj_buffer_use *use);
 TJI_FUNC uint64_t tjj_buffers_epoch(tj_device *dev);
 TJI_FUNC void tjj_buffers_synced(tj_device *dev, uint64_t epoch);
 TJI_FUNC void tjj_buffers_close(tj_device *dev);
+/* Are buffers freed by the user waiting for their last uses? */
+TJI_FUNC int tjj_buffers_held(tj_device *dev);
 TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
 
 /* variants.c */
@@ -150,13 +211,5 @@ TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);
-
-/* gpu_pipeline.c */
-TJI_FUNC tj_status tjj_gpu_pipeline(tji_func *fn, uint64_t spec_key, int num_warps, int sm,
-                                    tjp_layout_plan *plan, tjj_gpu_code *code);
-TJI_FUNC tj_status tjj_check_with_ptxas(tji_func *fn, uint64_t spec_key, int num_warps,
-                                        const tjp_layout_plan *plan, const tjj_gpu_code *code,
-                                        int code_sm);
-TJI_FUNC int tjj_valid_num_warps(int n);
 
 #endif

@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#include "../internal.h"
+#include "../../internal.h"
 
 typedef unsigned int tjcu_result;             /* CUresult */
 typedef int tjcu_device;                      /* CUdevice */

@@ -14,8 +14,9 @@
  * after 65,535 device opens or 2^24 reuses of a slot.
  *
  * A slot holds a host pointer on the CPU and a device address (cuMemAlloc)
- * on a GPU; reads and writes of GPU buffers are synchronous copies
- * (cuMemcpy).
+ * on a GPU; the memory and the copies to and from it are the device kind's
+ * operations (tjj_backend: alloc, free, write, read), synchronous copies
+ * on a GPU (cuMemcpy).
  *
  * A buffer may be freed while something still uses it: a launch on another
  * thread (from the moment it looked its arguments up), a copy, or on a GPU
@@ -116,50 +117,6 @@ static void map_remove(tj_device *dev, uint64_t handle)
 
 /* --- memory ---------------------------------------------------------------- */
 
-/* Memory for a buffer: host memory on the CPU, device memory on a GPU. A
- * GPU allocation that fails for want of memory first waits for the device
- * to release held buffers, then tries once more. */
-static tj_status alloc_memory(tj_device *dev, size_t bytes, uint64_t *addr)
-{
-    static const char who[] = "tj_buffer_alloc";
-    if (dev->kind != TJ_DEVICE_GPU) {
-        void *ptr;
-        if (posix_memalign(&ptr, ALIGNMENT, bytes) != 0)
-            return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", who, bytes);
-        *addr = (uint64_t)(uintptr_t)ptr;
-        return TJ_OK;
-    }
-    tj_status st = tjj_gpu_enter(dev, who);
-    if (st != TJ_OK)
-        return st;
-    tjcu_deviceptr p = 0;
-    tjcu_result r = dev->cu->cuMemAlloc(&p, bytes);
-    pthread_mutex_lock(&dev->buffers_lock);
-    int held = dev->nheld > 0;
-    pthread_mutex_unlock(&dev->buffers_lock);
-    if (r == TJCU_ERROR_OUT_OF_MEMORY && held) {
-        /* Faults and asserts stay for the next tj_synchronize to report. */
-        uint64_t epoch = tjj_buffers_epoch(dev);
-        if (dev->cu->cuCtxSynchronize() == TJCU_SUCCESS)
-            tjj_buffers_synced(dev, epoch);
-        r = dev->cu->cuMemAlloc(&p, bytes);
-    }
-    char call[64];
-    snprintf(call, sizeof call, "cuMemAlloc of %zu bytes", bytes);
-    if ((st = tjj_cu_check(r, who, call)) != TJ_OK)
-        return st;
-    *addr = p;
-    return TJ_OK;
-}
-
-static void free_memory(tj_device *dev, uint64_t addr)
-{
-    if (dev->kind == TJ_DEVICE_GPU)
-        dev->cu->cuMemFree(addr);
-    else
-        free((void *)(uintptr_t)addr);
-}
-
 /* Puts a slot whose memory is being released back on the free list and
  * returns the address to free (after unlocking). buffers_lock held. */
 static uint64_t recycle(tj_device *dev, buffer_slot *s)
@@ -173,7 +130,7 @@ static uint64_t recycle(tj_device *dev, buffer_slot *s)
 /* May a held slot's memory go now? buffers_lock held. */
 static int done_with(const tj_device *dev, const buffer_slot *s)
 {
-    return s->uses == 0 && (dev->kind != TJ_DEVICE_GPU || s->gpu_epoch <= dev->gpu_synced);
+    return s->uses == 0 && (!dev->ops->asynchronous || s->gpu_epoch <= dev->gpu_synced);
 }
 
 /* --- uses ------------------------------------------------------------------ */
@@ -197,7 +154,7 @@ void tjj_buffer_release(tj_device *dev, const tjj_buffer_use *use)
     pthread_mutex_lock(&dev->buffers_lock);
     buffer_slot *s = &dev->slots[use->slot];
     s->uses--;
-    if (dev->kind == TJ_DEVICE_GPU)
+    if (dev->ops->asynchronous)
         s->gpu_epoch = ++dev->gpu_epoch;
     if (!s->handle && done_with(dev, s)) {
         dev->nheld--;
@@ -205,7 +162,15 @@ void tjj_buffer_release(tj_device *dev, const tjj_buffer_use *use)
     }
     pthread_mutex_unlock(&dev->buffers_lock);
     if (addr)
-        free_memory(dev, addr);
+        dev->ops->free(dev, addr);
+}
+
+int tjj_buffers_held(tj_device *dev)
+{
+    pthread_mutex_lock(&dev->buffers_lock);
+    int held = dev->nheld > 0;
+    pthread_mutex_unlock(&dev->buffers_lock);
+    return held;
 }
 
 uint64_t tjj_buffers_epoch(tj_device *dev)
@@ -233,7 +198,7 @@ void tjj_buffers_synced(tj_device *dev, uint64_t epoch)
     dev->nheld -= n;
     pthread_mutex_unlock(&dev->buffers_lock);
     for (uint32_t i = 0; i < n; i++)
-        free_memory(dev, addrs[i]);
+        dev->ops->free(dev, addrs[i]);
     free(addrs);
 }
 
@@ -242,7 +207,7 @@ void tjj_buffers_close(tj_device *dev)
 {
     for (uint32_t i = 0; i < dev->nslots; i++)
         if (dev->slots[i].addr)
-            free_memory(dev, dev->slots[i].addr);
+            dev->ops->free(dev, dev->slots[i].addr);
     free(dev->slots);
     free(dev->map_keys);
     free(dev->map_slots);
@@ -269,7 +234,7 @@ tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
     if (bytes == 0)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_alloc: a buffer of 0 bytes");
     uint64_t addr = 0;
-    tj_status st = alloc_memory(dev, bytes, &addr);
+    tj_status st = dev->ops->alloc(dev, bytes, &addr);
     if (st != TJ_OK)
         return st;
 
@@ -289,7 +254,7 @@ tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
         index = dev->nslots++;
     } else {
         pthread_mutex_unlock(&dev->buffers_lock);
-        free_memory(dev, addr);
+        dev->ops->free(dev, addr);
         return tjs_error(TJ_ERR_OUT_OF_MEMORY, "tj_buffer_alloc: the device already holds %llu buffers",
                          (unsigned long long)MAX_SLOTS);
     }
@@ -306,11 +271,9 @@ tj_status tj_buffer_free(tj_device *dev, tj_buffer buf)
     tjs_clear_error();
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_free: dev is NULL");
-    if (dev->kind == TJ_DEVICE_GPU) {
-        tj_status st = tjj_gpu_enter(dev, "tj_buffer_free");
-        if (st != TJ_OK)
-            return st;
-    }
+    tj_status st = dev->ops->enter(dev, "tj_buffer_free");
+    if (st != TJ_OK)
+        return st;
     uint64_t addr = 0;
     pthread_mutex_lock(&dev->buffers_lock);
     int64_t slot = map_get(dev, buf.handle);
@@ -327,7 +290,7 @@ tj_status tj_buffer_free(tj_device *dev, tj_buffer buf)
         dev->nheld++; /* its last use releases it */
     pthread_mutex_unlock(&dev->buffers_lock);
     if (addr)
-        free_memory(dev, addr);
+        dev->ops->free(dev, addr);
     return TJ_OK;
 }
 
@@ -362,14 +325,7 @@ tj_status tj_buffer_write(tj_device *dev, tj_buffer dst, size_t offset, const vo
     tj_status st = copy_target(who, dev, dst, offset, src, bytes, &use);
     if (st != TJ_OK)
         return st;
-    uint64_t where = use.addr + offset;
-    if (bytes && dev->kind != TJ_DEVICE_GPU) {
-        memcpy((void *)(uintptr_t)where, src, bytes);
-    } else if (bytes && (st = tjj_gpu_enter(dev, who)) == TJ_OK) {
-        /* A synchronous copy on the default stream: it follows every
-         * kernel launched before it and is done when it returns. */
-        st = tjj_cu_check(dev->cu->cuMemcpyHtoD(where, src, bytes), who, "cuMemcpyHtoD");
-    }
+    st = dev->ops->write(dev, use.addr + offset, src, bytes, who);
     tjj_buffer_release(dev, &use);
     return st;
 }
@@ -382,16 +338,7 @@ tj_status tj_buffer_read(tj_device *dev, tj_buffer src, size_t offset, void *dst
     tj_status st = copy_target(who, dev, src, offset, dst, bytes, &use);
     if (st != TJ_OK)
         return st;
-    uint64_t where = use.addr + offset;
-    if (dev->kind != TJ_DEVICE_GPU) {
-        if (bytes)
-            memcpy(dst, (const void *)(uintptr_t)where, bytes);
-    } else if ((st = tjj_gpu_enter(dev, who)) == TJ_OK && (st = tjj_gpu_finish(dev, who)) == TJ_OK &&
-               bytes) {
-        /* The kernels that wrote the buffer must have finished without a
-         * fault or a failed assert before their results are worth reading. */
-        st = tjj_cu_check(dev->cu->cuMemcpyDtoH(dst, where, bytes), who, "cuMemcpyDtoH");
-    }
+    st = dev->ops->read(dev, dst, use.addr + offset, bytes, who);
     tjj_buffer_release(dev, &use);
     return st;
 }

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pipeline.c — compiling a built tile program: one function per target,
+ * each the straight list of its steps.
+ *
+ *   GPU (tjj_compile_gpu)               CPU (tjj_compile_cpu)
+ *     stable key, bounds sites            stable key, bounds sites
+ *     no tile too big for registers       materialize (the fusion plan)
+ *     tjj_gpu_plan:                       code generation, O3, ORC
+ *       axis-info   (for the arguments'
+ *                    specialization key)
+ *       coalesce
+ *       assign-layouts
+ *       swizzle      (each shared-memory step's swizzle)
+ *       alloc-shared (byte offsets, the kernel's total)
+ *       barriers     (where bar.sync goes)
+ *     the explainer (TJIT_DUMP=layouts)
+ *     code generation, O3, PTX
+ *     the device asserts' sites
+ *
+ * tjj_gpu_plan is where tj_kernel_explain and the tests of the passes stop;
+ * the tile-size check stays outside it, so that they explain and lay out
+ * any kernel, as they always have.
+ *
+ * fn comes verified from tji_build (whose TJIT_DUMP=ir shows it). After
+ * each pass, after_pass checks and dumps: TJIT_DUMP=<pass> prints the
+ * IR after that pass (dump_ir), and with pass checks on (TJIT_CHECK_PASSES=1,
+ * which make check sets, or configure --enable-pass-checks) the IR is
+ * verified and, once there is a layout plan, the plan checked (check_ir).
+ * The layouts are checked after assign-layouts in every build, as they
+ * always were. A new pass is one more line in the list: its call, then
+ * after_pass with its name.
+ *
+ * The specialization key of a launch (tjf_spec_key: which pointers are
+ * 16-byte aligned, which integers are multiples of 16 or equal to 1) says
+ * what axis info may assume. The explainer reads the pipeline's axis info:
+ * every value the layout pass adds (a conversion, a recomputed op, a
+ * converted op's fresh result) equals one that was analysed, element by
+ * element, so its facts are copied (axis_info_of_added), not computed again.
+ *
+ * The stable variant key (tjj_variant_key) is XXH3-128 of the tjit and LLVM
+ * versions, the target (cpu, or sm_XX and num_warps), check_bounds, the
+ * specialization key, the constants and the printed IR as built (tji_print),
+ * in that order — nothing of the process (no pointer, no counter), so the
+ * same kernel has the same key in every process: the key of the disk cache
+ * to come. The device's in-memory cache keeps its own faster lookup by
+ * kernel pointer (runtime/variants.c) and records this key in the variant.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#ifdef TJIT_XXHASH_INLINE
+#define XXH_INLINE_ALL /* configure --enable-static-xxhash: no libxxhash at run time */
+#endif
+#include <xxhash.h>
+
+#include "../ffi_bind/ffi_bind.h"
+#include "bounds.h"
+#include "pipeline.h"
+
+/* --- checks and dumps between passes -------------------------------------- */
+
+#ifdef TJIT_PASS_CHECKS
+enum { PASS_CHECKS_DEFAULT = 1 };
+#else
+enum { PASS_CHECKS_DEFAULT = 0 };
+#endif
+
+/* Are the IR and the plan checked after every pass? */
+static int pass_checks(void)
+{
+    const char *env = getenv("TJIT_CHECK_PASSES");
+    if (!env || !*env)
+        return PASS_CHECKS_DEFAULT;
+    return strcmp(env, "0") != 0;
+}
+
+/* The IR verified and, where there is one, the layout plan checked. */
+static tj_status check_ir(const tji_func *fn, const tjp_layout_plan *plan)
+{
+    tj_status st = tji_verify(fn);
+    if (st == TJ_OK && plan)
+        st = tjp_check_layouts(fn, plan);
+    return st;
+}
+
+/* TJIT_DUMP=<pass>: the IR after the pass, with the layout plan so far, on
+ * stderr. */
+static void dump_ir(const tji_func *fn, const char *pass, const tjp_layout_plan *plan)
+{
+    if (!tjs_dump_enabled(pass))
+        return;
+    char *text = tjp_print_annotated(fn, &(tjp_annotations){.layouts = plan});
+    fprintf(stderr, "// TJIT_DUMP=%s: kernel '%s' after %s\n%s", pass, fn->name, pass, text);
+    free(text);
+}
+
+/* What follows a pass that returned st: the check (always where `checked`,
+ * otherwise with pass checks on), then the dump. */
+static tj_status after_pass(tj_status st, const char *pass, const tji_func *fn,
+                            const tjp_layout_plan *plan, int checked)
+{
+    if (st == TJ_OK && (checked || pass_checks()))
+        st = check_ir(fn, plan);
+    if (st == TJ_OK)
+        dump_ir(fn, pass, plan);
+    return st;
+}
+
+/* --- the stable variant key ------------------------------------------------ */
+
+tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int num_warps)
+{
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    tjs_buf b = {0};
+    tjs_buf_printf(&b, "tjit %s\nllvm %u.%u.%u\n", TJ_VERSION_STRING, major, minor, patch);
+    if (sm)
+        tjs_buf_printf(&b, "target sm_%d num_warps %d\n", sm, num_warps);
+    else
+        tjs_buf_printf(&b, "target cpu\n");
+    tjs_buf_printf(&b, "check_bounds %d\nspec %llx\nconsts %d:", fn->check_bounds,
+                   (unsigned long long)spec, fn->nconsts);
+    for (int i = 0; i < fn->nconsts; i++)
+        tjs_buf_printf(&b, " %lld", (long long)fn->const_values[i]);
+    char *ir = tji_print(fn);
+    tjs_buf_printf(&b, "\n%s", ir);
+    free(ir);
+    XXH128_hash_t h = XXH3_128bits(b.data, b.len);
+    tjs_buf_free(&b);
+    return (tjj_stable_key){h.high64, h.low64};
+}
+
+void tjj_stable_key_hex(const tjj_stable_key *key, char out[33])
+{
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)key->high,
+             (unsigned long long)key->low);
+}
+
+/* --- artifacts ------------------------------------------------------------- */
+
+/* What every artifact starts with, from fn as built. */
+static void start_artifact(const tji_func *fn, uint64_t spec, int sm, int num_warps,
+                           tjj_artifact *a)
+{
+    memset(a, 0, sizeof *a);
+    a->key = tjj_variant_key(fn, spec, sm, num_warps);
+    a->kernel_name = tjs_xstrdup(fn->name);
+    a->check_bounds = fn->check_bounds;
+    if (fn->check_bounds)
+        a->bounds = tjj_bounds_sites_new(fn);
+    a->sm = sm;
+}
+
+/* The asserts of fn, so that a failure can be told by op index. */
+static void collect_asserts(const tji_func *fn, tjj_artifact *a)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_ASSERT)
+            a->nasserts++;
+    if (!a->nasserts)
+        return;
+    a->asserts = tjs_xcalloc((size_t)a->nasserts, sizeof *a->asserts);
+    int n = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->code != TJI_ASSERT)
+            continue;
+        a->asserts[n++] = (tjj_assert_site){(uint32_t)i, tjs_xstrdup(op->loc.file ? op->loc.file : "?"),
+                                            op->loc.line, tjs_xstrdup(op->str ? op->str : "")};
+    }
+}
+
+void tjj_artifact_free(tjj_artifact *a)
+{
+    for (int i = 0; i < a->nasserts; i++) {
+        free(a->asserts[i].file);
+        free(a->asserts[i].message);
+    }
+    free(a->asserts);
+    tjj_bounds_sites_free(a->bounds);
+    tjj_gpu_code_free(&a->gpu);
+    tjp_layout_plan_free(&a->plan);
+    tjj_cpu_kernel_free(a->cpu);
+    free(a->kernel_name);
+    memset(a, 0, sizeof *a);
+}
+
+/* --- GPU --------------------------------------------------------------------- */
+
+/* What the parameters of fn are known to be, from a tjf_spec_key: one
+ * entry per parameter (malloc'ed). */
+static tjp_param_spec *spec_of_key(const tji_func *fn, uint64_t key)
+{
+    tjp_param_spec *spec = tjs_xcalloc((size_t)fn->nparams + 1, sizeof *spec);
+    for (int i = 0; i < fn->nparams; i++) {
+        unsigned bits = i < TJF_SPEC_PARAMS ? (unsigned)(key >> (TJF_SPEC_BITS * i)) : 0;
+        spec[i] = (tjp_param_spec){.ptr_align16 = !!(bits & TJF_SPEC_ALIGN16),
+                                   .int_div16 = !!(bits & TJF_SPEC_DIV16),
+                                   .is_one = !!(bits & TJF_SPEC_ONE)};
+    }
+    return spec;
+}
+
+uint64_t tjj_spec_of_buffers(const tj_kernel *kernel)
+{
+    uint64_t key = 0;
+    for (int i = 0; i < kernel->nparams && i < TJF_SPEC_PARAMS; i++)
+        if (kernel->params[i].is_ptr && !kernel->params[i].no_specialize)
+            key |= (uint64_t)TJF_SPEC_ALIGN16 << (TJF_SPEC_BITS * i);
+    return key;
+}
+
+/* Axis info of the values the layout pass added, from the values they
+ * equal (plan->equal_to): the analysis need not run again. */
+static void axis_info_of_added(const tji_func *fn, const tjp_layout_plan *plan,
+                               tjp_axis_info_result *axis)
+{
+    int32_t analysed = axis->nvalues;
+    if (fn->nvalues == analysed)
+        return;
+    axis->of = tjs_xrealloc(axis->of, ((size_t)fn->nvalues + 1) * sizeof *axis->of);
+    for (int32_t v = analysed + 1; v <= fn->nvalues; v++) {
+        int32_t same = v;
+        while (same > analysed) /* 0 (unknown) where no pass said */
+            same = plan->equal_to ? plan->equal_to[same] : 0;
+        axis->of[v] = axis->of[same];
+    }
+    axis->nvalues = fn->nvalues;
+}
+
+void tjj_gpu_planned_free(tjj_gpu_planned *p)
+{
+    tjp_axis_info_free(&p->axis);
+    tjp_coalesce_free(&p->coalesced);
+    tjp_layout_plan_free(&p->plan);
+}
+
+tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *out)
+{
+    memset(out, 0, sizeof *out);
+    tjp_param_spec *spec = spec_of_key(fn, t->spec);
+    const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
+    tj_status st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
+    if (st == TJ_OK && coalesced)
+        st = after_pass(tjp_coalesce(fn, &out->axis, t->num_warps, &out->coalesced), "coalesce",
+                        fn, NULL, 0);
+    if (st == TJ_OK)
+        st = after_pass(tjp_assign_layouts(fn, t->num_warps, coalesced, &out->plan),
+                        "assign-layouts", fn, &out->plan, 1);
+    if (st == TJ_OK)
+        st = after_pass(tjp_choose_swizzles(fn, &out->plan), "swizzle", fn, &out->plan, 0);
+    if (st == TJ_OK)
+        st = after_pass(tjp_alloc_shared(fn, &out->plan), "alloc-shared", fn, &out->plan, 0);
+    if (st == TJ_OK)
+        st = after_pass(tjp_place_barriers(fn, &out->plan), "barriers", fn, &out->plan, 0);
+    if (st == TJ_OK)
+        st = tjp_check_roundtrip(fn, &out->plan);
+    if (st == TJ_OK)
+        axis_info_of_added(fn, &out->plan, &out->axis);
+    free(spec);
+    return st;
+}
+
+char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned)
+{
+    return tjp_explain(fn, &planned->plan, &planned->axis);
+}
+
+tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
+{
+    start_artifact(fn, t->spec, t->sm, t->num_warps, out);
+    tjj_gpu_planned planned = {0};
+    tj_status st = tjp_check_roundtrip(fn, NULL);
+    if (st == TJ_OK)
+        st = tjj_gpu_check_tile_sizes(fn, t->num_warps);
+    if (st == TJ_OK)
+        st = tjj_gpu_plan(fn, t, &planned);
+    if (st == TJ_OK && tjs_dump_enabled("layouts")) {
+        char *text = tjj_gpu_explain(fn, &planned);
+        if (text)
+            fprintf(stderr, "%s", text);
+        free(text);
+    }
+    if (st == TJ_OK)
+        st = tjj_gpu_compile(fn, &planned.plan, t->sm, &out->gpu);
+    if (st == TJ_OK)
+        collect_asserts(fn, out);
+    out->plan = planned.plan;
+    planned.plan = (tjp_layout_plan){0};
+    tjj_gpu_planned_free(&planned);
+    return st;
+}
+
+/* --- CPU --------------------------------------------------------------------- */
+
+tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
+{
+    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, out);
+    tj_status st = tjp_check_roundtrip(fn, NULL);
+    if (st != TJ_OK)
+        return st;
+    tjp_plan plan = {0};
+    tjp_materialize(fn, &plan);
+    st = after_pass(TJ_OK, "materialize", fn, NULL, 0);
+    if (st == TJ_OK)
+        st = tjj_cpu_compile(fn, &plan, &out->cpu);
+    tjp_plan_free(&plan);
+    return st;
+}

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device_gpu.c — a GPU device's back-end operations (tjj_gpu_ops), through
+ * the CUDA driver API (cuda.c loads it).
+ *
+ * A device holds the primary context of its GPU, made current on the
+ * calling thread at every API call, so any thread may use the device.
+ * Buffers are device memory; an allocation that fails for want of memory
+ * first waits for the device to release held buffers, then tries once more.
+ *
+ * A variant is compiled to PTX by the GPU pipeline (../pipeline.c) and
+ * loaded by the driver, whose JIT log becomes the error message when it
+ * refuses. A launch is cuLaunchKernel on the default stream, one CTA of
+ * num_warps * 32 threads per program, and returns at once
+ * (TJIT_LAUNCH_BLOCKING=1 makes it wait, for debugging). Faults and failed
+ * device asserts are therefore found when the host next waits:
+ * tj_synchronize and tj_buffer_read synchronize, then read the assert
+ * records of the kernels launched since the last check. A kernel with
+ * device asserts gets a record of its own in device memory, so a failure
+ * names its kernel, op and program exactly; the others share the device's
+ * record, which they never write. So does a bounds-checked variant
+ * (bounds.h), whose violations come back through that record with
+ * TJ_ERR_BOUNDS.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bounds.h"
+#include "device_impl.h"
+
+enum { MAX_GRID_YZ = 65535 };
+
+/* --- CUDA calls ---------------------------------------------------------- */
+
+/* Checks a driver call made for an API function: "WHO: CALL: CUDA_ERROR_..." */
+tj_status tjj_cu_check(tjcu_result r, const char *who, const char *call)
+{
+    if (r == TJCU_SUCCESS)
+        return TJ_OK;
+    char what[256];
+    snprintf(what, sizeof what, "%s: %s", who, call);
+    return tjj_cuda_check(r, what);
+}
+
+/* Makes the device's context current on the calling thread. */
+tj_status tjj_gpu_enter(tj_device *dev, const char *who)
+{
+    return tjj_cu_check(dev->cu->cuCtxSetCurrent(dev->context), who, "cuCtxSetCurrent");
+}
+
+/* Reads, reports and resets the assert records of the variants launched
+ * since the last check; the first failure found is the error. */
+static tj_status check_asserts(tj_device *dev, const char *who)
+{
+    pthread_mutex_lock(&dev->pending_lock);
+    variant **pending = dev->pending;
+    int npending = dev->npending;
+    dev->pending = NULL;
+    dev->npending = dev->pending_cap = 0;
+    for (int i = 0; i < npending; i++)
+        pending[i]->pending = 0;
+    pthread_mutex_unlock(&dev->pending_lock);
+
+    tj_status st = TJ_OK, failure_status = TJ_ERR_ASSERT;
+    char *failure = NULL;
+    for (int i = 0; i < npending && st == TJ_OK; i++) {
+        const variant *v = pending[i];
+        tjj_gpu_assert rec;
+        st = tjj_cu_check(dev->cu->cuMemcpyDtoH(&rec, v->assert_record, sizeof rec), who,
+                      "cuMemcpyDtoH (assert record)");
+        if (st != TJ_OK || !rec.failed)
+            continue;
+        st = tjj_cu_check(dev->cu->cuMemsetD8(v->assert_record, 0, sizeof rec), who,
+                      "cuMemsetD8 (assert record)");
+        if (failure)
+            continue;
+        const tjj_assert_site *site = NULL;
+        for (int a = 0; a < v->nasserts; a++)
+            if (v->asserts[a].op == rec.op)
+                site = &v->asserts[a];
+        if (!site && (failure = tjj_bounds_message(v->bounds, v->kernel, &rec)))
+            failure_status = TJ_ERR_BOUNDS;
+        else if (site)
+            failure = tjs_asprintf("%s:%d: error: in kernel '%s', op 'assert': device assertion "
+                                   "failed in program (%u, %u, %u): %s",
+                                   site->file, site->line, v->kernel->name, rec.pid[0],
+                                   rec.pid[1], rec.pid[2], site->message);
+        else
+            failure = tjs_asprintf("error: in kernel '%s': a device assertion failed in program "
+                                   "(%u, %u, %u), at op %u, which is no assert of the kernel",
+                                   v->kernel->name, rec.pid[0], rec.pid[1], rec.pid[2], rec.op);
+    }
+    free(pending);
+    if (st == TJ_OK && failure)
+        st = tjs_error(failure_status, "%s", failure);
+    free(failure);
+    return st;
+}
+
+/* Waits for everything launched on the device, then checks asserts. A
+ * fault of a kernel is reported with the last kernel launched. */
+tj_status tjj_gpu_finish(tj_device *dev, const char *who)
+{
+    uint64_t epoch = tjj_buffers_epoch(dev);
+    tjcu_result r = dev->cu->cuCtxSynchronize();
+    if (r != TJCU_SUCCESS) {
+        pthread_mutex_lock(&dev->pending_lock);
+        const char *last = dev->last_kernel;
+        pthread_mutex_unlock(&dev->pending_lock);
+        tj_status st = tjj_cuda_check(r, "cuCtxSynchronize");
+        char *why = tjs_xstrdup(tj_last_error());
+        st = tjs_error(st, "%s: a kernel failed on the GPU (the last one launched was '%s'): %s",
+                       who, last ? last : "?", why);
+        free(why);
+        return st;
+    }
+    tjj_buffers_synced(dev, epoch); /* the memory of buffers freed while in use */
+    return check_asserts(dev, who);
+}
+
+/* --- devices --------------------------------------------------------------- */
+
+static tj_status open_gpu(int ordinal, tj_device **out)
+{
+    static const char who[] = "tj_device_open";
+    const tjcu_driver *cu;
+    if (tjj_cuda_load(&cu) != TJ_OK)
+        return tjs_error(TJ_ERR_DEVICE, "%s: no GPU: %s", who, tjj_cuda_load_error());
+    int count = 0;
+    tj_status st = tjj_cu_check(cu->cuDeviceGetCount(&count), who, "cuDeviceGetCount");
+    if (st != TJ_OK)
+        return st;
+    if (count == 0)
+        return tjs_error(TJ_ERR_DEVICE, "%s: no GPU: the CUDA driver sees no device", who);
+    if (ordinal >= count)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: GPU %d: there %s only %d GPU%s (ordinals 0 to %d)",
+                         who, ordinal, count == 1 ? "is" : "are", count, count == 1 ? "" : "s",
+                         count - 1);
+    tjcu_device cu_device;
+    char gpu_name[96] = "";
+    int major = 0, minor = 0, sms = 0;
+    if ((st = tjj_cu_check(cu->cuDeviceGet(&cu_device, ordinal), who, "cuDeviceGet")) != TJ_OK ||
+        (st = tjj_cu_check(cu->cuDeviceGetName(gpu_name, (int)sizeof gpu_name - 1, cu_device), who,
+                       "cuDeviceGetName")) != TJ_OK ||
+        (st = tjj_cu_check(cu->cuDeviceGetAttribute(&major, TJCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                                cu_device), who, "cuDeviceGetAttribute")) != TJ_OK ||
+        (st = tjj_cu_check(cu->cuDeviceGetAttribute(&minor, TJCU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                                cu_device), who, "cuDeviceGetAttribute")) != TJ_OK ||
+        (st = tjj_cu_check(cu->cuDeviceGetAttribute(&sms, TJCU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                                cu_device), who, "cuDeviceGetAttribute")) != TJ_OK)
+        return st;
+    int sm = major * 10 + minor;
+    if (sm < 80)
+        return tjs_error(TJ_ERR_UNSUPPORTED, "%s: GPU %d (%s) is sm_%d; tjit needs sm_80 or newer",
+                         who, ordinal, gpu_name, sm);
+
+    tjcu_context context;
+    if ((st = tjj_cu_check(cu->cuDevicePrimaryCtxRetain(&context, cu_device), who,
+                       "cuDevicePrimaryCtxRetain")) != TJ_OK)
+        return st;
+    tjcu_deviceptr record = 0;
+    if ((st = tjj_cu_check(cu->cuCtxSetCurrent(context), who, "cuCtxSetCurrent")) != TJ_OK ||
+        (st = tjj_cu_check(cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), who, "cuMemAlloc")) != TJ_OK ||
+        (st = tjj_cu_check(cu->cuMemsetD8(record, 0, sizeof(tjj_gpu_assert)), who, "cuMemsetD8")) != TJ_OK) {
+        if (record)
+            cu->cuMemFree(record);
+        cu->cuDevicePrimaryCtxRelease(cu_device);
+        return st;
+    }
+
+    tj_device *dev = tjj_device_new(&tjj_gpu_ops);
+    dev->cu = cu;
+    dev->cu_device = cu_device;
+    dev->context = context;
+    dev->sm = sm;
+    dev->assert_record = record;
+    const char *blocking = getenv("TJIT_LAUNCH_BLOCKING");
+    dev->blocking = blocking && *blocking && strcmp(blocking, "0") != 0;
+    snprintf(dev->name, sizeof dev->name, "%s (sm_%d, %d SMs)", gpu_name, sm, sms);
+    *out = dev;
+    return TJ_OK;
+}
+
+static void idle(tj_device *dev)
+{
+    /* On a GPU whose context has failed the frees that follow fail too,
+     * and the context's release reclaims all. */
+    if (tjj_gpu_enter(dev, "tj_device_close") == TJ_OK)
+        dev->cu->cuCtxSynchronize();
+}
+
+static void close_gpu(tj_device *dev)
+{
+    free(dev->pending);
+    dev->cu->cuMemFree(dev->assert_record);
+    dev->cu->cuDevicePrimaryCtxRelease(dev->cu_device);
+}
+
+static tj_status synchronize(tj_device *dev, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    return st == TJ_OK ? tjj_gpu_finish(dev, who) : st;
+}
+
+/* --- memory ---------------------------------------------------------------- */
+
+static tj_status alloc_memory(tj_device *dev, size_t bytes, uint64_t *addr)
+{
+    static const char who[] = "tj_buffer_alloc";
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st != TJ_OK)
+        return st;
+    tjcu_deviceptr p = 0;
+    tjcu_result r = dev->cu->cuMemAlloc(&p, bytes);
+    if (r == TJCU_ERROR_OUT_OF_MEMORY && tjj_buffers_held(dev)) {
+        /* Faults and asserts stay for the next tj_synchronize to report. */
+        uint64_t epoch = tjj_buffers_epoch(dev);
+        if (dev->cu->cuCtxSynchronize() == TJCU_SUCCESS)
+            tjj_buffers_synced(dev, epoch);
+        r = dev->cu->cuMemAlloc(&p, bytes);
+    }
+    char call[64];
+    snprintf(call, sizeof call, "cuMemAlloc of %zu bytes", bytes);
+    if ((st = tjj_cu_check(r, who, call)) != TJ_OK)
+        return st;
+    *addr = p;
+    return TJ_OK;
+}
+
+static void free_memory(tj_device *dev, uint64_t addr)
+{
+    dev->cu->cuMemFree(addr);
+}
+
+static tj_status write_memory(tj_device *dev, uint64_t dst, const void *src, size_t bytes,
+                              const char *who)
+{
+    if (!bytes)
+        return TJ_OK;
+    tj_status st = tjj_gpu_enter(dev, who);
+    /* A synchronous copy on the default stream: it follows every kernel
+     * launched before it and is done when it returns. */
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuMemcpyHtoD(dst, src, bytes), who, "cuMemcpyHtoD");
+    return st;
+}
+
+static tj_status read_memory(tj_device *dev, void *dst, uint64_t src, size_t bytes, const char *who)
+{
+    tj_status st;
+    /* The kernels that wrote the buffer must have finished without a fault
+     * or a failed assert before their results are worth reading. */
+    if ((st = tjj_gpu_enter(dev, who)) == TJ_OK && (st = tjj_gpu_finish(dev, who)) == TJ_OK && bytes)
+        st = tjj_cu_check(dev->cu->cuMemcpyDtoH(dst, src, bytes), who, "cuMemcpyDtoH");
+    return st;
+}
+
+static void pass_buffer(tjf_value *value, uint64_t addr)
+{
+    value->u64 = addr;
+}
+
+/* --- variants -------------------------------------------------------------- */
+
+/* Loads PTX into the device's context; the driver's JIT log explains a
+ * refusal. */
+static tj_status load_module(tj_device *dev, const char *kernel_name, const tjj_gpu_code *code,
+                             variant *v)
+{
+    char info_log[4096] = "", error_log[8192] = "";
+    tjcu_jit_option options[] = {TJCU_JIT_INFO_LOG_BUFFER, TJCU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                 TJCU_JIT_ERROR_LOG_BUFFER, TJCU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *values[] = {info_log, (void *)(uintptr_t)sizeof info_log, error_log,
+                      (void *)(uintptr_t)sizeof error_log};
+    tjcu_result r = dev->cu->cuModuleLoadDataEx(&v->module, code->ptx, 4, options, values);
+    if (r != TJCU_SUCCESS) {
+        v->module = NULL;
+        tj_status st = tjj_cuda_check(r, "cuModuleLoadDataEx");
+        char *why = tjs_xstrdup(tj_last_error());
+        st = tjs_error(st == TJ_ERR_OUT_OF_MEMORY ? st : TJ_ERR_COMPILE,
+                       "kernel '%s': the CUDA driver cannot load its PTX for sm_%d: %s%s%s%s%s",
+                       kernel_name, dev->sm, why, *error_log ? "\n" : "", error_log,
+                       *info_log ? "\n" : "", info_log);
+        free(why);
+        return st;
+    }
+    char call[160];
+    snprintf(call, sizeof call, "cuModuleGetFunction(%s)", code->entry);
+    return tjj_cu_check(dev->cu->cuModuleGetFunction(&v->function, v->module, code->entry),
+                    kernel_name, call);
+}
+
+/* The kernel's dynamic shared memory, for its launches: above the 48 KiB
+ * every GPU gives a block, the function opts in (cuFuncSetAttribute), up to
+ * what this device allows. */
+static tj_status opt_in_shared(tj_device *dev, const char *kernel_name, const tjj_gpu_code *code,
+                               variant *v)
+{
+    enum { SHARED_WITHOUT_OPT_IN = 48 * 1024 };
+    v->shared_bytes = code->shared_bytes;
+    if (code->shared_bytes <= SHARED_WITHOUT_OPT_IN)
+        return TJ_OK;
+    int most = 0;
+    tj_status st = tjj_cu_check(dev->cu->cuDeviceGetAttribute(
+                                    &most, TJCU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                    dev->cu_device),
+                                kernel_name, "cuDeviceGetAttribute");
+    if (st == TJ_OK && code->shared_bytes > (size_t)most)
+        return tjs_error(TJ_ERR_COMPILE,
+                         "error: in kernel '%s': needs %zu bytes of shared memory; this GPU (sm_%d) "
+                         "gives a block at most %d (use a smaller tile)",
+                         kernel_name, code->shared_bytes, dev->sm, most);
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuFuncSetAttribute(v->function, TJCU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                      (int)code->shared_bytes),
+                          kernel_name, "cuFuncSetAttribute");
+    return st;
+}
+
+static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
+                         tjj_artifact *a)
+{
+    (void)num_warps; /* the variant's own */
+    (void)spec;
+    tjj_gpu_target target = {.sm = dev->sm, .num_warps = v->num_warps, .spec = v->spec};
+    tj_status st = tjj_compile_gpu(fn, &target, a);
+    if (st == TJ_OK)
+        st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);
+    if (st == TJ_OK)
+        st = load_module(dev, fn->name, &a->gpu, v);
+    if (st == TJ_OK)
+        st = opt_in_shared(dev, fn->name, &a->gpu, v);
+    if (st == TJ_OK) {
+        v->nasserts = a->nasserts;
+        v->asserts = a->asserts;
+        a->nasserts = 0;
+        a->asserts = NULL;
+        v->assert_record = dev->assert_record;
+    }
+    if (st == TJ_OK && (v->nasserts || v->check_bounds)) {
+        tjcu_deviceptr record = 0;
+        st = tjj_cu_check(dev->cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), fn->name,
+                      "cuMemAlloc (assert record)");
+        if (st == TJ_OK) {
+            v->assert_record = record;
+            st = tjj_cu_check(dev->cu->cuMemsetD8(record, 0, sizeof(tjj_gpu_assert)), fn->name,
+                          "cuMemsetD8 (assert record)");
+        }
+    }
+    return st;
+}
+
+static void free_variant(tj_device *dev, variant *v)
+{
+    if (v->module)
+        dev->cu->cuModuleUnload(v->module);
+    if (v->assert_record && v->assert_record != dev->assert_record)
+        dev->cu->cuMemFree(v->assert_record);
+}
+
+/* --- launches -------------------------------------------------------------- */
+
+/* One program per CTA of num_warps * 32 threads on the default stream;
+ * returns once the launch is queued (or, blocking, has finished). */
+static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, tjf_value *values,
+                        uint64_t *sizes, const int32_t nprog[3], int64_t total)
+{
+    (void)total;
+    pthread_mutex_lock(&dev->pending_lock);
+    dev->last_kernel = kernel->name;
+    if ((var->nasserts || var->check_bounds) && !var->pending) {
+        if (dev->npending == dev->pending_cap) {
+            dev->pending_cap = dev->pending_cap ? dev->pending_cap * 2 : 8;
+            dev->pending = tjs_xrealloc(dev->pending, (size_t)dev->pending_cap * sizeof *dev->pending);
+        }
+        dev->pending[dev->npending++] = var;
+        var->pending = 1;
+    }
+    pthread_mutex_unlock(&dev->pending_lock);
+
+    uint64_t assert_info = var->assert_record;
+    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 1) * sizeof *params);
+    tjf_gpu_params(&var->sig, values, &assert_info, params);
+    for (int i = 0, k = var->sig.nparams + 1; var->check_bounds && i < kernel->nparams; i++)
+        if (kernel->params[i].is_ptr) /* bounds.h: each buffer's bytes */
+            params[k++] = &sizes[i];
+    tjcu_result r = dev->cu->cuLaunchKernel(var->function, (unsigned)nprog[0], (unsigned)nprog[1],
+                                            (unsigned)nprog[2], (unsigned)var->num_warps * 32, 1, 1,
+                                            (unsigned)var->shared_bytes, NULL, params, NULL);
+    free(params);
+    char who[160];
+    snprintf(who, sizeof who, "kernel '%s'", kernel->name);
+    tj_status st = tjj_cu_check(r, who, "cuLaunchKernel");
+    if (st == TJ_OK && dev->blocking)
+        st = tjj_gpu_finish(dev, who);
+    return st;
+}
+
+const tjj_backend tjj_gpu_ops = {
+    .kind = TJ_DEVICE_GPU,
+    .asynchronous = 1,
+    .specializes = 1,
+    .has_streams = 1,
+    .max_grid_yz = MAX_GRID_YZ,
+    .open = open_gpu,
+    .idle = idle,
+    .close = close_gpu,
+    .enter = tjj_gpu_enter,
+    .synchronize = synchronize,
+    .alloc = alloc_memory,
+    .free = free_memory,
+    .write = write_memory,
+    .read = read_memory,
+    .pass_buffer = pass_buffer,
+    .compile = compile,
+    .free_variant = free_variant,
+    .launch = launch,
+};

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * launch.c — tj_launch, on any device.
+ *
+ * A launch checks everything the caller gave (device, kernel, grid, constants,
+ * num_warps, arguments, buffers) before any work, then finds the compiled
+ * variant for the kernel, its constants and (on a GPU) num_warps and the
+ * arguments' specialization key in the device's cache, which compiles it on
+ * a miss without blocking launches of other variants (variants.c). The
+ * launch holds its buffers from the moment it looks them up until it
+ * returns (on a GPU, until the device has run it, see buffers.c), so a
+ * buffer freed meanwhile by another thread keeps its memory until then.
+ * Running the variant is the device kind's (tjj_backend.launch:
+ * device_cpu.c, device_gpu.c).
+ *
+ * A kernel body that launches (on any device) is refused: the body is
+ * being built, and a launch from it would build another kernel inside the
+ * build — or, on its own device, wait for its own compile. tj_launch says
+ * so, and the outer build fails with the same message.
+ *
+ * A bounds-checked launch (TJIT_CHECK_BOUNDS, tj_launch_cfg.check_bounds;
+ * bounds.h) runs a variant of its own, given its buffers' sizes, whose
+ * violations come back through the same records as device asserts, with
+ * TJ_ERR_BOUNDS.
+ */
+#include <stdlib.h>
+
+#include "../bounds.h"
+#include "device_impl.h"
+
+static tj_status check_kernel(const tj_kernel *kernel)
+{
+    if (!kernel)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tj_launch: kernel is NULL");
+    if (!kernel->name || !kernel->build || kernel->nparams < 0 || kernel->nconsts < 0 ||
+        (kernel->nparams > 0 && !kernel->params) || (kernel->nconsts > 0 && !kernel->consts))
+        return tjs_error(TJ_ERR_INVALID_ARG, "tj_launch: the kernel is not one TJ_KERNEL defined");
+    return TJ_OK;
+}
+
+/* Grid axes as program counts: 0 in y or z means 1. */
+static tj_status check_grid(const tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg *cfg,
+                            int32_t nprog[3], int64_t *total)
+{
+    for (int axis = 0; axis < 3; axis++) {
+        int64_t g = cfg->grid[axis];
+        if (g < 0)
+            return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': empty grid (grid[%d] = %lld is negative)",
+                             kernel->name, axis, (long long)g);
+        if (g == 0 && axis == 0)
+            return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': empty grid (grid[0] = 0)", kernel->name);
+        if (g > INT32_MAX)
+            return tjs_error(TJ_ERR_LAUNCH,
+                             "kernel '%s': grid too large (grid[%d] = %lld; at most %d programs per axis)",
+                             kernel->name, axis, (long long)g, INT32_MAX);
+        if (axis > 0 && g > dev->ops->max_grid_yz)
+            return tjs_error(TJ_ERR_LAUNCH,
+                             "kernel '%s': grid too large for a GPU (grid[%d] = %lld; at most %d "
+                             "programs along y and z)",
+                             kernel->name, axis, (long long)g, (int)dev->ops->max_grid_yz);
+        nprog[axis] = g == 0 ? 1 : (int32_t)g;
+    }
+    int64_t n = (int64_t)nprog[0] * nprog[1];
+    if (__builtin_mul_overflow(n, (int64_t)nprog[2], total))
+        return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': grid too large (%d x %d x %d programs)",
+                         kernel->name, nprog[0], nprog[1], nprog[2]);
+    return TJ_OK;
+}
+
+tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg *cfg,
+                    const tj_arg *args, int nargs, const int64_t *consts, int nconsts)
+{
+    tjs_clear_error();
+    if (!dev)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tj_launch: dev is NULL");
+    tj_status st = check_kernel(kernel);
+    if (st == TJ_OK)
+        st = tji_refuse_nested_launch(kernel);
+    if (st != TJ_OK)
+        return st;
+    if (!cfg)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tj_launch: kernel '%s': cfg is NULL", kernel->name);
+    if (cfg->stream && !dev->ops->has_streams)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': the CPU device has no streams (cfg->stream must be NULL)",
+                         kernel->name);
+    if (cfg->stream)
+        return tjs_error(TJ_ERR_UNSUPPORTED,
+                         "kernel '%s': streams are not supported yet (cfg->stream must be NULL: the "
+                         "default stream)",
+                         kernel->name);
+    if (cfg->num_warps < 0)
+        return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps = %d is negative", kernel->name,
+                         cfg->num_warps);
+    /* num_warps shapes GPU code only; a CPU launch ignores it, except that
+     * TJIT_PTXAS compiles its PTX for it (or the default where invalid). */
+    int num_warps = cfg->num_warps ? cfg->num_warps : DEFAULT_NUM_WARPS;
+    if (!tjj_valid_num_warps(num_warps)) {
+        if (dev->ops->specializes)
+            return tjs_error(TJ_ERR_LAUNCH,
+                             "kernel '%s': num_warps = %d (a power of two from 1 to %d, or 0 for %d)",
+                             kernel->name, num_warps, MAX_NUM_WARPS, DEFAULT_NUM_WARPS);
+        num_warps = DEFAULT_NUM_WARPS;
+    }
+    int32_t nprog[3];
+    int64_t total = 0;
+    if ((st = check_grid(dev, kernel, cfg, nprog, &total)) != TJ_OK)
+        return st;
+    if (nconsts != kernel->nconsts)
+        return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': expects %d constant%s, got %d", kernel->name,
+                         kernel->nconsts, kernel->nconsts == 1 ? "" : "s", nconsts);
+    if (nconsts > 0 && !consts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': consts is NULL but %d constants are expected",
+                         kernel->name, nconsts);
+
+    if ((unsigned)cfg->check_bounds > (unsigned)TJ_CHECK_BOUNDS_OFF)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->check_bounds = %d (expected a tj_check_bounds)",
+                         kernel->name, (int)cfg->check_bounds);
+    int check_bounds = tjj_bounds_wanted(cfg->check_bounds);
+
+    tjf_value *values = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *values);
+    uint64_t *sizes = tjs_xcalloc(kernel->nparams ? (size_t)kernel->nparams : 1, sizeof *sizes);
+    /* The buffers this launch uses, held until it is done with them. */
+    tjj_buffer_use *uses = tjs_xmalloc((size_t)(nargs > 0 ? nargs : 1) * sizeof *uses);
+    int nuses = 0;
+    st = tjf_check_args(kernel, args, nargs, values);
+    for (int i = 0; st == TJ_OK && i < nargs; i++) {
+        if (!kernel->params[i].is_ptr)
+            continue;
+        tjj_buffer_use *use = &uses[nuses];
+        if (!tjj_buffer_acquire(dev, args[i].v.buf, use)) {
+            st = tjs_error(TJ_ERR_LAUNCH,
+                           "kernel '%s': argument %d '%s': buffer 0x%llx is not a live buffer of this device (freed?)",
+                           kernel->name, i + 1, kernel->params[i].name,
+                           (unsigned long long)args[i].v.buf.handle);
+            break;
+        }
+        nuses++;
+        dev->ops->pass_buffer(&values[i], use->addr);
+        sizes[i] = use->size;
+    }
+    if (st == TJ_OK)
+        st = dev->ops->enter(dev, "tj_launch");
+    variant *var = NULL;
+    if (st == TJ_OK)
+        st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps,
+                             tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs),
+                             check_bounds, &var);
+    if (st == TJ_OK)
+        st = dev->ops->launch(dev, kernel, var, values, sizes, nprog, total);
+    for (int i = 0; i < nuses; i++)
+        tjj_buffer_release(dev, &uses[i]);
+    free(uses);
+    free(sizes);
+    free(values);
+    return st;
+}
