@@ -9,7 +9,7 @@
 ; from program to program. `opt -passes=loop-vectorize` on this file alone
 ; never returns (LLVM 22.1, checked to 20 s; the launch waited forever).
 ; The CPU code generator now keeps argmax/argmin loops rolled and marks them
-; not to be vectorized (cpu_codegen.c, emit_reduce), so this IR is no longer
+; not to be vectorized (src/jit/cpu/cpu_reduce.c), so this IR is no longer
 ; produced. Kept to show the bug, and to try a newer LLVM against it:
 ;     timeout 20 opt -passes=loop-vectorize argmax_loop_vectorize_hang.ll -o /dev/null
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
