@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "builder/ir.h"
+#include "jit/pipeline.h"
 #include "passes/passes.h"
 #include "ptx_barriers.h"
 
@@ -72,15 +73,13 @@ TJ_KERNEL(vector_add, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(y, f32), TJ_PTR(out, f32)
 static tji_func *planned(const tj_kernel *k, int64_t t, int warps, tjp_layout_plan *plan)
 {
     tji_func *fn = NULL;
-    tjp_axis_info_result axis = {0};
-    tjp_coalesce_result co = {0};
+    tjj_gpu_planned out = {0};
     memset(plan, 0, sizeof *plan);
-    int ok = tji_build(k, &t, 1, &fn) == TJ_OK && tjp_axis_info(fn, NULL, &axis) == TJ_OK &&
-             tjp_coalesce(fn, &axis, warps, &co) == TJ_OK && tjp_assign_layouts(fn, warps, &co, plan) == TJ_OK &&
-             tji_verify(fn) == TJ_OK && tjp_choose_swizzles(fn, plan) == TJ_OK &&
-             tjp_alloc_shared(fn, plan) == TJ_OK && tjp_place_barriers(fn, plan) == TJ_OK;
-    tjp_coalesce_free(&co);
-    tjp_axis_info_free(&axis);
+    int ok = tji_build(k, &t, 1, &fn) == TJ_OK &&
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.num_warps = warps}, &out) == TJ_OK;
+    *plan = out.plan;
+    out.plan = (tjp_layout_plan){0};
+    tjj_gpu_planned_free(&out);
     if (!ok) {
         tap_diag("%s: %s", k->name, tj_last_error());
         tjp_layout_plan_free(plan);
