@@ -89,6 +89,7 @@ typedef struct tjp_layout_plan {
      * tjp_choose_swizzles, tjp_alloc_shared, tjp_place_barriers below. */
     struct tjp_shared_step *shared; /* per op index: its step through shared memory */
     uint64_t shared_bytes;  /* the kernel's one dynamic shared allocation (bytes) */
+    int shared_allocated;   /* tjp_alloc_shared ran: offsets and shared_bytes hold */
     uint8_t *barrier;       /* per op index: TJP_BARRIER_* flags, where bar.sync goes */
 } tjp_layout_plan;
 struct tjp_coalesce_result;
@@ -251,6 +252,11 @@ typedef struct tjp_shared_step {
     uint64_t offset, bytes;
     uint64_t index_offset, index_bytes;
 } tjp_shared_step;
+/* The step of op i that the layouts imply (CONVERT, REDUCE, CUMSUM; its
+ * use with the swizzles chosen, or with choose_swizzle 0 none yet), into
+ * *out; returns its kind (TJP_STEP_NONE: no step). */
+TJI_FUNC int tjp_shared_step_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                                int choose_swizzle, tjp_shared_step *out);
 /* The swizzle pass: plan->shared for every op (CONVERT, REDUCE, CUMSUM
  * steps with their swizzles). */
 TJI_FUNC tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan);
