@@ -429,8 +429,10 @@ static int parse_header_line(void *ctx, const char *line, const char **err, cons
     }
     int is_bytes = take(&c, "#shared_bytes"), is_barriers = !is_bytes && take(&c, "#barriers");
     if (is_bytes || is_barriers) {
-        if (!t->num_warps)
+        if (!t->num_warps) {
+            c.s = line;
             return bad(&c, "'#num_warps = N' before it (a plan of the GPU passes)"), -1;
+        }
         if (!need(&c, "=", "'='") ||
             !number(&c, 0, is_bytes ? TJP_SHARED_MAX : INT32_MAX, &v,
                     is_bytes ? "a number of bytes (at most 232448)" : "a number of barriers"))
@@ -789,6 +791,24 @@ static int fail_at_op(const text_state *t, int line, int col, const char *fmt, .
     return -1;
 }
 
+/* The line (1-based) of p in the text. */
+static int line_of(const text_state *t, const char *p)
+{
+    int line = 1;
+    for (const char *q = t->text; q < p; q++)
+        line += *q == '\n';
+    return line;
+}
+
+/* The first op with a #barrier<...> read. */
+static int32_t first_barrier(const text_state *t, const tji_func *fn)
+{
+    int32_t i = 0;
+    while (i < fn->nops && !t->barrier[i])
+        i++;
+    return i;
+}
+
 /* The step read at op n->op against want, what the layouts imply (kind,
  * element size, buffer sizes); the choices read (swizzles, offsets) go
  * into want. */
@@ -796,6 +816,10 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
                      tjp_shared_step *want)
 {
     const tjp_shared_step *got = &n->step;
+    if (n->allocated != t->has_shared_bytes)
+        return fail_at_op(t, n->line, n->col, n->allocated
+                          ? "offset= and bytes= without '#shared_bytes = N' before the kernel"
+                          : "expected ', offset=N, bytes=N' (the header gives #shared_bytes)");
     if (want->kind != got->kind)
         return fail_at_op(t, n->line, n->col, "#shared on an op the plan does not take through "
                           "shared memory");
@@ -809,27 +833,27 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
         return fail_at_op(t, n->line, n->col, "elem_bytes=%d is not the size of the buffer's "
                           "elements (%d)", got->use.swizzle.elem_bytes,
                           want->use.swizzle.elem_bytes);
-    if (n->allocated != t->has_shared_bytes)
-        return fail_at_op(t, n->line, n->col, n->allocated
-                          ? "offset= and bytes= without '#shared_bytes = N' before the kernel"
-                          : "expected ', offset=N, bytes=N' (the header gives #shared_bytes)");
     if (n->allocated) {
         const tji_op *op = &fn->ops[n->op];
         int64_t slots = got->kind == TJP_STEP_BROADCAST ? tji_numel(tji_typeof(fn, op->result))
                                                         : want->use.parts * want->use.numel;
         uint64_t align = want->bytes / (uint64_t)(slots > 0 ? slots : 1);
         uint64_t end = got->offset + got->bytes, iend = got->index_offset + got->index_bytes;
-        if (got->bytes != want->bytes || got->index_bytes != want->index_bytes)
-            return fail_at_op(t, n->line, n->col, "bytes=%llu, index_bytes=%llu are not the "
-                              "sizes of the step's buffers (%llu, %llu)",
-                              (unsigned long long)got->bytes,
-                              (unsigned long long)got->index_bytes,
-                              (unsigned long long)want->bytes,
+        if (got->bytes != want->bytes)
+            return fail_at_op(t, n->line, n->col, "bytes=%llu is not the size of the step's "
+                              "buffer (%llu)", (unsigned long long)got->bytes,
+                              (unsigned long long)want->bytes);
+        if (got->index_bytes != want->index_bytes)
+            return fail_at_op(t, n->line, n->col, "index_bytes=%llu is not the size of the "
+                              "index buffer (%llu)", (unsigned long long)got->index_bytes,
                               (unsigned long long)want->index_bytes);
-        if (got->offset % align || got->index_offset % 4)
-            return fail_at_op(t, n->line, n->col, "an offset that is not a multiple of its "
-                              "buffer's element size (%llu; indices 4)",
+        if (got->offset % align)
+            return fail_at_op(t, n->line, n->col, "offset=%llu is not a multiple of the "
+                              "element size (%llu)", (unsigned long long)got->offset,
                               (unsigned long long)align);
+        if (got->index_offset % 4)
+            return fail_at_op(t, n->line, n->col, "index_offset=%llu is not a multiple of 4 "
+                              "(i32 indices)", (unsigned long long)got->index_offset);
         if (end > t->shared_bytes || iend > t->shared_bytes)
             return fail_at_op(t, n->line, n->col, "a buffer ending at byte %llu, past "
                               "#shared_bytes = %llu", (unsigned long long)(end > iend ? end : iend),
@@ -894,13 +918,9 @@ static int finish_barriers(const text_state *t, const tji_func *fn, tjp_layout_p
         p->barrier[i] = (uint8_t)flags;
         count += __builtin_popcount((unsigned)flags);
     }
-    if (count != t->barriers) {
-        int line = 1;
-        for (const char *q = t->text; q < t->barriers_at; q++)
-            line += *q == '\n';
-        return fail_at_op(t, line, 1, "#barriers = %lld, but the ops have %lld",
-                          (long long)t->barriers, (long long)count);
-    }
+    if (count != t->barriers)
+        return fail_at_op(t, line_of(t, t->barriers_at), 1, "#barriers = %lld, but the ops "
+                          "have %lld", (long long)t->barriers, (long long)count);
     return 0;
 }
 
@@ -913,13 +933,18 @@ static int finish(void *ctx, tji_func *fn)
     if (!t->out)
         return 0;
     memset(t->out, 0, sizeof *t->out);
-    int any = t->num_warps != 0;
-    if (!any)
-        return t->nnotes || t->nbarrier_notes
-               ? tjs_error(TJ_ERR_INVALID_ARG, "%s: a #shared step or #barrier without a "
-                           "layout plan (#num_warps and layouts)", t->source), -1 : 0;
     grow_values(t, fn->nvalues);
     grow_ops(t, fn->nops);
+    int32_t barred = first_barrier(t, fn);
+    if (!t->num_warps) {
+        if (t->nnotes)
+            return fail_at_op(t, t->notes[0].line, t->notes[0].col, "#shared without a layout "
+                              "plan (#num_warps and layouts before the kernel)");
+        if (t->nbarrier_notes)
+            return fail_at_op(t, t->op_line[barred], t->barrier_col[barred], "#barrier without "
+                              "a layout plan (#num_warps and layouts before the kernel)");
+        return 0;
+    }
     tjp_layout_plan *p = t->out;
     p->num_warps = t->num_warps;
     p->nvalues = fn->nvalues;
@@ -938,11 +963,11 @@ static int finish(void *ctx, tji_func *fn)
                              "(#L...) in a program with a layout plan", t->source, id), -1;
     }
     if (t->nbarrier_notes && !t->has_barriers)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: #barrier<...> without '#barriers = N' before "
-                         "the kernel", t->source), -1;
+        return fail_at_op(t, t->op_line[barred], t->barrier_col[barred], "#barrier without "
+                          "'#barriers = N' before the kernel");
     if (t->has_barriers && !t->has_shared_bytes)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: '#barriers = N' without '#shared_bytes = N' "
-                         "(barriers are placed after the allocation)", t->source), -1;
+        return fail_at_op(t, line_of(t, t->barriers_at), 1, "'#barriers = N' without "
+                          "'#shared_bytes = N' (barriers are placed after the allocation)");
     if ((t->has_shared_bytes || t->nnotes) && finish_shared(t, fn, p) < 0)
         return -1;
     if (t->has_barriers && finish_barriers(t, fn, p) < 0)
