@@ -7,27 +7,45 @@
  * in the manner of Triton's tensor<64x64xf32, #blocked>:
  *
  *   #num_warps = 4
+ *   #shared_bytes = 16384
+ *   #barriers = 2
  *   #L1 = linear<[64x64], reg=[(0,1), (0,2)], lane=[(0,4), ...], warp=[(16,0), (32,0)]>
  *   kernel k(...) {
- *     %7 = load %6 : f32[64x64] #L1 #access<vector=2, addr_run=2>   // k.c:9
- *     %9 = convert %8 : f32[64x64] #L2 #shared<bytes=4, swizzle=[32->1]>
+ *     %7 = load %6 : f32[64x64] #L1 #access<vector=2, addr_run=2> #barrier<before>  // k.c:9
+ *     %9 = convert_layout %8 : f32[64x64] #L2 #shared<convert, elem_bytes=4,
+ *            swizzle=[32->1], offset=0, bytes=16384> #barrier<shared-read>
  *
  * Aliases are numbered in the order the values appear in the program; a
  * basis vector is the element it names as tile coordinates ((row,col); a
  * plain number for rank 1), one per register, lane and warp bit (layout.h).
  * (Parentheses, not Triton's nested brackets: FileCheck reads "[[" as the
  * start of a variable.)
- * A LOAD or STORE shows its vector width and address run, a step through
- * shared memory (tjp_shared_use_of) its swizzle; with axis info, a value
+ * A LOAD or STORE shows its vector width and address run. Once the swizzle
+ * pass ran, each step through shared memory (plan->shared) shows its kind
+ * (convert, reduce, cumsum, broadcast), element size and swizzle (argmax's
+ * index buffer its index_swizzle); once the allocation ran, the header's
+ * #shared_bytes is the kernel's total and each step shows its buffers'
+ * offset and bytes (index_offset, index_bytes); once barriers are placed,
+ * #barriers counts the bar.sync sites and each op shows its flags. With
+ * axis info, a value
  * shows "#axis<contig=[..], div=[..], const=[..]>" (and "value=N"), with
  * the coalescing table an access "#coalesce<vector=.., addr_run=.., linear<..>>",
  * with the CPU's fusion plan a tile value "#cpu<fused|materialized, uses=N>".
  *
- * Reading back, layouts and access widths fill a new tjp_layout_plan. The
- * swizzle and the axis info are derived facts (the plan's layouts decide the
- * swizzle, the program the axis info), so the parser checks them: a swizzle
- * must be the one the parsed plan yields; axis info, the coalescing table and
- * the fusion plan are read and dropped (tjit-opt computes them again).
+ * Reading back, layouts, access widths, shared steps and barriers fill a
+ * new tjp_layout_plan that the passes after it and code generation use as
+ * they use a computed one. The text's choices are stored as read: swizzles,
+ * offsets, the total, barriers (a hand-edited swizzle is compiled). What the
+ * layouts decide is checked instead, so that code generation can execute
+ * the plan: which ops have a step and of what kind (tjp_shared_step_of and,
+ * where the text is allocated, tjp_alloc_shared's broadcasts), element
+ * sizes, buffer sizes, alignment, buffers inside the total, argmax's two
+ * buffers apart, a shared-read barrier in every step, the count of
+ * #barriers. Axis info, the coalescing table and the fusion plan are read
+ * and dropped (tjit-opt computes them again).
+ *
+ * Past 900 lines for one reason: it is one annotation language, each
+ * printed form next to its reader, so that a change to one shows the other.
  */
 #include <stdarg.h>
 #include <stdio.h>
