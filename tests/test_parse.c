@@ -6,8 +6,11 @@
  * Checks: a kernel using every op family and attribute prints, parses and
  * prints the same text, keeps its value ids, and owns its location file
  * names; after the GPU layout passes, for 1..8 warps, the annotated text
- * (layouts, access widths, shared steps) reads back to a plan that passes
- * tjp_check_layouts and prints the same; tjp_check_roundtrip passes on both
+ * (layouts, access widths, shared steps with their swizzles and offsets,
+ * the allocation, barriers) reads back to a plan that passes
+ * tjp_check_layouts, prints the same, holds the same shared steps and
+ * barriers, and compiles to the same PTX (an edited swizzle to other PTX:
+ * code generation executes the plan read); tjp_check_roundtrip passes on both
  * and fails, naming the kernel, where the text cannot read back; bad text
  * gets "line:column: expected ..." (a table of cases); and every prefix and
  * a few hundred byte mutations of a valid text parse or fail cleanly (the
@@ -17,6 +20,7 @@
 #include <string.h>
 
 #include "builder/ir.h"
+#include "jit/jit.h"
 #include "passes/passes.h"
 #include "tap.h"
 
@@ -103,6 +107,79 @@ static void round_trip_plain(tji_func *fn)
     free(text);
 }
 
+/* A summary of plan's shared steps and barriers (op indices differ
+ * between a program and its text read back: the parser numbers ops in
+ * text order), into out: per step kind the count, offsets, bytes and
+ * barriers at them; then the allocation. */
+static void shared_summary(const tjp_layout_plan *p, int32_t nops, uint64_t out[5][4])
+{
+    memset(out, 0, sizeof(uint64_t) * 5 * 4);
+    for (int32_t i = 0; p->shared && p->barrier && i < nops; i++) {
+        const tjp_shared_step *x = &p->shared[i];
+        uint64_t *k = out[x->kind];
+        k[0]++;
+        k[1] += x->offset + 3 * x->index_offset;
+        k[2] += x->bytes + 3 * x->index_bytes;
+        k[3] += p->barrier[i];
+    }
+    out[0][1] = p->shared_bytes;
+    out[0][2] = (uint64_t)p->shared_allocated;
+    out[0][3] = 0;
+    for (int32_t i = 0; p->barrier && i < nops; i++)
+        out[0][3] += (uint64_t)__builtin_popcount(p->barrier[i]);
+}
+
+static int same_shared_plan(const tjp_layout_plan *a, int32_t na, const tjp_layout_plan *b,
+                            int32_t nb)
+{
+    uint64_t x[5][4], y[5][4];
+    shared_summary(a, na, x);
+    shared_summary(b, nb, y);
+    return a->shared && b->shared && a->barrier && b->barrier && memcmp(x, y, sizeof x) == 0;
+}
+
+/* The PTX of fn under plan (malloc'ed), or NULL. */
+static char *ptx_of(const tji_func *fn, const tjp_layout_plan *plan)
+{
+    tjj_gpu_code code = {0};
+    if (tjj_gpu_compile(fn, plan, 90, &code) != TJ_OK)
+        return NULL;
+    char *ptx = code.ptx;
+    code.ptx = NULL;
+    tjj_gpu_code_free(&code);
+    return ptx;
+}
+
+/* The transpose's plan read back compiles to the PTX of the plan printed;
+ * with its swizzle edited in the text, to other PTX. */
+static void plan_read_back_compiles(const tji_func *fn, const tjp_layout_plan *plan,
+                                    const char *text)
+{
+    tji_func *back = NULL, *edited = NULL;
+    tjp_layout_plan back_plan = {0}, edited_plan = {0};
+    char *swapped = strdup(text), *at = strstr(swapped, "swizzle=[32->1,");
+    if (at)
+        at[strlen("swizzle=[32->")] = '3';
+    char *ptx = ptx_of(fn, plan), *back_ptx = NULL, *edited_ptx = NULL;
+    if (tjp_parse_annotated(text, "t", &back, &back_plan) == TJ_OK)
+        back_ptx = ptx_of(back, &back_plan);
+    if (at && tjp_parse_annotated(swapped, "t", &edited, &edited_plan) == TJ_OK)
+        edited_ptx = ptx_of(edited, &edited_plan);
+    tap_ok(ptx && back_ptx && strcmp(ptx, back_ptx) == 0,
+           "transpose: the plan read back compiles to the same PTX");
+    tap_ok(ptx && edited_ptx && strcmp(ptx, edited_ptx) != 0 &&
+               edited_plan.shared && strstr(swapped, "swizzle=[32->3,"),
+           "transpose: a swizzle edited in the text is the one code generation uses");
+    free(ptx);
+    free(back_ptx);
+    free(edited_ptx);
+    free(swapped);
+    tji_func_free(back);
+    tji_func_free(edited);
+    tjp_layout_plan_free(&back_plan);
+    tjp_layout_plan_free(&edited_plan);
+}
+
 static void round_trip_layouts(const tj_kernel *k, int64_t c)
 {
     for (int warps = 1; warps <= 8; warps *= 2) {
@@ -117,7 +194,14 @@ static void round_trip_layouts(const tj_kernel *k, int64_t c)
             st = tjp_coalesce(fn, &axis, warps, &co);
         if (st == TJ_OK)
             st = tjp_assign_layouts(fn, warps, &co, &plan);
-        if (!tap_ok(st == TJ_OK, "%s, %d warps: layouts assigned", k->name, warps)) {
+        if (st == TJ_OK)
+            st = tjp_choose_swizzles(fn, &plan);
+        if (st == TJ_OK)
+            st = tjp_alloc_shared(fn, &plan);
+        if (st == TJ_OK)
+            st = tjp_place_barriers(fn, &plan);
+        if (!tap_ok(st == TJ_OK, "%s, %d warps: layouts, shared steps and barriers planned",
+                    k->name, warps)) {
             tap_diag("  %s", tj_last_error());
             tji_func_free(fn);
             continue;
@@ -139,13 +223,21 @@ static void round_trip_layouts(const tj_kernel *k, int64_t c)
             tap_ok(tjp_check_layouts(back, &back_plan) == TJ_OK &&
                        back_plan.num_warps == warps,
                    "%s, %d warps: the parsed plan passes tjp_check_layouts", k->name, warps);
+            tap_ok(same_shared_plan(&plan, fn->nops, &back_plan, back->nops) &&
+                       strstr(text, "#barriers = "),
+                   "%s, %d warps: the parsed plan has the same shared steps, allocation and "
+                   "barriers", k->name, warps);
             free(again);
         }
         tap_ok(tjp_check_roundtrip(fn, &plan) == TJ_OK, "%s, %d warps: tjp_check_roundtrip "
                "passes", k->name, warps);
-        if (k == transpose && warps == 4)
-            tap_ok(strstr(text, "#shared<bytes=4, swizzle=[") != NULL,
-                   "the transpose's conversion shows its shared-memory swizzle");
+        if (k == transpose && warps == 4) {
+            tap_ok(strstr(text, "#shared<convert, elem_bytes=4, swizzle=[") &&
+                       strstr(text, "offset=0, bytes=4096>") &&
+                       strstr(text, "#shared_bytes = 4096\n"),
+                   "the transpose's conversion shows its step, swizzle and bytes");
+            plan_read_back_compiles(fn, &plan, text);
+        }
         free(text);
         tji_func_free(back);
         tjp_layout_plan_free(&back_plan);
@@ -310,7 +402,8 @@ int main(void)
     tjp_layout_plan plan = {0};
     if (tji_build(transpose, &b, 1, &fn) == TJ_OK && tjp_axis_info(fn, NULL, &axis) == TJ_OK &&
         tjp_coalesce(fn, &axis, 4, &co) == TJ_OK &&
-        tjp_assign_layouts(fn, 4, &co, &plan) == TJ_OK) {
+        tjp_assign_layouts(fn, 4, &co, &plan) == TJ_OK && tjp_choose_swizzles(fn, &plan) == TJ_OK &&
+        tjp_alloc_shared(fn, &plan) == TJ_OK && tjp_place_barriers(fn, &plan) == TJ_OK) {
         tjp_annotations notes = {.layouts = &plan};
         char *text = tjp_print_annotated(fn, &notes);
         mangled_text(text);

@@ -12,13 +12,39 @@
  * tjit-opt is a test of what a compile runs; the tests under tests/ir are such tests,
  * checked with LLVM's FileCheck. Any bad option or text is an error on
  * stderr with a nonzero exit.
+ *
+ * The GPU back end's own check before the layout passes (no tile too big
+ * for the registers, src/jit/gpu/kernel.c) is added here, not in the
+ * registry: src/passes is below the back ends, which call it.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jit/jit.h"
 #include "passes/passes.h"
+
+static tj_status run_check_tile_sizes(tjp_pass_state *s)
+{
+    return tjj_gpu_check_tile_sizes(s->fn, s->num_warps);
+}
+
+static const tjp_pass_info backend_passes[] = {
+    {"check-tile-sizes", "the GPU's check that no tile needs more registers per thread than "
+     "allowed at num_warps", run_check_tile_sizes},
+};
+#define NBACKEND ((int)(sizeof backend_passes / sizeof *backend_passes))
+
+/* The pass named name: the registry's, else the back end's; NULL if none. */
+static const tjp_pass_info *find_pass(const char *name)
+{
+    const tjp_pass_info *p = tjp_find_pass(name);
+    for (int i = 0; !p && i < NBACKEND; i++)
+        if (strcmp(backend_passes[i].name, name) == 0)
+            p = &backend_passes[i];
+    return p;
+}
 
 static void usage(FILE *to)
 {
@@ -36,7 +62,9 @@ static void usage(FILE *to)
                 "  -o FILE        write the result to FILE\n"
                 "  --help         this text\n\npasses:\n");
     for (int i = 0; i < n; i++)
-        fprintf(to, "  --%-15s%s\n", passes[i].name, passes[i].help);
+        fprintf(to, "  --%-18s%s\n", passes[i].name, passes[i].help);
+    for (int i = 0; i < NBACKEND; i++)
+        fprintf(to, "  --%-18s%s\n", backend_passes[i].name, backend_passes[i].help);
 }
 
 static int fail(const char *fmt, const char *arg)
@@ -137,7 +165,7 @@ int main(int argc, char **argv)
                 return free(order), fail("%s", "-o: a file name is missing");
             output = argv[i];
         } else if (!strncmp(a, "--", 2)) {
-            const tjp_pass_info *p = tjp_find_pass(a + 2);
+            const tjp_pass_info *p = find_pass(a + 2);
             if (!p) {
                 free(order);
                 fail("unknown pass or option '%s'", a);

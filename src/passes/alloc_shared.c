@@ -206,6 +206,7 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     free(bufs);
     free(pos);
     plan->shared_bytes = total;
+    plan->shared_allocated = 1;
     if (total > TJP_SHARED_MAX)
         return error_at(fn, largest, "needs %llu bytes of shared memory; no GPU gives a block more than %d "
                     "(227 KiB; use a smaller tile)", (unsigned long long)total, TJP_SHARED_MAX);

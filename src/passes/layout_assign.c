@@ -666,5 +666,6 @@ void tjp_layout_plan_free(tjp_layout_plan *plan)
     plan->addr_run = NULL;
     plan->shared = NULL;
     plan->shared_bytes = 0;
+    plan->shared_allocated = 0;
     plan->barrier = NULL;
 }

@@ -89,6 +89,7 @@ typedef struct tjp_layout_plan {
      * tjp_choose_swizzles, tjp_alloc_shared, tjp_place_barriers below. */
     struct tjp_shared_step *shared; /* per op index: its step through shared memory */
     uint64_t shared_bytes;  /* the kernel's one dynamic shared allocation (bytes) */
+    int shared_allocated;   /* tjp_alloc_shared ran: offsets and shared_bytes hold */
     uint8_t *barrier;       /* per op index: TJP_BARRIER_* flags, where bar.sync goes */
 } tjp_layout_plan;
 struct tjp_coalesce_result;
@@ -243,7 +244,8 @@ TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, 
  *   offset, bytes              the step's buffer (values, partials) in the
  *                              kernel's allocation, set by tjp_alloc_shared;
  *   index_offset, index_bytes  argmax/argmin's second buffer (i32 indices).
- * Printed, a step reads e.g. "shared convert swizzle 32->1 at 0 bytes 4096". */
+ * Printed (plan_text.c), a step reads e.g. "#shared<convert, elem_bytes=4,
+ * swizzle=[32->1], offset=0, bytes=4096>". */
 enum { TJP_STEP_NONE, TJP_STEP_CONVERT, TJP_STEP_REDUCE, TJP_STEP_CUMSUM, TJP_STEP_BROADCAST };
 typedef struct tjp_shared_step {
     int kind;
@@ -251,6 +253,11 @@ typedef struct tjp_shared_step {
     uint64_t offset, bytes;
     uint64_t index_offset, index_bytes;
 } tjp_shared_step;
+/* The step of op i that the layouts imply (CONVERT, REDUCE, CUMSUM; its
+ * use with the swizzles chosen, or with choose_swizzle 0 none yet), into
+ * *out; returns its kind (TJP_STEP_NONE: no step). */
+TJI_FUNC int tjp_shared_step_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                                int choose_swizzle, tjp_shared_step *out);
 /* The swizzle pass: plan->shared for every op (CONVERT, REDUCE, CUMSUM
  * steps with their swizzles). */
 TJI_FUNC tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan);
@@ -271,7 +278,7 @@ TJI_FUNC tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan);
  *   TJP_BARRIER_SHARED_WRITE  before the op's shared step writes its
  *                             buffer: earlier readers of shared memory done;
  *   TJP_BARRIER_SHARED_READ   between the step's writes and its reads.
- * Printed, e.g. "barrier before" / "barrier shared-write shared-read". */
+ * Printed, e.g. "#barrier<before>" / "#barrier<shared-write, shared-read>". */
 enum { TJP_BARRIER_BEFORE = 1, TJP_BARRIER_SHARED_WRITE = 2, TJP_BARRIER_SHARED_READ = 4 };
 TJI_FUNC tj_status tjp_place_barriers(const tji_func *fn, tjp_layout_plan *plan);
 
@@ -286,9 +293,9 @@ TJI_FUNC char *tjp_explain(const tji_func *fn, const tjp_layout_plan *plan,
                            const tjp_axis_info_result *axis);
 
 /* plan_text.c — the plans above as annotations of the printed IR (aliases
- * "#L1 = linear<...>" ahead of the kernel, " #L1" after a tile's type,
- * "#access<...>" and "#shared<...>" after ops; see its essay). Any member
- * may be NULL. */
+ * "#L1 = linear<...>", "#shared_bytes = N", "#barriers = N" ahead of the
+ * kernel, " #L1" after a tile's type, "#access<...>", "#shared<...>" and
+ * "#barrier<...>" after ops; see its essay). Any member may be NULL. */
 typedef struct tjp_annotations {
     const tjp_layout_plan *layouts;
     const tjp_axis_info_result *axis;
@@ -297,7 +304,8 @@ typedef struct tjp_annotations {
 } tjp_annotations;
 TJI_FUNC char *tjp_print_annotated(const tji_func *fn, const tjp_annotations *a); /* malloc'ed */
 /* Parses text (source names it in errors); plan, if not NULL, gets the
- * layout plan the text holds (plan->of NULL where it holds none). */
+ * layout plan the text holds (plan->of NULL where it holds none), with its
+ * shared steps, allocation and barriers where the text has them. */
 TJI_FUNC tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **fn,
                                        tjp_layout_plan *plan);
 /* Where TJIT_CHECK_ROUNDTRIP is set (make check sets it): prints fn (with

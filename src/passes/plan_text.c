@@ -7,39 +7,59 @@
  * in the manner of Triton's tensor<64x64xf32, #blocked>:
  *
  *   #num_warps = 4
+ *   #shared_bytes = 16384
+ *   #barriers = 2
  *   #L1 = linear<[64x64], reg=[(0,1), (0,2)], lane=[(0,4), ...], warp=[(16,0), (32,0)]>
  *   kernel k(...) {
- *     %7 = load %6 : f32[64x64] #L1 #access<vector=2, addr_run=2>   // k.c:9
- *     %9 = convert %8 : f32[64x64] #L2 #shared<bytes=4, swizzle=[32->1]>
+ *     %7 = load %6 : f32[64x64] #L1 #access<vector=2, addr_run=2> #barrier<before>  // k.c:9
+ *     %9 = convert_layout %8 : f32[64x64] #L2 #shared<convert, elem_bytes=4,
+ *            swizzle=[32->1], offset=0, bytes=16384> #barrier<shared-read>
  *
  * Aliases are numbered in the order the values appear in the program; a
  * basis vector is the element it names as tile coordinates ((row,col); a
  * plain number for rank 1), one per register, lane and warp bit (layout.h).
  * (Parentheses, not Triton's nested brackets: FileCheck reads "[[" as the
  * start of a variable.)
- * A LOAD or STORE shows its vector width and address run, a step through
- * shared memory (tjp_shared_use_of) its swizzle; with axis info, a value
+ * A LOAD or STORE shows its vector width and address run. Once the swizzle
+ * pass ran, each step through shared memory (plan->shared) shows its kind
+ * (convert, reduce, cumsum, broadcast), element size and swizzle (argmax's
+ * index buffer its index_swizzle); once the allocation ran, the header's
+ * #shared_bytes is the kernel's total and each step shows its buffers'
+ * offset and bytes (index_offset, index_bytes); once barriers are placed,
+ * #barriers counts the bar.sync sites and each op shows its flags. With
+ * axis info, a value
  * shows "#axis<contig=[..], div=[..], const=[..]>" (and "value=N"), with
  * the coalescing table an access "#coalesce<vector=.., addr_run=.., linear<..>>",
  * with the CPU's fusion plan a tile value "#cpu<fused|materialized, uses=N>".
  *
- * Reading back, layouts and access widths fill a new tjp_layout_plan. The
- * swizzle and the axis info are derived facts (the plan's layouts decide the
- * swizzle, the program the axis info), so the parser checks them: a swizzle
- * must be the one the parsed plan yields; axis info, the coalescing table and
- * the fusion plan are read and dropped (tjit-opt computes them again).
+ * Reading back, layouts, access widths, shared steps and barriers fill a
+ * new tjp_layout_plan that the passes after it and code generation use as
+ * they use a computed one. The text's choices are stored as read: swizzles,
+ * offsets, the total, barriers (a hand-edited swizzle is compiled). What the
+ * layouts decide is checked instead, so that code generation can execute
+ * the plan: which ops have a step and of what kind (tjp_shared_step_of and,
+ * where the text is allocated, tjp_alloc_shared's broadcasts), element
+ * sizes, buffer sizes, alignment, buffers inside the total, argmax's two
+ * buffers apart, a shared-read barrier in every step, the count of
+ * #barriers. Axis info, the coalescing table and the fusion plan are read
+ * and dropped (tjit-opt computes them again).
+ *
+ * Past 900 lines for one reason: it is one annotation language, each
+ * printed form next to its reader, so that a change to one shows the other.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
 
+/* A #shared<...> read: the step as the text gives it, and where. */
 typedef struct shared_note {
     int32_t op;
-    int line;
-    tjp_swizzle swizzle, index_swizzle;
-    int has_index;
+    int line, col;
+    int allocated;           /* offset= and bytes= given */
+    tjp_shared_step step;
 } shared_note;
 
 typedef struct text_state {
@@ -58,10 +78,18 @@ typedef struct text_state {
     uint8_t *has_layout;
     int32_t values_cap;
     uint8_t *vector, *addr_run;   /* per op */
+    uint8_t *barrier;         /* per op: the #barrier<...> flags read */
+    int32_t *op_line, *op_col, *barrier_col; /* per op: where its annotations are */
     int32_t ops_cap;
+    int32_t nbarrier_notes;
     shared_note *notes;
     int nnotes;
+    int has_shared_bytes, has_barriers;  /* the header lines read */
+    uint64_t shared_bytes;
+    int64_t barriers;
+    const char *barriers_at;  /* the #barriers line, for its error */
     tjp_layout_plan *out;
+    const char *text;         /* all of it, for columns */
     const char *source;       /* names the text in errors */
 } text_state;
 
@@ -161,6 +189,15 @@ static void print_header(void *ctx, tjs_buf *b, const tji_func *fn)
     t->alias_of = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *t->alias_of);
     note_region(t, fn, 0);
     tjs_buf_printf(b, "#num_warps = %d\n", t->plan->num_warps);
+    const tjp_layout_plan *p = t->plan;
+    if (p->shared && p->shared_allocated)
+        tjs_buf_printf(b, "#shared_bytes = %llu\n", (unsigned long long)p->shared_bytes);
+    if (p->barrier) {
+        int n = 0;
+        for (int32_t i = 0; i < p->nops; i++)
+            n += __builtin_popcount(p->barrier[i]);
+        tjs_buf_printf(b, "#barriers = %d\n", n);
+    }
     for (int a = 0; a < t->naliases; a++) {
         tjs_buf_printf(b, "#L%d = ", a + 1);
         print_layout(b, &t->aliases[a]);
@@ -208,6 +245,32 @@ static void print_swizzle(tjs_buf *b, const tjp_swizzle *S)
     tjs_buf_printf(b, "]");
 }
 
+static const char *const step_kinds[] = {"none", "convert", "reduce", "cumsum", "broadcast"};
+
+/* " #shared<convert, elem_bytes=4, swizzle=[..], offset=0, bytes=4096>":
+ * the step's kind and swizzle(s), its buffers once allocated. */
+static void print_step(tjs_buf *b, const tjp_shared_step *step, int allocated)
+{
+    tjs_buf_printf(b, " #shared<%s", step_kinds[step->kind]);
+    if (step->kind != TJP_STEP_BROADCAST) {
+        tjs_buf_printf(b, ", elem_bytes=%d, swizzle=", step->use.swizzle.elem_bytes);
+        print_swizzle(b, &step->use.swizzle);
+    }
+    if (step->use.has_index) {
+        tjs_buf_printf(b, ", index_swizzle=");
+        print_swizzle(b, &step->use.index_swizzle);
+    }
+    if (allocated) {
+        tjs_buf_printf(b, ", offset=%llu, bytes=%llu", (unsigned long long)step->offset,
+                       (unsigned long long)step->bytes);
+        if (step->use.has_index)
+            tjs_buf_printf(b, ", index_offset=%llu, index_bytes=%llu",
+                           (unsigned long long)step->index_offset,
+                           (unsigned long long)step->index_bytes);
+    }
+    tjs_buf_printf(b, ">");
+}
+
 static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
 {
     text_state *t = ctx;
@@ -224,15 +287,15 @@ static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
     if (op->code == TJI_LOAD || op->code == TJI_STORE)
         tjs_buf_printf(b, " #access<vector=%d, addr_run=%d>", plan->vector[idx],
                        plan->addr_run[idx]);
-    tjp_shared_use use;
-    if (tjp_shared_use_of(fn, plan, idx, &use)) {
-        tjs_buf_printf(b, " #shared<bytes=%d, swizzle=", use.swizzle.elem_bytes);
-        print_swizzle(b, &use.swizzle);
-        if (use.has_index) {
-            tjs_buf_printf(b, ", index_swizzle=");
-            print_swizzle(b, &use.index_swizzle);
-        }
-        tjs_buf_printf(b, ">");
+    if (plan->shared && plan->shared[idx].kind != TJP_STEP_NONE)
+        print_step(b, &plan->shared[idx], plan->shared_allocated);
+    if (plan->barrier && plan->barrier[idx]) {
+        int f = plan->barrier[idx];
+        tjs_buf_printf(b, " #barrier<%s%s%s%s%s>", f & TJP_BARRIER_BEFORE ? "before" : "",
+                       f & TJP_BARRIER_BEFORE && f & ~TJP_BARRIER_BEFORE ? ", " : "",
+                       f & TJP_BARRIER_SHARED_WRITE ? "shared-write" : "",
+                       f & TJP_BARRIER_SHARED_WRITE && f & TJP_BARRIER_SHARED_READ ? ", " : "",
+                       f & TJP_BARRIER_SHARED_READ ? "shared-read" : "");
     }
 }
 
@@ -382,6 +445,29 @@ static int parse_header_line(void *ctx, const char *line, const char **err, cons
         t->num_warps = (int)v;
         return 0;
     }
+    int is_bytes = take(&c, "#shared_bytes"), is_barriers = !is_bytes && take(&c, "#barriers");
+    if (is_bytes || is_barriers) {
+        if (!t->num_warps) {
+            c.s = line;
+            return bad(&c, "'#num_warps = N' before it (a plan of the GPU passes)"), -1;
+        }
+        if (!need(&c, "=", "'='") ||
+            !number(&c, 0, is_bytes ? TJP_SHARED_MAX : INT32_MAX, &v,
+                    is_bytes ? "a number of bytes (at most 232448)" : "a number of barriers"))
+            return -1;
+        spaces(&c);
+        if (*c.s && *c.s != '\n' && *c.s != '\r')
+            return bad(&c, "the end of the line"), -1;
+        if (is_bytes) {
+            t->has_shared_bytes = 1;
+            t->shared_bytes = (uint64_t)v;
+        } else {
+            t->has_barriers = 1;
+            t->barriers = v;
+            t->barriers_at = line;
+        }
+        return 0;
+    }
     if (!need(&c, "#", "'#'"))
         return -1;
     if (!t->num_warps)
@@ -447,6 +533,7 @@ static int parse_value(void *ctx, const char *s, tji_func *fn, int32_t id, const
     spaces(&c);
     if (c.s[0] == '#' && strncmp(c.s, "#axis<", 6) && strncmp(c.s, "#cpu<", 5) &&
         strncmp(c.s, "#access<", 8) && strncmp(c.s, "#shared<", 8) &&
+        strncmp(c.s, "#barrier<", 9) &&
         strncmp(c.s, "#coalesce<", 10)) {
         const char *name = ++c.s;
         while (name_char(*c.s))
@@ -525,11 +612,107 @@ static void grow_ops(text_state *t, int32_t op)
     int32_t cap = t->ops_cap ? t->ops_cap : 64;
     while (cap <= op)
         cap *= 2;
+    size_t more = (size_t)(cap - t->ops_cap);
     t->vector = tjs_xrealloc(t->vector, (size_t)cap);
     t->addr_run = tjs_xrealloc(t->addr_run, (size_t)cap);
-    memset(t->vector + t->ops_cap, 1, (size_t)(cap - t->ops_cap));
-    memset(t->addr_run + t->ops_cap, 1, (size_t)(cap - t->ops_cap));
+    t->barrier = tjs_xrealloc(t->barrier, (size_t)cap);
+    memset(t->vector + t->ops_cap, 1, more);
+    memset(t->addr_run + t->ops_cap, 1, more);
+    memset(t->barrier + t->ops_cap, 0, more);
+    int32_t **where[] = {&t->op_line, &t->op_col, &t->barrier_col};
+    for (int k = 0; k < 3; k++) {
+        *where[k] = tjs_xrealloc(*where[k], sizeof **where[k] * (size_t)cap);
+        memset(*where[k] + t->ops_cap, 0, sizeof **where[k] * more);
+    }
     t->ops_cap = cap;
+}
+
+/* The column (1-based) of p in its line of the text. */
+static int32_t column(const text_state *t, const char *p)
+{
+    const char *start = p;
+    while (start > t->text && start[-1] != '\n')
+        start--;
+    return (int32_t)(p - start) + 1;
+}
+
+/* ", key" next: taken; else nothing read. */
+static int take_item(cursor *c, const char *key)
+{
+    const char *save = c->s;
+    if (take(c, ",") && take(c, key))
+        return 1;
+    c->s = save;
+    return 0;
+}
+
+/* An offset (lo 0) or a size (lo 1) in bytes. */
+static int byte_number(cursor *c, long long lo, uint64_t *out)
+{
+    long long v;
+    if (!number(c, lo, TJP_SHARED_MAX, &v, lo ? "a size in bytes (1..232448)"
+                                              : "a byte offset (0..232448)"))
+        return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+/* ", key=N". */
+static int byte_item(cursor *c, const char *key, long long lo, uint64_t *out)
+{
+    return need(c, ",", "','") && need(c, key, key) && byte_number(c, lo, out);
+}
+
+/* "#shared<" read: the rest of the step, kept as a note for finish. */
+static int parse_step(text_state *t, cursor *c, tji_func *fn, int32_t op, int line)
+{
+    shared_note note = {.op = op, .line = line, .col = t->op_col[op]};
+    tjp_shared_step *step = &note.step;
+    spaces(c);
+    for (int k = TJP_STEP_CONVERT; k <= TJP_STEP_BROADCAST && !step->kind; k++)
+        if (take(c, step_kinds[k]))
+            step->kind = k;
+    if (!step->kind)
+        return bad(c, "a step kind: convert, reduce, cumsum or broadcast");
+    tji_opcode code = fn->ops[op].code;
+    int fits = step->kind == TJP_STEP_CONVERT ? code == TJI_CONVERT
+             : step->kind == TJP_STEP_REDUCE ? code == TJI_REDUCE
+             : step->kind == TJP_STEP_CUMSUM ? code == TJI_CUMSUM
+             : code == TJI_ATOMIC || code == TJI_ATOMIC_CAS;
+    if (!fits) {
+        c->s -= strlen(step_kinds[step->kind]);
+        return bad(c, "the step of this op (convert on convert_layout, reduce, cumsum, "
+                   "broadcast on an atomic)");
+    }
+    long long v;
+    if (step->kind != TJP_STEP_BROADCAST) {
+        if (!need(c, ",", "','") || !need(c, "elem_bytes=", "'elem_bytes='") ||
+            !number(c, 1, 8, &v, "element bytes (1..8)") || !need(c, ",", "','") ||
+            !need(c, "swizzle=", "'swizzle='") || !parse_swizzle(c, &step->use.swizzle))
+            return 0;
+        step->use.swizzle.elem_bytes = (int)v;
+    }
+    if (step->kind == TJP_STEP_REDUCE && take_item(c, "index_swizzle=")) {
+        if (!parse_swizzle(c, &step->use.index_swizzle))
+            return 0;
+        step->use.has_index = 1;
+        step->use.index_swizzle.elem_bytes = 4;
+    }
+    if (take_item(c, "offset=")) {
+        note.allocated = 1;
+        if (!byte_number(c, 0, &step->offset) || !byte_item(c, "bytes=", 1, &step->bytes) ||
+            (step->use.has_index &&
+             (!byte_item(c, "index_offset=", 0, &step->index_offset) ||
+              !byte_item(c, "index_bytes=", 1, &step->index_bytes))))
+            return 0;
+    } else if (step->kind == TJP_STEP_BROADCAST) {
+        return bad(c, "', offset=N, bytes=N' (a broadcast comes with its allocation)");
+    }
+    if (!need(c, ">", "'>' closing the shared step"))
+        return 0;
+    t->notes = tjs_xrealloc(t->notes, sizeof *t->notes * (size_t)(t->nnotes + 1));
+    t->notes[t->nnotes++] = note;
+    return 1;
 }
 
 static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line,
@@ -568,48 +751,218 @@ static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line
         end = c.s;
     }
     c.s = end;
+    spaces(&c);
+    grow_ops(t, op);
+    t->op_line[op] = line;
+    t->op_col[op] = column(t, c.s);
     if (take(&c, "#shared<")) {
-        shared_note note = {.op = op, .line = line};
-        if (!need(&c, "bytes=", "'bytes='") || !number(&c, 1, 8, &v, "element bytes") ||
-            !need(&c, ",", "','") || !need(&c, "swizzle=", "'swizzle='") ||
-            !parse_swizzle(&c, &note.swizzle))
+        if (!parse_step(t, &c, fn, op, line))
             return -1;
-        note.swizzle.elem_bytes = (int)v;
-        if (take(&c, ",")) {
-            if (!need(&c, "index_swizzle=", "'index_swizzle='") ||
-                !parse_swizzle(&c, &note.index_swizzle))
-                return -1;
-            note.has_index = 1;
-        }
-        if (!need(&c, ">", "'>' closing the shared step"))
+        end = c.s;
+    }
+    c.s = end;
+    spaces(&c);
+    tag = c.s;
+    if (take(&c, "#barrier<")) {
+        int flags = 0;
+        tji_opcode code = fn->ops[op].code;
+        do {
+            spaces(&c);
+            const char *word = c.s;
+            int f = take(&c, "before") ? TJP_BARRIER_BEFORE
+                  : take(&c, "shared-write") ? TJP_BARRIER_SHARED_WRITE
+                  : take(&c, "shared-read") ? TJP_BARRIER_SHARED_READ : 0;
+            if (!f)
+                return bad(&c, "a barrier: before, shared-write or shared-read"), -1;
+            c.s = word;
+            if (f <= flags)
+                return bad(&c, "each barrier once, in the order before, shared-write, "
+                           "shared-read"), -1;
+            if (f == TJP_BARRIER_BEFORE && code != TJI_LOAD && code != TJI_STORE &&
+                code != TJI_ATOMIC && code != TJI_ATOMIC_CAS)
+                return bad(&c, "a barrier 'before' on a load, store or atomic only"), -1;
+            take(&c, f == TJP_BARRIER_BEFORE ? "before" : f == TJP_BARRIER_SHARED_WRITE
+                                                           ? "shared-write" : "shared-read");
+            flags |= f;
+        } while (take(&c, ","));
+        if (!need(&c, ">", "'>' closing the barriers"))
             return -1;
-        t->notes = tjs_xrealloc(t->notes, sizeof *t->notes * (size_t)(t->nnotes + 1));
-        t->notes[t->nnotes++] = note;
+        t->barrier[op] = (uint8_t)flags;
+        t->barrier_col[op] = column(t, tag);
+        t->nbarrier_notes++;
         end = c.s;
     }
     return (int)(end - s);
 }
 
-static int same_swizzle(const tjp_swizzle *a, const tjp_swizzle *b, int check_bytes)
+static int fail_at_op(const text_state *t, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* An error at line:col of the text: "source:line:col: what". */
+static int fail_at_op(const text_state *t, int line, int col, const char *fmt, ...)
 {
-    return (!check_bytes || a->elem_bytes == b->elem_bytes) &&
-           memcmp(a->flip, b->flip, sizeof a->flip) == 0;
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    tjs_error(TJ_ERR_INVALID_ARG, "%s:%d:%d: %s", t->source, line, col, what);
+    return -1;
+}
+
+/* The line (1-based) of p in the text. */
+static int line_of(const text_state *t, const char *p)
+{
+    int line = 1;
+    for (const char *q = t->text; q < p; q++)
+        line += *q == '\n';
+    return line;
+}
+
+/* The first op with a #barrier<...> read. */
+static int32_t first_barrier(const text_state *t, const tji_func *fn)
+{
+    int32_t i = 0;
+    while (i < fn->nops && !t->barrier[i])
+        i++;
+    return i;
+}
+
+/* The step read at op n->op against want, what the layouts imply (kind,
+ * element size, buffer sizes); the choices read (swizzles, offsets) go
+ * into want. */
+static int take_step(const text_state *t, const tji_func *fn, const shared_note *n,
+                     tjp_shared_step *want)
+{
+    const tjp_shared_step *got = &n->step;
+    if (n->allocated != t->has_shared_bytes)
+        return fail_at_op(t, n->line, n->col, n->allocated
+                          ? "offset= and bytes= without '#shared_bytes = N' before the kernel"
+                          : "expected ', offset=N, bytes=N' (the header gives #shared_bytes)");
+    if (want->kind != got->kind)
+        return fail_at_op(t, n->line, n->col, "#shared on an op the plan does not take through "
+                          "shared memory");
+    if (want->use.has_index != got->use.has_index)
+        return fail_at_op(t, n->line, n->col, want->use.has_index
+                          ? "expected index_swizzle=[...] (argmax/argmin's index buffer)"
+                          : "index_swizzle on a reduction without indices (only argmax and "
+                          "argmin have them)");
+    if (got->kind != TJP_STEP_BROADCAST &&
+        got->use.swizzle.elem_bytes != want->use.swizzle.elem_bytes)
+        return fail_at_op(t, n->line, n->col, "elem_bytes=%d is not the size of the buffer's "
+                          "elements (%d)", got->use.swizzle.elem_bytes,
+                          want->use.swizzle.elem_bytes);
+    if (n->allocated) {
+        const tji_op *op = &fn->ops[n->op];
+        int64_t slots = got->kind == TJP_STEP_BROADCAST ? tji_numel(tji_typeof(fn, op->result))
+                                                        : want->use.parts * want->use.numel;
+        uint64_t align = want->bytes / (uint64_t)(slots > 0 ? slots : 1);
+        uint64_t end = got->offset + got->bytes, iend = got->index_offset + got->index_bytes;
+        if (got->bytes != want->bytes)
+            return fail_at_op(t, n->line, n->col, "bytes=%llu is not the size of the step's "
+                              "buffer (%llu)", (unsigned long long)got->bytes,
+                              (unsigned long long)want->bytes);
+        if (got->index_bytes != want->index_bytes)
+            return fail_at_op(t, n->line, n->col, "index_bytes=%llu is not the size of the "
+                              "index buffer (%llu)", (unsigned long long)got->index_bytes,
+                              (unsigned long long)want->index_bytes);
+        if (got->offset % align)
+            return fail_at_op(t, n->line, n->col, "offset=%llu is not a multiple of the "
+                              "element size (%llu)", (unsigned long long)got->offset,
+                              (unsigned long long)align);
+        if (got->index_offset % 4)
+            return fail_at_op(t, n->line, n->col, "index_offset=%llu is not a multiple of 4 "
+                              "(i32 indices)", (unsigned long long)got->index_offset);
+        if (end > t->shared_bytes || iend > t->shared_bytes)
+            return fail_at_op(t, n->line, n->col, "a buffer ending at byte %llu, past "
+                              "#shared_bytes = %llu", (unsigned long long)(end > iend ? end : iend),
+                              (unsigned long long)t->shared_bytes);
+        if (got->index_bytes && got->offset < iend && got->index_offset < end)
+            return fail_at_op(t, n->line, n->col, "the value and index buffers overlap "
+                              "(bytes %llu..%llu and %llu..%llu)",
+                              (unsigned long long)got->offset, (unsigned long long)end,
+                              (unsigned long long)got->index_offset, (unsigned long long)iend);
+    }
+    memcpy(want->use.swizzle.flip, got->use.swizzle.flip, sizeof want->use.swizzle.flip);
+    memcpy(want->use.index_swizzle.flip, got->use.index_swizzle.flip,
+           sizeof want->use.index_swizzle.flip);
+    want->offset = got->offset;
+    want->index_offset = got->index_offset;
+    return 0;
+}
+
+/* The plan's shared steps: the steps the layouts imply (kinds, layouts,
+ * sizes: tjp_shared_step_of, and the allocation's broadcasts and sizes
+ * where the text is allocated), each as the text chose it. */
+static int finish_shared(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
+{
+    p->shared = tjs_xcalloc((size_t)fn->nops + 1, sizeof *p->shared);
+    for (int32_t i = 0; i < fn->nops; i++)
+        tjp_shared_step_of(fn, p, i, 0, &p->shared[i]);
+    if (t->has_shared_bytes && tjp_alloc_shared(fn, p) != TJ_OK)
+        return -1;
+    int32_t *note_of = tjs_xcalloc((size_t)fn->nops + 1, sizeof *note_of);
+    for (int i = 0; i < t->nnotes; i++)
+        note_of[t->notes[i].op] = i + 1;
+    int rc = 0;
+    for (int32_t i = 0; rc == 0 && i < fn->nops; i++) {
+        if (note_of[i])
+            rc = take_step(t, fn, &t->notes[note_of[i] - 1], &p->shared[i]);
+        else if (p->shared[i].kind != TJP_STEP_NONE)
+            rc = fail_at_op(t, t->op_line[i], t->op_col[i], "expected #shared<%s, ...>: the "
+                            "layouts take this op through shared memory",
+                            step_kinds[p->shared[i].kind]);
+    }
+    free(note_of);
+    p->shared_bytes = t->shared_bytes;
+    p->shared_allocated = t->has_shared_bytes;
+    return rc;
+}
+
+/* The plan's barriers as read: a step's writes and reads are always
+ * parted by one; the count of the header must be theirs. */
+static int finish_barriers(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
+{
+    p->barrier = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    int64_t count = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        int flags = t->barrier[i], step = p->shared[i].kind != TJP_STEP_NONE;
+        if (!step && (flags & ~TJP_BARRIER_BEFORE))
+            return fail_at_op(t, t->op_line[i], t->barrier_col[i], "shared-write and "
+                              "shared-read on an op without a #shared step");
+        if (step && !(flags & TJP_BARRIER_SHARED_READ))
+            return fail_at_op(t, t->op_line[i], t->barrier_col[i] ? t->barrier_col[i]
+                              : t->op_col[i], "expected #barrier<..., shared-read>: a shared "
+                              "step's reads wait for its writes");
+        p->barrier[i] = (uint8_t)flags;
+        count += __builtin_popcount((unsigned)flags);
+    }
+    if (count != t->barriers)
+        return fail_at_op(t, line_of(t, t->barriers_at), 1, "#barriers = %lld, but the ops "
+                          "have %lld", (long long)t->barriers, (long long)count);
+    return 0;
 }
 
 /* The plan from what was read: every tile value needs a layout once any
- * has one; the swizzles read must be the plan's. */
+ * has one; the shared steps and barriers are the text's (checked to be
+ * ones code generation can execute). */
 static int finish(void *ctx, tji_func *fn)
 {
     text_state *t = ctx;
     if (!t->out)
         return 0;
     memset(t->out, 0, sizeof *t->out);
-    int any = t->num_warps != 0;
-    if (!any)
-        return t->nnotes ? tjs_error(TJ_ERR_INVALID_ARG, "%s: a #shared step without a layout "
-                                     "plan (#num_warps and layouts)", t->source), -1 : 0;
     grow_values(t, fn->nvalues);
     grow_ops(t, fn->nops);
+    int32_t barred = first_barrier(t, fn);
+    if (!t->num_warps) {
+        if (t->nnotes)
+            return fail_at_op(t, t->notes[0].line, t->notes[0].col, "#shared without a layout "
+                              "plan (#num_warps and layouts before the kernel)");
+        if (t->nbarrier_notes)
+            return fail_at_op(t, t->op_line[barred], t->barrier_col[barred], "#barrier without "
+                              "a layout plan (#num_warps and layouts before the kernel)");
+        return 0;
+    }
     tjp_layout_plan *p = t->out;
     p->num_warps = t->num_warps;
     p->nvalues = fn->nvalues;
@@ -627,30 +980,23 @@ static int finish(void *ctx, tji_func *fn)
             return tjs_error(TJ_ERR_INVALID_ARG, "%s: value %%%d is a tile without a layout "
                              "(#L...) in a program with a layout plan", t->source, id), -1;
     }
-    for (int i = 0; i < t->nnotes; i++) {
-        const shared_note *n = &t->notes[i];
-        tjp_shared_use use;
-        if (!tjp_shared_use_of(fn, p, n->op, &use))
-            return tjs_error(TJ_ERR_INVALID_ARG, "%s:%d: #shared on an op the plan does not "
-                             "take through shared memory", t->source, n->line), -1;
-        if (!same_swizzle(&n->swizzle, &use.swizzle, 1) || n->has_index != use.has_index ||
-            (n->has_index && !same_swizzle(&n->index_swizzle, &use.index_swizzle, 0))) {
-            tjs_buf b = {0};
-            tjs_buf_printf(&b, "bytes=%d, swizzle=", use.swizzle.elem_bytes);
-            print_swizzle(&b, &use.swizzle);
-            tjs_error(TJ_ERR_INVALID_ARG, "%s:%d: the swizzle read is not the one the layouts "
-                      "give (%s)", t->source, n->line, b.data);
-            tjs_buf_free(&b);
-            return -1;
-        }
-    }
+    if (t->nbarrier_notes && !t->has_barriers)
+        return fail_at_op(t, t->op_line[barred], t->barrier_col[barred], "#barrier without "
+                          "'#barriers = N' before the kernel");
+    if (t->has_barriers && !t->has_shared_bytes)
+        return fail_at_op(t, line_of(t, t->barriers_at), 1, "'#barriers = N' without "
+                          "'#shared_bytes = N' (barriers are placed after the allocation)");
+    if ((t->has_shared_bytes || t->nnotes) && finish_shared(t, fn, p) < 0)
+        return -1;
+    if (t->has_barriers && finish_barriers(t, fn, p) < 0)
+        return -1;
     return 0;
 }
 
 tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **fn,
                               tjp_layout_plan *plan)
 {
-    text_state t = {.out = plan, .source = source ? source : "<input>"};
+    text_state t = {.out = plan, .text = text, .source = source ? source : "<input>"};
     tji_text_hooks h = {.ctx = &t, .parse_header_line = parse_header_line,
                         .parse_value = parse_value, .parse_op = parse_op, .finish = finish};
     if (plan)
@@ -664,6 +1010,10 @@ tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **f
     free(t.has_layout);
     free(t.vector);
     free(t.addr_run);
+    free(t.barrier);
+    free(t.op_line);
+    free(t.op_col);
+    free(t.barrier_col);
     free(t.notes);
     return st;
 }

@@ -77,6 +77,48 @@ static tj_status run_check_layouts(tjp_pass_state *s)
     return tjp_check_layouts(s->fn, &s->layouts);
 }
 
+/* The plan's results from the swizzles (from_swizzle) or the allocation on:
+ * a pass run again makes what follows it stale. */
+static void drop_shared(tjp_layout_plan *p, int from_swizzle)
+{
+    if (from_swizzle) {
+        free(p->shared);
+        p->shared = NULL;
+    }
+    p->shared_bytes = 0;
+    p->shared_allocated = 0;
+    free(p->barrier);
+    p->barrier = NULL;
+}
+
+static tj_status run_swizzle(tjp_pass_state *s)
+{
+    if (!s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "swizzle: the program has no layouts (run "
+                         "--assign-layouts first, or give IR with #L layouts)");
+    drop_shared(&s->layouts, 1);
+    return tjp_choose_swizzles(s->fn, &s->layouts);
+}
+
+/* The allocation needs the steps: swizzles chosen on the way. */
+static tj_status run_alloc_shared(tjp_pass_state *s)
+{
+    tj_status st = s->has_layouts && s->layouts.shared ? TJ_OK : run_swizzle(s);
+    drop_shared(&s->layouts, 0);
+    if (st == TJ_OK)
+        st = tjp_alloc_shared(s->fn, &s->layouts);
+    return st;
+}
+
+/* Barriers need every step, the allocation's broadcasts too. */
+static tj_status run_barriers(tjp_pass_state *s)
+{
+    tj_status st = s->has_layouts && s->layouts.shared_allocated ? TJ_OK : run_alloc_shared(s);
+    if (st == TJ_OK)
+        st = tjp_place_barriers(s->fn, &s->layouts);
+    return st;
+}
+
 static tj_status run_verify(tjp_pass_state *s) { return tji_verify(s->fn); }
 
 static tj_status run_materialize(tjp_pass_state *s)
@@ -94,8 +136,13 @@ static const tjp_pass_info passes[] = {
     {"coalesce", "the layout and vector each global access wants (#coalesce<...>)",
      run_coalesce},
     {"assign-layouts", "every tile value's layout, conversions where they disagree (#L, "
-     "#access, #shared)", run_assign_layouts},
+     "#access)", run_assign_layouts},
     {"check-layouts", "checks every op's operands hold the elements it needs", run_check_layouts},
+    {"swizzle", "each shared-memory step's kind and swizzle (#shared<...>)", run_swizzle},
+    {"alloc-shared", "byte offsets of each step's buffers, the kernel's total "
+     "(#shared_bytes; swizzles first if none)", run_alloc_shared},
+    {"barriers", "where bar.sync goes (#barrier<...>, #barriers; allocates first if not yet)",
+     run_barriers},
     {"verify", "checks the IR's invariants", run_verify},
     {"materialize", "the CPU's fusion plan (#cpu<...>)", run_materialize},
 };

@@ -323,7 +323,19 @@ static void lane_parallel_parts(tjp_shared_use *use)
         R->basis[TJP_LANE][b] = (uint32_t)use->numel << b;
 }
 
-int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+/* The buffer's swizzle S for layouts: chosen, or (choose 0) none yet. */
+static void swizzle_for(tjp_swizzle *S, const tjp_layout *const *layouts, int n, int elem_bytes,
+                        int choose)
+{
+    if (choose) {
+        tjp_swizzle_choose(S, layouts, n, elem_bytes);
+        return;
+    }
+    memset(S, 0, sizeof *S);
+    S->elem_bytes = elem_bytes;
+}
+
+static int shared_use(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, int choose,
                       tjp_shared_use *out)
 {
     memset(out, 0, sizeof *out);
@@ -346,7 +358,7 @@ int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i
         out->read = *to;
         out->numel = tji_numel(t);
         const tjp_layout *both[2] = {L, to};
-        tjp_swizzle_choose(&out->swizzle, both, 2, shared_bytes(t, 0));
+        swizzle_for(&out->swizzle, both, 2, shared_bytes(t, 0), choose);
         return 1;
     }
     case TJI_REDUCE: {
@@ -363,10 +375,10 @@ int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i
         out->parts = 1 << across;
         out->numel = tji_numel(tji_typeof(fn, op->result));
         const tjp_layout *one[1] = {&out->write};
-        tjp_swizzle_choose(&out->swizzle, one, 1, shared_bytes(t, 1));
+        swizzle_for(&out->swizzle, one, 1, shared_bytes(t, 1), choose);
         if (op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN) {
             out->has_index = 1;
-            tjp_swizzle_choose(&out->index_swizzle, one, 1, 4);
+            swizzle_for(&out->index_swizzle, one, 1, 4, choose);
         }
         lane_parallel_parts(out);
         return 1;
@@ -384,12 +396,29 @@ int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i
                 out->read.basis[in][b] &= ~axis;
         out->numel = tji_numel(t);
         const tjp_layout *both[2] = {&out->write, &out->read};
-        tjp_swizzle_choose(&out->swizzle, both, 2, shared_bytes(t, 1));
+        swizzle_for(&out->swizzle, both, 2, shared_bytes(t, 1), choose);
         return 1;
     }
     default:
         return 0;
     }
+}
+
+int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                      tjp_shared_use *out)
+{
+    return shared_use(fn, plan, i, 1, out);
+}
+
+int tjp_shared_step_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                       int choose_swizzle, tjp_shared_step *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!shared_use(fn, plan, i, choose_swizzle, &out->use))
+        return TJP_STEP_NONE;
+    tji_opcode code = fn->ops[i].code;
+    out->kind = code == TJI_CONVERT ? TJP_STEP_CONVERT : code == TJI_REDUCE ? TJP_STEP_REDUCE : TJP_STEP_CUMSUM;
+    return out->kind;
 }
 
 void tjp_swizzle_print(tjs_buf *b, const tjp_swizzle *S)
@@ -411,13 +440,8 @@ tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan)
         return tjs_error(TJ_ERR_INVALID_ARG, "tjp_choose_swizzles: no program or no layout plan");
     free(plan->shared);
     plan->shared = tjs_xcalloc((size_t)fn->nops + 1, sizeof *plan->shared);
-    for (int32_t i = 0; i < fn->nops; i++) {
-        tjp_shared_step *step = &plan->shared[i];
-        if (!tjp_shared_use_of(fn, plan, i, &step->use))
-            continue;
-        tji_opcode code = fn->ops[i].code;
-        step->kind = code == TJI_CONVERT ? TJP_STEP_CONVERT : code == TJI_REDUCE ? TJP_STEP_REDUCE : TJP_STEP_CUMSUM;
-    }
+    for (int32_t i = 0; i < fn->nops; i++)
+        tjp_shared_step_of(fn, plan, i, 1, &plan->shared[i]);
     return TJ_OK;
 }
 
