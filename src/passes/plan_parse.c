@@ -1,0 +1,725 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan_parse.c — the plan's annotations read back (plan_text.c's inverse).
+ *
+ * tji_parse (src/builder/parse.c) reads the program and hands this file,
+ * through tji_text_hooks, the header lines before the kernel, what follows
+ * each value's type and what follows each op. The layouts, access widths,
+ * shared steps and barriers read fill a new tjp_layout_plan that the passes
+ * after it and code generation use as they use a computed one. The text's
+ * choices are stored as read (a hand-edited swizzle is compiled); what the
+ * layouts decide is checked instead (finish), so that code generation can
+ * execute the plan. Every error names line:column and what was expected.
+ * The format itself is described atop plan_text.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_text.h"
+
+/* --- parsing ------------------------------------------------------------- */
+
+typedef struct cursor {
+    const char *s;
+    const char **err, **at;
+} cursor;
+
+static void spaces(cursor *c)
+{
+    while (*c->s == ' ' || *c->s == '\t')
+        c->s++;
+}
+
+static int bad(cursor *c, const char *what)
+{
+    *c->err = what;
+    *c->at = c->s;
+    return 0;
+}
+
+static int take(cursor *c, const char *word)
+{
+    spaces(c);
+    size_t n = strlen(word);
+    if (strncmp(c->s, word, n) != 0)
+        return 0;
+    c->s += n;
+    return 1;
+}
+
+static int need(cursor *c, const char *word, const char *what)
+{
+    return take(c, word) || bad(c, what);
+}
+
+static int number(cursor *c, long long lo, long long hi, long long *out, const char *what)
+{
+    spaces(c);
+    char *end;
+    if ((*c->s < '0' || *c->s > '9') && *c->s != '-')
+        return bad(c, what);
+    long long v = strtoll(c->s, &end, 10);
+    if (end == c->s || v < lo || v > hi)
+        return bad(c, what);
+    c->s = end;
+    *out = v;
+    return 1;
+}
+
+static int name_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           ch == '_';
+}
+
+/* One basis vector: tile coordinates (a number for rank 1). */
+static int parse_basis(cursor *c, const tjp_layout *L, uint32_t *out)
+{
+    long long v;
+    if (L->rank == 1) {
+        if (!number(c, 0, L->shape[0] - 1, &v, "an element of the tile (a basis vector)"))
+            return 0;
+        *out = (uint32_t)v;
+        return 1;
+    }
+    uint32_t e = 0;
+    if (!need(c, "(", "'(' opening a basis vector's coordinates"))
+        return 0;
+    for (int d = 0; d < L->rank; d++) {
+        if ((d && !need(c, ",", "',' (one coordinate per dimension)")) ||
+            !number(c, 0, L->shape[d] - 1, &v, "a coordinate inside the tile"))
+            return 0;
+        e = e * (uint32_t)L->shape[d] + (uint32_t)v;
+    }
+    *out = e;
+    return need(c, ")", "')' closing the coordinates");
+}
+
+static int parse_layout(cursor *c, int num_warps, tjp_layout *L)
+{
+    static const char *const ins[] = {"reg", "lane", "warp"};
+    memset(L, 0, sizeof *L);
+    if (!need(c, "linear<[", "'linear<[' (a layout)"))
+        return 0;
+    int64_t numel = 1;
+    do {
+        long long d;
+        if (L->rank == TJ_MAX_RANK)
+            return bad(c, "']' (at most 4 dimensions)");
+        if (!number(c, 1, 1 << 30, &d, "a power-of-two dimension") || (d & (d - 1)))
+            return bad(c, "a power-of-two dimension");
+        L->shape[L->rank++] = (int32_t)d;
+        numel *= d;
+        if (numel > (int64_t)1 << 30)
+            return bad(c, "a tile of at most 2^30 elements");
+    } while (*c->s == 'x' && c->s++);
+    if (!need(c, "]", "']' closing the shape"))
+        return 0;
+    for (int k = 0; k < TJP_NIN; k++) {
+        char word[16];
+        snprintf(word, sizeof word, "%s=[", ins[k]);
+        if (!need(c, ",", "',' before the next bases") || !need(c, word, k == 0 ? "'reg=['"
+                                                                : k == 1 ? "'lane=['" : "'warp=['"))
+            return 0;
+        while (!take(c, "]")) {
+            if (L->nbits[k] == TJP_MAX_BITS)
+                return bad(c, "']' (at most 32 bases)");
+            if ((L->nbits[k] && !need(c, ",", "',' or ']'")) ||
+                !parse_basis(c, L, &L->basis[k][L->nbits[k]]))
+                return 0;
+            L->nbits[k]++;
+        }
+    }
+    if (L->nbits[TJP_LANE] != 5)
+        return bad(c, "'>' after 5 lane bases (32 lanes)");
+    if (num_warps && (1 << L->nbits[TJP_WARP]) != num_warps)
+        return bad(c, "'>' after log2(num_warps) warp bases");
+    return need(c, ">", "'>' closing the layout");
+}
+
+static int parse_header_line(void *ctx, const char *line, const char **err, const char **at)
+{
+    text_state *t = ctx;
+    cursor c = {line, err, at};
+    long long v;
+    if (take(&c, "#num_warps")) {
+        if (!need(&c, "=", "'='") || !number(&c, 1, 32, &v, "a number of warps (1..32)") ||
+            (v & (v - 1)))
+            return bad(&c, "a power-of-two number of warps (1..32)"), -1;
+        t->num_warps = (int)v;
+        return 0;
+    }
+    int is_bytes = take(&c, "#shared_bytes"), is_barriers = !is_bytes && take(&c, "#barriers");
+    if (is_bytes || is_barriers) {
+        if (!t->num_warps) {
+            c.s = line;
+            return bad(&c, "'#num_warps = N' before it (a plan of the GPU passes)"), -1;
+        }
+        if (!need(&c, "=", "'='") ||
+            !number(&c, 0, is_bytes ? TJP_SHARED_MAX : INT32_MAX, &v,
+                    is_bytes ? "a number of bytes (at most 232448)" : "a number of barriers"))
+            return -1;
+        spaces(&c);
+        if (*c.s && *c.s != '\n' && *c.s != '\r')
+            return bad(&c, "the end of the line"), -1;
+        if (is_bytes) {
+            t->has_shared_bytes = 1;
+            t->shared_bytes = (uint64_t)v;
+        } else {
+            t->has_barriers = 1;
+            t->barriers = v;
+            t->barriers_at = line;
+        }
+        return 0;
+    }
+    if (!need(&c, "#", "'#'"))
+        return -1;
+    if (!t->num_warps)
+        return bad(&c, "'#num_warps = N' before the layouts"), -1;
+    const char *name = c.s;
+    while (name_char(*c.s))
+        c.s++;
+    size_t n = (size_t)(c.s - name);
+    if (n == 0 || n >= 16)
+        return bad(&c, "a layout alias name (#L1)"), -1;
+    for (int a = 0; a < t->naliases; a++)
+        if (strlen(t->names[a]) == n && strncmp(t->names[a], name, n) == 0) {
+            c.s = name;
+            return bad(&c, "a layout alias not defined before"), -1;
+        }
+    tjp_layout L;
+    if (!need(&c, "=", "'=' after the alias name") || !parse_layout(&c, t->num_warps, &L))
+        return -1;
+    spaces(&c);
+    if (*c.s && *c.s != '\n' && *c.s != '\r')
+        return bad(&c, "the end of the line"), -1;
+    t->aliases = tjs_xrealloc(t->aliases, sizeof *t->aliases * (size_t)(t->naliases + 1));
+    t->names = tjs_xrealloc(t->names, sizeof *t->names * (size_t)(t->naliases + 1));
+    t->aliases[t->naliases] = L;
+    memcpy(t->names[t->naliases], name, n);
+    t->names[t->naliases][n] = 0;
+    t->naliases++;
+    return 0;
+}
+
+static void grow_values(text_state *t, int32_t id)
+{
+    if (id < t->values_cap)
+        return;
+    int32_t cap = t->values_cap ? t->values_cap : 64;
+    while (cap <= id)
+        cap *= 2;
+    t->value_layout = tjs_xrealloc(t->value_layout, sizeof *t->value_layout * (size_t)cap);
+    t->has_layout = tjs_xrealloc(t->has_layout, (size_t)cap);
+    memset(t->has_layout + t->values_cap, 0, (size_t)(cap - t->values_cap));
+    t->values_cap = cap;
+}
+
+static int counts(cursor *c, const char *name, int n)
+{
+    long long v;
+    if (!need(c, name, name))
+        return 0;
+    for (int d = 0; d < n; d++)
+        if ((d && !need(c, ",", "',' (one count per dimension)")) ||
+            !number(c, 1, 1LL << 40, &v, "a count"))
+            return 0;
+    return need(c, "]", "']' closing the counts");
+}
+
+static int parse_value(void *ctx, const char *s, tji_func *fn, int32_t id, const char **err,
+                       const char **at)
+{
+    text_state *t = ctx;
+    cursor c = {s, err, at};
+    const tji_type *type = tji_typeof(fn, id);
+    const char *before = c.s;
+    spaces(&c);
+    if (c.s[0] == '#' && strncmp(c.s, "#axis<", 6) && strncmp(c.s, "#cpu<", 5) &&
+        strncmp(c.s, "#access<", 8) && strncmp(c.s, "#shared<", 8) &&
+        strncmp(c.s, "#barrier<", 9) &&
+        strncmp(c.s, "#coalesce<", 10)) {
+        const char *name = ++c.s;
+        while (name_char(*c.s))
+            c.s++;
+        size_t n = (size_t)(c.s - name);
+        int a = 0;
+        while (a < t->naliases && !(strlen(t->names[a]) == n && !strncmp(t->names[a], name, n)))
+            a++;
+        if (a == t->naliases) {
+            c.s = name - 1;
+            return bad(&c, "a layout alias defined above the kernel"), -1;
+        }
+        const tjp_layout *L = &t->aliases[a];
+        int same = type->rank == L->rank;
+        for (int d = 0; same && d < L->rank; d++)
+            same = type->shape[d] == L->shape[d];
+        if (!same) {
+            c.s = name - 1;
+            return bad(&c, "a layout of the value's shape"), -1;
+        }
+        grow_values(t, id);
+        t->value_layout[id] = *L;
+        t->has_layout[id] = 1;
+        before = c.s;
+        spaces(&c);
+    }
+    if (take(&c, "#axis<")) {
+        int n = type->rank ? type->rank : 1;
+        long long v;
+        if (!counts(&c, "contig=[", n) || !need(&c, ",", "','") || !counts(&c, "div=[", n) ||
+            !need(&c, ",", "','") || !counts(&c, "const=[", n))
+            return -1;
+        if (take(&c, ",") && (!need(&c, "value=", "'value='") ||
+                              !number(&c, INT64_MIN, INT64_MAX, &v, "an integer")))
+            return -1;
+        if (!need(&c, ">", "'>' closing the axis info"))
+            return -1;
+        before = c.s;
+    }
+    if (take(&c, "#cpu<")) {
+        long long v;
+        if ((!take(&c, "materialized") && !need(&c, "fused", "materialized or fused")) ||
+            !need(&c, ",", "','") || !need(&c, "uses=", "'uses='") ||
+            !number(&c, 0, INT32_MAX, &v, "a number of uses") || !need(&c, ">", "'>'"))
+            return -1;
+        before = c.s;
+    }
+    return (int)(before - s);
+}
+
+static int parse_swizzle(cursor *c, tjp_swizzle *S)
+{
+    if (!need(c, "[", "'[' opening the swizzle"))
+        return 0;
+    int first = 1;
+    while (!take(c, "]")) {
+        long long bit, flip;
+        if ((!first && !need(c, ",", "',' or ']'")) ||
+            !number(c, 1, 1LL << 31, &bit, "an index bit (a power of two)") || (bit & (bit - 1)) ||
+            !need(c, "->", "'->'") ||
+            !number(c, 1, bit - 1, &flip, "the bits it flips (below the index bit)"))
+            return 0;
+        int i = 0;
+        while ((1LL << i) != bit)
+            i++;
+        S->flip[i] = (uint32_t)flip;
+        first = 0;
+    }
+    return 1;
+}
+
+static void grow_ops(text_state *t, int32_t op)
+{
+    if (op < t->ops_cap)
+        return;
+    int32_t cap = t->ops_cap ? t->ops_cap : 64;
+    while (cap <= op)
+        cap *= 2;
+    size_t more = (size_t)(cap - t->ops_cap);
+    t->vector = tjs_xrealloc(t->vector, (size_t)cap);
+    t->addr_run = tjs_xrealloc(t->addr_run, (size_t)cap);
+    t->barrier = tjs_xrealloc(t->barrier, (size_t)cap);
+    memset(t->vector + t->ops_cap, 1, more);
+    memset(t->addr_run + t->ops_cap, 1, more);
+    memset(t->barrier + t->ops_cap, 0, more);
+    int32_t **where[] = {&t->op_line, &t->op_col, &t->barrier_col};
+    for (int k = 0; k < 3; k++) {
+        *where[k] = tjs_xrealloc(*where[k], sizeof **where[k] * (size_t)cap);
+        memset(*where[k] + t->ops_cap, 0, sizeof **where[k] * more);
+    }
+    t->ops_cap = cap;
+}
+
+/* The column (1-based) of p in its line of the text. */
+static int32_t column(const text_state *t, const char *p)
+{
+    const char *start = p;
+    while (start > t->text && start[-1] != '\n')
+        start--;
+    return (int32_t)(p - start) + 1;
+}
+
+/* ", key" next: taken; else nothing read. */
+static int take_item(cursor *c, const char *key)
+{
+    const char *save = c->s;
+    if (take(c, ",") && take(c, key))
+        return 1;
+    c->s = save;
+    return 0;
+}
+
+/* An offset (lo 0) or a size (lo 1) in bytes. */
+static int byte_number(cursor *c, long long lo, uint64_t *out)
+{
+    long long v;
+    if (!number(c, lo, TJP_SHARED_MAX, &v, lo ? "a size in bytes (1..232448)"
+                                              : "a byte offset (0..232448)"))
+        return 0;
+    *out = (uint64_t)v;
+    return 1;
+}
+
+/* ", key=N". */
+static int byte_item(cursor *c, const char *key, long long lo, uint64_t *out)
+{
+    return need(c, ",", "','") && need(c, key, key) && byte_number(c, lo, out);
+}
+
+/* "#shared<" read: the rest of the step, kept as a note for finish. */
+static int parse_step(text_state *t, cursor *c, tji_func *fn, int32_t op, int line)
+{
+    shared_note note = {.op = op, .line = line, .col = t->op_col[op]};
+    tjp_shared_step *step = &note.step;
+    spaces(c);
+    for (int k = TJP_STEP_CONVERT; k <= TJP_STEP_BROADCAST && !step->kind; k++)
+        if (take(c, tjp_text_step_kinds[k]))
+            step->kind = k;
+    if (!step->kind)
+        return bad(c, "a step kind: convert, reduce, cumsum or broadcast");
+    tji_opcode code = fn->ops[op].code;
+    int fits = step->kind == TJP_STEP_CONVERT ? code == TJI_CONVERT
+             : step->kind == TJP_STEP_REDUCE ? code == TJI_REDUCE
+             : step->kind == TJP_STEP_CUMSUM ? code == TJI_CUMSUM
+             : code == TJI_ATOMIC || code == TJI_ATOMIC_CAS;
+    if (!fits) {
+        c->s -= strlen(tjp_text_step_kinds[step->kind]);
+        return bad(c, "the step of this op (convert on convert_layout, reduce, cumsum, "
+                   "broadcast on an atomic)");
+    }
+    long long v;
+    if (step->kind != TJP_STEP_BROADCAST) {
+        if (!need(c, ",", "','") || !need(c, "elem_bytes=", "'elem_bytes='") ||
+            !number(c, 1, 8, &v, "element bytes (1..8)") || !need(c, ",", "','") ||
+            !need(c, "swizzle=", "'swizzle='") || !parse_swizzle(c, &step->use.swizzle))
+            return 0;
+        step->use.swizzle.elem_bytes = (int)v;
+    }
+    if (step->kind == TJP_STEP_REDUCE && take_item(c, "index_swizzle=")) {
+        if (!parse_swizzle(c, &step->use.index_swizzle))
+            return 0;
+        step->use.has_index = 1;
+        step->use.index_swizzle.elem_bytes = 4;
+    }
+    if (take_item(c, "offset=")) {
+        note.allocated = 1;
+        if (!byte_number(c, 0, &step->offset) || !byte_item(c, "bytes=", 1, &step->bytes) ||
+            (step->use.has_index &&
+             (!byte_item(c, "index_offset=", 0, &step->index_offset) ||
+              !byte_item(c, "index_bytes=", 1, &step->index_bytes))))
+            return 0;
+    } else if (step->kind == TJP_STEP_BROADCAST) {
+        return bad(c, "', offset=N, bytes=N' (a broadcast comes with its allocation)");
+    }
+    if (!need(c, ">", "'>' closing the shared step"))
+        return 0;
+    t->notes = tjs_xrealloc(t->notes, sizeof *t->notes * (size_t)(t->nnotes + 1));
+    t->notes[t->nnotes++] = note;
+    return 1;
+}
+
+static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line,
+                    const char **err, const char **at)
+{
+    text_state *t = ctx;
+    cursor c = {s, err, at};
+    const char *end = s;
+    long long v, r;
+    if (take(&c, "#coalesce<")) {
+        tjp_layout L;
+        if (!need(&c, "vector=", "'vector='") || !number(&c, 1, 128, &v, "a vector width") ||
+            !need(&c, ",", "','") || !need(&c, "addr_run=", "'addr_run='") ||
+            !number(&c, v, 255, &r, "an address run (at least the vector)") ||
+            !need(&c, ",", "','") || !parse_layout(&c, 0, &L) || !need(&c, ">", "'>'"))
+            return -1;
+        end = c.s;
+    }
+    c.s = end;
+    spaces(&c);
+    const char *tag = c.s;
+    if (take(&c, "#access<")) {
+        tji_opcode code = fn->ops[op].code;
+        if (code != TJI_LOAD && code != TJI_STORE) {
+            c.s = tag;
+            return bad(&c, "an access width on a load or store only"), -1;
+        }
+        if (!need(&c, "vector=", "'vector='") || !number(&c, 1, 128, &v, "a vector width") ||
+            (v & (v - 1)) || !need(&c, ",", "','") || !need(&c, "addr_run=", "'addr_run='") ||
+            !number(&c, v, 255, &r, "an address run (at least the vector)") ||
+            !need(&c, ">", "'>'"))
+            return -1;
+        grow_ops(t, op);
+        t->vector[op] = (uint8_t)v;
+        t->addr_run[op] = (uint8_t)r;
+        end = c.s;
+    }
+    c.s = end;
+    spaces(&c);
+    grow_ops(t, op);
+    t->op_line[op] = line;
+    t->op_col[op] = column(t, c.s);
+    if (take(&c, "#shared<")) {
+        if (!parse_step(t, &c, fn, op, line))
+            return -1;
+        end = c.s;
+    }
+    c.s = end;
+    spaces(&c);
+    tag = c.s;
+    if (take(&c, "#barrier<")) {
+        int flags = 0;
+        tji_opcode code = fn->ops[op].code;
+        do {
+            spaces(&c);
+            const char *word = c.s;
+            int f = take(&c, "before") ? TJP_BARRIER_BEFORE
+                  : take(&c, "shared-write") ? TJP_BARRIER_SHARED_WRITE
+                  : take(&c, "shared-read") ? TJP_BARRIER_SHARED_READ : 0;
+            if (!f)
+                return bad(&c, "a barrier: before, shared-write or shared-read"), -1;
+            c.s = word;
+            if (f <= flags)
+                return bad(&c, "each barrier once, in the order before, shared-write, "
+                           "shared-read"), -1;
+            if (f == TJP_BARRIER_BEFORE && code != TJI_LOAD && code != TJI_STORE &&
+                code != TJI_ATOMIC && code != TJI_ATOMIC_CAS)
+                return bad(&c, "a barrier 'before' on a load, store or atomic only"), -1;
+            take(&c, f == TJP_BARRIER_BEFORE ? "before" : f == TJP_BARRIER_SHARED_WRITE
+                                                           ? "shared-write" : "shared-read");
+            flags |= f;
+        } while (take(&c, ","));
+        if (!need(&c, ">", "'>' closing the barriers"))
+            return -1;
+        t->barrier[op] = (uint8_t)flags;
+        t->barrier_col[op] = column(t, tag);
+        t->nbarrier_notes++;
+        end = c.s;
+    }
+    return (int)(end - s);
+}
+
+static int fail_at_op(const text_state *t, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* An error at line:col of the text: "source:line:col: what". */
+static int fail_at_op(const text_state *t, int line, int col, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    tjs_error(TJ_ERR_INVALID_ARG, "%s:%d:%d: %s", t->source, line, col, what);
+    return -1;
+}
+
+/* The line (1-based) of p in the text. */
+static int line_of(const text_state *t, const char *p)
+{
+    int line = 1;
+    for (const char *q = t->text; q < p; q++)
+        line += *q == '\n';
+    return line;
+}
+
+/* The first op with a #barrier<...> read. */
+static int32_t first_barrier(const text_state *t, const tji_func *fn)
+{
+    int32_t i = 0;
+    while (i < fn->nops && !t->barrier[i])
+        i++;
+    return i;
+}
+
+/* The step read at op n->op against want, what the layouts imply (kind,
+ * element size, buffer sizes); the choices read (swizzles, offsets) go
+ * into want. */
+static int take_step(const text_state *t, const tji_func *fn, const shared_note *n,
+                     tjp_shared_step *want)
+{
+    const tjp_shared_step *got = &n->step;
+    if (n->allocated != t->has_shared_bytes)
+        return fail_at_op(t, n->line, n->col, n->allocated
+                          ? "offset= and bytes= without '#shared_bytes = N' before the kernel"
+                          : "expected ', offset=N, bytes=N' (the header gives #shared_bytes)");
+    if (want->kind != got->kind)
+        return fail_at_op(t, n->line, n->col, "#shared on an op the plan does not take through "
+                          "shared memory");
+    if (want->use.has_index != got->use.has_index)
+        return fail_at_op(t, n->line, n->col, want->use.has_index
+                          ? "expected index_swizzle=[...] (argmax/argmin's index buffer)"
+                          : "index_swizzle on a reduction without indices (only argmax and "
+                          "argmin have them)");
+    if (got->kind != TJP_STEP_BROADCAST &&
+        got->use.swizzle.elem_bytes != want->use.swizzle.elem_bytes)
+        return fail_at_op(t, n->line, n->col, "elem_bytes=%d is not the size of the buffer's "
+                          "elements (%d)", got->use.swizzle.elem_bytes,
+                          want->use.swizzle.elem_bytes);
+    if (n->allocated) {
+        const tji_op *op = &fn->ops[n->op];
+        int64_t slots = got->kind == TJP_STEP_BROADCAST ? tji_numel(tji_typeof(fn, op->result))
+                                                        : want->use.parts * want->use.numel;
+        uint64_t align = want->bytes / (uint64_t)(slots > 0 ? slots : 1);
+        uint64_t end = got->offset + got->bytes, iend = got->index_offset + got->index_bytes;
+        if (got->bytes != want->bytes)
+            return fail_at_op(t, n->line, n->col, "bytes=%llu is not the size of the step's "
+                              "buffer (%llu)", (unsigned long long)got->bytes,
+                              (unsigned long long)want->bytes);
+        if (got->index_bytes != want->index_bytes)
+            return fail_at_op(t, n->line, n->col, "index_bytes=%llu is not the size of the "
+                              "index buffer (%llu)", (unsigned long long)got->index_bytes,
+                              (unsigned long long)want->index_bytes);
+        if (got->offset % align)
+            return fail_at_op(t, n->line, n->col, "offset=%llu is not a multiple of the "
+                              "element size (%llu)", (unsigned long long)got->offset,
+                              (unsigned long long)align);
+        if (got->index_offset % 4)
+            return fail_at_op(t, n->line, n->col, "index_offset=%llu is not a multiple of 4 "
+                              "(i32 indices)", (unsigned long long)got->index_offset);
+        if (end > t->shared_bytes || iend > t->shared_bytes)
+            return fail_at_op(t, n->line, n->col, "a buffer ending at byte %llu, past "
+                              "#shared_bytes = %llu", (unsigned long long)(end > iend ? end : iend),
+                              (unsigned long long)t->shared_bytes);
+        if (got->index_bytes && got->offset < iend && got->index_offset < end)
+            return fail_at_op(t, n->line, n->col, "the value and index buffers overlap "
+                              "(bytes %llu..%llu and %llu..%llu)",
+                              (unsigned long long)got->offset, (unsigned long long)end,
+                              (unsigned long long)got->index_offset, (unsigned long long)iend);
+    }
+    memcpy(want->use.swizzle.flip, got->use.swizzle.flip, sizeof want->use.swizzle.flip);
+    memcpy(want->use.index_swizzle.flip, got->use.index_swizzle.flip,
+           sizeof want->use.index_swizzle.flip);
+    want->offset = got->offset;
+    want->index_offset = got->index_offset;
+    return 0;
+}
+
+/* The plan's shared steps: the steps the layouts imply (kinds, layouts,
+ * sizes: tjp_shared_step_of, and the allocation's broadcasts and sizes
+ * where the text is allocated), each as the text chose it. */
+static int finish_shared(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
+{
+    p->shared = tjs_xcalloc((size_t)fn->nops + 1, sizeof *p->shared);
+    for (int32_t i = 0; i < fn->nops; i++)
+        tjp_shared_step_of(fn, p, i, 0, &p->shared[i]);
+    if (t->has_shared_bytes && tjp_alloc_shared(fn, p) != TJ_OK)
+        return -1;
+    int32_t *note_of = tjs_xcalloc((size_t)fn->nops + 1, sizeof *note_of);
+    for (int i = 0; i < t->nnotes; i++)
+        note_of[t->notes[i].op] = i + 1;
+    int rc = 0;
+    for (int32_t i = 0; rc == 0 && i < fn->nops; i++) {
+        if (note_of[i])
+            rc = take_step(t, fn, &t->notes[note_of[i] - 1], &p->shared[i]);
+        else if (p->shared[i].kind != TJP_STEP_NONE)
+            rc = fail_at_op(t, t->op_line[i], t->op_col[i], "expected #shared<%s, ...>: the "
+                            "layouts take this op through shared memory",
+                            tjp_text_step_kinds[p->shared[i].kind]);
+    }
+    free(note_of);
+    p->shared_bytes = t->shared_bytes;
+    p->shared_allocated = t->has_shared_bytes;
+    return rc;
+}
+
+/* The plan's barriers as read: a step's writes and reads are always
+ * parted by one; the count of the header must be theirs. */
+static int finish_barriers(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
+{
+    p->barrier = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    int64_t count = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        int flags = t->barrier[i], step = p->shared[i].kind != TJP_STEP_NONE;
+        if (!step && (flags & ~TJP_BARRIER_BEFORE))
+            return fail_at_op(t, t->op_line[i], t->barrier_col[i], "shared-write and "
+                              "shared-read on an op without a #shared step");
+        if (step && !(flags & TJP_BARRIER_SHARED_READ))
+            return fail_at_op(t, t->op_line[i], t->barrier_col[i] ? t->barrier_col[i]
+                              : t->op_col[i], "expected #barrier<..., shared-read>: a shared "
+                              "step's reads wait for its writes");
+        p->barrier[i] = (uint8_t)flags;
+        count += __builtin_popcount((unsigned)flags);
+    }
+    if (count != t->barriers)
+        return fail_at_op(t, line_of(t, t->barriers_at), 1, "#barriers = %lld, but the ops "
+                          "have %lld", (long long)t->barriers, (long long)count);
+    return 0;
+}
+
+/* The plan from what was read: every tile value needs a layout once any
+ * has one; the shared steps and barriers are the text's (checked to be
+ * ones code generation can execute). */
+static int finish(void *ctx, tji_func *fn)
+{
+    text_state *t = ctx;
+    if (!t->out)
+        return 0;
+    memset(t->out, 0, sizeof *t->out);
+    grow_values(t, fn->nvalues);
+    grow_ops(t, fn->nops);
+    int32_t barred = first_barrier(t, fn);
+    if (!t->num_warps) {
+        if (t->nnotes)
+            return fail_at_op(t, t->notes[0].line, t->notes[0].col, "#shared without a layout "
+                              "plan (#num_warps and layouts before the kernel)");
+        if (t->nbarrier_notes)
+            return fail_at_op(t, t->op_line[barred], t->barrier_col[barred], "#barrier without "
+                              "a layout plan (#num_warps and layouts before the kernel)");
+        return 0;
+    }
+    tjp_layout_plan *p = t->out;
+    p->num_warps = t->num_warps;
+    p->nvalues = fn->nvalues;
+    p->nops = fn->nops;
+    p->of = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *p->of);
+    p->vector = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    p->addr_run = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    memcpy(p->vector, t->vector, (size_t)fn->nops);
+    memcpy(p->addr_run, t->addr_run, (size_t)fn->nops);
+    for (int32_t id = 1; id <= fn->nvalues; id++) {
+        if (t->has_layout[id])
+            p->of[id] = t->value_layout[id];
+        else if (tji_typeof(fn, id)->rank > 0 &&
+                 (fn->values[id].def_op < 0 || fn->ops[fn->values[id].def_op].parent >= 0))
+            return tjs_error(TJ_ERR_INVALID_ARG, "%s: value %%%d is a tile without a layout "
+                             "(#L...) in a program with a layout plan", t->source, id), -1;
+    }
+    if (t->nbarrier_notes && !t->has_barriers)
+        return fail_at_op(t, t->op_line[barred], t->barrier_col[barred], "#barrier without "
+                          "'#barriers = N' before the kernel");
+    if (t->has_barriers && !t->has_shared_bytes)
+        return fail_at_op(t, line_of(t, t->barriers_at), 1, "'#barriers = N' without "
+                          "'#shared_bytes = N' (barriers are placed after the allocation)");
+    if ((t->has_shared_bytes || t->nnotes) && finish_shared(t, fn, p) < 0)
+        return -1;
+    if (t->has_barriers && finish_barriers(t, fn, p) < 0)
+        return -1;
+    return 0;
+}
+
+tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **fn,
+                              tjp_layout_plan *plan)
+{
+    text_state t = {.out = plan, .text = text, .source = source ? source : "<input>"};
+    tji_text_hooks h = {.ctx = &t, .parse_header_line = parse_header_line,
+                        .parse_value = parse_value, .parse_op = parse_op, .finish = finish};
+    if (plan)
+        memset(plan, 0, sizeof *plan);
+    tj_status st = tji_parse(text, source, &h, fn);
+    if (st != TJ_OK && plan)
+        tjp_layout_plan_free(plan);
+    free(t.aliases);
+    free(t.names);
+    free(t.value_layout);
+    free(t.has_layout);
+    free(t.vector);
+    free(t.addr_run);
+    free(t.barrier);
+    free(t.op_line);
+    free(t.op_col);
+    free(t.barrier_col);
+    free(t.notes);
+    return st;
+}
