@@ -21,6 +21,7 @@
 
 #include "builder/ir.h"
 #include "jit/jit.h"
+#include "jit/pipeline.h"
 #include "passes/passes.h"
 #include "tap.h"
 
@@ -180,26 +181,25 @@ static void plan_read_back_compiles(const tji_func *fn, const tjp_layout_plan *p
     tjp_layout_plan_free(&edited_plan);
 }
 
+/* fn's plan after every GPU pass (src/jit/pipeline.c's tjj_gpu_plan). */
+static tj_status gpu_plan(tji_func *fn, int warps, tjp_layout_plan *plan)
+{
+    tjj_gpu_planned out = {0};
+    tj_status st = tjj_gpu_plan(fn, &(tjj_gpu_target){.num_warps = warps}, &out);
+    *plan = out.plan;
+    out.plan = (tjp_layout_plan){0};
+    tjj_gpu_planned_free(&out);
+    return st;
+}
+
 static void round_trip_layouts(const tj_kernel *k, int64_t c)
 {
     for (int warps = 1; warps <= 8; warps *= 2) {
         tji_func *fn = NULL;
-        tjp_axis_info_result axis = {0};
-        tjp_coalesce_result co = {0};
         tjp_layout_plan plan = {0};
         tj_status st = tji_build(k, &c, 1, &fn);
         if (st == TJ_OK)
-            st = tjp_axis_info(fn, NULL, &axis);
-        if (st == TJ_OK)
-            st = tjp_coalesce(fn, &axis, warps, &co);
-        if (st == TJ_OK)
-            st = tjp_assign_layouts(fn, warps, &co, &plan);
-        if (st == TJ_OK)
-            st = tjp_choose_swizzles(fn, &plan);
-        if (st == TJ_OK)
-            st = tjp_alloc_shared(fn, &plan);
-        if (st == TJ_OK)
-            st = tjp_place_barriers(fn, &plan);
+            st = gpu_plan(fn, warps, &plan);
         if (!tap_ok(st == TJ_OK, "%s, %d warps: layouts, shared steps and barriers planned",
                     k->name, warps)) {
             tap_diag("  %s", tj_last_error());
@@ -242,8 +242,6 @@ static void round_trip_layouts(const tj_kernel *k, int64_t c)
         tji_func_free(back);
         tjp_layout_plan_free(&back_plan);
         tjp_layout_plan_free(&plan);
-        tjp_coalesce_free(&co);
-        tjp_axis_info_free(&axis);
         tji_func_free(fn);
     }
 }
@@ -397,21 +395,14 @@ int main(void)
     bad_text();
 
     int64_t b = 32;
-    tjp_axis_info_result axis = {0};
-    tjp_coalesce_result co = {0};
     tjp_layout_plan plan = {0};
-    if (tji_build(transpose, &b, 1, &fn) == TJ_OK && tjp_axis_info(fn, NULL, &axis) == TJ_OK &&
-        tjp_coalesce(fn, &axis, 4, &co) == TJ_OK &&
-        tjp_assign_layouts(fn, 4, &co, &plan) == TJ_OK && tjp_choose_swizzles(fn, &plan) == TJ_OK &&
-        tjp_alloc_shared(fn, &plan) == TJ_OK && tjp_place_barriers(fn, &plan) == TJ_OK) {
+    if (tji_build(transpose, &b, 1, &fn) == TJ_OK && gpu_plan(fn, 4, &plan) == TJ_OK) {
         tjp_annotations notes = {.layouts = &plan};
         char *text = tjp_print_annotated(fn, &notes);
         mangled_text(text);
         free(text);
     }
     tjp_layout_plan_free(&plan);
-    tjp_coalesce_free(&co);
-    tjp_axis_info_free(&axis);
     tji_func_free(fn);
     return tap_done();
 }
