@@ -181,7 +181,7 @@ typedef struct tji_func {
     tji_region *regions;  /* region 0: the body */
 
     int check_bounds;     /* set by the launcher, not the builder: the back ends
-                             check every access (src/jit/bounds.h) */
+                             check every access (src/jit/llvm/bounds.h) */
 } tji_func;
 
 /* Which file implements what: ir.c the IR core below (it depends on nothing

@@ -35,7 +35,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "../bounds.h"
+#include "../llvm/bounds.h"
 #include "backend.h"
 
 enum {
