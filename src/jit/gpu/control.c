@@ -63,10 +63,10 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
 
     /* Enter when the step moves lo toward hi; a zero step runs zero times. */
     LLVMValueRef up = is_signed ? LLVMBuildICmp(b, LLVMIntSGT, step, zero, "") : LLVMBuildICmp(b, LLVMIntNE, step, zero, "");
-    LLVMValueRef down = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, step, zero, "") : LLVMConstNull(c->g.t_i1);
+    LLVMValueRef down = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, step, zero, "") : LLVMConstNull(c->g.ty.t_i1);
     LLVMValueRef enter = LLVMBuildSelect(
         b, up, LLVMBuildICmp(b, is_signed ? LLVMIntSLT : LLVMIntULT, lo, hi, ""),
-        LLVMBuildSelect(b, down, LLVMBuildICmp(b, LLVMIntSGT, lo, hi, ""), LLVMConstNull(c->g.t_i1), ""), "");
+        LLVMBuildSelect(b, down, LLVMBuildICmp(b, LLVMIntSGT, lo, hi, ""), LLVMConstNull(c->g.ty.t_i1), ""), "");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = new_block(c, "for"), exit = new_block(c, "for.end");
     LLVMBuildCondBr(b, enter, body, exit);
 

@@ -171,28 +171,17 @@ static void count_uses(codegen *c)
         }
 }
 
-static LLVMTypeRef param_type(const codegen *c, const tji_param *p)
-{
-    if (p->is_ptr)
-        return c->g.t_gptr;
-    switch (p->dtype) {
-    case TJ_I1: return c->g.t_i8;
-    case TJ_F16: case TJ_BF16: return c->g.t_i16;
-    default: return tjj_gpu_dtype_type(&c->g, p->dtype);
-    }
-}
-
 static void build_kernel(codegen *c, const char *entry_name)
 {
     const tji_func *fn = c->g.fn;
     int np = fn->nparams, nsizes = fn->check_bounds ? tjj_bounds_nbuffers(fn) : 0;
     LLVMTypeRef *params = tjs_xcalloc((size_t)(np + 1 + nsizes), sizeof(LLVMTypeRef));
     for (int i = 0; i < np; i++)
-        params[i] = param_type(c, &fn->params[i]);
+        params[i] = tjj_llvm_param_type(&c->g.ty, &fn->params[i], c->g.t_gptr);
     params[np] = c->g.t_gptr;
     for (int k = 0; k < nsizes; k++) /* bounds.h: each buffer's bytes */
-        params[np + 1 + k] = c->g.t_i64;
-    LLVMTypeRef fty = LLVMFunctionType(c->g.t_void, params, (unsigned)(np + 1 + nsizes), 0);
+        params[np + 1 + k] = c->g.ty.t_i64;
+    LLVMTypeRef fty = LLVMFunctionType(c->g.ty.t_void, params, (unsigned)(np + 1 + nsizes), 0);
     free(params);
     LLVMValueRef f = c->g.func = LLVMAddFunction(c->g.mod, entry_name, fty);
     LLVMSetFunctionCallConv(f, LLVMPTXKernelCallConv);
@@ -219,11 +208,7 @@ static void build_kernel(codegen *c, const char *entry_name)
     c->assert_info = LLVMGetParam(f, (unsigned)np);
     for (int i = 0; i < np; i++) {
         const tji_param *p = &fn->params[i];
-        LLVMValueRef v = LLVMGetParam(f, (unsigned)i);
-        if (!p->is_ptr && p->dtype == TJ_I1)
-            v = LLVMBuildICmp(c->eb, LLVMIntNE, v, LLVMConstNull(c->g.t_i8), "");
-        else if (!p->is_ptr && p->dtype == TJ_F16)
-            v = LLVMBuildBitCast(c->eb, v, c->g.t_half, "");
+        LLVMValueRef v = tjj_llvm_param_value(&c->g.ty, c->eb, p, LLVMGetParam(f, (unsigned)i));
         if (p->value > 0 && p->value <= fn->nvalues)
             c->ssa[p->value] = v;
     }
