@@ -9,7 +9,8 @@
  *                and the math library (no libdevice)
  *
  * The generator state here is the part of gen.h's codegen that math.c
- * needs: the code generator owns it; math.c reads its types, builder and
+ * needs: its types are llvm_shared.h's tjj_llvm_types (the CPU's too),
+ * plus the global pointer; the code generator owns it; math.c reads its types, builder and
  * module, and reports errors through tjj_gpu_fail. tests/test_gpu_math_host
  * builds one of its own, with no kernel.
  */

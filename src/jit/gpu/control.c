@@ -39,7 +39,7 @@ static void add_incoming(codegen *c, int32_t phi_of, int32_t src, LLVMBasicBlock
 /* Carried values share a layout wherever they appear (the plan's promise). */
 static int check_carried(codegen *c, int32_t a, int32_t b)
 {
-    if (rank_of(c, a) != rank_of(c, b) || (rank_of(c, a) > 0 && !same_layout(layout_of(c, a), layout_of(c, b)))) {
+    if (rank_of(c, a) != rank_of(c, b) || (rank_of(c, a) > 0 && !tjp_layout_equal(layout_of(c, a), layout_of(c, b)))) {
         FAIL(c, "internal error: a carried value changes layout (values %d and %d)", (int)a, (int)b);
         return 0;
     }

@@ -25,7 +25,10 @@
  *   math.c       one element of an element-wise op (backend.h)
  *
  * Small helpers are static inline here; the rest is declared here and
- * defined in the file of its family.
+ * defined in the file of its family. The LLVM helpers the CPU back end
+ * uses too — types, parameter ABI, guards, dump, optimizer run, the float
+ * compare-and-swap loop, element-wise rules — are src/jit/llvm/'s, called
+ * directly (tjj_llvm_*, tjj_ls_*), never copied here.
  */
 #ifndef TJIT_GPU_GEN_H
 #define TJIT_GPU_GEN_H
@@ -36,6 +39,7 @@
 #include <llvm-c/Core.h>
 
 #include "../llvm/bounds.h"
+#include "../llvm/llvm_scalar.h"
 #include "backend.h"
 
 enum {
@@ -128,16 +132,6 @@ static inline LLVMValueRef live_cond(LLVMValueRef v)
     if (v && LLVMIsAConstantInt(v) && LLVMConstIntGetZExtValue(v))
         return NULL;
     return v;
-}
-
-static inline int same_layout(const tjp_layout *a, const tjp_layout *b)
-{
-    if (memcmp(a->nbits, b->nbits, sizeof a->nbits) != 0)
-        return 0;
-    for (int in = 0; in < TJP_NIN; in++)
-        if (memcmp(a->basis[in], b->basis[in], sizeof(uint32_t) * (size_t)a->nbits[in]) != 0)
-            return 0;
-    return 1;
 }
 
 /* Register bits that select copies (zero bases). */

@@ -103,14 +103,12 @@ static LLVMValueRef c_real(LLVMTypeRef t, double v) { return LLVMConstReal(t, v)
 LLVMValueRef tjj_gpu_intrinsic(tjj_gpu_gen *g, const char *name, LLVMTypeRef *overloads,
                                unsigned noverloads, LLVMValueRef *args, unsigned nargs)
 {
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    if (!id) {
+    if (!LLVMLookupIntrinsicID(name, strlen(name))) {
         tjj_gpu_fail(g, "internal error: LLVM has no intrinsic %s", name);
         return LLVMGetPoison(LLVMTypeOf(args[0]));
     }
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, overloads, noverloads);
-    LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, overloads, noverloads);
-    return LLVMBuildCall2(g->b, ft, f, args, nargs, "");
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
+    return tjj_ls_intrinsic(&ls, name, overloads, noverloads, args, nargs);
 }
 
 LLVMValueRef tjj_gpu_intrinsic1(tjj_gpu_gen *g, const char *name, LLVMValueRef x)

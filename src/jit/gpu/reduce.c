@@ -102,7 +102,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
     if (rt->rank > 0) {
         tjp_layout expect;
         tjp_layout_slice(&expect, L, axis);
-        if (!same_layout(&expect, layout_of(c, id))) {
+        if (!tjp_layout_equal(&expect, layout_of(c, id))) {
             FAIL(c, "internal error: the result's layout is not the slice of the operand's");
             return;
         }

@@ -154,7 +154,7 @@ int tjj_gpu_check_same_layout(codegen *c, int32_t operand, int32_t result)
     if (rank_of(c, operand) == 0 && rank_of(c, result) == 0)
         return 1;
     if (rank_of(c, operand) == 0 || rank_of(c, result) == 0 ||
-        !same_layout(layout_of(c, operand), layout_of(c, result))) {
+        !tjp_layout_equal(layout_of(c, operand), layout_of(c, result))) {
         FAIL(c, "internal error: operand %d is not in the layout of value %d", (int)operand, (int)result);
         return 0;
     }

@@ -89,9 +89,6 @@ LLVMValueRef tjj_gpu_shuffle(codegen *c, int butterfly, LLVMValueRef v, LLVMValu
     LLVMBuilderRef b = c->g.b;
     LLVMTypeRef t = LLVMTypeOf(v);
     const char *name = butterfly ? "llvm.nvvm.shfl.sync.bfly.i32" : "llvm.nvvm.shfl.sync.idx.i32";
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->g.mod, id, NULL, 0);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(c->g.ctx, id, NULL, 0);
     uint64_t bytes = type_bytes(c, t);
     LLVMTypeRef it = bytes == 8 ? c->g.ty.t_i64 : LLVMIntTypeInContext(c->g.ctx, t == c->g.ty.t_i1 ? 1 : (unsigned)(8 * bytes));
     LLVMValueRef bits = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? LLVMBuildPtrToInt(b, v, it, "")
@@ -101,14 +98,14 @@ LLVMValueRef tjj_gpu_shuffle(codegen *c, int butterfly, LLVMValueRef v, LLVMValu
         LLVMValueRef lo = LLVMBuildTrunc(b, bits, c->g.ty.t_i32, "");
         LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, c_i64(c, 32), ""), c->g.ty.t_i32, "");
         LLVMValueRef a_lo[4] = {c_i32(c, -1), lo, arg, c_i32(c, 31)}, a_hi[4] = {c_i32(c, -1), hi, arg, c_i32(c, 31)};
-        lo = LLVMBuildCall2(b, fty, f, a_lo, 4, "");
-        hi = LLVMBuildCall2(b, fty, f, a_hi, 4, "");
+        lo = tjj_gpu_intrinsic(&c->g, name, NULL, 0, a_lo, 4);
+        hi = tjj_gpu_intrinsic(&c->g, name, NULL, 0, a_hi, 4);
         out = LLVMBuildOr(b, LLVMBuildZExt(b, lo, c->g.ty.t_i64, ""),
                           LLVMBuildShl(b, LLVMBuildZExt(b, hi, c->g.ty.t_i64, ""), c_i64(c, 32), ""), "");
     } else {
         LLVMValueRef w = it == c->g.ty.t_i32 ? bits : LLVMBuildZExt(b, bits, c->g.ty.t_i32, "");
         LLVMValueRef args[4] = {c_i32(c, -1), w, arg, c_i32(c, 31)};
-        out = LLVMBuildCall2(b, fty, f, args, 4, "");
+        out = tjj_gpu_intrinsic(&c->g, name, NULL, 0, args, 4);
         if (it != c->g.ty.t_i32)
             out = LLVMBuildTrunc(b, out, it, "");
     }

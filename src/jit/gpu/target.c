@@ -6,7 +6,9 @@
  * tjj_gpu_compile (jit.h) is the GPU back end's entry: it makes the target
  * machine for sm_XX (the PTX ISA the chip needs), the context and module,
  * runs code generation (kernel.c), verifies and optimizes the module and
- * emits PTX, which TJIT_DUMP=llvm/ptx print. The accuracy of the math
+ * emits PTX, which TJIT_DUMP=llvm/ptx print. The dump and the O3 run are
+ * the CPU's (llvm_shared.c: tjj_llvm_dump, tjj_llvm_optimize without the
+ * vectorizers forced on, as this back end always ran it). The accuracy of the math
  * functions is tabulated at the top of math.c.
  */
 #include <pthread.h>
