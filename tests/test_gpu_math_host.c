@@ -33,14 +33,10 @@ static void build(LLVMContextRef ctx, LLVMModuleRef mod)
 {
     tjj_gpu_gen g = {0};
     g.ctx = ctx, g.mod = mod, g.b = LLVMCreateBuilderInContext(ctx), g.cur_op = -1;
-    g.t_void = LLVMVoidTypeInContext(ctx), g.t_i1 = LLVMInt1TypeInContext(ctx);
-    g.t_i8 = LLVMInt8TypeInContext(ctx), g.t_i16 = LLVMInt16TypeInContext(ctx);
-    g.t_i32 = LLVMInt32TypeInContext(ctx), g.t_i64 = LLVMInt64TypeInContext(ctx);
-    g.t_half = LLVMHalfTypeInContext(ctx), g.t_float = LLVMFloatTypeInContext(ctx);
-    g.t_double = LLVMDoubleTypeInContext(ctx);
+    tjj_llvm_types_init(&g.ty, ctx);
     for (int fn = 0; fn < TL_NFN; fn++)
         for (int is_f64 = 0; is_f64 < 2; is_f64++) {
-            LLVMTypeRef t = is_f64 ? g.t_double : g.t_float, params[2] = {t, t};
+            LLVMTypeRef t = is_f64 ? g.ty.t_double : g.ty.t_float, params[2] = {t, t};
             char name[32];
             snprintf(name, sizeof name, "host_%s_%s", tl_fn_names[fn], is_f64 ? "f64" : "f32");
             LLVMValueRef f = LLVMAddFunction(mod, name, LLVMFunctionType(t, params, 2, 0));

@@ -98,6 +98,15 @@ tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status status, const 
                      tji_opcode_name(o->code), msg);
 }
 
+tj_status tji_error_at(const tji_func *fn, int32_t op, tj_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    tj_status st = tji_verror_at(fn, op, status, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
 /* --- structure ---------------------------------------------------------------- */
 
 int32_t tji_value_region(const tji_func *fn, int32_t id)

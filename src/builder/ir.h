@@ -181,7 +181,7 @@ typedef struct tji_func {
     tji_region *regions;  /* region 0: the body */
 
     int check_bounds;     /* set by the launcher, not the builder: the back ends
-                             check every access (src/jit/bounds.h) */
+                             check every access (src/jit/llvm/bounds.h) */
 } tji_func;
 
 /* Which file implements what: ir.c the IR core below (it depends on nothing
@@ -203,6 +203,8 @@ TJI_FUNC const char *tji_opcode_name(tji_opcode code); /* "add" */
  * op's name; op < 0: the kernel alone), and returns status. */
 TJI_FUNC tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status status,
                                  const char *fmt, va_list ap);
+TJI_FUNC tj_status tji_error_at(const tji_func *fn, int32_t op, tj_status status,
+                                const char *fmt, ...) TJS_PRINTF(4, 5);
 TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops */
 /* The region value id is defined in (a block argument's region, or its
  * defining op's parent). */

@@ -57,7 +57,7 @@
 #include <xxhash.h>
 
 #include "../ffi_bind/ffi_bind.h"
-#include "bounds.h"
+#include "llvm/bounds.h"
 #include "pipeline.h"
 
 /* --- checks and dumps between passes -------------------------------------- */

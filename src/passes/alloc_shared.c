@@ -33,19 +33,9 @@
  * More than any GPU gives a block (TJP_SHARED_MAX) is refused here, naming
  * the op of the largest step.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 
 #include "passes.h"
-
-static tj_status error_at(const tji_func *fn, int32_t op, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    tj_status st = tji_verror_at(fn, op, TJ_ERR_COMPILE, fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 typedef struct buffer {
     int32_t op;
@@ -208,7 +198,8 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     plan->shared_bytes = total;
     plan->shared_allocated = 1;
     if (total > TJP_SHARED_MAX)
-        return error_at(fn, largest, "needs %llu bytes of shared memory; no GPU gives a block more than %d "
-                    "(227 KiB; use a smaller tile)", (unsigned long long)total, TJP_SHARED_MAX);
+        return tji_error_at(fn, largest, TJ_ERR_COMPILE,
+                            "needs %llu bytes of shared memory; no GPU gives a block more than %d "
+                            "(227 KiB; use a smaller tile)", (unsigned long long)total, TJP_SHARED_MAX);
     return TJ_OK;
 }

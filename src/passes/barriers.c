@@ -121,16 +121,6 @@ static int region_writes(const tji_func *fn, int32_t rid)
     return kinds;
 }
 
-static int same_layout(const tjp_layout *a, const tjp_layout *b)
-{
-    if (memcmp(a->nbits, b->nbits, sizeof a->nbits) != 0)
-        return 0;
-    for (int in = 0; in < TJP_NIN; in++)
-        if (memcmp(a->basis[in], b->basis[in], sizeof(uint32_t) * (size_t)a->nbits[in]) != 0)
-            return 0;
-    return 1;
-}
-
 /* Does L hold some element in two threads (zero lane or warp bases, or
  * lanes and warps beyond its own)? */
 static int threads_repeat(const order *s, const tjp_layout *L)
@@ -160,7 +150,7 @@ static void after_loads(order *s, int32_t opi, int32_t ptr)
             continue;
         if (tji_typeof(fn, ptr)->rank > 0 && tji_typeof(fn, lptr)->rank > 0 && tjp_same_value(fn, lptr, ptr)) {
             const tjp_layout *L = &s->plan->of[load->result];
-            if (same_layout(L, &s->plan->of[ptr]) && !threads_repeat(s, L))
+            if (tjp_layout_equal(L, &s->plan->of[ptr]) && !threads_repeat(s, L))
                 continue;
         }
         barrier(s, opi, TJP_BARRIER_BEFORE);

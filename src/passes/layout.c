@@ -85,6 +85,17 @@ int tjp_layout_blocked(tjp_layout *out, int rank, const int32_t *shape,
     return 1;
 }
 
+int tjp_layout_equal(const tjp_layout *a, const tjp_layout *b)
+{
+    if (a->rank != b->rank || memcmp(a->shape, b->shape, sizeof a->shape) ||
+        memcmp(a->nbits, b->nbits, sizeof a->nbits))
+        return 0;
+    for (int in = 0; in < TJP_NIN; in++)
+        if (memcmp(a->basis[in], b->basis[in], sizeof(uint32_t) * (size_t)a->nbits[in]))
+            return 0;
+    return 1;
+}
+
 void tjp_layout_slice(tjp_layout *out, const tjp_layout *in, int dim)
 {
     int off = dim_offset(in, dim), width = log2_exact(in->shape[dim]);

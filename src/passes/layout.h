@@ -63,6 +63,9 @@ typedef enum tjp_conversion {
 TJI_FUNC tjp_conversion tjp_layout_conversion(const tjp_layout *src, const tjp_layout *dst);
 TJI_FUNC const char *tjp_conversion_name(tjp_conversion c);
 
+/* Are a and b the same layout: the same shape, slots and elements? */
+TJI_FUNC int tjp_layout_equal(const tjp_layout *a, const tjp_layout *b);
+
 /* Prints the basis, e.g. "reg=[1,2] lane=[4,8,16,32,64] warp=[128,256]". */
 TJI_FUNC void tjp_layout_print(tjs_buf *b, const tjp_layout *L);
 

@@ -76,17 +76,6 @@ static void ensure(assigner *A)
 
 static int is_tile(const tji_func *fn, int32_t v) { return v > 0 && tji_typeof(fn, v)->rank > 0; }
 
-static int layout_equal(const tjp_layout *a, const tjp_layout *b)
-{
-    if (a->rank != b->rank || memcmp(a->shape, b->shape, sizeof a->shape) ||
-        memcmp(a->nbits, b->nbits, sizeof a->nbits))
-        return 0;
-    for (int in = 0; in < TJP_NIN; in++)
-        if (memcmp(a->basis[in], b->basis[in], sizeof(uint32_t) * (size_t)a->nbits[in]))
-            return 0;
-    return 1;
-}
-
 void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape, int num_warps)
 {
     int32_t spt[TJ_MAX_RANK] = {0}, tpw[TJ_MAX_RANK] = {0}, wpc[TJ_MAX_RANK] = {0},
@@ -223,7 +212,7 @@ static int32_t copy_in_layout(assigner *A, int32_t v, const tjp_layout *L, int32
 {
     tji_func *fn = A->fn;
     int32_t def = tji_val(fn, v)->def_op;
-    if (A->set[v] && layout_equal(&A->of[v], L))
+    if (A->set[v] && tjp_layout_equal(&A->of[v], L))
         return v;
     /* A copy of a conversion's result is a conversion of its source (or the
      * source itself): never convert(convert(x)). */
@@ -264,7 +253,7 @@ static void request(assigner *A, int32_t r, int *pos, int32_t opidx, int k, cons
     if (!A->set[v]) {
         A->of[v] = *L;
         A->set[v] = 1;
-    } else if (!layout_equal(&A->of[v], L)) {
+    } else if (!tjp_layout_equal(&A->of[v], L)) {
         int32_t c = copy_in_layout(A, v, L, r, pos);
         tji_set_operand(A->fn, opidx, k, c);
     }
@@ -327,7 +316,7 @@ static void anchor_result(assigner *A, int32_t r, int *pos, int32_t opidx, const
         A->set[res] = 1;
         return;
     }
-    if (layout_equal(&A->of[res], natural))
+    if (tjp_layout_equal(&A->of[res], natural))
         return;
     /* The op now defines a fresh value; the old one becomes the CONVERT's. */
     tji_type type = *tji_typeof(fn, res);
@@ -490,7 +479,7 @@ static void merge_converts(assigner *A, int32_t r, seen_list *seen, int32_t *ren
             int32_t same = 0;
             for (int32_t j = 0; j < seen->n && !same; j++) {
                 const tji_op *other = &fn->ops[seen->op[j]];
-                if (other->args[0] == op->args[0] && layout_equal(&A->of[other->result], &A->of[op->result]))
+                if (other->args[0] == op->args[0] && tjp_layout_equal(&A->of[other->result], &A->of[op->result]))
                     same = other->result;
             }
             if (same) {
@@ -527,7 +516,7 @@ static void access_widths(const assigner *A, tjp_layout_plan *plan)
         if (!L || op->parent < 0 || (op->code != TJI_LOAD && op->code != TJI_STORE))
             continue;
         int32_t anchor = op->code == TJI_LOAD ? op->result : op->args[0];
-        if (layout_equal(&A->of[anchor], L) && layout_equal(&A->of[op->args[0]], L)) {
+        if (tjp_layout_equal(&A->of[anchor], L) && tjp_layout_equal(&A->of[op->args[0]], L)) {
             plan->vector[i] = (uint8_t)A->co->of[i].vector;
             plan->addr_run[i] = (uint8_t)A->co->of[i].addr_run;
         }
@@ -637,7 +626,7 @@ tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan)
             if (op->code == TJI_REDUCE) {
                 tjp_layout s;
                 tjp_layout_slice(&s, &plan->of[v], op->axis);
-                ok = layout_equal(&s, L);
+                ok = tjp_layout_equal(&s, L);
             } else {
                 ok = slots_agree(op, L, &plan->of[v]);
             }

@@ -28,7 +28,7 @@ TJI_FUNC void tjp_materialize(const tji_func *fn, tjp_plan *plan);
 TJI_FUNC void tjp_plan_free(tjp_plan *plan);
 
 /* provenance.c — per value, the set of pointer parameters it may point
- * into (empty: unknown), for the bounds checks (src/jit/bounds.h) and
+ * into (empty: unknown), for the bounds checks (src/jit/llvm/bounds.h) and
  * alias.c. */
 typedef struct tjp_provenance {
     int32_t nvalues;

@@ -3,7 +3,7 @@
  * provenance.c — which buffer parameters each pointer value may point into.
  *
  * Two users ask where a pointer comes from: the bounds-checked mode
- * (src/jit/bounds.h) checks every load, store and atomic against the
+ * (src/jit/llvm/bounds.h) checks every load, store and atomic against the
  * buffer its pointer comes from, and the aliasing question (alias.c) —
  * may a load and a later store touch one address? — tells pointers of
  * different buffers apart. A tile pointer is always a pointer parameter

@@ -26,7 +26,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "../bounds.h"
+#include "../llvm/bounds.h"
 #include "llvm_scalar.h"
 #include "llvm_shared.h"
 #include "cpu_backend.h"

@@ -5,8 +5,10 @@
  * Each element's atomic is done once, by its owning slot, with device
  * scope and acquire-release order; an atomic's old value is then handed to
  * the copies (a shuffle within a warp, shared memory across warps: shared.c).
- * Float atomics that PTX lacks (max, min, and add of 16-bit floats) are a
- * compare-and-swap loop on the bits. Atomics need no barrier among
+ * Float atomics that PTX lacks (max, min, and add of 16-bit floats) are the
+ * compare-and-swap loop on the bits that the CPU back end emits too
+ * (tjj_llvm_float_atomic, llvm_atomics.c), with this file's order and
+ * scope. Atomics need no barrier among
  * themselves; after a store they get one (barriers.c places them).
  */
 #include "gen.h"
@@ -27,48 +29,6 @@ LLVMValueRef tjj_gpu_atomic_cas(codegen *c, LLVMValueRef ptr, LLVMValueRef cmp, 
     return LLVMBuildExtractValue(c->g.b, pair, 0, "");
 }
 
-/* Float atomics without an instruction (max, min; add for 16-bit floats):
- * a compare-and-swap loop on the bits, computing in f32/f64. A value that
- * would not change is not written. Returns the old value (SSA form). */
-static LLVMValueRef float_atomic_loop(codegen *c, tj_atomic_op aop, tj_dtype dt, LLVMValueRef ptr, LLVMValueRef v)
-{
-    LLVMBuilderRef b = c->g.b;
-    tji_type vt = {.dtype = dt};
-    LLVMTypeRef ft = tjj_gpu_value_type(&c->g, &vt);
-    LLVMTypeRef it = LLVMIntTypeInContext(c->g.ctx, (unsigned)tjs_dtype_bits(dt));
-    LLVMValueRef start = LLVMBuildLoad2(b, it, ptr, "");
-    LLVMSetAlignment(start, (unsigned)tj_dtype_size(dt));
-    LLVMSetOrdering(start, LLVMAtomicOrderingMonotonic);
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), loop = new_block(c, "atomic.loop");
-    LLVMBasicBlockRef write = new_block(c, "atomic.cas"), done = new_block(c, "atomic.done");
-    LLVMBuildBr(b, loop);
-    LLVMPositionBuilderAtEnd(b, loop);
-    LLVMValueRef old = LLVMBuildPhi(b, it, "");
-    LLVMValueRef x = tjj_gpu_fext(&c->g, ft == it ? old : LLVMBuildBitCast(b, old, ft, ""), dt);
-    LLVMValueRef y = tjj_gpu_fext(&c->g, v, dt), r;
-    switch (aop) {
-    case TJ_ATOMIC_ADD: r = LLVMBuildFAdd(b, x, y, ""); break;
-    case TJ_ATOMIC_MAX: r = tjj_gpu_intrinsic2(&c->g, "llvm.maxnum", x, y); break;
-    default: r = tjj_gpu_intrinsic2(&c->g, "llvm.minnum", x, y); break;
-    }
-    r = tjj_gpu_fround(&c->g, r, dt);
-    LLVMValueRef new_bits = ft == it ? r : LLVMBuildBitCast(b, r, it, "");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, new_bits, old, ""), done, write);
-    LLVMPositionBuilderAtEnd(b, write);
-    LLVMValueRef ok;
-    LLVMValueRef seen = tjj_gpu_atomic_cas(c, ptr, old, new_bits, &ok);
-    LLVMBuildCondBr(b, ok, done, loop);
-    LLVMValueRef in[2] = {start, seen};
-    LLVMBasicBlockRef from[2] = {pre, write};
-    LLVMAddIncoming(old, in, from, 2);
-    LLVMPositionBuilderAtEnd(b, done);
-    LLVMValueRef result = LLVMBuildPhi(b, it, "");
-    LLVMValueRef rin[2] = {old, old};
-    LLVMBasicBlockRef rfrom[2] = {loop, write};
-    LLVMAddIncoming(result, rin, rfrom, 2);
-    return ft == it ? result : LLVMBuildBitCast(b, result, ft, "");
-}
-
 /* One atomic on one element; returns the old value in SSA form. */
 static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt, LLVMValueRef ptr,
                                LLVMValueRef a1, LLVMValueRef a2)
@@ -86,8 +46,11 @@ static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt,
                                : atomic_rmw(c, LLVMAtomicRMWBinOpXchg, ptr, v);
         return tjj_gpu_from_mem(&c->g, LLVMBuildBitCast(b, old, mt, ""), rt);
     }
-    if (is_float && (op->atomic != TJ_ATOMIC_ADD || dt == TJ_F16 || dt == TJ_BF16))
-        return float_atomic_loop(c, op->atomic, dt, ptr, a1);
+    if (is_float && (op->atomic != TJ_ATOMIC_ADD || dt == TJ_F16 || dt == TJ_BF16)) {
+        tjj_llvm_atomic_order order = {LLVMAtomicOrderingAcquireRelease, LLVMAtomicOrderingMonotonic,
+                                       c->g.device_scope}; /* tjj_gpu_atomic_cas's */
+        return tjj_llvm_float_atomic(&c->g.ty, c->g.mod, b, &order, op->atomic, dt, ptr, a1);
+    }
     LLVMAtomicRMWBinOp bop;
     switch (op->atomic) {
     case TJ_ATOMIC_ADD: bop = is_float ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd; break;
@@ -110,10 +73,11 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
     if (rt->rank == 0) {
         LLVMValueRef cond = and_cond(c, tjj_gpu_thread0_cond(c), mask ? live_cond(tjj_gpu_reg(c, mask, 0)) : NULL);
         cond = tjj_gpu_bounds_cond(c, ptr, (address){tjj_gpu_reg(c, ptr, 0), 0}, rt, 1, cond);
-        LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
+        LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
+        LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, cond, "atomic");
         LLVMValueRef old = atomic_one(c, op, rt, tjj_gpu_reg(c, ptr, 0), tjj_gpu_reg(c, op->args[1], 0),
                                       is_cas ? tjj_gpu_reg(c, op->args[2], 0) : NULL);
-        old = guard_value(c, cont, before, old, LLVMConstNull(vt));
+        old = tjj_llvm_guard_value(c->g.b, cont, before, old, LLVMConstNull(vt));
         c->ssa[id] = c->uses[id] ? tjj_gpu_broadcast_scalar(c, old) : old;
         return;
     }
@@ -135,10 +99,11 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
             continue;
         LLVMValueRef cond = and_cond(c, owner, mask ? live_cond(tjj_gpu_reg(c, mask, r)) : NULL);
         cond = tjj_gpu_bounds_cond(c, ptr, (address){tjj_gpu_reg(c, ptr, r), 0}, rt, 1, cond);
-        LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b), cont = guard_begin(c, cond, "atomic");
+        LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
+        LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, cond, "atomic");
         LLVMValueRef old = atomic_one(c, op, rt, tjj_gpu_reg(c, ptr, r), tjj_gpu_reg(c, op->args[1], r),
                                       is_cas ? tjj_gpu_reg(c, op->args[2], r) : NULL);
-        out[r] = guard_value(c, cont, before, old, LLVMConstNull(vt));
+        out[r] = tjj_llvm_guard_value(c->g.b, cont, before, old, LLVMConstNull(vt));
     }
     if (c->uses[id])
         tjj_gpu_broadcast_from_owners(c, L, out);

@@ -9,7 +9,8 @@
  *                and the math library (no libdevice)
  *
  * The generator state here is the part of gen.h's codegen that math.c
- * needs: the code generator owns it; math.c reads its types, builder and
+ * needs: its types are llvm_shared.h's tjj_llvm_types (the CPU's too),
+ * plus the global pointer; the code generator owns it; math.c reads its types, builder and
  * module, and reports errors through tjj_gpu_fail. tests/test_gpu_math_host
  * builds one of its own, with no kernel.
  */
@@ -20,6 +21,7 @@
 
 #include "../../passes/passes.h"
 #include "../jit.h"
+#include "../llvm/llvm_shared.h"
 
 typedef struct tjj_gpu_gen {
     const tji_func *fn;
@@ -28,8 +30,7 @@ typedef struct tjj_gpu_gen {
     LLVMModuleRef mod;
     LLVMBuilderRef b;        /* where code goes now */
     LLVMValueRef func;       /* the kernel */
-    LLVMTypeRef t_void, t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_float, t_double;
-    LLVMTypeRef t_ptr;       /* generic */
+    tjj_llvm_types ty;       /* llvm_shared.h: the context's types (t_ptr is generic) */
     LLVMTypeRef t_gptr;      /* global memory: every tile-IR pointer */
     unsigned device_scope;   /* sync scope id of "device" */
     int32_t cur_op;          /* the op being emitted, for messages; -1 if none */

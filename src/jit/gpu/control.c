@@ -39,7 +39,7 @@ static void add_incoming(codegen *c, int32_t phi_of, int32_t src, LLVMBasicBlock
 /* Carried values share a layout wherever they appear (the plan's promise). */
 static int check_carried(codegen *c, int32_t a, int32_t b)
 {
-    if (rank_of(c, a) != rank_of(c, b) || (rank_of(c, a) > 0 && !same_layout(layout_of(c, a), layout_of(c, b)))) {
+    if (rank_of(c, a) != rank_of(c, b) || (rank_of(c, a) > 0 && !tjp_layout_equal(layout_of(c, a), layout_of(c, b)))) {
         FAIL(c, "internal error: a carried value changes layout (values %d and %d)", (int)a, (int)b);
         return 0;
     }
@@ -63,10 +63,10 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
 
     /* Enter when the step moves lo toward hi; a zero step runs zero times. */
     LLVMValueRef up = is_signed ? LLVMBuildICmp(b, LLVMIntSGT, step, zero, "") : LLVMBuildICmp(b, LLVMIntNE, step, zero, "");
-    LLVMValueRef down = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, step, zero, "") : LLVMConstNull(c->g.t_i1);
+    LLVMValueRef down = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, step, zero, "") : LLVMConstNull(c->g.ty.t_i1);
     LLVMValueRef enter = LLVMBuildSelect(
         b, up, LLVMBuildICmp(b, is_signed ? LLVMIntSLT : LLVMIntULT, lo, hi, ""),
-        LLVMBuildSelect(b, down, LLVMBuildICmp(b, LLVMIntSGT, lo, hi, ""), LLVMConstNull(c->g.t_i1), ""), "");
+        LLVMBuildSelect(b, down, LLVMBuildICmp(b, LLVMIntSGT, lo, hi, ""), LLVMConstNull(c->g.ty.t_i1), ""), "");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), body = new_block(c, "for"), exit = new_block(c, "for.end");
     LLVMBuildCondBr(b, enter, body, exit);
 

@@ -22,14 +22,14 @@ static LLVMValueRef const_string(codegen *c, const char *s)
     LLVMSetGlobalConstant(gv, 1);
     LLVMSetLinkage(gv, LLVMPrivateLinkage);
     LLVMSetUnnamedAddress(gv, LLVMGlobalUnnamedAddr);
-    return LLVMConstAddrSpaceCast(gv, c->g.t_ptr);
+    return LLVMConstAddrSpaceCast(gv, c->g.ty.t_ptr);
 }
 
 static LLVMValueRef entry_alloca(codegen *c, LLVMTypeRef t)
 {
     LLVMValueRef a = LLVMBuildAlloca(c->eb, t, "");
     if (LLVMGetPointerAddressSpace(LLVMTypeOf(a)) != 0)
-        a = LLVMBuildAddrSpaceCast(c->eb, a, c->g.t_ptr, "");
+        a = LLVMBuildAddrSpaceCast(c->eb, a, c->g.ty.t_ptr, "");
     return a;
 }
 
@@ -39,7 +39,7 @@ static const char *print_format(codegen *c, const tji_type *t, LLVMValueRef *v)
 {
     LLVMBuilderRef b = c->g.b;
     if (t->is_ptr) {
-        *v = LLVMBuildPtrToInt(b, *v, c->g.t_i64, "");
+        *v = LLVMBuildPtrToInt(b, *v, c->g.ty.t_i64, "");
         return "%llu";
     }
     switch (t->dtype) {
@@ -47,18 +47,18 @@ static const char *print_format(codegen *c, const tji_type *t, LLVMValueRef *v)
         *v = LLVMBuildSelect(b, *v, const_string(c, "true"), const_string(c, "false"), "");
         return "%s";
     case TJ_I8: case TJ_I16:
-        *v = LLVMBuildSExt(b, *v, c->g.t_i32, "");
+        *v = LLVMBuildSExt(b, *v, c->g.ty.t_i32, "");
         return "%d";
     case TJ_I32: return "%d";
     case TJ_U8: case TJ_U16:
-        *v = LLVMBuildZExt(b, *v, c->g.t_i32, "");
+        *v = LLVMBuildZExt(b, *v, c->g.ty.t_i32, "");
         return "%u";
     case TJ_U32: return "%u";
     case TJ_I64: return "%lld";
     case TJ_U64: return "%llu";
     case TJ_F64: return "%g";
     default:
-        *v = LLVMBuildFPExt(b, tjj_gpu_fext(&c->g, *v, t->dtype), c->g.t_double, "");
+        *v = LLVMBuildFPExt(b, tjj_gpu_fext(&c->g, *v, t->dtype), c->g.ty.t_double, "");
         return "%g";
     }
 }
@@ -83,15 +83,15 @@ void tjj_gpu_emit_print(codegen *c, const tji_op *op)
     LLVMValueRef owner = L ? tjj_gpu_owner_cond(c, L) : tjj_gpu_thread0_cond(c);
     LLVMValueRef format = NULL, args = NULL;
     LLVMTypeRef args_t = NULL;
-    LLVMTypeRef vprintf_params[2] = {c->g.t_ptr, c->g.t_ptr};
-    LLVMTypeRef vprintf_t = LLVMFunctionType(c->g.t_i32, vprintf_params, 2, 0);
+    LLVMTypeRef vprintf_params[2] = {c->g.ty.t_ptr, c->g.ty.t_ptr};
+    LLVMTypeRef vprintf_t = LLVMFunctionType(c->g.ty.t_i32, vprintf_params, 2, 0);
     LLVMValueRef vprintf = LLVMGetNamedFunction(c->g.mod, "vprintf");
     if (!vprintf)
         vprintf = LLVMAddFunction(c->g.mod, "vprintf", vprintf_t);
     for (uint32_t r = 0; r < n; r++) {
         if (r & rdup)
             continue;
-        LLVMBasicBlockRef cont = guard_begin(c, owner, "print");
+        LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, owner, "print");
         LLVMValueRef v = tjj_gpu_reg(c, x, r);
         const char *vf = print_format(c, t, &v);
         LLVMValueRef fields[3 + TJ_MAX_RANK + 1];
@@ -117,7 +117,7 @@ void tjj_gpu_emit_print(codegen *c, const tji_op *op)
             LLVMBuildStore(b, fields[i], LLVMBuildStructGEP2(b, args_t, args, (unsigned)i, ""));
         LLVMValueRef call_args[2] = {format, args};
         LLVMBuildCall2(b, vprintf_t, vprintf, call_args, 2, "");
-        guard_end(c, cont);
+        tjj_llvm_guard_end(c->g.b, cont);
     }
     tjs_buf_free(&fmt);
 }
@@ -139,18 +139,18 @@ void tjj_gpu_emit_assert(codegen *c, const tji_op *op)
             LLVMValueRef f = LLVMBuildNot(b, tjj_gpu_reg(c, x, r), "");
             bad = bad ? LLVMBuildOr(b, bad, f, "") : f;
         }
-    LLVMBasicBlockRef cont = guard_begin(c, bad, "assert.fail");
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, bad, "assert.fail");
     LLVMValueRef won;
     tjj_gpu_atomic_cas(c, c->assert_info, c_i32(c, 0), c_i32(c, 1), &won);
-    LLVMBasicBlockRef cont2 = guard_begin(c, won, "assert.record");
+    LLVMBasicBlockRef cont2 = tjj_llvm_guard_begin(c->g.b, won, "assert.record");
     LLVMValueRef fields[4] = {c_i32(c, c->g.cur_op), c->pid[0], c->pid[1], c->pid[2]};
     for (int i = 0; i < 4; i++) {
         LLVMValueRef off = c_i64(c, 4 + 4 * i);
-        LLVMValueRef p = LLVMBuildInBoundsGEP2(b, c->g.t_i8, c->assert_info, &off, 1, "");
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(b, c->g.ty.t_i8, c->assert_info, &off, 1, "");
         LLVMValueRef st = LLVMBuildStore(b, fields[i], p);
         LLVMSetVolatile(st, 1);
         LLVMSetAlignment(st, 4);
     }
-    guard_end(c, cont2);
-    guard_end(c, cont);
+    tjj_llvm_guard_end(c->g.b, cont2);
+    tjj_llvm_guard_end(c->g.b, cont);
 }

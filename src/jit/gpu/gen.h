@@ -25,7 +25,10 @@
  *   math.c       one element of an element-wise op (backend.h)
  *
  * Small helpers are static inline here; the rest is declared here and
- * defined in the file of its family.
+ * defined in the file of its family. The LLVM helpers the CPU back end
+ * uses too — types, parameter ABI, guards, dump, optimizer run, the float
+ * compare-and-swap loop, element-wise rules — are src/jit/llvm/'s, called
+ * directly (tjj_llvm_*, tjj_ls_*), never copied here.
  */
 #ifndef TJIT_GPU_GEN_H
 #define TJIT_GPU_GEN_H
@@ -35,7 +38,8 @@
 
 #include <llvm-c/Core.h>
 
-#include "../bounds.h"
+#include "../llvm/bounds.h"
+#include "../llvm/llvm_scalar.h"
 #include "backend.h"
 
 enum {
@@ -83,8 +87,8 @@ typedef struct address {
 
 /* --- small helpers --------------------------------------------------------------- */
 
-static inline LLVMValueRef c_i32(const codegen *c, int64_t v) { return LLVMConstInt(c->g.t_i32, (unsigned long long)v, 1); }
-static inline LLVMValueRef c_i64(const codegen *c, int64_t v) { return LLVMConstInt(c->g.t_i64, (unsigned long long)v, 1); }
+static inline LLVMValueRef c_i32(const codegen *c, int64_t v) { return LLVMConstInt(c->g.ty.t_i32, (unsigned long long)v, 1); }
+static inline LLVMValueRef c_i64(const codegen *c, int64_t v) { return LLVMConstInt(c->g.ty.t_i64, (unsigned long long)v, 1); }
 
 static inline int log2_of(int64_t x)
 {
@@ -130,50 +134,6 @@ static inline LLVMValueRef live_cond(LLVMValueRef v)
     return v;
 }
 
-/* Branches on cond (NULL: always) into a new block; returns where to continue. */
-static inline LLVMBasicBlockRef guard_begin(codegen *c, LLVMValueRef cond, const char *name)
-{
-    if (!cond)
-        return NULL;
-    LLVMBasicBlockRef then = new_block(c, name), cont = new_block(c, "cont");
-    LLVMBuildCondBr(c->g.b, cond, then, cont);
-    LLVMPositionBuilderAtEnd(c->g.b, then);
-    return cont;
-}
-
-static inline void guard_end(codegen *c, LLVMBasicBlockRef cont)
-{
-    if (!cont)
-        return;
-    LLVMBuildBr(c->g.b, cont);
-    LLVMPositionBuilderAtEnd(c->g.b, cont);
-}
-
-/* A value computed under `cond` (from block `before`), or `otherwise`. */
-static inline LLVMValueRef guard_value(codegen *c, LLVMBasicBlockRef cont, LLVMBasicBlockRef before,
-                                LLVMValueRef v, LLVMValueRef otherwise)
-{
-    if (!cont)
-        return v;
-    LLVMBasicBlockRef then_end = LLVMGetInsertBlock(c->g.b);
-    guard_end(c, cont);
-    LLVMValueRef phi = LLVMBuildPhi(c->g.b, LLVMTypeOf(v), "");
-    LLVMValueRef vals[2] = {v, otherwise};
-    LLVMBasicBlockRef blocks[2] = {then_end, before};
-    LLVMAddIncoming(phi, vals, blocks, 2);
-    return phi;
-}
-
-static inline int same_layout(const tjp_layout *a, const tjp_layout *b)
-{
-    if (memcmp(a->nbits, b->nbits, sizeof a->nbits) != 0)
-        return 0;
-    for (int in = 0; in < TJP_NIN; in++)
-        if (memcmp(a->basis[in], b->basis[in], sizeof(uint32_t) * (size_t)a->nbits[in]) != 0)
-            return 0;
-    return 1;
-}
-
 /* Register bits that select copies (zero bases). */
 static inline uint32_t reg_dup_mask(const tjp_layout *L)
 {
@@ -200,16 +160,16 @@ static inline uint32_t thread_dup_mask(const codegen *c, const tjp_layout *L, in
  * except through zero bases)? */
 static inline LLVMTypeRef shared_type(const codegen *c, LLVMTypeRef t)
 {
-    return t == c->g.t_i1 ? c->g.t_i8 : t;
+    return t == c->g.ty.t_i1 ? c->g.ty.t_i8 : t;
 }
 
 static inline uint64_t type_bytes(const codegen *c, LLVMTypeRef t)
 {
-    if (t == c->g.t_i1 || t == c->g.t_i8)
+    if (t == c->g.ty.t_i1 || t == c->g.ty.t_i8)
         return 1;
-    if (t == c->g.t_i16 || t == c->g.t_half)
+    if (t == c->g.ty.t_i16 || t == c->g.ty.t_half)
         return 2;
-    if (t == c->g.t_i32 || t == c->g.t_float)
+    if (t == c->g.ty.t_i32 || t == c->g.ty.t_float)
         return 4;
     return 8; /* i64, double, pointers */
 }

@@ -7,8 +7,9 @@
  * (LLVM 22 ignores nvvm.annotations for IR built in memory) and
  * "nvvm.reqntid" for the block size. Its parameters are jit.h's: the
  * kernel's own (pointers as `ptr addrspace(1)`, so every access is
- * ld.global/st.global/atom.global; scalars as the CPU ABI passes them),
- * then the assert record. Program ids are ctaid, their counts nctaid; tid.x
+ * ld.global/st.global/atom.global; scalars as the CPU ABI passes them:
+ * llvm_shared.c's tjj_llvm_param_type and tjj_llvm_param_value, shared
+ * with the CPU), then the assert record. Program ids are ctaid, their counts nctaid; tid.x
  * gives lane = tid & 31, warp = tid >> 5. Values the threads compute once
  * (indices of layouts, program ids) go into the entry block, which
  * branches to the body at the end.
@@ -38,9 +39,8 @@ void tjj_gpu_fail(tjj_gpu_gen *g, const char *fmt, ...)
 
 static LLVMValueRef call_intrinsic0(codegen *c, LLVMBuilderRef b, const char *name)
 {
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->g.mod, id, NULL, 0);
-    return LLVMBuildCall2(b, LLVMIntrinsicGetType(c->g.ctx, id, NULL, 0), f, NULL, 0, "");
+    tjj_ls ls = tjj_ls_view(&c->g.ty, c->g.mod, b);
+    return tjj_ls_intrinsic(&ls, name, NULL, 0, NULL, 0);
 }
 
 
@@ -74,15 +74,6 @@ void tjj_gpu_emit_op(codegen *c, int32_t opi)
 }
 /* --- the kernel -------------------------------------------------------------------------------- */
 
-static tj_status tile_too_large(const tji_func *fn, int32_t op, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    tj_status st = tji_verror_at(fn, op, TJ_ERR_COMPILE, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 /* A layout spreads a tile over 32 * num_warps threads, so a tile of more
  * than 2^MAX_REGS_LOG2 elements per thread is refused by check_plan below
  * in any layout: refused here before the layout passes spend seconds on
@@ -98,11 +89,11 @@ tj_status tjj_gpu_check_tile_sizes(const tji_func *fn, int num_warps)
     if (!largest)
         return TJ_OK;
     int64_t n = tji_numel(tji_typeof(fn, largest));
-    return tile_too_large(fn, tji_val(fn, largest)->def_op,
-                          "a tile of %lld elements needs at least %lld registers per thread with "
-                          "num_warps=%d; the limit is %d (use a smaller tile or more warps)",
-                          (long long)n, (long long)((n + threads - 1) / threads), num_warps,
-                          1 << MAX_REGS_LOG2);
+    return tji_error_at(fn, tji_val(fn, largest)->def_op, TJ_ERR_COMPILE,
+                        "a tile of %lld elements needs at least %lld registers per thread with "
+                        "num_warps=%d; the limit is %d (use a smaller tile or more warps)",
+                        (long long)n, (long long)((n + threads - 1) / threads), num_warps,
+                        1 << MAX_REGS_LOG2);
 }
 
 /* The plan must give every tile value a layout of its shape for num_warps;
@@ -171,28 +162,17 @@ static void count_uses(codegen *c)
         }
 }
 
-static LLVMTypeRef param_type(const codegen *c, const tji_param *p)
-{
-    if (p->is_ptr)
-        return c->g.t_gptr;
-    switch (p->dtype) {
-    case TJ_I1: return c->g.t_i8;
-    case TJ_F16: case TJ_BF16: return c->g.t_i16;
-    default: return tjj_gpu_dtype_type(&c->g, p->dtype);
-    }
-}
-
 static void build_kernel(codegen *c, const char *entry_name)
 {
     const tji_func *fn = c->g.fn;
     int np = fn->nparams, nsizes = fn->check_bounds ? tjj_bounds_nbuffers(fn) : 0;
     LLVMTypeRef *params = tjs_xcalloc((size_t)(np + 1 + nsizes), sizeof(LLVMTypeRef));
     for (int i = 0; i < np; i++)
-        params[i] = param_type(c, &fn->params[i]);
+        params[i] = tjj_llvm_param_type(&c->g.ty, &fn->params[i], c->g.t_gptr);
     params[np] = c->g.t_gptr;
     for (int k = 0; k < nsizes; k++) /* bounds.h: each buffer's bytes */
-        params[np + 1 + k] = c->g.t_i64;
-    LLVMTypeRef fty = LLVMFunctionType(c->g.t_void, params, (unsigned)(np + 1 + nsizes), 0);
+        params[np + 1 + k] = c->g.ty.t_i64;
+    LLVMTypeRef fty = LLVMFunctionType(c->g.ty.t_void, params, (unsigned)(np + 1 + nsizes), 0);
     free(params);
     LLVMValueRef f = c->g.func = LLVMAddFunction(c->g.mod, entry_name, fty);
     LLVMSetFunctionCallConv(f, LLVMPTXKernelCallConv);
@@ -219,11 +199,7 @@ static void build_kernel(codegen *c, const char *entry_name)
     c->assert_info = LLVMGetParam(f, (unsigned)np);
     for (int i = 0; i < np; i++) {
         const tji_param *p = &fn->params[i];
-        LLVMValueRef v = LLVMGetParam(f, (unsigned)i);
-        if (!p->is_ptr && p->dtype == TJ_I1)
-            v = LLVMBuildICmp(c->eb, LLVMIntNE, v, LLVMConstNull(c->g.t_i8), "");
-        else if (!p->is_ptr && p->dtype == TJ_F16)
-            v = LLVMBuildBitCast(c->eb, v, c->g.t_half, "");
+        LLVMValueRef v = tjj_llvm_param_value(&c->g.ty, c->eb, p, LLVMGetParam(f, (unsigned)i));
         if (p->value > 0 && p->value <= fn->nvalues)
             c->ssa[p->value] = v;
     }

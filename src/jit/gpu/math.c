@@ -74,17 +74,9 @@
 
 /* --- types and small helpers ---------------------------------------------------- */
 
-/* The shared element-wise code (llvm_scalar.c) over the generator's state
- * as it is now (call_math moves the builder into a math function). */
-static tjj_ls scalar_ctx(const tjj_gpu_gen *g)
-{
-    return (tjj_ls){g->ctx, g->mod, g->b, g->t_i1, g->t_i8, g->t_i16, g->t_i32, g->t_i64,
-                    g->t_half, g->t_float, g->t_double};
-}
-
 LLVMTypeRef tjj_gpu_dtype_type(const tjj_gpu_gen *g, tj_dtype dt)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return tjj_ls_dtype_type(&ls, dt);
 }
 
@@ -95,13 +87,13 @@ LLVMTypeRef tjj_gpu_value_type(const tjj_gpu_gen *g, const tji_type *t)
 
 LLVMTypeRef tjj_gpu_mem_type(const tjj_gpu_gen *g, const tji_type *t)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return t->is_ptr ? g->t_gptr : tjj_ls_mem_type(&ls, t->dtype);
 }
 
 LLVMTypeRef tjj_gpu_compute_type(const tjj_gpu_gen *g, tj_dtype dt)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return tjj_ls_compute_type(&ls, dt);
 }
 
@@ -111,14 +103,12 @@ static LLVMValueRef c_real(LLVMTypeRef t, double v) { return LLVMConstReal(t, v)
 LLVMValueRef tjj_gpu_intrinsic(tjj_gpu_gen *g, const char *name, LLVMTypeRef *overloads,
                                unsigned noverloads, LLVMValueRef *args, unsigned nargs)
 {
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    if (!id) {
+    if (!LLVMLookupIntrinsicID(name, strlen(name))) {
         tjj_gpu_fail(g, "internal error: LLVM has no intrinsic %s", name);
         return LLVMGetPoison(LLVMTypeOf(args[0]));
     }
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(g->mod, id, overloads, noverloads);
-    LLVMTypeRef ft = LLVMIntrinsicGetType(g->ctx, id, overloads, noverloads);
-    return LLVMBuildCall2(g->b, ft, f, args, nargs, "");
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
+    return tjj_ls_intrinsic(&ls, name, overloads, noverloads, args, nargs);
 }
 
 LLVMValueRef tjj_gpu_intrinsic1(tjj_gpu_gen *g, const char *name, LLVMValueRef x)
@@ -151,38 +141,38 @@ static LLVMBasicBlockRef block_here(tjj_gpu_gen *g, const char *name)
 
 LLVMValueRef tjj_gpu_fext(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return tjj_ls_fext(&ls, v, dt);
 }
 
 LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return tjj_ls_fround(&ls, v, dt);
 }
 
 LLVMValueRef tjj_gpu_order_key(tjj_gpu_gen *g, LLVMValueRef v, int is_max, int propagate_nan)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return tjj_ls_order_key(&ls, v, is_max, propagate_nan);
 }
 
 LLVMValueRef tjj_gpu_from_order_key(tjj_gpu_gen *g, LLVMValueRef key, tj_dtype dt, int is_max,
                                     int propagate_nan)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return tjj_ls_from_order_key(&ls, key, tjj_ls_compute_type(&ls, dt), is_max, propagate_nan);
 }
 
 LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return tjj_ls_to_mem(&ls, v, t);
 }
 
 LLVMValueRef tjj_gpu_from_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t)
 {
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     return tjj_ls_from_mem(&ls, v, t);
 }
 
@@ -197,7 +187,7 @@ static LLVMValueRef call_math(tjj_gpu_gen *g, const char *base, LLVMValueRef *ar
 {
     LLVMTypeRef t = LLVMTypeOf(args[0]);
     char name[64];
-    snprintf(name, sizeof name, "tjm_%s_%s", base, t == g->t_double ? "f64" : "f32");
+    snprintf(name, sizeof name, "tjm_%s_%s", base, t == g->ty.t_double ? "f64" : "f32");
     LLVMTypeRef params[2] = {t, t};
     LLVMTypeRef fty = LLVMFunctionType(t, params, nargs, 0);
     LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
@@ -230,16 +220,16 @@ typedef struct float_format {
 
 static float_format format_of(const tjj_gpu_gen *g, LLVMTypeRef t)
 {
-    if (t == g->t_double)
-        return (float_format){g->t_double, g->t_i64, 52, 1023};
-    return (float_format){g->t_float, g->t_i32, 23, 127};
+    if (t == g->ty.t_double)
+        return (float_format){g->ty.t_double, g->ty.t_i64, 52, 1023};
+    return (float_format){g->ty.t_float, g->ty.t_i32, 23, 127};
 }
 
 /* 2^n for an integer n (i32) in the normal range of the format. */
 static LLVMValueRef pow2_int(tjj_gpu_gen *g, const float_format *ff, LLVMValueRef n)
 {
-    LLVMValueRef e = LLVMBuildAdd(g->b, n, c_int(g->t_i32, ff->bias), "");
-    e = ff->it == g->t_i64 ? LLVMBuildSExt(g->b, e, g->t_i64, "") : e;
+    LLVMValueRef e = LLVMBuildAdd(g->b, n, c_int(g->ty.t_i32, ff->bias), "");
+    e = ff->it == g->ty.t_i64 ? LLVMBuildSExt(g->b, e, g->ty.t_i64, "") : e;
     LLVMValueRef bits = LLVMBuildShl(g->b, e, c_int(ff->it, ff->mant_bits), "");
     return LLVMBuildBitCast(g->b, bits, ff->t, "");
 }
@@ -250,17 +240,17 @@ static LLVMValueRef pow2_int(tjj_gpu_gen *g, const float_format *ff, LLVMValueRe
  * powers of two so that a subnormal result is rounded once. */
 static LLVMValueRef exp_core_f64(tjj_gpu_gen *g, LLVMValueRef n, LLVMValueRef rh, LLVMValueRef rl)
 {
-    float_format ff = format_of(g, g->t_double);
+    float_format ff = format_of(g, g->ty.t_double);
     double coef[14];
     coef[0] = 1.0;
     for (int k = 1; k < 14; k++)
         coef[k] = coef[k - 1] / k;
-    LLVMValueRef p = c_real(g->t_double, coef[13]);
+    LLVMValueRef p = c_real(g->ty.t_double, coef[13]);
     for (int k = 12; k >= 0; k--)
-        p = fma3(g, p, rh, c_real(g->t_double, coef[k]));
+        p = fma3(g, p, rh, c_real(g->ty.t_double, coef[k]));
     p = fma3(g, p, rl, p);
-    LLVMValueRef ni = LLVMBuildFPToSI(g->b, n, g->t_i32, "");
-    LLVMValueRef n1 = LLVMBuildAShr(g->b, ni, c_int(g->t_i32, 1), "");
+    LLVMValueRef ni = LLVMBuildFPToSI(g->b, n, g->ty.t_i32, "");
+    LLVMValueRef n1 = LLVMBuildAShr(g->b, ni, c_int(g->ty.t_i32, 1), "");
     LLVMValueRef n2 = LLVMBuildSub(g->b, ni, n1, "");
     p = LLVMBuildFMul(g->b, p, pow2_int(g, &ff, n1), "");
     return LLVMBuildFMul(g->b, p, pow2_int(g, &ff, n2), "");
@@ -288,19 +278,19 @@ static LLVMValueRef exp2_f64_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMValueRef x = args[0], t = clamp(g, x, -1100, 1100);
     LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", t);
     LLVMValueRef f = LLVMBuildFSub(g->b, t, n, ""); /* exact, |f| <= 1/2 */
-    LLVMValueRef rh = LLVMBuildFMul(g->b, f, c_real(g->t_double, LN2), "");
-    LLVMValueRef rl = LLVMBuildFAdd(g->b, fma3(g, f, c_real(g->t_double, LN2), LLVMBuildFNeg(g->b, rh, "")),
-                                    LLVMBuildFMul(g->b, f, c_real(g->t_double, LN2_LO), ""), "");
+    LLVMValueRef rh = LLVMBuildFMul(g->b, f, c_real(g->ty.t_double, LN2), "");
+    LLVMValueRef rl = LLVMBuildFAdd(g->b, fma3(g, f, c_real(g->ty.t_double, LN2), LLVMBuildFNeg(g->b, rh, "")),
+                                    LLVMBuildFMul(g->b, f, c_real(g->ty.t_double, LN2_LO), ""), "");
     return keep_nan(g, x, exp_core_f64(g, n, rh, rl));
 }
 
 static LLVMValueRef exp_f64_body(tjj_gpu_gen *g, LLVMValueRef *args)
 {
     LLVMValueRef x = args[0], t = clamp(g, x, -800, 800);
-    LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(g->b, t, c_real(g->t_double, LOG2E), ""));
+    LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(g->b, t, c_real(g->ty.t_double, LOG2E), ""));
     LLVMValueRef neg_n = LLVMBuildFNeg(g->b, n, "");
-    LLVMValueRef rh = fma3(g, neg_n, c_real(g->t_double, LN2), t); /* nearly exact: x is close to n ln2 */
-    LLVMValueRef rl = LLVMBuildFMul(g->b, neg_n, c_real(g->t_double, LN2_LO), "");
+    LLVMValueRef rh = fma3(g, neg_n, c_real(g->ty.t_double, LN2), t); /* nearly exact: x is close to n ln2 */
+    LLVMValueRef rl = LLVMBuildFMul(g->b, neg_n, c_real(g->ty.t_double, LN2_LO), "");
     return keep_nan(g, x, exp_core_f64(g, n, rh, rl));
 }
 
@@ -310,7 +300,7 @@ static LLVMValueRef exp_f64_body(tjj_gpu_gen *g, LLVMValueRef *args)
 static LLVMValueRef exp_f32_body(tjj_gpu_gen *g, LLVMValueRef *args)
 {
     LLVMBuilderRef b = g->b;
-    LLVMTypeRef t = g->t_float;
+    LLVMTypeRef t = g->ty.t_float;
     float hi = (float)LOG2E;
     float lo = (float)(LOG2E - (double)hi);
     LLVMValueRef x = args[0];
@@ -330,7 +320,7 @@ static LLVMValueRef log_core(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef *e_out
     LLVMBuilderRef b = g->b;
     float_format ff = format_of(g, LLVMTypeOf(x));
     LLVMTypeRef t = ff.t, it = ff.it;
-    int is_double = t == g->t_double;
+    int is_double = t == g->ty.t_double;
     int scale_bits = is_double ? 54 : 25;
     double min_normal = is_double ? 0x1p-1022 : 0x1p-126;
     LLVMValueRef sub = LLVMBuildFCmp(b, LLVMRealOLT, x, c_real(t, min_normal), "");
@@ -380,7 +370,7 @@ static LLVMValueRef log_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMBuilderRef b = g->b;
     LLVMValueRef x = args[0], e;
     LLVMTypeRef t = LLVMTypeOf(x);
-    int is_double = t == g->t_double;
+    int is_double = t == g->ty.t_double;
     LLVMValueRef l = log_core(g, x, &e);
     /* ln 2 split so that e * hi is exact (e has at most 11 bits). */
     double hi = is_double ? 0x1.62e42fee00000p-1 : 0x1.62e400p-1;
@@ -394,7 +384,7 @@ static LLVMValueRef log2_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMBuilderRef b = g->b;
     LLVMValueRef x = args[0], e;
     LLVMTypeRef t = LLVMTypeOf(x);
-    int is_double = t == g->t_double;
+    int is_double = t == g->ty.t_double;
     LLVMValueRef l = log_core(g, x, &e);
     double hi = is_double ? LOG2E : (double)(float)LOG2E;
     double lo = is_double ? LOG2E_LO : (double)(float)(LOG2E - hi);
@@ -465,7 +455,7 @@ static LLVMValueRef math1(tjj_gpu_gen *g, const char *name, math_body body, LLVM
 
 static LLVMValueRef emit_exp(tjj_gpu_gen *g, LLVMValueRef x)
 {
-    return LLVMTypeOf(x) == g->t_double ? math1(g, "exp", exp_f64_body, x)
+    return LLVMTypeOf(x) == g->ty.t_double ? math1(g, "exp", exp_f64_body, x)
                                         : math1(g, "exp", exp_f32_body, x);
 }
 
@@ -480,15 +470,15 @@ static LLVMValueRef emit_exp(tjj_gpu_gen *g, LLVMValueRef x)
  * by 2^29; these functions are rarer than exp in a kernel's inner loop. */
 static LLVMValueRef via_f64(tjj_gpu_gen *g, const char *name, math_body body, LLVMValueRef x, LLVMValueRef y)
 {
-    int is_f32 = LLVMTypeOf(x) != g->t_double;
+    int is_f32 = LLVMTypeOf(x) != g->ty.t_double;
     LLVMValueRef args[2] = {x, y};
     for (int i = 0; is_f32 && i < (y ? 2 : 1); i++)
-        args[i] = LLVMBuildFPExt(g->b, args[i], g->t_double, "");
+        args[i] = LLVMBuildFPExt(g->b, args[i], g->ty.t_double, "");
     LLVMValueRef r = call_math(g, name, args, y ? 2 : 1, body);
-    return is_f32 ? LLVMBuildFPTrunc(g->b, r, g->t_float, "") : r;
+    return is_f32 ? LLVMBuildFPTrunc(g->b, r, g->ty.t_float, "") : r;
 }
 
-static LLVMValueRef cd(tjj_gpu_gen *g, double v) { return c_real(g->t_double, v); }
+static LLVMValueRef cd(tjj_gpu_gen *g, double v) { return c_real(g->ty.t_double, v); }
 
 /* Horner: c[0] + z (c[1] + z (c[2] + ...)), with fma. */
 static LLVMValueRef horner(tjj_gpu_gen *g, LLVMValueRef z, const double *c, int n)
@@ -528,9 +518,9 @@ static LLVMValueRef sin_cos_f64(tjj_gpu_gen *g, LLVMValueRef x, int quarter)
     kq = LLVMBuildFSub(b, kq, LLVMBuildFMul(b, cd(g, 4), tjj_gpu_intrinsic1(g, "llvm.floor",
                                             LLVMBuildFMul(b, kq, cd(g, 0.25), "")), ""), "");
     LLVMValueRef finite = LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", kq), cd(g, 8), "");
-    LLVMValueRef q = LLVMBuildFPToSI(b, LLVMBuildSelect(b, finite, kq, cd(g, 0), ""), g->t_i32, "");
-    LLVMValueRef odd = LLVMBuildTrunc(b, q, g->t_i1, "");
-    LLVMValueRef negate = LLVMBuildICmp(b, LLVMIntUGE, q, c_int(g->t_i32, 2), "");
+    LLVMValueRef q = LLVMBuildFPToSI(b, LLVMBuildSelect(b, finite, kq, cd(g, 0), ""), g->ty.t_i32, "");
+    LLVMValueRef odd = LLVMBuildTrunc(b, q, g->ty.t_i1, "");
+    LLVMValueRef negate = LLVMBuildICmp(b, LLVMIntUGE, q, c_int(g->ty.t_i32, 2), "");
     LLVMValueRef v = LLVMBuildSelect(b, odd, c, s, "");
     v = LLVMBuildSelect(b, negate, LLVMBuildFNeg(b, v, ""), v, "");
     if (quarter == 0) /* sin x = x below 2^-26, the sign of zero included */
@@ -549,7 +539,7 @@ static LLVMValueRef cos_body(tjj_gpu_gen *g, LLVMValueRef *args) { return sin_co
 static LLVMValueRef tanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
 {
     LLVMBuilderRef b = g->b;
-    float_format ff = format_of(g, g->t_double);
+    float_format ff = format_of(g, g->ty.t_double);
     LLVMValueRef x = args[0], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
     LLVMValueRef u = LLVMBuildFMul(b, clamp(g, a, 0, 19.5), cd(g, 2), "");
     LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(b, u, cd(g, LOG2E), ""));
@@ -560,11 +550,11 @@ static LLVMValueRef tanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
     for (int k = 0; k < 15; k++) /* c[k] = 1 / (k+1)! */
         f *= k + 1, c[k] = 1 / f;
     LLVMValueRef em1r = LLVMBuildFMul(b, r, horner(g, r, c, 15), "");
-    LLVMValueRef p2 = pow2_int(g, &ff, LLVMBuildFPToSI(b, n, g->t_i32, ""));
+    LLVMValueRef p2 = pow2_int(g, &ff, LLVMBuildFPToSI(b, n, g->ty.t_i32, ""));
     LLVMValueRef em1 = fma3(g, p2, em1r, LLVMBuildFSub(b, p2, cd(g, 1), ""));
     LLVMValueRef t = LLVMBuildFDiv(b, em1, LLVMBuildFAdd(b, em1, cd(g, 2), ""), "");
     t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, a, cd(g, 19.1), ""), cd(g, 1), t, "");
-    LLVMTypeRef dt = g->t_double;
+    LLVMTypeRef dt = g->ty.t_double;
     LLVMValueRef sign_args[2] = {t, x};
     return keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
 }
@@ -613,7 +603,7 @@ static LLVMValueRef erf_body(tjj_gpu_gen *g, LLVMValueRef *args)
     }
     LLVMValueRef e = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, cd(g, 1), ""), e_small, q, "");
     e = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, a, cd(g, 6), ""), cd(g, 1), e, "");
-    LLVMTypeRef dt = g->t_double;
+    LLVMTypeRef dt = g->ty.t_double;
     LLVMValueRef sign_args[2] = {e, x};
     return keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
 }
@@ -635,7 +625,7 @@ static LLVMValueRef pow_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMValueRef half_y = LLVMBuildFMul(b, y, cd(g, 0.5), "");
     LLVMValueRef y_odd = LLVMBuildAnd(b, y_int, LLVMBuildFCmp(b, LLVMRealUNE, tjj_gpu_intrinsic1(g, "llvm.floor", half_y),
                                                            half_y, ""), "");
-    LLVMValueRef x_neg = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildBitCast(b, x, g->t_i64, ""), c_int(g->t_i64, 0), "");
+    LLVMValueRef x_neg = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildBitCast(b, x, g->ty.t_i64, ""), c_int(g->ty.t_i64, 0), "");
     r = LLVMBuildSelect(b, LLVMBuildAnd(b, x_neg, y_odd, ""), LLVMBuildFNeg(b, r, ""), r, "");
     LLVMValueRef below_zero = LLVMBuildFCmp(b, LLVMRealOLT, x, cd(g, 0), "");
     LLVMValueRef y_finite = LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", y), cd(g, INFINITY), "");
@@ -662,11 +652,11 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
         return call_math(g, "fmod", args, 2, fmod_body);
     }
     case TJI_EXP:
-        if (t == g->t_float && g->cur_op >= 0 && g->fn->ops[g->cur_op].approx) /* tj_fast_exp */
+        if (t == g->ty.t_float && g->cur_op >= 0 && g->fn->ops[g->cur_op].approx) /* tj_fast_exp */
             return tjj_gpu_intrinsic1(g, "llvm.exp2", LLVMBuildFMul(b, x, c_real(t, 1.4426950408889634), ""));
         return emit_exp(g, x);
     case TJI_EXP2:
-        return t == g->t_double ? math1(g, "exp2", exp2_f64_body, x) : tjj_gpu_intrinsic1(g, "llvm.exp2", x);
+        return t == g->ty.t_double ? math1(g, "exp2", exp2_f64_body, x) : tjj_gpu_intrinsic1(g, "llvm.exp2", x);
     case TJI_LOG: return math1(g, "log", log_body, x);
     case TJI_LOG2: return math1(g, "log2", log2_body, x);
     case TJI_SIGMOID:
@@ -693,7 +683,7 @@ LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef 
         LLVMValueRef xy[2] = {tjj_gpu_fext(g, a[0], dt), tjj_gpu_fext(g, a[1], dt)};
         return tjj_gpu_fround(g, tjj_gpu_intrinsic(g, "llvm.nvvm.div.full", NULL, 0, xy, 2), dt);
     }
-    tjj_ls ls = scalar_ctx(g);
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     LLVMValueRef r = tjj_ls_elementwise(&ls, g->fn, op, a, target_math, g);
     if (r)
         return r;

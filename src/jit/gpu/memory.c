@@ -50,17 +50,17 @@ static const char *hint_modifier(const tji_op *op)
 static ptx_access ptx_access_of(const codegen *c, LLVMTypeRef mem)
 {
     const tjj_gpu_gen *g = &c->g;
-    if (mem == g->t_float)
-        return (ptx_access){".f32", "f", g->t_float};
-    if (mem == g->t_double)
-        return (ptx_access){".f64", "d", g->t_double};
-    if (mem == g->t_half || mem == g->t_i16)
-        return (ptx_access){".b16", "h", g->t_i16};
-    if (mem == g->t_i8)
-        return (ptx_access){".u8", "h", g->t_i16};
-    if (mem == g->t_i32)
-        return (ptx_access){".b32", "r", g->t_i32};
-    return (ptx_access){".b64", "l", g->t_i64};  /* i64 and pointers */
+    if (mem == g->ty.t_float)
+        return (ptx_access){".f32", "f", g->ty.t_float};
+    if (mem == g->ty.t_double)
+        return (ptx_access){".f64", "d", g->ty.t_double};
+    if (mem == g->ty.t_half || mem == g->ty.t_i16)
+        return (ptx_access){".b16", "h", g->ty.t_i16};
+    if (mem == g->ty.t_i8)
+        return (ptx_access){".u8", "h", g->ty.t_i16};
+    if (mem == g->ty.t_i32)
+        return (ptx_access){".b32", "r", g->ty.t_i32};
+    return (ptx_access){".b64", "l", g->ty.t_i64};  /* i64 and pointers */
 }
 
 static LLVMValueRef inline_ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
@@ -102,7 +102,7 @@ static vector_access vector_access_of(codegen *c, LLVMTypeRef mem, int v)
         a.part = ptx_access_of(c, mem);
         a.nparts = v;
     } else {
-        a.part = ptx_access_of(c, total >= 4 ? c->g.t_i32 : c->g.t_i16);
+        a.part = ptx_access_of(c, total >= 4 ? c->g.ty.t_i32 : c->g.ty.t_i16);
         a.nparts = total >= 4 ? (int)(total / 4) : 1;
     }
     a.whole = a.nparts > 1 ? LLVMVectorType(a.part.reg, (unsigned)a.nparts) : a.part.reg;
@@ -168,7 +168,7 @@ static LLVMValueRef to_part(codegen *c, LLVMValueRef x, LLVMTypeRef part)
     LLVMTypeRef mem = LLVMTypeOf(x);
     if (mem == part)
         return x;
-    if (mem == c->g.t_i8)
+    if (mem == c->g.ty.t_i8)
         return LLVMBuildZExt(c->g.b, x, part, "");
     if (LLVMGetTypeKind(mem) == LLVMPointerTypeKind)
         return LLVMBuildPtrToInt(c->g.b, x, part, "");
@@ -179,7 +179,7 @@ static LLVMValueRef from_part(codegen *c, LLVMValueRef x, LLVMTypeRef mem)
 {
     if (LLVMTypeOf(x) == mem)
         return x;
-    if (mem == c->g.t_i8)
+    if (mem == c->g.ty.t_i8)
         return LLVMBuildTrunc(c->g.b, x, mem, "");
     if (LLVMGetTypeKind(mem) == LLVMPointerTypeKind)
         return LLVMBuildIntToPtr(c->g.b, x, mem, "");
@@ -287,7 +287,7 @@ static void asm_store(codegen *c, const vector_access *a, address at, LLVMValueR
     for (int i = 0; i < n; i++)
         args[1 + i] = parts[i];
     args[1 + n] = pred;
-    inline_ptx(c, c->g.t_void, text, constraints, args, (unsigned)n + (pred ? 2 : 1));
+    inline_ptx(c, c->g.ty.t_void, text, constraints, args, (unsigned)n + (pred ? 2 : 1));
 }
 
 /* The plan's vector width of the access at op index opi. */
@@ -365,7 +365,7 @@ static LLVMValueRef address_value(codegen *c, address at)
     if (!at.offset)
         return at.base;
     LLVMValueRef offset = c_i64(c, at.offset);
-    return LLVMBuildGEP2(c->g.b, c->g.t_i8, at.base, &offset, 1, "");
+    return LLVMBuildGEP2(c->g.b, c->g.ty.t_i8, at.base, &offset, 1, "");
 }
 
 /* A checked kernel's condition (cond, NULL: always) of an access of v
@@ -404,7 +404,7 @@ static void masked_load(codegen *c, const tji_type *t, const tji_op *op, address
         return;
     }
     LLVMBasicBlockRef before = LLVMGetInsertBlock(c->g.b);
-    LLVMBasicBlockRef cont = guard_begin(c, mask, "load");
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, mask, "load");
     LLVMValueRef ld = LLVMBuildLoad2(c->g.b, a.v == 1 ? mem : a.whole, address_value(c, at), "");
     LLVMSetAlignment(ld, (unsigned)(type_bytes(c, mem) * (uint64_t)v));
     if (op->is_volatile)
@@ -416,7 +416,7 @@ static void masked_load(codegen *c, const tji_type *t, const tji_op *op, address
     for (int j = 0; j < v; j++)
         got[j] = tjj_gpu_from_mem(&c->g, got[j], t);
     LLVMBasicBlockRef then_end = LLVMGetInsertBlock(c->g.b);
-    guard_end(c, cont);
+    tjj_llvm_guard_end(c->g.b, cont);
     for (int j = 0; j < v; j++) {
         out[j] = got[j];
         if (!cont)

@@ -102,7 +102,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
     if (rt->rank > 0) {
         tjp_layout expect;
         tjp_layout_slice(&expect, L, axis);
-        if (!same_layout(&expect, layout_of(c, id))) {
+        if (!tjp_layout_equal(&expect, layout_of(c, id))) {
             FAIL(c, "internal error: the result's layout is not the slice of the operand's");
             return;
         }
@@ -180,7 +180,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
             LLVMValueRef at = LLVMBuildMul(c->g.b, lane_part, c_i32(c, out_numel), "");
             acc[r] = tjj_gpu_shared_load(c, smem, vbase, ct, LLVMBuildAdd(c->g.b, oidx[r], at, ""));
             if (is_arg)
-                acc_i[r] = tjj_gpu_shared_load(c, smem, ibase, c->g.t_i32, LLVMBuildAdd(c->g.b, iidx[r], at, ""));
+                acc_i[r] = tjj_gpu_shared_load(c, smem, ibase, c->g.ty.t_i32, LLVMBuildAdd(c->g.b, iidx[r], at, ""));
             for (int b = 0; b < 32; b++) {
                 if (!(use->part_lanes >> b & 1))
                     continue;
@@ -197,7 +197,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
                 LLVMValueRef v = tjj_gpu_shared_load(c, smem, vbase, ct, slot);
                 LLVMValueRef i = NULL;
                 if (is_arg)
-                    i = tjj_gpu_shared_load(c, smem, ibase, c->g.t_i32,
+                    i = tjj_gpu_shared_load(c, smem, ibase, c->g.ty.t_i32,
                                     LLVMBuildAdd(c->g.b, iidx[r], c_i32(c, (int64_t)p * out_numel), ""));
                 if (!p) {
                     acc[r] = v;
@@ -267,7 +267,7 @@ void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op)
         LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), loop = new_block(c, "cumsum"), done = new_block(c, "cumsum.end");
         LLVMBuildBr(b, loop);
         LLVMPositionBuilderAtEnd(b, loop);
-        LLVMValueRef k = LLVMBuildPhi(b, c->g.t_i32, "k"), acc = LLVMBuildPhi(b, ct, "acc");
+        LLVMValueRef k = LLVMBuildPhi(b, c->g.ty.t_i32, "k"), acc = LLVMBuildPhi(b, ct, "acc");
         LLVMValueRef at = LLVMBuildXor(b, base, tjj_gpu_swizzled(c, b, S, LLVMBuildShl(b, k, c_i32(c, shift), ""), axis_bits), "");
         LLVMValueRef v = tjj_gpu_shared_load(c, smem, step->offset, ct, at);
         LLVMValueRef next = is_float ? LLVMBuildFAdd(b, acc, v, "") : LLVMBuildAdd(b, acc, v, "");

@@ -154,7 +154,7 @@ int tjj_gpu_check_same_layout(codegen *c, int32_t operand, int32_t result)
     if (rank_of(c, operand) == 0 && rank_of(c, result) == 0)
         return 1;
     if (rank_of(c, operand) == 0 || rank_of(c, result) == 0 ||
-        !same_layout(layout_of(c, operand), layout_of(c, result))) {
+        !tjp_layout_equal(layout_of(c, operand), layout_of(c, result))) {
         FAIL(c, "internal error: operand %d is not in the layout of value %d", (int)operand, (int)result);
         return 0;
     }
@@ -195,11 +195,11 @@ void tjj_gpu_emit_const(codegen *c, const tji_op *op)
     const tji_type *t = type_of(c, op->result);
     LLVMValueRef v;
     if (t->dtype == TJ_BF16) /* LLVM rounds the double to bfloat once */
-        v = LLVMConstBitCast(LLVMConstReal(LLVMBFloatTypeInContext(c->g.ctx), op->fval), c->g.t_i16);
+        v = LLVMConstBitCast(LLVMConstReal(LLVMBFloatTypeInContext(c->g.ctx), op->fval), c->g.ty.t_i16);
     else if (tjs_dtype_is_float(t->dtype))
         v = LLVMConstReal(tjj_gpu_dtype_type(&c->g, t->dtype), op->fval);
     else if (t->dtype == TJ_I1)
-        v = LLVMConstInt(c->g.t_i1, op->ival != 0, 0);
+        v = LLVMConstInt(c->g.ty.t_i1, op->ival != 0, 0);
     else
         v = LLVMConstInt(tjj_gpu_dtype_type(&c->g, t->dtype), (unsigned long long)op->ival, 1);
     if (t->rank == 0) {

@@ -27,7 +27,7 @@
 LLVMValueRef tjj_gpu_shared(codegen *c)
 {
     if (!c->smem) {
-        c->smem = LLVMAddGlobalInAddressSpace(c->g.mod, LLVMArrayType2(c->g.t_i8, 0), "tjk_shared", ADDR_SHARED);
+        c->smem = LLVMAddGlobalInAddressSpace(c->g.mod, LLVMArrayType2(c->g.ty.t_i8, 0), "tjk_shared", ADDR_SHARED);
         LLVMSetLinkage(c->smem, LLVMExternalLinkage);
         LLVMSetAlignment(c->smem, SHARED_ALIGN);
     }
@@ -59,16 +59,16 @@ void tjj_gpu_barrier(codegen *c, int flag)
 static LLVMValueRef shared_at(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index)
 {
     LLVMValueRef off = c_i64(c, (int64_t)base);
-    LLVMValueRef start = LLVMBuildInBoundsGEP2(c->g.b, c->g.t_i8, smem, &off, 1, "");
-    LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.t_i64, "");
+    LLVMValueRef start = LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, smem, &off, 1, "");
+    LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
     return LLVMBuildInBoundsGEP2(c->g.b, shared_type(c, t), start, &idx, 1, "");
 }
 
 void tjj_gpu_shared_store(codegen *c, LLVMValueRef smem, uint64_t base, LLVMValueRef index, LLVMValueRef v)
 {
     LLVMTypeRef t = LLVMTypeOf(v);
-    if (t == c->g.t_i1)
-        v = LLVMBuildZExt(c->g.b, v, c->g.t_i8, "");
+    if (t == c->g.ty.t_i1)
+        v = LLVMBuildZExt(c->g.b, v, c->g.ty.t_i8, "");
     LLVMValueRef st = LLVMBuildStore(c->g.b, v, shared_at(c, smem, base, t, index));
     LLVMSetAlignment(st, (unsigned)type_bytes(c, t));
 }
@@ -77,8 +77,8 @@ LLVMValueRef tjj_gpu_shared_load(codegen *c, LLVMValueRef smem, uint64_t base, L
 {
     LLVMValueRef ld = LLVMBuildLoad2(c->g.b, shared_type(c, t), shared_at(c, smem, base, t, index), "");
     LLVMSetAlignment(ld, (unsigned)type_bytes(c, t));
-    if (t == c->g.t_i1)
-        return LLVMBuildICmp(c->g.b, LLVMIntNE, ld, LLVMConstNull(c->g.t_i8), "");
+    if (t == c->g.ty.t_i1)
+        return LLVMBuildICmp(c->g.b, LLVMIntNE, ld, LLVMConstNull(c->g.ty.t_i8), "");
     return ld;
 }
 
@@ -89,27 +89,24 @@ LLVMValueRef tjj_gpu_shuffle(codegen *c, int butterfly, LLVMValueRef v, LLVMValu
     LLVMBuilderRef b = c->g.b;
     LLVMTypeRef t = LLVMTypeOf(v);
     const char *name = butterfly ? "llvm.nvvm.shfl.sync.bfly.i32" : "llvm.nvvm.shfl.sync.idx.i32";
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    LLVMValueRef f = LLVMGetIntrinsicDeclaration(c->g.mod, id, NULL, 0);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(c->g.ctx, id, NULL, 0);
     uint64_t bytes = type_bytes(c, t);
-    LLVMTypeRef it = bytes == 8 ? c->g.t_i64 : LLVMIntTypeInContext(c->g.ctx, t == c->g.t_i1 ? 1 : (unsigned)(8 * bytes));
+    LLVMTypeRef it = bytes == 8 ? c->g.ty.t_i64 : LLVMIntTypeInContext(c->g.ctx, t == c->g.ty.t_i1 ? 1 : (unsigned)(8 * bytes));
     LLVMValueRef bits = LLVMGetTypeKind(t) == LLVMPointerTypeKind ? LLVMBuildPtrToInt(b, v, it, "")
                         : LLVMGetTypeKind(t) == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
     LLVMValueRef out;
     if (bytes == 8) {
-        LLVMValueRef lo = LLVMBuildTrunc(b, bits, c->g.t_i32, "");
-        LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, c_i64(c, 32), ""), c->g.t_i32, "");
+        LLVMValueRef lo = LLVMBuildTrunc(b, bits, c->g.ty.t_i32, "");
+        LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, c_i64(c, 32), ""), c->g.ty.t_i32, "");
         LLVMValueRef a_lo[4] = {c_i32(c, -1), lo, arg, c_i32(c, 31)}, a_hi[4] = {c_i32(c, -1), hi, arg, c_i32(c, 31)};
-        lo = LLVMBuildCall2(b, fty, f, a_lo, 4, "");
-        hi = LLVMBuildCall2(b, fty, f, a_hi, 4, "");
-        out = LLVMBuildOr(b, LLVMBuildZExt(b, lo, c->g.t_i64, ""),
-                          LLVMBuildShl(b, LLVMBuildZExt(b, hi, c->g.t_i64, ""), c_i64(c, 32), ""), "");
+        lo = tjj_gpu_intrinsic(&c->g, name, NULL, 0, a_lo, 4);
+        hi = tjj_gpu_intrinsic(&c->g, name, NULL, 0, a_hi, 4);
+        out = LLVMBuildOr(b, LLVMBuildZExt(b, lo, c->g.ty.t_i64, ""),
+                          LLVMBuildShl(b, LLVMBuildZExt(b, hi, c->g.ty.t_i64, ""), c_i64(c, 32), ""), "");
     } else {
-        LLVMValueRef w = it == c->g.t_i32 ? bits : LLVMBuildZExt(b, bits, c->g.t_i32, "");
+        LLVMValueRef w = it == c->g.ty.t_i32 ? bits : LLVMBuildZExt(b, bits, c->g.ty.t_i32, "");
         LLVMValueRef args[4] = {c_i32(c, -1), w, arg, c_i32(c, 31)};
-        out = LLVMBuildCall2(b, fty, f, args, 4, "");
-        if (it != c->g.t_i32)
+        out = tjj_gpu_intrinsic(&c->g, name, NULL, 0, args, 4);
+        if (it != c->g.ty.t_i32)
             out = LLVMBuildTrunc(b, out, it, "");
     }
     if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
@@ -125,9 +122,9 @@ LLVMValueRef tjj_gpu_broadcast_scalar(codegen *c, LLVMValueRef v)
     const tjp_shared_step *step = tjj_gpu_step(c, TJP_STEP_BROADCAST);
     LLVMValueRef smem = tjj_gpu_shared(c);
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
-    LLVMBasicBlockRef cont = guard_begin(c, tjj_gpu_thread0_cond(c), "bcast");
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "bcast");
     tjj_gpu_shared_store(c, smem, step->offset, c_i32(c, 0), v);
-    guard_end(c, cont);
+    tjj_llvm_guard_end(c->g.b, cont);
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
     return tjj_gpu_shared_load(c, smem, step->offset, LLVMTypeOf(v), c_i32(c, 0));
 }
@@ -143,11 +140,11 @@ void tjj_gpu_broadcast_from_owners(codegen *c, const tjp_layout *L, LLVMValueRef
         const tjp_shared_step *step = tjj_gpu_step(c, TJP_STEP_BROADCAST);
         LLVMValueRef smem = tjj_gpu_shared(c);
         tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
-        LLVMBasicBlockRef cont = guard_begin(c, tjj_gpu_owner_cond(c, L), "share");
+        LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_owner_cond(c, L), "share");
         for (uint32_t r = 0; r < n; r++)
             if (!(r & rdup))
                 tjj_gpu_shared_store(c, smem, step->offset, tjj_gpu_element_index(c, L, r), vals[r]);
-        guard_end(c, cont);
+        tjj_llvm_guard_end(c->g.b, cont);
         tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
         for (uint32_t r = 0; r < n; r++)
             if (!(r & rdup))

@@ -6,7 +6,9 @@
  * tjj_gpu_compile (jit.h) is the GPU back end's entry: it makes the target
  * machine for sm_XX (the PTX ISA the chip needs), the context and module,
  * runs code generation (kernel.c), verifies and optimizes the module and
- * emits PTX, which TJIT_DUMP=llvm/ptx print. The accuracy of the math
+ * emits PTX, which TJIT_DUMP=llvm/ptx print. The dump and the O3 run are
+ * the CPU's (llvm_shared.c: tjj_llvm_dump, tjj_llvm_optimize without the
+ * vectorizers forced on, as this back end always ran it). The accuracy of the math
  * functions is tabulated at the top of math.c.
  */
 #include <pthread.h>
@@ -18,7 +20,6 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
-#include <llvm-c/Transforms/PassBuilder.h>
 
 #include "gen.h"
 
@@ -45,13 +46,6 @@ static const char *ptx_features(int sm)
     if (sm >= 100)
         return "+ptx86";
     return "+ptx80";
-}
-
-static void dump_module(LLVMModuleRef mod, const char *name, const char *when)
-{
-    char *text = LLVMPrintModuleToString(mod);
-    fprintf(stderr, "; ---- tjit: LLVM IR of GPU kernel '%s' %s optimization ----\n%s", name, when, text);
-    LLVMDisposeMessage(text);
 }
 
 static char *entry_name_of(const char *name)
@@ -135,16 +129,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
     codegen c = {.g = {.fn = fn, .plan = plan, .ctx = ctx, .cur_op = -1, .status = TJ_OK},
                  .num_warps = plan->num_warps};
     c.warp_bits = log2_of(plan->num_warps > 0 ? plan->num_warps : 1);
-    c.g.t_void = LLVMVoidTypeInContext(ctx);
-    c.g.t_i1 = LLVMInt1TypeInContext(ctx);
-    c.g.t_i8 = LLVMInt8TypeInContext(ctx);
-    c.g.t_i16 = LLVMInt16TypeInContext(ctx);
-    c.g.t_i32 = LLVMInt32TypeInContext(ctx);
-    c.g.t_i64 = LLVMInt64TypeInContext(ctx);
-    c.g.t_half = LLVMHalfTypeInContext(ctx);
-    c.g.t_float = LLVMFloatTypeInContext(ctx);
-    c.g.t_double = LLVMDoubleTypeInContext(ctx);
-    c.g.t_ptr = LLVMPointerTypeInContext(ctx, 0);
+    tjj_llvm_types_init(&c.g.ty, ctx);
     c.g.t_gptr = LLVMPointerTypeInContext(ctx, ADDR_GLOBAL);
     c.g.device_scope = LLVMGetSyncScopeID(ctx, "device", 6);
     LLVMModuleRef mod = c.g.mod = LLVMModuleCreateWithNameInContext(entry, ctx);
@@ -160,18 +145,10 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
         LLVMDisposeMessage(msg);
     msg = NULL;
     if (st == TJ_OK) {
-        if (tjs_dump_enabled("llvm"))
-            dump_module(mod, fn->name, "before");
-        LLVMPassBuilderOptionsRef opts = LLVMCreatePassBuilderOptions();
-        LLVMErrorRef err = LLVMRunPasses(mod, "default<O3>", tm, opts);
-        LLVMDisposePassBuilderOptions(opts);
-        if (err) {
-            char *m = LLVMGetErrorMessage(err);
-            st = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': LLVM optimization failed: %s", fn->name, m);
-            LLVMDisposeErrorMessage(m);
-        }
-        else if (tjs_dump_enabled("llvm"))
-            dump_module(mod, fn->name, "after");
+        tjj_llvm_dump(mod, "GPU ", fn->name, "before");
+        st = tjj_llvm_optimize(mod, tm, 0, fn->name); /* the vectorizers as LLVM's defaults */
+        if (st == TJ_OK)
+            tjj_llvm_dump(mod, "GPU ", fn->name, "after");
     }
     LLVMMemoryBufferRef buf = NULL;
     if (st == TJ_OK && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf))

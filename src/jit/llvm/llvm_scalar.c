@@ -71,8 +71,8 @@ LLVMTypeRef tjj_ls_compute_type(const tjj_ls *ls, tj_dtype dt)
 
 static LLVMValueRef c_int(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
 
-static LLVMValueRef intrinsic(const tjj_ls *ls, const char *name, LLVMTypeRef *overloads,
-                              unsigned noverloads, LLVMValueRef *args, unsigned nargs)
+LLVMValueRef tjj_ls_intrinsic(const tjj_ls *ls, const char *name, LLVMTypeRef *overloads,
+                             unsigned noverloads, LLVMValueRef *args, unsigned nargs)
 {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     LLVMValueRef f = LLVMGetIntrinsicDeclaration(ls->mod, id, overloads, noverloads);
@@ -83,14 +83,14 @@ static LLVMValueRef intrinsic(const tjj_ls *ls, const char *name, LLVMTypeRef *o
 LLVMValueRef tjj_ls_intrinsic1(const tjj_ls *ls, const char *name, LLVMValueRef x)
 {
     LLVMTypeRef t = LLVMTypeOf(x);
-    return intrinsic(ls, name, &t, 1, &x, 1);
+    return tjj_ls_intrinsic(ls, name, &t, 1, &x, 1);
 }
 
 LLVMValueRef tjj_ls_intrinsic2(const tjj_ls *ls, const char *name, LLVMValueRef x, LLVMValueRef y)
 {
     LLVMTypeRef t = LLVMTypeOf(x);
     LLVMValueRef args[2] = {x, y};
-    return intrinsic(ls, name, &t, 1, args, 2);
+    return tjj_ls_intrinsic(ls, name, &t, 1, args, 2);
 }
 
 /* --- 16-bit floats and memory form --------------------------------------------- */
@@ -168,7 +168,7 @@ static LLVMValueRef int_to_bf16(const tjj_ls *ls, LLVMValueRef v, int is_signed)
     LLVMValueRef neg = is_signed ? LLVMBuildICmp(b, LLVMIntSLT, v, zero, "") : NULL;
     LLVMValueRef mag = neg ? LLVMBuildSelect(b, neg, LLVMBuildNeg(b, v, ""), v, "") : v;
     LLVMValueRef ctlz_args[2] = {mag, LLVMConstInt(ls->t_i1, 1, 0)}; /* poison for 0: not selected */
-    LLVMValueRef lz = intrinsic(ls, "llvm.ctlz", &it, 1, ctlz_args, 2);
+    LLVMValueRef lz = tjj_ls_intrinsic(ls, "llvm.ctlz", &it, 1, ctlz_args, 2);
     LLVMValueRef norm = LLVMBuildShl(b, mag, lz, "");
     LLVMValueRef sig = LLVMBuildLShr(b, norm, c_int(it, w - 8), "");          /* 128..255 */
     LLVMValueRef rest = LLVMBuildAnd(b, norm, c_int(it, ((int64_t)1 << (w - 8)) - 1), "");
@@ -259,7 +259,7 @@ static LLVMValueRef int_op(const tjj_ls *ls, tji_opcode code, int is_signed, LLV
             return a[0];
         LLVMTypeRef t = LLVMTypeOf(a[0]);
         LLVMValueRef args[2] = {a[0], LLVMConstNull(ls->t_i1)}; /* abs(INT_MIN) = INT_MIN */
-        return intrinsic(ls, "llvm.abs", &t, 1, args, 2);
+        return tjj_ls_intrinsic(ls, "llvm.abs", &t, 1, args, 2);
     }
     default: return NULL;
     }
@@ -288,7 +288,7 @@ static LLVMValueRef ieee_float_op(const tjj_ls *ls, tji_opcode code, LLVMValueRe
     case TJI_CEIL: return tjj_ls_intrinsic1(ls, "llvm.ceil", x);
     case TJI_FMA: {
         LLVMValueRef args[3] = {x, y, z};
-        return intrinsic(ls, "llvm.fma", &t, 1, args, 3);
+        return tjj_ls_intrinsic(ls, "llvm.fma", &t, 1, args, 3);
     }
     default: return NULL;
     }
@@ -381,7 +381,7 @@ static LLVMValueRef emit_cast(const tjj_ls *ls, LLVMValueRef v, const tji_type *
         if (t == TJ_I1)
             return LLVMBuildFCmp(b, LLVMRealUNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
         LLVMTypeRef types[2] = {tt, LLVMTypeOf(x)};
-        return intrinsic(ls, tjs_dtype_is_signed(t) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", types, 2, &x, 1);
+        return tjj_ls_intrinsic(ls, tjs_dtype_is_signed(t) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", types, 2, &x, 1);
     }
     if (t == TJ_F16 && f == TJ_F64)
         return LLVMBuildFPTrunc(b, x, ls->t_half, ""); /* one rounding */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * llvm_scalar.h — the element-wise semantics of tjit, as LLVM IR, shared by
- * the CPU back end (cpu/cpu_elementwise.c) and the GPU back end (gpu_math.c).
+ * the CPU back end (cpu/cpu_elementwise.c) and the GPU back end (gpu/math.c).
  * See llvm_scalar.c for why there is one copy.
  */
 #ifndef TJIT_LLVM_SCALAR_H
@@ -39,6 +39,9 @@ TJI_FUNC LLVMValueRef tjj_ls_fround(const tjj_ls *ls, LLVMValueRef v, tj_dtype d
 TJI_FUNC LLVMValueRef tjj_ls_to_mem(const tjj_ls *ls, LLVMValueRef v, const tji_type *t);
 TJI_FUNC LLVMValueRef tjj_ls_from_mem(const tjj_ls *ls, LLVMValueRef v, const tji_type *t);
 
+/* Calls LLVM intrinsic name (which must exist) with its overload types. */
+TJI_FUNC LLVMValueRef tjj_ls_intrinsic(const tjj_ls *ls, const char *name, LLVMTypeRef *overloads,
+                                       unsigned noverloads, LLVMValueRef *args, unsigned nargs);
 /* Calls an LLVM intrinsic by name, overloaded on the first argument's type. */
 TJI_FUNC LLVMValueRef tjj_ls_intrinsic1(const tjj_ls *ls, const char *name, LLVMValueRef x);
 TJI_FUNC LLVMValueRef tjj_ls_intrinsic2(const tjj_ls *ls, const char *name, LLVMValueRef x,

@@ -8,7 +8,8 @@
  * (the GPU's optimizer run and the CPU's disposed of LLVM's error message
  * differently, the two dumps printed different headers by hand); in one
  * place a fix, or a new back end (an AOT object writer, a disk cache),
- * reaches both. What differs by target stays a parameter: the pointer
+ * reaches both; both back ends call them (the GPU since issue 9's second
+ * wave, with PTX unchanged). What differs by target stays a parameter: the pointer
  * type of parameters (generic on the CPU, global on the GPU), whether the
  * vectorizers run, the dump's target label.
  *

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "../bounds.h"
+#include "../llvm/bounds.h"
 #include "device_impl.h"
 
 static tj_status open_cpu(int ordinal, tj_device **out)

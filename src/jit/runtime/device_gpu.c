@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bounds.h"
+#include "../llvm/bounds.h"
 #include "device_impl.h"
 
 enum { MAX_GRID_YZ = 65535 };

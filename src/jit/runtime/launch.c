@@ -25,7 +25,7 @@
  */
 #include <stdlib.h>
 
-#include "../bounds.h"
+#include "../llvm/bounds.h"
 #include "device_impl.h"
 
 static tj_status check_kernel(const tj_kernel *kernel)

@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "../bounds.h"
+#include "../llvm/bounds.h"
 #include "device_impl.h"
 #include "ptxas.h"
 

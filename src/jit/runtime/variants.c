@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bounds.h"
+#include "../llvm/bounds.h"
 #include "device_impl.h"
 
 static void free_variant(tj_device *dev, variant *v)

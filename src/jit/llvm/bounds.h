@@ -24,7 +24,7 @@
 
 #include <llvm-c/Core.h>
 
-#include "jit.h"
+#include "../jit.h"
 
 /* --- bounds_check.c: the checks, emitted by either back end ------------------- */
 
