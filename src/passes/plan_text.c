@@ -57,20 +57,6 @@
 
 /* --- printing ------------------------------------------------------------ */
 
-static int layout_equal(const tjp_layout *a, const tjp_layout *b)
-{
-    if (a->rank != b->rank || memcmp(a->nbits, b->nbits, sizeof a->nbits))
-        return 0;
-    for (int d = 0; d < a->rank; d++)
-        if (a->shape[d] != b->shape[d])
-            return 0;
-    for (int k = 0; k < TJP_NIN; k++)
-        for (int i = 0; i < a->nbits[k]; i++)
-            if (a->basis[k][i] != b->basis[k][i])
-                return 0;
-    return 1;
-}
-
 static int has_plan_layout(const text_state *t, const tji_func *fn, int32_t id)
 {
     return t->plan && t->plan->of && id > 0 && id <= t->plan->nvalues && id <= fn->nvalues &&
@@ -83,7 +69,7 @@ static void note_value(text_state *t, const tji_func *fn, int32_t id)
         return;
     const tjp_layout *L = &t->plan->of[id];
     for (int a = 0; a < t->naliases; a++)
-        if (layout_equal(&t->aliases[a], L)) {
+        if (tjp_layout_equal(&t->aliases[a], L)) {
             t->alias_of[id] = a + 1;
             return;
         }
