@@ -169,6 +169,14 @@ int32_t tji_new_value(tji_func *fn, tji_type type, int32_t def_op)
     return id;
 }
 
+void tji_value_at(tji_func *fn, int32_t id, tji_type type, int32_t def_op, int32_t def_region)
+{
+    fn->values = grow(fn->arena, fn->values, &fn->values_cap, id + 1, sizeof *fn->values);
+    fn->values[id] = (tji_value){.type = type, .def_op = def_op, .def_region = def_region};
+    if (id > fn->nvalues)
+        fn->nvalues = id;
+}
+
 void tji_append_op(tji_func *fn, int32_t region, int32_t op)
 {
     tji_region *r = &fn->regions[region];

@@ -222,6 +222,11 @@ TJI_FUNC void tji_func_free(tji_func *fn);          /* NULL is fine */
 /* A value of type defined by def_op (-1: a block argument; see
  * tji_set_block_args). */
 TJI_FUNC int32_t tji_new_value(tji_func *fn, tji_type type, int32_t def_op);
+/* The value at a chosen id (the parser keeps printed ids): defined by def_op,
+ * or a block argument of def_region when def_op is -1. Ids skipped below the
+ * highest are the caller's to fill. */
+TJI_FUNC void tji_value_at(tji_func *fn, int32_t id, tji_type type, int32_t def_op,
+                           int32_t def_region);
 /* A new op with no operands or results, appended to region parent
  * (parent -1: placed in no region). */
 TJI_FUNC int32_t tji_new_op(tji_func *fn, tji_opcode code, int32_t parent, tji_loc loc);

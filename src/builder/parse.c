@@ -260,19 +260,12 @@ static int define(parser *ps, const char *at, int32_t id, tji_type t, int32_t de
             cap *= 2;
         ps->defined = tjs_xrealloc(ps->defined, (size_t)cap);
         memset(ps->defined + ps->defined_cap, 0, (size_t)(cap - ps->defined_cap));
-        tji_value *vals = tjs_arena_alloc(fn->arena, sizeof *vals * (size_t)cap);
-        if (fn->values)
-            memcpy(vals, fn->values, sizeof *vals * (size_t)(fn->nvalues + 1));
-        fn->values = vals;
-        fn->values_cap = cap;
         ps->defined_cap = cap;
     }
     if (ps->defined[id])
         return fail_at(ps, at, "a value id not defined before");
     ps->defined[id] = 1;
-    fn->values[id] = (tji_value){.type = t, .def_op = def_op, .def_region = def_region};
-    if (id > fn->nvalues)
-        fn->nvalues = id;
+    tji_value_at(fn, id, t, def_op, def_region);
     return 1;
 }
 
@@ -849,7 +842,7 @@ static int kernel(parser *ps)
         !expect(ps, "("))
         return 0;
     fn->name = tjs_arena_strdup(fn->arena, name);
-    int32_t body = tji_new_region(fn, -1);
+    int32_t body = 0; /* tji_new_func made it */
     tji_param params[64];
     int32_t args[64];
     int n = 0;
@@ -912,11 +905,8 @@ static int kernel(parser *ps)
     for (int32_t id = 1; id <= fn->nvalues; id++)
         if (!ps->defined[id]) {
             int32_t idx = tji_new_op(fn, TJI_CONST, -1, (tji_loc){0});
-            fn->ops[idx].args = new_args(ps, 0);
-            fn->ops[idx].nresults = 1;
-            fn->ops[idx].result = id;
-            fn->values[id] = (tji_value){.type = {.dtype = TJ_I32}, .def_op = idx,
-                                         .def_region = -1};
+            tji_value_at(fn, id, (tji_type){.dtype = TJ_I32}, idx, -1);
+            tji_set_result(fn, idx, id);
         }
     return 1;
 }
@@ -927,9 +917,7 @@ tj_status tji_parse(const char *text, const char *source, const tji_text_hooks *
     if (!text || !out)
         return tjs_error(TJ_ERR_INVALID_ARG, "tji_parse: text or out is NULL");
     *out = NULL;
-    tjs_arena *arena = tjs_arena_new();
-    tji_func *fn = tjs_arena_alloc(arena, sizeof *fn);
-    fn->arena = arena;
+    tji_func *fn = tji_new_func(""); /* named by the kernel line */
     parser ps = {.text = text, .p = text, .source = source ? source : "<input>",
                  .hooks = hooks, .fn = fn};
     int ok = kernel(&ps);
