@@ -253,6 +253,15 @@ int main(void)
     loop_case(dev, 32, 32, 16, 5);
     loop_case(dev, 64, 64, 32, 3);
 
+    for (int stages = -1; stages <= 9; stages += 10) {
+        tj_buffer bx = tl_poisoned(dev, 64);
+        tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bx), TJ_ARG_BUF(bx), TJ_ARG_I32(1)};
+        tj_status st = tj_launch(dev, dot_loop, &(tj_launch_cfg){.grid = {1}, .num_stages = stages}, args, 4,
+                                 (int64_t[]){16, 16, 16}, 3);
+        tap_ok(st == TJ_ERR_LAUNCH && tl_error_mentions("dot_loop", "num_stages", NULL),
+               "num_stages = %d is refused (%s)", stages, tj_status_name(st));
+        tj_buffer_free(dev, bx);
+    }
     error_case(0, TJ_ERR_SHAPE, "K");
     error_case(1, TJ_ERR_SHAPE, "[M, K] x [K, N]");
     error_case(2, TJ_ERR_TYPE, "dtypes differ");
