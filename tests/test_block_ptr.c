@@ -29,6 +29,7 @@ static tj_shape order_of(int64_t col_major) { return col_major ? TJ_SHAPE(0, 1) 
 
 /* dst = src for the block of program (pid0, pid1), the bounds checked on
  * the dimensions in CHECK on both sides. */
+static int l_copy_access;
 TJ_KERNEL(bp_copy, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(M, i32),
                              TJ_SCALAR(N, i32), TJ_SCALAR(ss0, i32), TJ_SCALAR(ss1, i32),
                              TJ_SCALAR(ds0, i32)),
@@ -39,6 +40,7 @@ TJ_KERNEL(bp_copy, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(M, i3
                                  TJ_SHAPE(BM, BN), order_of(COLMAJOR));
     tj_val b = tj_make_block_ptr(dst, TJ_VALS(M, N), TJ_VALS(ds0, 1), TJ_VALS(o0, o1),
                                  TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    l_copy_access = __LINE__ + 1;
     tj_store(b, tj_load(a, .boundary_check = (unsigned)CHECK), .boundary_check = (unsigned)CHECK);
 }
 
@@ -377,6 +379,30 @@ static void test_loops(void)
     }
 }
 
+/* Without boundary_check a ragged block reads past the source: a checked
+ * launch reports it, naming the load's line (the checks know the buffer
+ * through the block pointer's base). */
+static void test_unchecked_is_caught(void)
+{
+    int64_t M = 20, N = 16, BM = 16, BN = 16;
+    float *src = random_f32((size_t)(M * N));
+    tj_buffer bs = tl_upload(dev, src, (size_t)(M * N) * 4);
+    tj_buffer bd = tl_poisoned(dev, (size_t)(cdiv(M, BM) * BM * N) * 4);
+    tj_launch_cfg cfg = tl_grid(cdiv(M, BM), 1, 1);
+    cfg.check_bounds = TJ_CHECK_BOUNDS_ON;
+    tj_status st = bp_copy_launch(dev, &cfg, bs, bd, (int32_t)M, (int32_t)N, (int32_t)N, 1,
+                                  (int32_t)N, BM, BN, 0, 0);
+    if (st == TJ_OK)
+        st = tj_synchronize(dev);
+    int ok = st == TJ_ERR_BOUNDS && tl_error_mentions("bp_copy", tl_where(__FILE__, l_copy_access), NULL);
+    if (st != TJ_ERR_BOUNDS)
+        tap_diag("  got %s: %s", tj_status_name(st), tj_last_error());
+    tap_ok(ok, "a block load past the buffer without boundary_check: TJ_ERR_BOUNDS at its line");
+    tj_buffer_free(dev, bs);
+    tj_buffer_free(dev, bd);
+    free(src);
+}
+
 /* ---- PTX and vectorization ----------------------------------------------------- */
 
 static void test_ptx(void)
@@ -505,6 +531,7 @@ int main(void)
     test_padding();
     test_transpose();
     test_loops();
+    test_unchecked_is_caught();
     test_ptx();
     test_errors();
     tj_device_close(dev);
