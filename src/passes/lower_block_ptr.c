@@ -223,8 +223,9 @@ static void lower_access(lowering *L, int32_t idx)
         if (!(check >> d & 1))
             continue;
         int32_t zero = to_shape(L, constant(L, TJ_I64, 0, 0), tji_typeof(fn, pos));
-        int32_t in = binary(L, TJI_AND, cmp(L, TJI_GE, pos, zero),
-                            cmp(L, TJI_LT, pos, to_shape(L, p->shape[d], tji_typeof(fn, pos))));
+        int32_t above = cmp(L, TJI_GE, pos, zero);
+        int32_t below = cmp(L, TJI_LT, pos, to_shape(L, p->shape[d], tji_typeof(fn, pos)));
+        int32_t in = binary(L, TJI_AND, above, below);
         in = to_shape(L, in, &full);
         mask = mask ? binary(L, TJI_AND, mask, in) : in;
     }
