@@ -349,6 +349,7 @@ typedef struct tjp_pass_state {
     tji_func *fn;
     tjp_param_spec *spec;         /* per parameter (malloc'ed), or NULL */
     int num_warps;
+    int sm;                       /* the GPU target (accelerate-dot) */
     int has_axis, has_coalesce, has_layouts, has_cpu;
     int show_axis;                /* --axis-info asked for: print it */
     tjp_axis_info_result axis;
