@@ -16,12 +16,25 @@
  *    generator picks (by the block's row or column, at every step along K,
  *    in that warp's registers) are the ISA fragments of the same rows,
  *    columns and K range — which is what makes the dot right.
+ * Then the pass and the plan on built kernels (tjj_gpu_plan, no GPU):
+ *  - the form chosen per dtype, precision, tile, warps and target (MMA with
+ *    its instruction and Triton's warp split, FMA for f32 IEEE, tiles too
+ *    small, sm_75), and the layouts the plan holds equal the ones
+ *    layout_mma.c builds for that split;
+ *  - every conversion into an operand layout goes through shared memory
+ *    without bank conflicts, writes and reads, counted lane by lane
+ *    (tjp_bank_cost), for NN and NT (b transposed) operands;
+ *  - the PTX of each MMA kernel for sm_80 and sm_90 holds the mma.sync
+ *    instruction of its form (and an FMA kernel none); make check's
+ *    TJIT_PTXAS makes tj_kernel_ptx assemble every one of them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "passes/layout.h"
+#include "builder/ir.h"
+#include "jit/pipeline.h"
+#include "passes/passes.h"
 #include "tap.h"
 
 /* --- the PTX ISA's fragment tables (9.7.14.5.8, .5.7, .5.10) -------------- */
@@ -252,6 +265,163 @@ static void warp_splits(void)
     tap_ok(ok, "warp splits go along M first, as Triton's, and never past the tile");
 }
 
+/* --- the pass on built kernels ---------------------------------------------- */
+
+#define TILE(R, C, LD) tj_add(tj_mul(tj_expand_dims(tj_arange(0, R), 1), LD), tj_expand_dims(tj_arange(0, C), 0))
+/* c[M, N] = a[M, K] @ b[K, N]; TRANS_B: b stored as [N, K] and transposed. */
+#define MM_KERNEL(NAME, IN, OUT)                                                                      \
+    TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(a, IN), TJ_PTR(b, IN), TJ_PTR(c, OUT)), TJ_CONSTS(M, N, K, PREC, TRANS_B)) \
+    {                                                                                                  \
+        tj_val ta = tj_load(tj_add(a, TILE(M, K, K)));                                                 \
+        tj_val tb = TRANS_B ? tj_trans(tj_load(tj_add(b, TILE(N, K, K)))) : tj_load(tj_add(b, TILE(K, N, N))); \
+        tj_store(tj_add(c, TILE(M, N, N)), tj_dot(ta, tb, TJ_NONE, .input_precision = (tj_input_precision)PREC)); \
+    }
+MM_KERNEL(mm_f16, f16, f32)
+MM_KERNEL(mm_bf16, bf16, f32)
+MM_KERNEL(mm_f32, f32, f32)
+MM_KERNEL(mm_i8, i8, i32)
+
+typedef struct dot_case {
+    const tj_kernel *k;
+    int64_t c[5];       /* M, N, K, PREC, TRANS_B */
+    int warps, sm;
+    int form, elem_bytes, passes, wm, wn;
+} dot_case;
+
+static tji_func *plan_of(const dot_case *d, tjp_layout_plan *plan, int32_t *dot_op)
+{
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    memset(plan, 0, sizeof *plan);
+    int ok = tji_build(d->k, d->c, 5, &fn) == TJ_OK &&
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = d->sm, .num_warps = d->warps, .spec = 0}, &out) == TJ_OK;
+    *plan = out.plan;
+    out.plan = (tjp_layout_plan){0};
+    tjj_gpu_planned_free(&out);
+    if (!ok) {
+        tap_diag("%s: %s", d->k->name, tj_last_error());
+        tjp_layout_plan_free(plan);
+        tji_func_free(fn);
+        return NULL;
+    }
+    *dot_op = -1;
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0)
+            *dot_op = i;
+    return fn;
+}
+
+/* The conversion that defines operand v (through shared memory; before a
+ * transpose, which renames registers), or -1. */
+static int32_t convert_of(const tji_func *fn, int32_t v)
+{
+    int32_t def = tji_val(fn, v)->def_op;
+    if (def >= 0 && fn->ops[def].code == TJI_PERMUTE)
+        def = tji_val(fn, fn->ops[def].args[0])->def_op;
+    return def >= 0 && fn->ops[def].code == TJI_CONVERT ? def : -1;
+}
+
+static int conflict_free(const tjp_shared_step *st, char *why, size_t n, const char *what)
+{
+    tjp_bank_count w, r;
+    tjp_bank_cost(&st->use.write, &st->use.swizzle, &w);
+    tjp_bank_cost(&st->use.read, &st->use.swizzle, &r);
+    if (w.wavefronts == w.minimum && r.wavefronts == r.minimum)
+        return 1;
+    snprintf(why, n, "%s: writes %lld wavefronts (minimum %lld), reads %lld (minimum %lld)", what,
+             (long long)w.wavefronts, (long long)w.minimum, (long long)r.wavefronts, (long long)r.minimum);
+    return 0;
+}
+
+static void dot_form(const dot_case *d)
+{
+    tjp_layout_plan plan;
+    int32_t op;
+    tji_func *fn = plan_of(d, &plan, &op);
+    char why[200] = "";
+    int ok = fn && op >= 0;
+    const tjp_dot_choice *ch = ok ? &plan.dot[op] : NULL;
+    if (ok && (ch->form != d->form || (d->form == TJP_DOT_MMA &&
+               (ch->elem_bytes != d->elem_bytes || ch->passes != d->passes || ch->warps_m != d->wm ||
+                ch->warps_n != d->wn)))) {
+        snprintf(why, sizeof why, "chose form %d, %d bytes, x%d, warps %dx%d", ch->form, ch->elem_bytes,
+                 ch->passes, ch->warps_m, ch->warps_n);
+        ok = 0;
+    }
+    if (ok && d->form == TJP_DOT_MMA) {
+        const tji_op *o = &fn->ops[op];
+        tjp_layout want[3];
+        static const tjp_mma_operand which[3] = {TJP_MMA_A, TJP_MMA_B, TJP_MMA_ACC};
+        int32_t vals[3] = {o->args[0], o->args[1], o->result};
+        for (int k = 0; k < 3 && ok; k++) {
+            const tji_type *t = tji_typeof(fn, vals[k]);
+            ok = tjp_layout_mma(&want[k], which[k], d->elem_bytes, t->rank, t->shape, d->wm, d->wn, d->warps) &&
+                 tjp_layout_equal(&want[k], &plan.of[vals[k]]);
+            if (!ok)
+                snprintf(why, sizeof why, "operand %d is not in layout_mma.c's layout", k);
+        }
+        for (int k = 0; k < 2 && ok; k++) {
+            int32_t cv = convert_of(fn, o->args[k]);
+            ok = cv >= 0 && plan.shared[cv].kind == TJP_STEP_CONVERT &&
+                 conflict_free(&plan.shared[cv], why, sizeof why, k ? "b's conversion" : "a's conversion");
+            if (cv < 0)
+                snprintf(why, sizeof why, "operand %d is not converted through shared memory", k);
+        }
+    }
+    if (why[0])
+        tap_diag("%s", why);
+    tap_ok(ok, "%s %lldx%lldx%lld%s prec %lld, %d warps, sm_%d: %s", d->k->name, (long long)d->c[0],
+           (long long)d->c[1], (long long)d->c[2], d->c[4] ? " (b transposed)" : "", (long long)d->c[3], d->warps,
+           d->sm, d->form == TJP_DOT_FMA ? "fma" : "mma, operands converted without bank conflicts");
+    if (fn) {
+        tjp_layout_plan_free(&plan);
+        tji_func_free(fn);
+    }
+}
+
+static void dot_forms(void)
+{
+    enum { F = TJP_DOT_FMA, X = TJP_DOT_MMA };
+    static const dot_case cases[] = {
+        {mm_f16, {64, 64, 32, 0, 0}, 4, 80, X, 2, 1, 2, 2},
+        {mm_f16, {64, 64, 32, 0, 1}, 4, 90, X, 2, 1, 2, 2},
+        {mm_f16, {128, 128, 32, 0, 0}, 8, 90, X, 2, 1, 4, 2},
+        {mm_f16, {128, 128, 64, 0, 1}, 8, 80, X, 2, 1, 4, 2},
+        {mm_f16, {16, 128, 16, 0, 0}, 4, 80, X, 2, 1, 1, 4},
+        {mm_f16, {64, 64, 32, 0, 0}, 4, 75, F, 0, 0, 0, 0},
+        {mm_bf16, {64, 32, 64, 0, 0}, 4, 80, X, 2, 1, 4, 1},
+        {mm_bf16, {32, 64, 32, 0, 1}, 2, 90, X, 2, 1, 1, 2},
+        {mm_f32, {64, 64, 32, TJ_PRECISION_TF32, 0}, 4, 80, X, 4, 1, 2, 2},
+        {mm_f32, {64, 64, 32, TJ_PRECISION_TF32X3, 1}, 4, 90, X, 4, 3, 2, 2},
+        {mm_f32, {64, 64, 32, TJ_PRECISION_IEEE, 0}, 4, 90, F, 0, 0, 0, 0},
+        {mm_i8, {64, 64, 32, 0, 0}, 4, 80, X, 1, 1, 2, 2},
+        {mm_i8, {64, 64, 64, 0, 1}, 4, 90, X, 1, 1, 2, 2},
+        {mm_i8, {64, 64, 16, 0, 0}, 4, 90, F, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        dot_form(&cases[i]);
+}
+
+/* The PTX of a kernel holds mma.sync of its form for sm_80 and sm_90. */
+static void dot_ptx(const tj_kernel *k, int64_t m, int64_t n, int64_t kk, int64_t prec, int64_t trans,
+                    const char *instr)
+{
+    static const char *const targets[] = {"sm_80", "sm_90"};
+    int64_t c[5] = {m, n, kk, prec, trans};
+    for (int t = 0; t < 2; t++) {
+        char *ptx = NULL;
+        tj_status st = tj_kernel_ptx(k, c, 5, targets[t], 4, &ptx);
+        int has = ptx && strstr(ptx, "mma.sync.aligned.") != NULL;
+        int ok = st == TJ_OK && (instr ? ptx && strstr(ptx, instr) != NULL : !has);
+        if (st != TJ_OK)
+            tap_diag("%s", tj_last_error());
+        tap_ok(ok, "%s %lldx%lldx%lld prec %lld%s, %s: PTX %s%s (assembled by ptxas where TJIT_PTXAS is set)",
+               k->name, (long long)m, (long long)n, (long long)kk, (long long)prec, trans ? " NT" : "", targets[t],
+               instr ? "holds " : "has no mma.sync", instr ? instr : "");
+        free(ptx);
+    }
+}
+
 int main(void)
 {
     for (int eb = 1; eb <= 4; eb *= 2)
@@ -259,5 +429,13 @@ int main(void)
     for (int eb = 1; eb <= 4; eb *= 2)
         tiles(eb);
     warp_splits();
+    dot_forms();
+    dot_ptx(mm_f16, 64, 64, 32, 0, 0, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+    dot_ptx(mm_f16, 128, 64, 64, 0, 1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+    dot_ptx(mm_bf16, 64, 64, 32, 0, 0, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+    dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_TF32, 0, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+    dot_ptx(mm_f32, 32, 32, 32, TJ_PRECISION_TF32X3, 1, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+    dot_ptx(mm_i8, 64, 64, 64, 0, 0, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
+    dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_IEEE, 0, NULL);
     return tap_done();
 }
