@@ -377,12 +377,16 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
     const tji_op *o = &fn->ops[op];
     tj_dtype in = tji_typeof(fn, o->args[0])->dtype;
     tjp_dot_choice ch = {.form = TJP_DOT_FMA, .passes = 1};
+    spaces(c);
+    const char *form = c->s;
     if (take(c, "mma")) {
         static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};
         int eb = in == TJ_I8 ? 1 : in == TJ_F16 || in == TJ_BF16 ? 2
                  : in == TJ_F32 && o->precision != TJ_PRECISION_IEEE ? 4 : 0;
-        if (!eb)
+        if (!eb) {
+            c->s = form;
             return bad(c, "fma: no mma.sync takes this dot's operands (f32 ieee, or their dtype)");
+        }
         if (!take(c, instr[eb - 1]))
             return bad(c, eb == 1 ? "m16n8k32.s8 (the instruction of i8 operands)"
                           : eb == 2 ? "m16n8k16 (the instruction of 16-bit operands)"
