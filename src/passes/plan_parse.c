@@ -447,6 +447,13 @@ static int parse_step(text_state *t, cursor *c, tji_func *fn, int32_t op, int li
         step->use.has_index = 1;
         step->use.index_swizzle.elem_bytes = 4;
     }
+    if (step->kind == TJP_STEP_CONVERT && take_item(c, "ldmatrix=")) {
+        long long x;
+        if (!need(c, "x", "'x' (ldmatrix=x4, x2 or x1)") || !number(c, 1, 4, &x, "1, 2 or 4 matrices") || x == 3)
+            return 0;
+        step->use.ldmatrix = (int)x;
+        step->use.ldmatrix_trans = take(c, ".trans");
+    }
     if (take_item(c, "offset=")) {
         note.allocated = 1;
         if (!byte_number(c, 0, &step->offset) || !byte_item(c, "bytes=", 1, &step->bytes) ||
@@ -645,6 +652,19 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
                               (unsigned long long)got->index_offset, (unsigned long long)iend);
     }
     memcpy(want->use.swizzle.flip, got->use.swizzle.flip, sizeof want->use.swizzle.flip);
+    if (got->use.ldmatrix) {
+        int trans, fit = tjp_ldmatrix_of(fn, t->out, n->op, &want->use, &trans);
+        if (fit != got->use.ldmatrix || trans != got->use.ldmatrix_trans) {
+            char fits[32] = "no ldmatrix here";
+            if (fit)
+                snprintf(fits, sizeof fits, "it takes ldmatrix=x%d%s", fit, trans ? ".trans" : "");
+            return fail_at_op(t, n->line, n->col, "ldmatrix=x%d%s does not fit this conversion "
+                              "(its read layout, the swizzle, a dot of the MMA form reading it): %s",
+                              got->use.ldmatrix, got->use.ldmatrix_trans ? ".trans" : "", fits);
+        }
+        want->use.ldmatrix = got->use.ldmatrix;
+        want->use.ldmatrix_trans = got->use.ldmatrix_trans;
+    }
     memcpy(want->use.index_swizzle.flip, got->use.index_swizzle.flip,
            sizeof want->use.index_swizzle.flip);
     want->offset = got->offset;
