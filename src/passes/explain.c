@@ -291,7 +291,8 @@ static void explain_shared(tjs_buf *b, const tjp_layout_plan *plan, int32_t i)
     tjp_layout_print(b, &use->read);
     tjs_buf_printf(b, "\n");
     if (use->ldmatrix) {
-        tjs_buf_printf(b, "    shared memory: %lld elements of 2 bytes, swizzle: ", (long long)use->numel);
+        tjs_buf_printf(b, "    shared memory: %lld elements of %d bytes, swizzle: ", (long long)use->numel,
+                       use->swizzle.elem_bytes);
         tjp_swizzle_print(b, &use->swizzle);
         tjs_buf_printf(b, " (16-byte rows kept whole)\n");
         tjp_bank_count n;

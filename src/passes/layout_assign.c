@@ -333,6 +333,56 @@ static void anchor_result(assigner *A, int32_t r, int *pos, int32_t opidx, const
 
 static void assign_region(assigner *A, int32_t r);
 
+/* Uses of `from` in the ops of region r from position pos on (and in their
+ * regions) read `to` instead. */
+static void rename_after(tji_func *fn, int32_t r, int pos, const int32_t *rename)
+{
+    for (int k = pos; k < fn->regions[r].nops; k++) {
+        int32_t o = fn->regions[r].ops[k];
+        tji_rename_operands(fn, o, rename);
+        for (int n = 0; n < 2; n++)
+            if (fn->ops[o].region[n] >= 0)
+                rename_after(fn, fn->ops[o].region[n], 0, rename);
+    }
+}
+
+/* A FOR whose body yields a dot of the MMA form (an accumulator carried
+ * along the loop) carries it in the accumulator layout, so that the loop
+ * converts nothing per iteration; users after the loop that asked for
+ * another layout read a CONVERT placed right after it. */
+static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opidx)
+{
+    tji_func *fn = A->fn;
+    const tji_region *body = &fn->regions[fn->ops[opidx].region[0]];
+    if (!body->nops || fn->ops[body->ops[body->nops - 1]].code != TJI_YIELD)
+        return;
+    int32_t yield = body->ops[body->nops - 1];
+    for (int i = 0; i < fn->ops[opidx].nresults && i < fn->ops[yield].nargs; i++) {
+        int32_t y = fn->ops[yield].args[i], def = y > 0 ? tji_val(fn, y)->def_op : -1;
+        tjp_layout acc;
+        if (def < 0 || fn->ops[def].code != TJI_DOT || fn->ops[def].parent != fn->ops[opidx].region[0] ||
+            !tjp_dot_result_layout(fn, &fn->ops[def], &A->dot[def], A->num_warps, &acc))
+            continue;
+        int32_t res = fn->ops[opidx].result + i;
+        if (A->set[res] && !tjp_layout_equal(&A->of[res], &acc)) {
+            tji_type type = *tji_typeof(fn, res);
+            int32_t cv = tji_insert_op(fn, TJI_CONVERT, r, pos + 1, fn->ops[opidx].loc);
+            tji_set_operands(fn, cv, &res, 1);
+            int32_t x = tji_new_results(fn, cv, &type, 1);
+            ensure(A);
+            int32_t *rename = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *rename);
+            rename[res] = x;
+            rename_after(fn, r, pos + 2, rename);
+            free(rename);
+            A->of[x] = A->of[res];
+            A->set[x] = 1;
+            A->equal_to[x] = res;
+        }
+        A->of[res] = acc;
+        A->set[res] = 1;
+    }
+}
+
 /* Layouts of the results of a FOR or IF: what users asked for, else default. */
 static tjp_layout *carried_layouts(assigner *A, int32_t opidx)
 {
@@ -396,6 +446,8 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         assign_dot(A, r, pos, opidx);
         return;
     case TJI_FOR: case TJI_IF: {
+        if (op.code == TJI_FOR)
+            carry_mma_accumulators(A, r, *pos, opidx);
         tjp_layout *carried = carried_layouts(A, opidx);
         if (op.code == TJI_FOR) {
             const tji_region *body = &fn->regions[op.region[0]];
