@@ -299,6 +299,72 @@ TJ_KERNEL(mm_loop, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_
     tj_store(tj_add(c, TILE(M, N, N)), acc);
 }
 
+/* Attention's chain: s = q k, p = f16(s), o = p v. */
+TJ_KERNEL(mm_chain, TJ_PARAMS(TJ_PTR(q, f16), TJ_PTR(k, f16), TJ_PTR(v, f16), TJ_PTR(o, f32)), TJ_CONSTS(M, N, D))
+{
+    tj_val s = tj_dot(tj_load(tj_add(q, TILE(M, D, D))), tj_load(tj_add(k, TILE(D, N, N))), TJ_NONE);
+    tj_val p = tj_cast(s, TJ_F16);
+    tj_store(tj_add(o, TILE(M, D, D)), tj_dot(p, tj_load(tj_add(v, TILE(N, D, D))), TJ_NONE));
+}
+
+/* The first dot's accumulator becomes the second's A operand in registers
+ * (the same layout, or a renaming of registers; no shared memory) where
+ * the warps split M only (the pass makes both dots of a chain do so where
+ * M has 16 rows per warp): both layouts put the same elements in the same
+ * threads. Where it cannot, it goes through shared memory. */
+static void chained(int64_t M, int64_t N, int64_t D, int warps, int want_copy)
+{
+    int64_t c[3] = {M, N, D};
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    int ok = tji_build(mm_chain, c, 3, &fn) == TJ_OK &&
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 80, .num_warps = warps, .spec = tjj_spec_of_buffers(mm_chain)},
+                          &out) == TJ_OK;
+    int dots = 0, renamed = 0, shared = 0, chain = 0;
+    for (int32_t i = 0; ok && i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_DOT)
+            continue;
+        dots += out.plan.dot[i].form == TJP_DOT_MMA;
+        /* From the second dot's A back to the first dot: conversions and the cast. */
+        int32_t x = op->args[0];
+        int rn = 0, sh = 0;
+        for (int depth = 0; depth < 8 && x > 0; depth++) {
+            int32_t def = tji_val(fn, x)->def_op;
+            const tji_op *d = def >= 0 ? &fn->ops[def] : NULL;
+            if (!d || (d->code != TJI_DOT && d->code != TJI_CONVERT && d->code != TJI_CAST))
+                break;
+            if (d->code == TJI_DOT) {
+                chain = 1;
+                renamed += rn;
+                shared += sh;
+                break;
+            }
+            if (d->code == TJI_CONVERT) {
+                rn += out.plan.shared[def].kind == TJP_STEP_NONE;
+                sh += out.plan.shared[def].kind != TJP_STEP_NONE;
+            }
+            x = d->args[0];
+        }
+    }
+    if (!ok)
+        tap_diag("%s", tj_last_error());
+    tap_ok(ok && dots == 2 && chain && (want_copy ? shared == 0 : shared >= 1),
+           "chained dots %lldx%lldx%lld, %d warps: the accumulator reaches the next dot's A %s (%d renamed, %d through "
+           "shared memory)", (long long)M, (long long)N, (long long)D, warps,
+           want_copy ? "in registers" : "through shared memory (M too small for warps along M only)", renamed,
+           shared);
+    char *ptx = NULL;
+    tj_status st = ok ? tj_kernel_ptx(mm_chain, c, 3, "sm_80", warps, &ptx) : TJ_ERR_BUILD;
+    tap_ok(st == TJ_OK && ptx && strstr(ptx, "mma.sync.aligned.m16n8k16"), "its PTX for sm_80 (assembled by ptxas "
+           "where TJIT_PTXAS is set)");
+    if (st != TJ_OK && ok)
+        tap_diag("%s", tj_last_error());
+    free(ptx);
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+}
+
 /* The loop carries the accumulator in the mma layout: inside the loop only
  * the operands convert; the result converts once, after the loop. */
 static void loop_carried(void)
@@ -579,6 +645,9 @@ int main(void)
     warp_splits();
     dot_forms();
     loop_carried();
+    chained(128, 64, 64, 4, 1);
+    chained(64, 64, 32, 4, 1);
+    chained(32, 64, 32, 4, 0);
     dot_ptx(mm_f16, 64, 64, 32, 0, 0, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
     dot_ptx(mm_f16, 64, 64, 32, 0, 0, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
     dot_ptx(mm_f16, 64, 64, 32, 0, 1, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
