@@ -106,6 +106,9 @@ typedef struct tjp_layout_plan {
     uint64_t shared_bytes;  /* the kernel's one dynamic shared allocation (bytes) */
     int shared_allocated;   /* tjp_alloc_shared ran: offsets and shared_bytes hold */
     uint8_t *barrier;       /* per op index: TJP_BARRIER_* flags, where bar.sync goes */
+    /* Filled by tjp_accelerate_dots before tjp_assign_layouts (NULL: every
+     * DOT in the FMA form); per op index. */
+    struct tjp_dot_choice *dot;
 } tjp_layout_plan;
 struct tjp_coalesce_result;
 /* coalesced: the coalescing pass's table (coalesce.c below), anchoring
@@ -122,6 +125,33 @@ TJI_FUNC tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *
  * lanes along the fastest (last) dimension first, warps along the slowest. */
 TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape,
                                  int num_warps);
+
+/* accelerate_dot.c — the form of each DOT on the GPU (its essay says
+ * which): MMA (mma.sync, instruction by elem_bytes of the operands: 2
+ * m16n8k16, 4 m16n8k8 tf32, 1 m16n8k32 s8; passes 3 for TF32x3; warps
+ * warps_m x warps_n along M and N) or FMA (one fma per k, in order, in
+ * any layout of the result). why: what kept a DOT off MMA (static text;
+ * NULL once read back from text). Printed "#dot<mma m16n8k16, warps=2x2>",
+ * "#dot<mma m16n8k8.tf32 x3, warps=4x1>", "#dot<fma>". */
+enum { TJP_DOT_NONE, TJP_DOT_FMA, TJP_DOT_MMA };
+typedef struct tjp_dot_choice {
+    int form;
+    int elem_bytes, passes;
+    int warps_m, warps_n;
+    const char *why;
+} tjp_dot_choice;
+/* sm: the target (0: none, FMA everywhere); plan->dot gets one choice per op index. */
+TJI_FUNC tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_layout_plan *plan);
+/* "m16n8k16", "m16n8k8.tf32", "m16n8k32.s8" of an MMA choice. */
+TJI_FUNC const char *tjp_mma_instruction(const tjp_dot_choice *ch);
+/* MMA: the accumulator layout of the DOT's result (1), else 0. */
+TJI_FUNC int tjp_dot_result_layout(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch,
+                                   int num_warps, tjp_layout *out);
+/* The layouts of A and B the form needs with the result (and acc) in C;
+ * 0 where FMA cannot derive them from C (a layout whose bases are not
+ * single elements along one dimension): then C must be a default layout. */
+TJI_FUNC int tjp_dot_operand_layouts(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch,
+                                     int num_warps, const tjp_layout *C, tjp_layout *a, tjp_layout *b);
 
 /* axis_info.c — what is known about the integers and addresses in each tile
  * (Triton's AxisInfo), for coalescing and vectorizing loads and stores.
@@ -245,6 +275,10 @@ typedef struct tjp_shared_use {
     tjp_swizzle swizzle;        /* the buffer's (its elem_bytes: of the buffer) */
     int has_index;              /* argmax/argmin: a second buffer of i32 indices */
     tjp_swizzle index_swizzle;
+    int ldmatrix, ldmatrix_trans; /* CONVERT: 16-byte vector writes and reads by
+                                     ldmatrix.x<ldmatrix> (1, 2, 4; .trans); 0:
+                                     element by element (ldmatrix.c; set by
+                                     tjp_choose_swizzles) */
 } tjp_shared_use;
 TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
                                tjp_shared_use *out);
@@ -276,6 +310,34 @@ TJI_FUNC int tjp_shared_step_of(const tji_func *fn, const tjp_layout_plan *plan,
 /* The swizzle pass: plan->shared for every op (CONVERT, REDUCE, CUMSUM
  * steps with their swizzles). */
 TJI_FUNC tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan);
+
+/* ldmatrix.c — a CONVERT into an mma operand: 16-byte vector writes and
+ * ldmatrix reads (its essay gives the conditions and the swizzle). tjp_ldmatrix_fit: the matrices per ldmatrix (4, 2, 1) that
+ * read layout R under swizzle S allows, *trans for .trans; 0: none.
+ * tjp_ldmatrix_of: that, for op i's step use, where the conversion feeds
+ * a dot of the MMA form and the writes are 16-byte vectors (else 0).
+ * tjp_ldmatrix_choose: gives use the 16-byte-row swizzle and ldmatrix
+ * where both sides are then free of bank conflicts (1), else leaves it
+ * (0). tjp_ldmatrix_swizzle: that swizzle for rows of cols elements
+ * (CuTe's Swizzle<3,4,3> for rows of 128 bytes or more). */
+TJI_FUNC int tjp_ldmatrix_fit(const tjp_layout *R, const tjp_swizzle *S, int *trans);
+TJI_FUNC int tjp_ldmatrix_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                             const tjp_shared_use *use, int *trans);
+TJI_FUNC int tjp_ldmatrix_choose(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                                 tjp_shared_use *use);
+TJI_FUNC void tjp_ldmatrix_swizzle(int32_t cols, int elem_bytes, tjp_swizzle *out);
+/* Bank conflicts of W's writes as 16-byte vectors (16 bytes of registers
+ * of a thread at once), lane by lane: per quarter warp the wavefronts
+ * against the minimum of 1 (nothing counted where W cannot). */
+TJI_FUNC void tjp_vector_write_cost(const tjp_layout *W, const tjp_swizzle *S, tjp_bank_count *out);
+/* The layout of the addresses: the slot (r, l, w) of an ldmatrix whose
+ * registers start at r (a multiple of 2 x matrices) addresses the row that
+ * starts at element out(r, l, w): lanes 0..7 matrix 0's rows, 8..15
+ * matrix 1's, ... (R itself where R is no ldmatrix read). */
+TJI_FUNC void tjp_ldmatrix_address_layout(const tjp_layout *R, const tjp_swizzle *S, tjp_layout *out);
+/* Bank conflicts of R's ldmatrix reads, lane by lane: per matrix (phase of
+ * eight 16-byte rows) the wavefronts against the minimum of 1. */
+TJI_FUNC void tjp_ldmatrix_cost(const tjp_layout *R, const tjp_swizzle *S, tjp_bank_count *out);
 
 /* alloc_shared.c — one shared allocation per kernel. Adds the BROADCAST
  * steps, sizes every step's buffers and gives them byte offsets: buffers
@@ -334,6 +396,7 @@ typedef struct tjp_pass_state {
     tji_func *fn;
     tjp_param_spec *spec;         /* per parameter (malloc'ed), or NULL */
     int num_warps;
+    int sm;                       /* the GPU target (accelerate-dot) */
     int has_axis, has_coalesce, has_layouts, has_cpu;
     int show_axis;                /* --axis-info asked for: print it */
     tjp_axis_info_result axis;
