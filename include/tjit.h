@@ -353,6 +353,28 @@ typedef enum tj_reduce_op {
 /* Inclusive prefix sum along an axis; the shape is kept. */
 #define tj_cumsum(x, axis) tj__cumsum(TJ__HERE, TJ_V(x), (axis))
 
+/* Matrix product on tiles: tj_dot(a, b, acc) is a @ b + acc for a [M, K] and b
+ * [K, N] (or batched: [B, M, K] and [B, K, N]); acc is [M, N] ([B, M, N]) or
+ * TJ_NONE (zeros). M, N, K are at least 16. Operands share a dtype:
+ *   f16, bf16 -> f32 (f16 with .out_dtype = TJ_F16 or an f16 acc);
+ *   f32 -> f32, with .input_precision: TJ_PRECISION_IEEE (the default, exact
+ *     products), TF32 (inputs rounded to tf32, as tensor cores take them) or
+ *     TF32X3 (three tf32 products, about f32's accuracy);
+ *   i8 -> i32 (exact, wrapping).
+ * Each result element adds the products in the order k = 0, 1, ... to acc,
+ * one fused multiply-add each, on the CPU; a GPU's tensor cores sum in their
+ * own order, so float results agree within rounding. */
+typedef enum tj_input_precision {
+    TJ_PRECISION_IEEE, TJ_PRECISION_TF32, TJ_PRECISION_TF32X3
+} tj_input_precision;
+typedef struct tj_dot_opts {
+    tj_input_precision input_precision;
+    tj_dtype out_dtype; /* 0 (TJ_I1, never a product's dtype): f32 or i32 */
+} tj_dot_opts;
+#define TJ_NONE ((tj_val){0})
+#define tj_dot(a, b, acc, ...) \
+    tj__dot(TJ__HERE, TJ_V(a), TJ_V(b), (acc), (tj_dot_opts){__VA_ARGS__})
+
 /*
  * Hints: facts about an integer tile (typically the offsets of a load or
  * store) that tjit cannot prove but may use to choose wider, coalesced
@@ -553,6 +575,9 @@ typedef struct tj_launch_cfg {
     int num_warps;    /* GPU threads per program / 32 (0: 4); ignored on CPU */
     tj_stream *stream;/* NULL: the device's default stream */
     tj_check_bounds check_bounds; /* 0: as the environment says */
+    int num_stages;   /* GPU: the depth of software pipelining of the loads
+                         that feed a dot in a TJ_FOR (0: 3; 1: none; at most
+                         8); ignored on the CPU */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */
@@ -652,6 +677,7 @@ TJ_API tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
 TJ_API tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts);
 TJ_API tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts);
 TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
+TJ_API tj_val tj__dot(tj_loc loc, tj_val a, tj_val b, tj_val acc, tj_dot_opts opts);
 TJ_API tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n);
 TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);
 TJ_API void tj__device_assert(tj_loc loc, tj_val cond, const char *msg);

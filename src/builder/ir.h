@@ -93,6 +93,12 @@ typedef enum tji_opcode {
 
     TJI_PRINT,        /* (x) -> nothing; [str] prefix */
     TJI_ASSERT,       /* (cond: i1) -> nothing; [str] message */
+
+    TJI_DOT,          /* (a: [..,M,K], b: [..,K,N], acc: [..,M,N]) -> type of acc;
+                         a and b of one dtype: f16/bf16 -> f32 or f16, f32 ->
+                         f32 [precision], i8 -> i32; batch dims (rank 3) equal;
+                         M, N, K >= 16. The builder always gives an acc (zeros
+                         for none). */
     TJI_OPCODE_COUNT
 } tji_opcode;
 
@@ -136,6 +142,7 @@ typedef struct tji_op {
                              tj_fast_exp); the CPU computes the precise op */
     int propagate_nan;    /* MIN, MAX, REDUCE max/min/argmax/argmin of floats:
                              a NaN operand wins instead of being ignored */
+    tj_input_precision precision; /* DOT of f32: IEEE, TF32 or TF32X3 */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;

@@ -326,6 +326,7 @@ static int suffix(parser *ps, tji_op *op, const char *s, const char *at)
     static const char *const facts[] = {"multiple_of", "max_contiguous", "max_constancy"};
     static const char *const atomics[] = {"add", "max", "min", "xchg"};
     static const char *const reduces[] = {"sum", "max", "min", "argmax", "argmin"};
+    static const char *const precisions[] = {"ieee", "tf32", "tf32x3"};
     int i = -1;
     if (strcmp(s, "fast") == 0)
         return op->approx = 1;
@@ -339,9 +340,11 @@ static int suffix(parser *ps, tji_op *op, const char *s, const char *at)
         op->atomic = (tj_atomic_op)i;
     else if (op->code == TJI_REDUCE && (i = index_of(reduces, 5, s)) >= 0)
         op->reduce = (tj_reduce_op)i;
+    else if (op->code == TJI_DOT && (i = index_of(precisions, 3, s)) >= 0)
+        op->precision = (tj_input_precision)i;
     if (i < 0)
         return fail_at(ps, at, "a suffix this op takes (.fast, .propagate_nan, a predicate, "
-                       "fact, atomic or reduction)");
+                       "fact, atomic, reduction or precision)");
     return 1;
 }
 

@@ -177,6 +177,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         tjs_buf_printf(b, " = ");
     tjs_buf_printf(b, "%s%s%s", tji_opcode_name(op->code), op->approx ? ".fast" : "",
                    op->propagate_nan ? ".propagate_nan" : "");
+    if (op->code == TJI_DOT && op->precision != TJ_PRECISION_IEEE)
+        tjs_buf_printf(b, ".%s", op->precision == TJ_PRECISION_TF32 ? "tf32" : "tf32x3");
     const tji_type *rt = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
     switch (op->code) {
     case TJI_CONST:

@@ -83,7 +83,7 @@ static int operand_count(tji_opcode c)
     case TJI_CONST: case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_ARANGE:
         return 0;
     case TJI_FMA: case TJI_WHERE: case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC:
-    case TJI_ATOMIC_CAS:
+    case TJI_ATOMIC_CAS: case TJI_DOT:
         return 3;
     case TJI_FOR: case TJI_YIELD:
         return -1;
@@ -291,6 +291,24 @@ static int check_types(const verifier *v, int32_t idx)
             if (i != op->axis)
                 ok = R->shape[j++] == x->shape[i];
         NEED(ok, "%s along axis %d -> %s", TXT(x, t1), op->axis, TXT(R, t2));
+        break;
+    }
+    case TJI_DOT: {
+        const tji_type *a = T(0), *b = T(1), *acc = T(2);
+        int r = a->rank;
+        tj_dtype in = a->dtype, out = R->dtype;
+        int ok = !a->is_ptr && !b->is_ptr && EQ(acc, R) && (r == 2 || r == 3) && b->rank == r &&
+                 R->rank == r && b->dtype == in && a->shape[r - 1] == b->shape[r - 2] &&
+                 R->shape[r - 2] == a->shape[r - 2] && R->shape[r - 1] == b->shape[r - 1] &&
+                 (r == 2 || (a->shape[0] == b->shape[0] && R->shape[0] == a->shape[0])) &&
+                 a->shape[r - 2] >= 16 && a->shape[r - 1] >= 16 && b->shape[r - 1] >= 16;
+        NEED(ok, "%s x %s -> %s", TXT(a, t1), TXT(b, t2), TXT(R, t3));
+        NEED((in == TJ_F16 && (out == TJ_F32 || out == TJ_F16)) ||
+             ((in == TJ_BF16 || in == TJ_F32) && out == TJ_F32) || (in == TJ_I8 && out == TJ_I32),
+             "no dot of %s giving %s", tj_dtype_name(in), tj_dtype_name(out));
+        NEED((unsigned)op->precision <= TJ_PRECISION_TF32X3 &&
+             (op->precision == TJ_PRECISION_IEEE || in == TJ_F32),
+             "input precision %d for %s", (int)op->precision, tj_dtype_name(in));
         break;
     }
     case TJI_FOR: {

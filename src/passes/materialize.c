@@ -12,11 +12,12 @@
  *  - Scalars (rank 0) are SSA values computed once at their op; the plan
  *    marks them materialized (computed in place), and they never take scratch.
  *  - Values whose op is not element-wise, or whose op must run exactly once
- *    where it stands, are materialized: REDUCE, CUMSUM, ATOMIC, ATOMIC_CAS,
- *    FOR and IF results, block arguments, volatile loads. So are the tile
- *    operands of PRINT (the runtime prints an array) and of YIELD (a loop or
- *    branch copies arrays into its carried or result arrays; see
- *    cpu/cpu_control.c for why the copy must read stable arrays).
+ *    where it stands, are materialized: REDUCE, CUMSUM, DOT, ATOMIC,
+ *    ATOMIC_CAS, FOR and IF results, block arguments, volatile loads. So are
+ *    the tile operands of PRINT (the runtime prints an array), of YIELD (a
+ *    loop or branch copies arrays into its carried or result arrays; see
+ *    cpu/cpu_control.c for why the copy must read stable arrays) and of DOT
+ *    (its micro-kernel reads rows and columns of plain matrices).
  *  - RESHAPE and PERMUTE are views: they stay fused and read their operand,
  *    which is materialized, through remapped indices. No copy is made.
  *  - An "evaluation site" of a fused value is an op whose loop nest computes
@@ -370,7 +371,7 @@ void tjp_materialize(const tji_func *fn, tjp_plan *plan)
             plan->materialize[id] = 1;
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
-        int force = op->code == TJI_PRINT || op->code == TJI_YIELD ||
+        int force = op->code == TJI_PRINT || op->code == TJI_YIELD || op->code == TJI_DOT ||
                     op->code == TJI_RESHAPE || op->code == TJI_PERMUTE;
         for (int32_t a = 0; force && a < op->nargs; a++)
             if (op->args[a] > 0)

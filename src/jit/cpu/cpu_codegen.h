@@ -13,6 +13,7 @@
  *   cpu_memory.c       loads (masked, bounds-checked) and stores
  *   cpu_atomics.c      atomicrmw / cmpxchg per element
  *   cpu_reduce.c       reductions and prefix sums
+ *   cpu_dot.c          DOT: a register-blocked, vectorized micro-kernel
  *   cpu_control.c      FOR and IF
  *   cpu_debug.c        PRINT and ASSERT (calls into cpu_runtime.c)
  *
@@ -187,11 +188,12 @@ TJI_FUNC LLVMValueRef tjj_cpu_masked_load(codegen *g, const tji_type *t, LLVMVal
                                           LLVMValueRef other, int is_volatile);
 TJI_FUNC void tjj_cpu_emit_store(codegen *g, const tji_op *op);
 
-/* --- cpu_atomics.c, cpu_reduce.c, cpu_control.c, cpu_debug.c ------------------ */
+/* --- cpu_atomics.c, cpu_reduce.c, cpu_dot.c, cpu_control.c, cpu_debug.c -------- */
 
 TJI_FUNC void tjj_cpu_emit_atomic(codegen *g, const tji_op *op);
 TJI_FUNC void tjj_cpu_emit_reduce(codegen *g, const tji_op *op);
 TJI_FUNC void tjj_cpu_emit_cumsum(codegen *g, const tji_op *op);
+TJI_FUNC void tjj_cpu_emit_dot(codegen *g, const tji_op *op);
 TJI_FUNC void tjj_cpu_emit_for(codegen *g, int32_t opi);
 TJI_FUNC void tjj_cpu_emit_if(codegen *g, int32_t opi);
 TJI_FUNC void tjj_cpu_emit_print(codegen *g, const tji_op *op);

@@ -277,6 +277,10 @@ static void emit_op(codegen *g, int32_t opi)
         if (g->slot[op->result] >= 0)
             tjj_cpu_emit_cumsum(g, op);
         return;
+    case TJI_DOT:
+        if (g->slot[op->result] >= 0)
+            tjj_cpu_emit_dot(g, op);
+        return;
     case TJI_PRINT: tjj_cpu_emit_print(g, op); return;
     case TJI_ASSERT: tjj_cpu_emit_assert(g, op); return;
     case TJI_FOR: tjj_cpu_emit_for(g, opi); return;
