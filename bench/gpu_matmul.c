@@ -308,12 +308,6 @@ static int check(const problem *p)
     return 1;
 }
 
-static int cmp_float(const void *x, const void *y)
-{
-    float a = *(const float *)x, b = *(const float *)y;
-    return (a > b) - (a < b);
-}
-
 /* Checks once, then times; one record. Returns whether it ran and was right. */
 static int bench(const problem *p)
 {
@@ -331,7 +325,7 @@ static int bench(const problem *p)
         st = launch(p);
     if (st == TJ_OK)
         st = tj_synchronize(dev);
-    float *ms = xmalloc((size_t)runs * sizeof(float));
+    double *ms = xmalloc((size_t)runs * sizeof(double));
     if (use_events) {
         cu_event *ev = xmalloc(2 * (size_t)runs * sizeof(cu_event));
         int created = 0, ok = st == TJ_OK;
@@ -342,8 +336,11 @@ static int bench(const problem *p)
                  cu.event_record(ev[2 * r + 1], NULL) == 0;
         }
         ok = ok && cu.event_synchronize(ev[2 * runs - 1]) == 0;
-        for (int r = 0; ok && r < runs; r++)
-            ok = cu.event_elapsed_time(&ms[r], ev[2 * r], ev[2 * r + 1]) == 0;
+        for (int r = 0; ok && r < runs; r++) {
+            float t;
+            ok = cu.event_elapsed_time(&t, ev[2 * r], ev[2 * r + 1]) == 0;
+            ms[r] = t;
+        }
         for (int i = 0; i < created; i++)
             cu.event_destroy(ev[i]);
         free(ev);
@@ -356,7 +353,7 @@ static int bench(const problem *p)
             double t0 = now_seconds();
             if ((st = launch(p)) == TJ_OK)
                 st = tj_synchronize(dev);
-            ms[r] = (float)((now_seconds() - t0) * 1e3);
+            ms[r] = (now_seconds() - t0) * 1e3;
         }
     }
     if (st == TJ_OK)
@@ -365,8 +362,7 @@ static int bench(const problem *p)
         free(ms);
         return record_error(p, tj_failure(st));
     }
-    qsort(ms, (size_t)runs, sizeof ms[0], cmp_float);
-    double median_ms = runs % 2 ? ms[runs / 2] : 0.5 * (ms[runs / 2 - 1] + ms[runs / 2]);
+    double median_ms = median(ms, runs);
     free(ms);
     record_begin(p);
     printf(",\"runs\":%d,\"ms\":%.5f,\"tflops\":%.2f,\"correct\":%s,\"timer\":\"%s\"", runs,
@@ -436,8 +432,8 @@ int main(int argc, char **argv)
     host_a = xmalloc(max_bytes), host_b = xmalloc(max_bytes), host_c = xmalloc(max_bytes);
     int ok = 1;
     for (size_t pi = 0; pi < nproblems; pi++) {
-        problem p = {quick ? quick_problems[pi].dtype : problems[pi].dtype,
-                     quick ? quick_problems[pi].n : problems[pi].n};
+        problem p = {.dtype = quick ? quick_problems[pi].dtype : problems[pi].dtype,
+                     .n = quick ? quick_problems[pi].n : problems[pi].n};
         const size_t count = (size_t)p.n * p.n, bytes = count * elem_size(p.dtype);
         fill_inputs(p.dtype, count);
         if ((st = tj_buffer_alloc(dev, bytes, &p.a)) != TJ_OK ||
