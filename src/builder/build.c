@@ -126,8 +126,9 @@ int tji_check_optional(int32_t id, int index)
     return id == 0 || tji_check_value(id, "operand", index);
 }
 
-/* Starts an op: a kernel is being built, no error so far, operands valid. */
-int tji_enter(tj_loc loc, const char *name, int n, const tj_val *args)
+/* Starts an op: a kernel is being built, no error so far, operands valid;
+ * a block pointer only as operand 1 where block_ok. */
+static int enter(tj_loc loc, const char *name, int n, const tj_val *args, int block_ok)
 {
     if (!B.fn) {
         tjs_error(TJ_ERR_BUILD,
@@ -141,10 +142,26 @@ int tji_enter(tj_loc loc, const char *name, int n, const tj_val *args)
     B.opname = name;
     if (B.fn->nvalues > HANDLE_MAX_ID - 64)
         return tji_fail(TJ_ERR_BUILD, "the kernel has more than %d values", HANDLE_MAX_ID - 64);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (!tji_check_value(vid(args[i]), "operand", i + 1))
             return 0;
+        tji_type t = type_of(vid(args[i]));
+        if (tji_is_block_ptr(&t) && !(block_ok && i == 0))
+            return tji_fail(TJ_ERR_TYPE, "operand %d is a block pointer (%s): only tj_load, "
+                            "tj_store, tj_advance, TJ_FOR and TJ_IF take one", i + 1,
+                            tji_type_text(&t));
+    }
     return 1;
+}
+
+int tji_enter(tj_loc loc, const char *name, int n, const tj_val *args)
+{
+    return enter(loc, name, n, args, 0);
+}
+
+int tji_enter_block(tj_loc loc, const char *name, int n, const tj_val *args)
+{
+    return enter(loc, name, n, args, 1);
 }
 
 /* --- emitting ops ---------------------------------------------------------- */

@@ -147,8 +147,10 @@ TJI_FUNC const char *tji_loc_file(tj_loc loc); /* "?" for none */
  * the message ("operand 2", "carried variable 1"). */
 TJI_FUNC int tji_check_value(int32_t id, const char *what, int index);
 TJI_FUNC int tji_check_optional(int32_t id, int index); /* 0 (absent) is fine */
-/* Starts an op: a kernel is being built, no error so far, operands valid. */
+/* Starts an op: a kernel is being built, no error so far, operands valid
+ * and none a block pointer; tji_enter_block lets operand 1 be one. */
 TJI_FUNC int tji_enter(tj_loc loc, const char *name, int n, const tj_val *args);
+TJI_FUNC int tji_enter_block(tj_loc loc, const char *name, int n, const tj_val *args);
 
 /* --- emitting ops (build.c) ------------------------------------------------------- */
 
@@ -182,6 +184,12 @@ TJI_FUNC int tji_broadcast_all(int32_t *ids, int n);
 TJI_FUNC int tji_check_axis(int *axis, const tji_type *t, const char *what);
 /* A condition as i1: integers are compared with 0; floats and pointers fail. */
 TJI_FUNC int32_t tji_as_condition(int32_t x, const char *what);
+
+/* --- block pointers (block_ptr.c) ------------------------------------------------ */
+
+/* The block-pointer options of a load or store of ptr (.boundary_check,
+ * .padding; a block pointer takes no .mask or .other). */
+TJI_FUNC int tji_check_block_opts(int32_t ptr, const tj_mem_opts *o, int is_load);
 
 /* --- control flow (control.c) ------------------------------------------------------ */
 

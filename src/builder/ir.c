@@ -74,6 +74,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_CUMSUM] = "cumsum", [TJI_FOR] = "for", [TJI_IF] = "if",
         [TJI_YIELD] = "yield", [TJI_CONVERT] = "convert_layout", [TJI_ASSUME] = "assume", [TJI_PRINT] = "print", [TJI_ASSERT] = "assert",
         [TJI_DOT] = "dot",
+        [TJI_MAKE_BLOCK_PTR] = "make_block_ptr", [TJI_ADVANCE] = "advance",
     };
     return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
 }
@@ -306,4 +307,9 @@ void tji_drop_detached(tji_func *fn, int32_t region)
         if (fn->ops[r->ops[i]].parent == region)
             r->ops[keep++] = r->ops[i];
     r->nops = keep;
+}
+
+void tji_retire_value(tji_func *fn, int32_t id)
+{
+    fn->values[id].type = (tji_type){.dtype = TJ_I1};
 }

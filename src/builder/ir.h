@@ -30,10 +30,14 @@
 
 typedef struct tji_type {
     tj_dtype dtype;   /* element type; of a pointer: the pointee */
-    uint8_t is_ptr;   /* 1: pointer (to dtype) */
+    uint8_t is_ptr;   /* 1: pointer (to dtype); TJI_BLOCK_PTR: a block pointer,
+                         whose shape is the block's (tj_make_block_ptr) */
     uint8_t rank;     /* 0: scalar */
     int32_t shape[TJ_MAX_RANK]; /* powers of two; unused dims are 0 */
 } tji_type;
+
+enum { TJI_BLOCK_PTR = 2 };
+static inline int tji_is_block_ptr(const tji_type *t) { return t->is_ptr == TJI_BLOCK_PTR; }
 
 /* Opcodes. "x:T" means operand x of type T; shapes equal the result's unless
  * said otherwise. Attributes are in tji_op fields named in brackets. */
@@ -70,8 +74,11 @@ typedef enum tji_opcode {
     TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr) */
 
     /* memory; ptr operands are pointer tiles or scalars */
-    TJI_LOAD,         /* (ptr, mask|0, other|0) -> pointee; [cache evict is_volatile] */
-    TJI_STORE,        /* (ptr, value, mask|0) -> nothing; value has the pointee dtype */
+    TJI_LOAD,         /* (ptr, mask|0, other|0) -> pointee; [cache evict is_volatile];
+                         ptr may be a block pointer (no mask, no other) with
+                         [boundary_check padding] */
+    TJI_STORE,        /* (ptr, value, mask|0) -> nothing; value has the pointee dtype;
+                         a block pointer as LOAD's, with [boundary_check] */
     TJI_ATOMIC,       /* (ptr, value, mask|0) -> old values; [atomic] */
     TJI_ATOMIC_CAS,   /* (ptr, cmp, value) -> old values */
 
@@ -99,6 +106,11 @@ typedef enum tji_opcode {
                          f32 [precision], i8 -> i32; batch dims (rank 3) equal;
                          M, N, K >= 16. The builder always gives an acc (zeros
                          for none). */
+    /* block pointers (rank r: the block's); lowered to pointer tiles by
+       tjp_lower_block_ptrs before any back end */
+    TJI_MAKE_BLOCK_PTR, /* (base: *T scalar, shape: i64 x r, strides: i64 x r,
+                           offsets: i32 x r) -> block pointer to T; [perm] the order */
+    TJI_ADVANCE,      /* (bp, offsets: i32 x r) -> bp's type, offsets added */
     TJI_OPCODE_COUNT
 } tji_opcode;
 
@@ -130,7 +142,7 @@ typedef struct tji_op {
     int64_t ival;         /* CONST (ints), ARANGE start */
     double fval;          /* CONST (floats) */
     int axis;             /* PROGRAM_ID, NUM_PROGRAMS, EXPAND_DIMS, REDUCE, CUMSUM */
-    int perm[TJ_MAX_RANK];/* PERMUTE */
+    int perm[TJ_MAX_RANK];/* PERMUTE; MAKE_BLOCK_PTR: the order, fastest dim first */
     tji_pred pred;        /* CMP */
     tj_reduce_op reduce;  /* REDUCE */
     tj_atomic_op atomic;  /* ATOMIC */
@@ -143,6 +155,8 @@ typedef struct tji_op {
     int propagate_nan;    /* MIN, MAX, REDUCE max/min/argmax/argmin of floats:
                              a NaN operand wins instead of being ignored */
     tj_input_precision precision; /* DOT of f32: IEEE, TF32 or TF32X3 */
+    unsigned boundary_check; /* LOAD, STORE of a block pointer: bit d checks dim d */
+    tj_padding padding;   /* LOAD of a block pointer: outside the checked bounds */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;
@@ -187,6 +201,8 @@ typedef struct tji_func {
     int32_t nregions, regions_cap;
     tji_region *regions;  /* region 0: the body */
 
+    uint8_t block_ptrs_lowered; /* set by tjp_lower_block_ptrs: the verifier
+                                   then refuses any block pointer */
     int check_bounds;     /* set by the launcher, not the builder: the back ends
                              check every access (src/jit/llvm/bounds.h) */
 } tji_func;
@@ -274,6 +290,10 @@ TJI_FUNC void tji_set_result(tji_func *fn, int32_t op, int32_t value);
 TJI_FUNC void tji_detach_op(tji_func *fn, int32_t op);
 /* Removes the detached ops from region's list, keeping the others' order. */
 TJI_FUNC void tji_drop_detached(tji_func *fn, int32_t region);
+/* A value the program no longer defines or reads (its op detached, or a
+ * result or block argument replaced) becomes an i1 scalar, so that stages
+ * walking every value id (layouts, scratch arrays) skip it. */
+TJI_FUNC void tji_retire_value(tji_func *fn, int32_t id);
 
 /* --- build.c: the builder ------------------------------------------------- */
 

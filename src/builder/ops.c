@@ -308,9 +308,9 @@ static int32_t value_for(int32_t x, const tji_type *pt, const char *what)
 
 tj_val tj__load(tj_loc loc, tj_val ptr, tj_mem_opts opts)
 {
-    if (!tji_enter(loc, "load", 1, &ptr) || !tji_check_optional(vid(opts.mask), 2) ||
+    if (!tji_enter_block(loc, "load", 1, &ptr) || !tji_check_optional(vid(opts.mask), 2) ||
         !tji_check_optional(vid(opts.other), 3) || !check_mem_opts(&opts, 1, 0) ||
-        !check_pointer(vid(ptr), "load"))
+        !check_pointer(vid(ptr), "load") || !tji_check_block_opts(vid(ptr), &opts, 1))
         return NONE;
     tji_type pt = type_of(vid(ptr));
     int32_t mask = vid(opts.mask), other = vid(opts.other);
@@ -321,13 +321,16 @@ tj_val tj__load(tj_loc loc, tj_val ptr, tj_mem_opts opts)
     op->cache = opts.cache;
     op->evict = opts.evict;
     op->is_volatile = opts.is_volatile != 0;
+    op->boundary_check = opts.boundary_check;
+    op->padding = opts.padding;
     return val(v);
 }
 
 void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts)
 {
-    if (!tji_enter(loc, "store", 2, (tj_val[]){ptr, value}) || !tji_check_optional(vid(opts.mask), 3) ||
-        !check_mem_opts(&opts, 0, 1) || !check_pointer(vid(ptr), "store"))
+    if (!tji_enter_block(loc, "store", 2, (tj_val[]){ptr, value}) ||
+        !tji_check_optional(vid(opts.mask), 3) || !check_mem_opts(&opts, 0, 1) ||
+        !check_pointer(vid(ptr), "store") || !tji_check_block_opts(vid(ptr), &opts, 0))
         return;
     tji_type pt = type_of(vid(ptr));
     int32_t mask = vid(opts.mask), x = value_for(vid(value), &pt, "the value");
@@ -336,6 +339,7 @@ void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts)
     int32_t op = tji_emit_op(TJI_STORE, B.region, ARGS(vid(ptr), x, mask), 0, NULL);
     B.fn->ops[op].cache = opts.cache;
     B.fn->ops[op].evict = opts.evict;
+    B.fn->ops[op].boundary_check = opts.boundary_check;
 }
 
 tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts)
@@ -348,7 +352,8 @@ tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_
         return NONE;
     if (!known)
         return tji_fail(TJ_ERR_BUILD, "unknown atomic op %d", (int)op), NONE;
-    if (!check_mem_opts(&opts, 0, 0) || !check_pointer(vid(ptr), names[op]))
+    if (!check_mem_opts(&opts, 0, 0) || !check_pointer(vid(ptr), names[op]) ||
+        !tji_check_block_opts(vid(ptr), &opts, 0))
         return NONE;
     tji_type pt = type_of(vid(ptr));
     tj_dtype dt = pt.dtype;

@@ -186,7 +186,10 @@ static int small_int(parser *ps, int *out, int lo, int hi, const char *what)
 static int type(parser *ps, tji_type *t)
 {
     memset(t, 0, sizeof *t);
-    if (accept(ps, "*"))
+    int block = accept(ps, "bptr<");
+    if (block)
+        t->is_ptr = TJI_BLOCK_PTR;
+    else if (accept(ps, "*"))
         t->is_ptr = 1;
     const char *at = (skip_spaces(ps), ps->p);
     char name[16];
@@ -199,7 +202,7 @@ static int type(parser *ps, tji_type *t)
         return fail_at(ps, at, "a dtype (i1, i8 .. u64, f16, bf16, f32, f64)");
     t->dtype = (tj_dtype)dt;
     if (*ps->p != '[')
-        return 1;
+        return !block || expect(ps, ">");
     ps->p++;
     do {
         if (t->rank == TJ_MAX_RANK)
@@ -212,7 +215,7 @@ static int type(parser *ps, tji_type *t)
             return fail_at(ps, dim_at, "a power-of-two dimension");
         t->shape[t->rank++] = d;
     } while (*ps->p == 'x' && ps->p++);
-    return expect(ps, "]");
+    return expect(ps, "]") && (!block || expect(ps, ">"));
 }
 
 /* "%id" into *id. */
@@ -450,6 +453,18 @@ static int use_list(parser *ps, int32_t **args, int32_t *nargs)
     return 1;
 }
 
+/* "[0, 1]": up to TJ_MAX_RANK dimensions into dims[0..*n). */
+static int dims_list(parser *ps, int *dims, int *n)
+{
+    if (!expect(ps, "["))
+        return 0;
+    for (*n = 0; !accept(ps, "]"); ++*n)
+        if (*n == TJ_MAX_RANK || (*n && !expect(ps, ",")) ||
+            !small_int(ps, &dims[*n], 0, TJ_MAX_RANK - 1, "a dimension or ']'"))
+            return ps->failed ? 0 : fail(ps, "']'");
+    return 1;
+}
+
 static int mem_attrs(parser *ps, tji_op *op)
 {
     static const char *const caches[] = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
@@ -459,9 +474,18 @@ static int mem_attrs(parser *ps, tji_op *op)
         const char *at = (skip_spaces(ps), ps->p);
         if (!ident(ps, word, sizeof word, "cache, evict or volatile"))
             return 0;
-        int i;
+        int i, dims[TJ_MAX_RANK], n;
         if (strcmp(word, "volatile") == 0 && op->code == TJI_LOAD) {
             op->is_volatile = 1;
+        } else if (strcmp(word, "boundary_check") == 0) {
+            if (!dims_list(ps, dims, &n))
+                return 0;
+            for (i = 0; i < n; i++)
+                op->boundary_check |= 1u << dims[i];
+        } else if (strcmp(word, "padding") == 0 && op->code == TJI_LOAD) {
+            if (!accept(ps, "nan"))
+                return fail(ps, "a padding (nan)");
+            op->padding = TJ_PADDING_NAN;
         } else if (strcmp(word, "cache") == 0) {
             if (!ident(ps, word, sizeof word, "a cache hint") ||
                 (i = index_of(caches, 8, word)) <= 0)
@@ -663,16 +687,23 @@ static int op_line(parser *ps, int32_t region, int depth)
             !small_int(ps, &op.axis, 0, TJ_MAX_RANK, "an axis"))
             return 0;
         break;
-    case TJI_PERMUTE:
-        op.args = new_args(ps, 1);
-        op.nargs = 1;
-        if (!use(ps, &op.args[0], 0) || !expect(ps, ",") || !expect(ps, "["))
+    case TJI_PERMUTE: case TJI_MAKE_BLOCK_PTR: {
+        /* permute %x, [1, 0]; make_block_ptr %base, %shape.., %strides.., %offsets.., order [1, 0] */
+        int32_t tmp[1 + 3 * TJ_MAX_RANK];
+        int n = 0, nperm;
+        do {
+            if (n == (code == TJI_PERMUTE ? 1 : 1 + 3 * TJ_MAX_RANK))
+                return fail(ps, code == TJI_PERMUTE ? "'['" : "'order'");
+            if (!use(ps, &tmp[n++], 0) || !expect(ps, ","))
+                return 0;
+        } while ((skip_spaces(ps), *ps->p == '%'));
+        if ((code == TJI_MAKE_BLOCK_PTR && !expect(ps, "order")) || !dims_list(ps, op.perm, &nperm))
             return 0;
-        for (int i = 0; !accept(ps, "]"); i++)
-            if (i == TJ_MAX_RANK || (i && !expect(ps, ",")) ||
-                !small_int(ps, &op.perm[i], 0, TJ_MAX_RANK - 1, "a dimension or ']'"))
-                return ps->failed ? 0 : fail(ps, "']'");
+        op.args = new_args(ps, n);
+        op.nargs = n;
+        memcpy(op.args, tmp, sizeof(int32_t) * (size_t)n);
         break;
+    }
     case TJI_CAST: {
         op.args = new_args(ps, 1);
         op.nargs = 1;

@@ -35,15 +35,19 @@
 
 #define COMMENT_COLUMN 56
 
+/* "f32[64x32]", "*f32", and a block pointer "bptr<f32[64x32]>". */
 void tji_print_type(tjs_buf *b, const tji_type *t)
 {
-    tjs_buf_printf(b, "%s%s", t->is_ptr ? "*" : "", tj_dtype_name(t->dtype));
-    if (t->rank == 0)
-        return;
-    tjs_buf_printf(b, "[");
-    for (int i = 0; i < t->rank && i < TJ_MAX_RANK; i++)
-        tjs_buf_printf(b, "%s%d", i ? "x" : "", t->shape[i]);
-    tjs_buf_printf(b, "]");
+    int block = tji_is_block_ptr(t);
+    tjs_buf_printf(b, "%s%s", block ? "bptr<" : t->is_ptr ? "*" : "", tj_dtype_name(t->dtype));
+    if (t->rank > 0) {
+        tjs_buf_printf(b, "[");
+        for (int i = 0; i < t->rank && i < TJ_MAX_RANK; i++)
+            tjs_buf_printf(b, "%s%d", i ? "x" : "", t->shape[i]);
+        tjs_buf_printf(b, "]");
+    }
+    if (block)
+        tjs_buf_printf(b, ">");
 }
 
 static void print_value(tjs_buf *b, int32_t id)
@@ -138,6 +142,15 @@ static void print_mem_attrs(tjs_buf *b, const tji_op *op)
         tjs_buf_printf(b, ", evict %s", evicts[op->evict]);
     if (op->is_volatile)
         tjs_buf_printf(b, ", volatile");
+    if (op->boundary_check) {
+        tjs_buf_printf(b, ", boundary_check [");
+        for (int d = 0, n = 0; d < 32; d++)
+            if (op->boundary_check >> d & 1)
+                tjs_buf_printf(b, "%s%d", n++ ? ", " : "", d);
+        tjs_buf_printf(b, "]");
+    }
+    if (op->padding == TJ_PADDING_NAN)
+        tjs_buf_printf(b, ", padding nan");
 }
 
 /* The annotations a later stage adds (tji_text_hooks). */
@@ -205,10 +218,10 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         print_value(b, arg(op, 0));
         tjs_buf_printf(b, ", axis %d", op->axis);
         break;
-    case TJI_PERMUTE:
+    case TJI_PERMUTE: case TJI_MAKE_BLOCK_PTR:
         tjs_buf_printf(b, " ");
-        print_value(b, arg(op, 0));
-        tjs_buf_printf(b, ", [");
+        print_values(b, op->args, op->nargs);
+        tjs_buf_printf(b, op->code == TJI_PERMUTE ? ", [" : ", order [");
         for (int i = 0; rt && i < rt->rank; i++)
             tjs_buf_printf(b, "%s%d", i ? ", " : "", op->perm[i]);
         tjs_buf_printf(b, "]");

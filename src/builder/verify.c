@@ -62,7 +62,7 @@ static const char *type_text(const tji_type *t, char *out, size_t n)
 
 static int type_valid(const tji_type *t)
 {
-    if ((unsigned)t->dtype >= TJ_DTYPE_COUNT || t->rank > TJ_MAX_RANK || t->is_ptr > 1)
+    if ((unsigned)t->dtype >= TJ_DTYPE_COUNT || t->rank > TJ_MAX_RANK || t->is_ptr > TJI_BLOCK_PTR)
         return 0;
     for (int i = 0; i < TJ_MAX_RANK; i++) {
         int32_t d = t->shape[i];
@@ -85,7 +85,7 @@ static int operand_count(tji_opcode c)
     case TJI_FMA: case TJI_WHERE: case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC:
     case TJI_ATOMIC_CAS: case TJI_DOT:
         return 3;
-    case TJI_FOR: case TJI_YIELD:
+    case TJI_FOR: case TJI_YIELD: case TJI_MAKE_BLOCK_PTR: case TJI_ADVANCE:
         return -1;
     default:
         return c >= TJI_ADD && c <= TJI_ADDPTR ? 2 : 1;
@@ -102,6 +102,36 @@ static int result_count(tji_opcode c)
     default:
         return 1;
     }
+}
+
+/* Block pointers are made by MAKE_BLOCK_PTR and ADVANCE, read by LOAD and
+ * STORE (operand 1) and carried by FOR, IF and YIELD; no other op sees one
+ * (and once they are lowered no value is one: tji_verify). */
+static int block_ptrs_fit(const tji_func *fn, const tji_op *op)
+{
+    tji_opcode c = op->code;
+    int carries = c == TJI_FOR || c == TJI_IF || c == TJI_YIELD;
+    for (int i = 0; i < op->nargs; i++)
+        if (op->args[i] > 0 && tji_is_block_ptr(tji_typeof(fn, op->args[i])) &&
+            !(carries || (i == 0 && (c == TJI_ADVANCE || c == TJI_LOAD || c == TJI_STORE))))
+            return 0;
+    for (int i = 0; i < op->nresults; i++)
+        if (tji_is_block_ptr(tji_typeof(fn, op->result + i)) &&
+            !(carries || c == TJI_MAKE_BLOCK_PTR || c == TJI_ADVANCE))
+            return 0;
+    return 1;
+}
+
+/* MAKE_BLOCK_PTR's and ADVANCE's scalar operands from first on: n of
+ * dtype dt each. */
+static int scalars_of(const tji_func *fn, const tji_op *op, int first, int n, tj_dtype dt)
+{
+    for (int i = first; i < first + n; i++) {
+        const tji_type *t = tji_typeof(fn, op->args[i]);
+        if (t->is_ptr || t->rank || t->dtype != dt)
+            return 0;
+    }
+    return 1;
 }
 
 /* Per-opcode checks of operand and result types. T(i) is operand i's type,
@@ -145,6 +175,7 @@ static int check_types(const verifier *v, int32_t idx)
              "region %d does not belong to it", op->region[i]);
 
     const tji_type *R = op->nresults ? tji_typeof(fn, op->result) : NULL;
+    NEED(block_ptrs_fit(fn, op), "a block pointer where this op takes none");
     switch (c) {
     case TJI_CONST:
         NEED(!R->is_ptr && R->rank == 0, "result %s is not a scalar number", TXT(R, t1));
@@ -252,11 +283,39 @@ static int check_types(const verifier *v, int32_t idx)
         NEED(tji_same_shape(T(0), R) && T(0)->is_ptr == R->is_ptr, "%s -> %s", TXT(T(0), t1),
              TXT(R, t2));
         break;
+    case TJI_MAKE_BLOCK_PTR: {
+        int r = R->rank, seen = 0;
+        NEED(tji_is_block_ptr(R) && r > 0 && op->nargs == 1 + 3 * r, "%d operands for a %s",
+             op->nargs, TXT(R, t1));
+        NEED(T(0)->is_ptr == 1 && T(0)->rank == 0 && T(0)->dtype == R->dtype,
+             "base %s for a %s", TXT(T(0), t1), TXT(R, t2));
+        NEED(scalars_of(fn, op, 1, 2 * r, TJ_I64) && scalars_of(fn, op, 1 + 2 * r, r, TJ_I32),
+             "shape and strides must be i64 scalars, offsets i32 scalars");
+        for (int i = 0; i < r; i++) {
+            int p = op->perm[i];
+            NEED(p >= 0 && p < r && !(seen & (1 << p)), "order is no permutation of %d dims", r);
+            seen |= 1 << p;
+        }
+        break;
+    }
+    case TJI_ADVANCE:
+        NEED(tji_is_block_ptr(T(0)) && EQ(T(0), R) && op->nargs == 1 + R->rank &&
+             scalars_of(fn, op, 1, R->rank, TJ_I32), "%s advanced by %d i32 offsets -> %s",
+             TXT(T(0), t1), op->nargs - 1, TXT(R, t2));
+        break;
     case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC: case TJI_ATOMIC_CAS: {
         const tji_type *p = T(0);
         tji_type elem = *p;
         elem.is_ptr = 0;
         NEED(p->is_ptr, "operand 1 %s is not a pointer", TXT(p, t1));
+        int block = tji_is_block_ptr(p);
+        NEED(!block || (c != TJI_ATOMIC && c != TJI_ATOMIC_CAS && !HAS(c == TJI_LOAD ? 1 : 2) &&
+                        (c != TJI_LOAD || !HAS(2))), "a block pointer takes no mask or other");
+        NEED(block ? op->boundary_check < 1u << p->rank : !op->boundary_check,
+             "boundary_check %#x for a pointer %s", op->boundary_check, TXT(p, t1));
+        NEED(op->padding == TJ_PADDING_ZERO ||
+             (op->padding == TJ_PADDING_NAN && block && c == TJI_LOAD && is_float(&elem)),
+             "padding %d for a pointer %s", (int)op->padding, TXT(p, t1));
         NEED(!R || EQ(R, &elem), "result %s for a pointer %s", TXT(R, t1), TXT(p, t2));
         if (c != TJI_LOAD)
             NEED(EQ(T(1), &elem), "value %s for a pointer %s", TXT(T(1), t1), TXT(p, t2));
@@ -448,6 +507,9 @@ tj_status tji_verify(const tji_func *fn)
         if (!type_valid(&val->type))
             return broken(&v, -1, "value %%%d has an invalid type (%s)", id,
                           type_text(&val->type, text, sizeof text)), TJ_ERR_BUILD;
+        if (fn->block_ptrs_lowered && tji_is_block_ptr(&val->type))
+            return broken(&v, -1, "value %%%d is a block pointer after they were lowered "
+                          "(tjp_lower_block_ptrs)", id), TJ_ERR_BUILD;
         if (val->def_op < -1 || val->def_op >= fn->nops ||
             (val->def_op < 0 && (val->def_region < 0 || val->def_region >= fn->nregions)))
             return broken(&v, -1, "value %%%d has no definition", id), TJ_ERR_BUILD;

@@ -5,8 +5,10 @@
  *
  *   GPU (tjj_compile_gpu)               CPU (tjj_compile_cpu)
  *     stable key, bounds sites            stable key, bounds sites
- *     no tile too big for registers       materialize (the fusion plan)
- *     tjj_gpu_plan:                       code generation, O3, ORC
+ *     no tile too big for registers       lower-block-ptrs
+ *     tjj_gpu_plan:                       materialize (the fusion plan)
+ *       lower-block-ptrs (pointer tiles   code generation, O3, ORC
+ *                    and masks)
  *       axis-info   (for the arguments'
  *                    specialization key)
  *       coalesce
@@ -256,7 +258,9 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
         return refused;
     tjp_param_spec *spec = spec_of_key(fn, t->spec);
     const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
-    tj_status st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
+    tj_status st = after_pass(tjp_lower_block_ptrs(fn), "lower-block-ptrs", fn, NULL, 0);
+    if (st == TJ_OK)
+        st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
     if (st == TJ_OK && coalesced)
         st = after_pass(tjp_coalesce(fn, &out->axis, t->num_warps, &out->coalesced), "coalesce",
                         fn, NULL, 0);
@@ -313,6 +317,9 @@ tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
 {
     start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, out);
     tj_status st = tjp_check_roundtrip(fn, NULL);
+    if (st != TJ_OK)
+        return st;
+    st = after_pass(tjp_lower_block_ptrs(fn), "lower-block-ptrs", fn, NULL, 0);
     if (st != TJ_OK)
         return st;
     tjp_plan plan = {0};

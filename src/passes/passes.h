@@ -27,6 +27,15 @@ typedef struct tjp_plan {
 TJI_FUNC void tjp_materialize(const tji_func *fn, tjp_plan *plan);
 TJI_FUNC void tjp_plan_free(tjp_plan *plan);
 
+/* lower_block_ptr.c — block pointers (MAKE_BLOCK_PTR, ADVANCE, and LOAD
+ * and STORE of one) become ordinary IR: a pointer tile base + sum over d of
+ * (offset_d + arange_d) * stride_d in i64, a mask 0 <= offset_d + arange_d <
+ * shape_d for each dimension in boundary_check, NaN as other where asked;
+ * FOR and IF carry the parts instead (only the offsets where the base, shape
+ * and strides do not change). Sets fn->block_ptrs_lowered, after which the
+ * verifier refuses any block pointer. First in both back ends' pipelines. */
+TJI_FUNC tj_status tjp_lower_block_ptrs(tji_func *fn);
+
 /* provenance.c — per value, the set of pointer parameters it may point
  * into (empty: unknown), for the bounds checks (src/jit/llvm/bounds.h) and
  * alias.c. */

@@ -8,7 +8,8 @@
  * may a load and a later store touch one address? — tells pointers of
  * different buffers apart. A tile pointer is always a pointer parameter
  * moved by offsets (ADDPTR) and reshaped (SPLAT, BROADCAST, EXPAND_DIMS,
- * RESHAPE, PERMUTE, CONVERT, a pointer CAST), so its buffer is a fact of
+ * RESHAPE, PERMUTE, CONVERT, a pointer CAST; a block pointer made from it,
+ * MAKE_BLOCK_PTR, and moved, ADVANCE), so its buffer is a fact of
  * the program, not of the addresses: this pass follows those ops from the
  * parameters. Where two origins meet — a WHERE between pointers of two
  * parameters, a loop-carried pointer whose yield comes from another
@@ -68,6 +69,7 @@ static int apply(const tji_func *fn, tjp_provenance *p, const tji_op *op)
     switch (op->code) {
     case TJI_ADDPTR: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS:
     case TJI_RESHAPE: case TJI_PERMUTE: case TJI_CONVERT: case TJI_CAST:
+    case TJI_MAKE_BLOCK_PTR: case TJI_ADVANCE:
         if (op->nargs > 0)
             grew |= join(p, op->result, op->args[0]);
         break;

@@ -119,6 +119,17 @@ static tj_status run_barriers(tjp_pass_state *s)
     return st;
 }
 
+/* Rewrites the program: analyses made before it are stale. */
+static tj_status run_lower_block_ptrs(tjp_pass_state *s)
+{
+    if (s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "lower-block-ptrs: the program has layouts "
+                         "already (lower block pointers first)");
+    drop_axis(s);
+    drop_coalesce(s);
+    return tjp_lower_block_ptrs(s->fn);
+}
+
 static tj_status run_verify(tjp_pass_state *s) { return tji_verify(s->fn); }
 
 static tj_status run_materialize(tjp_pass_state *s)
@@ -131,6 +142,8 @@ static tj_status run_materialize(tjp_pass_state *s)
 }
 
 static const tjp_pass_info passes[] = {
+    {"lower-block-ptrs", "block pointers become pointer tiles, masks and carried offsets",
+     run_lower_block_ptrs},
     {"axis-info", "what is known of each integer and address (shown as #axis<...>)",
      run_axis_info},
     {"coalesce", "the layout and vector each global access wants (#coalesce<...>)",

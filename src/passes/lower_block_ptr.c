@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lower_block_ptr.c — block pointers become pointer tiles and masks.
+ *
+ * A block pointer (tj_make_block_ptr) stays one value from the builder to
+ * here, so that the IR says "a block of a strided tensor" for as long as a
+ * pass may want to know it (a later GPU target can keep the loads that fit
+ * the tensor-memory accelerator and lower the rest). This pass, first in
+ * both back ends' pipelines, turns every one into the ops the back ends
+ * already know, as Triton's RewriteTensorPointer does:
+ *
+ *   the pointer tile  base + sum_d (offset_d + arange(0, B_d)) * stride_d,
+ *     each term in i64 (offsets are widened before they are added, so a
+ *     large matrix does not overflow 32 bits), expanded along the other
+ *     dimensions and broadcast to the block; a stride that is the literal 1
+ *     is no multiply at all;
+ *   the mask  0 <= offset_d + arange_d < shape_d  for each dimension named
+ *     in boundary_check, computed on the expanded [1.., B_d, ..1] tile and
+ *     broadcast, ANDed over the dimensions;
+ *   other  NaN where the load asked for NaN padding, else none (zero).
+ *
+ * So the axis analysis sees what it sees in a hand-written kernel: along
+ * the block's fast dimension, an arange plus constants, times a stride it
+ * knows to be 1 (a literal, or a parameter the launch specialized as 1), and
+ * the GPU vectorizes the access.
+ *
+ * MAKE_BLOCK_PTR and ADVANCE leave the program: each block pointer is kept
+ * here as its parts (base, shape, strides, offsets: scalar value ids), and
+ * ADVANCE is an i32 add per offset. A FOR or IF that carries a block pointer
+ * carries its parts instead. Only the offsets when the loop's yield is the
+ * carried pointer moved by ADVANCE (through nested loops and branches as
+ * well), and an IF's two yields come from one pointer: then base, shape and
+ * strides are the init's values, constants stay constants and the stride
+ * of 1 is still seen as 1. Otherwise (the body yields another
+ * make_block_ptr) all parts are carried. That "root" of each block pointer
+ * is found first, on the unchanged program.
+ *
+ * The ops are rewritten in place: a LOAD or STORE keeps its index (the
+ * bounds-check sites and the user's line stay its own), FOR and IF get new
+ * operands, block arguments and results, and the replaced values are
+ * renamed in every op after them (program order: a use follows its
+ * definition). Every value the program no longer holds is retired
+ * (tji_retire_value), and fn->block_ptrs_lowered tells the verifier that
+ * none may come back.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* A block pointer's parts: scalar value ids. */
+typedef struct parts {
+    int32_t base, shape[TJ_MAX_RANK], strides[TJ_MAX_RANK], offsets[TJ_MAX_RANK];
+} parts;
+
+typedef struct lowering {
+    tji_func *fn;
+    int32_t nvalues, nops;  /* of the program as given: the arrays below */
+    int32_t *root;          /* per block pointer: see the essay */
+    parts *of;              /* per block pointer */
+    int32_t *rename;        /* per value: its replacement, 0 if none */
+    uint8_t *retire;        /* per value: no longer in the program */
+    int32_t *old_result;    /* per FOR/IF op that carried a block pointer: its first */
+    int32_t *old_nresults;  /*   old result and their number, for its yields */
+    int32_t region, pos;    /* where new ops go: before the op being lowered */
+    tji_loc loc;            /* the user's line of that op */
+} lowering;
+
+static int is_block(const lowering *L, int32_t v)
+{
+    return v > 0 && tji_is_block_ptr(tji_typeof(L->fn, v));
+}
+
+static const tji_op *yield_of(const tji_func *fn, int32_t region)
+{
+    const tji_region *r = &fn->regions[region];
+    return &fn->ops[r->ops[r->nops - 1]];
+}
+
+/* --- roots ------------------------------------------------------------------ */
+
+static void find_roots(lowering *L, int32_t region)
+{
+    tji_func *fn = L->fn;
+    for (int32_t i = 0; i < fn->regions[region].nops; i++) {
+        const tji_op *op = &fn->ops[fn->regions[region].ops[i]];
+        for (int r = 0; r < 2; r++)
+            if (op->region[r] >= 0)
+                find_roots(L, op->region[r]);
+        if (op->code == TJI_MAKE_BLOCK_PTR)
+            L->root[op->result] = op->result;
+        else if (op->code == TJI_ADVANCE)
+            L->root[op->result] = L->root[op->args[0]];
+        if (op->code != TJI_FOR && op->code != TJI_IF)
+            continue;
+        const tji_region *body = &fn->regions[op->region[0]];
+        for (int k = 0; k < op->nresults; k++) {
+            int32_t res = op->result + k;
+            if (!is_block(L, res))
+                continue;
+            int32_t then = L->root[yield_of(fn, op->region[0])->args[k]];
+            if (op->code == TJI_FOR)
+                L->root[res] = then == body->args[k + 1] ? L->root[op->args[3 + k]] : res;
+            else
+                L->root[res] = then == L->root[yield_of(fn, op->region[1])->args[k]] ? then : res;
+        }
+    }
+}
+
+/* A block argument is its own root until its loop is seen: find_roots
+ * visits the body first, so roots are set here, before. */
+static void root_block_args(lowering *L)
+{
+    for (int32_t v = 1; v <= L->nvalues; v++)
+        if (is_block(L, v) && L->fn->values[v].def_op < 0)
+            L->root[v] = v;
+}
+
+/* Are only the offsets of carried block pointer res (a FOR or IF result)
+ * carried? */
+static int offsets_only(const lowering *L, int32_t res) { return L->root[res] != res; }
+
+/* --- emitting ops ---------------------------------------------------------------- */
+
+static int32_t emit(lowering *L, tji_opcode code, const int32_t *args, int n, tji_type t)
+{
+    int32_t op = tji_insert_op(L->fn, code, L->region, L->pos++, L->loc);
+    tji_set_operands(L->fn, op, args, n);
+    return tji_new_results(L->fn, op, &t, 1);
+}
+
+static tji_op *def(lowering *L, int32_t v) { return &L->fn->ops[L->fn->values[v].def_op]; }
+static tji_type type(lowering *L, int32_t v) { return *tji_typeof(L->fn, v); }
+
+static tji_type shaped(tj_dtype dt, int is_ptr, int rank, const int32_t *dims)
+{
+    tji_type t = {.dtype = dt, .is_ptr = (uint8_t)is_ptr, .rank = (uint8_t)rank};
+    for (int d = 0; d < rank; d++)
+        t.shape[d] = dims[d];
+    return t;
+}
+
+static int32_t binary(lowering *L, tji_opcode code, int32_t a, int32_t b)
+{
+    return emit(L, code, (int32_t[]){a, b}, 2, type(L, a));
+}
+
+static int32_t cmp(lowering *L, tji_pred pred, int32_t a, int32_t b)
+{
+    tji_type t = type(L, a);
+    t.dtype = TJ_I1;
+    int32_t v = emit(L, TJI_CMP, (int32_t[]){a, b}, 2, t);
+    def(L, v)->pred = pred;
+    return v;
+}
+
+/* x (a scalar or a tile of rank dims) as a tile of shape t's. */
+static int32_t to_shape(lowering *L, int32_t x, const tji_type *t)
+{
+    tji_type xt = type(L, x), want = shaped(xt.dtype, xt.is_ptr, t->rank, t->shape);
+    if (tji_same_shape(&xt, &want))
+        return x;
+    return emit(L, xt.rank ? TJI_BROADCAST : TJI_SPLAT, &x, 1, want);
+}
+
+static int32_t constant(lowering *L, tj_dtype dt, int64_t ival, double fval)
+{
+    int32_t v = emit(L, TJI_CONST, NULL, 0, (tji_type){.dtype = dt});
+    def(L, v)->ival = ival;
+    def(L, v)->fval = fval;
+    return v;
+}
+
+static int is_const(lowering *L, int32_t v, int64_t ival)
+{
+    const tji_value *val = tji_val(L->fn, v);
+    return val->def_op >= 0 && def(L, v)->code == TJI_CONST && def(L, v)->ival == ival;
+}
+
+/* --- accesses --------------------------------------------------------------------- */
+
+/* offset_d + arange(0, B_d) in i64, shaped [1.., B_d, ..1] for a block of
+ * type bt. */
+static int32_t positions(lowering *L, const parts *p, const tji_type *bt, int d)
+{
+    int32_t n = bt->shape[d];
+    int32_t range = emit(L, TJI_ARANGE, NULL, 0, shaped(TJ_I32, 0, 1, &n));
+    range = emit(L, TJI_CAST, &range, 1, shaped(TJ_I64, 0, 1, &n));
+    int32_t off = emit(L, TJI_CAST, &p->offsets[d], 1, (tji_type){.dtype = TJ_I64});
+    int32_t pos = binary(L, TJI_ADD, to_shape(L, off, tji_typeof(L->fn, range)), range);
+    int32_t dims[TJ_MAX_RANK] = {n}, rank = 1;
+    for (int j = 0; j < bt->rank; j++) {
+        if (j == d)
+            continue;
+        memmove(dims + j + 1, dims + j, sizeof(int32_t) * (size_t)(rank - j));
+        dims[j] = 1;
+        rank++;
+        pos = emit(L, TJI_EXPAND_DIMS, &pos, 1, shaped(TJ_I64, 0, rank, dims));
+        def(L, pos)->axis = j;
+    }
+    return pos;
+}
+
+/* The LOAD or STORE at idx of block pointer bp: operand 1 becomes the
+ * pointer tile, the mask and other its boundary check and padding. */
+static void lower_access(lowering *L, int32_t idx)
+{
+    tji_func *fn = L->fn;
+    int32_t bp = fn->ops[idx].args[0];
+    const parts *p = &L->of[bp];
+    tji_type bt = type(L, bp);
+    unsigned check = fn->ops[idx].boundary_check;
+    int nan = fn->ops[idx].padding == TJ_PADDING_NAN;
+    tji_type full = shaped(TJ_I64, 0, bt.rank, bt.shape);
+    int32_t offs = 0, mask = 0;
+    for (int d = 0; d < bt.rank; d++) {
+        int32_t pos = positions(L, p, &bt, d);
+        int32_t term = is_const(L, p->strides[d], 1)
+                           ? pos : binary(L, TJI_MUL, pos, to_shape(L, p->strides[d], tji_typeof(fn, pos)));
+        term = to_shape(L, term, &full);
+        offs = offs ? binary(L, TJI_ADD, offs, term) : term;
+        if (!(check >> d & 1))
+            continue;
+        int32_t zero = to_shape(L, constant(L, TJ_I64, 0, 0), tji_typeof(fn, pos));
+        int32_t in = binary(L, TJI_AND, cmp(L, TJI_GE, pos, zero),
+                            cmp(L, TJI_LT, pos, to_shape(L, p->shape[d], tji_typeof(fn, pos))));
+        in = to_shape(L, in, &full);
+        mask = mask ? binary(L, TJI_AND, mask, in) : in;
+    }
+    int32_t base = to_shape(L, p->base, &full);
+    int32_t ptr = emit(L, TJI_ADDPTR, (int32_t[]){base, offs}, 2, shaped(bt.dtype, 1, bt.rank, bt.shape));
+    tji_op *op = &fn->ops[idx];
+    if (op->code == TJI_LOAD) {
+        int32_t other = nan ? to_shape(L, constant(L, bt.dtype, 0, NAN), &full) : 0;
+        tji_set_operands(fn, idx, (int32_t[]){ptr, mask, other}, 3);
+    } else {
+        tji_set_operands(fn, idx, (int32_t[]){ptr, op->args[1], mask}, 3);
+    }
+    fn->ops[idx].boundary_check = 0;
+    fn->ops[idx].padding = TJ_PADDING_ZERO;
+}
+
+/* --- carried block pointers -------------------------------------------------------- */
+
+/* The parts of block pointer v that its FOR or IF carries (res: the op's
+ * old result for v), appended to ids (and their types to types). */
+static int carried_parts(const lowering *L, int32_t v, int32_t res, int32_t *ids, tji_type *types)
+{
+    const tji_type *t = tji_typeof(L->fn, res);
+    const parts *p = &L->of[v];
+    int n = 0, r = t->rank;
+    if (!offsets_only(L, res)) {
+        ids[n] = p->base;
+        types[n++] = (tji_type){.dtype = t->dtype, .is_ptr = 1};
+        for (int d = 0; d < 2 * r; d++) {
+            ids[n] = d < r ? p->shape[d] : p->strides[d - r];
+            types[n++] = (tji_type){.dtype = TJ_I64};
+        }
+    }
+    for (int d = 0; d < r; d++) {
+        ids[n] = p->offsets[d];
+        types[n++] = (tji_type){.dtype = TJ_I32};
+    }
+    return n;
+}
+
+/* The parts of the block pointer old (a block argument or result for the
+ * op's old result res) from the new values at vals: what is not carried
+ * comes from invariant (the init's or the IF's root). */
+static int take_parts(lowering *L, int32_t old, int32_t res, int32_t invariant, const int32_t *vals)
+{
+    int r = tji_typeof(L->fn, res)->rank, n = 0;
+    parts *p = &L->of[old];
+    if (offsets_only(L, res)) {
+        *p = L->of[invariant];
+    } else {
+        p->base = vals[n++];
+        for (int d = 0; d < r; d++)
+            p->shape[d] = vals[n++];
+        for (int d = 0; d < r; d++)
+            p->strides[d] = vals[n++];
+    }
+    for (int d = 0; d < r; d++)
+        p->offsets[d] = vals[n++];
+    return n;
+}
+
+static int carries_block(const lowering *L, const tji_op *op)
+{
+    for (int k = 0; k < op->nresults; k++)
+        if (is_block(L, op->result + k))
+            return 1;
+    return 0;
+}
+
+/* New results for the FOR or IF at idx, whose values per old result k
+ * are the non-block values or the parts of block pointer invariant[k]. */
+static void replace_results(lowering *L, int32_t idx, const tji_type *types, int n,
+                            const int32_t *invariant)
+{
+    tji_func *fn = L->fn;
+    int32_t first = fn->ops[idx].result, count = fn->ops[idx].nresults;
+    int32_t v = tji_new_results(fn, idx, types, n);
+    int32_t *vals = tjs_xmalloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    for (int i = 0; i < n; i++)
+        vals[i] = v + i;
+    for (int k = 0, j = 0; k < count; k++) {
+        int32_t res = first + k;
+        L->retire[res] = 1;
+        if (is_block(L, res))
+            j += take_parts(L, res, res, invariant[k], vals + j);
+        else
+            L->rename[res] = vals[j++];
+    }
+    free(vals);
+}
+
+static void lower_region(lowering *L, int32_t region);
+
+/* Rewrites the FOR or IF at idx to carry parts, then lowers its regions. */
+static void lower_carrier(lowering *L, int32_t idx)
+{
+    tji_func *fn = L->fn;
+    tji_op *op = &fn->ops[idx];
+    int is_for = op->code == TJI_FOR, first_init = is_for ? 3 : 0;
+    int32_t first = op->result, count = op->nresults, body = op->region[0];
+    int32_t *ids = tjs_xmalloc(sizeof(int32_t) * (size_t)(count * (1 + 3 * TJ_MAX_RANK) + 4));
+    tji_type *types = tjs_xmalloc(sizeof(tji_type) * (size_t)(count * (1 + 3 * TJ_MAX_RANK) + 1));
+    int32_t *invariant = tjs_xcalloc((size_t)count + 1, sizeof(int32_t));
+    int n = 0;
+    if (is_for) {
+        memcpy(ids, op->args, 3 * sizeof(int32_t));
+        types[n++] = type(L, op->args[0]); /* the induction variable */
+    }
+    for (int k = 0; k < count; k++) {
+        int32_t res = first + k;
+        int32_t from = is_for ? op->args[3 + k] : L->root[res];
+        if (!is_block(L, res)) {
+            ids[first_init + n - is_for] = from;
+            types[n++] = type(L, res);
+            continue;
+        }
+        invariant[k] = is_for ? from : L->root[yield_of(fn, body)->args[k]];
+        int m = carried_parts(L, is_for ? from : invariant[k], res, ids + first_init + n - is_for,
+                              types + n);
+        n += m;
+    }
+    L->old_result[idx] = first;
+    L->old_nresults[idx] = count;
+    if (is_for) {
+        tji_set_operands(fn, idx, ids, 3 + n - 1);
+        tji_region *r = &fn->regions[body];
+        int32_t *old_args = tjs_xmalloc(sizeof(int32_t) * (size_t)r->nargs);
+        memcpy(old_args, r->args, sizeof(int32_t) * (size_t)r->nargs);
+        tji_set_block_args(fn, body, types, n);
+        const int32_t *vals = fn->regions[body].args;
+        L->rename[old_args[0]] = vals[0];
+        L->retire[old_args[0]] = 1;
+        for (int k = 0, j = 1; k < count; k++) {
+            int32_t a = old_args[k + 1];
+            L->retire[a] = 1;
+            if (is_block(L, a))
+                j += take_parts(L, a, first + k, invariant[k], vals + j);
+            else
+                L->rename[a] = vals[j++];
+        }
+        free(old_args);
+        replace_results(L, idx, types + 1, n - 1, invariant);
+    } else {
+        replace_results(L, idx, types, n, invariant);
+    }
+    free(ids);
+    free(types);
+    free(invariant);
+}
+
+/* The YIELD at idx ending region: the parts of each block pointer it
+ * yields, as its FOR or IF now carries them. */
+static void lower_yield(lowering *L, int32_t idx, int32_t region)
+{
+    tji_func *fn = L->fn;
+    int32_t owner = fn->regions[region].parent_op;
+    int32_t first = L->old_result[owner], count = L->old_nresults[owner];
+    if (!first)
+        return;
+    int32_t *ids = tjs_xmalloc(sizeof(int32_t) * (size_t)(count * (1 + 3 * TJ_MAX_RANK) + 1));
+    tji_type *types = tjs_xmalloc(sizeof(tji_type) * (size_t)(count * (1 + 3 * TJ_MAX_RANK) + 1));
+    int n = 0;
+    for (int k = 0; k < count; k++) {
+        int32_t y = fn->ops[idx].args[k];
+        if (is_block(L, first + k))
+            n += carried_parts(L, y, first + k, ids + n, types + n);
+        else
+            ids[n++] = y;
+    }
+    tji_set_operands(fn, idx, ids, n);
+    free(ids);
+    free(types);
+}
+
+/* --- the walk ------------------------------------------------------------------------ */
+
+static void lower_op(lowering *L, int32_t idx)
+{
+    tji_func *fn = L->fn;
+    tji_rename_operands(fn, idx, L->rename);
+    tji_op *op = &fn->ops[idx];
+    L->loc = op->loc;
+    switch (op->code) {
+    case TJI_MAKE_BLOCK_PTR: {
+        int r = tji_typeof(fn, op->result)->rank;
+        parts *p = &L->of[op->result];
+        p->base = op->args[0];
+        for (int d = 0; d < r; d++) {
+            p->shape[d] = op->args[1 + d];
+            p->strides[d] = op->args[1 + r + d];
+            p->offsets[d] = op->args[1 + 2 * r + d];
+        }
+        L->retire[op->result] = 1;
+        tji_detach_op(fn, idx);
+        return;
+    }
+    case TJI_ADVANCE: {
+        int32_t bp = op->args[0], res = op->result, r = tji_typeof(fn, res)->rank;
+        parts p = L->of[bp];
+        for (int d = 0; d < r; d++) /* by a literal 0: the same offset */
+            if (!is_const(L, fn->ops[idx].args[1 + d], 0))
+                p.offsets[d] = binary(L, TJI_ADD, p.offsets[d], fn->ops[idx].args[1 + d]);
+        L->of[res] = p;
+        L->retire[res] = 1;
+        tji_detach_op(fn, idx);
+        return;
+    }
+    case TJI_LOAD: case TJI_STORE:
+        if (is_block(L, op->args[0]))
+            lower_access(L, idx);
+        return;
+    case TJI_YIELD:
+        lower_yield(L, idx, op->parent);
+        return;
+    case TJI_FOR: case TJI_IF: {
+        if (carries_block(L, op))
+            lower_carrier(L, idx);
+        int32_t region = L->region, pos = L->pos;
+        for (int r = 0; r < 2; r++)
+            if (fn->ops[idx].region[r] >= 0)
+                lower_region(L, fn->ops[idx].region[r]);
+        L->region = region;
+        L->pos = pos;
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+static void lower_region(lowering *L, int32_t region)
+{
+    tji_func *fn = L->fn;
+    int32_t n = fn->regions[region].nops;
+    int32_t *ops = tjs_xmalloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    memcpy(ops, fn->regions[region].ops, sizeof(int32_t) * (size_t)n);
+    L->region = region;
+    L->pos = 0;
+    for (int32_t i = 0; i < n; i++) {
+        while (fn->regions[region].ops[L->pos] != ops[i])
+            L->pos++; /* past the ops inserted before it */
+        lower_op(L, ops[i]);
+        L->region = region;
+        L->pos++;
+    }
+    free(ops);
+    tji_drop_detached(fn, region);
+}
+
+tj_status tjp_lower_block_ptrs(tji_func *fn)
+{
+    lowering L = {.fn = fn, .nvalues = fn->nvalues, .nops = fn->nops};
+    int any = 0;
+    for (int32_t v = 1; v <= L.nvalues && !any; v++)
+        any = is_block(&L, v);
+    fn->block_ptrs_lowered = 1;
+    if (!any)
+        return TJ_OK;
+    size_t nv = (size_t)L.nvalues + 1, no = (size_t)L.nops + 1;
+    L.root = tjs_xcalloc(nv, sizeof *L.root);
+    L.of = tjs_xcalloc(nv, sizeof *L.of);
+    L.rename = tjs_xcalloc(nv, sizeof *L.rename);
+    L.retire = tjs_xcalloc(nv, 1);
+    L.old_result = tjs_xcalloc(no, sizeof *L.old_result);
+    L.old_nresults = tjs_xcalloc(no, sizeof *L.old_nresults);
+    root_block_args(&L);
+    find_roots(&L, 0);
+    lower_region(&L, 0);
+    for (int32_t v = 1; v <= L.nvalues; v++)
+        if (L.retire[v] || is_block(&L, v))
+            tji_retire_value(fn, v);
+    free(L.root);
+    free(L.of);
+    free(L.rename);
+    free(L.retire);
+    free(L.old_result);
+    free(L.old_nresults);
+    return TJ_OK;
+}
