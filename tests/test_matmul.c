@@ -38,7 +38,9 @@
  * (tj_kernel_ptx; make check's TJIT_PTXAS assembles both). Bad programs —
  * mismatched K, wrong ranks, an unsupported dtype pair, a tile dimension
  * below 16 — must fail to build with a message naming this file and the
- * line of the tj_dot. tests/gpu/test_matmul.gpu runs all of it on a GPU.
+ * line of the tj_dot; so must a matmul's block pointers with a boundary
+ * check on a dimension they lack, or padding on a store.
+ * tests/gpu/test_matmul.gpu runs all of it on a GPU.
  */
 #include "testlib.h"
 
@@ -201,6 +203,30 @@ TJ_KERNEL(bad_dot, TJ_PARAMS(TJ_PTR(h, f16), TJ_PTR(f, f32), TJ_PTR(d, f64), TJ_
         break;
     }
     tj_store(tj_add(out, tj_arange(0, 1024)), tj_reshape(r, TJ_SHAPE(1024)));
+}
+
+/* The block pointers of a matmul with bad options: a boundary check on a
+ * dimension the 2-D block does not have (load and store), padding on a store. */
+enum { BAD_BP_LOAD_DIM, BAD_BP_STORE_DIM, BAD_BP_STORE_PADDING, BAD_BP_COUNT };
+static int bad_bp_line[BAD_BP_COUNT];
+
+TJ_KERNEL(bad_block_ptr, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32)),
+          TJ_CONSTS(WHICH))
+{
+    tj_val a_bp = tj_make_block_ptr(a, TJ_VALS(M, 32), TJ_VALS(32, 1), TJ_VALS(0, 0),
+                                    TJ_SHAPE(32, 32), TJ_SHAPE(1, 0));
+    tj_val c_bp = tj_make_block_ptr(c, TJ_VALS(M, 32), TJ_VALS(32, 1), TJ_VALS(0, 0),
+                                    TJ_SHAPE(32, 32), TJ_SHAPE(1, 0));
+    tj_val x = TJ_NONE;
+    if (WHICH == BAD_BP_LOAD_DIM)
+        bad_bp_line[BAD_BP_LOAD_DIM] = __LINE__, x = tj_load(a_bp, .boundary_check = TJ_DIMS(0, 2));
+    else
+        x = tj_load(a_bp, .boundary_check = TJ_DIMS(0));
+    tj_val r = tj_dot(x, x, TJ_NONE);
+    if (WHICH == BAD_BP_STORE_DIM)
+        bad_bp_line[BAD_BP_STORE_DIM] = __LINE__, tj_store(c_bp, r, .boundary_check = TJ_DIMS(2));
+    else if (WHICH == BAD_BP_STORE_PADDING)
+        bad_bp_line[WHICH] = __LINE__, tj_store(c_bp, r, .padding = TJ_PADDING_NAN);
 }
 
 /* ---- references ------------------------------------------------------------------ */
@@ -714,6 +740,20 @@ static void test_bad(void)
         {BAD_SMALL_M, "M = 8 (below 16)", TJ_ERR_SHAPE},
         {BAD_SMALL_K, "K = 8 (below 16)", TJ_ERR_SHAPE},
         {BAD_ACC_SHAPE, "an accumulator of [32,16] for [32,32]", TJ_ERR_SHAPE}};
+    static const struct { int which; const char *what; tj_status status; } bp_cases[] = {
+        {BAD_BP_LOAD_DIM, "a load's boundary_check on dimension 2 of a 2-D block", TJ_ERR_SHAPE},
+        {BAD_BP_STORE_DIM, "a store's boundary_check on dimension 2 of a 2-D block", TJ_ERR_SHAPE},
+        {BAD_BP_STORE_PADDING, "padding on a store", TJ_ERR_BUILD}};
+    for (size_t i = 0; i < TL_COUNT(bp_cases); i++) {
+        const int64_t which = bp_cases[i].which;
+        char *text = NULL;
+        tj_status st = tj_kernel_ir(bad_block_ptr, &which, 1, &text);
+        free(text);
+        int ok = st == bp_cases[i].status &&
+                 tl_error_mentions(tl_where(__FILE__, bad_bp_line[which]), NULL);
+        tap_ok(ok, "a matmul's block pointer with %s is %s naming the line (got %s)",
+               bp_cases[i].what, tj_status_name(bp_cases[i].status), tj_status_name(st));
+    }
     for (size_t i = 0; i < TL_COUNT(cases); i++) {
         const int64_t which = cases[i].which;
         char *text = NULL;
