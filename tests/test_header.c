@@ -28,6 +28,16 @@ TJ_KERNEL(consts_only, TJ_PARAMS(), TJ_CONSTS(LIMIT))
     tj_device_assert(tj_le(tj_num_programs(0), LIMIT), "grid within LIMIT");
 }
 
+/* Block pointers: TJ_VALS, TJ_DIMS and the new options compile cleanly
+ * (built only, never launched). */
+TJ_KERNEL(block_ptrs, TJ_PARAMS(TJ_PTR(out, f32), TJ_SCALAR(n, i32)), TJ_CONSTS())
+{
+    tj_val b = tj_make_block_ptr(out, TJ_VALS(n, 16), TJ_VALS(16, 1), TJ_VALS(0, 0),
+                                 TJ_SHAPE(16, 16), TJ_SHAPE(1, 0));
+    tj_val x = tj_load(b, .boundary_check = TJ_DIMS(0, 1), .padding = TJ_PADDING_NAN);
+    tj_store(tj_advance(b, TJ_VALS(16, 0)), x, .boundary_check = TJ_DIMS(0));
+}
+
 /* Parameters only; a loop whose induction variable goes unused (v times
  * add 1) must not warn. */
 TJ_KERNEL(params_only, TJ_PARAMS(TJ_PTR(out, i32), TJ_SCALAR(v, i32)), TJ_CONSTS())
