@@ -89,7 +89,8 @@ TJ_KERNEL(matmul_kernel,
     } while (0)
 
 /* The tile configurations tried (BM, BN, BK). */
-static const int64_t configs[][3] = {{64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 64, 64}};
+static const int64_t configs[][3] = {
+    {128, 128, 32}, {128, 128, 128}, {256, 128, 128}, {256, 256, 64}, {256, 256, 128}};
 
 struct problem {
     tj_device *dev;
