@@ -358,7 +358,7 @@ static int on_cpu;
 static double draw(const mm_case *c, int small_ints)
 {
     if (c->in == TJ_I8)
-        return (double)tl_rand_range(-128, 127);
+        return (double)(small_ints ? tl_rand_range(-3, 3) : tl_rand_range(-128, 127));
     if (small_ints) /* f16 accumulators must hold every partial sum: |sum| <= K */
         return (double)tl_rand_range(c->out == TJ_F16 ? -1 : -3, c->out == TJ_F16 ? 1 : 3);
     double u1 = tl_rand_double(0x1p-53, 1), u2 = tl_rand_double(0, 1);
@@ -404,9 +404,9 @@ static void run_case(const mm_case *c, int small_ints)
              precision_name(c->precision), c->m, c->n, c->k, c->ta ? "T" : "N", c->tb ? "T" : "N",
              c->pad ? " (padded ld)" : "", (long long)c->bm, (long long)c->bn, (long long)c->bk,
              c->warps, c->stages, c->epilogue ? ", bias + relu" : "",
-             c->in == TJ_I8 ? "random integers, exact"
-             : small_ints   ? "small integers, exact"
-                            : "random normal, K-scaled tolerance");
+             small_ints       ? "small integers, exact"
+             : c->in == TJ_I8 ? "random i8, exact"
+                              : "random normal, K-scaled tolerance");
     mm_data d;
     d.lda = (c->ta ? c->m : c->k) + c->pad;
     d.ldb = (c->tb ? c->k : c->n) + c->pad;
