@@ -6,9 +6,10 @@
  *   GPU (tjj_compile_gpu)               CPU (tjj_compile_cpu)
  *     stable key, bounds sites            stable key, bounds sites
  *     no tile too big for registers       lower-block-ptrs
- *     tjj_gpu_plan:                       materialize (the fusion plan)
- *       lower-block-ptrs (pointer tiles   code generation, O3, ORC
- *                    and masks)
+ *     tjj_gpu_plan:                       carry-offsets (pointer tiles a loop
+ *       lower-block-ptrs (pointer tiles     moves by a scalar)
+ *                    and masks)           materialize (the fusion plan)
+ *                                         code generation, O3, ORC
  *       axis-info   (for the arguments'
  *                    specialization key)
  *       coalesce
@@ -320,6 +321,9 @@ tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
     if (st != TJ_OK)
         return st;
     st = after_pass(tjp_lower_block_ptrs(fn), "lower-block-ptrs", fn, NULL, 0);
+    if (st != TJ_OK)
+        return st;
+    st = after_pass(tjp_carry_offsets(fn), "carry-offsets", fn, NULL, 0);
     if (st != TJ_OK)
         return st;
     tjp_plan plan = {0};
