@@ -29,6 +29,7 @@ static tj_shape order_of(int64_t col_major) { return col_major ? TJ_SHAPE(0, 1) 
 
 /* dst = src for the block of program (pid0, pid1), the bounds checked on
  * the dimensions in CHECK on both sides. */
+static int l_copy_access;
 TJ_KERNEL(bp_copy, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(M, i32),
                              TJ_SCALAR(N, i32), TJ_SCALAR(ss0, i32), TJ_SCALAR(ss1, i32),
                              TJ_SCALAR(ds0, i32)),
@@ -39,6 +40,7 @@ TJ_KERNEL(bp_copy, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(M, i3
                                  TJ_SHAPE(BM, BN), order_of(COLMAJOR));
     tj_val b = tj_make_block_ptr(dst, TJ_VALS(M, N), TJ_VALS(ds0, 1), TJ_VALS(o0, o1),
                                  TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    l_copy_access = __LINE__ + 1;
     tj_store(b, tj_load(a, .boundary_check = (unsigned)CHECK), .boundary_check = (unsigned)CHECK);
 }
 
@@ -135,6 +137,33 @@ TJ_KERNEL(bp_copy_loop, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(alt, f32), TJ_PTR(dst
                                       TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
             }
         }
+    }
+}
+
+/* One program copies the M x N sub-matrix of src at (r0, c0) (row stride
+ * ld: the base is a pointer into src) to dst (M x N), block by block: an
+ * inner loop advances along the columns, the outer one moves the inner
+ * loop's result down a block row and back to column 0. */
+TJ_KERNEL(bp_copy_nested, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(M, i32),
+                                    TJ_SCALAR(N, i32), TJ_SCALAR(ld, i32), TJ_SCALAR(r0, i32),
+                                    TJ_SCALAR(c0, i32)),
+          TJ_CONSTS(BM, BN))
+{
+    tj_val corner = tj_add(src, tj_add(tj_mul(r0, ld), c0));
+    tj_val a = tj_make_block_ptr(corner, TJ_VALS(M, N), TJ_VALS(ld, 1), TJ_VALS(0, 0),
+                                 TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_val b = tj_make_block_ptr(dst, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(0, 0),
+                                 TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_val cols = tj_cdiv(N, BN);
+    TJ_FOR(i, 0, tj_cdiv(M, BM), 1, &a, &b) {
+        TJ_FOR(j, 0, cols, 1, &a, &b) {
+            tj_store(b, tj_load(a, .boundary_check = TJ_DIMS(0, 1)), .boundary_check = TJ_DIMS(0, 1));
+            a = tj_advance(a, TJ_VALS(0, BN));
+            b = tj_advance(b, TJ_VALS(0, BN));
+        }
+        tj_val back = tj_neg(tj_mul(cols, BN));
+        a = tj_advance(a, TJ_VALS(BM, back));
+        b = tj_advance(b, TJ_VALS(BM, back));
     }
 }
 
@@ -377,6 +406,61 @@ static void test_loops(void)
     }
 }
 
+static void test_nested(void)
+{
+    int64_t BM = 16, BN = 16, M = tl_rand_range(1, 70), N = tl_rand_range(1, 70);
+    int64_t r0 = tl_rand_range(0, 9), c0 = tl_rand_range(0, 9), ld = c0 + N + tl_rand_range(0, 9);
+    size_t src_n = (size_t)(ld * (r0 + M + 3)), n = (size_t)(M * N);
+    float *src = random_f32(src_n), *got = malloc(n * 4 + 64);
+    tj_buffer bs = tl_upload(dev, src, src_n * 4), bd = tl_poisoned(dev, n * 4 + 64);
+    tj_launch_cfg cfg = tl_grid(1, 1, 1);
+    tj_status st = bp_copy_nested_launch(dev, &cfg, bs, bd, (int32_t)M, (int32_t)N, (int32_t)ld,
+                                         (int32_t)r0, (int32_t)c0, BM, BN);
+    int ok = !tl_launch_failed(st, "bp_copy_nested");
+    if (ok) {
+        tl_download(dev, bd, got, n * 4 + 64);
+        for (int64_t i = 0; i < M && ok; i++)
+            for (int64_t j = 0; j < N && ok; j++)
+                if (memcmp(&got[at(i, j, N, 1)], &src[at(r0 + i, c0 + j, ld, 1)], 4) != 0) {
+                    tap_diag("  (%lld, %lld): got %g", (long long)i, (long long)j,
+                             (double)got[at(i, j, N, 1)]);
+                    ok = 0;
+                }
+        ok = ok && tl_poison_intact(got, n * 4, n * 4 + 64);
+    }
+    tap_ok(ok, "the %lldx%lld sub-matrix at (%lld, %lld) of a row stride %lld, copied by nested "
+           "loops that advance two block pointers", (long long)M, (long long)N, (long long)r0,
+           (long long)c0, (long long)ld);
+    tj_buffer_free(dev, bs);
+    tj_buffer_free(dev, bd);
+    free(src);
+    free(got);
+}
+
+/* Without boundary_check a ragged block reads past the source: a checked
+ * launch reports it, naming the load's line (the checks know the buffer
+ * through the block pointer's base). */
+static void test_unchecked_is_caught(void)
+{
+    int64_t M = 20, N = 16, BM = 16, BN = 16;
+    float *src = random_f32((size_t)(M * N));
+    tj_buffer bs = tl_upload(dev, src, (size_t)(M * N) * 4);
+    tj_buffer bd = tl_poisoned(dev, (size_t)(cdiv(M, BM) * BM * N) * 4);
+    tj_launch_cfg cfg = tl_grid(cdiv(M, BM), 1, 1);
+    cfg.check_bounds = TJ_CHECK_BOUNDS_ON;
+    tj_status st = bp_copy_launch(dev, &cfg, bs, bd, (int32_t)M, (int32_t)N, (int32_t)N, 1,
+                                  (int32_t)N, BM, BN, 0, 0);
+    if (st == TJ_OK)
+        st = tj_synchronize(dev);
+    int ok = st == TJ_ERR_BOUNDS && tl_error_mentions("bp_copy", tl_where(__FILE__, l_copy_access), NULL);
+    if (st != TJ_ERR_BOUNDS)
+        tap_diag("  got %s: %s", tj_status_name(st), tj_last_error());
+    tap_ok(ok, "a block load past the buffer without boundary_check: TJ_ERR_BOUNDS at its line");
+    tj_buffer_free(dev, bs);
+    tj_buffer_free(dev, bd);
+    free(src);
+}
+
 /* ---- PTX and vectorization ----------------------------------------------------- */
 
 static void test_ptx(void)
@@ -388,7 +472,7 @@ static void test_ptx(void)
     } kernels[] = {
         {&bp_copy, {32, 32, 3, 0}, 4}, {&bp_copy, {16, 64, 1, 1}, 4}, {&bp_pad, {16, 32, 1}, 3},
         {&bp_pad_i32, {128}, 1}, {&bp_transpose, {32, 16, 1}, 3}, {&bp_rowsum, {16, 32, 1}, 3},
-        {&bp_copy_loop, {8, 16, 1}, 3},
+        {&bp_copy_loop, {8, 16, 1}, 3}, {&bp_copy_nested, {16, 16}, 2},
     };
     static const char *const targets[] = {"sm_80", "sm_90"};
     for (size_t i = 0; i < TL_COUNT(kernels); i++)
@@ -505,6 +589,8 @@ int main(void)
     test_padding();
     test_transpose();
     test_loops();
+    test_nested();
+    test_unchecked_is_caught();
     test_ptx();
     test_errors();
     tj_device_close(dev);

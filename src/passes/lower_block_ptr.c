@@ -27,13 +27,15 @@
  * MAKE_BLOCK_PTR and ADVANCE leave the program: each block pointer is kept
  * here as its parts (base, shape, strides, offsets: scalar value ids), and
  * ADVANCE is an i32 add per offset. A FOR or IF that carries a block pointer
- * carries its parts instead. Only the offsets when the loop's yield is the
- * carried pointer moved by ADVANCE (through nested loops and branches as
- * well), and an IF's two yields come from one pointer: then base, shape and
- * strides are the init's values, constants stay constants and the stride
- * of 1 is still seen as 1. Otherwise (the body yields another
- * make_block_ptr) all parts are carried. That "root" of each block pointer
- * is found first, on the unchanged program.
+ * carries its offsets and only those other parts that may change, so that
+ * constants stay constants inside the loop and a stride of 1 is still seen
+ * as 1. Only the offsets when the loop's yield is its block argument moved
+ * by ADVANCE (through nested loops and branches as well), or an IF's two
+ * yields come from one pointer: that "root" of each block pointer is found
+ * first, on the unchanged program. Otherwise (the body yields a pointer it
+ * made, or the branches two different ones) a part is left out where the
+ * make_block_ptr behind the yield has the init's very value (a FOR) or the
+ * two branches' have one value (an IF); Triton carries every part.
  *
  * The ops are rewritten in place: a LOAD or STORE keeps its index (the
  * bounds-check sites and the user's line stay its own), FOR and IF get new
@@ -63,6 +65,8 @@ typedef struct lowering {
     uint8_t *retire;        /* per value: no longer in the program */
     int32_t *old_result;    /* per FOR/IF op that carried a block pointer: its first */
     int32_t *old_nresults;  /*   old result and their number, for its yields */
+    uint32_t *carry;        /* per carried block pointer (FOR/IF result): which of
+                               base, shape and strides its op carries */
     int32_t region, pos;    /* where new ops go: before the op being lowered */
     tji_loc loc;            /* the user's line of that op */
 } lowering;
@@ -223,8 +227,9 @@ static void lower_access(lowering *L, int32_t idx)
         if (!(check >> d & 1))
             continue;
         int32_t zero = to_shape(L, constant(L, TJ_I64, 0, 0), tji_typeof(fn, pos));
-        int32_t in = binary(L, TJI_AND, cmp(L, TJI_GE, pos, zero),
-                            cmp(L, TJI_LT, pos, to_shape(L, p->shape[d], tji_typeof(fn, pos))));
+        int32_t above = cmp(L, TJI_GE, pos, zero);
+        int32_t below = cmp(L, TJI_LT, pos, to_shape(L, p->shape[d], tji_typeof(fn, pos)));
+        int32_t in = binary(L, TJI_AND, above, below);
         in = to_shape(L, in, &full);
         mask = mask ? binary(L, TJI_AND, mask, in) : in;
     }
@@ -243,44 +248,84 @@ static void lower_access(lowering *L, int32_t idx)
 
 /* --- carried block pointers -------------------------------------------------------- */
 
+/* Part i of p for rank r: 0 the base, 1..r the shape, r+1..2r the strides
+ * (MAKE_BLOCK_PTR's operand i); the offsets are always carried. */
+static int32_t *part(parts *p, int i, int r)
+{
+    return i == 0 ? &p->base : i <= r ? &p->shape[i - 1] : &p->strides[i - 1 - r];
+}
+
+static int32_t renamed(const lowering *L, int32_t v)
+{
+    return v <= L->nvalues && L->rename[v] ? L->rename[v] : v;
+}
+
+/* Operand i of the MAKE_BLOCK_PTR that made root (renamed as its op will
+ * be), or 0 when root is no such value. */
+static int32_t made_with(const lowering *L, int32_t root, int i)
+{
+    const tji_value *v = tji_val(L->fn, root);
+    if (v->def_op < 0 || L->fn->ops[v->def_op].code != TJI_MAKE_BLOCK_PTR)
+        return 0;
+    return renamed(L, L->fn->ops[v->def_op].args[i]);
+}
+
+/* Which parts the FOR or IF at op carries for its block-pointer result k
+ * (L->carry[res], bit i: part i), and the values of the others (*inv). A
+ * FOR: those a re-made pointer takes from the init as they are; an IF:
+ * those both branches make from one value. */
+static void plan_slot(lowering *L, const tji_op *op, int k, parts *inv)
+{
+    const tji_func *fn = L->fn;
+    int32_t res = op->result + k;
+    int r = tji_typeof(fn, res)->rank;
+    int32_t then = L->root[yield_of(fn, op->region[0])->args[k]];
+    if (op->code == TJI_FOR)
+        *inv = L->of[op->args[3 + k]];
+    else if (offsets_only(L, res))
+        *inv = L->of[L->root[res]];
+    L->carry[res] = 0;
+    if (offsets_only(L, res))
+        return;
+    int32_t other = op->code == TJI_IF ? L->root[yield_of(fn, op->region[1])->args[k]] : 0;
+    for (int i = 0; i <= 2 * r; i++) {
+        int32_t a = made_with(L, then, i);
+        int same = op->code == TJI_FOR ? a && a == *part(inv, i, r) : a && a == made_with(L, other, i);
+        if (same)
+            *part(inv, i, r) = a;
+        else
+            L->carry[res] |= 1u << i;
+    }
+}
+
 /* The parts of block pointer v that its FOR or IF carries (res: the op's
  * old result for v), appended to ids (and their types to types). */
-static int carried_parts(const lowering *L, int32_t v, int32_t res, int32_t *ids, tji_type *types)
+static int carried_parts(lowering *L, int32_t v, int32_t res, int32_t *ids, tji_type *types)
 {
     const tji_type *t = tji_typeof(L->fn, res);
-    const parts *p = &L->of[v];
     int n = 0, r = t->rank;
-    if (!offsets_only(L, res)) {
-        ids[n] = p->base;
-        types[n++] = (tji_type){.dtype = t->dtype, .is_ptr = 1};
-        for (int d = 0; d < 2 * r; d++) {
-            ids[n] = d < r ? p->shape[d] : p->strides[d - r];
-            types[n++] = (tji_type){.dtype = TJ_I64};
-        }
+    for (int i = 0; i <= 2 * r; i++) {
+        if (!(L->carry[res] >> i & 1))
+            continue;
+        ids[n] = *part(&L->of[v], i, r);
+        types[n++] = i ? (tji_type){.dtype = TJ_I64} : (tji_type){.dtype = t->dtype, .is_ptr = 1};
     }
     for (int d = 0; d < r; d++) {
-        ids[n] = p->offsets[d];
+        ids[n] = L->of[v].offsets[d];
         types[n++] = (tji_type){.dtype = TJ_I32};
     }
     return n;
 }
 
 /* The parts of the block pointer old (a block argument or result for the
- * op's old result res) from the new values at vals: what is not carried
- * comes from invariant (the init's or the IF's root). */
-static int take_parts(lowering *L, int32_t old, int32_t res, int32_t invariant, const int32_t *vals)
+ * op's old result res): the carried ones from the new values at vals, the
+ * others from inv. Returns how many values it took. */
+static int take_parts(lowering *L, int32_t old, int32_t res, const parts *inv, const int32_t *vals)
 {
     int r = tji_typeof(L->fn, res)->rank, n = 0;
     parts *p = &L->of[old];
-    if (offsets_only(L, res)) {
-        *p = L->of[invariant];
-    } else {
-        p->base = vals[n++];
-        for (int d = 0; d < r; d++)
-            p->shape[d] = vals[n++];
-        for (int d = 0; d < r; d++)
-            p->strides[d] = vals[n++];
-    }
+    for (int i = 0; i <= 2 * r; i++)
+        *part(p, i, r) = L->carry[res] >> i & 1 ? vals[n++] : *part((parts *)inv, i, r);
     for (int d = 0; d < r; d++)
         p->offsets[d] = vals[n++];
     return n;
@@ -294,10 +339,10 @@ static int carries_block(const lowering *L, const tji_op *op)
     return 0;
 }
 
-/* New results for the FOR or IF at idx, whose values per old result k
- * are the non-block values or the parts of block pointer invariant[k]. */
+/* New results for the FOR or IF at idx: per old result k a non-block
+ * value, or the parts of a block pointer (inv[k] the uncarried ones). */
 static void replace_results(lowering *L, int32_t idx, const tji_type *types, int n,
-                            const int32_t *invariant)
+                            const parts *inv)
 {
     tji_func *fn = L->fn;
     int32_t first = fn->ops[idx].result, count = fn->ops[idx].nresults;
@@ -309,7 +354,7 @@ static void replace_results(lowering *L, int32_t idx, const tji_type *types, int
         int32_t res = first + k;
         L->retire[res] = 1;
         if (is_block(L, res))
-            j += take_parts(L, res, res, invariant[k], vals + j);
+            j += take_parts(L, res, res, &inv[k], vals + j);
         else
             L->rename[res] = vals[j++];
     }
@@ -318,38 +363,41 @@ static void replace_results(lowering *L, int32_t idx, const tji_type *types, int
 
 static void lower_region(lowering *L, int32_t region);
 
-/* Rewrites the FOR or IF at idx to carry parts, then lowers its regions. */
+/* Rewrites the FOR or IF at idx to carry parts (its regions are lowered
+ * after, by the caller). */
 static void lower_carrier(lowering *L, int32_t idx)
 {
     tji_func *fn = L->fn;
     tji_op *op = &fn->ops[idx];
-    int is_for = op->code == TJI_FOR, first_init = is_for ? 3 : 0;
+    int is_for = op->code == TJI_FOR;
     int32_t first = op->result, count = op->nresults, body = op->region[0];
-    int32_t *ids = tjs_xmalloc(sizeof(int32_t) * (size_t)(count * (1 + 3 * TJ_MAX_RANK) + 4));
-    tji_type *types = tjs_xmalloc(sizeof(tji_type) * (size_t)(count * (1 + 3 * TJ_MAX_RANK) + 1));
-    int32_t *invariant = tjs_xcalloc((size_t)count + 1, sizeof(int32_t));
-    int n = 0;
+    size_t most = (size_t)count * (1 + 3 * TJ_MAX_RANK) + 4;
+    int32_t *ids = tjs_xmalloc(sizeof(int32_t) * most);   /* FOR: lo, hi, step, inits */
+    tji_type *types = tjs_xmalloc(sizeof(tji_type) * most); /* FOR: iv, carried */
+    parts *inv = tjs_xcalloc((size_t)count + 1, sizeof *inv);
+    int n = 0, nids = 0;
     if (is_for) {
         memcpy(ids, op->args, 3 * sizeof(int32_t));
-        types[n++] = type(L, op->args[0]); /* the induction variable */
+        nids = 3;
+        types[n++] = type(L, op->args[0]);
     }
     for (int k = 0; k < count; k++) {
         int32_t res = first + k;
-        int32_t from = is_for ? op->args[3 + k] : L->root[res];
         if (!is_block(L, res)) {
-            ids[first_init + n - is_for] = from;
+            if (is_for)
+                ids[nids++] = op->args[3 + k];
             types[n++] = type(L, res);
             continue;
         }
-        invariant[k] = is_for ? from : L->root[yield_of(fn, body)->args[k]];
-        int m = carried_parts(L, is_for ? from : invariant[k], res, ids + first_init + n - is_for,
-                              types + n);
+        plan_slot(L, op, k, &inv[k]);
+        int m = carried_parts(L, is_for ? op->args[3 + k] : first + k, res, ids + nids, types + n);
         n += m;
+        nids += m;
     }
     L->old_result[idx] = first;
     L->old_nresults[idx] = count;
     if (is_for) {
-        tji_set_operands(fn, idx, ids, 3 + n - 1);
+        tji_set_operands(fn, idx, ids, nids);
         tji_region *r = &fn->regions[body];
         int32_t *old_args = tjs_xmalloc(sizeof(int32_t) * (size_t)r->nargs);
         memcpy(old_args, r->args, sizeof(int32_t) * (size_t)r->nargs);
@@ -361,18 +409,18 @@ static void lower_carrier(lowering *L, int32_t idx)
             int32_t a = old_args[k + 1];
             L->retire[a] = 1;
             if (is_block(L, a))
-                j += take_parts(L, a, first + k, invariant[k], vals + j);
+                j += take_parts(L, a, first + k, &inv[k], vals + j);
             else
                 L->rename[a] = vals[j++];
         }
         free(old_args);
-        replace_results(L, idx, types + 1, n - 1, invariant);
+        replace_results(L, idx, types + 1, n - 1, inv);
     } else {
-        replace_results(L, idx, types, n, invariant);
+        replace_results(L, idx, types, n, inv);
     }
     free(ids);
     free(types);
-    free(invariant);
+    free(inv);
 }
 
 /* The YIELD at idx ending region: the parts of each block pointer it
@@ -490,6 +538,7 @@ tj_status tjp_lower_block_ptrs(tji_func *fn)
     L.retire = tjs_xcalloc(nv, 1);
     L.old_result = tjs_xcalloc(no, sizeof *L.old_result);
     L.old_nresults = tjs_xcalloc(no, sizeof *L.old_nresults);
+    L.carry = tjs_xcalloc(nv, sizeof *L.carry);
     root_block_args(&L);
     find_roots(&L, 0);
     lower_region(&L, 0);
@@ -502,5 +551,6 @@ tj_status tjp_lower_block_ptrs(tji_func *fn)
     free(L.retire);
     free(L.old_result);
     free(L.old_nresults);
+    free(L.carry);
     return TJ_OK;
 }
