@@ -8,7 +8,8 @@
  * BM x BN tiles with a K loop of BK steps and masks on every edge; its
  * operands are addressed through strides, so a transposed operand (TN, NT,
  * TT) or a leading dimension wider than the matrix is only another set of
- * strides. It is instantiated for every dtype pair of tj_dot (f16 -> f32,
+ * strides (and once more with block pointers, boundary checks instead of
+ * masks). It is instantiated for every dtype pair of tj_dot (f16 -> f32,
  * f16 -> f16 with an f16 accumulator, bf16 -> f32, f32 with IEEE, TF32 and
  * TF32x3 precision, i8 -> i32). Sizes come from MATMUL.md's list {1, 7, 16,
  * 17, 63, 64, 65, 127, 129, 255, 1000}: a fixed subset with K < BK, K = 0
@@ -86,6 +87,38 @@ static void matmul_body(tj_val a, tj_val b, tj_val c, tj_val bias, tj_val M, tj_
         matmul_body(a, b, c, bias, M, N, K, sam, sak, sbk, sbn, scm, scn, acc_dtype, BM, BN,  \
                     BK, PRECISION, EPILOGUE);                                                 \
     }
+
+/* The same product through block pointers carried by the K loop, their
+ * boundary checks instead of masks (issue 10's block-pointer matmul). */
+TJ_KERNEL(mm_block_ptr,
+          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_PTR(bias, f32),
+                    TJ_SCALAR(M, i32), TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(sam, i32),
+                    TJ_SCALAR(sak, i32), TJ_SCALAR(sbk, i32), TJ_SCALAR(sbn, i32),
+                    TJ_SCALAR(scm, i32), TJ_SCALAR(scn, i32)),
+          TJ_CONSTS(BM, BN, BK, PRECISION, EPILOGUE))
+{
+    tj_val row0 = tj_mul(tj_program_id(0), BM), col0 = tj_mul(tj_program_id(1), BN);
+    tj_val a_bp = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(sam, sak), TJ_VALS(row0, 0),
+                                    TJ_SHAPE(BM, BK), TJ_SHAPE(1, 0));
+    tj_val b_bp = tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(sbk, sbn), TJ_VALS(0, col0),
+                                    TJ_SHAPE(BK, BN), TJ_SHAPE(1, 0));
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    TJ_FOR(kt, 0, tj_cdiv(K, BK), 1, &acc, &a_bp, &b_bp) {
+        acc = tj_dot(tj_load(a_bp, .boundary_check = TJ_DIMS(0, 1)),
+                     tj_load(b_bp, .boundary_check = TJ_DIMS(0, 1)), acc,
+                     .input_precision = (tj_input_precision)PRECISION);
+        a_bp = tj_advance(a_bp, TJ_VALS(0, BK));
+        b_bp = tj_advance(b_bp, TJ_VALS(BK, 0));
+    }
+    if (EPILOGUE == EPILOGUE_BIAS_RELU)
+        acc = tj_maximum(tj_add(acc, tj_load(tj_add(bias, tj_expand_dims(tj_add(col0,
+                                                   tj_arange(0, BN)), 0)),
+                                             .mask = tj_lt(tj_expand_dims(tj_add(col0,
+                                                   tj_arange(0, BN)), 0), N))), 0);
+    tj_val c_bp = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(scm, scn), TJ_VALS(row0, col0),
+                                    TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_store(c_bp, acc, .boundary_check = TJ_DIMS(0, 1));
+}
 
 MATMUL_KERNEL(mm_f16_f32, f16, f32, TJ_F32)
 MATMUL_KERNEL(mm_f16_f16, f16, f16, TJ_F16)
@@ -255,10 +288,13 @@ typedef struct mm_case {
     int64_t bm, bn, bk;
     int warps, stages;
     int epilogue;
+    int block_ptr;     /* f16 -> f32 through mm_block_ptr */
 } mm_case;
 
 static const tj_kernel *kernel_of(const mm_case *c)
 {
+    if (c->block_ptr)
+        return mm_block_ptr;
     if (c->in == TJ_F16)
         return c->out == TJ_F16 ? mm_f16_f16 : mm_f16_f32;
     if (c->in == TJ_BF16)
@@ -400,7 +436,8 @@ static void run_case(const mm_case *c, int small_ints)
 {
     char what[256];
     snprintf(what, sizeof what,
-             "%s%s %dx%dx%d %s%s%s, %lldx%lldx%lld tiles, %d warps, %d stages%s: %s", c->pair,
+             "%s%s%s %dx%dx%d %s%s%s, %lldx%lldx%lld tiles, %d warps, %d stages%s: %s",
+             c->block_ptr ? "block pointers " : "", c->pair,
              precision_name(c->precision), c->m, c->n, c->k, c->ta ? "T" : "N", c->tb ? "T" : "N",
              c->pad ? " (padded ld)" : "", (long long)c->bm, (long long)c->bn, (long long)c->bk,
              c->warps, c->stages, c->epilogue ? ", bias + relu" : "",
@@ -488,7 +525,7 @@ static const int32_t sizes[] = {1, 7, 16, 17, 63, 64, 65, 127, 129, 255, 1000};
 static mm_case base_case(const char *pair, tj_dtype in, tj_dtype out, int precision)
 {
     mm_case c = {pair, in, out, precision, 65, 127, 63, 0, 0, 0, 64, 32, 32, 4, 3,
-                 EPILOGUE_NONE};
+                 EPILOGUE_NONE, 0};
     return c;
 }
 
@@ -563,6 +600,20 @@ static void test_configs(void)
     mm_case c = base_case("bf16->f32", TJ_BF16, TJ_F32, TJ_PRECISION_IEEE);
     c.m = 100, c.n = 200, c.k = 300, c.bm = 128, c.bn = 128, c.bk = 64, c.warps = 8;
     run_case(&c, 0);
+}
+
+/* Block pointers carried through the K loop: ragged edges, K < BK, a
+ * transposed B, an epilogue. */
+static void test_block_ptrs(void)
+{
+    static const int32_t shapes[][3] = {{16, 16, 16}, {77, 130, 65}, {129, 63, 7}, {1, 255, 127}};
+    for (size_t i = 0; i < TL_COUNT(shapes); i++) {
+        mm_case c = base_case("f16->f32", TJ_F16, TJ_F32, TJ_PRECISION_IEEE);
+        c.block_ptr = 1;
+        c.m = shapes[i][0], c.n = shapes[i][1], c.k = shapes[i][2];
+        c.tb = i == 2, c.pad = i == 2 ? 3 : 0, c.epilogue = i == 3 ? EPILOGUE_BIAS_RELU : 0;
+        run_both(&c);
+    }
 }
 
 static void test_epilogue(void)
@@ -777,6 +828,7 @@ int main(void)
     test_dtypes();
     test_configs();
     test_epilogue();
+    test_block_ptrs();
     test_batched(1);
     test_batched(0);
     test_chained(1);
