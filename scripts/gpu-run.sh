@@ -34,14 +34,15 @@
 # Limits in seconds: TJIT_TEST_LIMIT per test program (300),
 # TJIT_SAMPLE_LIMIT per sample (60), TJIT_BENCH_LIMIT for the benchmark
 # (240), TJIT_NCU_LIMIT per ncu run (60; 2 runs in 3, 2 in 5),
-# TJIT_MATMUL_LIMIT for the matmul benchmark (150; its three parts get a
+# TJIT_MATMUL_LIMIT for the matmul benchmark (210; its three parts get a
 # third each);
 # TJIT_TEST_JOBS test programs at a time (8). Other variables reach the
 # programs, e.g. TJ_DIFF_PROGRAMS for the differential test. Expected on an
 # H200: tests and samples under a minute, each ncu part under a minute, the
-# benchmark under two minutes, the matmul benchmark under two and a half. The benchmark and the ncu runs stop at 8
-# minutes together even when every limit is hit; mind the device call's own
-# limit (600 s) when raising them.
+# benchmark under two minutes, the matmul benchmark under three: about 8
+# minutes in all. With every limit hit the benchmarks and the ncu runs
+# would take 9.5 minutes: mind the device call's own limit (600 s), and
+# leave a part out (TJIT_SKIP_NCU=1, TJIT_SKIP_MATMUL=1) rather than raise one.
 #
 # Output: a summary on stdout (totals per device, then every failing point
 # with its diagnostics) and in $OUT: summary.txt, tests-cpu.log and
@@ -259,7 +260,7 @@ else
 fi
 
 # --- 6. the matmul benchmark ----------------------------------------------------
-MATMUL_LIMIT=${TJIT_MATMUL_LIMIT:-150}
+MATMUL_LIMIT=${TJIT_MATMUL_LIMIT:-210}
 say ""
 if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${TJIT_SKIP_MATMUL:-}" ]; then
     say "== matmul benchmark skipped (TJIT_SKIP_BENCH or TJIT_SKIP_MATMUL)"
