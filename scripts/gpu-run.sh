@@ -23,18 +23,26 @@
 #     (TJIT_SKIP_BENCH=1 leaves it out).
 #  5. Nsight Compute on softmax and the box filter, tjit against Triton
 #     (scripts/gpu-ncu.sh kernels; left out with the benchmark).
+#  6. the matmul benchmark: bench/gpu_matmul.sh (tjit against cuBLAS and
+#     Triton, also on mma.sync), under TJIT_MATMUL_LIMIT (left out with the
+#     benchmark, or alone with TJIT_SKIP_MATMUL=1). Its JSON lines are
+#     appended to bench/tjit.jsonl and bench/triton.jsonl, its table to
+#     bench/table.txt and the summary: the device tool brings back 8 files.
 #  TJIT_SKIP_NCU=1 leaves out 3 and 5; a failure of ncu (no permission for
 #  the counters, say) is reported and changes nothing else.
 #
 # Limits in seconds: TJIT_TEST_LIMIT per test program (300),
 # TJIT_SAMPLE_LIMIT per sample (60), TJIT_BENCH_LIMIT for the benchmark
-# (240), TJIT_NCU_LIMIT per ncu run (60; 2 runs in 3, 2 in 5);
+# (240), TJIT_NCU_LIMIT per ncu run (60; 2 runs in 3, 2 in 5),
+# TJIT_MATMUL_LIMIT for the matmul benchmark (210; its three parts get a
+# third each);
 # TJIT_TEST_JOBS test programs at a time (8). Other variables reach the
 # programs, e.g. TJ_DIFF_PROGRAMS for the differential test. Expected on an
 # H200: tests and samples under a minute, each ncu part under a minute, the
-# benchmark under two minutes. The benchmark and the ncu runs stop at 8
-# minutes together even when every limit is hit; mind the device call's own
-# limit (600 s) when raising them.
+# benchmark under two minutes, the matmul benchmark under three: about 8
+# minutes in all. With every limit hit the benchmarks and the ncu runs
+# would take 9.5 minutes: mind the device call's own limit (600 s), and
+# leave a part out (TJIT_SKIP_NCU=1, TJIT_SKIP_MATMUL=1) rather than raise one.
 #
 # Output: a summary on stdout (totals per device, then every failing point
 # with its diagnostics) and in $OUT: summary.txt, tests-cpu.log and
@@ -249,6 +257,30 @@ elif [ -f bench/gpu_compare.sh ] && [ -x "$root/bench/gpu_bench" ]; then
     ncu_part kernels
 else
     say "== no bench/gpu_compare.sh or gpu_bench: benchmark skipped"
+fi
+
+# --- 6. the matmul benchmark ----------------------------------------------------
+MATMUL_LIMIT=${TJIT_MATMUL_LIMIT:-210}
+say ""
+if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${TJIT_SKIP_MATMUL:-}" ]; then
+    say "== matmul benchmark skipped (TJIT_SKIP_BENCH or TJIT_SKIP_MATMUL)"
+elif [ -f bench/gpu_matmul.sh ] && [ -x "$root/bench/gpu_matmul" ]; then
+    say "== bench/gpu_matmul.sh (limit ${MATMUL_LIMIT}s; $(elapsed))"
+    mkdir -p "$out/bench"
+    GPU_MATMUL_OUT=$logs/matmul TJIT_MATMUL_PART_LIMIT=$((MATMUL_LIMIT / 3)) \
+        timeout $((MATMUL_LIMIT + 10)) bash bench/gpu_matmul.sh "$root/bench/gpu_matmul" \
+        >"$logs/matmul.out" 2>&1
+    say "gpu_matmul exit status $?"
+    cat "$logs"/matmul/tjit.jsonl >>"$out/bench/tjit.jsonl" 2>/dev/null
+    cat "$logs"/matmul/triton.jsonl "$logs"/matmul/triton_mma_v2.jsonl \
+        >>"$out/bench/triton.jsonl" 2>/dev/null
+    if grep -q '^devices:' "$logs/matmul.out"; then
+        sed -n '/^devices:/,$p' "$logs/matmul.out" | tee -a "$out/bench/table.txt" | tee -a "$summary"
+    else
+        tail -n 40 "$logs/matmul.out" | tee -a "$summary"
+    fi
+else
+    say "== no bench/gpu_matmul.sh or gpu_matmul: matmul benchmark skipped"
 fi
 
 say ""

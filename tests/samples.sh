@@ -17,7 +17,9 @@ set -- \
     "strided_add 20011" \
     "transpose 67 131" \
     "box_filter 45 141" \
-    "softmax 37 300"
+    "softmax 37 300" \
+    "matmul 130 67 45" \
+    "matmul_block_ptr 77 130 65"
 
 echo "1..$#"
 n=0

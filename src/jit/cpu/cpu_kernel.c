@@ -368,13 +368,21 @@ static void layout_scratch(codegen *g)
         tji_opcode code = v->def_op >= 0 ? fn->ops[v->def_op].code : TJI_YIELD;
         if (code == TJI_FOR)
             continue;
-        int32_t in_place = code == TJI_DOT ? dot_in_place(fn, &fn->ops[v->def_op], g->plan) : 0;
-        if (in_place) {
-            g->slot[id] = g->slot[in_place];
-            continue;
-        }
+        if (code == TJI_DOT && dot_in_place(fn, &fn->ops[v->def_op], g->plan))
+            continue; /* below, once its argument has an array */
         if (v->def_op < 0 || code == TJI_IF || g->plan->uses[id] > 0)
             g->slot[id] = take_scratch(g, &v->type);
+    }
+    /* The argument of an in-place dot may come after the dot's result in id
+     * order (a pass that remade the loop, as lower-block-ptrs does). */
+    for (int32_t id = 1; id <= fn->nvalues; id++) {
+        const tji_value *v = tji_val(fn, id);
+        if (v->type.rank == 0 || !g->plan->materialize[id] || v->def_op < 0 ||
+            fn->ops[v->def_op].code != TJI_DOT)
+            continue;
+        int32_t in_place = dot_in_place(fn, &fn->ops[v->def_op], g->plan);
+        if (in_place)
+            g->slot[id] = g->slot[in_place];
     }
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];

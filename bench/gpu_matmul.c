@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu_matmul — tjit's matmul on the GPU, timed with CUDA events, for the
+ * comparison with cuBLAS (torch.matmul) and Triton's tutorial matmul
+ * (bench/triton_matmul.py; bench/gpu_matmul.sh runs all three and joins
+ * them).
+ *
+ * The kernel is samples/matmul.c's (Triton's tutorial 03): a 1-D grid of
+ * BM x BN tiles grouped by GROUP_M = 8 rows, a TJ_FOR loop over K with
+ * masked tail loads, tj_dot accumulating in f32, C in the inputs' dtype
+ * (f32 for TF32), strides for every operand. The problems (the issue's
+ * list): f16 and bf16 at 4096^3 and 8192^3, f32 with TF32 input precision
+ * at 8192^3, each NN (B row-major, K x N) and NT (B stored N x K, read
+ * through its strides: C = A B^T with B^T's rows contiguous along K).
+ * Each problem runs in three configurations (BM, BN, BK, warps, stages);
+ * each is a record, and the table keeps the best one.
+ *
+ * Method, the same as triton_matmul.py: inputs random normal (zeros run
+ * faster on tensor cores; each element one of 2^16 normal draws picked at
+ * random), C poisoned with NaN and checked once on 256
+ * sampled elements against a double-precision dot product of the same
+ * inputs, within 2 K 2^-23 sum |a b| plus C's rounding (TF32: + 2^-10 of
+ * sum |a b|); then WARMUP launches and RUNS launches each between two CUDA
+ * events on the default stream, enqueued back to back; the figure is the
+ * median interval. TFLOP/s counts 2 M N K per product. The CUDA driver's
+ * event functions are loaded here with dlopen, on the primary context that
+ * tjit launches in (as bench/gpu_bench.c does).
+ *
+ * Output: one JSON line per measurement ("impl":"tjit","what":"matmul");
+ * a failed build or launch is a line with "error" and the run goes on. The
+ * exit status is 1 when anything failed or computed a wrong result.
+ *
+ *     usage: gpu_matmul [--runs N] [--warmup N] [--quick] [--device gpu|cpu]
+ *     (--quick: 512^3 and 1024^3, one configuration, for a smoke test;
+ *      --device cpu: the same on tjit's CPU back end, timed by wall clock)
+ */
+#define _GNU_SOURCE /* setenv */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tjit.h"
+#include "bench_util.h"
+
+enum { GROUP_M = 8, CHECKED_ELEMENTS = 256 };
+
+static void matmul_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
+                        tj_val stride_am, tj_val stride_ak, tj_val stride_bk, tj_val stride_bn,
+                        tj_val stride_cm, int64_t BM, int64_t BN, int64_t BK,
+                        int64_t precision, tj_dtype c_dtype)
+{
+    tj_val pid = tj_program_id(0);
+    tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
+    tj_val num_pid_in_group = tj_mul(num_pid_n, GROUP_M);
+    tj_val first_pid_m = tj_mul(tj_floordiv(pid, num_pid_in_group), GROUP_M);
+    tj_val group_size_m = tj_minimum(tj_sub(num_pid_m, first_pid_m), GROUP_M);
+    tj_val pid_in_group = tj_mod(pid, num_pid_in_group);
+    tj_val pid_m = tj_add(first_pid_m, tj_mod(pid_in_group, group_size_m));
+    tj_val pid_n = tj_floordiv(pid_in_group, group_size_m);
+
+    tj_val offs_am = tj_mod(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), M);
+    tj_val offs_bn = tj_mod(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), N);
+    tj_val offs_k = tj_arange(0, BK);
+    tj_val a_ptrs = tj_add(a, tj_add(tj_mul(tj_expand_dims(offs_am, 1), stride_am),
+                                     tj_mul(tj_expand_dims(offs_k, 0), stride_ak)));
+    tj_val b_ptrs = tj_add(b, tj_add(tj_mul(tj_expand_dims(offs_k, 1), stride_bk),
+                                     tj_mul(tj_expand_dims(offs_bn, 0), stride_bn)));
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_ptrs, &b_ptrs) {
+        tj_val k_left = tj_sub(K, tj_mul(k, BK));
+        tj_val a_tile = tj_load(a_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 0), k_left));
+        tj_val b_tile = tj_load(b_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 1), k_left));
+        acc = tj_dot(a_tile, b_tile, acc, .input_precision = (tj_input_precision)precision);
+        a_ptrs = tj_add(a_ptrs, tj_mul(stride_ak, BK));
+        b_ptrs = tj_add(b_ptrs, tj_mul(stride_bk, BK));
+    }
+    tj_val offs_cm = tj_expand_dims(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), 1);
+    tj_val offs_cn = tj_expand_dims(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), 0);
+    tj_store(tj_add(c, tj_add(tj_mul(offs_cm, stride_cm), offs_cn)), tj_cast(acc, c_dtype),
+             .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
+}
+
+#define MATMUL_KERNEL(name, dt, c_dtype)                                                      \
+    TJ_KERNEL(name,                                                                           \
+              TJ_PARAMS(TJ_PTR(a, dt), TJ_PTR(b, dt), TJ_PTR(c, dt), TJ_SCALAR(M, i32),       \
+                        TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),      \
+                        TJ_SCALAR(stride_ak, i32), TJ_SCALAR(stride_bk, i32),                 \
+                        TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32)),                \
+              TJ_CONSTS(BM, BN, BK, PRECISION))                                               \
+    {                                                                                         \
+        matmul_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,  \
+                    BM, BN, BK, PRECISION, c_dtype);                                          \
+    }
+
+MATMUL_KERNEL(matmul_f16, f16, TJ_F16)
+MATMUL_KERNEL(matmul_bf16, bf16, TJ_BF16)
+MATMUL_KERNEL(matmul_f32, f32, TJ_F32)
+
+/* The configurations tried: the same lists as triton_matmul.py's. */
+typedef struct config {
+    int bm, bn, bk, warps, stages;
+} config;
+enum { NCONFIGS = 3 };
+static const config half_configs[NCONFIGS] = {
+    {128, 128, 32, 4, 3}, {128, 128, 64, 4, 4}, {128, 256, 64, 8, 3}};
+static const config tf32_configs[NCONFIGS] = {
+    {128, 128, 32, 4, 3}, {128, 128, 16, 4, 4}, {128, 256, 32, 8, 3}};
+
+/* ---- CUDA events, from the driver loaded here -------------------------------- */
+
+typedef struct CUctx_st *cu_context;
+typedef struct CUevent_st *cu_event;
+static struct {
+    unsigned (*device_get)(int *device, int ordinal);
+    unsigned (*primary_ctx_retain)(cu_context *ctx, int device);
+    unsigned (*ctx_set_current)(cu_context ctx);
+    unsigned (*event_create)(cu_event *event, unsigned flags);
+    unsigned (*event_record)(cu_event event, void *stream);
+    unsigned (*event_synchronize)(cu_event event);
+    unsigned (*event_elapsed_time)(float *ms, cu_event start, cu_event end);
+    unsigned (*event_destroy)(cu_event event);
+} cu;
+
+static int resolve(void *lib, void *fn_ptr, size_t size, const char *symbol,
+                   const char *fallback)
+{
+    void *p = dlsym(lib, symbol);
+    if (!p && fallback)
+        p = dlsym(lib, fallback);
+    if (p)
+        memcpy(fn_ptr, &p, size); /* dlsym gives a data pointer */
+    return p != NULL;
+}
+
+static const char *cuda_events_init(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return "cannot dlopen libcuda.so.1";
+#define RESOLVE(field, symbol, fallback) resolve(lib, &cu.field, sizeof cu.field, symbol, fallback)
+    if (!RESOLVE(device_get, "cuDeviceGet", NULL) ||
+        !RESOLVE(primary_ctx_retain, "cuDevicePrimaryCtxRetain", NULL) ||
+        !RESOLVE(ctx_set_current, "cuCtxSetCurrent", NULL) ||
+        !RESOLVE(event_create, "cuEventCreate", NULL) ||
+        !RESOLVE(event_record, "cuEventRecord", NULL) ||
+        !RESOLVE(event_synchronize, "cuEventSynchronize", NULL) ||
+        !RESOLVE(event_elapsed_time, "cuEventElapsedTime_v2", "cuEventElapsedTime") ||
+        !RESOLVE(event_destroy, "cuEventDestroy_v2", NULL))
+        return "libcuda.so.1 lacks an event function";
+#undef RESOLVE
+    int device;
+    cu_context ctx;
+    if (cu.device_get(&device, 0) || cu.primary_ctx_retain(&ctx, device) ||
+        cu.ctx_set_current(ctx))
+        return "cannot make GPU 0's primary context current";
+    return NULL;
+}
+
+/* ---- output ------------------------------------------------------------------- */
+
+static tj_device *dev;
+static int use_events = 1, runs = 10, warmup = 3;
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+typedef struct problem {
+    const char *dtype; /* "f16", "bf16", "tf32" */
+    int n;             /* M = N = K */
+    int nt;            /* B stored N x K */
+    config cfg;
+    tj_buffer a, b, c;
+} problem;
+
+static void record_begin(const problem *p)
+{
+    printf("{\"impl\":\"tjit\",\"what\":\"matmul\",\"dtype\":\"%s\",\"size\":%d,\"layout\":\"%s\","
+           "\"config\":\"%dx%dx%d, %d warps, %d stages\"",
+           p->dtype, p->n, p->nt ? "NT" : "NN", p->cfg.bm, p->cfg.bn, p->cfg.bk, p->cfg.warps,
+           p->cfg.stages);
+}
+
+static void record_end(void)
+{
+    fputs(",\"device\":", stdout);
+    json_string(tj_device_name(dev));
+    puts("}");
+    fflush(stdout);
+}
+
+static int record_error(const problem *p, const char *message)
+{
+    record_begin(p);
+    fputs(",\"error\":", stdout);
+    json_string(message);
+    record_end();
+    fprintf(stderr, "gpu_matmul: %s %d %s: %s\n", p->dtype, p->n, p->nt ? "NT" : "NN", message);
+    return 0;
+}
+
+static const char *tj_failure(tj_status st)
+{
+    static char text[1024];
+    snprintf(text, sizeof text, "%s: %s", tj_status_name(st), tj_last_error());
+    return text;
+}
+
+/* ---- one problem -------------------------------------------------------------- */
+
+static tj_status launch(const problem *p)
+{
+    tj_launch_cfg cfg = {.grid = {(int64_t)((p->n + p->cfg.bm - 1) / p->cfg.bm) *
+                                  ((p->n + p->cfg.bn - 1) / p->cfg.bn)},
+                         .num_warps = p->cfg.warps, .num_stages = p->cfg.stages};
+    const int n = p->n;
+    /* NN: B(k, j) at k * N + j; NT: at j * K + k. */
+    const int sbk = p->nt ? 1 : n, sbn = p->nt ? n : 1;
+    if (!strcmp(p->dtype, "f16"))
+        return matmul_f16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n,
+                                 p->cfg.bm, p->cfg.bn, p->cfg.bk, TJ_PRECISION_IEEE);
+    if (!strcmp(p->dtype, "bf16"))
+        return matmul_bf16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n,
+                                  p->cfg.bm, p->cfg.bn, p->cfg.bk, TJ_PRECISION_IEEE);
+    return matmul_f32_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, p->cfg.bm,
+                             p->cfg.bn, p->cfg.bk, TJ_PRECISION_TF32);
+}
+
+static size_t elem_size(const char *dtype) { return !strcmp(dtype, "tf32") ? 4 : 2; }
+
+static double load_elem(const char *dtype, const void *base, size_t i)
+{
+    if (!strcmp(dtype, "tf32"))
+        return ((const float *)base)[i];
+    uint16_t bits = ((const uint16_t *)base)[i];
+    return !strcmp(dtype, "f16") ? tj_f16_to_f32(bits) : tj_bf16_to_f32(bits);
+}
+
+/* Host images of A and B (random normal, in the dtype), shared by every
+ * problem of a dtype and size. */
+static void *host_a, *host_b, *host_c;
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint64_t next_random(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+/* Standard normal numbers (Box-Muller), NORMALS of them, drawn from at
+ * random for each element: 2 x 8192^2 transcendental draws per problem
+ * would take seconds of the benchmark's time. */
+enum { NORMALS = 1 << 16 };
+static float normals[NORMALS];
+
+static void fill_inputs(const char *dtype, size_t count)
+{
+    if (normals[0] == 0)
+        for (int i = 0; i < NORMALS; i++) {
+            double u1 = ((double)(next_random() >> 11) + 1) * 0x1p-53;
+            double u2 = (double)(next_random() >> 11) * 0x1p-53;
+            normals[i] = (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+        }
+    for (int which = 0; which < 2; which++) {
+        void *dst = which ? host_b : host_a;
+        for (size_t i = 0; i < count; i++) {
+            float x = normals[next_random() % NORMALS];
+            if (!strcmp(dtype, "tf32"))
+                ((float *)dst)[i] = x;
+            else
+                ((uint16_t *)dst)[i] = !strcmp(dtype, "f16") ? tj_f32_to_f16(x) : tj_f32_to_bf16(x);
+        }
+    }
+}
+
+/* C on sampled elements against the double dot product (the top comment). */
+static int check(const problem *p)
+{
+    const int n = p->n;
+    const double out_eps = !strcmp(p->dtype, "tf32") ? 0x1p-24
+                           : !strcmp(p->dtype, "f16") ? 0x1p-11 : 0x1p-8;
+    const double in_eps = !strcmp(p->dtype, "tf32") ? 0x1p-10 : 0;
+    for (int s = 0; s < CHECKED_ELEMENTS; s++) {
+        uint64_t r = next_random();
+        int i = (int)(r % (uint64_t)n), j = (int)((r >> 32) % (uint64_t)n);
+        if (s < 4) /* the corners */
+            i = s & 1 ? n - 1 : 0, j = s & 2 ? n - 1 : 0;
+        double sum = 0, mag = 0;
+        for (int k = 0; k < n; k++) {
+            double x = load_elem(p->dtype, host_a, (size_t)i * n + k);
+            double y = load_elem(p->dtype, host_b, p->nt ? (size_t)j * n + k : (size_t)k * n + j);
+            sum += x * y;
+            mag += fabs(x * y);
+        }
+        double got = load_elem(p->dtype, host_c, (size_t)i * n + j);
+        double tol = (2.0 * n * 0x1p-23 + in_eps) * mag + out_eps * fabs(sum) + 1e-30;
+        if (!(fabs(got - sum) <= tol)) {
+            fprintf(stderr, "gpu_matmul: %s %d %s %dx%dx%d: C[%d][%d] = %.9g, expected %.9g\n",
+                    p->dtype, n, p->nt ? "NT" : "NN", p->cfg.bm, p->cfg.bn, p->cfg.bk, i, j, got,
+                    sum);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Checks once, then times; one record. Returns whether it ran and was right. */
+static int bench(const problem *p)
+{
+    const size_t count = (size_t)p->n * p->n, bytes = count * elem_size(p->dtype);
+    memset(host_c, 0xff, bytes); /* NaN in every dtype */
+    tj_status st = tj_buffer_write(dev, p->c, 0, host_c, bytes);
+    if (st == TJ_OK)
+        st = launch(p);
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, p->c, 0, host_c, bytes);
+    if (st != TJ_OK)
+        return record_error(p, tj_failure(st));
+    int correct = check(p);
+    for (int i = 0; i < warmup && st == TJ_OK; i++)
+        st = launch(p);
+    if (st == TJ_OK)
+        st = tj_synchronize(dev);
+    double *ms = xmalloc((size_t)runs * sizeof(double));
+    if (use_events) {
+        cu_event *ev = xmalloc(2 * (size_t)runs * sizeof(cu_event));
+        int created = 0, ok = st == TJ_OK;
+        while (ok && created < 2 * runs)
+            ok = cu.event_create(&ev[created], 0) == 0 && ++created;
+        for (int r = 0; ok && r < runs; r++) {
+            ok = cu.event_record(ev[2 * r], NULL) == 0 && (st = launch(p)) == TJ_OK &&
+                 cu.event_record(ev[2 * r + 1], NULL) == 0;
+        }
+        ok = ok && cu.event_synchronize(ev[2 * runs - 1]) == 0;
+        for (int r = 0; ok && r < runs; r++) {
+            float t;
+            ok = cu.event_elapsed_time(&t, ev[2 * r], ev[2 * r + 1]) == 0;
+            ms[r] = t;
+        }
+        for (int i = 0; i < created; i++)
+            cu.event_destroy(ev[i]);
+        free(ev);
+        if (!ok && st == TJ_OK) {
+            free(ms);
+            return record_error(p, "a CUDA event call failed");
+        }
+    } else {
+        for (int r = 0; r < runs && st == TJ_OK; r++) {
+            double t0 = now_seconds();
+            if ((st = launch(p)) == TJ_OK)
+                st = tj_synchronize(dev);
+            ms[r] = (now_seconds() - t0) * 1e3;
+        }
+    }
+    if (st == TJ_OK)
+        st = tj_synchronize(dev);
+    if (st != TJ_OK) {
+        free(ms);
+        return record_error(p, tj_failure(st));
+    }
+    double median_ms = median(ms, runs);
+    free(ms);
+    record_begin(p);
+    printf(",\"runs\":%d,\"ms\":%.5f,\"tflops\":%.2f,\"correct\":%s,\"timer\":\"%s\"", runs,
+           median_ms, 2.0 * p->n * (double)p->n * p->n / (median_ms * 1e-3) / 1e12,
+           correct ? "true" : "false", use_events ? "cuda_events" : "wall_clock");
+    record_end();
+    return correct;
+}
+
+static int parse_count(const char *text, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || *end || v < 1 || v > 10000)
+        return 0;
+    *out = (int)v;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0;
+    tj_device_kind kind = TJ_DEVICE_GPU;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc && parse_count(argv[i + 1], &runs))
+            i++;
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc &&
+                 parse_count(argv[i + 1], &warmup))
+            i++;
+        else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "gpu") || !strcmp(argv[i + 1], "cpu")))
+            kind = !strcmp(argv[++i], "cpu") ? TJ_DEVICE_CPU : TJ_DEVICE_GPU;
+        else {
+            fprintf(stderr, "usage: %s [--runs N] [--warmup N] [--quick] [--device gpu|cpu]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    use_events = kind == TJ_DEVICE_GPU;
+    /* Debugging aids that would change what is timed. */
+    unsetenv("TJIT_PTXAS");
+    unsetenv("TJIT_LAUNCH_BLOCKING");
+    unsetenv("TJIT_DUMP");
+    tj_status st = tj_device_open(&dev, kind, 0);
+    if (st != TJ_OK) {
+        fprintf(stderr, "gpu_matmul: %s\n", tj_failure(st));
+        printf("{\"impl\":\"tjit\",\"what\":\"matmul\",\"error\":");
+        json_string(tj_failure(st));
+        puts("}");
+        return 2;
+    }
+    const char *why = use_events ? cuda_events_init() : NULL;
+    if (why) {
+        fprintf(stderr, "gpu_matmul: %s\n", why);
+        return 2;
+    }
+    /* The issue's problems: f16 and bf16 at 4096 and 8192, tf32 at 8192. */
+    static const struct { const char *dtype; int n; } problems[] = {
+        {"f16", 4096}, {"f16", 8192}, {"bf16", 4096}, {"bf16", 8192}, {"tf32", 8192}};
+    static const struct { const char *dtype; int n; } quick_problems[] = {
+        {"f16", 512}, {"bf16", 1024}, {"tf32", 512}};
+    const size_t nproblems = quick ? 3 : sizeof problems / sizeof problems[0];
+    const size_t max_bytes = (size_t)(quick ? 1024 : 8192) * (quick ? 1024 : 8192) * 4;
+    host_a = xmalloc(max_bytes), host_b = xmalloc(max_bytes), host_c = xmalloc(max_bytes);
+    int ok = 1;
+    for (size_t pi = 0; pi < nproblems; pi++) {
+        problem p = {.dtype = quick ? quick_problems[pi].dtype : problems[pi].dtype,
+                     .n = quick ? quick_problems[pi].n : problems[pi].n};
+        const size_t count = (size_t)p.n * p.n, bytes = count * elem_size(p.dtype);
+        fill_inputs(p.dtype, count);
+        if ((st = tj_buffer_alloc(dev, bytes, &p.a)) != TJ_OK ||
+            (st = tj_buffer_alloc(dev, bytes, &p.b)) != TJ_OK ||
+            (st = tj_buffer_alloc(dev, bytes, &p.c)) != TJ_OK ||
+            (st = tj_buffer_write(dev, p.a, 0, host_a, bytes)) != TJ_OK ||
+            (st = tj_buffer_write(dev, p.b, 0, host_b, bytes)) != TJ_OK) {
+            ok = record_error(&p, tj_failure(st));
+            continue;
+        }
+        const int is_tf32 = !strcmp(p.dtype, "tf32");
+        const config *configs = is_tf32 ? tf32_configs : half_configs;
+        const size_t nconfigs = quick ? 1 : NCONFIGS;
+        for (int nt = 0; nt < 2; nt++)
+            for (size_t ci = 0; ci < nconfigs; ci++) {
+                p.nt = nt;
+                p.cfg = configs[ci];
+                ok &= bench(&p);
+            }
+        tj_buffer_free(dev, p.a), tj_buffer_free(dev, p.b), tj_buffer_free(dev, p.c);
+    }
+    tj_device_close(dev);
+    free(host_a), free(host_b), free(host_c);
+    return ok ? 0 : 1;
+}
