@@ -15,8 +15,10 @@
  * branches to the body at the end.
  *
  * emit_op dispatches each op to the file of its family (gen.h lists them).
- * A tile of more than 2^MAX_REGS_LOG2 distinct registers per thread is a
- * compile error naming the op, before and after the layout passes.
+ * A tile of more than 2^MAX_REGS_LOG2 distinct registers per thread is an
+ * error naming the op, before the layout passes (TJ_ERR_COMPILE) and after
+ * them (TJ_ERR_UNSUPPORTED: the layouts, a dot's operands included, need
+ * more registers than a GPU has).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,9 +146,15 @@ static void check_plan(codegen *c)
     }
     if (largest_bits > MAX_REGS_LOG2) {
         c->g.cur_op = tji_val(fn, largest)->def_op;
-        FAIL(c, "a tile of %lld elements needs %d registers per thread with num_warps=%d; the limit is %d "
-                "(use a smaller tile or more warps)",
-             (long long)tji_numel(type_of(c, largest)), 1 << largest_bits, c->num_warps, 1 << MAX_REGS_LOG2);
+        /* valid, but more than a GPU's registers hold: TJ_ERR_UNSUPPORTED (so
+         * the ptxas check of a CPU launch, whose tiles are the CPU's, skips
+         * it rather than failing the launch) */
+        if (c->g.status == TJ_OK)
+            c->g.status = tji_error_at(fn, c->g.cur_op, TJ_ERR_UNSUPPORTED,
+                                       "a tile of %lld elements needs %d registers per thread with "
+                                       "num_warps=%d; the limit is %d (use a smaller tile or more warps)",
+                                       (long long)tji_numel(type_of(c, largest)), 1 << largest_bits,
+                                       c->num_warps, 1 << MAX_REGS_LOG2);
         return;
     }
     c->g.cur_op = -1;
