@@ -15,6 +15,7 @@
  *   cpu_reduce.c       reductions and prefix sums
  *   cpu_control.c      FOR and IF
  *   cpu_debug.c        PRINT and ASSERT (calls into cpu_runtime.c)
+ *   cpu_rows.c         the row walk: a tile's rows interleaved across programs
  *
  * The small helpers below are static inline so that every file emits the
  * same instructions with them; what crosses files is declared after them.
@@ -59,6 +60,9 @@ typedef struct codegen {
     int32_t true_mask;     /* a mask value known to be all true here, or 0 */
     LLVMValueRef no_unroll; /* loop metadata of a large kernel's loops, or NULL */
     tjj_bounds_gen *bounds; /* TJIT_CHECK_BOUNDS: every access is checked */
+    int32_t row_store;     /* the store whose rows the row walk slices (cpu_rows.c), or -1 */
+    int row_walk_pid;      /* the program id the row walk steps */
+    LLVMValueRef row_lo, row_hi; /* the program's rows [lo, hi) of dim 0; NULL: all */
 
     int32_t cur_op;        /* the op being emitted, for messages */
     tj_status status;      /* the first error */
@@ -69,6 +73,7 @@ typedef struct nest {
     int64_t dims[TJ_MAX_RANK];
     LLVMBasicBlockRef header[TJ_MAX_RANK];
     LLVMValueRef iv[TJ_MAX_RANK];
+    LLVMValueRef hi[TJ_MAX_RANK]; /* each loop's end */
 } nest;
 
 /* --- types and constants ------------------------------------------------- */
@@ -186,6 +191,16 @@ TJI_FUNC LLVMValueRef tjj_cpu_bounds_mask(codegen *g, int32_t op, int32_t ptr_id
 TJI_FUNC LLVMValueRef tjj_cpu_masked_load(codegen *g, const tji_type *t, LLVMValueRef ptr, LLVMValueRef mask,
                                           LLVMValueRef other, int is_volatile);
 TJI_FUNC void tjj_cpu_emit_store(codegen *g, const tji_op *op);
+
+/* --- cpu_rows.c ---------------------------------------------------------------- */
+
+/* The rows one program call of the row walk computes. */
+enum { TJJ_CPU_ROW_SLICE = 4 };
+/* Whether the kernel takes the row walk: sets g->row_store and g->row_walk_pid. */
+TJI_FUNC void tjj_cpu_plan_row_walk(codegen *g);
+/* The entry point's body for the row walk (run is the entry, its params as in
+ * build_runner; program_ty the program function's type). */
+TJI_FUNC void tjj_cpu_build_row_walk(codegen *g, LLVMValueRef run, LLVMTypeRef program_ty);
 
 /* --- cpu_atomics.c, cpu_reduce.c, cpu_control.c, cpu_debug.c ------------------ */
 
