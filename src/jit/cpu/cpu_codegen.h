@@ -195,7 +195,7 @@ TJI_FUNC void tjj_cpu_emit_store(codegen *g, const tji_op *op);
 /* --- cpu_rows.c ---------------------------------------------------------------- */
 
 /* The rows one program call of the row walk computes. */
-enum { TJJ_CPU_ROW_SLICE = 4 };
+enum { TJJ_CPU_ROW_SLICE = 2 };
 /* Whether the kernel takes the row walk: sets g->row_store and g->row_walk_pid. */
 TJI_FUNC void tjj_cpu_plan_row_walk(codegen *g);
 /* The entry point's body for the row walk (run is the entry, its params as in

@@ -300,7 +300,7 @@ static LLVMValueRef umin_i64(LLVMBuilderRef b, LLVMValueRef x, LLVMValueRef y)
 /* Programs first .. first+count-1 of the order in which the walk's id is
  * fastest, the other of pid0/pid1 next, pid2 slowest, cut into runs along
  * the walk's id; for each run, each slice of rows for every program of the
- * run. One division per run, none per program. */
+ * run. The ids of `first` come by division; then they step. */
 void tjj_cpu_build_row_walk(codegen *g, LLVMValueRef run, LLVMTypeRef program_ty)
 {
     LLVMBuilderRef b = g->b;
@@ -326,15 +326,19 @@ void tjj_cpu_build_row_walk(codegen *g, LLVMValueRef run, LLVMTypeRef program_ty
     LLVMPositionBuilderAtEnd(b, start);
     LLVMValueRef nw = LLVMBuildZExt(b, LLVMGetParam(run, (unsigned)(np + 2 + w)), i64, "");
     LLVMValueRef no = LLVMBuildZExt(b, LLVMGetParam(run, (unsigned)(np + 2 + o)), i64, "");
+    LLVMValueRef rest0 = LLVMBuildUDiv(b, first, nw, "");
+    LLVMValueRef w_first = LLVMBuildURem(b, first, nw, "");
+    LLVMValueRef o_first = LLVMBuildURem(b, rest0, no, ""), p2_first = LLVMBuildUDiv(b, rest0, no, "");
     LLVMBuildBr(b, run_bb);
 
-    /* a run: the programs of one (other id, pid2) from i on */
+    /* a run: the programs of one (other id, pid2) from i on; the first
+     * starts where `first` is, every later one at walk id 0 */
     LLVMPositionBuilderAtEnd(b, run_bb);
-    LLVMValueRef i = LLVMBuildPhi(b, i64, "i");
-    LLVMValueRef w0 = LLVMBuildURem(b, i, nw, ""), rest = LLVMBuildUDiv(b, i, nw, "");
+    LLVMValueRef i = LLVMBuildPhi(b, i64, "i"), w0 = LLVMBuildPhi(b, i64, "w0");
+    LLVMValueRef po = LLVMBuildPhi(b, i64, "other"), p2 = LLVMBuildPhi(b, i64, "pid2");
     LLVMValueRef pid[3];
-    pid[o] = LLVMBuildTrunc(b, LLVMBuildURem(b, rest, no, ""), g->ty.t_i32, "");
-    pid[2] = LLVMBuildTrunc(b, LLVMBuildUDiv(b, rest, no, ""), g->ty.t_i32, "");
+    pid[o] = LLVMBuildTrunc(b, po, g->ty.t_i32, "");
+    pid[2] = LLVMBuildTrunc(b, p2, g->ty.t_i32, "");
     LLVMValueRef len = umin_i64(b, LLVMBuildSub(b, nw, w0, ""), LLVMBuildSub(b, end, i, ""));
     LLVMBuildBr(b, slice_bb);
 
@@ -369,11 +373,19 @@ void tjj_cpu_build_row_walk(codegen *g, LLVMValueRef run, LLVMTypeRef program_ty
 
     LLVMPositionBuilderAtEnd(b, run_end);
     LLVMValueRef i_next = LLVMBuildAdd(b, i, len, "");
+    LLVMValueRef po_inc = LLVMBuildAdd(b, po, one, "");
+    LLVMValueRef wrap = LLVMBuildICmp(b, LLVMIntUGE, po_inc, no, "");
+    LLVMValueRef po_next = LLVMBuildSelect(b, wrap, zero, po_inc, "");
+    LLVMValueRef p2_next = LLVMBuildSelect(b, wrap, LLVMBuildAdd(b, p2, one, ""), p2, "");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, i_next, end, ""), run_bb, done);
 
     LLVMValueRef vi[2] = {first, i_next}, vs[2] = {zero, s_next}, vk[2] = {zero, k_next};
+    LLVMValueRef vw[2] = {w_first, zero}, vo[2] = {o_first, po_next}, v2[2] = {p2_first, p2_next};
     LLVMBasicBlockRef fi[2] = {start, run_end}, fs[2] = {run_bb, slice_end}, fk[2] = {slice_bb, prog_bb};
     LLVMAddIncoming(i, vi, fi, 2);
+    LLVMAddIncoming(w0, vw, fi, 2);
+    LLVMAddIncoming(po, vo, fi, 2);
+    LLVMAddIncoming(p2, v2, fi, 2);
     LLVMAddIncoming(s, vs, fs, 2);
     LLVMAddIncoming(k, vk, fk, 2);
 
