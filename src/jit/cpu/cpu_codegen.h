@@ -38,6 +38,13 @@ typedef struct memo_entry {
     LLVMValueRef value;
 } memo_entry;
 
+/* At most this many pointer tiles of one store get i64 addresses, and their
+ * offset expressions at most WIDE_DEPTH ops deep and WIDE_NODES ops in all,
+ * counting shared ones each time they are read (cpu_memory.c). */
+#define WIDE_MAX 8
+#define WIDE_DEPTH 12
+#define WIDE_NODES 48
+
 typedef struct codegen {
     const tji_func *fn;
     const tjp_plan *plan;
@@ -58,6 +65,8 @@ typedef struct codegen {
     memo_entry *memo;
     size_t nmemo, memo_cap;
     int32_t true_mask;     /* a mask value known to be all true here, or 0 */
+    int32_t wide_ptr[WIDE_MAX]; /* ADDPTR results whose offset is proven to fit i32 here */
+    int nwide;
     LLVMValueRef no_unroll; /* loop metadata of a large kernel's loops, or NULL */
     tjj_bounds_gen *bounds; /* TJIT_CHECK_BOUNDS: every access is checked */
     int32_t row_store;     /* the store whose rows the row walk slices (cpu_rows.c), or -1 */
@@ -191,6 +200,9 @@ TJI_FUNC LLVMValueRef tjj_cpu_bounds_mask(codegen *g, int32_t op, int32_t ptr_id
 TJI_FUNC LLVMValueRef tjj_cpu_masked_load(codegen *g, const tji_type *t, LLVMValueRef ptr, LLVMValueRef mask,
                                           LLVMValueRef other, int is_volatile);
 TJI_FUNC void tjj_cpu_emit_store(codegen *g, const tji_op *op);
+/* Element idx of ADDPTR result id with its offset formed in i64, where the
+ * full-tile loop proved the offset fits i32; NULL elsewhere. */
+TJI_FUNC LLVMValueRef tjj_cpu_wide_addptr(codegen *g, int32_t id, LLVMValueRef *idx);
 
 /* --- cpu_rows.c ---------------------------------------------------------------- */
 

@@ -8,7 +8,9 @@
  * The generated program function computes one program instance; an entry
  * function loops over a chunk of program ids around it, inlined (the ABI is
  * in jit.h), so the host makes one call per chunk; it walks a 2-D grid in
- * groups of pid0 rows (GRID_GROUP, at build_runner). The fusion plan
+ * groups of pid0 rows (GRID_GROUP, at build_runner), or, for a kernel that
+ * only stores a row-contiguous 2-D tile, a few of its rows at a time across
+ * programs (the row walk, cpu_rows.c). The fusion plan
  * (materialize.c) says which tile values live in arrays; everything else is
  * an expression that is evaluated element by element where it is read
  * (cpu_elementwise.c). The generator walks the ops of each region in order:
