@@ -6,13 +6,13 @@
  * an element-wise map of a matrix) touches one piece of each of the tile's
  * rows in every program: a 16 x 64 f32 tile is 16 rows of 256 bytes (more
  * for a strided source), and the next program along the row continues all
- * 16 at once. The hardware prefetcher of the CPU this was measured on
- * (AMD Zen 4) follows a few such streams and gives up past about eight:
- * the same 16 x 64 loop nest written in C ran at 0.33-0.41 of a loop
- * streaming whole rows, 8- and 4-row tiles at 0.9-1.1 (RESULTS.md, issue
- * 8). Walking the programs in a different order cannot help, since each
- * program opens all of its tile's rows; software prefetches did not help
- * either (the prefetches compete for the same miss buffers).
+ * 16 at once. On the CPU this was measured on (AMD Zen 4) that is past
+ * what the hardware prefetcher follows — it behaves as if it kept about
+ * eight streams: the same 16 x 64 loop nest written in C ran at 0.33-0.41
+ * of a loop streaming whole rows, 8- and 4-row tiles at 0.9-1.1 (RESULTS.md,
+ * issue 8). Walking the programs in another order cannot help, since each
+ * program opens all of its tile's rows, and software prefetches of the next
+ * tile, tried in C, gained nothing consistent.
  *
  * So a kernel of that kind is run differently: the entry point walks a run
  * of consecutive programs along the program id that continues the rows
@@ -70,10 +70,10 @@ static coef coef_sum(coef a, coef b, int negate_b)
         return b.kind == COEF_CONST && negate_b ? (coef){COEF_CONST, -b.k} : b;
     if (a.kind == COEF_OPAQUE || b.kind == COEF_OPAQUE)
         return (coef){COEF_OPAQUE, 0};
-    if (a.kind == COEF_CONST && b.kind == COEF_CONST) {
-        int64_t k = negate_b ? a.k - b.k : a.k + b.k;
+    int64_t k;
+    if (a.kind == COEF_CONST && b.kind == COEF_CONST &&
+        !(negate_b ? __builtin_sub_overflow(a.k, b.k, &k) : __builtin_add_overflow(a.k, b.k, &k)))
         return k ? (coef){COEF_CONST, k} : (coef){COEF_ZERO, 0};
-    }
     return (coef){COEF_RUNTIME, 0};
 }
 
@@ -84,8 +84,9 @@ static coef coef_scale(coef c, const lin *s)
         return c;
     if (c.kind == COEF_ZERO || (s->known && s->value == 0))
         return (coef){COEF_ZERO, 0};
-    if (c.kind == COEF_CONST && s->known)
-        return (coef){COEF_CONST, c.k * s->value};
+    int64_t k;
+    if (c.kind == COEF_CONST && s->known && !__builtin_mul_overflow(c.k, s->value, &k))
+        return (coef){COEF_CONST, k};
     return (coef){COEF_RUNTIME, 0};
 }
 
@@ -122,8 +123,9 @@ static lin lin_combine(const tji_func *fn, const tji_op *op, int *budget)
             r.dim[d] = coef_sum(a.dim[d], b.dim[d], neg);
         for (int p = 0; p < 3; p++)
             r.pid[p] = coef_sum(a.pid[p], b.pid[p], neg);
-        r.known = a.known && b.known && op->code != TJI_ADDPTR;
-        r.value = neg ? a.value - b.value : a.value + b.value;
+        r.known = a.known && b.known && op->code != TJI_ADDPTR &&
+                  !(neg ? __builtin_sub_overflow(a.value, b.value, &r.value)
+                        : __builtin_add_overflow(a.value, b.value, &r.value));
         return r;
     }
     case TJI_MUL: case TJI_SHL: {
@@ -140,8 +142,7 @@ static lin lin_combine(const tji_func *fn, const tji_op *op, int *budget)
             r.dim[d] = coef_scale(x->dim[d], s);
         for (int p = 0; p < 3; p++)
             r.pid[p] = coef_scale(x->pid[p], s);
-        r.known = a.known && b.known;
-        r.value = a.value * b.value;
+        r.known = a.known && b.known && !__builtin_mul_overflow(a.value, b.value, &r.value);
         return r;
     }
     default:
