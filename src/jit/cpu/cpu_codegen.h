@@ -16,6 +16,7 @@
  *   cpu_dot.c          DOT: a register-blocked, vectorized micro-kernel
  *   cpu_control.c      FOR and IF
  *   cpu_debug.c        PRINT and ASSERT (calls into cpu_runtime.c)
+ *   cpu_rows.c         the row walk: a tile's rows interleaved across programs
  *
  * The small helpers below are static inline so that every file emits the
  * same instructions with them; what crosses files is declared after them.
@@ -38,6 +39,13 @@ typedef struct memo_entry {
     LLVMValueRef value;
 } memo_entry;
 
+/* At most this many pointer tiles of one store get i64 addresses, and their
+ * offset expressions at most WIDE_DEPTH ops deep and WIDE_NODES ops in all,
+ * counting shared ones each time they are read (cpu_memory.c). */
+#define WIDE_MAX 8
+#define WIDE_DEPTH 12
+#define WIDE_NODES 48
+
 typedef struct codegen {
     const tji_func *fn;
     const tjp_plan *plan;
@@ -58,8 +66,13 @@ typedef struct codegen {
     memo_entry *memo;
     size_t nmemo, memo_cap;
     int32_t true_mask;     /* a mask value known to be all true here, or 0 */
+    int32_t wide_ptr[WIDE_MAX]; /* ADDPTR results whose offset is proven to fit i32 here */
+    int nwide;
     LLVMValueRef no_unroll; /* loop metadata of a large kernel's loops, or NULL */
     tjj_bounds_gen *bounds; /* TJIT_CHECK_BOUNDS: every access is checked */
+    int32_t row_store;     /* the store whose rows the row walk slices (cpu_rows.c), or -1 */
+    int row_walk_pid;      /* the program id the row walk steps */
+    LLVMValueRef row_lo, row_hi; /* the program's rows [lo, hi) of dim 0; NULL: all */
 
     int32_t cur_op;        /* the op being emitted, for messages */
     tj_status status;      /* the first error */
@@ -70,6 +83,7 @@ typedef struct nest {
     int64_t dims[TJ_MAX_RANK];
     LLVMBasicBlockRef header[TJ_MAX_RANK];
     LLVMValueRef iv[TJ_MAX_RANK];
+    LLVMValueRef hi[TJ_MAX_RANK]; /* each loop's end */
 } nest;
 
 /* --- types and constants ------------------------------------------------- */
@@ -187,6 +201,19 @@ TJI_FUNC LLVMValueRef tjj_cpu_bounds_mask(codegen *g, int32_t op, int32_t ptr_id
 TJI_FUNC LLVMValueRef tjj_cpu_masked_load(codegen *g, const tji_type *t, LLVMValueRef ptr, LLVMValueRef mask,
                                           LLVMValueRef other, int is_volatile);
 TJI_FUNC void tjj_cpu_emit_store(codegen *g, const tji_op *op);
+/* Element idx of ADDPTR result id with its offset formed in i64, where the
+ * full-tile loop proved the offset fits i32; NULL elsewhere. */
+TJI_FUNC LLVMValueRef tjj_cpu_wide_addptr(codegen *g, int32_t id, LLVMValueRef *idx);
+
+/* --- cpu_rows.c ---------------------------------------------------------------- */
+
+/* The rows one program call of the row walk computes. */
+enum { TJJ_CPU_ROW_SLICE = 2 };
+/* Whether the kernel takes the row walk: sets g->row_store and g->row_walk_pid. */
+TJI_FUNC void tjj_cpu_plan_row_walk(codegen *g);
+/* The entry point's body for the row walk (run is the entry, its params as in
+ * build_runner; program_ty the program function's type). */
+TJI_FUNC void tjj_cpu_build_row_walk(codegen *g, LLVMValueRef run, LLVMTypeRef program_ty);
 
 /* --- cpu_atomics.c, cpu_reduce.c, cpu_dot.c, cpu_control.c, cpu_debug.c -------- */
 

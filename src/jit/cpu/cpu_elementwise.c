@@ -140,6 +140,12 @@ LLVMValueRef tjj_cpu_def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
         mask = tjj_cpu_bounds_mask(g, val->def_op, op->args[0], ptr, t, mask);
         return tjj_cpu_masked_load(g, t, ptr, mask, other, op->is_volatile);
     }
+    case TJI_ADDPTR: {
+        LLVMValueRef wide = tjj_cpu_wide_addptr(g, id, idx);
+        if (wide)
+            return wide;
+        break;
+    }
     default:
         break;
     }

@@ -8,7 +8,9 @@
  * The generated program function computes one program instance; an entry
  * function loops over a chunk of program ids around it, inlined (the ABI is
  * in jit.h), so the host makes one call per chunk; it walks a 2-D grid in
- * groups of pid0 rows (GRID_GROUP, at build_runner). The fusion plan
+ * groups of pid0 rows (GRID_GROUP, at build_runner), or, for a kernel that
+ * only stores a row-contiguous 2-D tile, a few of its rows at a time across
+ * programs (the row walk, cpu_rows.c). The fusion plan
  * (materialize.c) says which tile values live in arrays; everything else is
  * an expression that is evaluated element by element where it is read
  * (cpu_elementwise.c). The generator walks the ops of each region in order:
@@ -110,33 +112,35 @@ static void set_large_kernel_loops(codegen *g)
         g->no_unroll = tjj_cpu_loop_hints(g, 0);
 }
 
-/* One counted loop [0, n) with an i64 index; the body starts in the header. */
-static LLVMValueRef loop_begin(codegen *g, LLVMBasicBlockRef *header)
+/* One counted loop [lo, hi) with an i64 index, lo < hi; the body starts in
+ * the header. */
+static LLVMValueRef loop_begin(codegen *g, LLVMBasicBlockRef *header, LLVMValueRef lo)
 {
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
     *header = new_block(g, "loop");
     LLVMBuildBr(g->b, *header);
     LLVMPositionBuilderAtEnd(g->b, *header);
     LLVMValueRef iv = LLVMBuildPhi(g->b, g->ty.t_i64, "i");
-    LLVMValueRef zero = c_i64(g, 0);
-    LLVMAddIncoming(iv, &zero, &pre, 1);
+    LLVMAddIncoming(iv, &lo, &pre, 1);
     return iv;
 }
 
-static void loop_end(codegen *g, LLVMBasicBlockRef header, LLVMValueRef iv, int64_t n)
+static void loop_end(codegen *g, LLVMBasicBlockRef header, LLVMValueRef iv, LLVMValueRef hi)
 {
     LLVMValueRef next = add_nuw(g, iv, c_i64(g, 1));
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
     LLVMAddIncoming(iv, &next, &latch, 1);
     LLVMBasicBlockRef exit = new_block(g, "loop.end");
-    LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, c_i64(g, n), ""),
+    LLVMValueRef br = LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntULT, next, hi, ""),
                                       header, exit);
     if (g->no_unroll)
         tjj_cpu_set_loop_hints(g, br, g->no_unroll);
     LLVMPositionBuilderAtEnd(g->b, exit);
 }
 
-/* Opens loops over every dim of shape that is not 1; idx gets the indices. */
+/* Opens loops over every dim of shape that is not 1; idx gets the indices.
+ * Dim 0 runs over the rows [g->row_lo, g->row_hi) where the row walk has
+ * set them (cpu_rows.c), over all of it otherwise. */
 void tjj_cpu_nest_begin(codegen *g, nest *n, int rank, const int32_t *shape, LLVMValueRef *idx)
 {
     memo_clear(g);
@@ -148,7 +152,9 @@ void tjj_cpu_nest_begin(codegen *g, nest *n, int rank, const int32_t *shape, LLV
             idx[d] = c_i64(g, 0);
             continue;
         }
-        n->iv[d] = idx[d] = loop_begin(g, &n->header[d]);
+        int rows = d == 0 && g->row_lo;
+        n->hi[d] = rows ? g->row_hi : c_i64(g, shape[d]);
+        n->iv[d] = idx[d] = loop_begin(g, &n->header[d], rows ? g->row_lo : c_i64(g, 0));
     }
 }
 
@@ -156,7 +162,7 @@ void tjj_cpu_nest_end(codegen *g, nest *n)
 {
     for (int d = n->rank - 1; d >= 0; d--)
         if (n->iv[d])
-            loop_end(g, n->header[d], n->iv[d], n->dims[d]);
+            loop_end(g, n->header[d], n->iv[d], n->hi[d]);
     memo_clear(g);
 }
 
@@ -435,13 +441,14 @@ static void prefer_vector_width(codegen *g, LLVMValueRef f)
 static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *symbol)
 {
     const tji_func *fn = g->fn;
-    int np = fn->nparams, nall = np + 8;
+    int np = fn->nparams, nall = np + 10;
     LLVMTypeRef *params = tjs_xcalloc((size_t)nall, sizeof(LLVMTypeRef));
     for (int i = 0; i < np; i++)
         params[i] = tjj_llvm_param_type(&g->ty, &fn->params[i], g->ty.t_ptr);
     for (int i = 0; i < 6; i++)
         params[np + i] = g->ty.t_i32;
     params[np + 6] = params[np + 7] = g->ty.t_ptr;
+    params[np + 8] = params[np + 9] = g->ty.t_i64; /* the row walk's rows [lo, hi) */
     LLVMTypeRef fty = LLVMFunctionType(g->ty.t_void, params, (unsigned)nall, 0);
     free(params);
     char *name = tjs_asprintf("%s.program", symbol);
@@ -465,6 +472,10 @@ static void build_kernel(codegen *g, const tjj_cpu_target *target, const char *s
     }
     g->scratch = LLVMGetParam(g->func, (unsigned)(np + 6));
     g->rt = LLVMGetParam(g->func, (unsigned)(np + 7));
+    if (g->row_store >= 0) { /* its store's nests are the kernel's only ones */
+        g->row_lo = LLVMGetParam(g->func, (unsigned)(np + 8));
+        g->row_hi = LLVMGetParam(g->func, (unsigned)(np + 9));
+    }
     for (int i = 0; i < np; i++) {
         const tji_param *p = &fn->params[i];
         LLVMValueRef v = tjj_llvm_param_value(&g->ty, g->b, p, LLVMGetParam(g->func, (unsigned)i));
@@ -502,7 +513,7 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
     int np = g->fn->nparams, nall = np + 7;
     LLVMTypeRef *params = tjs_xcalloc((size_t)nall, sizeof(LLVMTypeRef));
     LLVMTypeRef program_ty = LLVMGlobalGetValueType(g->func);
-    LLVMTypeRef *program_params = tjs_xcalloc((size_t)np + 8, sizeof(LLVMTypeRef));
+    LLVMTypeRef *program_params = tjs_xcalloc((size_t)np + 10, sizeof(LLVMTypeRef));
     LLVMGetParamTypes(program_ty, program_params);
     for (int i = 0; i < np; i++)
         params[i] = program_params[i];
@@ -515,6 +526,11 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
     add_string_attr(g, run, "target-cpu", target->cpu);
     add_string_attr(g, run, "target-features", target->features);
     prefer_vector_width(g, run);
+    if (g->row_store >= 0) {
+        tjj_cpu_build_row_walk(g, run, program_ty);
+        free(program_params);
+        return;
+    }
 
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, run, "entry");
     LLVMBasicBlockRef start = LLVMAppendBasicBlockInContext(g->ctx, run, "start");
@@ -547,7 +563,7 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
     LLVMValueRef p1 = LLVMBuildPhi(g->b, g->ty.t_i64, "pid1");
     LLVMValueRef p2 = LLVMBuildPhi(g->b, g->ty.t_i64, "pid2");
     LLVMValueRef g0 = LLVMBuildPhi(g->b, g->ty.t_i64, "group0");
-    LLVMValueRef *args = tjs_xcalloc((size_t)np + 8, sizeof(LLVMValueRef));
+    LLVMValueRef *args = tjs_xcalloc((size_t)np + 10, sizeof(LLVMValueRef));
     for (int k = 0; k < np; k++)
         args[k] = LLVMGetParam(run, (unsigned)k);
     args[np] = LLVMBuildTrunc(g->b, p0, g->ty.t_i32, "");
@@ -557,7 +573,8 @@ static void build_runner(codegen *g, const tjj_cpu_target *target, const char *s
         args[np + 3 + k] = LLVMGetParam(run, (unsigned)(np + 2 + k));
     args[np + 6] = LLVMGetParam(run, (unsigned)np + 5);
     args[np + 7] = LLVMGetParam(run, (unsigned)np + 6);
-    LLVMBuildCall2(g->b, program_ty, g->func, args, (unsigned)np + 8, "");
+    args[np + 8] = args[np + 9] = zero; /* all rows: only the row walk slices them */
+    LLVMBuildCall2(g->b, program_ty, g->func, args, (unsigned)np + 10, "");
     free(args);
     free(program_params);
 
@@ -591,7 +608,7 @@ tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextR
                           const tjj_cpu_target *target, const char *symbol, LLVMModuleRef *module,
                           size_t *scratch_bytes)
 {
-    codegen g = {.fn = fn, .plan = plan, .ctx = ctx, .cur_op = -1, .status = TJ_OK};
+    codegen g = {.fn = fn, .plan = plan, .ctx = ctx, .cur_op = -1, .row_store = -1, .status = TJ_OK};
     tjj_llvm_types_init(&g.ty, ctx);
     g.ssa = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(LLVMValueRef));
     g.slot = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof(int64_t));
@@ -604,6 +621,7 @@ tj_status tjj_cpu_codegen(const tji_func *fn, const tjp_plan *plan, LLVMContextR
     g.ls = tjj_ls_view(&g.ty, g.mod, g.b);
     layout_scratch(&g);
     set_large_kernel_loops(&g);
+    tjj_cpu_plan_row_walk(&g);
     build_kernel(&g, target, symbol);
     build_runner(&g, target, symbol);
     LLVMDisposeBuilder(g.b);
