@@ -255,8 +255,8 @@ static int32_t only_store(const codegen *g)
             if (op->is_volatile || tji_typeof(fn, op->result)->rank == 0)
                 return -1;
             break;
-        case TJI_ATOMIC: case TJI_ATOMIC_CAS: case TJI_REDUCE: case TJI_CUMSUM: case TJI_DOT: case TJI_FOR:
-        case TJI_IF: case TJI_PRINT: case TJI_ASSERT:
+        case TJI_ATOMIC: case TJI_ATOMIC_CAS: case TJI_REDUCE: case TJI_CUMSUM: case TJI_DOT:
+        case TJI_FOR: case TJI_IF: case TJI_PRINT: case TJI_ASSERT:
             return -1;
         default:
             break;
