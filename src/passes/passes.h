@@ -27,6 +27,13 @@ typedef struct tjp_plan {
 TJI_FUNC void tjp_materialize(const tji_func *fn, tjp_plan *plan);
 TJI_FUNC void tjp_plan_free(tjp_plan *plan);
 
+/* carried_offsets.c — a FOR's carried pointer tile that each iteration
+ * moves by one scalar (p' = p + splat(s)) becomes an i64 scalar offset o
+ * (0 at entry, o + s per iteration), its uses p_init + splat(o): the CPU
+ * then fuses the addresses into its loads instead of gathering through an
+ * array of them. Run before materialize on the CPU. */
+TJI_FUNC tj_status tjp_carry_offsets(tji_func *fn);
+
 /* provenance.c — per value, the set of pointer parameters it may point
  * into (empty: unknown), for the bounds checks (src/jit/llvm/bounds.h) and
  * alias.c. */
