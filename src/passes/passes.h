@@ -113,7 +113,9 @@ typedef struct tjp_layout_plan {
 struct tjp_coalesce_result;
 /* coalesced: the coalescing pass's table (coalesce.c below), anchoring
  * loads, stores and atomics; NULL anchors them at the default layout and
- * gives every access a vector of 1. */
+ * gives every access a vector of 1. plan: zeroed, or holding only the
+ * dots' forms (plan->dot, tjp_accelerate_dots; NULL: every DOT is FMA),
+ * which a DOT's layouts follow; the pass fills the rest. */
 TJI_FUNC tj_status tjp_assign_layouts(tji_func *fn, int num_warps,
                                       const struct tjp_coalesce_result *coalesced,
                                       tjp_layout_plan *plan);
