@@ -565,7 +565,7 @@ typedef struct tj_arg {
         tj_buffer buf;
         int64_t i;   /* integer dtypes, i1 */
         uint64_t u;  /* unsigned dtypes may use either */
-        double f;    /* f16, bf16, f32, f64 */
+        double f;    /* f16, bf16, f32, f64, f8e4m3, f8e5m2 */
     } v;
 } tj_arg;
 
@@ -578,6 +578,8 @@ typedef struct tj_arg {
 #define TJ_ARG_F64(x) ((tj_arg){TJ_F64, 0, {.f = (x)}})
 #define TJ_ARG_F16(x) ((tj_arg){TJ_F16, 0, {.f = (x)}})
 #define TJ_ARG_BF16(x) ((tj_arg){TJ_BF16, 0, {.f = (x)}})
+#define TJ_ARG_F8E4M3(x) ((tj_arg){TJ_F8E4M3, 0, {.f = (x)}})
+#define TJ_ARG_F8E5M2(x) ((tj_arg){TJ_F8E5M2, 0, {.f = (x)}})
 #define TJ_ARG_INT(dt, x) ((tj_arg){(dt), 0, {.i = (x)}})
 
 /* Bounds-checked launches (to find a forgotten mask): every load, store and
