@@ -25,7 +25,12 @@
  * 16 bits and rounded with integer code (round to nearest even, a NaN keeps
  * its top bits, made quiet). Every conversion rounds once: f64 to bf16 rounds
  * to odd in f32 first, f64 to f16 is one fptrunc, and an integer becomes bf16
- * by integer code alone.
+ * by integer code alone. The fp8 dtypes (f8e4m3, f8e5m2) are carried as their
+ * byte and only cast (the builder refuses arithmetic on them): to f32 and
+ * from f32 by integer code (support.c's steps, the same bits on every
+ * target, with no need for sm_89's cvt ... e4m3x2), from f64 through f32
+ * rounded to odd, from an integer through f32 (exact below 2^24, and anything
+ * larger saturates either way).
  *
  * The code works on a tjj_ls, a small view of the caller's generator state
  * (context, module, builder, types) that each back end fills from its own.
