@@ -24,6 +24,7 @@ static const char *const binop_names[] = {
 };
 
 static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
+#define NBINOPS ((int)(sizeof binop_names / sizeof binop_names[0]))
 
 /* fp8 values are loaded, stored, selected, cast and multiplied (tj_dot);
  * any other op on them asks for a cast first, as Triton, which computes fp8
@@ -36,7 +37,6 @@ static int refuse_fp8(tj_dtype dt)
     return tji_fail(TJ_ERR_TYPE, "no '%s' of %s values: fp8 is a storage type (cast to f32 first)",
                     B.opname, tj_dtype_name(dt)), 0;
 }
-#define NBINOPS ((int)(sizeof binop_names / sizeof binop_names[0]))
 
 static int32_t no_rule(int32_t a, int32_t b)
 {
