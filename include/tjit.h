@@ -116,6 +116,7 @@ typedef enum tj_dtype {
     TJ_I1, TJ_I8, TJ_I16, TJ_I32, TJ_I64,
     TJ_U8, TJ_U16, TJ_U32, TJ_U64,
     TJ_F16, TJ_BF16, TJ_F32, TJ_F64,
+    TJ_F8E4M3, TJ_F8E5M2, /* 8-bit floats (storage, casts and tj_dot), below */
     TJ_DTYPE_COUNT
 } tj_dtype;
 
@@ -127,6 +128,20 @@ TJ_API uint16_t tj_f32_to_f16(float x);
 TJ_API float tj_f16_to_f32(uint16_t bits);
 TJ_API uint16_t tj_f32_to_bf16(float x);
 TJ_API float tj_bf16_to_f32(uint16_t bits);
+
+/* 8-bit floats (OCP FP8), passed as their raw byte. f8e4m3 is e4m3fn: bias
+ * 7, no infinities, 0x7f and 0xff NaN, largest 448; f8e5m2: bias 15, IEEE
+ * infinities and NaNs, largest 57344. They are storage types: a kernel loads,
+ * stores, selects (tj_where), casts and multiplies them (tj_dot); any other
+ * arithmetic is an error that says to cast to f32 first. Widening to f32 is
+ * exact. Narrowing rounds once, to nearest even, and saturates as CUDA's
+ * __nv_cvt_float_to_fp8(x, __NV_SATFINITE, ...) and PTX's cvt.rn.satfinite
+ * do: beyond the largest finite value (infinities too, also for e5m2) gives
+ * it with the sign; NaN gives 0x7f. The same bits on every back end. */
+TJ_API uint8_t tj_f32_to_f8e4m3(float x);
+TJ_API float tj_f8e4m3_to_f32(uint8_t bits);
+TJ_API uint8_t tj_f32_to_f8e5m2(float x);
+TJ_API float tj_f8e5m2_to_f32(uint8_t bits);
 
 /* ------------------------------------------------------------------------ */
 /* The kernel language                                                      */
@@ -215,6 +230,8 @@ typedef struct tj_mem_opts {
 #define tj_u32(v) tj_const(v, TJ_U32)
 #define tj_f16(v) tj_const(v, TJ_F16)
 #define tj_bf16(v) tj_const(v, TJ_BF16)
+#define tj_f8e4m3(v) tj_const(v, TJ_F8E4M3)
+#define tj_f8e5m2(v) tj_const(v, TJ_F8E5M2)
 #define tj_f32(v) tj_const(v, TJ_F32)
 #define tj_f64(v) tj_const(v, TJ_F64)
 
@@ -400,7 +417,10 @@ typedef enum tj_reduce_op {
  *   f32 -> f32, with .input_precision: TJ_PRECISION_IEEE (the default, exact
  *     products), TF32 (inputs rounded to tf32, as tensor cores take them) or
  *     TF32X3 (three tf32 products, about f32's accuracy);
- *   i8 -> i32 (exact, wrapping).
+ *   i8 -> i32 (exact, wrapping);
+ *   f8e4m3, f8e5m2 -> f32, either with either (as Triton allows): the
+ *     builder widens both operands to f16 (exact for both formats) and
+ *     emits an f16 dot with an f32 accumulator.
  * Each result element adds the products in the order k = 0, 1, ... to acc,
  * one fused multiply-add each, on the CPU; a GPU's tensor cores sum in their
  * own order, so float results agree within rounding. */
@@ -466,8 +486,8 @@ typedef struct tj_dot_opts {
  *
  * Parameters are TJ_PTR(name, dtype) (a buffer of elements of dtype) and
  * TJ_SCALAR(name, dtype); dtype is one of i1 i8 i16 i32 i64 u8 u16 u32 u64
- * f16 bf16 f32 f64. Constants are names of compile-time int64 values, plain
- * C in the body.
+ * f16 bf16 f32 f64 f8e4m3 f8e5m2. Constants are names of compile-time int64
+ * values, plain C in the body.
  *
  * A GPU launch specializes the kernel on what it sees of its arguments: a
  * pointer whose address is a multiple of 16 bytes (every tjit buffer is), an
@@ -483,7 +503,8 @@ typedef struct tj_dot_opts {
  *
  * where a pointer parameter takes a tj_buffer, an integer scalar its C
  * integer type (a float argument is diagnosed, see the top of this file)
- * and a float scalar (f16, bf16, f32, f64) a double, rounded to its dtype.
+ * and a float scalar (f16, bf16, f32, f64, f8e4m3, f8e5m2) a double,
+ * rounded to its dtype.
  * A kernel takes up to TJ_MAX_PARAMS parameters and as many constants;
  * past that, the compile fails with one error that says so.
  */
@@ -584,7 +605,7 @@ typedef struct tj_arg {
         tj_buffer buf;
         int64_t i;   /* integer dtypes, i1 */
         uint64_t u;  /* unsigned dtypes may use either */
-        double f;    /* f16, bf16, f32, f64 */
+        double f;    /* f16, bf16, f32, f64, f8e4m3, f8e5m2 */
     } v;
 } tj_arg;
 
@@ -597,6 +618,8 @@ typedef struct tj_arg {
 #define TJ_ARG_F64(x) ((tj_arg){TJ_F64, 0, {.f = (x)}})
 #define TJ_ARG_F16(x) ((tj_arg){TJ_F16, 0, {.f = (x)}})
 #define TJ_ARG_BF16(x) ((tj_arg){TJ_BF16, 0, {.f = (x)}})
+#define TJ_ARG_F8E4M3(x) ((tj_arg){TJ_F8E4M3, 0, {.f = (x)}})
+#define TJ_ARG_F8E5M2(x) ((tj_arg){TJ_F8E5M2, 0, {.f = (x)}})
 #define TJ_ARG_INT(dt, x) ((tj_arg){(dt), 0, {.i = (x)}})
 
 /* Bounds-checked launches (to find a forgotten mask): every load, store and
@@ -774,6 +797,8 @@ TJ_API int tj__region_next(void);
 #define TJ__DT_bf16 TJ_BF16
 #define TJ__DT_f32 TJ_F32
 #define TJ__DT_f64 TJ_F64
+#define TJ__DT_f8e4m3 TJ_F8E4M3
+#define TJ__DT_f8e5m2 TJ_F8E5M2
 #define TJ__CT_i1 _Bool
 #define TJ__CT_i8 int8_t
 #define TJ__CT_i16 int16_t
@@ -787,6 +812,8 @@ TJ_API int tj__region_next(void);
 #define TJ__CT_bf16 double
 #define TJ__CT_f32 double
 #define TJ__CT_f64 double
+#define TJ__CT_f8e4m3 double
+#define TJ__CT_f8e5m2 double
 
 #ifdef __cplusplus
 }

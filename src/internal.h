@@ -60,5 +60,6 @@ TJI_FUNC int tjs_dtype_is_float(tj_dtype t);
 TJI_FUNC int tjs_dtype_is_signed(tj_dtype t);   /* signed ints; not i1 */
 TJI_FUNC int tjs_dtype_is_int(tj_dtype t);      /* all integers and i1 */
 TJI_FUNC int tjs_dtype_bits(tj_dtype t);        /* i1: 1 */
+TJI_FUNC int tjs_dtype_is_fp8(tj_dtype t);      /* f8e4m3, f8e5m2: floats kept as bytes */
 
 #endif

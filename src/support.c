@@ -195,7 +195,8 @@ static const struct {
     [TJ_U16] = {"u16", 16, 0, 0},  [TJ_U32] = {"u32", 32, 0, 0},
     [TJ_U64] = {"u64", 64, 0, 0},  [TJ_F16] = {"f16", 16, 1, 1},
     [TJ_BF16] = {"bf16", 16, 1, 1}, [TJ_F32] = {"f32", 32, 1, 1},
-    [TJ_F64] = {"f64", 64, 1, 1},
+    [TJ_F64] = {"f64", 64, 1, 1},  [TJ_F8E4M3] = {"f8e4m3", 8, 1, 1},
+    [TJ_F8E5M2] = {"f8e5m2", 8, 1, 1},
 };
 
 static int dtype_ok(tj_dtype t) { return (unsigned)t < TJ_DTYPE_COUNT; }
@@ -216,6 +217,7 @@ int tjs_dtype_is_signed(tj_dtype t)
     return dtype_ok(t) && !dtype_info[t].is_float && dtype_info[t].is_signed;
 }
 int tjs_dtype_bits(tj_dtype t) { return dtype_ok(t) ? dtype_info[t].bits : 0; }
+int tjs_dtype_is_fp8(tj_dtype t) { return t == TJ_F8E4M3 || t == TJ_F8E5M2; }
 
 /* --- 16-bit floats: round to nearest even, NaN kept quiet ---------------- */
 
@@ -275,3 +277,57 @@ float tj_f16_to_f32(uint16_t h)
     }
     return bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
 }
+
+/* --- 8-bit floats: round to nearest even, saturating (tjit.h) -------------
+ * The same steps, as LLVM IR, are llvm_scalar.c's fp8 conversions: the two
+ * must agree bit for bit (tests/test_fp8.c checks both against a reference
+ * built from the format definition). */
+
+typedef struct fp8_format {
+    int mant_bits, bias;
+    uint32_t max_code; /* the largest finite magnitude's bits */
+    int has_inf;       /* e5m2: exponent all ones is inf/NaN; e4m3: only 0x7f is NaN */
+} fp8_format;
+
+static const fp8_format f8e4m3 = {3, 7, 0x7e, 0}, f8e5m2 = {2, 15, 0x7b, 1};
+
+static uint8_t f32_to_fp8(float x, const fp8_format *f)
+{
+    uint32_t u = f32_bits(x), sign = (u >> 24) & 0x80u, a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+        return 0x7f;
+    int m = f->mant_bits;
+    uint32_t code = 0;
+    if (a >= (uint32_t)(128 - f->bias) << 23) { /* normal: drop 23 - m bits, ties to even */
+        int drop = 23 - m;
+        uint32_t r = a + ((1u << (drop - 1)) - 1) + ((a >> drop) & 1);
+        code = (r >> drop) - ((uint32_t)(127 - f->bias) << m); /* a carry moves into the exponent */
+    } else if (a >> 23) { /* subnormal in fp8: count units of 2^(1 - bias - m) */
+        int shift = 151 - f->bias - m - (int)(a >> 23); /* 24 - m or more */
+        uint32_t sig = (a & 0x7fffffu) | 0x800000u;
+        if (shift < 32) {
+            uint32_t rest = sig & ((1u << shift) - 1), half = 1u << (shift - 1);
+            code = (sig >> shift) + (rest > half || (rest == half && ((sig >> shift) & 1)));
+        }
+    } /* f32 subnormals are far below half the smallest fp8 subnormal: 0 */
+    return (uint8_t)(sign | (code > f->max_code ? f->max_code : code));
+}
+
+static float fp8_to_f32(uint8_t x, const fp8_format *f)
+{
+    int m = f->mant_bits;
+    uint32_t sign = (uint32_t)(x & 0x80u) << 24, mag = x & 0x7fu;
+    uint32_t e = mag >> m, mant = mag & ((1u << m) - 1);
+    if (f->has_inf ? e == (0x7fu >> m) : mag == 0x7fu)
+        return bits_f32(sign | 0x7f800000u | (f->has_inf && !mant ? 0 : 0x400000u));
+    if (e == 0) { /* zero or subnormal: mant * 2^(1 - bias - m), exact in f32 */
+        float v = (float)mant * bits_f32((uint32_t)(128 - f->bias - m) << 23);
+        return bits_f32(sign | f32_bits(v));
+    }
+    return bits_f32(sign | ((e + 127 - (uint32_t)f->bias) << 23) | (mant << (23 - m)));
+}
+
+uint8_t tj_f32_to_f8e4m3(float x) { return f32_to_fp8(x, &f8e4m3); }
+float tj_f8e4m3_to_f32(uint8_t b) { return fp8_to_f32(b, &f8e4m3); }
+uint8_t tj_f32_to_f8e5m2(float x) { return f32_to_fp8(x, &f8e5m2); }
+float tj_f8e5m2_to_f32(uint8_t b) { return fp8_to_f32(b, &f8e5m2); }

@@ -82,7 +82,7 @@ static int fz_leaf(fz_gen *g)
     const fz_prog *p = g->p;
     fz_op o = {.kind = FZ_LOAD, .a = -1, .b = -1, .c = -1, .r = p->R, .cdim = p->C};
     int pick = gen_below(&g->r, 16);
-    tj_dtype t = (tj_dtype)gen_below(&g->r, TJ_DTYPE_COUNT);
+    tj_dtype t = (tj_dtype)gen_below(&g->r, TL_NCOMPUTE_DTYPES);
     o.dt = t;
     o.in = t;
     if (pick < 6) {
@@ -602,7 +602,7 @@ static void fz_generate(int64_t seed, fz_prog *p)
         case 2: case 3: case 4: made = fz_float_op(&g); break;
         case 5: case 6: case 7: made = fz_int_op(&g); break;
         case 8: case 9: made = fz_select(&g); break;
-        case 10: made = fz_cast(&g, fz_pick(&g), (tj_dtype)gen_below(&g.r, TJ_DTYPE_COUNT)); break;
+        case 10: made = fz_cast(&g, fz_pick(&g), (tj_dtype)gen_below(&g.r, TL_NCOMPUTE_DTYPES)); break;
         case 11: made = fz_reduction(&g); break;
         case 12: made = fz_shape_op(&g); break;
         default: made = fz_control(&g); break;

@@ -45,8 +45,9 @@ static void test_names(void)
            unknown ? unknown : "(null)");
 
     static const char *const names[] = {"i1", "i8", "i16", "i32", "i64", "u8", "u16",
-                                        "u32", "u64", "f16", "bf16", "f32", "f64"};
-    static const size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8};
+                                        "u32", "u64", "f16", "bf16", "f32", "f64",
+                                        "f8e4m3", "f8e5m2"};
+    static const size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 2, 2, 4, 8, 1, 1};
     bad = 0;
     for (int t = 0; t < TJ_DTYPE_COUNT; t++)
         if (strcmp(tj_dtype_name((tj_dtype)t), names[t]) != 0 ||

@@ -5,8 +5,8 @@
  * adopt the other operand's dtype, typed constants, and the promotion of
  * mixed operands.
  *
- * Casts: one kernel per source dtype casts a tile to all 13 dtypes at
- * once; each (source, target) pair is a test point. Integers convert
+ * Casts: one kernel per source dtype casts a tile to all 15 dtypes at
+ * once (the fp8 ones too: into them floats round once and saturate); each (source, target) pair is a test point. Integers convert
  * modulo the target's width, to i1 as x != 0 (as Triton), and to floats
  * rounded to nearest even; floats truncate toward zero into integers (only
  * where the value fits, since C leaves the rest undefined) and round to
@@ -28,7 +28,8 @@ enum { BLOCK = 128 };
                         TJ_PTR(o_i16, i16), TJ_PTR(o_i32, i32), TJ_PTR(o_i64, i64), \
                         TJ_PTR(o_u8, u8), TJ_PTR(o_u16, u16), TJ_PTR(o_u32, u32), \
                         TJ_PTR(o_u64, u64), TJ_PTR(o_f16, f16), TJ_PTR(o_bf16, bf16), \
-                        TJ_PTR(o_f32, f32), TJ_PTR(o_f64, f64), TJ_SCALAR(n, i32)), \
+                        TJ_PTR(o_f32, f32), TJ_PTR(o_f64, f64), TJ_PTR(o_e4m3, f8e4m3), \
+                        TJ_PTR(o_e5m2, f8e5m2), TJ_SCALAR(n, i32)),     \
               TJ_CONSTS())                                                      \
     {                                                                           \
         tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK)); \
@@ -36,7 +37,7 @@ enum { BLOCK = 128 };
         tj_val v = tj_load(tj_add(x, offs), .mask = mask);                      \
         const tj_val outs[TJ_DTYPE_COUNT] = {o_i1, o_i8, o_i16, o_i32, o_i64, o_u8, \
                                              o_u16, o_u32, o_u64, o_f16, o_bf16, \
-                                             o_f32, o_f64};                     \
+                                             o_f32, o_f64, o_e4m3, o_e5m2};     \
         for (int d = 0; d < TJ_DTYPE_COUNT; d++)                                \
             tj_store(tj_add(outs[d], offs), tj_cast(v, (tj_dtype)d), .mask = mask); \
     }
@@ -54,12 +55,15 @@ CAST_KERNEL(f16)
 CAST_KERNEL(bf16)
 CAST_KERNEL(f32)
 CAST_KERNEL(f64)
+CAST_KERNEL(f8e4m3)
+CAST_KERNEL(f8e5m2)
 
 static const tj_kernel *cast_kernel(tj_dtype t)
 {
     const tj_kernel *k[TJ_DTYPE_COUNT] = {cast_i1, cast_i8, cast_i16, cast_i32, cast_i64,
                                           cast_u8, cast_u16, cast_u32, cast_u64, cast_f16,
-                                          cast_bf16, cast_f32, cast_f64};
+                                          cast_bf16, cast_f32, cast_f64, cast_f8e4m3,
+                                          cast_f8e5m2};
     return k[t];
 }
 
@@ -93,7 +97,7 @@ static tl_num ref_cast(tj_dtype from, tl_num v, tj_dtype to, int *defined)
         /* Round the integer itself, so no conversion to double rounds first. */
         int neg = !is_u64 && v.i < 0;
         uint64_t mag = neg ? 0 - (uint64_t)v.i : (uint64_t)v.i;
-        return tl_flt(tl_round(to, (neg ? -1.0 : 1.0) * round_int_bits(mag, to == TJ_BF16 ? 8 : to == TJ_F16 ? 11 : 53)));
+        return tl_flt(tl_round(to, (neg ? -1.0 : 1.0) * round_int_bits(mag, to == TJ_BF16 ? 8 : to == TJ_F16 ? 11 : to == TJ_F8E4M3 ? 4 : to == TJ_F8E5M2 ? 3 : 53)));
     }
     if (to == TJ_I1)
         return tl_int(v.f != 0);
@@ -139,7 +143,7 @@ static tl_num cast_input(tj_dtype t, int i)
     case 1: x = tl_rand_double(0, 250); break;
     case 2: x = tl_rand_double(-1, 1); break;
     default: {
-        double lim = t == TJ_F16 ? 60000 : 3e9;
+        double lim = t == TJ_F16 || t == TJ_F8E5M2 ? 60000 : t == TJ_F8E4M3 ? 500 : 3e9;
         x = tl_rand_double(-lim, lim);
         break;
     }
@@ -578,7 +582,7 @@ int main(void)
         test_casts_from((tj_dtype)t);
     test_round_trip(TJ_F16);
     test_round_trip(TJ_BF16);
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++) { /* fp8 scalars: test_fp8.c */
         test_scalar_arg((tj_dtype)t, 1);
         test_scalar_arg((tj_dtype)t, 0);
     }

@@ -111,7 +111,7 @@ static int bad_line; /* the line of the bad op of the program last built */
 
 typedef struct fz_ctx {
     const fz_prog *p;
-    tj_val in[TJ_DTYPE_COUNT];
+    tj_val in[TL_NCOMPUTE_DTYPES];
     tj_val trips;
     tj_val params[2];          /* sf, si */
     tj_val grow, gcol;         /* [R, 1] and [1, C] global row and column numbers */
@@ -423,9 +423,9 @@ TJ_KERNEL(fuzz_program,
         fz_add_bad(SEED, &prog);
     memset(&c, 0, sizeof c);
     c.p = &prog;
-    const tj_val ins[TJ_DTYPE_COUNT] = {in_i1, in_i8, in_i16, in_i32, in_i64, in_u8, in_u16,
+    const tj_val ins[TL_NCOMPUTE_DTYPES] = {in_i1, in_i8, in_i16, in_i32, in_i64, in_u8, in_u16,
                                         in_u32, in_u64, in_f16, in_bf16, in_f32, in_f64};
-    const tj_val outs[TJ_DTYPE_COUNT] = {out_i1, out_i8, out_i16, out_i32, out_i64, out_u8,
+    const tj_val outs[TL_NCOMPUTE_DTYPES] = {out_i1, out_i8, out_i16, out_i32, out_i64, out_u8,
                                          out_u16, out_u32, out_u64, out_f16, out_bf16,
                                          out_f32, out_f64};
     memcpy(c.in, ins, sizeof ins);
@@ -455,11 +455,11 @@ typedef struct fz_run {
     int ill_formed;
     fz_prog prog;
     fz_inputs in;
-    void *host_in[TJ_DTYPE_COUNT];
+    void *host_in[TL_NCOMPUTE_DTYPES];
     size_t slot_elems;           /* G * R * C: one slot of an output buffer */
-    size_t out_elems[TJ_DTYPE_COUNT]; /* slot_elems times its slots (at least 1) */
-    void *want[TJ_DTYPE_COUNT];  /* the reference's outputs, poison where not stored */
-    double tol[TJ_DTYPE_COUNT][FZ_MAXSTORES]; /* float bound of the value in each slot */
+    size_t out_elems[TL_NCOMPUTE_DTYPES]; /* slot_elems times its slots (at least 1) */
+    void *want[TL_NCOMPUTE_DTYPES];  /* the reference's outputs, poison where not stored */
+    double tol[TL_NCOMPUTE_DTYPES][FZ_MAXSTORES]; /* float bound of the value in each slot */
     int grid;
     int num_warps; /* of the launch: 1 to 8, for the GPU's layouts */
 } fz_run;
@@ -486,7 +486,7 @@ static void prepare(fz_run *run)
     in->si = (int32_t)tl_rand_u64();
     run->num_warps = 1 << tl_rand_range(0, 3);
     size_t n = (size_t)in->nrows * (size_t)in->ncols;
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++) {
         run->host_in[t] = malloc(n * tj_dtype_size((tj_dtype)t));
         if (fz_is_float((tj_dtype)t)) {
             tl_fill_range((tj_dtype)t, run->host_in[t], n, -FZ_INPUT_MAG, FZ_INPUT_MAG);
@@ -499,7 +499,7 @@ static void prepare(fz_run *run)
     }
     run->grid = (in->nrows + p->R - 1) / p->R;
     run->slot_elems = (size_t)run->grid * (size_t)p->R * (size_t)p->C;
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++) {
         run->out_elems[t] = run->slot_elems * (size_t)(p->slots[t] ? p->slots[t] : 1);
         run->want[t] = poisoned(run->out_elems[t] * tj_dtype_size((tj_dtype)t));
     }
@@ -529,7 +529,7 @@ static void prepare(fz_run *run)
 
 static void release(fz_run *run)
 {
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++)
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++)
         free(run->host_in[t]), free(run->want[t]);
 }
 
@@ -549,8 +549,8 @@ static tj_status launch(tj_device *dev, const fz_run *run, void **got)
 {
     const fz_inputs *in = &run->in;
     size_t n = (size_t)in->nrows * (size_t)in->ncols;
-    tj_buffer bin[TJ_DTYPE_COUNT], bout[TJ_DTYPE_COUNT];
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
+    tj_buffer bin[TL_NCOMPUTE_DTYPES], bout[TL_NCOMPUTE_DTYPES];
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++) {
         size_t es = tj_dtype_size((tj_dtype)t);
         bin[t] = tl_upload(dev, run->host_in[t], n * es);
         bout[t] = tl_poisoned(dev, run->out_elems[t] * es);
@@ -565,7 +565,7 @@ static tj_status launch(tj_device *dev, const fz_run *run, void **got)
     if (st == TJ_OK)
         st = tj_synchronize(dev);
     snprintf(launch_error, sizeof launch_error, "%s", st == TJ_OK ? "" : tj_last_error());
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++) {
         if (st == TJ_OK && got)
             st = tj_buffer_read(dev, bout[t], 0, got[t], run->out_elems[t] * tj_dtype_size((tj_dtype)t));
         tj_buffer_free(dev, bin[t]);
@@ -581,7 +581,7 @@ static int outputs_agree(const fz_run *run, void *const *got, void *const *want,
                          const char *who)
 {
     int bad = 0;
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++) {
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++) {
         tj_dtype dt = (tj_dtype)t;
         for (size_t e = 0; e < run->out_elems[t]; e++) {
             size_t slot = e / run->slot_elems, at = e % run->slot_elems;
@@ -625,15 +625,15 @@ static void show_program(const fz_run *run)
 
 static void **alloc_outputs(const fz_run *run)
 {
-    void **out = calloc(TJ_DTYPE_COUNT, sizeof *out);
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++)
+    void **out = calloc(TL_NCOMPUTE_DTYPES, sizeof *out);
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++)
         out[t] = malloc(run->out_elems[t] * tj_dtype_size((tj_dtype)t));
     return out;
 }
 
 static void free_outputs(void **out)
 {
-    for (int t = 0; t < TJ_DTYPE_COUNT; t++)
+    for (int t = 0; t < TL_NCOMPUTE_DTYPES; t++)
         free(out[t]);
     free(out);
 }

@@ -149,12 +149,16 @@ typedef struct tl_num {
     double f;
 } tl_num;
 
-static inline int tl_is_float(tj_dtype t) { return t >= TJ_F16 && t <= TJ_F64; }
+static inline int tl_is_fp8(tj_dtype t) { return t == TJ_F8E4M3 || t == TJ_F8E5M2; }
+static inline int tl_is_float(tj_dtype t) { return (t >= TJ_F16 && t <= TJ_F64) || tl_is_fp8(t); }
+/* The dtypes that compute: 0 .. TL_NCOMPUTE_DTYPES - 1, every one but the
+ * fp8 storage types (only loaded, stored, cast and multiplied by tj_dot). */
+#define TL_NCOMPUTE_DTYPES ((int)TJ_F8E4M3)
 static inline int tl_is_signed(tj_dtype t) { return t >= TJ_I8 && t <= TJ_I64; }
 static inline int tl_is_unsigned(tj_dtype t) { return t >= TJ_U8 && t <= TJ_U64; }
 static inline int tl_bits(tj_dtype t)
 {
-    static const int bits[TJ_DTYPE_COUNT] = {1, 8, 16, 32, 64, 8, 16, 32, 64, 16, 16, 32, 64};
+    static const int bits[TJ_DTYPE_COUNT] = {1, 8, 16, 32, 64, 8, 16, 32, 64, 16, 16, 32, 64, 8, 8};
     return bits[t];
 }
 
@@ -202,10 +206,22 @@ static inline double tl__round_format(double x, int mant_bits, int emin, double 
     return r;
 }
 
+/* x rounded to an fp8 format: to nearest even as if the exponent had no
+ * top, then saturated (tjit.h): beyond max, infinities too, gives +-max. */
+static inline double tl__round_fp8(double x, int mant_bits, int emin, double max)
+{
+    if (isnan(x))
+        return x;
+    double r = isinf(x) ? x : tl__round_format(x, mant_bits, emin, INFINITY);
+    return fabs(r) > max ? copysign(max, x) : r;
+}
+
 /* x rounded once to the dtype (floats) — the correctly rounded reference. */
 static inline double tl_round(tj_dtype t, double x)
 {
     switch (t) {
+    case TJ_F8E4M3: return tl__round_fp8(x, 4, -6, 448.0);
+    case TJ_F8E5M2: return tl__round_fp8(x, 3, -14, 57344.0);
     case TJ_F16: return tl__round_format(x, 11, -14, 65504.0);
     case TJ_BF16: return tl__round_format(x, 8, -126, 0x1.fep127);
     case TJ_F32: return (double)(float)x;
@@ -219,6 +235,8 @@ static inline double tl_eps(tj_dtype t)
     switch (t) {
     case TJ_F16: return 0x1p-10;
     case TJ_BF16: return 0x1p-7;
+    case TJ_F8E4M3: return 0x1p-3;
+    case TJ_F8E5M2: return 0x1p-2;
     case TJ_F32: return 0x1p-23;
     case TJ_F64: return 0x1p-52;
     default: return 0;
@@ -243,6 +261,8 @@ static inline tl_num tl_get(tj_dtype t, const void *base, size_t i)
     case TJ_BF16: { uint16_t x; memcpy(&x, p, 2); v.f = tj_bf16_to_f32(x); break; }
     case TJ_F32: { float x; memcpy(&x, p, 4); v.f = x; break; }
     case TJ_F64: { double x; memcpy(&x, p, 8); v.f = x; break; }
+    case TJ_F8E4M3: v.f = tj_f8e4m3_to_f32(*p); break;
+    case TJ_F8E5M2: v.f = tj_f8e5m2_to_f32(*p); break;
     default: break;
     }
     return v;
@@ -262,6 +282,8 @@ static inline void tl_set(tj_dtype t, void *base, size_t i, tl_num v)
     case TJ_BF16: { uint16_t x = tj_f32_to_bf16((float)tl_round(TJ_BF16, v.f)); memcpy(p, &x, 2); break; }
     case TJ_F32: { float x = (float)v.f; memcpy(p, &x, 4); break; }
     case TJ_F64: memcpy(p, &v.f, 8); break;
+    case TJ_F8E4M3: *p = tj_f32_to_f8e4m3((float)tl_round(TJ_F8E4M3, v.f)); break;
+    case TJ_F8E5M2: *p = tj_f32_to_f8e5m2((float)tl_round(TJ_F8E5M2, v.f)); break;
     default: break;
     }
 }

@@ -15,6 +15,13 @@
  * GPU keeps the zeros in registers. The result type is the accumulator's;
  * the rules for it (f32 from f16/bf16/f32, f16 from f16, i32 from i8) are
  * checked here with messages in the user's types.
+ *
+ * fp8 operands (f8e4m3, f8e5m2, one of each allowed, as in Triton) become
+ * f16 before the op, exactly (f16 holds every value of both formats), and
+ * the dot is an f16 one with an f32 accumulator: no back end, and no
+ * tensor-core lowering, needs an fp8 form of its own. (sm_89+ has fp8 MMA
+ * instructions that would halve the operand traffic; a later lowering may
+ * recognise the casts and use them.)
  */
 #include "build.h"
 
@@ -37,12 +44,13 @@ static int result_dtype(tj_dtype in, tj_dtype out, tj_input_precision prec)
         if (out == TJ_I1 || out == TJ_F32 || out == TJ_F16)
             return out == TJ_I1 ? def : out;
         break;
-    case TJ_BF16: case TJ_F32: case TJ_I8:
+    case TJ_BF16: case TJ_F32: case TJ_I8: case TJ_F8E4M3: case TJ_F8E5M2:
         if (out == TJ_I1 || out == def)
             return def;
         break;
     default:
-        return tji_fail(TJ_ERR_TYPE, "no dot of %s operands (dot takes f16, bf16, f32 or i8)",
+        return tji_fail(TJ_ERR_TYPE, "no dot of %s operands (dot takes f16, bf16, f32, i8, "
+                        "f8e4m3 or f8e5m2)",
                         tj_dtype_name(in)), -1;
     }
     return tji_fail(TJ_ERR_TYPE, "a dot of %s operands gives %s%s, not %s", tj_dtype_name(in),
@@ -78,7 +86,8 @@ tj_val tj__dot(tj_loc loc, tj_val a, tj_val b, tj_val acc, tj_dot_opts opts)
         return tji_fail(TJ_ERR_SHAPE, "dot of %s and %s: M, N and K must be at least 16 "
                         "(got %d, %d, %d)", tji_type_text(&ta), tji_type_text(&tb), (int)M, (int)N,
                         (int)K), NONE;
-    if (ta.dtype != tb.dtype)
+    int fp8 = tjs_dtype_is_fp8(ta.dtype) && tjs_dtype_is_fp8(tb.dtype); /* mixed too, as Triton */
+    if (ta.dtype != tb.dtype && !fp8)
         return tji_fail(TJ_ERR_TYPE, "dot of %s and %s: the operands' dtypes differ (cast one)",
                         tji_type_text(&ta), tji_type_text(&tb)), NONE;
 
@@ -101,13 +110,16 @@ tj_val tj__dot(tj_loc loc, tj_val a, tj_val b, tj_val acc, tj_dot_opts opts)
     if (dt < 0)
         return NONE;
     rt.dtype = (tj_dtype)dt;
+    int32_t x = vid(a), y = vid(b);
+    if (fp8 && (!(x = tji_to_dtype(x, TJ_F16, 0)) || !(y = tji_to_dtype(y, TJ_F16, 0))))
+        return NONE;
     if (!c) {
         int32_t zero = tji_make_const(rt.dtype, 0, 0.0);
         c = zero ? tji_broadcast_shape(zero, rt.rank, rt.shape) : 0;
         if (!c)
             return NONE;
     }
-    int32_t res = tji_emit(TJI_DOT, ARGS(vid(a), vid(b), c), rt);
+    int32_t res = tji_emit(TJI_DOT, ARGS(x, y, c), rt);
     if (res)
         op_of(res)->precision = opts.input_precision;
     return val(res);

@@ -37,6 +37,8 @@ static int64_t wrap_int(tj_dtype dt, int64_t v)
 /* v rounded to the nearest value of float dtype dt (IEEE, ties to even). */
 static double round_float(tj_dtype dt, double v)
 {
+    if (tjs_dtype_is_fp8(dt) && fabs(v) > FLT_MAX) /* saturates, infinities too */
+        v = copysign(FLT_MAX, v);
     if (dt == TJ_F64 || isnan(v) || isinf(v))
         return v;
     if (fabs(v) > FLT_MAX) /* past FLT_MAX plus half an ulp: infinity */
@@ -57,6 +59,10 @@ static double round_float(tj_dtype dt, double v)
         f = tj_f16_to_f32(tj_f32_to_f16(f));
     else if (dt == TJ_BF16)
         f = tj_bf16_to_f32(tj_f32_to_bf16(f));
+    else if (dt == TJ_F8E4M3)
+        f = tj_f8e4m3_to_f32(tj_f32_to_f8e4m3(f));
+    else if (dt == TJ_F8E5M2)
+        f = tj_f8e5m2_to_f32(tj_f32_to_f8e5m2(f));
     return f;
 }
 

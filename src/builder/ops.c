@@ -26,6 +26,18 @@ static const char *const binop_names[] = {
 static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
 #define NBINOPS ((int)(sizeof binop_names / sizeof binop_names[0]))
 
+/* fp8 values are loaded, stored, selected, cast and multiplied (tj_dot);
+ * any other op on them asks for a cast first, as Triton, which computes fp8
+ * only inside tl.dot. (Computing in f32 and rounding back after every op
+ * would be slow and rarely what the user means: the rounding is coarse.) */
+static int refuse_fp8(tj_dtype dt)
+{
+    if (!tjs_dtype_is_fp8(dt))
+        return 1;
+    return tji_fail(TJ_ERR_TYPE, "no '%s' of %s values: fp8 is a storage type (cast to f32 first)",
+                    B.opname, tj_dtype_name(dt)), 0;
+}
+
 static int32_t no_rule(int32_t a, int32_t b)
 {
     tji_type ta = type_of(a), tb = type_of(b);
@@ -116,6 +128,8 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
     int bitwise = op == TJ_OP_AND || op == TJ_OP_OR || op == TJ_OP_XOR;
     int shift = op == TJ_OP_SHL || op == TJ_OP_SHR;
     tj_dtype dt = tji_meet((int32_t[]){x, y}, 2);
+    if (!refuse_fp8(dt))
+        return NONE;
     if ((bitwise || shift) && is_float(dt))
         return val(no_rule(x, y));
     if (dt == TJ_I1 && !is_cmp && !bitwise) /* arithmetic on i1 is done in i32 */
@@ -164,6 +178,8 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
     if (!known)
         return tji_fail(TJ_ERR_BUILD, "unknown unary op %d", (int)op), NONE;
     tji_type t = type_of(vid(x));
+    if (!t.is_ptr && !refuse_fp8(t.dtype))
+        return NONE;
     if (t.is_ptr || (op == TJ_OP_NOT && is_float(t.dtype)))
         return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tji_type_text(&t)), NONE;
     int32_t v = vid(x);
@@ -190,6 +206,8 @@ tj_val tj__fma(tj_loc loc, tj_val a, tj_val b, tj_val c)
         return tji_fail(TJ_ERR_TYPE, "no rule for 'fma' of %s, %s and %s", tji_type_text(&t[0]),
                         tji_type_text(&t[1]), tji_type_text(&t[2])), NONE;
     tj_dtype dt = tji_meet(ids, 3);
+    if (!refuse_fp8(dt))
+        return NONE;
     if (!is_float(dt))
         dt = TJ_F32;
     for (int i = 0; i < 3; i++)
@@ -357,6 +375,8 @@ tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_
         return NONE;
     tji_type pt = type_of(vid(ptr));
     tj_dtype dt = pt.dtype;
+    if (!refuse_fp8(dt))
+        return NONE;
     if (op != TJ_ATOMIC_XCHG && (dt == TJ_F16 || dt == TJ_BF16 || dt == TJ_I1))
         return tji_fail(TJ_ERR_TYPE, "no %s on %s: it takes integers (not i1), f32 and f64",
                         names[op], tji_type_text(&pt)), NONE;
@@ -433,6 +453,8 @@ tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_min
     tji_type t = type_of(vid(x));
     if (t.is_ptr)
         return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tji_type_text(&t)), NONE;
+    if (!refuse_fp8(t.dtype))
+        return NONE;
     if (!tji_check_axis(&axis, &t, "reduction"))
         return NONE;
     int32_t v = op == TJ_REDUCE_SUM ? sum_operand(vid(x)) : t.dtype == TJ_I1 ? tji_to_dtype(vid(x), TJ_I32, 1)
@@ -457,6 +479,8 @@ tj_val tj__cumsum(tj_loc loc, tj_val x, int axis)
     tji_type t = type_of(vid(x));
     if (t.is_ptr)
         return tji_fail(TJ_ERR_TYPE, "no rule for 'cumsum' of %s", tji_type_text(&t)), NONE;
+    if (!refuse_fp8(t.dtype))
+        return NONE;
     if (!tji_check_axis(&axis, &t, "cumsum"))
         return NONE;
     int32_t v = sum_operand(vid(x));

@@ -199,7 +199,7 @@ static int type(parser *ps, tji_type *t)
     while (dt < TJ_DTYPE_COUNT && strcmp(tj_dtype_name((tj_dtype)dt), name) != 0)
         dt++;
     if (dt == TJ_DTYPE_COUNT)
-        return fail_at(ps, at, "a dtype (i1, i8 .. u64, f16, bf16, f32, f64)");
+        return fail_at(ps, at, "a dtype (i1, i8 .. u64, f16, bf16, f32, f64, f8e4m3, f8e5m2)");
     t->dtype = (tj_dtype)dt;
     if (*ps->p != '[')
         return !block || expect(ps, ">");

@@ -76,6 +76,10 @@ static int same_float(tj_dtype dt, double a, double b)
         return tj_f32_to_f16(fa) == tj_f32_to_f16(fb);
     if (dt == TJ_BF16)
         return tj_f32_to_bf16(fa) == tj_f32_to_bf16(fb);
+    if (dt == TJ_F8E4M3)
+        return tj_f32_to_f8e4m3(fa) == tj_f32_to_f8e4m3(fb);
+    if (dt == TJ_F8E5M2)
+        return tj_f32_to_f8e5m2(fa) == tj_f32_to_f8e5m2(fb);
     return fa == fb;
 }
 

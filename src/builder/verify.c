@@ -76,6 +76,22 @@ static int is_int(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_int(t->
 static int is_float(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_float(t->dtype); }
 static int is_i1(const tji_type *t) { return !t->is_ptr && t->dtype == TJ_I1; }
 
+/* fp8 values are only moved, selected, cast and printed (tjit.h): the
+ * builder widens a dot's fp8 operands to f16, and refuses any other op. */
+static int takes_fp8(tji_opcode c)
+{
+    switch (c) {
+    case TJI_CONST: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE:
+    case TJI_PERMUTE: case TJI_WHERE: case TJI_CAST: case TJI_LOAD: case TJI_STORE: case TJI_FOR:
+    case TJI_IF: case TJI_YIELD: case TJI_CONVERT: case TJI_PRINT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int is_fp8(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_fp8(t->dtype); }
+
 /* Operands and results per opcode; -1: any number (checked per opcode). */
 static int operand_count(tji_opcode c)
 {
@@ -176,6 +192,12 @@ static int check_types(const verifier *v, int32_t idx)
 
     const tji_type *R = op->nresults ? tji_typeof(fn, op->result) : NULL;
     NEED(block_ptrs_fit(fn, op), "a block pointer where this op takes none");
+    if (!takes_fp8(c)) {
+        for (int i = 0; i < op->nargs; i++)
+            NEED(!HAS(i) || !is_fp8(T(i)), "no %s on %s (fp8 is only loaded, stored, selected "
+                 "and cast)", tji_opcode_name(c), TXT(T(i), t1));
+        NEED(!R || !is_fp8(R), "no %s giving %s", tji_opcode_name(c), TXT(R, t1));
+    }
     switch (c) {
     case TJI_CONST:
         NEED(!R->is_ptr && R->rank == 0, "result %s is not a scalar number", TXT(R, t1));

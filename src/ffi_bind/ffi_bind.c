@@ -70,6 +70,7 @@ static ffi_type *scalar_ffi_type(tj_dtype dtype)
     case TJ_BF16: return &ffi_type_uint16;
     case TJ_F32: return &ffi_type_float;
     case TJ_F64: return &ffi_type_double;
+    case TJ_F8E4M3: case TJ_F8E5M2: return &ffi_type_uint8;
     default: return NULL;
     }
 }
@@ -162,7 +163,7 @@ static void store_int(tjf_value *out, tj_dtype dtype, uint64_t bits)
 /* x as an f32 rounded to odd: where x falls between two floats, the one
  * whose last mantissa bit is 1. Rounding that to a 16-bit float gives the
  * same result as rounding x directly (the f32 keeps enough extra bits), so
- * a double argument for an f16/bf16 parameter is rounded once, not twice. */
+ * a double argument for an f16/bf16/fp8 parameter is rounded once, not twice. */
 static float f32_round_to_odd(double x)
 {
     float f = (float)x;
@@ -178,6 +179,8 @@ static void store_float(tjf_value *out, tj_dtype dtype, double x)
     switch (dtype) {
     case TJ_F16: out->u16 = tj_f32_to_f16(f32_round_to_odd(x)); break;
     case TJ_BF16: out->u16 = tj_f32_to_bf16(f32_round_to_odd(x)); break;
+    case TJ_F8E4M3: out->u8 = tj_f32_to_f8e4m3(f32_round_to_odd(x)); break;
+    case TJ_F8E5M2: out->u8 = tj_f32_to_f8e5m2(f32_round_to_odd(x)); break;
     case TJ_F32: out->f32 = (float)x; break;
     default: out->f64 = x; break;
     }

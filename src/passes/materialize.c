@@ -106,7 +106,8 @@ static int is_costly_elementwise(tji_opcode c)
     }
 }
 
-static int is_16bit_float(tj_dtype t) { return t == TJ_F16 || t == TJ_BF16; }
+/* Floats whose conversions cost more than an instruction (calls or integer code). */
+static int is_narrow_float(tj_dtype t) { return t == TJ_F16 || t == TJ_BF16 || tjs_dtype_is_fp8(t); }
 
 /* A value the code generator can recompute at any index of any loop nest. */
 static int fusible(const tji_func *fn, int32_t id)
@@ -127,7 +128,7 @@ static int costly(const tji_func *fn, int32_t id)
     if (op->code == TJI_CAST && op->nargs == 1) {
         const tji_type *from = tji_typeof(fn, op->args[0]);
         const tji_type *to = tji_typeof(fn, id);
-        return !from->is_ptr && (is_16bit_float(from->dtype) || is_16bit_float(to->dtype));
+        return !from->is_ptr && (is_narrow_float(from->dtype) || is_narrow_float(to->dtype));
     }
     return 0;
 }

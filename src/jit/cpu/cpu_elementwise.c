@@ -89,6 +89,8 @@ LLVMValueRef tjj_cpu_def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
         if (t->dtype == TJ_BF16) /* LLVM rounds the double to bfloat once */
             return LLVMBuildBitCast(g->b, LLVMConstReal(LLVMBFloatTypeInContext(g->ctx), op->fval),
                                     g->ty.t_i16, "");
+        if (tjs_dtype_is_fp8(t->dtype))
+            return tjj_ls_fp8_const(&g->ls, t->dtype, op->fval);
         if (tjs_dtype_is_float(t->dtype))
             return LLVMConstReal(tjj_ls_dtype_type(&g->ls, t->dtype), op->fval);
         if (t->dtype == TJ_I1)

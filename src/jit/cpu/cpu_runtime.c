@@ -59,6 +59,8 @@ static void print_element(tj_dtype dtype, const unsigned char *p)
     case TJ_BF16: { uint16_t v; memcpy(&v, p, 2); printf("%g", (double)tj_bf16_to_f32(v)); break; }
     case TJ_F32: { float v; memcpy(&v, p, 4); printf("%g", (double)v); break; }
     case TJ_F64: { double v; memcpy(&v, p, 8); printf("%g", v); break; }
+    case TJ_F8E4M3: printf("%g", (double)tj_f8e4m3_to_f32(*p)); break;
+    case TJ_F8E5M2: printf("%g", (double)tj_f8e5m2_to_f32(*p)); break;
     default: printf("?"); break;
     }
 }

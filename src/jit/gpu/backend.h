@@ -51,10 +51,12 @@ TJI_FUNC LLVMTypeRef tjj_gpu_mem_type(const tjj_gpu_gen *g, const tji_type *t);
 /* The type 16-bit floats are computed in (f32); other dtypes as themselves. */
 TJI_FUNC LLVMTypeRef tjj_gpu_compute_type(const tjj_gpu_gen *g, tj_dtype dt);
 
-/* f16/bf16 -> f32 (exact); other dtypes unchanged. */
+/* f16/bf16/fp8 -> f32 (exact); other dtypes unchanged. */
 TJI_FUNC LLVMValueRef tjj_gpu_fext(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt);
 /* A compute-type value (f32 or f64) rounded to float dtype dt. */
 TJI_FUNC LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt);
+/* The i8 constant of fp8 dtype dt's value v (rounded to dt by the builder). */
+TJI_FUNC LLVMValueRef tjj_gpu_fp8_const(tjj_gpu_gen *g, tj_dtype dt, double v);
 /* min/max order keys of compute-type floats (llvm_scalar.h), and back to dt's compute type. */
 TJI_FUNC LLVMValueRef tjj_gpu_order_key(tjj_gpu_gen *g, LLVMValueRef v, int is_max, int propagate_nan);
 TJI_FUNC LLVMValueRef tjj_gpu_from_order_key(tjj_gpu_gen *g, LLVMValueRef key, tj_dtype dt, int is_max,

@@ -151,6 +151,12 @@ LLVMValueRef tjj_gpu_fround(tjj_gpu_gen *g, LLVMValueRef v, tj_dtype dt)
     return tjj_ls_fround(&ls, v, dt);
 }
 
+LLVMValueRef tjj_gpu_fp8_const(tjj_gpu_gen *g, tj_dtype dt, double v)
+{
+    tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
+    return tjj_ls_fp8_const(&ls, dt, v);
+}
+
 LLVMValueRef tjj_gpu_order_key(tjj_gpu_gen *g, LLVMValueRef v, int is_max, int propagate_nan)
 {
     tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);

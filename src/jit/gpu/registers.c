@@ -196,6 +196,8 @@ void tjj_gpu_emit_const(codegen *c, const tji_op *op)
     LLVMValueRef v;
     if (t->dtype == TJ_BF16) /* LLVM rounds the double to bfloat once */
         v = LLVMConstBitCast(LLVMConstReal(LLVMBFloatTypeInContext(c->g.ctx), op->fval), c->g.ty.t_i16);
+    else if (tjs_dtype_is_fp8(t->dtype))
+        v = tjj_gpu_fp8_const(&c->g, t->dtype, op->fval);
     else if (tjs_dtype_is_float(t->dtype))
         v = LLVMConstReal(tjj_gpu_dtype_type(&c->g, t->dtype), op->fval);
     else if (t->dtype == TJ_I1)

@@ -25,7 +25,12 @@
  * 16 bits and rounded with integer code (round to nearest even, a NaN keeps
  * its top bits, made quiet). Every conversion rounds once: f64 to bf16 rounds
  * to odd in f32 first, f64 to f16 is one fptrunc, and an integer becomes bf16
- * by integer code alone.
+ * by integer code alone. The fp8 dtypes (f8e4m3, f8e5m2) are carried as their
+ * byte and only cast (the builder refuses arithmetic on them): to f32 and
+ * from f32 by integer code (support.c's steps, the same bits on every
+ * target, with no need for sm_89's cvt ... e4m3x2), from f64 through f32
+ * rounded to odd, from an integer through f32 (exact below 2^24, and anything
+ * larger saturates either way).
  *
  * The code works on a tjj_ls, a small view of the caller's generator state
  * (context, module, builder, types) that each back end fills from its own.
@@ -46,7 +51,7 @@ LLVMTypeRef tjj_ls_dtype_type(const tjj_ls *ls, tj_dtype dt)
 {
     switch (dt) {
     case TJ_I1: return ls->t_i1;
-    case TJ_I8: case TJ_U8: return ls->t_i8;
+    case TJ_I8: case TJ_U8: case TJ_F8E4M3: case TJ_F8E5M2: return ls->t_i8;
     case TJ_I16: case TJ_U16: case TJ_BF16: return ls->t_i16;
     case TJ_I32: case TJ_U32: return ls->t_i32;
     case TJ_I64: case TJ_U64: return ls->t_i64;
@@ -64,7 +69,7 @@ LLVMTypeRef tjj_ls_mem_type(const tjj_ls *ls, tj_dtype dt)
 
 LLVMTypeRef tjj_ls_compute_type(const tjj_ls *ls, tj_dtype dt)
 {
-    if (dt == TJ_F16 || dt == TJ_BF16)
+    if (dt == TJ_F16 || dt == TJ_BF16 || tjs_dtype_is_fp8(dt))
         return ls->t_float;
     return tjj_ls_dtype_type(ls, dt);
 }
@@ -93,10 +98,106 @@ LLVMValueRef tjj_ls_intrinsic2(const tjj_ls *ls, const char *name, LLVMValueRef 
     return tjj_ls_intrinsic(ls, name, &t, 1, args, 2);
 }
 
+/* --- 8-bit floats ---------------------------------------------------------------- */
+
+/* The two formats, as support.c's fp8_format: mantissa bits, bias, the
+ * largest finite magnitude's bits, and whether the top exponent is inf/NaN
+ * (e5m2) rather than only 0x7f being NaN (e4m3). */
+typedef struct fp8_format {
+    int mant_bits, bias;
+    int64_t max_code;
+    int has_inf;
+} fp8_format;
+
+static fp8_format fp8_format_of(tj_dtype dt)
+{
+    return dt == TJ_F8E4M3 ? (fp8_format){3, 7, 0x7e, 0} : (fp8_format){2, 15, 0x7b, 1};
+}
+
+/* fp8 bits (i8) -> f32, exact: normals by moving the fields, subnormals
+ * as mant * 2^(1 - bias - m) (an exact product with a normal result). */
+static LLVMValueRef fp8_to_f32(const tjj_ls *ls, LLVMValueRef v, tj_dtype dt)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMTypeRef i32 = ls->t_i32;
+    fp8_format f = fp8_format_of(dt);
+    int m = f.mant_bits;
+    LLVMValueRef x = LLVMBuildZExt(b, v, i32, "");
+    LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, x, c_int(i32, 0x80), ""), c_int(i32, 24), "");
+    LLVMValueRef mag = LLVMBuildAnd(b, x, c_int(i32, 0x7f), "");
+    LLVMValueRef e = LLVMBuildLShr(b, mag, c_int(i32, m), "");
+    LLVMValueRef mant = LLVMBuildAnd(b, mag, c_int(i32, (1 << m) - 1), "");
+    LLVMValueRef normal = LLVMBuildOr(
+        b, LLVMBuildShl(b, LLVMBuildAdd(b, e, c_int(i32, 127 - f.bias), ""), c_int(i32, 23), ""),
+        LLVMBuildShl(b, mant, c_int(i32, 23 - m), ""), "");
+    LLVMValueRef scale = LLVMBuildBitCast(b, c_int(i32, (int64_t)(128 - f.bias - m) << 23), ls->t_float, "");
+    LLVMValueRef sub = LLVMBuildBitCast(b, LLVMBuildFMul(b, LLVMBuildUIToFP(b, mant, ls->t_float, ""), scale, ""),
+                                        i32, "");
+    LLVMValueRef special, special_bits;
+    if (f.has_inf) {
+        special = LLVMBuildICmp(b, LLVMIntEQ, e, c_int(i32, 0x7f >> m), "");
+        LLVMValueRef is_inf = LLVMBuildICmp(b, LLVMIntEQ, mant, c_int(i32, 0), "");
+        special_bits = LLVMBuildSelect(b, is_inf, c_int(i32, 0x7f800000), c_int(i32, 0x7fc00000), "");
+    } else {
+        special = LLVMBuildICmp(b, LLVMIntEQ, mag, c_int(i32, 0x7f), "");
+        special_bits = c_int(i32, 0x7fc00000);
+    }
+    LLVMValueRef is_sub = LLVMBuildICmp(b, LLVMIntEQ, e, c_int(i32, 0), "");
+    LLVMValueRef bits = LLVMBuildSelect(b, special, special_bits, LLVMBuildSelect(b, is_sub, sub, normal, ""), "");
+    return LLVMBuildBitCast(b, LLVMBuildOr(b, bits, sign, ""), ls->t_float, "");
+}
+
+/* f32 -> fp8 bits (i8): round to nearest even, saturating to the largest
+ * finite value (infinities too), NaN -> 0x7f; the steps of support.c's
+ * f32_to_fp8, with selects for its branches. A normal result drops 23 - m
+ * bits of the f32 with the bf16 trick (a carry moves into the exponent); a
+ * subnormal one counts units of 2^(1 - bias - m) in the significand shifted
+ * right by 151 - bias - m - exponent, clamped to 31 (which gives 0 for
+ * anything smaller, f32 subnormals included). */
+static LLVMValueRef f32_to_fp8(const tjj_ls *ls, LLVMValueRef fv, tj_dtype dt)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMTypeRef i32 = ls->t_i32;
+    fp8_format f = fp8_format_of(dt);
+    int m = f.mant_bits, drop = 23 - m;
+    LLVMValueRef u = LLVMBuildBitCast(b, fv, i32, "");
+    LLVMValueRef sign = LLVMBuildAnd(b, LLVMBuildLShr(b, u, c_int(i32, 24), ""), c_int(i32, 0x80), "");
+    LLVMValueRef a = LLVMBuildAnd(b, u, c_int(i32, 0x7fffffff), "");
+    LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, a, c_int(i32, drop), ""), c_int(i32, 1), "");
+    LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, a, c_int(i32, (1 << (drop - 1)) - 1), ""), lsb, "");
+    LLVMValueRef ncode = LLVMBuildSub(b, LLVMBuildLShr(b, r, c_int(i32, drop), ""),
+                                      c_int(i32, (int64_t)(127 - f.bias) << m), "");
+    LLVMValueRef shift = LLVMBuildSub(b, c_int(i32, 151 - f.bias - m), LLVMBuildLShr(b, a, c_int(i32, 23), ""), "");
+    shift = tjj_ls_intrinsic2(ls, "llvm.umin", shift, c_int(i32, 31)); /* a normal's is negative: unused */
+    LLVMValueRef sig = LLVMBuildOr(b, LLVMBuildAnd(b, a, c_int(i32, 0x7fffff), ""), c_int(i32, 0x800000), "");
+    LLVMValueRef q = LLVMBuildLShr(b, sig, shift, "");
+    LLVMValueRef half = LLVMBuildShl(b, c_int(i32, 1), LLVMBuildSub(b, shift, c_int(i32, 1), ""), "");
+    LLVMValueRef rest = LLVMBuildAnd(b, sig, LLVMBuildSub(b, LLVMBuildShl(b, half, c_int(i32, 1), ""), c_int(i32, 1), ""), "");
+    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, c_int(i32, 1), ""), c_int(i32, 0), "");
+    LLVMValueRef up = LLVMBuildOr(b, LLVMBuildICmp(b, LLVMIntUGT, rest, half, ""),
+                                  LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, rest, half, ""), odd, ""), "");
+    LLVMValueRef scode = LLVMBuildAdd(b, q, LLVMBuildZExt(b, up, i32, ""), "");
+    LLVMValueRef is_normal = LLVMBuildICmp(b, LLVMIntUGE, a, c_int(i32, (int64_t)(128 - f.bias) << 23), "");
+    LLVMValueRef code = LLVMBuildSelect(b, is_normal, ncode, scode, "");
+    code = tjj_ls_intrinsic2(ls, "llvm.umin", code, c_int(i32, f.max_code));
+    LLVMValueRef out = LLVMBuildTrunc(b, LLVMBuildOr(b, sign, code, ""), ls->t_i8, "");
+    LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntUGT, a, c_int(i32, 0x7f800000), "");
+    return LLVMBuildSelect(b, nan, c_int(ls->t_i8, 0x7f), out, "");
+}
+
+LLVMValueRef tjj_ls_fp8_const(const tjj_ls *ls, tj_dtype dt, double v)
+{
+    float f = (float)v; /* the builder rounded v to dt already: exact (parsed text rounds here) */
+    uint8_t bits = dt == TJ_F8E4M3 ? tj_f32_to_f8e4m3(f) : tj_f32_to_f8e5m2(f);
+    return LLVMConstInt(ls->t_i8, bits, 0);
+}
+
 /* --- 16-bit floats and memory form --------------------------------------------- */
 
 LLVMValueRef tjj_ls_fext(const tjj_ls *ls, LLVMValueRef v, tj_dtype dt)
 {
+    if (tjs_dtype_is_fp8(dt))
+        return fp8_to_f32(ls, v, dt);
     if (dt == TJ_F16)
         return LLVMBuildFPExt(ls->b, v, ls->t_float, "");
     if (dt == TJ_BF16) {
@@ -145,6 +246,7 @@ LLVMValueRef tjj_ls_fround(const tjj_ls *ls, LLVMValueRef v, tj_dtype dt)
     case TJ_BF16: return f32_to_bf16(ls, from_double ? f64_to_f32_odd(ls, v) : v);
     case TJ_F32: return from_double ? LLVMBuildFPTrunc(ls->b, v, ls->t_float, "") : v;
     case TJ_F64: return from_double ? v : LLVMBuildFPExt(ls->b, v, ls->t_double, "");
+    case TJ_F8E4M3: case TJ_F8E5M2: return f32_to_fp8(ls, from_double ? f64_to_f32_odd(ls, v) : v, dt);
     default: return v;
     }
 }

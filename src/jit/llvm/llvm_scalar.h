@@ -24,17 +24,22 @@ typedef struct tjj_ls {
 /* The view of a back end whose types are ty, emitting at b into mod. */
 TJI_FUNC tjj_ls tjj_ls_view(const tjj_llvm_types *ty, LLVMModuleRef mod, LLVMBuilderRef b);
 
-/* SSA type of a dtype: i1 as i1, bf16 as its 16 bits (i16), f16 as half. */
+/* SSA type of a dtype: i1 as i1, bf16 as its 16 bits (i16), f16 as half,
+ * f8e4m3 and f8e5m2 as their byte (i8). */
 TJI_FUNC LLVMTypeRef tjj_ls_dtype_type(const tjj_ls *ls, tj_dtype dt);
 /* In memory: i1 as a byte, everything else as in SSA form. */
 TJI_FUNC LLVMTypeRef tjj_ls_mem_type(const tjj_ls *ls, tj_dtype dt);
-/* The type a dtype is computed in: f32 for f16 and bf16, else its SSA type. */
+/* The type a dtype is computed in: f32 for f16, bf16 and the fp8s, else its
+ * SSA type. */
 TJI_FUNC LLVMTypeRef tjj_ls_compute_type(const tjj_ls *ls, tj_dtype dt);
 
-/* f16/bf16 -> f32 (exact); other dtypes unchanged. */
+/* f16/bf16/fp8 -> f32 (exact); other dtypes unchanged. */
 TJI_FUNC LLVMValueRef tjj_ls_fext(const tjj_ls *ls, LLVMValueRef v, tj_dtype dt);
-/* A compute-type value (f32 or f64) rounded once to float dtype dt. */
+/* A compute-type value (f32 or f64) rounded once to float dtype dt (fp8:
+ * to nearest even, saturating, NaN 0x7f, as tj_f32_to_f8e4m3/e5m2). */
 TJI_FUNC LLVMValueRef tjj_ls_fround(const tjj_ls *ls, LLVMValueRef v, tj_dtype dt);
+/* The i8 constant of an fp8 dtype's value v (already rounded to dt). */
+TJI_FUNC LLVMValueRef tjj_ls_fp8_const(const tjj_ls *ls, tj_dtype dt, double v);
 /* SSA form <-> memory form of a value of type t (i1 <-> i8). */
 TJI_FUNC LLVMValueRef tjj_ls_to_mem(const tjj_ls *ls, LLVMValueRef v, const tji_type *t);
 TJI_FUNC LLVMValueRef tjj_ls_from_mem(const tjj_ls *ls, LLVMValueRef v, const tji_type *t);
