@@ -99,6 +99,22 @@ typedef enum tji_opcode {
                          f32 [precision], i8 -> i32; batch dims (rank 3) equal;
                          M, N, K >= 16. The builder always gives an acc (zeros
                          for none). */
+
+    /* Software pipelining (the GPU pass tjp_pipeline_loops makes these; no
+     * builder call does). A ring is a set of [ring_slots] shared-memory
+     * buffers, each one tile, named by its number [ring] (0, 1, ... per
+     * kernel): the ring is an attribute, not a value, because nothing but
+     * these ops ever holds it. Every ASYNC_COPY and LOCAL_LOAD of one ring
+     * agrees on ring_slots and the tile type. */
+    TJI_ASYNC_COPY,   /* (ptr: ptr tile, slot: i32 scalar, mask|0) -> nothing; starts
+                         copying the pointees into slot `slot` of [ring]; masked
+                         elements are zero-filled and read nothing */
+    TJI_ASYNC_COMMIT, /* () -> nothing; the copies issued since the last commit
+                         become one group */
+    TJI_ASYNC_WAIT,   /* () -> nothing; waits until at most [ival] groups are in
+                         flight (the thread's own copies: a barrier makes them
+                         everyone's) */
+    TJI_LOCAL_LOAD,   /* (slot: i32 scalar) -> tile of [ring]'s type; reads slot */
     TJI_OPCODE_COUNT
 } tji_opcode;
 
@@ -143,6 +159,7 @@ typedef struct tji_op {
     int propagate_nan;    /* MIN, MAX, REDUCE max/min/argmax/argmin of floats:
                              a NaN operand wins instead of being ignored */
     tj_input_precision precision; /* DOT of f32: IEEE, TF32 or TF32X3 */
+    int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;

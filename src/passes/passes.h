@@ -313,12 +313,22 @@ TJI_FUNC tj_status tjp_parse_annotated(const char *text, const char *source, tji
  * an internal error naming the kernel and the first differing line. */
 TJI_FUNC tj_status tjp_check_roundtrip(const tji_func *fn, const tjp_layout_plan *plan);
 
+/* pipeline_loops.c — software pipelining (see its essay): in each TJ_FOR
+ * with a positive constant step, the loads that feed a dot and whose
+ * address slice can run ahead are issued num_stages - 1 iterations early
+ * into rings of num_stages shared buffers (TJI_ASYNC_COPY, _COMMIT, _WAIT,
+ * TJI_LOCAL_LOAD). num_stages 1 changes nothing; more than TJP_MAX_STAGES
+ * is an error. Runs before axis info. */
+#define TJP_MAX_STAGES 8
+TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages);
+
 /* registry.c — the passes by name, for tjit-opt (and the pipeline): each
  * runs on a state that holds the program and what earlier passes found. */
 typedef struct tjp_pass_state {
     tji_func *fn;
     tjp_param_spec *spec;         /* per parameter (malloc'ed), or NULL */
     int num_warps;
+    int num_stages;               /* for pipeline-loops; 0: 3 */
     int has_axis, has_coalesce, has_layouts, has_cpu;
     int show_axis;                /* --axis-info asked for: print it */
     tjp_axis_info_result axis;

@@ -119,6 +119,19 @@ static tj_status run_barriers(tjp_pass_state *s)
     return st;
 }
 
+/* Loads go ahead into shared rings: before layouts, and the analyses are
+ * stale after it. */
+static tj_status run_pipeline_loops(tjp_pass_state *s)
+{
+    if (s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "pipeline-loops: the program has layouts already "
+                         "(the pass runs before assign-layouts)");
+    tj_status st = tjp_pipeline_loops(s->fn, s->num_stages ? s->num_stages : 3);
+    drop_axis(s);
+    drop_coalesce(s);
+    return st;
+}
+
 static tj_status run_verify(tjp_pass_state *s) { return tji_verify(s->fn); }
 
 static tj_status run_materialize(tjp_pass_state *s)
@@ -131,6 +144,8 @@ static tj_status run_materialize(tjp_pass_state *s)
 }
 
 static const tjp_pass_info passes[] = {
+    {"pipeline-loops", "loads feeding a dot issued num_stages - 1 iterations ahead into shared "
+     "rings (--num-stages=N, default 3)", run_pipeline_loops},
     {"axis-info", "what is known of each integer and address (shown as #axis<...>)",
      run_axis_info},
     {"coalesce", "the layout and vector each global access wants (#coalesce<...>)",
