@@ -238,28 +238,17 @@ void tjj_gpu_planned_free(tjj_gpu_planned *p)
     tjp_layout_plan_free(&p->plan);
 }
 
-/* Ops the GPU back end cannot lower yet: a clear error, not a wrong plan. */
-static tj_status refuse_unsupported(const tji_func *fn)
-{
-    for (int32_t i = 0; i < fn->nops; i++)
-        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_DOT)
-            return tji_error_at(fn, i, TJ_ERR_UNSUPPORTED,
-                                "dot is not supported on the GPU yet (the CPU runs it)");
-    return TJ_OK;
-}
-
 tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *out)
 {
     memset(out, 0, sizeof *out);
-    tj_status refused = refuse_unsupported(fn);
-    if (refused != TJ_OK)
-        return refused;
     tjp_param_spec *spec = spec_of_key(fn, t->spec);
     const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
     tj_status st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
     if (st == TJ_OK && coalesced)
         st = after_pass(tjp_coalesce(fn, &out->axis, t->num_warps, &out->coalesced), "coalesce",
                         fn, NULL, 0);
+    if (st == TJ_OK)
+        st = after_pass(tjp_accelerate_dots(fn, t->sm, t->num_warps, &out->plan), "accelerate-dot", fn, NULL, 0);
     if (st == TJ_OK)
         st = after_pass(tjp_assign_layouts(fn, t->num_warps, coalesced, &out->plan),
                         "assign-layouts", fn, &out->plan, 1);

@@ -9,7 +9,9 @@
  * then composes them for one warp request — the first vector of warp 0's
  * 32 lanes, as wide as the code generator makes it — to count the 32-byte
  * sectors that request touches, next to the fewest it could touch. It
- * also names each layout conversion's class.
+ * also names each layout conversion's class, and each DOT's form
+ * (accelerate_dot.c: mma.sync and its instruction and warp split, or fma
+ * and why) with the layouts of its operands and result.
  *
  * Shared memory gets the same treatment: for each step through it (a
  * conversion that threads cannot do by renaming registers, the partials of
@@ -338,6 +340,34 @@ static void explain_shared_op(tjs_buf *b, const tji_func *fn, const tjp_layout_p
     explain_shared(b, plan, i);
 }
 
+/* A DOT: its form (accelerate_dot.c), the instruction and warp split, and
+ * the layouts of its result and operands. */
+static void explain_dot(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
+{
+    const tji_op *op = &fn->ops[i];
+    const tjp_dot_choice *ch = plan->dot && i < plan->nops ? &plan->dot[i] : NULL;
+    tjs_buf_printf(b, "dot (op %d) at %s:%d, %%%d x %%%d + %%%d: ", (int)i, op->loc.file ? op->loc.file : "?",
+                   op->loc.line, (int)op->args[0], (int)op->args[1], (int)op->args[2]);
+    if (!ch || !ch->form)
+        tjs_buf_printf(b, "no form chosen (tjp_accelerate_dots has not run)\n");
+    else if (ch->form == TJP_DOT_MMA)
+        tjs_buf_printf(b, "mma.sync.%s%s on tensor cores, warps %d (M) x %d (N)\n", tjp_mma_instruction(ch),
+                       ch->passes == 3 ? " x3 (tf32x3: lo*hi + hi*lo + hi*hi)" : "", ch->warps_m, ch->warps_n);
+    else
+        tjs_buf_printf(b, "fma per thread, k in order%s%s%s\n", ch->why ? " (not mma: " : "",
+                       ch->why ? ch->why : "", ch->why ? ")" : "");
+    static const char *const what[3] = {"a", "b", "acc"};
+    for (int k = 0; k < 3 && k < op->nargs; k++)
+        if (op->args[k] > 0 && op->args[k] <= plan->nvalues) {
+            tjs_buf_printf(b, "    %-6s ", what[k]);
+            tjp_layout_print(b, &plan->of[op->args[k]]);
+            tjs_buf_printf(b, "\n");
+        }
+    tjs_buf_printf(b, "    result ");
+    tjp_layout_print(b, &plan->of[op->result]);
+    tjs_buf_printf(b, "\n");
+}
+
 /* The ops of region r and the regions nested in it, in program order (the
  * op array is in creation order, and the layout pass appends conversions). */
 static void explain_region(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan,
@@ -354,6 +384,8 @@ static void explain_region(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
             explain_convert(b, fn, plan, i);
         else if (op->code == TJI_REDUCE || op->code == TJI_CUMSUM)
             explain_shared_op(b, fn, plan, i);
+        else if (op->code == TJI_DOT)
+            explain_dot(b, fn, plan, i);
         for (int n = 0; n < 2; n++)
             if (op->region[n] >= 0)
                 explain_region(b, fn, plan, axis, op->region[n]);

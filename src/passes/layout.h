@@ -69,4 +69,22 @@ TJI_FUNC int tjp_layout_equal(const tjp_layout *a, const tjp_layout *b);
 /* Prints the basis, e.g. "reg=[1,2] lane=[4,8,16,32,64] warp=[128,256]". */
 TJI_FUNC void tjp_layout_print(tjs_buf *b, const tjp_layout *L);
 
+/* layout_mma.c — mma.sync's fragments as layouts (its essay gives the
+ * bases). elem_bytes is of the operands: 2 (f16, bf16: m16n8k16), 4 (tf32:
+ * m16n8k8), 1 (i8: m16n8k32). The tile is [M, N] (accumulator), [M, K] (A)
+ * or [K, N] (B), with a batch dimension in front for rank 3; warps_m x
+ * warps_n warps split M and N (num_warps - their product hold copies).
+ * Returns 0 where the tile does not fit the instruction: M / warps_m < 16,
+ * N / warps_n < 8, K below the instruction's K, a shape not a power of two. */
+typedef enum tjp_mma_operand { TJP_MMA_ACC, TJP_MMA_A, TJP_MMA_B } tjp_mma_operand;
+TJI_FUNC int tjp_layout_mma(tjp_layout *out, tjp_mma_operand which, int elem_bytes, int rank,
+                            const int32_t *shape, int warps_m, int warps_n, int num_warps);
+/* Operand elements per 32-bit register: 4 (1 byte), 2 (2 bytes), 1 (tf32); 0 otherwise. */
+TJI_FUNC int tjp_mma_elems_per_reg(int elem_bytes);
+/* Registers of one instruction's fragment per thread (element i of the
+ * ISA's fragment is register t * this + i of instruction t). */
+TJI_FUNC int tjp_mma_fragment_regs(tjp_mma_operand which, int elem_bytes);
+/* The warp split of an M x N accumulator (Triton's: along M first). */
+TJI_FUNC void tjp_mma_warps(int32_t M, int32_t N, int num_warps, int *warps_m, int *warps_n);
+
 #endif

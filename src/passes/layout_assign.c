@@ -56,6 +56,7 @@ typedef struct assigner {
     int32_t *equal_to;   /* per value id: the value a new one equals (plan.equal_to) */
     int32_t cap;
     tjp_layout **yield_layouts; /* per region: layouts its YIELD must give */
+    const tjp_dot_choice *dot;  /* per op index (tjp_accelerate_dots) */
 } assigner;
 
 static void ensure(assigner *A)
@@ -350,6 +351,38 @@ static tjp_layout *carried_layouts(assigner *A, int32_t opidx)
     return L;
 }
 
+/* A DOT: its result in the accumulator layout (MMA) or where its users
+ * want it (FMA; the default layout where FMA cannot work in that one), the
+ * operands in the layouts the form derives from it, acc in the result's. */
+static void assign_dot(assigner *A, int32_t r, int *pos, int32_t opidx)
+{
+    tji_func *fn = A->fn;
+    tji_op op = fn->ops[opidx];
+    const tjp_dot_choice *ch = &A->dot[opidx];
+    tjp_layout want[3];
+    if (tjp_dot_result_layout(fn, &op, ch, A->num_warps, &want[2])) {
+        anchor_result(A, r, pos, opidx, &want[2]);
+    } else {
+        if (!A->set[op.result]) {
+            unasked_of(A, op.result, &A->of[op.result]);
+            A->set[op.result] = 1;
+        }
+        want[2] = A->of[op.result];
+        if (!tjp_dot_operand_layouts(fn, &op, ch, A->num_warps, &want[2], &want[0], &want[1])) {
+            default_of(A, op.result, &want[2]);
+            anchor_result(A, r, pos, opidx, &want[2]);
+        }
+    }
+    tjp_dot_operand_layouts(fn, &op, ch, A->num_warps, &want[2], &want[0], &want[1]);
+    int at = *pos;
+    for (int k = 0; k < op.nargs && k < 3; k++)
+        if (op.args[k]) {
+            int before = at;
+            request(A, r, &at, opidx, k, &want[k]);
+            *pos += at - before;
+        }
+}
+
 static void assign_op(assigner *A, int32_t r, int *pos)
 {
     tji_func *fn = A->fn;
@@ -359,6 +392,9 @@ static void assign_op(assigner *A, int32_t r, int *pos)
     tjp_layout L;
 
     switch (op.code) {
+    case TJI_DOT:
+        assign_dot(A, r, pos, opidx);
+        return;
     case TJI_FOR: case TJI_IF: {
         tjp_layout *carried = carried_layouts(A, opidx);
         if (op.code == TJI_FOR) {
@@ -529,7 +565,10 @@ tj_status tjp_assign_layouts(tji_func *fn, int num_warps, const tjp_coalesce_res
     if (num_warps < 1 || num_warps > 32 || (num_warps & (num_warps - 1)))
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps %d is not a power of two in 1..32",
                          fn->name, num_warps);
-    assigner A = {.fn = fn, .num_warps = num_warps, .co = coalesced};
+    if (!plan->dot) /* no choices made: every DOT in the FMA form */
+        tjp_accelerate_dots(fn, 0, num_warps, plan);
+    int32_t nops_before = fn->nops;
+    assigner A = {.fn = fn, .num_warps = num_warps, .co = coalesced, .dot = plan->dot};
     ensure(&A);
     A.yield_layouts = tjs_xcalloc((size_t)fn->nregions + 1, sizeof *A.yield_layouts);
     assign_region(&A, 0);
@@ -548,6 +587,9 @@ tj_status tjp_assign_layouts(tji_func *fn, int num_warps, const tjp_coalesce_res
     plan->nvalues = fn->nvalues;
     plan->of = A.of;
     plan->equal_to = A.equal_to;
+    /* ops the pass added have no choice */
+    plan->dot = tjs_xrealloc(plan->dot, sizeof *plan->dot * ((size_t)fn->nops + 1));
+    memset(plan->dot + nops_before, 0, sizeof *plan->dot * ((size_t)(fn->nops - nops_before) + 1));
     plan->nops = fn->nops;
     access_widths(&A, plan);
     return TJ_OK;
@@ -606,6 +648,28 @@ static int slots_agree(const tji_op *op, const tjp_layout *res, const tjp_layout
     return 1;
 }
 
+/* A DOT's result is in its form's layout (MMA) and its operands in the
+ * layouts the form derives from the result's. */
+static tj_status check_dot(const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
+{
+    const tji_op *op = &fn->ops[i];
+    tjp_dot_choice fma = {.form = TJP_DOT_FMA};
+    const tjp_dot_choice *ch = plan->dot && plan->dot[i].form ? &plan->dot[i] : &fma;
+    tjp_layout want[3];
+    if (tjp_dot_result_layout(fn, op, ch, plan->num_warps, &want[2])) {
+        if (!tjp_layout_equal(&want[2], &plan->of[op->result]))
+            return TJ_ERR_BUILD;
+    } else {
+        want[2] = plan->of[op->result];
+    }
+    if (!tjp_dot_operand_layouts(fn, op, ch, plan->num_warps, &want[2], &want[0], &want[1]))
+        return TJ_ERR_BUILD;
+    for (int k = 0; k < op->nargs && k < 3; k++)
+        if (op->args[k] && !tjp_layout_equal(&want[k], &plan->of[op->args[k]]))
+            return TJ_ERR_BUILD;
+    return TJ_OK;
+}
+
 tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan)
 {
     for (int32_t i = 0; i < fn->nops; i++) {
@@ -618,6 +682,13 @@ tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan)
         if (!anchor)
             continue;
         const tjp_layout *L = &plan->of[anchor];
+        if (op->code == TJI_DOT) {
+            if (check_dot(fn, plan, i) != TJ_OK)
+                return tjs_error(TJ_ERR_BUILD, "%s:%d: internal error: layouts: kernel '%s', dot (#%d): "
+                                 "the result or an operand is not in the layout of its form",
+                                 op->loc.file ? op->loc.file : "?", op->loc.line, fn->name, i);
+            continue;
+        }
         for (int k = 0; k < op->nargs; k++) {
             int32_t v = op->args[k];
             if (!is_tile(fn, v) || v == anchor)
@@ -650,6 +721,8 @@ void tjp_layout_plan_free(tjp_layout_plan *plan)
     free(plan->addr_run);
     free(plan->shared);
     free(plan->barrier);
+    free(plan->dot);
+    plan->dot = NULL;
     plan->of = NULL;
     plan->vector = NULL;
     plan->addr_run = NULL;

@@ -91,6 +91,9 @@ typedef struct tjp_layout_plan {
     uint64_t shared_bytes;  /* the kernel's one dynamic shared allocation (bytes) */
     int shared_allocated;   /* tjp_alloc_shared ran: offsets and shared_bytes hold */
     uint8_t *barrier;       /* per op index: TJP_BARRIER_* flags, where bar.sync goes */
+    /* Filled by tjp_accelerate_dots before tjp_assign_layouts (NULL: every
+     * DOT in the FMA form); per op index. */
+    struct tjp_dot_choice *dot;
 } tjp_layout_plan;
 struct tjp_coalesce_result;
 /* coalesced: the coalescing pass's table (coalesce.c below), anchoring
@@ -107,6 +110,33 @@ TJI_FUNC tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *
  * lanes along the fastest (last) dimension first, warps along the slowest. */
 TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape,
                                  int num_warps);
+
+/* accelerate_dot.c — the form of each DOT on the GPU (its essay says
+ * which): MMA (mma.sync, instruction by elem_bytes of the operands: 2
+ * m16n8k16, 4 m16n8k8 tf32, 1 m16n8k32 s8; passes 3 for TF32x3; warps
+ * warps_m x warps_n along M and N) or FMA (one fma per k, in order, in
+ * any layout of the result). why: what kept a DOT off MMA (static text;
+ * NULL once read back from text). Printed "#dot<mma m16n8k16, warps=2x2>",
+ * "#dot<mma m16n8k8.tf32 x3, warps=4x1>", "#dot<fma>". */
+enum { TJP_DOT_NONE, TJP_DOT_FMA, TJP_DOT_MMA };
+typedef struct tjp_dot_choice {
+    int form;
+    int elem_bytes, passes;
+    int warps_m, warps_n;
+    const char *why;
+} tjp_dot_choice;
+/* sm: the target (0: none, FMA everywhere); plan->dot gets one choice per op index. */
+TJI_FUNC tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_layout_plan *plan);
+/* "m16n8k16", "m16n8k8.tf32", "m16n8k32.s8" of an MMA choice. */
+TJI_FUNC const char *tjp_mma_instruction(const tjp_dot_choice *ch);
+/* MMA: the accumulator layout of the DOT's result (1), else 0. */
+TJI_FUNC int tjp_dot_result_layout(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch,
+                                   int num_warps, tjp_layout *out);
+/* The layouts of A and B the form needs with the result (and acc) in C;
+ * 0 where FMA cannot derive them from C (a layout whose bases are not
+ * single elements along one dimension): then C must be a default layout. */
+TJI_FUNC int tjp_dot_operand_layouts(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch,
+                                     int num_warps, const tjp_layout *C, tjp_layout *a, tjp_layout *b);
 
 /* axis_info.c — what is known about the integers and addresses in each tile
  * (Triton's AxisInfo), for coalescing and vectorizing loads and stores.
@@ -329,6 +359,7 @@ typedef struct tjp_pass_state {
     tjp_param_spec *spec;         /* per parameter (malloc'ed), or NULL */
     int num_warps;
     int num_stages;               /* for pipeline-loops; 0: 3 */
+    int sm;                       /* the GPU target (accelerate-dot) */
     int has_axis, has_coalesce, has_layouts, has_cpu;
     int show_axis;                /* --axis-info asked for: print it */
     tjp_axis_info_result axis;

@@ -322,6 +322,8 @@ static void grow_ops(text_state *t, int32_t op)
     t->vector = tjs_xrealloc(t->vector, (size_t)cap);
     t->addr_run = tjs_xrealloc(t->addr_run, (size_t)cap);
     t->barrier = tjs_xrealloc(t->barrier, (size_t)cap);
+    t->dot = tjs_xrealloc(t->dot, sizeof *t->dot * (size_t)cap);
+    memset(t->dot + t->ops_cap, 0, sizeof *t->dot * more);
     memset(t->vector + t->ops_cap, 1, more);
     memset(t->addr_run + t->ops_cap, 1, more);
     memset(t->barrier + t->ops_cap, 0, more);
@@ -367,6 +369,43 @@ static int byte_number(cursor *c, long long lo, uint64_t *out)
 static int byte_item(cursor *c, const char *key, long long lo, uint64_t *out)
 {
     return need(c, ",", "','") && need(c, key, key) && byte_number(c, lo, out);
+}
+
+/* "#dot<" read: the form, checked against the dot's operands. */
+static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *out)
+{
+    const tji_op *o = &fn->ops[op];
+    tj_dtype in = tji_typeof(fn, o->args[0])->dtype;
+    tjp_dot_choice ch = {.form = TJP_DOT_FMA, .passes = 1};
+    if (take(c, "mma")) {
+        static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};
+        int eb = in == TJ_I8 ? 1 : in == TJ_F16 || in == TJ_BF16 ? 2
+                 : in == TJ_F32 && o->precision != TJ_PRECISION_IEEE ? 4 : 0;
+        if (!eb)
+            return bad(c, "fma: no mma.sync takes this dot's operands (f32 ieee, or their dtype)");
+        if (!take(c, instr[eb - 1]))
+            return bad(c, eb == 1 ? "m16n8k32.s8 (the instruction of i8 operands)"
+                          : eb == 2 ? "m16n8k16 (the instruction of 16-bit operands)"
+                                    : "m16n8k8.tf32 (the instruction of f32 operands with tf32)");
+        int three = take(c, "x3");
+        if (three != (eb == 4 && o->precision == TJ_PRECISION_TF32X3))
+            return bad(c, three ? "no 'x3': the dot's precision is not tf32x3"
+                                : "'x3': a tf32x3 dot takes three mma per step");
+        long long wm, wn;
+        if (!need(c, ",", "','") || !need(c, "warps=", "'warps='") ||
+            !number(c, 1, 32, &wm, "warps along M (a power of two)") || (wm & (wm - 1)) ||
+            !need(c, "x", "'x'") || !number(c, 1, 32, &wn, "warps along N (a power of two)") ||
+            (wn & (wn - 1)))
+            return 0;
+        ch = (tjp_dot_choice){.form = TJP_DOT_MMA, .elem_bytes = eb, .passes = three ? 3 : 1,
+                              .warps_m = (int)wm, .warps_n = (int)wn};
+    } else if (!take(c, "fma")) {
+        return bad(c, "a dot's form: fma or mma");
+    }
+    if (!need(c, ">", "'>' closing the dot's form"))
+        return 0;
+    *out = ch;
+    return 1;
 }
 
 /* "#shared<" read: the rest of the step, kept as a note for finish. */
@@ -440,6 +479,19 @@ static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line
     c.s = end;
     spaces(&c);
     const char *tag = c.s;
+    if (take(&c, "#dot<")) {
+        if (fn->ops[op].code != TJI_DOT) {
+            c.s = tag;
+            return bad(&c, "a dot's form on a dot only"), -1;
+        }
+        grow_ops(t, op);
+        if (!parse_dot(&c, fn, op, &t->dot[op]))
+            return -1;
+        end = c.s;
+    }
+    c.s = end;
+    spaces(&c);
+    tag = c.s;
     if (take(&c, "#access<")) {
         tji_opcode code = fn->ops[op].code;
         if (code != TJI_LOAD && code != TJI_STORE) {
@@ -648,6 +700,29 @@ static int finish_barriers(const text_state *t, const tji_func *fn, tjp_layout_p
     return 0;
 }
 
+/* Every DOT of a layout plan has its form; an MMA one fits its tile. */
+static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
+{
+    p->dot = tjs_xcalloc((size_t)fn->nops + 1, sizeof *p->dot);
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->code != TJI_DOT || op->parent < 0)
+            continue;
+        tjp_layout acc;
+        if (!t->dot[i].form)
+            return fail_at_op(t, t->op_line[i], t->op_col[i], "expected #dot<fma> or "
+                              "#dot<mma ...>: a dot's form in a layout plan");
+        if (t->dot[i].form == TJP_DOT_MMA &&
+            (t->dot[i].warps_m * t->dot[i].warps_n > p->num_warps ||
+             !tjp_dot_result_layout(fn, op, &t->dot[i], p->num_warps, &acc)))
+            return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<mma ..., warps=%dx%d>: "
+                              "the tile does not fit (16 rows and 8 columns per warp, %d warps)",
+                              t->dot[i].warps_m, t->dot[i].warps_n, p->num_warps);
+        p->dot[i] = t->dot[i];
+    }
+    return 0;
+}
+
 /* The plan from what was read: every tile value needs a layout once any
  * has one; the shared steps and barriers are the text's (checked to be
  * ones code generation can execute). */
@@ -686,6 +761,8 @@ static int finish(void *ctx, tji_func *fn)
             return tjs_error(TJ_ERR_INVALID_ARG, "%s: value %%%d is a tile without a layout "
                              "(#L...) in a program with a layout plan", t->source, id), -1;
     }
+    if (finish_dots(t, fn, p) < 0)
+        return -1;
     if (t->nbarrier_notes && !t->has_barriers)
         return fail_at_op(t, t->op_line[barred], t->barrier_col[barred], "#barrier without "
                           "'#barriers = N' before the kernel");
@@ -717,6 +794,7 @@ tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **f
     free(t.vector);
     free(t.addr_run);
     free(t.barrier);
+    free(t.dot);
     free(t.op_line);
     free(t.op_col);
     free(t.barrier_col);

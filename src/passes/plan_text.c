@@ -20,6 +20,8 @@
  * plain number for rank 1), one per register, lane and warp bit (layout.h).
  * (Parentheses, not Triton's nested brackets: FileCheck reads "[[" as the
  * start of a variable.)
+ * A DOT shows its form (accelerate_dot.c): "#dot<fma>" or "#dot<mma
+ * m16n8k16, warps=2x2>" (m16n8k8.tf32, " x3" for TF32X3, m16n8k32.s8).
  * A LOAD or STORE shows its vector width and address run. Once the swizzle
  * pass ran, each step through shared memory (plan->shared) shows its kind
  * (convert, reduce, cumsum, broadcast), element size and swizzle (argmax's
@@ -232,6 +234,12 @@ static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
     }
     if (!plan || !plan->of || idx >= plan->nops)
         return;
+    if (plan->dot && plan->dot[idx].form == TJP_DOT_FMA)
+        tjs_buf_printf(b, " #dot<fma>");
+    else if (plan->dot && plan->dot[idx].form == TJP_DOT_MMA)
+        tjs_buf_printf(b, " #dot<mma %s%s, warps=%dx%d>", tjp_mma_instruction(&plan->dot[idx]),
+                       plan->dot[idx].passes == 3 ? " x3" : "", plan->dot[idx].warps_m,
+                       plan->dot[idx].warps_n);
     if (op->code == TJI_LOAD || op->code == TJI_STORE)
         tjs_buf_printf(b, " #access<vector=%d, addr_run=%d>", plan->vector[idx],
                        plan->addr_run[idx]);

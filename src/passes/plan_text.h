@@ -34,6 +34,7 @@ typedef struct text_state {
     int32_t values_cap;
     uint8_t *vector, *addr_run;   /* per op */
     uint8_t *barrier;         /* per op: the #barrier<...> flags read */
+    tjp_dot_choice *dot;      /* per op: the #dot<...> read (form 0: none) */
     int32_t *op_line, *op_col, *barrier_col; /* per op: where its annotations are */
     int32_t ops_cap;
     int32_t nbarrier_notes;

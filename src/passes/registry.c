@@ -69,6 +69,15 @@ static tj_status run_assign_layouts(tjp_pass_state *s)
     return st;
 }
 
+/* Before the layouts: they read the choices. */
+static tj_status run_accelerate_dot(tjp_pass_state *s)
+{
+    if (s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "accelerate-dot: the program has layouts already "
+                         "(the dots' forms are chosen before them)");
+    return tjp_accelerate_dots(s->fn, s->sm, s->num_warps, &s->layouts);
+}
+
 static tj_status run_check_layouts(tjp_pass_state *s)
 {
     if (!s->has_layouts)
@@ -150,6 +159,8 @@ static const tjp_pass_info passes[] = {
      run_axis_info},
     {"coalesce", "the layout and vector each global access wants (#coalesce<...>)",
      run_coalesce},
+    {"accelerate-dot", "each dot's form: mma.sync (instruction, warp split) or fma, for --sm "
+     "(#dot<...> once layouts are assigned)", run_accelerate_dot},
     {"assign-layouts", "every tile value's layout, conversions where they disagree (#L, "
      "#access)", run_assign_layouts},
     {"check-layouts", "checks every op's operands hold the elements it needs", run_check_layouts},

@@ -21,6 +21,7 @@
  *   reduce.c     REDUCE and CUMSUM
  *   control.c    FOR, IF and regions
  *   debug.c      PRINT and ASSERT
+ *   dot.c        DOT: fma per thread or mma.sync, as the plan chose
  *   target.c     the NVPTX target, the optimizer, PTX and its fix-ups
  *   math.c       one element of an element-wise op (backend.h)
  *
@@ -65,6 +66,7 @@ typedef struct codegen {
     LLVMBuilderRef eb;          /* appends to entry */
     LLVMValueRef tid, lane, warp, pid[3], nprog[3], assert_info;
     int num_warps, warp_bits;
+    int sm;                     /* the target: instructions are gated on it */
 
     LLVMValueRef *ssa;          /* per value id: a scalar */
     LLVMValueRef **regs;        /* per value id: a tile's registers */
@@ -235,6 +237,10 @@ TJI_FUNC void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op);
 TJI_FUNC void tjj_gpu_emit_for(codegen *c, int32_t opi);
 TJI_FUNC void tjj_gpu_emit_if(codegen *c, int32_t opi);
 TJI_FUNC void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield);
+
+/* --- dot.c ----------------------------------------------------------------- */
+
+TJI_FUNC void tjj_gpu_emit_dot(codegen *c, const tji_op *op);
 
 /* --- debug.c --------------------------------------------------------------- */
 

@@ -67,6 +67,7 @@ void tjj_gpu_emit_op(codegen *c, int32_t opi)
     case TJI_YIELD: return; /* read by the FOR or IF around it */
     case TJI_PRINT: tjj_gpu_emit_print(c, op); return;
     case TJI_ASSERT: tjj_gpu_emit_assert(c, op); return;
+    case TJI_DOT: tjj_gpu_emit_dot(c, op); return;
     default: tjj_gpu_emit_elementwise(c, op); return;
     }
     if (c->bounds) /* after a load, store or atomic */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * accelerate_dot.c — how each tj_dot runs on the GPU (Triton's
+ * AccelerateMatmul).
+ *
+ * A DOT runs in one of two forms, chosen here per op and kept in the plan
+ * (plan->dot), printed as "#dot<...>" and read back (plan_text.c), shown
+ * by the explainer:
+ *
+ *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
+ *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
+ *    step, a_lo*b_hi + a_hi*b_lo + a_hi*b_hi) and i8 (m16n8k32 .s8 -> s32),
+ *    on sm_80 and later, where the tile fits the instruction: M >= 16 per
+ *    warp, N >= 8 per warp, K >= the instruction's K. The result lives in
+ *    the accumulator's layout and the operands in A's and B's
+ *    (layout_mma.c), split over warps along M first, as Triton does.
+ *  - FMA: every thread computes the elements of the result it holds with
+ *    one fused multiply-add per k, k in order — the CPU reference's order,
+ *    so f32 IEEE agrees with the CPU; it takes whatever MMA cannot (f32
+ *    IEEE, tiles too small for the instruction, a target before sm_80). It
+ *    works in any layout of the result: A is that layout projected on the
+ *    rows with all of K in each thread's registers, B projected on the
+ *    columns.
+ *
+ * tjp_assign_layouts (layout_assign.c) reads the choice: the result gets
+ * the accumulator layout (MMA) and the operands are asked in
+ * tjp_dot_operand_layouts's, so the conversions of loaded tiles into them
+ * go through shared memory like any other (swizzle.c, alloc_shared.c,
+ * barriers.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* The MMA instruction for the operands' dtype and precision: elem_bytes
+ * (2, 4 for tf32, 1), passes (3 for tf32x3); 0 where there is none. */
+static int mma_kind(const tji_op *op, tj_dtype in, int *elem_bytes, int *passes)
+{
+    *passes = 1;
+    switch (in) {
+    case TJ_F16: case TJ_BF16: *elem_bytes = 2; return 1;
+    case TJ_I8: *elem_bytes = 1; return 1;
+    case TJ_F32:
+        if (op->precision == TJ_PRECISION_IEEE)
+            return 0;
+        *elem_bytes = 4;
+        *passes = op->precision == TJ_PRECISION_TF32X3 ? 3 : 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, int sm, int num_warps)
+{
+    tjp_dot_choice ch = {.form = TJP_DOT_FMA};
+    const tji_type *a = tji_typeof(fn, op->args[0]), *b = tji_typeof(fn, op->args[1]);
+    int rank = a->rank, elem_bytes, passes;
+    int32_t M = a->shape[rank - 2], K = a->shape[rank - 1], N = b->shape[rank - 1];
+    if (!mma_kind(op, a->dtype, &elem_bytes, &passes)) {
+        ch.why = a->dtype == TJ_F32 ? "f32 with input_precision IEEE: the CPU's fma order"
+                                    : "no mma.sync for this dtype";
+        return ch;
+    }
+    if (sm < 80) {
+        ch.why = sm ? "mma.sync needs sm_80 or later" : "no target with tensor cores";
+        return ch;
+    }
+    int wm, wn;
+    tjp_mma_warps(M, N, num_warps, &wm, &wn);
+    int kin = 8 * tjp_mma_elems_per_reg(elem_bytes); /* the instruction's K */
+    if (M / wm < 16 || N / wn < 8 || K < kin) {
+        ch.why = "the tile is smaller than one instruction per warp";
+        return ch;
+    }
+    ch.form = TJP_DOT_MMA;
+    ch.elem_bytes = elem_bytes;
+    ch.passes = passes;
+    ch.warps_m = wm;
+    ch.warps_n = wn;
+    return ch;
+}
+
+tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_layout_plan *plan)
+{
+    free(plan->dot);
+    plan->dot = tjs_xcalloc((size_t)fn->nops + 1, sizeof *plan->dot);
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0)
+            plan->dot[i] = choose(fn, &fn->ops[i], sm, num_warps);
+    return TJ_OK;
+}
+
+const char *tjp_mma_instruction(const tjp_dot_choice *ch)
+{
+    return ch->elem_bytes == 1 ? "m16n8k32.s8" : ch->elem_bytes == 4 ? "m16n8k8.tf32" : "m16n8k16";
+}
+
+/* --- the layouts a form needs ------------------------------------------------ */
+
+/* e's row (dimension rank-2) or column (rank-1) part and its batch, as the
+ * element index of a tile whose other dimension has `other` elements. */
+static uint32_t project(uint32_t e, int keep_row, int col_bits, int row_bits, int out_other_bits)
+{
+    uint32_t col = e & ((1u << col_bits) - 1), row = (e >> col_bits) & ((1u << row_bits) - 1);
+    uint32_t batch = e >> (col_bits + row_bits);
+    if (keep_row) /* [.., M, K]: the row, K bits zero */
+        return (batch << (row_bits + out_other_bits)) | (row << out_other_bits);
+    return (batch << (out_other_bits + col_bits)) | col; /* [.., K, N] */
+}
+
+static int ilog2(int32_t x)
+{
+    int n = 0;
+    while ((1 << n) < x)
+        n++;
+    return n;
+}
+
+/* FMA: A (keep_row) or B from the result's layout C, K in registers first. */
+static int fma_operand(tjp_layout *out, const tjp_layout *C, const tji_type *t, int keep_row)
+{
+    int rank = C->rank, col_bits = ilog2(C->shape[rank - 1]), row_bits = ilog2(C->shape[rank - 2]);
+    int kbits = ilog2(keep_row ? t->shape[rank - 1] : t->shape[rank - 2]);
+    memset(out, 0, sizeof *out);
+    out->rank = rank;
+    for (int d = 0; d < rank; d++)
+        out->shape[d] = t->shape[d];
+    uint32_t kstep = keep_row ? 1u : 1u << col_bits;
+    for (int i = 0; i < kbits; i++)
+        out->basis[TJP_REG][out->nbits[TJP_REG]++] = kstep << i;
+    uint32_t seen = 0; /* the spanned elements' bits: single-bit bases only */
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < C->nbits[in]; b++) {
+            uint32_t v = project(C->basis[in][b], keep_row, col_bits, row_bits, kbits);
+            if (v & (v - 1))
+                return 0;
+            if (v && (seen & v)) {
+                if (in == TJP_REG)
+                    continue; /* a register of C along the other dimension */
+                return 0;
+            }
+            seen |= v;
+            if (in == TJP_REG) {
+                if (!v)
+                    continue;
+                if (out->nbits[TJP_REG] >= TJP_MAX_BITS)
+                    return 0;
+            }
+            out->basis[in][out->nbits[in]++] = v;
+        }
+    return 1;
+}
+
+int tjp_dot_result_layout(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch, int num_warps,
+                          tjp_layout *out)
+{
+    if (ch->form != TJP_DOT_MMA)
+        return 0;
+    const tji_type *t = tji_typeof(fn, op->result);
+    return tjp_layout_mma(out, TJP_MMA_ACC, ch->elem_bytes, t->rank, t->shape, ch->warps_m, ch->warps_n,
+                          num_warps);
+}
+
+int tjp_dot_operand_layouts(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch, int num_warps,
+                            const tjp_layout *C, tjp_layout *a, tjp_layout *b)
+{
+    const tji_type *ta = tji_typeof(fn, op->args[0]), *tb = tji_typeof(fn, op->args[1]);
+    if (ch->form == TJP_DOT_MMA)
+        return tjp_layout_mma(a, TJP_MMA_A, ch->elem_bytes, ta->rank, ta->shape, ch->warps_m, ch->warps_n,
+                              num_warps) &&
+               tjp_layout_mma(b, TJP_MMA_B, ch->elem_bytes, tb->rank, tb->shape, ch->warps_m, ch->warps_n,
+                              num_warps);
+    return fma_operand(a, C, ta, 1) && fma_operand(b, C, tb, 0);
+}
