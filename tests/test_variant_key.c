@@ -7,7 +7,7 @@
  * itself again as a child (its /proc/self/exe, --print-keys), whose addresses
  * differ (ASLR), and compares the child's keys with its own. Each input the
  * key stands for must change it: a constant, the specialization key, the
- * target (CPU, sm_80, sm_90), num_warps, check_bounds and the IR (a kernel
+ * target (CPU, sm_80, sm_90), num_warps, num_stages, check_bounds and the IR (a kernel
  * alike in all but one op). A compile's artifact and a launched variant
  * record the same key.
  */
@@ -42,6 +42,7 @@ typedef struct key_case {
     int64_t block;
     uint64_t spec;
     int sm, num_warps, check_bounds;
+    int num_stages;       /* 0: the default (3) */
 } key_case;
 
 static const key_case cases[] = {
@@ -53,6 +54,7 @@ static const key_case cases[] = {
     {"another num_warps", 0, 256, 0x5, 90, 8, 0},
     {"check_bounds", 0, 256, 0x5, 90, 4, 1},
     {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0},
+    {"another num_stages (2)", 0, 256, 0x5, 90, 4, 0, 2},
 };
 enum { NCASES = (int)TL_COUNT(cases) };
 
@@ -66,7 +68,7 @@ static void key_of(const key_case *c, char hex[33])
         return;
     }
     fn->check_bounds = c->check_bounds;
-    tjj_stable_key key = tjj_variant_key(fn, c->spec, c->sm, c->num_warps);
+    tjj_stable_key key = tjj_variant_key(fn, c->spec, c->sm, c->num_warps, c->num_stages);
     tjj_stable_key_hex(&key, hex);
     tji_func_free(fn);
 }

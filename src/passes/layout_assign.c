@@ -426,7 +426,7 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         *pos = at;
         return;
     }
-    case TJI_STORE: case TJI_PRINT: case TJI_ASSERT:
+    case TJI_STORE: case TJI_PRINT: case TJI_ASSERT: case TJI_ASYNC_COPY:
         /* No result: a store works in its coalesced layout; otherwise in
          * whatever layout the first operand already has. */
         if (!is_tile(fn, op.args[0]))
@@ -549,7 +549,8 @@ static void access_widths(const assigner *A, tjp_layout_plan *plan)
         const tji_op *op = &fn->ops[i];
         const tjp_layout *L = coalesced_of(A, i);
         plan->vector[i] = plan->addr_run[i] = 1;
-        if (!L || op->parent < 0 || (op->code != TJI_LOAD && op->code != TJI_STORE))
+        if (!L || op->parent < 0 ||
+            (op->code != TJI_LOAD && op->code != TJI_STORE && op->code != TJI_ASYNC_COPY))
             continue;
         int32_t anchor = op->code == TJI_LOAD ? op->result : op->args[0];
         if (tjp_layout_equal(&A->of[anchor], L) && tjp_layout_equal(&A->of[op->args[0]], L)) {
@@ -723,6 +724,9 @@ void tjp_layout_plan_free(tjp_layout_plan *plan)
     free(plan->barrier);
     free(plan->dot);
     plan->dot = NULL;
+    free(plan->rings);
+    plan->rings = NULL;
+    plan->nrings = 0;
     plan->of = NULL;
     plan->vector = NULL;
     plan->addr_run = NULL;

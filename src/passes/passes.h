@@ -90,6 +90,8 @@ typedef struct tjp_layout_plan {
     struct tjp_shared_step *shared; /* per op index: its step through shared memory */
     uint64_t shared_bytes;  /* the kernel's one dynamic shared allocation (bytes) */
     int shared_allocated;   /* tjp_alloc_shared ran: offsets and shared_bytes hold */
+    struct tjp_ring *rings; /* per ring of the pipelined loads (tjp_alloc_shared) */
+    int nrings;
     uint8_t *barrier;       /* per op index: TJP_BARRIER_* flags, where bar.sync goes */
     /* Filled by tjp_accelerate_dots before tjp_assign_layouts (NULL: every
      * DOT in the FMA form); per op index. */
@@ -300,6 +302,22 @@ TJI_FUNC tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan
  * largest step and the size. */
 #define TJP_SHARED_MAX 232448 /* 227 KiB: the most any GPU gives a block (sm_90, sm_100) */
 TJI_FUNC tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan);
+/* A ring of the pipelined loads (TJI_ASYNC_COPY / TJI_LOCAL_LOAD, ir.h), as
+ * tjp_alloc_shared plans it: slots buffers of numel elements, live for the
+ * whole kernel (copies land while other steps run); one swizzle for every
+ * copy into it and every read, chosen for all their layouts and kept
+ * identity on the smallest copy vector's bits (vector_bits), so that each
+ * cp.async of that many elements writes consecutive bytes. Not printed:
+ * the layouts imply it, so a parsed plan plans it again. */
+typedef struct tjp_ring {
+    int slots;
+    int64_t numel;
+    int elem_bytes;
+    int vector_bits;          /* log2 of the smallest copy vector (elements) */
+    tjp_swizzle swizzle;
+    uint64_t offset, slot_bytes;
+    int32_t op;               /* an op of the ring, for errors */
+} tjp_ring;
 
 /* barriers.c — where bar.sync goes, per op index (plan->barrier):
  *   TJP_BARRIER_BEFORE        before the op's global access: a load after
