@@ -13,12 +13,25 @@
  * addresses come from the induction variable alone is pipelined too; one
  * whose loads feed no dot, or whose next address depends on the
  * accumulator, is left as it was; num_stages out of range is an error.
+ *
+ * The tutorial's PTX (through tjj_compile_gpu, specialized as a launch
+ * with aligned buffers and M, N, K multiples of 16 would be) for sm_80 and
+ * sm_90 at 1 to 4 stages: cp.async copies of 16 bytes (.cg) where
+ * pipelined and none at 1 stage, S commit_groups, a wait_group(S-2) in
+ * the loop and a wait_group(0) after it, the rings' bytes in the kernel's
+ * shared memory, the stable keys of different num_stages apart; ptxas
+ * (TJIT_PTXAS) assembles each with no output at all (no warning). The
+ * rings too big for a block are a compile error that names num_stages.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "testlib.h"
 #include "builder/ir.h"
+#include "ffi_bind/ffi_bind.h"
+#include "jit/pipeline.h"
 #include "passes/passes.h"
 
 TJ_KERNEL(matmul_tutorial, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32),
@@ -144,6 +157,117 @@ static void tutorial(int stages)
     tji_func_free(fn);
 }
 
+/* Occurrences of needle in text. */
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* ptxas's output for ptx at sm_<sm> ("" when silent), or NULL where it
+ * failed or there is no TJIT_PTXAS. */
+static char *ptxas_output(const char *ptx, int sm, int *rc)
+{
+    const char *ptxas = getenv("TJIT_PTXAS");
+    if (!ptxas || !*ptxas)
+        return NULL;
+    char path[] = "/tmp/tjit-pipeline-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "w");
+    fputs(ptx, f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_%d -o /dev/null '%s' 2>&1", ptxas, sm, path);
+    FILE *p = popen(cmd, "r");
+    char *out = calloc(1, 65536);
+    size_t n = p ? fread(out, 1, 65535, p) : 0;
+    out[n] = 0;
+    *rc = p ? pclose(p) : -1;
+    unlink(path);
+    return out;
+}
+
+static uint64_t tutorial_spec(void)
+{
+    uint64_t spec = tjj_spec_of_buffers(matmul_tutorial);
+    for (int i = 3; i < 6; i++) /* M, N, K */
+        spec |= (uint64_t)TJF_SPEC_DIV16 << (TJF_SPEC_BITS * i);
+    return spec;
+}
+
+static void tutorial_ptx(int sm, int stages)
+{
+    tji_func *fn = built(matmul_tutorial, (int64_t[]){64, 64, 32}, 3);
+    tjj_artifact a = {0};
+    tj_status st = fn ? tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .num_warps = 4,
+                                                            .spec = tutorial_spec(),
+                                                            .num_stages = stages}, &a)
+                      : TJ_ERR_BUILD;
+    if (st != TJ_OK)
+        tap_diag("compile: %s", tj_last_error());
+    const char *ptx = st == TJ_OK ? a.gpu.ptx : "";
+    int on = stages > 1;
+    int copies = count_of(ptx, "cp.async.cg.shared.global"), any = count_of(ptx, "cp.async.c");
+    int commits = count_of(ptx, "cp.async.commit_group"), waits = count_of(ptx, "cp.async.wait_group");
+    char wait_in[48];
+    snprintf(wait_in, sizeof wait_in, "cp.async.wait_group \t%d;", on ? stages - 2 : 0);
+    /* rings: 3 x 64x32 f16 + 3 x 32x64 f16 at 3 stages */
+    size_t ring_bytes = on ? (size_t)stages * 2 * 64 * 32 * 2 : 0;
+    tap_ok(st == TJ_OK && (on ? copies > 0 && commits == stages && waits == 2 &&
+                                strstr(ptx, wait_in) && strstr(ptx, "cp.async.wait_group \t0;")
+                              : any == 0 && commits == 0 && waits == 0) &&
+               a.gpu.shared_bytes >= ring_bytes,
+           "tutorial PTX for sm_%d at %d stages: %d cp.async.cg, %d commit_group, %d wait_group, "
+           "%zu bytes of shared memory", sm, stages, copies, commits, waits,
+           st == TJ_OK ? a.gpu.shared_bytes : 0);
+    int rc = 0;
+    char *out = st == TJ_OK ? ptxas_output(ptx, sm, &rc) : NULL;
+    if (out) {
+        tap_ok(rc == 0 && out[0] == 0, "ptxas sm_%d at %d stages: assembled, no warning%s%s", sm,
+               stages, out[0] ? ": " : "", out);
+    } else {
+        tap_skip(1, "TJIT_PTXAS is not set: no ptxas to assemble the PTX");
+    }
+    free(out);
+    tjj_artifact_free(&a);
+    tji_func_free(fn);
+}
+
+/* The keys of one kernel at two num_stages differ (and 0 is 3). */
+static void keys_apart(void)
+{
+    tji_func *fn = built(matmul_tutorial, (int64_t[]){64, 64, 32}, 3);
+    if (!fn) {
+        tap_ok(0, "stable keys of num_stages");
+        return;
+    }
+    tjj_stable_key k0 = tjj_variant_key(fn, 0, 90, 4, 0), k2 = tjj_variant_key(fn, 0, 90, 4, 2),
+                   k3 = tjj_variant_key(fn, 0, 90, 4, 3);
+    tap_ok((k2.high != k3.high || k2.low != k3.low) && k0.high == k3.high && k0.low == k3.low,
+           "stable keys: num_stages 2 and 3 apart, 0 is 3");
+    tji_func_free(fn);
+}
+
+/* Rings past what any GPU gives a block: an error that says to lower num_stages. */
+static void rings_too_big(void)
+{
+    tji_func *fn = built(matmul_tutorial, (int64_t[]){128, 128, 128}, 3);
+    tjj_artifact a = {0};
+    tj_status st = fn ? tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 8,
+                                                            .spec = tutorial_spec(),
+                                                            .num_stages = 8}, &a)
+                      : TJ_ERR_BUILD;
+    tap_ok(st == TJ_ERR_COMPILE && tl_error_mentions("matmul_tutorial", "lower num_stages",
+                                                     "8 stages", NULL),
+           "8 stages of 128x128 f16 rings: %s (%s)", tj_status_name(st), tj_last_error());
+    tjj_artifact_free(&a);
+    tji_func_free(fn);
+}
+
 int main(void)
 {
     setenv("TJIT_CHECK_ROUNDTRIP", "1", 1);
@@ -173,5 +297,11 @@ int main(void)
                "num_stages = %d is an error (%s)", stages, tj_status_name(st));
     }
     tji_func_free(fn);
+
+    for (int sm = 80; sm <= 90; sm += 10)
+        for (int stages = 1; stages <= 4; stages++)
+            tutorial_ptx(sm, stages);
+    keys_apart();
+    rings_too_big();
     return tap_done();
 }
