@@ -46,14 +46,14 @@ typedef struct key_case {
 } key_case;
 
 static const key_case cases[] = {
-    {"the base case (sm_90, 4 warps)", 0, 256, 0x5, 90, 4, 0},
-    {"another constant", 0, 512, 0x5, 90, 4, 0},
-    {"another specialization key", 0, 256, 0x1, 90, 4, 0},
-    {"another target (sm_80)", 0, 256, 0x5, 80, 4, 0},
-    {"the CPU target", 0, 256, 0x5, 0, 4, 0},
-    {"another num_warps", 0, 256, 0x5, 90, 8, 0},
-    {"check_bounds", 0, 256, 0x5, 90, 4, 1},
-    {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0},
+    {"the base case (sm_90, 4 warps)", 0, 256, 0x5, 90, 4, 0, 0},
+    {"another constant", 0, 512, 0x5, 90, 4, 0, 0},
+    {"another specialization key", 0, 256, 0x1, 90, 4, 0, 0},
+    {"another target (sm_80)", 0, 256, 0x5, 80, 4, 0, 0},
+    {"the CPU target", 0, 256, 0x5, 0, 4, 0, 0},
+    {"another num_warps", 0, 256, 0x5, 90, 8, 0, 0},
+    {"check_bounds", 0, 256, 0x5, 90, 4, 1, 0},
+    {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0, 0},
     {"another num_stages (2)", 0, 256, 0x5, 90, 4, 0, 2},
 };
 enum { NCASES = (int)TL_COUNT(cases) };
