@@ -28,6 +28,10 @@
  * that keeps buffers alive across ops (software pipelining) only widens
  * their intervals and the same placement keeps them apart.
  *
+ * Rings. The pipelined loads' rings (pipeline_loops.c) are planned here too
+ * (plan_rings: one swizzle per ring for every layout that writes or reads
+ * it) and are buffers live over the whole kernel, placed first.
+ *
  * The limit. The allocation is the kernel's dynamic shared memory: a launch
  * above 48 KiB opts in (cuFuncSetAttribute) up to the device's maximum.
  * More than any GPU gives a block (TJP_SHARED_MAX) is refused here, naming

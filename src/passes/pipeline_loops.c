@@ -19,8 +19,10 @@
  * S - 1 iterations early without changing anything else: the pass moves it
  * there in place. A load whose address depends on a loaded value or the
  * accumulator, a volatile load, a load with a non-zero `other` (the copy
- * fills zeros) stay as they are. The loads of one loop are taken together
- * where their slices allow it, else one by one.
+ * fills zeros) stay as they are, and so do all the loads of a loop that a
+ * store or atomic runs before the end of (a copy issued ahead must not
+ * read what another thread may still write). The loads of one loop are
+ * taken together where their slices allow it, else one by one.
  *
  * The rewrite, for iterations i = 0, 1, ... (iv = lo + i * step):
  *   before the loop, for j = 0 .. S-2: the slice cloned with iv = lo + j *
@@ -434,6 +436,40 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
     free(ring);
 }
 
+/* Emission order: each op's position, its regions' ops right after it;
+ * *last gets the position of the last op inside it. */
+static void number_ops(const tji_func *fn, int32_t rid, int32_t *pos, int32_t *last, int32_t *next)
+{
+    const tji_region *r = &fn->regions[rid];
+    for (int32_t i = 0; i < r->nops; i++) {
+        int32_t o = r->ops[i];
+        pos[o] = (*next)++;
+        for (int k = 0; k < 2; k++)
+            if (fn->ops[o].region[k] >= 0)
+                number_ops(fn, fn->ops[o].region[k], pos, last, next);
+        last[o] = *next - 1;
+    }
+}
+
+/* Does a global write run before loop op ends (before it or inside it)?
+ * A copy issued ahead must not read what a write of another thread may
+ * still change: such loops keep their loads (and barriers.c's order). */
+static int written_before_end(const tji_func *fn, int32_t op)
+{
+    int32_t *pos = tjs_xcalloc((size_t)fn->nops + 1, sizeof *pos);
+    int32_t *last = tjs_xcalloc((size_t)fn->nops + 1, sizeof *last), next = 0;
+    number_ops(fn, 0, pos, last, &next);
+    int written = 0;
+    for (int32_t i = 0; i < fn->nops && !written; i++) {
+        tji_opcode c = fn->ops[i].code;
+        written = fn->ops[i].parent >= 0 && pos[i] <= last[op] &&
+                  (c == TJI_STORE || c == TJI_ATOMIC || c == TJI_ATOMIC_CAS);
+    }
+    free(pos);
+    free(last);
+    return written;
+}
+
 /* Pipelines loop op if it has loads that qualify. */
 static void pipeline_loop(tji_func *fn, int32_t op, int stages, int *nrings)
 {
@@ -441,7 +477,7 @@ static void pipeline_loop(tji_func *fn, int32_t op, int stages, int *nrings)
     int32_t step_def = fn->values[f->args[2]].def_op;
     const tji_region *body = &fn->regions[f->region[0]];
     if (step_def < 0 || fn->ops[step_def].code != TJI_CONST || fn->ops[step_def].ival <= 0 ||
-        fn->ops[step_def].ival > INT32_MAX / 8)
+        fn->ops[step_def].ival > INT32_MAX / 8 || written_before_end(fn, op))
         return;
     loop L = {fn, op, f->region[0], body->args[0], tji_typeof(fn, f->args[0])->dtype, 0,
               fn->ops[step_def].ival, body->ops[body->nops - 1], f->nresults, fn->nops};
