@@ -3,11 +3,12 @@
  * pipeline_loops.c — software pipelining of the loads that feed a dot
  * (Triton's loop pipeliner, simplified), a GPU pass run before axis info.
  *
- * In a TJ_FOR whose step is a positive constant, a LOAD directly in the
- * body whose result reaches a DOT operand (directly or through CONVERTs)
- * is issued num_stages - 1 iterations ahead: its tile goes into a ring of
- * S = num_stages shared buffers with ASYNC_COPY (cp.async), and where the
- * load was read, a LOCAL_LOAD reads the slot of the current iteration.
+ * In a TJ_FOR whose step is a positive constant (bounds of 32 or 64
+ * bits), a LOAD directly in the body whose result reaches a DOT operand
+ * (directly or through CONVERTs) is issued num_stages - 1 iterations
+ * ahead: its tile goes into a ring of S = num_stages shared buffers with
+ * ASYNC_COPY (cp.async), and where the load was read, a LOCAL_LOAD reads
+ * the slot of the current iteration.
  *
  * Which loads qualify: the load's pointer and mask come from a slice of
  * the body (pure ops: arithmetic, shapes, constants, addptr) that depends
@@ -476,10 +477,12 @@ static void pipeline_loop(tji_func *fn, int32_t op, int stages, int *nrings)
     const tji_op *f = &fn->ops[op];
     int32_t step_def = fn->values[f->args[2]].def_op;
     const tji_region *body = &fn->regions[f->region[0]];
-    if (step_def < 0 || fn->ops[step_def].code != TJI_CONST || fn->ops[step_def].ival <= 0 ||
+    tj_dtype dt = tji_typeof(fn, f->args[0])->dtype; /* narrower bounds: S * step may not fit */
+    if (tjs_dtype_bits(dt) < 32 || step_def < 0 || fn->ops[step_def].code != TJI_CONST ||
+        fn->ops[step_def].ival <= 0 ||
         fn->ops[step_def].ival > INT32_MAX / 8 || written_before_end(fn, op))
         return;
-    loop L = {fn, op, f->region[0], body->args[0], tji_typeof(fn, f->args[0])->dtype, 0,
+    loop L = {fn, op, f->region[0], body->args[0], dt, 0,
               fn->ops[step_def].ival, body->ops[body->nops - 1], f->nresults, fn->nops};
     L.udt = unsigned_of(L.dt);
     uint8_t *chosen = tjs_xcalloc((size_t)fn->nops + 1, 1);
