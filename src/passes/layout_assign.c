@@ -333,17 +333,79 @@ static void anchor_result(assigner *A, int32_t r, int *pos, int32_t opidx, const
 
 static void assign_region(assigner *A, int32_t r);
 
-/* Layouts of the results of a FOR or IF: what users asked for, else default. */
-static tjp_layout *carried_layouts(assigner *A, int32_t opidx)
+/* The accumulator layout of a DOT that yields a FOR's carried value k, if
+ * it has one: an accumulator stays in its registers across iterations,
+ * and the loop's users get one conversion after the loop. */
+static int dot_carried_layout(const assigner *A, const tji_op *op, int k, tjp_layout *out)
 {
-    const tji_op *op = &A->fn->ops[opidx];
-    tjp_layout *L = tjs_xcalloc((size_t)(op->nresults ? op->nresults : 1), sizeof *L);
-    for (int i = 0; i < op->nresults; i++) {
+    const tji_region *body = &A->fn->regions[op->region[0]];
+    const tji_op *yield = &A->fn->ops[body->ops[body->nops - 1]];
+    int32_t def = tji_val(A->fn, yield->args[k])->def_op;
+    return def >= 0 && A->fn->ops[def].code == TJI_DOT &&
+           tjp_dot_result_layout(A->fn, &A->fn->ops[def], &A->dot[def], A->num_warps, out);
+}
+
+/* The coalesced layout of an access in a FOR's body whose pointer is
+ * carried value k, if any: a pointer tile advanced by the loop stays where
+ * the access reads it, instead of being converted there every iteration. */
+static int access_carried_layout(const assigner *A, const tji_op *op, int k, tjp_layout *out)
+{
+    const tji_region *body = &A->fn->regions[op->region[0]];
+    for (int32_t p = 0; p < body->nops; p++) {
+        int32_t i = body->ops[p];
+        const tji_op *u = &A->fn->ops[i];
+        if (u->nargs > 0 && u->args[0] == body->args[k + 1] && coalesced_of(A, i)) {
+            *out = *coalesced_of(A, i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Result res of the op at position pos of region r is now in layout
+ * natural; its users read a CONVERT placed right after the op, in the
+ * layout they asked for. */
+static void convert_after(assigner *A, int32_t r, int pos, int32_t res, const tjp_layout *natural)
+{
+    tji_func *fn = A->fn;
+    tji_type type = *tji_typeof(fn, res);
+    int32_t cv = tji_insert_op(fn, TJI_CONVERT, r, pos + 1, fn->ops[tji_val(fn, res)->def_op].loc);
+    tji_set_operands(fn, cv, &res, 1);
+    int32_t c = tji_new_results(fn, cv, &type, 1);
+    for (int32_t i = 0; i < fn->nops; i++)
+        for (int k = 0; i != cv && fn->ops[i].parent >= 0 && k < fn->ops[i].nargs; k++)
+            if (fn->ops[i].args[k] == res)
+                tji_set_operand(fn, i, k, c);
+    ensure(A);
+    A->of[c] = A->of[res];
+    A->set[c] = 1;
+    A->equal_to[c] = res;
+    A->of[res] = *natural;
+}
+
+/* Layouts of the results of a FOR or IF (at position pos of region r):
+ * a FOR's accumulator that of its dot, else what users asked for, else
+ * (a FOR) that of an access through the carried pointer, else default. */
+static tjp_layout *carried_layouts(assigner *A, int32_t r, int pos, int32_t opidx)
+{
+    int n = A->fn->ops[opidx].nresults;
+    tjp_layout *L = tjs_xcalloc((size_t)(n ? n : 1), sizeof *L);
+    for (int i = 0; i < n; i++) {
+        const tji_op *op = &A->fn->ops[opidx];
         int32_t res = op->result + i;
+        tjp_layout want;
         if (!is_tile(A->fn, res))
             continue;
-        if (!A->set[res]) {
-            default_of(A, res, &A->of[res]);
+        if (op->code == TJI_FOR && dot_carried_layout(A, op, i, &want)) {
+            if (!A->set[res]) {
+                A->of[res] = want;
+                A->set[res] = 1;
+            } else if (!tjp_layout_equal(&A->of[res], &want)) {
+                convert_after(A, r, pos, res, &want);
+            }
+        } else if (!A->set[res]) {
+            if (op->code != TJI_FOR || !access_carried_layout(A, op, i, &A->of[res]))
+                default_of(A, res, &A->of[res]);
             A->set[res] = 1;
         }
         L[i] = A->of[res];
@@ -396,7 +458,7 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         assign_dot(A, r, pos, opidx);
         return;
     case TJI_FOR: case TJI_IF: {
-        tjp_layout *carried = carried_layouts(A, opidx);
+        tjp_layout *carried = carried_layouts(A, r, *pos, opidx);
         if (op.code == TJI_FOR) {
             const tji_region *body = &fn->regions[op.region[0]];
             for (int i = 0; i < op.nresults; i++)
