@@ -10,7 +10,9 @@
  * in f32 and the result must match bit for bit on either device, whatever
  * order the tensor cores add in. Sizes are ragged in M, N and K (K smaller
  * than BK, K not a multiple of it, K a multiple; K = 0 leaves zeros), with
- * leading dimensions larger than the tile, f32 accumulation in 64x64x32
+ * leading dimensions larger than the tile (multiples of 16: with K one
+ * too, the GPU copies are 16-byte cp.async, else element by element),
+ * f32 accumulation in 64x64x32
  * tiles with 4 warps and in 128x64x32 with 8; the output is poisoned
  * before each launch. A and B are loaded with other = 0, as the tutorial.
  */
@@ -47,7 +49,9 @@ TJ_KERNEL(matmul_pipelined,
 static void run(tj_device *dev, int M, int N, int K, int bm, int warps, int stages)
 {
     enum { BN = 64, BK = 32 };
-    int lda = K + 8, ldb = N + 8, ldc = N + 4; /* leading dimensions past the tile */
+    /* leading dimensions past the tile; multiples of 16, so that where K
+     * is one too the copies are 16-byte cp.async (else element by element) */
+    int lda = (K + 15) / 16 * 16 + 16, ldb = (N + 15) / 16 * 16 + 16, ldc = N + 4;
     size_t na = (size_t)M * lda + 1, nb = (size_t)K * ldb + 1, nc = (size_t)M * ldc;
     uint16_t *a = calloc(na, 2), *b = calloc(nb, 2);
     float *want = calloc(nc ? nc : 1, 4), *got = calloc(nc ? nc : 1, 4);
