@@ -115,7 +115,7 @@ TJ_KERNEL(arg_extreme, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(out, i32)), TJ_CONSTS(RO
 
 static void test_arg_extremes(void)
 {
-    alarm(120); /* was: never returned */
+    alarm(tl_watchdog_seconds()); /* was: never returned */
     for (int rows = 0; rows < 2; rows++)
         for (int is_max = 0; is_max < 2; is_max++) {
             float x[32];
@@ -138,7 +138,7 @@ static void test_arg_extremes(void)
             tj_buffer_free(dev, bx);
             tj_buffer_free(dev, bo);
         }
-    alarm(300);
+    alarm(tl_watchdog_seconds());
 }
 
 static const int huge_tile_line = __LINE__ + 4; /* the line of o */

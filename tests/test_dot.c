@@ -59,6 +59,24 @@ TJ_KERNEL(dot_loop, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32), TJ
     tj_store(tj_add(c, TILE_IDX(M, N)), acc);
 }
 
+/* The same with Triton's carried pointer tiles (a_ptrs += K each chunk), and
+ * after the loop the tile where a_ptrs ended, copied to d. */
+TJ_KERNEL(dot_ptr_loop, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32), TJ_PTR(d, f32),
+                                  TJ_SCALAR(nk, i32)), TJ_CONSTS(M, N, K))
+{
+    tj_val lda = tj_mul(tj_add(nk, 1), K);
+    tj_val ap = tj_add(a, tj_add(tj_mul(tj_expand_dims(tj_arange(0, M), 1), lda), tj_expand_dims(tj_arange(0, K), 0)));
+    tj_val bp = tj_add(b, TILE_IDX(K, N));
+    tj_val acc = tj_zeros(TJ_SHAPE(M, N), TJ_F32);
+    TJ_FOR(k, 0, nk, 1, &acc, &ap, &bp) {
+        acc = tj_dot(tj_load(ap), tj_load(bp), acc);
+        ap = tj_add(ap, K);
+        bp = tj_add(bp, tj_mul(K, N));
+    }
+    tj_store(tj_add(c, TILE_IDX(M, N)), acc);
+    tj_store(tj_add(d, TILE_IDX(M, K)), tj_load(ap));
+}
+
 static float tf32(float x)
 {
     uint32_t u;
@@ -192,6 +210,45 @@ static void loop_case(tj_device *dev, int M, int N, int K, int nk)
     free(a), free(b), free(want), free(got);
 }
 
+static void ptr_loop_case(tj_device *dev, int M, int N, int K, int nk)
+{
+    int lda = K * (nk + 1), KT = K * nk;
+    float *a = malloc(sizeof(float) * M * lda), *b = malloc(sizeof(float) * (KT + K) * N),
+          *want = malloc(sizeof(float) * M * N), *got = malloc(sizeof(float) * M * N),
+          *dwant = malloc(sizeof(float) * M * K), *dgot = malloc(sizeof(float) * M * K);
+    fill(TJ_F32, a, (size_t)M * lda, 0);
+    fill(TJ_F32, b, (size_t)(KT + K) * N, 0);
+    for (int m = 0; m < M; m++) {
+        for (int n = 0; n < N; n++) {
+            float s = 0;
+            for (int k = 0; k < KT; k++)
+                s = fmaf(a[m * lda + k], b[k * N + n], s);
+            want[m * N + n] = s;
+        }
+        for (int k = 0; k < K; k++)
+            dwant[m * K + k] = a[m * lda + KT + k];
+    }
+    tj_buffer ba = tl_upload(dev, a, sizeof(float) * M * lda), bb = tl_upload(dev, b, sizeof(float) * (KT + K) * N),
+              bc = tl_poisoned(dev, sizeof(float) * M * N), bd = tl_poisoned(dev, sizeof(float) * M * K);
+    char what[128];
+    snprintf(what, sizeof what, "dot of carried pointer tiles: %dx%d, %d chunks of K = %d", M, N, nk, K);
+    tj_arg args[] = {TJ_ARG_BUF(ba), TJ_ARG_BUF(bb), TJ_ARG_BUF(bc), TJ_ARG_BUF(bd), TJ_ARG_I32(nk)};
+    int64_t consts[] = {M, N, K};
+    tj_status st = tj_launch(dev, dot_ptr_loop, &(tj_launch_cfg){.grid = {1}}, args, 5, consts, 3);
+    if (!tl_launch_failed(st, what)) {
+        tl_download(dev, bc, got, sizeof(float) * M * N);
+        tl_download(dev, bd, dgot, sizeof(float) * M * K);
+        int exact = tj_device_get_kind(dev) == TJ_DEVICE_CPU;
+        tl_check(what, TJ_F32, got, want, (size_t)M * N, exact ? 0 : 0x1p-21, exact ? 0 : 4.0 * KT * 0x1p-23);
+        tl_check("... and the pointer tile after the loop", TJ_F32, dgot, dwant, (size_t)M * K, 0, 0);
+    }
+    tj_buffer_free(dev, ba);
+    tj_buffer_free(dev, bb);
+    tj_buffer_free(dev, bc);
+    tj_buffer_free(dev, bd);
+    free(a), free(b), free(want), free(got), free(dwant), free(dgot);
+}
+
 /* --- errors --------------------------------------------------------------- */
 
 static int bad_case0_line; /* case i of bad_dot is on line bad_case0_line + i */
@@ -252,6 +309,8 @@ int main(void)
     run(dev, dot_f32, TJ_F32, TJ_F32, 0, 1, 64, 16, 32, 0, 1, 0);
     loop_case(dev, 32, 32, 16, 5);
     loop_case(dev, 64, 64, 32, 3);
+    ptr_loop_case(dev, 32, 64, 16, 4);
+    ptr_loop_case(dev, 16, 16, 16, 0);
 
     for (int stages = -1; stages <= 9; stages += 10) {
         tj_buffer bx = tl_poisoned(dev, 64);

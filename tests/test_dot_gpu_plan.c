@@ -23,7 +23,13 @@
  *    layout_mma.c builds for that split;
  *  - every conversion into an operand layout goes through shared memory
  *    without bank conflicts, writes and reads, counted lane by lane
- *    (tjp_bank_cost), for NN and NT (b transposed) operands;
+ *    (tjp_bank_cost; with ldmatrix tjp_vector_write_cost and
+ *    tjp_ldmatrix_cost), for NN and NT (b transposed) operands, except
+ *    the reads of tf32 and i8 b stored [K, N], whose conflicts are
+ *    reported; every A and every b stored [N, K] is read by ldmatrix.x4,
+ *    16-bit b stored [K, N] by ldmatrix.x4.trans, and the step simulated
+ *    as the ISA describes st.shared.v4 and ldmatrix hands every thread
+ *    the elements its layout says;
  *  - the PTX of each MMA kernel for sm_80 and sm_90 holds the mma.sync
  *    instruction of its form (and an FMA kernel none); make check's
  *    TJIT_PTXAS makes tj_kernel_ptx assemble every one of them.
@@ -281,12 +287,130 @@ MM_KERNEL(mm_bf16, bf16, f32)
 MM_KERNEL(mm_f32, f32, f32)
 MM_KERNEL(mm_i8, i8, i32)
 
+/* acc += a_k @ b_k along a loop, stored after it. */
+TJ_KERNEL(mm_loop, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(nk, i32)), TJ_CONSTS(M, N, K))
+{
+    tj_val acc = tj_zeros(TJ_SHAPE(M, N), TJ_F32);
+    TJ_FOR(k, 0, nk, 1, &acc) {
+        tj_val ta = tj_load(tj_add(tj_add(a, tj_mul(k, K)), TILE(M, K, tj_mul(nk, K))));
+        tj_val tb = tj_load(tj_add(tj_add(b, tj_mul(tj_mul(k, K), N)), TILE(K, N, N)));
+        acc = tj_dot(ta, tb, acc);
+    }
+    tj_store(tj_add(c, TILE(M, N, N)), acc);
+}
+
+/* Attention's chain: s = q k, p = f16(s), o = p v. */
+TJ_KERNEL(mm_chain, TJ_PARAMS(TJ_PTR(q, f16), TJ_PTR(k, f16), TJ_PTR(v, f16), TJ_PTR(o, f32)), TJ_CONSTS(M, N, D))
+{
+    tj_val s = tj_dot(tj_load(tj_add(q, TILE(M, D, D))), tj_load(tj_add(k, TILE(D, N, N))), TJ_NONE);
+    tj_val p = tj_cast(s, TJ_F16);
+    tj_store(tj_add(o, TILE(M, D, D)), tj_dot(p, tj_load(tj_add(v, TILE(N, D, D))), TJ_NONE));
+}
+
+/* The first dot's accumulator becomes the second's A operand in registers
+ * (the same layout, or a renaming of registers; no shared memory) where
+ * the warps split M only (the pass makes both dots of a chain do so where
+ * M has 16 rows per warp): both layouts put the same elements in the same
+ * threads. Where it cannot, it goes through shared memory. */
+static void chained(int64_t M, int64_t N, int64_t D, int warps, int want_copy)
+{
+    int64_t c[3] = {M, N, D};
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    int ok = tji_build(mm_chain, c, 3, &fn) == TJ_OK &&
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 80, .num_warps = warps, .spec = tjj_spec_of_buffers(mm_chain)},
+                          &out) == TJ_OK;
+    int dots = 0, renamed = 0, shared = 0, chain = 0;
+    for (int32_t i = 0; ok && i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_DOT)
+            continue;
+        dots += out.plan.dot[i].form == TJP_DOT_MMA;
+        /* From the second dot's A back to the first dot: conversions and the cast. */
+        int32_t x = op->args[0];
+        int rn = 0, sh = 0;
+        for (int depth = 0; depth < 8 && x > 0; depth++) {
+            int32_t def = tji_val(fn, x)->def_op;
+            const tji_op *d = def >= 0 ? &fn->ops[def] : NULL;
+            if (!d || (d->code != TJI_DOT && d->code != TJI_CONVERT && d->code != TJI_CAST))
+                break;
+            if (d->code == TJI_DOT) {
+                chain = 1;
+                renamed += rn;
+                shared += sh;
+                break;
+            }
+            if (d->code == TJI_CONVERT) {
+                rn += out.plan.shared[def].kind == TJP_STEP_NONE;
+                sh += out.plan.shared[def].kind != TJP_STEP_NONE;
+            }
+            x = d->args[0];
+        }
+    }
+    if (!ok)
+        tap_diag("%s", tj_last_error());
+    tap_ok(ok && dots == 2 && chain && (want_copy ? shared == 0 : shared >= 1),
+           "chained dots %lldx%lldx%lld, %d warps: the accumulator reaches the next dot's A %s (%d renamed, %d through "
+           "shared memory)", (long long)M, (long long)N, (long long)D, warps,
+           want_copy ? "in registers" : "through shared memory (M too small for warps along M only)", renamed,
+           shared);
+    char *ptx = NULL;
+    tj_status st = ok ? tj_kernel_ptx(mm_chain, c, 3, "sm_80", warps, &ptx) : TJ_ERR_BUILD;
+    tap_ok(st == TJ_OK && ptx && strstr(ptx, "mma.sync.aligned.m16n8k16"), "its PTX for sm_80 (assembled by ptxas "
+           "where TJIT_PTXAS is set)");
+    if (st != TJ_OK && ok)
+        tap_diag("%s", tj_last_error());
+    free(ptx);
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+}
+
+/* The loop carries the accumulator in the mma layout: inside the loop only
+ * the operands convert; the result converts once, after the loop. */
+static void loop_carried(void)
+{
+    int64_t c[3] = {64, 64, 32};
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    int ok = tji_build(mm_loop, c, 3, &fn) == TJ_OK &&
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 80, .num_warps = 4, .spec = tjj_spec_of_buffers(mm_loop)}, &out) ==
+                 TJ_OK;
+    int in_loop = 0, after = 0, dots = 0;
+    for (int32_t i = 0; ok && i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0)
+            continue;
+        int inside = op->parent != 0;
+        if (op->code == TJI_DOT)
+            dots += out.plan.dot[i].form == TJP_DOT_MMA;
+        if (op->code == TJI_CONVERT && out.plan.shared[i].kind == TJP_STEP_CONVERT) {
+            tj_dtype dt = tji_typeof(fn, op->result)->dtype;
+            in_loop += inside && dt == TJ_F32;
+            after += !inside && dt == TJ_F32;
+        }
+    }
+    if (!ok)
+        tap_diag("%s", tj_last_error());
+    tap_ok(ok && dots == 1 && in_loop == 0 && after == 1, "a dot's accumulator carried along a loop stays in the mma "
+           "layout: %d f32 conversions in the loop, %d after it", in_loop, after);
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+}
+
 typedef struct dot_case {
     const tj_kernel *k;
     int64_t c[5];       /* M, N, K, PREC, TRANS_B */
     int warps, sm;
     int form, elem_bytes, passes, wm, wn;
+    int flags;          /* UNALIGNED, NO_LDM_A, READ_CONFLICTS below */
 } dot_case;
+enum {
+    UNALIGNED = 1,      /* pointers of unknown alignment: element accesses, no ldmatrix */
+    NO_LDM_A = 2,       /* a's tile is too small for 16-byte writes: no ldmatrix for a */
+    READ_CONFLICTS = 4  /* tf32 and i8 b stored [K, N] after 16-byte loads: no ldmatrix,
+                           the reads' bank conflicts are reported, not claimed away
+                           (see DESIGN.md) */
+};
 
 static tji_func *plan_of(const dot_case *d, tjp_layout_plan *plan, int32_t *dot_op)
 {
@@ -294,7 +418,8 @@ static tji_func *plan_of(const dot_case *d, tjp_layout_plan *plan, int32_t *dot_
     tjj_gpu_planned out = {0};
     memset(plan, 0, sizeof *plan);
     int ok = tji_build(d->k, d->c, 5, &fn) == TJ_OK &&
-             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = d->sm, .num_warps = d->warps, .spec = 0}, &out) == TJ_OK;
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = d->sm, .num_warps = d->warps,
+                                               .spec = d->flags & UNALIGNED ? 0 : tjj_spec_of_buffers(d->k)}, &out) == TJ_OK;
     *plan = out.plan;
     out.plan = (tjp_layout_plan){0};
     tjj_gpu_planned_free(&out);
@@ -321,16 +446,83 @@ static int32_t convert_of(const tji_func *fn, int32_t v)
     return def >= 0 && fn->ops[def].code == TJI_CONVERT ? def : -1;
 }
 
-static int conflict_free(const tjp_shared_step *st, char *why, size_t n, const char *what)
+/* Writes and reads at the minimum of wavefronts (reads_reported: the
+ * reads' count only reported). */
+static int conflict_free(const tjp_shared_step *st, int reads_reported, char *why, size_t n, const char *what)
 {
     tjp_bank_count w, r;
-    tjp_bank_cost(&st->use.write, &st->use.swizzle, &w);
-    tjp_bank_cost(&st->use.read, &st->use.swizzle, &r);
+    if (st->use.ldmatrix) { /* 16-byte vector writes, ldmatrix reads */
+        tjp_vector_write_cost(&st->use.write, &st->use.swizzle, &w);
+        tjp_ldmatrix_cost(&st->use.read, &st->use.swizzle, &r);
+    } else {
+        tjp_bank_cost(&st->use.write, &st->use.swizzle, &w);
+        tjp_bank_cost(&st->use.read, &st->use.swizzle, &r);
+    }
+    if (!w.requests || !r.requests)
+        return snprintf(why, n, "%s: no requests counted", what), 0;
+    if (reads_reported && w.wavefronts == w.minimum) {
+        tap_diag("%s: reads %lld wavefronts for a minimum of %lld", what, (long long)r.wavefronts,
+                 (long long)r.minimum);
+        return 1;
+    }
     if (w.wavefronts == w.minimum && r.wavefronts == r.minimum)
         return 1;
     snprintf(why, n, "%s: writes %lld wavefronts (minimum %lld), reads %lld (minimum %lld)", what,
              (long long)w.wavefronts, (long long)w.minimum, (long long)r.wavefronts, (long long)r.minimum);
     return 0;
+}
+
+/* An ldmatrix step simulated as the PTX ISA describes the instructions,
+ * not through the layouts' algebra: st.shared.v4 of 16 bytes of registers
+ * from r puts them at consecutive indices from the first one's address;
+ * for ldmatrix.x<m>, lanes 8j..8j+7 give the addresses of matrix j's 8
+ * rows of 16 bytes, and thread t gets, in its 32-bit register j, word t%4
+ * of row t/4 (.trans: the 16-bit elements of rows 2(t%4) and +1 at column
+ * t/4). What each thread gets must be what the read layout says. */
+static int simulate_ldmatrix(const tjp_shared_step *st, char *why, size_t n)
+{
+    const tjp_shared_use *u = &st->use;
+    uint32_t numel = (uint32_t)u->numel, *elem_at = calloc(numel, sizeof *elem_at);
+    uint32_t eb = (uint32_t)u->swizzle.elem_bytes, re = 16 / eb, p = 4 / eb;
+    uint8_t *written = calloc(numel, 1);
+    int ok = 1;
+    for (uint32_t w = 0; w < 1u << u->write.nbits[TJP_WARP]; w++)
+        for (uint32_t l = 0; l < 32; l++)
+            for (uint32_t r = 0; r < 1u << u->write.nbits[TJP_REG]; r += re) {
+                uint32_t at = tjp_swizzle_apply(&u->swizzle, tjp_layout_apply(&u->write, r, l, w));
+                if (at % re || at + re > numel) {
+                    snprintf(why, n, "a 16-byte write at index %u", at);
+                    ok = 0;
+                }
+                for (uint32_t k = 0; k < re && ok; k++) {
+                    elem_at[at + k] = tjp_layout_apply(&u->write, r + k, l, w);
+                    written[at + k] = 1;
+                }
+            }
+    tjp_layout A;
+    tjp_ldmatrix_address_layout(&u->read, &u->swizzle, &A);
+    uint32_t m = (uint32_t)u->ldmatrix;
+    for (uint32_t w = 0; w < 1u << u->read.nbits[TJP_WARP] && ok; w++)
+        for (uint32_t r = 0; r < 1u << u->read.nbits[TJP_REG] && ok; r += p * m)
+            for (uint32_t t = 0; t < 32 && ok; t++)
+                for (uint32_t j = 0; j < m && ok; j++)
+                    for (uint32_t h = 0; h < p && ok; h++) {
+                        /* plain: word t%4 of row t/4, its element h; .trans (16-bit):
+                         * rows 2(t%4) and +1 at column t/4 */
+                        uint32_t row = u->ldmatrix_trans ? 2 * (t % 4) + h : t / 4;
+                        uint32_t col = u->ldmatrix_trans ? t / 4 : p * (t % 4) + h;
+                        uint32_t start = tjp_swizzle_apply(&u->swizzle, tjp_layout_apply(&A, r, 8 * j + row, w));
+                        uint32_t idx = start + col;
+                        uint32_t want = tjp_layout_apply(&u->read, r + p * j + h, t, w);
+                        if (start % re || idx >= numel || !written[idx] || elem_at[idx] != want) {
+                            snprintf(why, n, "ldmatrix: warp %u register %u lane %u gets element %u, the layout "
+                                     "says %u", w, r + 2 * j + h, t, idx < numel ? elem_at[idx] : 0, want);
+                            ok = 0;
+                        }
+                    }
+    free(elem_at);
+    free(written);
+    return ok;
 }
 
 static void dot_form(const dot_case *d)
@@ -363,16 +555,34 @@ static void dot_form(const dot_case *d)
         for (int k = 0; k < 2 && ok; k++) {
             int32_t cv = convert_of(fn, o->args[k]);
             ok = cv >= 0 && plan.shared[cv].kind == TJP_STEP_CONVERT &&
-                 conflict_free(&plan.shared[cv], why, sizeof why, k ? "b's conversion" : "a's conversion");
+                 conflict_free(&plan.shared[cv], k == 1 && (d->flags & READ_CONFLICTS), why, sizeof why,
+                               k ? "b's conversion" : "a's conversion");
             if (cv < 0)
                 snprintf(why, sizeof why, "operand %d is not converted through shared memory", k);
+            /* ldmatrix for every A and for B stored [N, K]; 16-bit B stored
+             * [K, N] with .trans, tf32 and i8 B stored [K, N] without. */
+            int want_ldm = !(d->flags & UNALIGNED) && !(k == 0 && d->flags & NO_LDM_A) &&
+                           (d->elem_bytes == 2 || k == 0 || d->c[4]);
+            int want_trans = d->elem_bytes == 2 && k == 1 && !d->c[4];
+            if (ok && (!!plan.shared[cv].use.ldmatrix != want_ldm ||
+                       (want_ldm && (plan.shared[cv].use.ldmatrix != 4 ||
+                                     plan.shared[cv].use.ldmatrix_trans != want_trans)))) {
+                snprintf(why, sizeof why, "operand %d: ldmatrix x%d%s, expected %s", k, plan.shared[cv].use.ldmatrix,
+                         plan.shared[cv].use.ldmatrix_trans ? ".trans" : "",
+                         want_ldm ? (want_trans ? "x4.trans" : "x4") : "none");
+                ok = 0;
+            }
+            if (ok && want_ldm)
+                ok = simulate_ldmatrix(&plan.shared[cv], why, sizeof why);
         }
     }
     if (why[0])
         tap_diag("%s", why);
-    tap_ok(ok, "%s %lldx%lldx%lld%s prec %lld, %d warps, sm_%d: %s", d->k->name, (long long)d->c[0],
+    tap_ok(ok, "%s %lldx%lldx%lld%s prec %lld, %d warps, sm_%d%s: %s", d->k->name, (long long)d->c[0],
            (long long)d->c[1], (long long)d->c[2], d->c[4] ? " (b transposed)" : "", (long long)d->c[3], d->warps,
-           d->sm, d->form == TJP_DOT_FMA ? "fma" : "mma, operands converted without bank conflicts");
+           d->sm, d->flags & UNALIGNED ? ", unaligned" : "", d->form == TJP_DOT_FMA ? "fma"
+           : !(d->flags & UNALIGNED) ? "mma, ldmatrix reads, operands converted without bank conflicts"
+                                                  : "mma, operands converted without bank conflicts");
     if (fn) {
         tjp_layout_plan_free(&plan);
         tji_func_free(fn);
@@ -383,20 +593,24 @@ static void dot_forms(void)
 {
     enum { F = TJP_DOT_FMA, X = TJP_DOT_MMA };
     static const dot_case cases[] = {
-        {mm_f16, {64, 64, 32, 0, 0}, 4, 80, X, 2, 1, 2, 2},
-        {mm_f16, {64, 64, 32, 0, 1}, 4, 90, X, 2, 1, 2, 2},
-        {mm_f16, {128, 128, 32, 0, 0}, 8, 90, X, 2, 1, 4, 2},
-        {mm_f16, {128, 128, 64, 0, 1}, 8, 80, X, 2, 1, 4, 2},
-        {mm_f16, {16, 128, 16, 0, 0}, 4, 80, X, 2, 1, 1, 4},
-        {mm_f16, {64, 64, 32, 0, 0}, 4, 75, F, 0, 0, 0, 0},
-        {mm_bf16, {64, 32, 64, 0, 0}, 4, 80, X, 2, 1, 4, 1},
-        {mm_bf16, {32, 64, 32, 0, 1}, 2, 90, X, 2, 1, 1, 2},
-        {mm_f32, {64, 64, 32, TJ_PRECISION_TF32, 0}, 4, 80, X, 4, 1, 2, 2},
-        {mm_f32, {64, 64, 32, TJ_PRECISION_TF32X3, 1}, 4, 90, X, 4, 3, 2, 2},
-        {mm_f32, {64, 64, 32, TJ_PRECISION_IEEE, 0}, 4, 90, F, 0, 0, 0, 0},
-        {mm_i8, {64, 64, 32, 0, 0}, 4, 80, X, 1, 1, 2, 2},
-        {mm_i8, {64, 64, 64, 0, 1}, 4, 90, X, 1, 1, 2, 2},
-        {mm_i8, {64, 64, 16, 0, 0}, 4, 90, F, 0, 0, 0, 0},
+        {mm_f16, {64, 64, 32, 0, 0}, 4, 80, X, 2, 1, 2, 2, 0},
+        {mm_f16, {64, 64, 32, 0, 1}, 4, 90, X, 2, 1, 2, 2, 0},
+        {mm_f16, {128, 128, 32, 0, 0}, 8, 90, X, 2, 1, 4, 2, 0},
+        {mm_f16, {128, 128, 64, 0, 1}, 8, 80, X, 2, 1, 4, 2, 0},
+        {mm_f16, {16, 128, 16, 0, 0}, 4, 80, X, 2, 1, 1, 4, NO_LDM_A},
+        {mm_f16, {64, 64, 32, 0, 0}, 4, 75, F, 0, 0, 0, 0, 0},
+        {mm_f16, {64, 64, 32, 0, 0}, 4, 80, X, 2, 1, 2, 2, UNALIGNED},
+        {mm_f16, {64, 64, 32, 0, 1}, 4, 80, X, 2, 1, 2, 2, UNALIGNED},
+        {mm_f32, {64, 64, 32, TJ_PRECISION_TF32, 0}, 4, 80, X, 4, 1, 2, 2, UNALIGNED},
+        {mm_i8, {64, 64, 64, 0, 0}, 4, 80, X, 1, 1, 2, 2, UNALIGNED},
+        {mm_bf16, {64, 32, 64, 0, 0}, 4, 80, X, 2, 1, 4, 1, 0},
+        {mm_bf16, {32, 64, 32, 0, 1}, 2, 90, X, 2, 1, 1, 2, 0},
+        {mm_f32, {64, 64, 32, TJ_PRECISION_TF32, 0}, 4, 80, X, 4, 1, 2, 2, READ_CONFLICTS},
+        {mm_f32, {64, 64, 32, TJ_PRECISION_TF32X3, 1}, 4, 90, X, 4, 3, 2, 2, 0},
+        {mm_f32, {64, 64, 32, TJ_PRECISION_IEEE, 0}, 4, 90, F, 0, 0, 0, 0, 0},
+        {mm_i8, {64, 64, 32, 0, 0}, 4, 80, X, 1, 1, 2, 2, READ_CONFLICTS},
+        {mm_i8, {64, 64, 64, 0, 1}, 4, 90, X, 1, 1, 2, 2, 0},
+        {mm_i8, {64, 64, 16, 0, 0}, 4, 90, F, 0, 0, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         dot_form(&cases[i]);
@@ -430,7 +644,13 @@ int main(void)
         tiles(eb);
     warp_splits();
     dot_forms();
+    loop_carried();
+    chained(128, 64, 64, 4, 1);
+    chained(64, 64, 32, 4, 1);
+    chained(32, 64, 32, 4, 0);
     dot_ptx(mm_f16, 64, 64, 32, 0, 0, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+    dot_ptx(mm_f16, 64, 64, 32, 0, 0, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+    dot_ptx(mm_f16, 64, 64, 32, 0, 1, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
     dot_ptx(mm_f16, 128, 64, 64, 0, 1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
     dot_ptx(mm_bf16, 64, 64, 32, 0, 0, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
     dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_TF32, 0, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");

@@ -719,7 +719,7 @@ int main(void)
             if ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec) > seconds)
                 break;
         }
-        alarm(300); /* the watchdog is per program: a long run is fine, a hang is not */
+        alarm(tl_watchdog_seconds()); /* the watchdog is per program: a long run is fine, a hang is not */
         static fz_run run;
         memset(&run, 0, sizeof run);
         run.seed = env_seed && *env_seed ? strtoll(env_seed, NULL, 0) : (int64_t)(gen_next(&seeds) >> 2);

@@ -89,6 +89,29 @@ static inline tj_device_kind tl_device_kind(void)
     return TJ_DEVICE_CPU;
 }
 
+/* The watchdog's seconds: what a test may take before it counts as hung.
+ * 300, four times that in a sanitizer build (ASan and TSan slow tjit's own
+ * code several times, and on a loaded 2-core machine the slowest op tests
+ * took longer than 300 s under ASan: CI's watchdog bail-outs); TJ_TEST_TIMEOUT
+ * overrides both. */
+static inline unsigned tl_watchdog_seconds(void)
+{
+    const char *env = getenv("TJ_TEST_TIMEOUT");
+    if (env && *env && atoi(env) > 0)
+        return (unsigned)atoi(env);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return 4 * 300;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    return 4 * 300;
+#else
+    return 300;
+#endif
+#else
+    return 300;
+#endif
+}
+
 /* Seeds the generator, arms a watchdog and opens the test device
  * (tl_device_kind). */
 static inline tj_device *tl_setup(const char *program)
@@ -108,7 +131,7 @@ static inline tj_device *tl_setup(const char *program)
     tap_diag("%s: seed %llu (replay with TJ_TEST_SEED=%llu)", program,
              (unsigned long long)seed, (unsigned long long)seed);
     signal(SIGALRM, tl__watchdog);
-    alarm(300);
+    alarm(tl_watchdog_seconds());
     tj_device *dev = NULL;
     tj_device_kind kind = tl_device_kind();
     tj_status st = tj_device_open(&dev, kind, 0);

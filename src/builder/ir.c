@@ -288,6 +288,11 @@ void tji_rename_operands(tji_func *fn, int32_t op, const int32_t *rename)
             o->args[k] = rename[o->args[k]];
 }
 
+void tji_set_type(tji_func *fn, int32_t value, tji_type type)
+{
+    fn->values[value].type = type;
+}
+
 void tji_set_result(tji_func *fn, int32_t op, int32_t value)
 {
     fn->ops[op].result = value;

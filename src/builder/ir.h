@@ -283,6 +283,10 @@ TJI_FUNC void tji_set_operand(tji_func *fn, int32_t op, int k, int32_t value);
 /* Each operand v of op with rename[v] != 0 now reads rename[v] (rename is
  * indexed by value id, 1..nvalues). */
 TJI_FUNC void tji_rename_operands(tji_func *fn, int32_t op, const int32_t *rename);
+/* value's type becomes type; the caller keeps every op that defines or
+ * reads it well typed (carried_offsets.c turns a carried tile into a
+ * scalar, its init, yield and uses with it). */
+TJI_FUNC void tji_set_type(tji_func *fn, int32_t value, tji_type type);
 /* The existing value becomes op's only result: op now defines it. */
 TJI_FUNC void tji_set_result(tji_func *fn, int32_t op, int32_t value);
 /* Takes op out of the program: it stays in fn->ops, in no region. Its

@@ -5,7 +5,9 @@
  *
  *   GPU (tjj_compile_gpu)               CPU (tjj_compile_cpu)
  *     stable key, bounds sites            stable key, bounds sites
- *     no tile too big for registers       materialize (the fusion plan)
+ *     no tile too big for registers       carry-offsets (pointer tiles a loop
+ *                                           moves by a scalar)
+ *                                         materialize (the fusion plan)
  *     tjj_gpu_plan:                       code generation, O3, ORC
  *       pipeline-loops (num_stages; not
  *                    in bounds-checked code)
@@ -316,6 +318,9 @@ tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
 {
     start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, out);
     tj_status st = tjp_check_roundtrip(fn, NULL);
+    if (st != TJ_OK)
+        return st;
+    st = after_pass(tjp_carry_offsets(fn), "carry-offsets", fn, NULL, 0);
     if (st != TJ_OK)
         return st;
     tjp_plan plan = {0};

@@ -13,7 +13,11 @@
  *    on sm_80 and later, where the tile fits the instruction: M >= 16 per
  *    warp, N >= 8 per warp, K >= the instruction's K. The result lives in
  *    the accumulator's layout and the operands in A's and B's
- *    (layout_mma.c), split over warps along M first, as Triton does.
+ *    (layout_mma.c), split over warps along M first, as Triton does; a
+ *    dot whose A operand is another dot's result (attention's second
+ *    dot) and that one split M only where M has 16 rows per warp, so
+ *    that the accumulator is the A operand in the same threads: a
+ *    register copy, no shared memory.
  *  - FMA: every thread computes the elements of the result it holds with
  *    one fused multiply-add per k, k in order — the CPU reference's order,
  *    so f32 IEEE agrees with the CPU; it takes whatever MMA cannot (f32
@@ -82,6 +86,24 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, int sm, int n
     return ch;
 }
 
+/* The MMA dot whose result a's value is, through casts and one-operand
+ * element-wise ops (attention's p = f16(s)); -1 if none. */
+static int32_t producer_dot(const tji_func *fn, const tjp_layout_plan *plan, int32_t v)
+{
+    for (int depth = 0; depth < 8 && v > 0; depth++) {
+        int32_t def = tji_val(fn, v)->def_op;
+        if (def < 0)
+            return -1;
+        const tji_op *d = &fn->ops[def];
+        if (d->code == TJI_DOT)
+            return plan->dot[def].form == TJP_DOT_MMA ? def : -1;
+        if (!tji_is_elementwise(d->code) || d->nargs != 1)
+            return -1;
+        v = d->args[0];
+    }
+    return -1;
+}
+
 tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_layout_plan *plan)
 {
     free(plan->dot);
@@ -89,6 +111,22 @@ tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_lay
     for (int32_t i = 0; i < fn->nops; i++)
         if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0)
             plan->dot[i] = choose(fn, &fn->ops[i], sm, num_warps);
+    /* A chained dot (attention): where every warp can take rows of its own,
+     * both dots split only M, so that the first's accumulator is the
+     * second's A operand in the same threads (a register copy). */
+    for (int32_t i = 0; i < fn->nops; i++) {
+        if (fn->ops[i].code != TJI_DOT || plan->dot[i].form != TJP_DOT_MMA)
+            continue;
+        int32_t first = producer_dot(fn, plan, fn->ops[i].args[0]);
+        const tji_type *t = tji_typeof(fn, fn->ops[i].args[0]);
+        if (first < 0 || t->shape[t->rank - 2] / 16 < num_warps)
+            continue;
+        int32_t rows[2] = {i, first};
+        for (int k = 0; k < 2; k++) {
+            plan->dot[rows[k]].warps_m = num_warps;
+            plan->dot[rows[k]].warps_n = 1;
+        }
+    }
     return TJ_OK;
 }
 

@@ -290,7 +290,24 @@ static void explain_shared(tjs_buf *b, const tjp_layout_plan *plan, int32_t i)
     tjs_buf_printf(b, "\n    shared reads in:  ");
     tjp_layout_print(b, &use->read);
     tjs_buf_printf(b, "\n");
-    explain_buffer(b, "", use, &use->swizzle);
+    if (use->ldmatrix) {
+        tjs_buf_printf(b, "    shared memory: %lld elements of %d bytes, swizzle: ", (long long)use->numel,
+                       use->swizzle.elem_bytes);
+        tjp_swizzle_print(b, &use->swizzle);
+        tjs_buf_printf(b, " (16-byte rows kept whole)\n");
+        tjp_bank_count n;
+        tjp_vector_write_cost(&use->write, &use->swizzle, &n);
+        tjs_buf_printf(b, "    shared writes: 16-byte vectors; %lld quarter-warp phases, %lld wavefronts "
+                       "(minimum %lld); bank conflicts: %s\n", (long long)n.requests, (long long)n.wavefronts,
+                       (long long)n.minimum, n.wavefronts == n.minimum ? "none" : "some");
+        tjp_ldmatrix_cost(&use->read, &use->swizzle, &n);
+        tjs_buf_printf(b, "    shared reads: ldmatrix.sync.aligned.m8n8.x%d%s.b16; %lld matrix phases, %lld "
+                       "wavefronts (minimum %lld); bank conflicts: %s\n", use->ldmatrix,
+                       use->ldmatrix_trans ? ".trans" : "", (long long)n.requests, (long long)n.wavefronts,
+                       (long long)n.minimum, n.wavefronts == n.minimum ? "none" : "some");
+    } else {
+        explain_buffer(b, "", use, &use->swizzle);
+    }
     if (use->has_index)
         explain_buffer(b, " (indices)", use, &use->index_swizzle);
     explain_plan_steps(b, plan, i);

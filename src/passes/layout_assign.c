@@ -333,16 +333,54 @@ static void anchor_result(assigner *A, int32_t r, int *pos, int32_t opidx, const
 
 static void assign_region(assigner *A, int32_t r);
 
-/* The accumulator layout of a DOT that yields a FOR's carried value k, if
- * it has one: an accumulator stays in its registers across iterations,
- * and the loop's users get one conversion after the loop. */
-static int dot_carried_layout(const assigner *A, const tji_op *op, int k, tjp_layout *out)
+/* Uses of `from` in the ops of region r from position pos on (and in their
+ * regions) read `to` instead. */
+static void rename_after(tji_func *fn, int32_t r, int pos, const int32_t *rename)
 {
-    const tji_region *body = &A->fn->regions[op->region[0]];
-    const tji_op *yield = &A->fn->ops[body->ops[body->nops - 1]];
-    int32_t def = tji_val(A->fn, yield->args[k])->def_op;
-    return def >= 0 && A->fn->ops[def].code == TJI_DOT &&
-           tjp_dot_result_layout(A->fn, &A->fn->ops[def], &A->dot[def], A->num_warps, out);
+    for (int k = pos; k < fn->regions[r].nops; k++) {
+        int32_t o = fn->regions[r].ops[k];
+        tji_rename_operands(fn, o, rename);
+        for (int n = 0; n < 2; n++)
+            if (fn->ops[o].region[n] >= 0)
+                rename_after(fn, fn->ops[o].region[n], 0, rename);
+    }
+}
+
+/* A FOR whose body yields a dot of the MMA form (an accumulator carried
+ * along the loop) carries it in the accumulator layout, so that the loop
+ * converts nothing per iteration; users after the loop that asked for
+ * another layout read a CONVERT placed right after it. */
+static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opidx)
+{
+    tji_func *fn = A->fn;
+    const tji_region *body = &fn->regions[fn->ops[opidx].region[0]];
+    if (!body->nops || fn->ops[body->ops[body->nops - 1]].code != TJI_YIELD)
+        return;
+    int32_t yield = body->ops[body->nops - 1];
+    for (int i = 0; i < fn->ops[opidx].nresults && i < fn->ops[yield].nargs; i++) {
+        int32_t y = fn->ops[yield].args[i], def = y > 0 ? tji_val(fn, y)->def_op : -1;
+        tjp_layout acc;
+        if (def < 0 || fn->ops[def].code != TJI_DOT || fn->ops[def].parent != fn->ops[opidx].region[0] ||
+            !tjp_dot_result_layout(fn, &fn->ops[def], &A->dot[def], A->num_warps, &acc))
+            continue;
+        int32_t res = fn->ops[opidx].result + i;
+        if (A->set[res] && !tjp_layout_equal(&A->of[res], &acc)) {
+            tji_type type = *tji_typeof(fn, res);
+            int32_t cv = tji_insert_op(fn, TJI_CONVERT, r, pos + 1, fn->ops[opidx].loc);
+            tji_set_operands(fn, cv, &res, 1);
+            int32_t x = tji_new_results(fn, cv, &type, 1);
+            ensure(A);
+            int32_t *rename = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *rename);
+            rename[res] = x;
+            rename_after(fn, r, pos + 2, rename);
+            free(rename);
+            A->of[x] = A->of[res];
+            A->set[x] = 1;
+            A->equal_to[x] = res;
+        }
+        A->of[res] = acc;
+        A->set[res] = 1;
+    }
 }
 
 /* The coalesced layout of an access in a FOR's body whose pointer is
@@ -362,48 +400,17 @@ static int access_carried_layout(const assigner *A, const tji_op *op, int k, tjp
     return 0;
 }
 
-/* Result res of the op at position pos of region r is now in layout
- * natural; its users read a CONVERT placed right after the op, in the
- * layout they asked for. */
-static void convert_after(assigner *A, int32_t r, int pos, int32_t res, const tjp_layout *natural)
+/* Layouts of the results of a FOR or IF: what users asked for, else (a
+ * FOR) that of an access through the carried pointer, else default. */
+static tjp_layout *carried_layouts(assigner *A, int32_t opidx)
 {
-    tji_func *fn = A->fn;
-    tji_type type = *tji_typeof(fn, res);
-    int32_t cv = tji_insert_op(fn, TJI_CONVERT, r, pos + 1, fn->ops[tji_val(fn, res)->def_op].loc);
-    tji_set_operands(fn, cv, &res, 1);
-    int32_t c = tji_new_results(fn, cv, &type, 1);
-    for (int32_t i = 0; i < fn->nops; i++)
-        for (int k = 0; i != cv && fn->ops[i].parent >= 0 && k < fn->ops[i].nargs; k++)
-            if (fn->ops[i].args[k] == res)
-                tji_set_operand(fn, i, k, c);
-    ensure(A);
-    A->of[c] = A->of[res];
-    A->set[c] = 1;
-    A->equal_to[c] = res;
-    A->of[res] = *natural;
-}
-
-/* Layouts of the results of a FOR or IF (at position pos of region r):
- * a FOR's accumulator that of its dot, else what users asked for, else
- * (a FOR) that of an access through the carried pointer, else default. */
-static tjp_layout *carried_layouts(assigner *A, int32_t r, int pos, int32_t opidx)
-{
-    int n = A->fn->ops[opidx].nresults;
-    tjp_layout *L = tjs_xcalloc((size_t)(n ? n : 1), sizeof *L);
-    for (int i = 0; i < n; i++) {
-        const tji_op *op = &A->fn->ops[opidx];
+    const tji_op *op = &A->fn->ops[opidx];
+    tjp_layout *L = tjs_xcalloc((size_t)(op->nresults ? op->nresults : 1), sizeof *L);
+    for (int i = 0; i < op->nresults; i++) {
         int32_t res = op->result + i;
-        tjp_layout want;
         if (!is_tile(A->fn, res))
             continue;
-        if (op->code == TJI_FOR && dot_carried_layout(A, op, i, &want)) {
-            if (!A->set[res]) {
-                A->of[res] = want;
-                A->set[res] = 1;
-            } else if (!tjp_layout_equal(&A->of[res], &want)) {
-                convert_after(A, r, pos, res, &want);
-            }
-        } else if (!A->set[res]) {
+        if (!A->set[res]) {
             if (op->code != TJI_FOR || !access_carried_layout(A, op, i, &A->of[res]))
                 default_of(A, res, &A->of[res]);
             A->set[res] = 1;
@@ -458,7 +465,9 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         assign_dot(A, r, pos, opidx);
         return;
     case TJI_FOR: case TJI_IF: {
-        tjp_layout *carried = carried_layouts(A, r, *pos, opidx);
+        if (op.code == TJI_FOR)
+            carry_mma_accumulators(A, r, *pos, opidx);
+        tjp_layout *carried = carried_layouts(A, opidx);
         if (op.code == TJI_FOR) {
             const tji_region *body = &fn->regions[op.region[0]];
             for (int i = 0; i < op.nresults; i++)

@@ -27,6 +27,13 @@ typedef struct tjp_plan {
 TJI_FUNC void tjp_materialize(const tji_func *fn, tjp_plan *plan);
 TJI_FUNC void tjp_plan_free(tjp_plan *plan);
 
+/* carried_offsets.c — a FOR's carried pointer tile that each iteration
+ * moves by one scalar (p' = p + splat(s)) becomes an i64 scalar offset o
+ * (0 at entry, o + s per iteration), its uses p_init + splat(o): the CPU
+ * then fuses the addresses into its loads instead of gathering through an
+ * array of them. Run before materialize on the CPU. */
+TJI_FUNC tj_status tjp_carry_offsets(tji_func *fn);
+
 /* provenance.c — per value, the set of pointer parameters it may point
  * into (empty: unknown), for the bounds checks (src/jit/llvm/bounds.h) and
  * alias.c. */
@@ -262,6 +269,10 @@ typedef struct tjp_shared_use {
     tjp_swizzle swizzle;        /* the buffer's (its elem_bytes: of the buffer) */
     int has_index;              /* argmax/argmin: a second buffer of i32 indices */
     tjp_swizzle index_swizzle;
+    int ldmatrix, ldmatrix_trans; /* CONVERT: 16-byte vector writes and reads by
+                                     ldmatrix.x<ldmatrix> (1, 2, 4; .trans); 0:
+                                     element by element (ldmatrix.c; set by
+                                     tjp_choose_swizzles) */
 } tjp_shared_use;
 TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
                                tjp_shared_use *out);
@@ -293,6 +304,34 @@ TJI_FUNC int tjp_shared_step_of(const tji_func *fn, const tjp_layout_plan *plan,
 /* The swizzle pass: plan->shared for every op (CONVERT, REDUCE, CUMSUM
  * steps with their swizzles). */
 TJI_FUNC tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan);
+
+/* ldmatrix.c — a CONVERT into an mma operand: 16-byte vector writes and
+ * ldmatrix reads (its essay gives the conditions and the swizzle). tjp_ldmatrix_fit: the matrices per ldmatrix (4, 2, 1) that
+ * read layout R under swizzle S allows, *trans for .trans; 0: none.
+ * tjp_ldmatrix_of: that, for op i's step use, where the conversion feeds
+ * a dot of the MMA form and the writes are 16-byte vectors (else 0).
+ * tjp_ldmatrix_choose: gives use the 16-byte-row swizzle and ldmatrix
+ * where both sides are then free of bank conflicts (1), else leaves it
+ * (0). tjp_ldmatrix_swizzle: that swizzle for rows of cols elements
+ * (CuTe's Swizzle<3,4,3> for rows of 128 bytes or more). */
+TJI_FUNC int tjp_ldmatrix_fit(const tjp_layout *R, const tjp_swizzle *S, int *trans);
+TJI_FUNC int tjp_ldmatrix_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                             const tjp_shared_use *use, int *trans);
+TJI_FUNC int tjp_ldmatrix_choose(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
+                                 tjp_shared_use *use);
+TJI_FUNC void tjp_ldmatrix_swizzle(int32_t cols, int elem_bytes, tjp_swizzle *out);
+/* Bank conflicts of W's writes as 16-byte vectors (16 bytes of registers
+ * of a thread at once), lane by lane: per quarter warp the wavefronts
+ * against the minimum of 1 (nothing counted where W cannot). */
+TJI_FUNC void tjp_vector_write_cost(const tjp_layout *W, const tjp_swizzle *S, tjp_bank_count *out);
+/* The layout of the addresses: the slot (r, l, w) of an ldmatrix whose
+ * registers start at r (a multiple of 2 x matrices) addresses the row that
+ * starts at element out(r, l, w): lanes 0..7 matrix 0's rows, 8..15
+ * matrix 1's, ... (R itself where R is no ldmatrix read). */
+TJI_FUNC void tjp_ldmatrix_address_layout(const tjp_layout *R, const tjp_swizzle *S, tjp_layout *out);
+/* Bank conflicts of R's ldmatrix reads, lane by lane: per matrix (phase of
+ * eight 16-byte rows) the wavefronts against the minimum of 1. */
+TJI_FUNC void tjp_ldmatrix_cost(const tjp_layout *R, const tjp_swizzle *S, tjp_bank_count *out);
 
 /* alloc_shared.c — one shared allocation per kernel. Adds the BROADCAST
  * steps, sizes every step's buffers and gives them byte offsets: buffers

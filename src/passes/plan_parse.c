@@ -377,12 +377,16 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
     const tji_op *o = &fn->ops[op];
     tj_dtype in = tji_typeof(fn, o->args[0])->dtype;
     tjp_dot_choice ch = {.form = TJP_DOT_FMA, .passes = 1};
+    spaces(c);
+    const char *form = c->s;
     if (take(c, "mma")) {
         static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};
         int eb = in == TJ_I8 ? 1 : in == TJ_F16 || in == TJ_BF16 ? 2
                  : in == TJ_F32 && o->precision != TJ_PRECISION_IEEE ? 4 : 0;
-        if (!eb)
+        if (!eb) {
+            c->s = form;
             return bad(c, "fma: no mma.sync takes this dot's operands (f32 ieee, or their dtype)");
+        }
         if (!take(c, instr[eb - 1]))
             return bad(c, eb == 1 ? "m16n8k32.s8 (the instruction of i8 operands)"
                           : eb == 2 ? "m16n8k16 (the instruction of 16-bit operands)"
@@ -442,6 +446,13 @@ static int parse_step(text_state *t, cursor *c, tji_func *fn, int32_t op, int li
             return 0;
         step->use.has_index = 1;
         step->use.index_swizzle.elem_bytes = 4;
+    }
+    if (step->kind == TJP_STEP_CONVERT && take_item(c, "ldmatrix=")) {
+        long long x;
+        if (!need(c, "x", "'x' (ldmatrix=x4, x2 or x1)") || !number(c, 1, 4, &x, "1, 2 or 4 matrices") || x == 3)
+            return 0;
+        step->use.ldmatrix = (int)x;
+        step->use.ldmatrix_trans = take(c, ".trans");
     }
     if (take_item(c, "offset=")) {
         note.allocated = 1;
@@ -641,6 +652,19 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
                               (unsigned long long)got->index_offset, (unsigned long long)iend);
     }
     memcpy(want->use.swizzle.flip, got->use.swizzle.flip, sizeof want->use.swizzle.flip);
+    if (got->use.ldmatrix) {
+        int trans, fit = tjp_ldmatrix_of(fn, t->out, n->op, &want->use, &trans);
+        if (fit != got->use.ldmatrix || trans != got->use.ldmatrix_trans) {
+            char fits[32] = "no ldmatrix here";
+            if (fit)
+                snprintf(fits, sizeof fits, "it takes ldmatrix=x%d%s", fit, trans ? ".trans" : "");
+            return fail_at_op(t, n->line, n->col, "ldmatrix=x%d%s does not fit this conversion "
+                              "(its read layout, the swizzle, a dot of the MMA form reading it): %s",
+                              got->use.ldmatrix, got->use.ldmatrix_trans ? ".trans" : "", fits);
+        }
+        want->use.ldmatrix = got->use.ldmatrix;
+        want->use.ldmatrix_trans = got->use.ldmatrix_trans;
+    }
     memcpy(want->use.index_swizzle.flip, got->use.index_swizzle.flip,
            sizeof want->use.index_swizzle.flip);
     want->offset = got->offset;

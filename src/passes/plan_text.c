@@ -210,6 +210,8 @@ static void print_step(tjs_buf *b, const tjp_shared_step *step, int allocated)
         tjs_buf_printf(b, ", index_swizzle=");
         print_swizzle(b, &step->use.index_swizzle);
     }
+    if (step->use.ldmatrix)
+        tjs_buf_printf(b, ", ldmatrix=x%d%s", step->use.ldmatrix, step->use.ldmatrix_trans ? ".trans" : "");
     if (allocated) {
         tjs_buf_printf(b, ", offset=%llu, bytes=%llu", (unsigned long long)step->offset,
                        (unsigned long long)step->bytes);

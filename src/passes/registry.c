@@ -143,6 +143,13 @@ static tj_status run_pipeline_loops(tjp_pass_state *s)
 
 static tj_status run_verify(tjp_pass_state *s) { return tji_verify(s->fn); }
 
+static tj_status run_carry_offsets(tjp_pass_state *s)
+{
+    drop_axis(s);
+    drop_coalesce(s);
+    return tjp_carry_offsets(s->fn);
+}
+
 static tj_status run_materialize(tjp_pass_state *s)
 {
     if (s->has_cpu)
@@ -170,6 +177,8 @@ static const tjp_pass_info passes[] = {
     {"barriers", "where bar.sync goes (#barrier<...>, #barriers; allocates first if not yet)",
      run_barriers},
     {"verify", "checks the IR's invariants", run_verify},
+    {"carry-offsets", "a loop's pointer tile moved by a scalar becomes its start plus a "
+     "carried i64 offset (CPU)", run_carry_offsets},
     {"materialize", "the CPU's fusion plan (#cpu<...>)", run_materialize},
 };
 

@@ -441,7 +441,8 @@ tj_status tjp_choose_swizzles(const tji_func *fn, tjp_layout_plan *plan)
     free(plan->shared);
     plan->shared = tjs_xcalloc((size_t)fn->nops + 1, sizeof *plan->shared);
     for (int32_t i = 0; i < fn->nops; i++)
-        tjp_shared_step_of(fn, plan, i, 1, &plan->shared[i]);
+        if (tjp_shared_step_of(fn, plan, i, 1, &plan->shared[i]) == TJP_STEP_CONVERT)
+            tjp_ldmatrix_choose(fn, plan, i, &plan->shared[i].use);
     return TJ_OK;
 }
 

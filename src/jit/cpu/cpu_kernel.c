@@ -326,9 +326,37 @@ static int64_t take_scratch(codegen *g, const tji_type *t)
     return offset;
 }
 
+/* The carried variable a dot accumulates into in place: its accumulator is
+ * a FOR's block argument read by nothing else, and the dot's result is
+ * yielded back in its place and nowhere else (acc = tj_dot(a, b, acc) in a
+ * loop). The result then takes the argument's array: the micro-kernel reads
+ * each block of it before writing that block, and the loop's copy from
+ * result to argument disappears. Returns the argument, or 0. */
+static int32_t dot_in_place(const tji_func *fn, const tji_op *op, const tjp_plan *plan)
+{
+    int32_t acc = op->args[2];
+    const tji_value *v = tji_val(fn, acc);
+    if (v->def_op >= 0 || plan->uses[acc] != 1 || v->def_region != op->parent)
+        return 0;
+    const tji_region *reg = &fn->regions[v->def_region];
+    if (reg->parent_op < 0 || fn->ops[reg->parent_op].code != TJI_FOR || reg->nops == 0)
+        return 0;
+    const tji_op *yield = &fn->ops[reg->ops[reg->nops - 1]];
+    int at = -1;
+    for (int j = 1; j < reg->nargs; j++)
+        if (reg->args[j] == acc)
+            at = j - 1;
+    if (yield->code != TJI_YIELD || at < 0 || at >= yield->nargs || yield->args[at] != op->result)
+        return 0;
+    for (int k = 0; k < yield->nargs; k++)
+        if (k != at && yield->args[k] == op->result)
+            return 0;
+    return acc;
+}
+
 /* Every materialized tile that is read gets an array; block arguments and IF
  * results always do (they are written by yields), FOR results share their
- * block arguments' arrays. */
+ * block arguments' arrays, and a dot accumulating in place its argument's. */
 static void layout_scratch(codegen *g)
 {
     const tji_func *fn = g->fn;
@@ -340,6 +368,11 @@ static void layout_scratch(codegen *g)
         tji_opcode code = v->def_op >= 0 ? fn->ops[v->def_op].code : TJI_YIELD;
         if (code == TJI_FOR)
             continue;
+        int32_t in_place = code == TJI_DOT ? dot_in_place(fn, &fn->ops[v->def_op], g->plan) : 0;
+        if (in_place) {
+            g->slot[id] = g->slot[in_place];
+            continue;
+        }
         if (v->def_op < 0 || code == TJI_IF || g->plan->uses[id] > 0)
             g->slot[id] = take_scratch(g, &v->type);
     }

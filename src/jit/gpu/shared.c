@@ -13,8 +13,10 @@
  * thread 0 computed). CONVERT is a copy or a permutation of registers where
  * the threads hold the same elements, else it goes through shared memory,
  * at addresses swizzled so that neither the writes nor the reads wait on
- * bank conflicts (swizzle.c chooses).
+ * bank conflicts (swizzle.c chooses); where the plan says so, the reads
+ * of a dot's 16-bit operand are ldmatrix instructions (ldmatrix.c).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,6 +198,46 @@ LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueR
     return LLVMBuildXor(c->g.b, thread, c_i32(c, tjp_swizzle_apply(S, tjp_layout_apply(L, r, 0, 0))), "");
 }
 
+/* The reads of a CONVERT step by ldmatrix (src/passes/ldmatrix.c): each
+ * lane gives the address of one 16-byte row (the address layout), and
+ * matrix j's 32-bit result holds registers r + pj .. r + pj + p - 1, low
+ * bits first (p = 4 / element bytes). */
+static void ldmatrix_reads(codegen *c, const tjp_shared_step *step, const tjp_layout *Ld, LLVMTypeRef vt,
+                           LLVMValueRef *out)
+{
+    const tjp_shared_use *use = &step->use;
+    if (c->sm < 75) {
+        FAIL(c, "internal error: the plan reads with ldmatrix, which sm_%d lacks", c->sm);
+        return;
+    }
+    tjp_layout A;
+    tjp_ldmatrix_address_layout(Ld, &use->swizzle, &A);
+    LLVMValueRef thread = tjj_gpu_swizzled_thread_index(c, &use->swizzle, &A), smem = tjj_gpu_shared(c);
+    int m = use->ldmatrix, eb = use->swizzle.elem_bytes, p = 4 / eb;
+    LLVMTypeRef it = LLVMIntTypeInContext(c->g.ctx, (unsigned)(8 * eb));
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", m, use->ldmatrix_trans ? ".trans" : "");
+    LLVMTypeRef pt = LLVMPointerTypeInContext(c->g.ctx, ADDR_SHARED);
+    uint32_t n = (uint32_t)1 << Ld->nbits[TJP_REG];
+    for (uint32_t r = 0; r < n; r += (uint32_t)(p * m)) {
+        LLVMValueRef index = tjj_gpu_swizzled_index(c, &use->swizzle, thread, &A, r);
+        LLVMValueRef off = c_i64(c, (int64_t)step->offset);
+        LLVMValueRef base = LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, smem, &off, 1, "");
+        LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
+        LLVMValueRef ptr = LLVMBuildInBoundsGEP2(c->g.b, it, base, &idx, 1, "");
+        LLVMValueRef res = tjj_gpu_intrinsic(&c->g, name, &pt, 1, &ptr, 1);
+        for (int j = 0; j < m; j++) {
+            LLVMValueRef word = m == 1 ? res : LLVMBuildExtractValue(c->g.b, res, (unsigned)j, "");
+            for (int h = 0; h < p; h++) {
+                LLVMValueRef part = h ? LLVMBuildLShr(c->g.b, word, c_i32(c, 8 * eb * h), "") : word;
+                if (eb < 4)
+                    part = LLVMBuildTrunc(c->g.b, part, it, "");
+                out[r + (uint32_t)(p * j + h)] = LLVMBuildBitCast(c->g.b, part, vt, "");
+            }
+        }
+    }
+}
+
 void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
 {
     int32_t x = op->args[0], id = op->result;
@@ -224,10 +266,29 @@ void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
     const tjp_swizzle *S = &step->use.swizzle;
     LLVMValueRef ts = tjj_gpu_swizzled_thread_index(c, S, Ls), td = tjj_gpu_swizzled_thread_index(c, S, Ld);
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
-    for (uint32_t r = 0; r < ns; r++)
-        if (!(r & sdup))
-            tjj_gpu_shared_store(c, smem, step->offset, tjj_gpu_swizzled_index(c, S, ts, Ls, r), tjj_gpu_reg(c, x, r));
+    uint32_t vec = step->use.ldmatrix ? 16u / (uint32_t)step->use.swizzle.elem_bytes : 1;
+    for (uint32_t r = 0; r < ns; r += vec) {
+        if (r & sdup)
+            continue;
+        LLVMValueRef index = tjj_gpu_swizzled_index(c, S, ts, Ls, r);
+        if (!step->use.ldmatrix) {
+            tjj_gpu_shared_store(c, smem, step->offset, index, tjj_gpu_reg(c, x, r));
+            continue;
+        }
+        /* ldmatrix steps write 16-byte vectors: registers r..r+vec-1 are one row. */
+        LLVMValueRef v = LLVMGetPoison(LLVMVectorType(vt, vec));
+        for (uint32_t k = 0; k < vec; k++)
+            v = LLVMBuildInsertElement(c->g.b, v, tjj_gpu_reg(c, x, r + k), c_i32(c, k), "");
+        LLVMValueRef off = c_i64(c, (int64_t)step->offset), idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
+        LLVMValueRef base = LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, smem, &off, 1, "");
+        LLVMValueRef st = LLVMBuildStore(c->g.b, v, LLVMBuildInBoundsGEP2(c->g.b, vt, base, &idx, 1, ""));
+        LLVMSetAlignment(st, 16);
+    }
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
+    if (step->use.ldmatrix) {
+        ldmatrix_reads(c, step, Ld, vt, out);
+        return;
+    }
     for (uint32_t r = 0; r < nd; r++)
         out[r] = r & ddup ? out[r & ~ddup]
                           : tjj_gpu_shared_load(c, smem, step->offset, vt, tjj_gpu_swizzled_index(c, S, td, Ld, r));

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ldmatrix.c — moving a dot's operand through shared memory in 16-byte
+ * pieces: vector writes, ldmatrix reads.
+ *
+ * An mma.sync operand reaches its layout by a CONVERT through shared
+ * memory (swizzle.c). Element by element, each thread issues one load per
+ * element and one store per element; instead, a thread can store 16 bytes
+ * of its registers at once (st.shared.v4) where they are one row of the
+ * buffer, and ldmatrix.sync.aligned.m8n8.x4.b16 has the warp read four
+ * 8 x 16-byte matrices at once, each lane giving the address of one
+ * 16-byte row, and hands every thread exactly an mma fragment: of matrix
+ * j, row lane/4, the 32-bit word at lane%4 (two 16-bit elements, one
+ * tf32, four i8), in its register j (.trans, 16-bit only: the transpose,
+ * rows 2*(lane%4) and +1 of column lane/4).
+ *
+ * In F2 terms (layout.h), with the buffer's element index e, its swizzled
+ * index A(e) (swizzle.c), p elements per 32-bit word and E = 16 /
+ * elem_bytes elements per 16-byte row, a read layout R is an ldmatrix
+ * read when
+ *   - plain: R's register bits 0 .. log2(p)-1 are elements 1, 2, .. (one
+ *     word, low element first) and lane bits 0, 1 are p, 2p (the 4 words
+ *     of one row), lane bits 2..4 are the 8 rows; .trans: lane bits 2..4
+ *     are elements 1, 2, 4 (the row in memory is a column of the
+ *     fragment) and register bit 0, lane bits 0, 1 pick the 8 rows;
+ *   - the matrices are the next two register bits (.x4), one (.x2) or none
+ *     (.x1), never copies;
+ *   - the swizzle keeps each 16-byte row whole and in order (no index bit
+ *     flips the bits below E), and every other move of R keeps rows
+ *     aligned (its bits below E clear);
+ *   - the writes are 16-byte vectors: the write layout's first log2(E)
+ *     register bits are elements 1, 2, 4, .. and its other moves keep rows
+ *     aligned too;
+ *   - the conversion feeds a dot in the MMA form (so the target has
+ *     ldmatrix: sm_80 and later), directly or through a transpose.
+ * The mma A operands (16-bit m16k16: reg [1, 8K, 8], lane [2, 4, K, 2K,
+ * 4K]; tf32 m16k8: reg [8K, 4], lane [1, 2, K, ..]; i8 m16k32: reg [1, 2,
+ * 8K, 16], lane [4, 8, K, ..]) are plain .x4 reads, and so is B stored
+ * [N, K] and transposed; 16-bit B stored [K, N] is a .trans one; tf32 and
+ * i8 B stored [K, N] have no ldmatrix (no .trans for them) and stay
+ * element by element.
+ *
+ * The swizzle is then fixed, not searched: rows of the buffer XOR their
+ * low row bits into the 16-byte-row bits of the index, so that eight
+ * consecutive rows land in eight different groups of four banks (CuTe's
+ * Swizzle<3,4,3> for rows of 128 bytes or more, fewer bits for shorter
+ * rows, which share 128 bytes). tjp_ldmatrix_choose takes it only where
+ * the counts below are at their minimum on both sides.
+ *
+ * tjp_ldmatrix_cost and tjp_vector_write_cost count, lane by lane and
+ * independently of the conditions above, what the hardware does: each 8x8
+ * matrix of an ldmatrix, and each quarter warp of a 16-byte store, is one
+ * phase of eight 16-byte rows; rows in the same 16-byte column of the 128
+ * bytes of banks (the same four banks) but different rows of memory wait
+ * on each other.
+ */
+#include <string.h>
+
+#include "passes.h"
+
+enum { ROW_BYTES = 16, BANK_ROWS = 8, WORD_BYTES = 4 };
+
+/* The elements lane bits pick for the addresses: 3 row bits, then the
+ * matrix bits (lanes 8..15, 16..31 address the later matrices). */
+typedef struct ldm_shape {
+    int matrices;           /* 1, 2, 4 */
+    int trans;
+    int pbits;              /* log2 of elements per 32-bit word */
+    uint32_t row[3];        /* element moves of address lane bits 0..2 */
+    uint32_t matrix[2];     /* of lane bits 3, 4 (and of the registers above a word) */
+} ldm_shape;
+
+static int log2_small(int x)
+{
+    int n = 0;
+    while ((1 << n) < x)
+        n++;
+    return n;
+}
+
+/* Elements of one 16-byte row. */
+static uint32_t row_elems(int elem_bytes) { return (uint32_t)(ROW_BYTES / elem_bytes); }
+
+static int row_ok(uint32_t v, uint32_t re) { return v && !(v & (re - 1)); }
+
+static uint32_t reg_basis(const tjp_layout *R, int b) { return b < R->nbits[TJP_REG] ? R->basis[TJP_REG][b] : 0; }
+
+static int shape_of(const tjp_layout *R, const tjp_swizzle *S, ldm_shape *out)
+{
+    memset(out, 0, sizeof *out);
+    int eb = S->elem_bytes;
+    if ((eb != 1 && eb != 2 && eb != 4) || R->nbits[TJP_LANE] != 5)
+        return 0;
+    uint32_t re = row_elems(eb), p = (uint32_t)(WORD_BYTES / eb);
+    out->pbits = log2_small((int)p);
+    for (int i = 0; i < TJP_MAX_BITS; i++)
+        if (S->flip[i] & (re - 1))
+            return 0;
+    const uint32_t *lane = R->basis[TJP_LANE];
+    int word = 1; /* registers 0 .. p-1: the elements of one word, in order */
+    for (int b = 0; b < out->pbits; b++)
+        word = word && reg_basis(R, b) == 1u << b;
+    if (word && lane[0] == p && lane[1] == 2 * p) {
+        for (int b = 0; b < 3; b++)
+            out->row[b] = lane[2 + b];
+    } else if (eb == 2 && lane[2] == 1 && lane[3] == 2 && lane[4] == 4) {
+        out->trans = 1;
+        out->row[0] = reg_basis(R, 0);
+        out->row[1] = lane[0];
+        out->row[2] = lane[1];
+    } else {
+        return 0;
+    }
+    for (int b = 0; b < 3; b++)
+        if (!row_ok(out->row[b], re))
+            return 0;
+    /* Every other move keeps rows 16-byte aligned. */
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < R->nbits[in]; b++) {
+            int in_row = out->trans ? (in == TJP_LANE && b >= 2)
+                                    : ((in == TJP_REG && b < out->pbits) || (in == TJP_LANE && b < 2));
+            if (!in_row && (R->basis[in][b] & (re - 1)))
+                return 0;
+        }
+    out->matrices = 1;
+    int first = out->trans ? 1 : out->pbits; /* .trans: register 0 is a row */
+    for (int b = first; b < first + 2 && row_ok(reg_basis(R, b), re); b++) {
+        out->matrix[b - first] = reg_basis(R, b);
+        out->matrices *= 2;
+    }
+    return 1;
+}
+
+int tjp_ldmatrix_fit(const tjp_layout *R, const tjp_swizzle *S, int *trans)
+{
+    ldm_shape s;
+    if (!shape_of(R, S, &s))
+        return 0;
+    *trans = s.trans;
+    return s.matrices;
+}
+
+void tjp_ldmatrix_address_layout(const tjp_layout *R, const tjp_swizzle *S, tjp_layout *out)
+{
+    ldm_shape s;
+    *out = *R;
+    if (!shape_of(R, S, &s))
+        return;
+    for (int b = 0; b < 3; b++)
+        out->basis[TJP_LANE][b] = s.row[b];
+    out->basis[TJP_LANE][3] = s.matrix[0];
+    out->basis[TJP_LANE][4] = s.matrix[1];
+}
+
+void tjp_ldmatrix_cost(const tjp_layout *R, const tjp_swizzle *S, tjp_bank_count *out)
+{
+    memset(out, 0, sizeof *out);
+    ldm_shape s;
+    if (!shape_of(R, S, &s))
+        return;
+    tjp_layout A;
+    tjp_ldmatrix_address_layout(R, S, &A);
+    uint32_t step = (uint32_t)s.matrices << (s.trans ? 1 : s.pbits); /* registers per ldmatrix */
+    for (uint32_t w = 0; w < 1u << R->nbits[TJP_WARP]; w++)
+        for (uint32_t r = 0; r < 1u << R->nbits[TJP_REG]; r += step)
+            for (int m = 0; m < s.matrices; m++) {
+                /* The phase of matrix m: lanes 8m .. 8m+7 give its rows. */
+                uint32_t rows[8];
+                int n = 0, per_col[BANK_ROWS] = {0}, most = 0;
+                for (uint32_t l = 8u * (uint32_t)m; l < 8u * (uint32_t)m + 8; l++) {
+                    uint32_t idx = tjp_swizzle_apply(S, tjp_layout_apply(&A, r, l, w));
+                    uint32_t row = idx * (uint32_t)S->elem_bytes / ROW_BYTES;
+                    int seen = 0;
+                    for (int k = 0; k < n && !seen; k++)
+                        seen = rows[k] == row;
+                    if (!seen)
+                        rows[n++] = row;
+                }
+                for (int k = 0; k < n; k++)
+                    if (++per_col[rows[k] % BANK_ROWS] > most)
+                        most = per_col[rows[k] % BANK_ROWS];
+                out->requests++;
+                out->wavefronts += most;
+                out->minimum += 1;
+                if (most - 1 > out->worst - out->worst_minimum || out->requests == 1) {
+                    out->worst = most;
+                    out->worst_minimum = 1;
+                }
+            }
+}
+
+/* The writes as 16-byte vectors: W's registers 0..7 are 8 consecutive
+ * elements of one row, every other move keeps rows aligned. */
+static int vector_writes(const tjp_layout *W, const tjp_swizzle *S)
+{
+    int eb = S->elem_bytes;
+    if (eb != 1 && eb != 2 && eb != 4)
+        return 0;
+    uint32_t re = row_elems(eb);
+    int vbits = log2_small((int)re);
+    if (W->nbits[TJP_REG] < vbits)
+        return 0;
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < W->nbits[in]; b++) {
+            uint32_t v = W->basis[in][b];
+            if (in == TJP_REG && b < vbits ? v != 1u << b : (v & (re - 1)) != 0)
+                return 0;
+        }
+    return 1;
+}
+
+void tjp_vector_write_cost(const tjp_layout *W, const tjp_swizzle *S, tjp_bank_count *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!vector_writes(W, S))
+        return;
+    for (uint32_t w = 0; w < 1u << W->nbits[TJP_WARP]; w++)
+        for (uint32_t r = 0; r < 1u << W->nbits[TJP_REG]; r += row_elems(S->elem_bytes))
+            for (uint32_t q = 0; q < 32; q += 8) { /* a quarter warp: 128 bytes per wavefront */
+                uint32_t rows[8];
+                int n = 0, per_col[BANK_ROWS] = {0}, most = 0;
+                for (uint32_t l = q; l < q + 8; l++) {
+                    uint32_t row = tjp_swizzle_apply(S, tjp_layout_apply(W, r, l, w)) * (uint32_t)S->elem_bytes / ROW_BYTES;
+                    int seen = 0;
+                    for (int k = 0; k < n && !seen; k++)
+                        seen = rows[k] == row;
+                    if (!seen)
+                        rows[n++] = row;
+                }
+                for (int k = 0; k < n; k++)
+                    if (++per_col[rows[k] % BANK_ROWS] > most)
+                        most = per_col[rows[k] % BANK_ROWS];
+                out->requests++;
+                out->wavefronts += most;
+                out->minimum += 1;
+                if (most - 1 > out->worst - out->worst_minimum || out->requests == 1) {
+                    out->worst = most;
+                    out->worst_minimum = 1;
+                }
+            }
+}
+
+void tjp_ldmatrix_swizzle(int32_t cols, int elem_bytes, tjp_swizzle *out)
+{
+    memset(out, 0, sizeof *out);
+    out->elem_bytes = elem_bytes;
+    int cbits = log2_small(cols), rbits = log2_small((int)row_elems(elem_bytes));
+    int inside = cbits - rbits < 0 ? 0 : cbits - rbits > 3 ? 3 : cbits - rbits; /* log2 of 16-byte rows per row */
+    for (int j = 3 - inside; j < 3; j++)
+        out->flip[cbits + j] = row_elems(elem_bytes) << (j - (3 - inside));
+}
+
+/* Does the conversion at op i feed a dot of the MMA form (directly or
+ * through a transpose)? */
+static int feeds_mma(const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
+{
+    if (!plan->dot || fn->ops[i].code != TJI_CONVERT)
+        return 0;
+    int32_t v = fn->ops[i].result;
+    for (int32_t k = 0; k < fn->nops; k++) {
+        const tji_op *op = &fn->ops[k];
+        if (op->parent < 0 || op->nargs < 1)
+            continue;
+        if (op->code == TJI_PERMUTE && op->args[0] == v) {
+            for (int32_t j = 0; j < fn->nops && j < plan->nops; j++)
+                if (fn->ops[j].code == TJI_DOT && fn->ops[j].parent >= 0 && plan->dot[j].form == TJP_DOT_MMA &&
+                    (fn->ops[j].args[0] == op->result || fn->ops[j].args[1] == op->result))
+                    return 1;
+        } else if (op->code == TJI_DOT && k < plan->nops && plan->dot[k].form == TJP_DOT_MMA &&
+                   (op->args[0] == v || op->args[1] == v)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int tjp_ldmatrix_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, const tjp_shared_use *use,
+                    int *trans)
+{
+    *trans = 0;
+    if (!feeds_mma(fn, plan, i) || !vector_writes(&use->write, &use->swizzle))
+        return 0;
+    return tjp_ldmatrix_fit(&use->read, &use->swizzle, trans);
+}
+
+int tjp_ldmatrix_choose(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tjp_shared_use *use)
+{
+    tjp_shared_use try = *use;
+    const tji_type *t = tji_typeof(fn, fn->ops[i].result);
+    tjp_ldmatrix_swizzle(t->shape[t->rank - 1], use->swizzle.elem_bytes, &try.swizzle);
+    try.ldmatrix = tjp_ldmatrix_of(fn, plan, i, &try, &try.ldmatrix_trans);
+    if (!try.ldmatrix)
+        return 0;
+    tjp_bank_count w, r;
+    tjp_vector_write_cost(&try.write, &try.swizzle, &w);
+    tjp_ldmatrix_cost(&try.read, &try.swizzle, &r);
+    if (w.wavefronts != w.minimum || r.wavefronts != r.minimum)
+        return 0;
+    *use = try;
+    return 1;
+}
