@@ -7,7 +7,7 @@
  * itself again as a child (its /proc/self/exe, --print-keys), whose addresses
  * differ (ASLR), and compares the child's keys with its own. Each input the
  * key stands for must change it: a constant, the specialization key, the
- * target (CPU, sm_80, sm_90), num_warps, check_bounds and the IR (a kernel
+ * target (CPU, sm_80, sm_90), num_warps, num_stages, check_bounds and the IR (a kernel
  * alike in all but one op). A compile's artifact and a launched variant
  * record the same key.
  */
@@ -42,17 +42,19 @@ typedef struct key_case {
     int64_t block;
     uint64_t spec;
     int sm, num_warps, check_bounds;
+    int num_stages;       /* 0: the default (3) */
 } key_case;
 
 static const key_case cases[] = {
-    {"the base case (sm_90, 4 warps)", 0, 256, 0x5, 90, 4, 0},
-    {"another constant", 0, 512, 0x5, 90, 4, 0},
-    {"another specialization key", 0, 256, 0x1, 90, 4, 0},
-    {"another target (sm_80)", 0, 256, 0x5, 80, 4, 0},
-    {"the CPU target", 0, 256, 0x5, 0, 4, 0},
-    {"another num_warps", 0, 256, 0x5, 90, 8, 0},
-    {"check_bounds", 0, 256, 0x5, 90, 4, 1},
-    {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0},
+    {"the base case (sm_90, 4 warps)", 0, 256, 0x5, 90, 4, 0, 0},
+    {"another constant", 0, 512, 0x5, 90, 4, 0, 0},
+    {"another specialization key", 0, 256, 0x1, 90, 4, 0, 0},
+    {"another target (sm_80)", 0, 256, 0x5, 80, 4, 0, 0},
+    {"the CPU target", 0, 256, 0x5, 0, 4, 0, 0},
+    {"another num_warps", 0, 256, 0x5, 90, 8, 0, 0},
+    {"check_bounds", 0, 256, 0x5, 90, 4, 1, 0},
+    {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0, 0},
+    {"another num_stages (2)", 0, 256, 0x5, 90, 4, 0, 2},
 };
 enum { NCASES = (int)TL_COUNT(cases) };
 
@@ -66,7 +68,7 @@ static void key_of(const key_case *c, char hex[33])
         return;
     }
     fn->check_bounds = c->check_bounds;
-    tjj_stable_key key = tjj_variant_key(fn, c->spec, c->sm, c->num_warps);
+    tjj_stable_key key = tjj_variant_key(fn, c->spec, c->sm, c->num_warps, c->num_stages);
     tjj_stable_key_hex(&key, hex);
     tji_func_free(fn);
 }

@@ -55,6 +55,7 @@ static void usage(FILE *to)
                 "prints the result.\n\noptions:\n"
                 "  --num-warps=N  warps per program for the GPU passes (1..32, a power of two; "
                 "default 4)\n"
+                "  --num-stages=N stages of --pipeline-loops (1..8; default 3)\n"
                 "  --spec=LIST    what is known of each kernel argument, one item per "
                 "parameter, comma-separated:\n"
                 "                 a16 (pointer: 16-byte aligned), d16 (integer: a multiple of "
@@ -143,7 +144,7 @@ int main(int argc, char **argv)
 {
     const char *input = NULL, *output = NULL, *spec = NULL;
     const tjp_pass_info **order = calloc((size_t)argc + 1, sizeof *order);
-    int norder = 0, num_warps = 4, sm = 80;
+    int norder = 0, num_warps = 4, num_stages = 3, sm = 80;
     if (!order)
         return fail("%s", "out of memory");
     for (int i = 1; i < argc; i++) {
@@ -159,6 +160,13 @@ int main(int argc, char **argv)
                 return free(order), fail("--num-warps: '%s' is not a power of two from 1 to 32",
                                          a + 12);
             num_warps = (int)n;
+        } else if (!strncmp(a, "--num-stages=", 13)) {
+            char *end;
+            long n = strtol(a + 13, &end, 10);
+            if (end == a + 13 || *end || n < 1 || n > TJP_MAX_STAGES)
+                return free(order), fail("--num-stages: '%s' is not a number from 1 to 8 "
+                                         "(TJP_MAX_STAGES)", a + 13);
+            num_stages = (int)n;
         } else if (!strncmp(a, "--sm=", 5)) {
             char *end;
             long n = strtol(a + 5, &end, 10);
@@ -197,7 +205,7 @@ int main(int argc, char **argv)
     if (!text)
         return free(order), fail("cannot read '%s' (or it holds a NUL byte)",
                                  input ? input : "-");
-    tjp_pass_state s = {.num_warps = num_warps, .sm = sm};
+    tjp_pass_state s = {.num_warps = num_warps, .num_stages = num_stages, .sm = sm};
     tj_status st = tjp_parse_annotated(text, input && strcmp(input, "-") ? input : "<stdin>",
                                        &s.fn, &s.layouts);
     free(text);

@@ -75,6 +75,9 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_YIELD] = "yield", [TJI_CONVERT] = "convert_layout", [TJI_ASSUME] = "assume", [TJI_PRINT] = "print", [TJI_ASSERT] = "assert",
         [TJI_DOT] = "dot",
         [TJI_MAKE_BLOCK_PTR] = "make_block_ptr", [TJI_ADVANCE] = "advance",
+        [TJI_ASYNC_COPY] = "async_copy",
+        [TJI_ASYNC_COMMIT] = "async_commit", [TJI_ASYNC_WAIT] = "async_wait",
+        [TJI_LOCAL_LOAD] = "local_load",
     };
     return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
 }

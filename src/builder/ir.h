@@ -111,6 +111,22 @@ typedef enum tji_opcode {
     TJI_MAKE_BLOCK_PTR, /* (base: *T scalar, shape: i64 x r, strides: i64 x r,
                            offsets: i32 x r) -> block pointer to T; [perm] the order */
     TJI_ADVANCE,      /* (bp, offsets: i32 x r) -> bp's type, offsets added */
+
+    /* Software pipelining (the GPU pass tjp_pipeline_loops makes these; no
+     * builder call does). A ring is a set of [ring_slots] shared-memory
+     * buffers, each one tile, named by its number [ring] (0, 1, ... per
+     * kernel): the ring is an attribute, not a value, because nothing but
+     * these ops ever holds it. Every ASYNC_COPY and LOCAL_LOAD of one ring
+     * agrees on ring_slots and the tile type. */
+    TJI_ASYNC_COPY,   /* (ptr: ptr tile, slot: i32 scalar, mask|0) -> nothing; starts
+                         copying the pointees into slot `slot` of [ring]; masked
+                         elements are zero-filled and read nothing */
+    TJI_ASYNC_COMMIT, /* () -> nothing; the copies issued since the last commit
+                         become one group */
+    TJI_ASYNC_WAIT,   /* () -> nothing; waits until at most [ival] groups are in
+                         flight (the thread's own copies: a barrier makes them
+                         everyone's) */
+    TJI_LOCAL_LOAD,   /* (slot: i32 scalar) -> tile of [ring]'s type; reads slot */
     TJI_OPCODE_COUNT
 } tji_opcode;
 
@@ -157,6 +173,7 @@ typedef struct tji_op {
     tj_input_precision precision; /* DOT of f32: IEEE, TF32 or TF32X3 */
     unsigned boundary_check; /* LOAD, STORE of a block pointer: bit d checks dim d */
     tj_padding padding;   /* LOAD of a block pointer: outside the checked bounds */
+    int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;

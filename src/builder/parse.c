@@ -641,7 +641,8 @@ static int op_line(parser *ps, int32_t region, int depth)
     }
     int is_region = code == TJI_FOR || code == TJI_IF;
     int no_result = code == TJI_STORE || code == TJI_YIELD || code == TJI_PRINT ||
-                    code == TJI_ASSERT;
+                    code == TJI_ASSERT || code == TJI_ASYNC_COPY || code == TJI_ASYNC_COMMIT ||
+                    code == TJI_ASYNC_WAIT;
     if (no_result && nres)
         return fail_at(ps, name_at, "an op with results (this one has none)");
     if (!is_region && !no_result && nres != 1)
@@ -743,6 +744,34 @@ static int op_line(parser *ps, int32_t region, int depth)
             return 0;
         break;
     }
+    case TJI_ASYNC_COPY: case TJI_LOCAL_LOAD: {
+        int copy = code == TJI_ASYNC_COPY;
+        op.args = new_args(ps, copy ? 3 : 1);
+        op.nargs = copy ? 3 : 1;
+        if (copy && (!use(ps, &op.args[0], 0) || !expect(ps, ",")))
+            return 0;
+        if (!use(ps, &op.args[copy], 0))
+            return 0;
+        const char *save = ps->p;
+        if (copy && accept(ps, ",") && accept(ps, "mask")) {
+            if (!use(ps, &op.args[2], 0))
+                return 0;
+        } else {
+            ps->p = save;
+        }
+        if (!expect(ps, ",") || !expect(ps, "ring") ||
+            !small_int(ps, &op.ring, 0, INT32_MAX, "a ring number") || !expect(ps, ",") ||
+            !expect(ps, "slots") ||
+            !small_int(ps, &op.ring_slots, 1, INT32_MAX, "a number of slots") ||
+            !mem_attrs(ps, &op))
+            return 0;
+        break;
+    }
+    case TJI_ASYNC_WAIT:
+        if (!integer(ps, &op.ival, "the groups left in flight"))
+            return 0;
+        op.args = new_args(ps, 0);
+        break;
     case TJI_FOR: {
         int32_t iv;
         const char *iv_at = (skip_spaces(ps), ps->p);

@@ -267,6 +267,21 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         print_mem_attrs(b, op);
         break;
     }
+    case TJI_ASYNC_COPY: case TJI_LOCAL_LOAD: {
+        int copy = op->code == TJI_ASYNC_COPY;
+        tjs_buf_printf(b, " ");
+        print_values(b, op->args, copy ? (op->nargs < 2 ? op->nargs : 2) : op->nargs);
+        if (copy && arg(op, 2)) {
+            tjs_buf_printf(b, ", mask ");
+            print_value(b, arg(op, 2));
+        }
+        tjs_buf_printf(b, ", ring %d, slots %d", (int)op->ring, (int)op->ring_slots);
+        print_mem_attrs(b, op);
+        break;
+    }
+    case TJI_ASYNC_WAIT:
+        tjs_buf_printf(b, " %lld", (long long)op->ival);
+        break;
     case TJI_REDUCE: {
         static const char *const ops[] = {"sum", "max", "min", "argmax", "argmin"};
         tjs_buf_printf(b, ".%s ", (unsigned)op->reduce <= TJ_REDUCE_ARGMIN ? ops[op->reduce]

@@ -97,9 +97,10 @@ static int operand_count(tji_opcode c)
 {
     switch (c) {
     case TJI_CONST: case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_ARANGE:
+    case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT:
         return 0;
     case TJI_FMA: case TJI_WHERE: case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC:
-    case TJI_ATOMIC_CAS: case TJI_DOT:
+    case TJI_ATOMIC_CAS: case TJI_DOT: case TJI_ASYNC_COPY:
         return 3;
     case TJI_FOR: case TJI_YIELD: case TJI_MAKE_BLOCK_PTR: case TJI_ADVANCE:
         return -1;
@@ -112,6 +113,7 @@ static int result_count(tji_opcode c)
 {
     switch (c) {
     case TJI_STORE: case TJI_YIELD: case TJI_PRINT: case TJI_ASSERT:
+    case TJI_ASYNC_COPY: case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT:
         return 0;
     case TJI_FOR: case TJI_IF:
         return -1;
@@ -169,7 +171,8 @@ static int check_types(const verifier *v, int32_t idx)
     NEED(nargs < 0 || op->nargs == nargs, "%d operands, expected %d", op->nargs, nargs);
     NEED(nresults < 0 || op->nresults == nresults, "%d results, expected %d", op->nresults,
          nresults);
-    int optional_from = c == TJI_LOAD ? 1 : c == TJI_STORE || c == TJI_ATOMIC ? 2 : op->nargs;
+    int optional_from = c == TJI_LOAD ? 1
+                      : c == TJI_STORE || c == TJI_ATOMIC || c == TJI_ASYNC_COPY ? 2 : op->nargs;
     for (int i = 0; i < op->nargs; i++) {
         int32_t a = op->args[i];
         NEED(a >= 0 && a <= fn->nvalues, "operand %d is value #%d, which does not exist",
@@ -392,6 +395,24 @@ static int check_types(const verifier *v, int32_t idx)
              "input precision %d for %s", (int)op->precision, tj_dtype_name(in));
         break;
     }
+    case TJI_ASYNC_COPY: case TJI_LOCAL_LOAD: {
+        const tji_type *slot = T(c == TJI_ASYNC_COPY ? 1 : 0);
+        NEED(EQ(slot, &(tji_type){.dtype = TJ_I32}), "slot %s is not an i32 scalar",
+             TXT(slot, t1));
+        NEED(op->ring >= 0 && op->ring_slots >= 1, "ring %d of %d slots", (int)op->ring,
+             (int)op->ring_slots);
+        const tji_type *tile = c == TJI_LOCAL_LOAD ? R : T(0);
+        NEED(tile->rank > 0 && tile->is_ptr == (c == TJI_ASYNC_COPY), "tile %s",
+             TXT(tile, t1));
+        if (c == TJI_ASYNC_COPY && HAS(2))
+            NEED(is_i1(T(2)) && tji_same_shape(T(2), T(0)), "mask %s for a pointer %s",
+                 TXT(T(2), t1), TXT(T(0), t2));
+        NEED((unsigned)op->cache <= TJ_CACHE_WT, "cache %d", (int)op->cache);
+        break;
+    }
+    case TJI_ASYNC_WAIT:
+        NEED(op->ival >= 0, "%lld groups in flight", (long long)op->ival);
+        break;
     case TJI_FOR: {
         NEED(op->nargs >= 3 && op->nresults == op->nargs - 3, "%d operands for %d results",
              op->nargs, op->nresults);
@@ -419,7 +440,7 @@ static int check_types(const verifier *v, int32_t idx)
         if (c == TJI_ASSERT)
             NEED(is_i1(T(0)), "condition %s", TXT(T(0), t1));
         break;
-    case TJI_YIELD: case TJI_OPCODE_COUNT:
+    case TJI_YIELD: case TJI_ASYNC_COMMIT: case TJI_OPCODE_COUNT:
         break;
     }
     /* The YIELD ending each region of a FOR or IF matches its results. */
@@ -504,6 +525,37 @@ static int walk_region(verifier *v, int32_t region)
     return 1;
 }
 
+/* The tile a ring op moves: the pointees of an ASYNC_COPY, a LOCAL_LOAD's
+ * result. */
+static tji_type ring_tile(const tji_func *fn, const tji_op *op)
+{
+    tji_type t = *tji_typeof(fn, op->code == TJI_ASYNC_COPY ? op->args[0] : op->result);
+    t.is_ptr = 0;
+    return t;
+}
+
+/* Every ASYNC_COPY and LOCAL_LOAD of one ring (ir.h) agrees with the ring's
+ * first op on the slots and the tile. */
+static int rings_agree(const verifier *v)
+{
+    const tji_func *fn = v->fn;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (!v->placed[i] || (op->code != TJI_ASYNC_COPY && op->code != TJI_LOCAL_LOAD))
+            continue;
+        int32_t first = 0;
+        while (!v->placed[first] || fn->ops[first].ring != op->ring ||
+               (fn->ops[first].code != TJI_ASYNC_COPY && fn->ops[first].code != TJI_LOCAL_LOAD))
+            first++;
+        tji_type a = ring_tile(fn, op), b = ring_tile(fn, &fn->ops[first]);
+        if (fn->ops[first].ring_slots != op->ring_slots || !tji_type_equal(&a, &b))
+            return broken(v, i, "ring %d: %d slots of another tile than op #%d's %d",
+                          (int)op->ring, (int)op->ring_slots, first,
+                          (int)fn->ops[first].ring_slots);
+    }
+    return 1;
+}
+
 tj_status tji_verify(const tji_func *fn)
 {
     if (!fn)
@@ -538,7 +590,7 @@ tj_status tji_verify(const tji_func *fn)
     }
     v.visible = tjs_xcalloc((size_t)fn->nvalues + 1, 1);
     v.placed = tjs_xcalloc((size_t)fn->nops + 1, 1);
-    int ok = walk_region(&v, 0);
+    int ok = walk_region(&v, 0) && rings_agree(&v);
     free(v.visible);
     free(v.placed);
     return ok ? TJ_OK : TJ_ERR_BUILD;

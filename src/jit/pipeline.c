@@ -9,7 +9,8 @@
  *     tjj_gpu_plan:                       carry-offsets (pointer tiles a loop
  *       lower-block-ptrs (pointer tiles     moves by a scalar)
  *                    and masks)           materialize (the fusion plan)
- *                                         code generation, O3, ORC
+ *       pipeline-loops (num_stages; not   code generation, O3, ORC
+ *                    in bounds-checked code)
  *       axis-info   (for the arguments'
  *                    specialization key)
  *       coalesce
@@ -42,7 +43,7 @@
  * element, so its facts are copied (axis_info_of_added), not computed again.
  *
  * The stable variant key (tjj_variant_key) is XXH3-128 of the tjit and LLVM
- * versions, the target (cpu, or sm_XX and num_warps), check_bounds, the
+ * versions, the target (cpu, or sm_XX, num_warps and num_stages), check_bounds, the
  * specialization key, the constants and the printed IR as built (tji_print),
  * in that order — nothing of the process (no pointer, no counter), so the
  * same kernel has the same key in every process: the key of the disk cache
@@ -114,14 +115,16 @@ static tj_status after_pass(tj_status st, const char *pass, const tji_func *fn,
 
 /* --- the stable variant key ------------------------------------------------ */
 
-tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int num_warps)
+tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int num_warps,
+                               int num_stages)
 {
     unsigned major, minor, patch;
     LLVMGetVersion(&major, &minor, &patch);
     tjs_buf b = {0};
     tjs_buf_printf(&b, "tjit %s\nllvm %u.%u.%u\n", TJ_VERSION_STRING, major, minor, patch);
     if (sm)
-        tjs_buf_printf(&b, "target sm_%d num_warps %d\n", sm, num_warps);
+        tjs_buf_printf(&b, "target sm_%d num_warps %d num_stages %d\n", sm, num_warps,
+                       tjj_num_stages(num_stages));
     else
         tjs_buf_printf(&b, "target cpu\n");
     tjs_buf_printf(&b, "check_bounds %d\nspec %llx\nconsts %d:", fn->check_bounds,
@@ -142,14 +145,19 @@ void tjj_stable_key_hex(const tjj_stable_key *key, char out[33])
              (unsigned long long)key->low);
 }
 
+int tjj_num_stages(int num_stages)
+{
+    return num_stages ? num_stages : 3;
+}
+
 /* --- artifacts ------------------------------------------------------------- */
 
 /* What every artifact starts with, from fn as built. */
 static void start_artifact(const tji_func *fn, uint64_t spec, int sm, int num_warps,
-                           tjj_artifact *a)
+                           int num_stages, tjj_artifact *a)
 {
     memset(a, 0, sizeof *a);
-    a->key = tjj_variant_key(fn, spec, sm, num_warps);
+    a->key = tjj_variant_key(fn, spec, sm, num_warps, num_stages);
     a->kernel_name = tjs_xstrdup(fn->name);
     a->check_bounds = fn->check_bounds;
     if (fn->check_bounds)
@@ -247,13 +255,18 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     tjp_param_spec *spec = spec_of_key(fn, t->spec);
     const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
     tj_status st = after_pass(tjp_lower_block_ptrs(fn), "lower-block-ptrs", fn, NULL, 0);
+    /* bounds-checked code checks every access: its loads stay loads */
+    if (st == TJ_OK && !fn->check_bounds)
+        st = after_pass(tjp_pipeline_loops(fn, tjj_num_stages(t->num_stages)), "pipeline-loops",
+                        fn, NULL, 0);
     if (st == TJ_OK)
         st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
     if (st == TJ_OK && coalesced)
         st = after_pass(tjp_coalesce(fn, &out->axis, t->num_warps, &out->coalesced), "coalesce",
                         fn, NULL, 0);
     if (st == TJ_OK)
-        st = after_pass(tjp_accelerate_dots(fn, t->sm, t->num_warps, &out->plan), "accelerate-dot", fn, NULL, 0);
+        st = after_pass(tjp_accelerate_dots(fn, t->sm, t->num_warps, &out->plan), "accelerate-dot",
+                        fn, NULL, 0);
     if (st == TJ_OK)
         st = after_pass(tjp_assign_layouts(fn, t->num_warps, coalesced, &out->plan),
                         "assign-layouts", fn, &out->plan, 1);
@@ -278,7 +291,7 @@ char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned)
 
 tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
 {
-    start_artifact(fn, t->spec, t->sm, t->num_warps, out);
+    start_artifact(fn, t->spec, t->sm, t->num_warps, t->num_stages, out);
     tjj_gpu_planned planned = {0};
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st == TJ_OK)
@@ -305,7 +318,7 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
 
 tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
 {
-    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, out);
+    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, out);
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st != TJ_OK)
         return st;

@@ -28,6 +28,10 @@
  * that keeps buffers alive across ops (software pipelining) only widens
  * their intervals and the same placement keeps them apart.
  *
+ * Rings. The pipelined loads' rings (pipeline_loops.c) are planned here too
+ * (plan_rings: one swizzle per ring for every layout that writes or reads
+ * it) and are buffers live over the whole kernel, placed first.
+ *
  * The limit. The allocation is the kernel's dynamic shared memory: a launch
  * above 48 KiB opts in (cuFuncSetAttribute) up to the device's maximum.
  * More than any GPU gives a block (TJP_SHARED_MAX) is refused here, naming
@@ -103,6 +107,74 @@ static void add_broadcasts(const tji_func *fn, tjp_layout_plan *plan)
     free(uses);
 }
 
+/* --- the rings of pipelined loads --------------------------------------------- */
+
+static int is_ring_op(const tji_op *op)
+{
+    return op->parent >= 0 && (op->code == TJI_ASYNC_COPY || op->code == TJI_LOCAL_LOAD);
+}
+
+static int log2_of(int64_t v)
+{
+    int b = 0;
+    while ((1ll << (b + 1)) <= v)
+        b++;
+    return b;
+}
+
+/* plan->rings: each ring's size and its one swizzle, for every layout
+ * that writes or reads it, identity on the bits of the smallest copy
+ * vector (so cp.async writes stay whole: a swizzle only XORs higher bits
+ * into higher bits). */
+static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
+{
+    free(plan->rings);
+    plan->rings = NULL;
+    plan->nrings = 0;
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (is_ring_op(&fn->ops[i]) && fn->ops[i].ring >= plan->nrings)
+            plan->nrings = fn->ops[i].ring + 1;
+    if (!plan->nrings)
+        return;
+    plan->rings = tjs_xcalloc((size_t)plan->nrings, sizeof *plan->rings);
+    const tjp_layout **layouts = tjs_xcalloc((size_t)fn->nops + 1, sizeof *layouts);
+    for (int ring = 0; ring < plan->nrings; ring++) {
+        tjp_ring *R = &plan->rings[ring];
+        int n = 0;
+        R->op = -1;
+        R->vector_bits = 4; /* at most 16 elements */
+        for (int32_t i = 0; i < fn->nops; i++) {
+            const tji_op *op = &fn->ops[i];
+            if (!is_ring_op(op) || op->ring != ring)
+                continue;
+            int copy = op->code == TJI_ASYNC_COPY;
+            int32_t v = copy ? op->args[0] : op->result;
+            tji_type t = *tji_typeof(fn, v);
+            t.is_ptr = 0;
+            if (R->op < 0) {
+                R->op = i;
+                R->slots = op->ring_slots;
+                R->numel = tji_numel(&t);
+                R->elem_bytes = (int)elem_bytes(&t, 0);
+            }
+            layouts[n++] = &plan->of[v];
+            if (copy) {
+                int vb = log2_of(plan->vector ? plan->vector[i] : 1);
+                if (vb < R->vector_bits)
+                    R->vector_bits = vb;
+            }
+        }
+        if (R->op < 0)
+            continue;
+        tjp_swizzle_choose(&R->swizzle, layouts, n, R->elem_bytes);
+        uint32_t low = (1u << R->vector_bits) - 1;
+        for (int b = 0; b < TJP_MAX_BITS; b++)
+            R->swizzle.flip[b] = b < R->vector_bits ? 0 : R->swizzle.flip[b] & ~low;
+        R->slot_bytes = ((uint64_t)R->numel * (uint64_t)R->elem_bytes + 127) / 128 * 128;
+    }
+    free(layouts);
+}
+
 /* The step's buffers (1 or 2) into out; returns how many. */
 static int buffers_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, buffer *out)
 {
@@ -144,11 +216,20 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     if (!fn || !plan || !plan->shared || plan->nops < fn->nops)
         return tjs_error(TJ_ERR_INVALID_ARG, "tjp_alloc_shared: no program or no swizzle plan");
     add_broadcasts(fn, plan);
+    plan_rings(fn, plan);
     int32_t *pos = tjs_xcalloc((size_t)fn->nops + 1, sizeof *pos), next = 0;
     number_ops(fn, 0, pos, &next);
-    buffer *bufs = tjs_xcalloc(2 * (size_t)fn->nops + 1, sizeof *bufs);
+    buffer *bufs = tjs_xcalloc(2 * (size_t)fn->nops + (size_t)plan->nrings + 1, sizeof *bufs);
     int32_t n = 0, largest = -1;
-    uint64_t total = 0, largest_bytes = 0;
+    uint64_t total = 0, largest_bytes = 0, ring_bytes = 0;
+    /* a ring is live from the prologue's first copy to the last read: the
+     * whole kernel, placed first (index = -1 - ring) */
+    for (int ring = 0; ring < plan->nrings; ring++)
+        if (plan->rings[ring].op >= 0)
+            bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - ring, .align = 128,
+                                 .bytes = plan->rings[ring].slot_bytes *
+                                          (uint64_t)plan->rings[ring].slots,
+                                 .live_first = 0, .live_last = INT32_MAX};
     for (int32_t i = 0; i < fn->nops; i++) {
         int k = buffers_of(fn, plan, i, bufs + n);
         for (int j = 0; j < k; j++)
@@ -175,6 +256,13 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
                 }
         }
         bufs[a].offset = at;
+        if (bufs[a].index < 0) {
+            plan->rings[-1 - bufs[a].index].offset = at;
+            ring_bytes += bufs[a].bytes;
+            if (at + bufs[a].bytes > total)
+                total = at + bufs[a].bytes;
+            continue;
+        }
         tjp_shared_step *step = &plan->shared[bufs[a].op];
         if (bufs[a].index) {
             step->index_offset = at;
@@ -197,6 +285,13 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     free(pos);
     plan->shared_bytes = total;
     plan->shared_allocated = 1;
+    if (total > TJP_SHARED_MAX && ring_bytes)
+        return tji_error_at(fn, plan->rings[0].op, TJ_ERR_COMPILE,
+                            "needs %llu bytes of shared memory, %llu of them for the rings of "
+                            "the pipelined loads (%d stages); no GPU gives a block more than %d "
+                            "(227 KiB): lower num_stages or use a smaller tile",
+                            (unsigned long long)total, (unsigned long long)ring_bytes,
+                            plan->rings[0].slots, TJP_SHARED_MAX);
     if (total > TJP_SHARED_MAX)
         return tji_error_at(fn, largest, TJ_ERR_COMPILE,
                             "needs %llu bytes of shared memory; no GPU gives a block more than %d "

@@ -39,7 +39,11 @@
  *     PERMUTE, CONVERT: moved along with the dimensions.
  *   WHERE, CAST: equal inputs stay equal; widening integer and same-size
  *     pointer casts keep everything.
- * Everything else — loads, reductions, FOR block arguments and IF results —
+ *   FOR: its induction variable (lo + i * step, wrapping) is divisible by
+ *     what both lo and step are; a carried value holds what its initial and
+ *     its yielded value both hold (visit_loop: the body is visited until
+ *     that is stable).
+ * Everything else — loads, reductions, FOR and IF results —
  * knows nothing: a wrong claim here would become a misaligned vector access,
  * so every rule errs towards "unknown".
  */
@@ -192,6 +196,68 @@ static void cmp_rule(info *r, const tji_type *t, const tji_op *op, const info *a
 
 static void visit(const tji_func *fn, info *of, int32_t opi);
 
+/* What holds for both x and y (a tile of t): runs as short as the shorter,
+ * their first elements divisible as both are there. */
+static info meet(const info *x, const info *y, const tji_type *t)
+{
+    info m;
+    set_unknown(&m);
+    int32_t unit = t->is_ptr ? elem_bytes(t) : 1;
+    for (int d = 0; d < ndims(t); d++) {
+        m.contiguity[d] = min32(x->contiguity[d], y->contiguity[d]);
+        m.divisibility[d] = min32(run_div(x, d, m.contiguity[d], unit),
+                                  run_div(y, d, m.contiguity[d], unit));
+        m.constancy[d] = min32(x->constancy[d], y->constancy[d]);
+    }
+    m.has_value = x->has_value && y->has_value && x->value == y->value;
+    m.value = m.has_value ? x->value : 0;
+    return m;
+}
+
+static int same_info(const info *x, const info *y, const tji_type *t)
+{
+    for (int d = 0; d < ndims(t); d++)
+        if (x->contiguity[d] != y->contiguity[d] || x->divisibility[d] != y->divisibility[d] ||
+            x->constancy[d] != y->constancy[d])
+            return 0;
+    return x->has_value == y->has_value && (!x->has_value || x->value == y->value);
+}
+
+static void visit_region(const tji_func *fn, info *of, int32_t reg);
+
+/* A FOR: the induction variable lo + i * step (wrapping) is divisible as
+ * both are; a carried value holds what both its initial value and its
+ * yielded value hold, found by visiting the body until that stops
+ * changing (facts only shrink, so it ends; past the bound, unknown). */
+static void visit_loop(const tji_func *fn, info *of, const tji_op *op)
+{
+    const tji_region *body = &fn->regions[op->region[0]];
+    const tji_op *yield = &fn->ops[body->ops[body->nops - 1]];
+    info *iv = &of[body->args[0]];
+    iv->divisibility[0] = min32(of[op->args[0]].divisibility[0], of[op->args[2]].divisibility[0]);
+    for (int k = 0; k < op->nresults; k++)
+        of[body->args[k + 1]] = of[op->args[3 + k]];
+    enum { MAX_ROUNDS = 16 };
+    int changed = 1;
+    for (int round = 0; changed && round < MAX_ROUNDS; round++) {
+        visit_region(fn, of, op->region[0]);
+        changed = 0;
+        for (int k = 0; k < op->nresults; k++) {
+            int32_t arg = body->args[k + 1];
+            info m = meet(&of[arg], &of[yield->args[k]], tji_typeof(fn, arg));
+            if (!same_info(&m, &of[arg], tji_typeof(fn, arg))) {
+                of[arg] = m;
+                changed = 1;
+            }
+        }
+    }
+    if (!changed)
+        return;
+    for (int k = 0; k < op->nresults; k++)
+        set_unknown(&of[body->args[k + 1]]);
+    visit_region(fn, of, op->region[0]);
+}
+
 static void visit_region(const tji_func *fn, info *of, int32_t reg)
 {
     const tji_region *R = &fn->regions[reg];
@@ -202,6 +268,10 @@ static void visit_region(const tji_func *fn, info *of, int32_t reg)
 static void visit(const tji_func *fn, info *of, int32_t opi)
 {
     const tji_op *op = &fn->ops[opi];
+    if (op->code == TJI_FOR) {
+        visit_loop(fn, of, op);
+        return; /* its results stay unknown */
+    }
     for (int s = 0; s < 2; s++)
         if (op->region[s] >= 0)
             visit_region(fn, of, op->region[s]);
@@ -478,7 +548,8 @@ tj_status tjp_access_vector(const tji_func *fn, const tjp_axis_info_result *info
                             tjp_access *out)
 {
     if (!fn || !info_r || !out || opi < 0 || opi >= fn->nops ||
-        (fn->ops[opi].code != TJI_LOAD && fn->ops[opi].code != TJI_STORE))
+        (fn->ops[opi].code != TJI_LOAD && fn->ops[opi].code != TJI_STORE &&
+         fn->ops[opi].code != TJI_ASYNC_COPY))
         return tjs_error(TJ_ERR_INVALID_ARG, "tjp_access_vector: op %d is not a load or store",
                          (int)opi);
     const tji_op *op = &fn->ops[opi];

@@ -46,7 +46,8 @@ enum { LANES = 32 };
 
 static int is_access(tji_opcode c)
 {
-    return c == TJI_LOAD || c == TJI_STORE || c == TJI_ATOMIC || c == TJI_ATOMIC_CAS;
+    return c == TJI_LOAD || c == TJI_STORE || c == TJI_ATOMIC || c == TJI_ATOMIC_CAS ||
+           c == TJI_ASYNC_COPY;
 }
 
 /* What one access asks for before the accesses are compared. */
@@ -70,7 +71,7 @@ static tj_status wish_of(const tji_func *fn, const tjp_axis_info_result *axis, i
     w->contiguity = 1;
     const tji_op *op = &fn->ops[i];
     const tji_type *t = tji_typeof(fn, op->args[0]);
-    if (op->code == TJI_LOAD || op->code == TJI_STORE) {
+    if (op->code == TJI_LOAD || op->code == TJI_STORE || op->code == TJI_ASYNC_COPY) {
         tjp_access acc;
         tj_status st = tjp_access_vector(fn, axis, i, &acc);
         if (st != TJ_OK)
@@ -153,7 +154,7 @@ tj_status tjp_coalesce(const tji_func *fn, const tjp_axis_info_result *axis, int
         const tji_op *op = &fn->ops[i];
         const tji_type *t = tji_typeof(fn, op->args[0]);
         int32_t spt = wishes[i].vector;
-        if (op->code == TJI_LOAD)
+        if (op->code == TJI_LOAD || op->code == TJI_ASYNC_COPY)
             for (int32_t j = 0; j < fn->nops; j++) {
                 const tji_type *u = tiled[j] ? tji_typeof(fn, fn->ops[j].args[0]) : NULL;
                 if (u && u->rank == t->rank && !memcmp(u->shape, t->shape, sizeof(int32_t) * (size_t)t->rank) &&

@@ -383,7 +383,25 @@ static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opid
     }
 }
 
-/* Layouts of the results of a FOR or IF: what users asked for, else default. */
+/* The coalesced layout of an access in a FOR's body whose pointer is
+ * carried value k, if any: a pointer tile advanced by the loop stays where
+ * the access reads it, instead of being converted there every iteration. */
+static int access_carried_layout(const assigner *A, const tji_op *op, int k, tjp_layout *out)
+{
+    const tji_region *body = &A->fn->regions[op->region[0]];
+    for (int32_t p = 0; p < body->nops; p++) {
+        int32_t i = body->ops[p];
+        const tji_op *u = &A->fn->ops[i];
+        if (u->nargs > 0 && u->args[0] == body->args[k + 1] && coalesced_of(A, i)) {
+            *out = *coalesced_of(A, i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Layouts of the results of a FOR or IF: what users asked for, else (a
+ * FOR) that of an access through the carried pointer, else default. */
 static tjp_layout *carried_layouts(assigner *A, int32_t opidx)
 {
     const tji_op *op = &A->fn->ops[opidx];
@@ -393,7 +411,8 @@ static tjp_layout *carried_layouts(assigner *A, int32_t opidx)
         if (!is_tile(A->fn, res))
             continue;
         if (!A->set[res]) {
-            default_of(A, res, &A->of[res]);
+            if (op->code != TJI_FOR || !access_carried_layout(A, op, i, &A->of[res]))
+                default_of(A, res, &A->of[res]);
             A->set[res] = 1;
         }
         L[i] = A->of[res];
@@ -478,7 +497,7 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         *pos = at;
         return;
     }
-    case TJI_STORE: case TJI_PRINT: case TJI_ASSERT:
+    case TJI_STORE: case TJI_PRINT: case TJI_ASSERT: case TJI_ASYNC_COPY:
         /* No result: a store works in its coalesced layout; otherwise in
          * whatever layout the first operand already has. */
         if (!is_tile(fn, op.args[0]))
@@ -601,7 +620,8 @@ static void access_widths(const assigner *A, tjp_layout_plan *plan)
         const tji_op *op = &fn->ops[i];
         const tjp_layout *L = coalesced_of(A, i);
         plan->vector[i] = plan->addr_run[i] = 1;
-        if (!L || op->parent < 0 || (op->code != TJI_LOAD && op->code != TJI_STORE))
+        if (!L || op->parent < 0 ||
+            (op->code != TJI_LOAD && op->code != TJI_STORE && op->code != TJI_ASYNC_COPY))
             continue;
         int32_t anchor = op->code == TJI_LOAD ? op->result : op->args[0];
         if (tjp_layout_equal(&A->of[anchor], L) && tjp_layout_equal(&A->of[op->args[0]], L)) {
@@ -775,6 +795,9 @@ void tjp_layout_plan_free(tjp_layout_plan *plan)
     free(plan->barrier);
     free(plan->dot);
     plan->dot = NULL;
+    free(plan->rings);
+    plan->rings = NULL;
+    plan->nrings = 0;
     plan->of = NULL;
     plan->vector = NULL;
     plan->addr_run = NULL;

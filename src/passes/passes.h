@@ -105,6 +105,8 @@ typedef struct tjp_layout_plan {
     struct tjp_shared_step *shared; /* per op index: its step through shared memory */
     uint64_t shared_bytes;  /* the kernel's one dynamic shared allocation (bytes) */
     int shared_allocated;   /* tjp_alloc_shared ran: offsets and shared_bytes hold */
+    struct tjp_ring *rings; /* per ring of the pipelined loads (tjp_alloc_shared) */
+    int nrings;
     uint8_t *barrier;       /* per op index: TJP_BARRIER_* flags, where bar.sync goes */
     /* Filled by tjp_accelerate_dots before tjp_assign_layouts (NULL: every
      * DOT in the FMA form); per op index. */
@@ -349,6 +351,22 @@ TJI_FUNC void tjp_ldmatrix_cost(const tjp_layout *R, const tjp_swizzle *S, tjp_b
  * largest step and the size. */
 #define TJP_SHARED_MAX 232448 /* 227 KiB: the most any GPU gives a block (sm_90, sm_100) */
 TJI_FUNC tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan);
+/* A ring of the pipelined loads (TJI_ASYNC_COPY / TJI_LOCAL_LOAD, ir.h), as
+ * tjp_alloc_shared plans it: slots buffers of numel elements, live for the
+ * whole kernel (copies land while other steps run); one swizzle for every
+ * copy into it and every read, chosen for all their layouts and kept
+ * identity on the smallest copy vector's bits (vector_bits), so that each
+ * cp.async of that many elements writes consecutive bytes. Not printed:
+ * the layouts imply it, so a parsed plan plans it again. */
+typedef struct tjp_ring {
+    int slots;
+    int64_t numel;
+    int elem_bytes;
+    int vector_bits;          /* log2 of the smallest copy vector (elements) */
+    tjp_swizzle swizzle;
+    uint64_t offset, slot_bytes;
+    int32_t op;               /* an op of the ring, for errors */
+} tjp_ring;
 
 /* barriers.c — where bar.sync goes, per op index (plan->barrier):
  *   TJP_BARRIER_BEFORE        before the op's global access: a load after
@@ -392,12 +410,22 @@ TJI_FUNC tj_status tjp_parse_annotated(const char *text, const char *source, tji
  * an internal error naming the kernel and the first differing line. */
 TJI_FUNC tj_status tjp_check_roundtrip(const tji_func *fn, const tjp_layout_plan *plan);
 
+/* pipeline_loops.c — software pipelining (see its essay): in each TJ_FOR
+ * with a positive constant step, the loads that feed a dot and whose
+ * address slice can run ahead are issued num_stages - 1 iterations early
+ * into rings of num_stages shared buffers (TJI_ASYNC_COPY, _COMMIT, _WAIT,
+ * TJI_LOCAL_LOAD). num_stages 1 changes nothing; more than TJP_MAX_STAGES
+ * is an error. Runs before axis info. */
+#define TJP_MAX_STAGES 8
+TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages);
+
 /* registry.c — the passes by name, for tjit-opt (and the pipeline): each
  * runs on a state that holds the program and what earlier passes found. */
 typedef struct tjp_pass_state {
     tji_func *fn;
     tjp_param_spec *spec;         /* per parameter (malloc'ed), or NULL */
     int num_warps;
+    int num_stages;               /* for pipeline-loops; 0: 3 */
     int sm;                       /* the GPU target (accelerate-dot) */
     int has_axis, has_coalesce, has_layouts, has_cpu;
     int show_axis;                /* --axis-info asked for: print it */

@@ -139,6 +139,19 @@ static tj_status run_lower_block_ptrs(tjp_pass_state *s)
     return tjp_lower_block_ptrs(s->fn);
 }
 
+/* Loads go ahead into shared rings: before layouts, and the analyses are
+ * stale after it. */
+static tj_status run_pipeline_loops(tjp_pass_state *s)
+{
+    if (s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "pipeline-loops: the program has layouts already "
+                         "(the pass runs before assign-layouts)");
+    tj_status st = tjp_pipeline_loops(s->fn, s->num_stages ? s->num_stages : 3);
+    drop_axis(s);
+    drop_coalesce(s);
+    return st;
+}
+
 static tj_status run_verify(tjp_pass_state *s) { return tji_verify(s->fn); }
 
 static tj_status run_carry_offsets(tjp_pass_state *s)
@@ -160,6 +173,8 @@ static tj_status run_materialize(tjp_pass_state *s)
 static const tjp_pass_info passes[] = {
     {"lower-block-ptrs", "block pointers become pointer tiles, masks and carried offsets",
      run_lower_block_ptrs},
+    {"pipeline-loops", "loads feeding a dot issued num_stages - 1 iterations ahead into shared "
+     "rings (--num-stages=N, default 3)", run_pipeline_loops},
     {"axis-info", "what is known of each integer and address (shown as #axis<...>)",
      run_axis_info},
     {"coalesce", "the layout and vector each global access wants (#coalesce<...>)",

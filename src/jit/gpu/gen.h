@@ -22,6 +22,8 @@
  *   control.c    FOR, IF and regions
  *   debug.c      PRINT and ASSERT
  *   dot.c        DOT: fma per thread or mma.sync, as the plan chose
+ *   async.c      the rings of pipelined loads: cp.async copies, commit,
+ *                wait (and its barrier), LOCAL_LOAD
  *   target.c     the NVPTX target, the optimizer, PTX and its fix-ups
  *   math.c       one element of an element-wise op (backend.h)
  *
@@ -241,6 +243,13 @@ TJI_FUNC void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield)
 /* --- dot.c ----------------------------------------------------------------- */
 
 TJI_FUNC void tjj_gpu_emit_dot(codegen *c, const tji_op *op);
+
+/* --- async.c: the rings of pipelined loads ------------------------------------------ */
+
+TJI_FUNC void tjj_gpu_emit_async_copy(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_async_commit(codegen *c);
+TJI_FUNC void tjj_gpu_emit_async_wait(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_local_load(codegen *c, const tji_op *op);
 
 /* --- debug.c --------------------------------------------------------------- */
 

@@ -70,6 +70,10 @@ void tjj_gpu_emit_op(codegen *c, int32_t opi)
     case TJI_PRINT: tjj_gpu_emit_print(c, op); return;
     case TJI_ASSERT: tjj_gpu_emit_assert(c, op); return;
     case TJI_DOT: tjj_gpu_emit_dot(c, op); return;
+    case TJI_ASYNC_COPY: tjj_gpu_emit_async_copy(c, op); return;
+    case TJI_ASYNC_COMMIT: tjj_gpu_emit_async_commit(c); return;
+    case TJI_ASYNC_WAIT: tjj_gpu_emit_async_wait(c, op); return;
+    case TJI_LOCAL_LOAD: tjj_gpu_emit_local_load(c, op); return;
     default: tjj_gpu_emit_elementwise(c, op); return;
     }
     if (c->bounds) /* after a load, store or atomic */

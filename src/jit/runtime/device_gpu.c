@@ -324,7 +324,8 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
 {
     (void)num_warps; /* the variant's own */
     (void)spec;
-    tjj_gpu_target target = {.sm = dev->sm, .num_warps = v->num_warps, .spec = v->spec};
+    tjj_gpu_target target = {.sm = dev->sm, .num_warps = v->num_warps, .spec = v->spec,
+                             .num_stages = v->num_stages};
     tj_status st = tjj_compile_gpu(fn, &target, a);
     if (st == TJ_OK)
         st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);

@@ -58,6 +58,7 @@ typedef struct variant {
     int nconsts;
     int64_t *consts;
     int num_warps;        /* part of the key on a GPU; 0 on the CPU */
+    int num_stages;       /* part of the key on a GPU (tjj_num_stages); 0 on the CPU */
     uint64_t spec;        /* part of the key on a GPU: tjf_spec_key; 0 on the CPU */
     int check_bounds;     /* part of the key: a bounds-checked variant (bounds.h) */
     /* variants_lock: */
@@ -207,7 +208,8 @@ TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
 /* variants.c */
 TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
                                    const int64_t *consts, int nconsts, int num_warps,
-                                   uint64_t spec, int check_bounds, variant **out);
+                                   int num_stages, uint64_t spec, int check_bounds,
+                                   variant **out);
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);

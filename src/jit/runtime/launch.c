@@ -145,7 +145,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         st = dev->ops->enter(dev, "tj_launch");
     variant *var = NULL;
     if (st == TJ_OK)
-        st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps,
+        st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps, cfg->num_stages,
                              tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs),
                              check_bounds, &var);
     if (st == TJ_OK)

@@ -55,10 +55,11 @@ static void free_variant(tj_device *dev, variant *v)
 }
 
 static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
-                             int num_warps, uint64_t spec, int check_bounds)
+                             int num_warps, int num_stages, uint64_t spec, int check_bounds)
 {
     uint64_t h = (0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel) + (uint64_t)check_bounds;
     h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
+    h = (h ^ (uint64_t)num_stages) * 0x100000001b3u;
     h = (h ^ spec) * 0x100000001b3u;
     for (int i = 0; i < nconsts; i++) {
         h = (h ^ (uint64_t)consts[i]) * 0x100000001b3u;
@@ -119,13 +120,14 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
 }
 
 static variant *find_variant(const tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                             int nconsts, int num_warps, uint64_t spec, int check_bounds, uint64_t hash)
+                             int nconsts, int num_warps, int num_stages, uint64_t spec,
+                             int check_bounds, uint64_t hash)
 {
     if (!dev->nbuckets)
         return NULL;
     for (variant *v = dev->buckets[hash % dev->nbuckets]; v; v = v->next)
         if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
-            v->num_warps == num_warps && v->spec == spec && v->check_bounds == check_bounds &&
+            v->num_warps == num_warps && v->num_stages == num_stages && v->spec == spec && v->check_bounds == check_bounds &&
             (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0))
             return v;
     return NULL;
@@ -144,19 +146,24 @@ static void remove_variant(tj_device *dev, variant *v)
  * specialization key spec, and check_bounds: from the cache, from another
  * thread's compile of it, or compiled now. */
 tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
-                          int nconsts, int num_warps, uint64_t spec, int check_bounds, variant **out)
+                          int nconsts, int num_warps, int num_stages, uint64_t spec,
+                          int check_bounds, variant **out)
 {
     int specializes = dev->ops->specializes;
     int key_warps = specializes ? num_warps : 0;
+    int key_stages = specializes ? tjj_num_stages(num_stages) : 0;
     uint64_t key_spec = specializes ? spec : spec & TJF_SPEC_ALIASED; /* CPU: aliasing only */
-    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_spec, check_bounds);
+    uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_stages, key_spec,
+                                 check_bounds);
     pthread_mutex_lock(&dev->variants_lock);
-    variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_spec, check_bounds, hash);
+    variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_stages, key_spec,
+                              check_bounds, hash);
     if (!v) {
         v = tjs_xcalloc(1, sizeof *v);
         v->kernel = kernel;
         v->hash = hash;
         v->num_warps = key_warps;
+        v->num_stages = key_stages;
         v->spec = key_spec;
         v->check_bounds = check_bounds;
         v->nconsts = nconsts;
