@@ -639,8 +639,8 @@ typedef struct tj_launch_cfg {
     tj_stream *stream;/* NULL: the device's default stream */
     tj_check_bounds check_bounds; /* 0: as the environment says */
     int num_stages;   /* GPU: the depth of software pipelining of the loads
-                         that feed a dot in a TJ_FOR (0: 3; 1: none; at most
-                         8); ignored on the CPU */
+                         that feed a dot in a TJ_FOR (0: the default, 1: none,
+                         for now: see README; at most 8); ignored on the CPU */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */

@@ -42,7 +42,7 @@ typedef struct key_case {
     int64_t block;
     uint64_t spec;
     int sm, num_warps, check_bounds;
-    int num_stages;       /* 0: the default (3) */
+    int num_stages;       /* 0: the default (1) */
 } key_case;
 
 static const key_case cases[] = {

@@ -37,7 +37,7 @@ typedef struct tjj_gpu_target {
     int num_warps;
     uint64_t spec;        /* the arguments' tjf_spec_key: what axis info may assume */
     int default_layouts;  /* tests: anchor accesses at the default layouts (no coalescing) */
-    int num_stages;       /* software pipelining (pipeline_loops.c): 0 for 3, 1 for none */
+    int num_stages;       /* software pipelining (pipeline_loops.c): 0 for the default (1: none) */
 } tjj_gpu_target;
 
 /* The GPU passes' results up to the layouts (tjj_gpu_plan). */
@@ -82,6 +82,7 @@ TJI_FUNC uint64_t tjj_spec_of_buffers(const tj_kernel *kernel);
 /* The stable key of a built fn (before any pass) for a target: sm 0 is
  * the CPU (num_warps then ignored). */
 /* A launch's num_stages with 0 meaning the default (3, as Triton). */
+enum { TJJ_DEFAULT_NUM_STAGES = 1 }; /* why: tjj_num_stages in pipeline.c */
 TJI_FUNC int tjj_num_stages(int num_stages);
 TJI_FUNC tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int num_warps,
                                         int num_stages);

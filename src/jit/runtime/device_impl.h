@@ -34,7 +34,7 @@
 #include "ptxas.h"
 
 #define ALIGNMENT 64 /* buffers and scratch: a cache line, the widest vector */
-enum { DEFAULT_NUM_WARPS = 4, MAX_NUM_WARPS = 32, DEFAULT_NUM_STAGES = 3, MAX_NUM_STAGES = 8 };
+enum { DEFAULT_NUM_WARPS = 4, MAX_NUM_WARPS = 32, MAX_NUM_STAGES = 8 };
 
 /* A buffer's memory. A slot is live (a handle names it), held (freed by
  * the user while launches still use it: no handle, memory kept) or free. */

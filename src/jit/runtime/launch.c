@@ -90,7 +90,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
                          kernel->name);
     if (cfg->num_stages < 0 || cfg->num_stages > MAX_NUM_STAGES)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_stages = %d (1 to %d, or 0 for %d)",
-                         kernel->name, cfg->num_stages, MAX_NUM_STAGES, DEFAULT_NUM_STAGES);
+                         kernel->name, cfg->num_stages, MAX_NUM_STAGES, TJJ_DEFAULT_NUM_STAGES);
     if (cfg->num_warps < 0)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps = %d is negative", kernel->name,
                          cfg->num_warps);
