@@ -267,8 +267,10 @@ uint64_t tjf_spec_key(const tj_kernel *kernel, const tjf_value *values)
         if (p->is_ptr)
             bits = v % 16 == 0 ? TJF_SPEC_ALIGN16 : 0;
         else if (tjs_dtype_is_int(p->dtype) && p->dtype != TJ_I1)
-            /* the value sits zero-extended at the start of the union */
-            bits = (v % 16 == 0 ? TJF_SPEC_DIV16 : 0) | (v == 1 ? TJF_SPEC_ONE : 0);
+            /* the value sits zero-extended at the start of the union; 0 is
+             * not "a multiple of 16" here, so that a divisor known to be
+             * one is known not to be 0 (axis_info.c's floored modulo) */
+            bits = (v != 0 && v % 16 == 0 ? TJF_SPEC_DIV16 : 0) | (v == 1 ? TJF_SPEC_ONE : 0);
         key |= bits << (TJF_SPEC_BITS * i);
     }
     return key;

@@ -43,8 +43,8 @@ TJI_FUNC tj_status tjf_check_args(const tj_kernel *kernel, const tj_arg *args, i
                                   tjf_value *values);
 
 /* Argument specialization: what a GPU launch knows of each argument and
- * compiles a variant for — a pointer 16-byte aligned, an integer a multiple
- * of 16, an integer equal to 1 — as TJF_SPEC_BITS bits per parameter, for
+ * compiles a variant for — a pointer 16-byte aligned, an integer a nonzero
+ * multiple of 16, an integer equal to 1 — as TJF_SPEC_BITS bits per parameter, for
  * the first TJF_SPEC_PARAMS parameters (later ones and those declared with
  * TJ_*_NOSPEC are not specialized on). values as tjf_check_args left them,
  * pointer slots holding addresses in .u64. */

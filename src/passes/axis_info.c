@@ -38,7 +38,13 @@
  *   SPLAT, BROADCAST: constant along the new extent; EXPAND_DIMS,
  *     PERMUTE, CONVERT: moved along with the dimensions.
  *   WHERE, CAST: equal inputs stay equal; widening integer and same-size
- *     pointer casts keep everything.
+ *     pointer casts keep everything. The WHERE that ends the builder's
+ *     floored modulo (tj_mod of signed integers) by an n never 0 keeps
+ *     aligned runs of x as long as n's divisibility: Triton's rule for
+ *     `offs % N`, which is what lets the tutorial matmul's wrapped column
+ *     offsets load 16-byte vectors. "Never 0" comes from constants and from
+ *     the specialization "a multiple of 16", which a launch gives only to
+ *     nonzero integers.
  *   FOR: its induction variable (lo + i * step, wrapping) is divisible by
  *     what both lo and step are; a carried value holds what its initial and
  *     its yielded value both hold (visit_loop: the body is visited until
@@ -95,6 +101,7 @@ static void set_known(info *r, const tji_type *t, int64_t value)
     }
     r->has_value = 1;
     r->value = value;
+    r->nonzero = value != 0;
 }
 
 /* Divisibility of the elements at indices that are multiples of L along d,
@@ -194,6 +201,57 @@ static void cmp_rule(info *r, const tji_type *t, const tji_op *op, const info *a
     }
 }
 
+/* The op defining v when it is an op of code (else NULL). */
+static const tji_op *def_of(const tji_func *fn, int32_t v, tji_opcode code)
+{
+    int32_t d = v > 0 && v <= fn->nvalues ? fn->values[v].def_op : -1;
+    return d >= 0 && fn->ops[d].code == code ? &fn->ops[d] : NULL;
+}
+
+static int is_cmp_with_zero(const tji_func *fn, const info *of, int32_t v, tji_pred pred,
+                            int32_t lhs)
+{
+    const tji_op *c = def_of(fn, v, TJI_CMP);
+    return c && c->pred == pred && c->args[0] == lhs && known(&of[c->args[1]], 0);
+}
+
+/* Whether op is the builder's floored modulo of x by n (ops.c,
+ * floor_divmod): where(r != 0 && (r < 0) ^ (n < 0), r + n, r) with
+ * r = rem(x, n). Only that exact form: a WHERE choosing between r + n and
+ * r on any other condition has no runs. */
+static int floored_mod(const tji_func *fn, const info *of, const tji_op *op, int32_t *x,
+                       int32_t *n)
+{
+    const tji_op *rem = def_of(fn, op->args[2], TJI_REM);
+    const tji_op *plus = def_of(fn, op->args[1], TJI_ADD);
+    const tji_op *both = def_of(fn, op->args[0], TJI_AND);
+    if (!rem || !plus || !both)
+        return 0;
+    int32_t r = op->args[2];
+    *x = rem->args[0];
+    *n = rem->args[1];
+    const tji_op *signs = def_of(fn, both->args[1], TJI_XOR);
+    return plus->args[0] == r && plus->args[1] == *n && signs &&
+           is_cmp_with_zero(fn, of, both->args[0], TJI_NE, r) &&
+           is_cmp_with_zero(fn, of, signs->args[0], TJI_LT, r) &&
+           is_cmp_with_zero(fn, of, signs->args[1], TJI_LT, *n);
+}
+
+/* x mod n, floored, n never 0: with n a multiple of L and constant over an
+ * aligned run of L consecutive x, no multiple of n lies inside the run
+ * (past its first element), so the quotient is constant and the run stays
+ * consecutive, for either sign of x and n. */
+static void floored_mod_rule(info *r, const tji_type *t, const info *x, const info *n)
+{
+    for (int d = 0; d < ndims(t); d++) {
+        int32_t g = min32(x->contiguity[d], min32(elem_div(n, d), n->constancy[d]));
+        int32_t c = x->divisibility[d] >= g ? g : 1;
+        r->contiguity[d] = c;
+        r->divisibility[d] = min32(run_div(x, d, c, 1), elem_div(n, d));
+        r->constancy[d] = gcd32(x->constancy[d], n->constancy[d]);
+    }
+}
+
 static void visit(const tji_func *fn, info *of, int32_t opi);
 
 /* What holds for both x and y (a tile of t): runs as short as the shorter,
@@ -211,6 +269,7 @@ static info meet(const info *x, const info *y, const tji_type *t)
     }
     m.has_value = x->has_value && y->has_value && x->value == y->value;
     m.value = m.has_value ? x->value : 0;
+    m.nonzero = x->nonzero && y->nonzero;
     return m;
 }
 
@@ -220,7 +279,8 @@ static int same_info(const info *x, const info *y, const tji_type *t)
         if (x->contiguity[d] != y->contiguity[d] || x->divisibility[d] != y->divisibility[d] ||
             x->constancy[d] != y->constancy[d])
             return 0;
-    return x->has_value == y->has_value && (!x->has_value || x->value == y->value);
+    return x->has_value == y->has_value && (!x->has_value || x->value == y->value) &&
+           x->nonzero == y->nonzero;
 }
 
 static void visit_region(const tji_func *fn, info *of, int32_t reg);
@@ -304,6 +364,7 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
             r->constancy[d] = dim_size(t, d);
             r->divisibility[d] = a->divisibility[0];
         }
+        r->nonzero = a->nonzero;
         return;
     case TJI_BROADCAST:
         *r = *a;
@@ -331,6 +392,7 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
         }
         r->has_value = a->has_value;
         r->value = a->value;
+        r->nonzero = a->nonzero;
         return;
     }
     case TJI_PERMUTE:
@@ -341,6 +403,7 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
         }
         r->has_value = a->has_value;
         r->value = a->value;
+        r->nonzero = a->nonzero;
         return;
     case TJI_RESHAPE:
         if (a->has_value) {
@@ -349,6 +412,7 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
         }
         for (int d = 0; d < ndims(t); d++)
             r->divisibility[d] = any_elem_div(a, at);
+        r->nonzero = a->nonzero;
         return;
     case TJI_CONVERT:
         *r = *a;
@@ -455,6 +519,11 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
         cmp_rule(r, t, op, a, b);
         return;
     case TJI_WHERE: {
+        int32_t x, n;
+        if (is_int && floored_mod(fn, of, op, &x, &n) && of[n].nonzero) {
+            floored_mod_rule(r, t, &of[x], &of[n]);
+            return;
+        }
         const info *c = &of[op->args[2]];
         for (int d = 0; d < ndims(t); d++) {
             r->constancy[d] = gcd32(a->constancy[d], gcd32(b->constancy[d], c->constancy[d]));
@@ -526,8 +595,10 @@ tj_status tjp_axis_info(const tji_func *fn, const tjp_param_spec *spec, tjp_axis
             r->divisibility[0] = 16;
         else if (!P->is_ptr && spec[p].is_one)
             set_known(r, tji_typeof(fn, P->value), 1);
-        else if (!P->is_ptr && spec[p].int_div16)
+        else if (!P->is_ptr && spec[p].int_div16) {
             r->divisibility[0] = 16;
+            r->nonzero = 1;
+        }
     }
     visit_region(fn, of, 0);
     out->nvalues = fn->nvalues;

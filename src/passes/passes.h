@@ -174,6 +174,7 @@ typedef struct tjp_axis_value {
     int32_t constancy[TJ_MAX_RANK];
     int has_value;
     int64_t value;
+    int nonzero;          /* no element is 0 (a divisor that REM may trust) */
 } tjp_axis_value;
 typedef struct tjp_axis_info_result {
     int32_t nvalues;
@@ -182,7 +183,7 @@ typedef struct tjp_axis_info_result {
 /* What the caller knows about one kernel argument (a specialization key). */
 typedef struct tjp_param_spec {
     int ptr_align16;      /* pointer: the address is a multiple of 16 bytes */
-    int int_div16;        /* integer: a multiple of 16 */
+    int int_div16;        /* integer: a nonzero multiple of 16 */
     int is_one;           /* integer: equal to 1 */
 } tjp_param_spec;
 /* spec: one entry per kernel parameter, or NULL (nothing known). */
@@ -330,6 +331,14 @@ TJI_FUNC int tjp_ldmatrix_of(const tji_func *fn, const tjp_layout_plan *plan, in
 TJI_FUNC int tjp_ldmatrix_choose(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,
                                  tjp_shared_use *use);
 TJI_FUNC void tjp_ldmatrix_swizzle(int32_t cols, int elem_bytes, tjp_swizzle *out);
+/* The same for a ring of pipelined loads (alloc_shared.c): where every
+ * LOCAL_LOAD of ring R feeds a dot of the MMA form and every ASYNC_COPY
+ * into it moves 16-byte vectors, and both are then free of bank conflicts,
+ * gives R the 16-byte-row swizzle and its ldmatrix reads (1), else leaves
+ * R (0). */
+struct tjp_ring;
+TJI_FUNC int tjp_ldmatrix_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring,
+                               struct tjp_ring *R);
 /* Bank conflicts of W's writes as 16-byte vectors (16 bytes of registers
  * of a thread at once), lane by lane: per quarter warp the wavefronts
  * against the minimum of 1 (nothing counted where W cannot). */
@@ -364,6 +373,9 @@ typedef struct tjp_ring {
     int elem_bytes;
     int vector_bits;          /* log2 of the smallest copy vector (elements) */
     tjp_swizzle swizzle;
+    int ldmatrix, ldmatrix_trans; /* LOCAL_LOAD reads by ldmatrix.x<ldmatrix>
+                                     (.trans), 0: element by element
+                                     (tjp_ldmatrix_ring) */
     uint64_t offset, slot_bytes;
     int32_t op;               /* an op of the ring, for errors */
 } tjp_ring;

@@ -272,8 +272,9 @@ static int parse_value(void *ctx, const char *s, tji_func *fn, int32_t id, const
         if (!counts(&c, "contig=[", n) || !need(&c, ",", "','") || !counts(&c, "div=[", n) ||
             !need(&c, ",", "','") || !counts(&c, "const=[", n))
             return -1;
-        if (take(&c, ",") && (!need(&c, "value=", "'value='") ||
-                              !number(&c, INT64_MIN, INT64_MAX, &v, "an integer")))
+        if (take(&c, ",") && !take(&c, "nonzero") &&
+            (!need(&c, "value=", "'value=' or 'nonzero'") ||
+             !number(&c, INT64_MIN, INT64_MAX, &v, "an integer")))
             return -1;
         if (!need(&c, ">", "'>' closing the axis info"))
             return -1;

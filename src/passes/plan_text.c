@@ -177,6 +177,8 @@ static void print_value(void *ctx, tjs_buf *b, const tji_func *fn, int32_t id)
         print_counts(b, ", const", a->constancy, n);
         if (a->has_value)
             tjs_buf_printf(b, ", value=%lld", (long long)a->value);
+        else if (a->nonzero)
+            tjs_buf_printf(b, ", nonzero");
         tjs_buf_printf(b, ">");
     }
     if (t->cpu && id <= fn->nvalues && tji_typeof(fn, id)->rank > 0)
