@@ -30,7 +30,11 @@
  *
  * Rings. The pipelined loads' rings (pipeline_loops.c) are planned here too
  * (plan_rings: one swizzle per ring for every layout that writes or reads
- * it) and are buffers live over the whole kernel, placed first.
+ * it) and are buffers live from the kernel's start to the wait after their
+ * loop (ring_end), placed first: an epilogue after the loop (the
+ * accumulator's conversion for its store) reuses their bytes, as Triton's
+ * does, which is what lets a 128x256x64 tile take 3 stages. The wait's
+ * barrier orders the last ring reads before those writes.
  *
  * The limit. The allocation is the kernel's dynamic shared memory: a launch
  * above 48 KiB opts in (cuFuncSetAttribute) up to the device's maximum.
@@ -123,9 +127,11 @@ static int log2_of(int64_t v)
 }
 
 /* plan->rings: each ring's size and its one swizzle, for every layout
- * that writes or reads it, identity on the bits of the smallest copy
- * vector (so cp.async writes stay whole: a swizzle only XORs higher bits
- * into higher bits). */
+ * that writes or reads it: the 16-byte-row swizzle of ldmatrix reads where
+ * the ring feeds an mma dot and that is free of conflicts
+ * (tjp_ldmatrix_ring), else one searched for all its layouts, identity on
+ * the bits of the smallest copy vector (so cp.async writes stay whole: a
+ * swizzle only XORs higher bits into higher bits). */
 static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
 {
     free(plan->rings);
@@ -166,13 +172,41 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
         }
         if (R->op < 0)
             continue;
-        tjp_swizzle_choose(&R->swizzle, layouts, n, R->elem_bytes);
-        uint32_t low = (1u << R->vector_bits) - 1;
-        for (int b = 0; b < TJP_MAX_BITS; b++)
-            R->swizzle.flip[b] = b < R->vector_bits ? 0 : R->swizzle.flip[b] & ~low;
+        if (!tjp_ldmatrix_ring(fn, plan, ring, R)) {
+            tjp_swizzle_choose(&R->swizzle, layouts, n, R->elem_bytes);
+            uint32_t low = (1u << R->vector_bits) - 1;
+            for (int b = 0; b < TJP_MAX_BITS; b++)
+                R->swizzle.flip[b] = b < R->vector_bits ? 0 : R->swizzle.flip[b] & ~low;
+        }
         R->slot_bytes = ((uint64_t)R->numel * (uint64_t)R->elem_bytes + 127) / 128 * 128;
     }
     free(layouts);
+}
+
+/* Where ring stops being live: at the ASYNC_WAIT that follows the loop
+ * of its reads (pipeline_loops.c puts one there, and until it the last
+ * copies, masked off, still write zeros); the kernel's end where there is
+ * none. */
+static int32_t ring_end(const tji_func *fn, int ring, const int32_t *pos)
+{
+    int32_t end = -1;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
+            continue;
+        int32_t loop = fn->regions[op->parent].parent_op;
+        if (loop < 0 || fn->ops[loop].code != TJI_FOR)
+            return INT32_MAX;
+        const tji_region *outer = &fn->regions[fn->ops[loop].parent];
+        int32_t k = 0;
+        while (k < outer->nops && outer->ops[k] != loop)
+            k++;
+        if (k + 1 >= outer->nops || fn->ops[outer->ops[k + 1]].code != TJI_ASYNC_WAIT)
+            return INT32_MAX;
+        if (pos[outer->ops[k + 1]] > end)
+            end = pos[outer->ops[k + 1]];
+    }
+    return end < 0 ? INT32_MAX : end;
 }
 
 /* The step's buffers (1 or 2) into out; returns how many. */
@@ -222,14 +256,14 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     buffer *bufs = tjs_xcalloc(2 * (size_t)fn->nops + (size_t)plan->nrings + 1, sizeof *bufs);
     int32_t n = 0, largest = -1;
     uint64_t total = 0, largest_bytes = 0, ring_bytes = 0;
-    /* a ring is live from the prologue's first copy to the last read: the
-     * whole kernel, placed first (index = -1 - ring) */
+    /* a ring is live from the kernel's start (its prologue's copies) to the
+     * wait after its loop, placed first (index = -1 - ring) */
     for (int ring = 0; ring < plan->nrings; ring++)
         if (plan->rings[ring].op >= 0)
             bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - ring, .align = 128,
                                  .bytes = plan->rings[ring].slot_bytes *
                                           (uint64_t)plan->rings[ring].slots,
-                                 .live_first = 0, .live_last = INT32_MAX};
+                                 .live_first = 0, .live_last = ring_end(fn, ring, pos)};
     for (int32_t i = 0; i < fn->nops; i++) {
         int k = buffers_of(fn, plan, i, bufs + n);
         for (int j = 0; j < k; j++)

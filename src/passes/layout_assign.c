@@ -349,7 +349,9 @@ static void rename_after(tji_func *fn, int32_t r, int pos, const int32_t *rename
 /* A FOR whose body yields a dot of the MMA form (an accumulator carried
  * along the loop) carries it in the accumulator layout, so that the loop
  * converts nothing per iteration; users after the loop that asked for
- * another layout read a CONVERT placed right after it. */
+ * another layout read a CONVERT placed right after it (after the wait
+ * that ends a pipelined loop: its shared buffer may then reuse the rings'
+ * bytes, alloc_shared.c). */
 static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opidx)
 {
     tji_func *fn = A->fn;
@@ -366,13 +368,16 @@ static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opid
         int32_t res = fn->ops[opidx].result + i;
         if (A->set[res] && !tjp_layout_equal(&A->of[res], &acc)) {
             tji_type type = *tji_typeof(fn, res);
-            int32_t cv = tji_insert_op(fn, TJI_CONVERT, r, pos + 1, fn->ops[opidx].loc);
+            int at = pos + 1;
+            while (at < fn->regions[r].nops && fn->ops[fn->regions[r].ops[at]].code == TJI_ASYNC_WAIT)
+                at++;
+            int32_t cv = tji_insert_op(fn, TJI_CONVERT, r, at, fn->ops[opidx].loc);
             tji_set_operands(fn, cv, &res, 1);
             int32_t x = tji_new_results(fn, cv, &type, 1);
             ensure(A);
             int32_t *rename = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *rename);
             rename[res] = x;
-            rename_after(fn, r, pos + 2, rename);
+            rename_after(fn, r, at + 1, rename);
             free(rename);
             A->of[x] = A->of[res];
             A->set[x] = 1;

@@ -250,11 +250,11 @@ void tjp_ldmatrix_swizzle(int32_t cols, int elem_bytes, tjp_swizzle *out)
         out->flip[cbits + j] = row_elems(elem_bytes) << (j - (3 - inside));
 }
 
-/* Does the conversion at op i feed a dot of the MMA form (directly or
- * through a transpose)? */
+/* Does the conversion (or ring read) at op i feed a dot of the MMA form
+ * (directly or through a transpose)? */
 static int feeds_mma(const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
 {
-    if (!plan->dot || fn->ops[i].code != TJI_CONVERT)
+    if (!plan->dot || (fn->ops[i].code != TJI_CONVERT && fn->ops[i].code != TJI_LOCAL_LOAD))
         return 0;
     int32_t v = fn->ops[i].result;
     for (int32_t k = 0; k < fn->nops; k++) {
@@ -297,5 +297,55 @@ int tjp_ldmatrix_choose(const tji_func *fn, const tjp_layout_plan *plan, int32_t
     if (w.wavefronts != w.minimum || r.wavefronts != r.minimum)
         return 0;
     *use = try;
+    return 1;
+}
+
+/* A ring op's fit under S: a copy writes whole 16-byte rows without
+ * conflicts; a read feeds an mma dot and is an ldmatrix read without
+ * conflicts (matrices and .trans into *m, *trans). */
+static int ring_op_fits(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, const tjp_swizzle *S,
+                        int *m, int *trans)
+{
+    const tji_op *op = &fn->ops[i];
+    tjp_bank_count cost;
+    if (op->code == TJI_ASYNC_COPY) {
+        int vector = plan->vector && i < plan->nops ? plan->vector[i] : 1;
+        const tjp_layout *W = &plan->of[op->args[0]];
+        if (vector * S->elem_bytes < ROW_BYTES || !vector_writes(W, S))
+            return 0;
+        tjp_vector_write_cost(W, S, &cost);
+        return cost.wavefronts == cost.minimum;
+    }
+    const tjp_layout *R = &plan->of[op->result];
+    int t = 0, k = feeds_mma(fn, plan, i) ? tjp_ldmatrix_fit(R, S, &t) : 0;
+    if (!k || (*m && (k != *m || t != *trans)))
+        return 0;
+    tjp_ldmatrix_cost(R, S, &cost);
+    *m = k;
+    *trans = t;
+    return cost.wavefronts == cost.minimum;
+}
+
+int tjp_ldmatrix_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tjp_ring *R)
+{
+    if (R->op < 0)
+        return 0;
+    const tji_op *first = &fn->ops[R->op];
+    const tji_type *t = tji_typeof(fn, first->code == TJI_ASYNC_COPY ? first->args[0] : first->result);
+    tjp_swizzle S;
+    tjp_ldmatrix_swizzle(t->shape[t->rank - 1], R->elem_bytes, &S);
+    int m = 0, trans = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent >= 0 && op->ring == ring &&
+            (op->code == TJI_ASYNC_COPY || op->code == TJI_LOCAL_LOAD) &&
+            !ring_op_fits(fn, plan, i, &S, &m, &trans))
+            return 0;
+    }
+    if (!m)
+        return 0;
+    R->swizzle = S;
+    R->ldmatrix = m;
+    R->ldmatrix_trans = trans;
     return 1;
 }

@@ -23,7 +23,8 @@
  * also guarantees that nobody still reads the slot the copies after it
  * refill (the pass puts every LOCAL_LOAD right after the wait). A
  * LOCAL_LOAD reads its registers from the slot, in its own layout, through
- * the same swizzle.
+ * the same swizzle: with ldmatrix where the plan says so (a dot's operand,
+ * ldmatrix.c), else element by element.
  */
 #include <stdio.h>
 
@@ -147,8 +148,13 @@ void tjj_gpu_emit_local_load(codegen *c, const tji_op *op)
     LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, t);
     uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
     LLVMValueRef *out = tjj_gpu_regs_for(c, id);
-    LLVMValueRef thread = tjj_gpu_swizzled_thread_index(c, &R->swizzle, L);
     LLVMValueRef start = slot_start(c, R, op->args[0]);
+    if (R->ldmatrix) {
+        tjj_gpu_ldmatrix_reads(c, &R->swizzle, R->ldmatrix, R->ldmatrix_trans, ring_address(c, R, start), L,
+                               tjj_gpu_value_type(&c->g, t), out);
+        return;
+    }
+    LLVMValueRef thread = tjj_gpu_swizzled_thread_index(c, &R->swizzle, L);
     for (uint32_t r = 0; r < n; r++) {
         if (r & rdup) {
             out[r] = out[r & ~rdup];

@@ -216,6 +216,11 @@ TJI_FUNC void tjj_gpu_broadcast_from_owners(codegen *c, const tjp_layout *L, LLV
 TJI_FUNC LLVMValueRef tjj_gpu_swizzled(codegen *c, LLVMBuilderRef b, const tjp_swizzle *S, LLVMValueRef v, uint32_t bits);
 TJI_FUNC LLVMValueRef tjj_gpu_swizzled_thread_index(codegen *c, const tjp_swizzle *S, const tjp_layout *L);
 TJI_FUNC LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueRef thread, const tjp_layout *L, uint32_t r);
+/* The registers of layout Ld read by ldmatrix.x<matrices>[.trans] from the
+ * shared buffer at base (i8 pointer) under swizzle S (CONVERT steps and
+ * ring reads whose plan says ldmatrix). */
+TJI_FUNC void tjj_gpu_ldmatrix_reads(codegen *c, const tjp_swizzle *S, int matrices, int trans, LLVMValueRef base,
+                                     const tjp_layout *Ld, LLVMTypeRef vt, LLVMValueRef *out);
 TJI_FUNC void tjj_gpu_emit_convert(codegen *c, const tji_op *op);
 
 /* --- memory.c -------------------------------------------------------------- */

@@ -198,31 +198,29 @@ LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueR
     return LLVMBuildXor(c->g.b, thread, c_i32(c, tjp_swizzle_apply(S, tjp_layout_apply(L, r, 0, 0))), "");
 }
 
-/* The reads of a CONVERT step by ldmatrix (src/passes/ldmatrix.c): each
- * lane gives the address of one 16-byte row (the address layout), and
- * matrix j's 32-bit result holds registers r + pj .. r + pj + p - 1, low
- * bits first (p = 4 / element bytes). */
-static void ldmatrix_reads(codegen *c, const tjp_shared_step *step, const tjp_layout *Ld, LLVMTypeRef vt,
-                           LLVMValueRef *out)
+/* Reads by ldmatrix (src/passes/ldmatrix.c) of the layout Ld from the
+ * buffer at base (an i8 shared pointer) under swizzle S: each lane gives
+ * the address of one 16-byte row (the address layout), and matrix j's
+ * 32-bit result holds registers r + pj .. r + pj + p - 1, low bits first
+ * (p = 4 / element bytes). */
+void tjj_gpu_ldmatrix_reads(codegen *c, const tjp_swizzle *S, int matrices, int trans, LLVMValueRef base,
+                            const tjp_layout *Ld, LLVMTypeRef vt, LLVMValueRef *out)
 {
-    const tjp_shared_use *use = &step->use;
     if (c->sm < 75) {
         FAIL(c, "internal error: the plan reads with ldmatrix, which sm_%d lacks", c->sm);
         return;
     }
     tjp_layout A;
-    tjp_ldmatrix_address_layout(Ld, &use->swizzle, &A);
-    LLVMValueRef thread = tjj_gpu_swizzled_thread_index(c, &use->swizzle, &A), smem = tjj_gpu_shared(c);
-    int m = use->ldmatrix, eb = use->swizzle.elem_bytes, p = 4 / eb;
+    tjp_ldmatrix_address_layout(Ld, S, &A);
+    LLVMValueRef thread = tjj_gpu_swizzled_thread_index(c, S, &A);
+    int m = matrices, eb = S->elem_bytes, p = 4 / eb;
     LLVMTypeRef it = LLVMIntTypeInContext(c->g.ctx, (unsigned)(8 * eb));
     char name[64];
-    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", m, use->ldmatrix_trans ? ".trans" : "");
+    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", m, trans ? ".trans" : "");
     LLVMTypeRef pt = LLVMPointerTypeInContext(c->g.ctx, ADDR_SHARED);
     uint32_t n = (uint32_t)1 << Ld->nbits[TJP_REG];
     for (uint32_t r = 0; r < n; r += (uint32_t)(p * m)) {
-        LLVMValueRef index = tjj_gpu_swizzled_index(c, &use->swizzle, thread, &A, r);
-        LLVMValueRef off = c_i64(c, (int64_t)step->offset);
-        LLVMValueRef base = LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, smem, &off, 1, "");
+        LLVMValueRef index = tjj_gpu_swizzled_index(c, S, thread, &A, r);
         LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
         LLVMValueRef ptr = LLVMBuildInBoundsGEP2(c->g.b, it, base, &idx, 1, "");
         LLVMValueRef res = tjj_gpu_intrinsic(&c->g, name, &pt, 1, &ptr, 1);
@@ -286,7 +284,9 @@ void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
     }
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
     if (step->use.ldmatrix) {
-        ldmatrix_reads(c, step, Ld, vt, out);
+        LLVMValueRef off = c_i64(c, (int64_t)step->offset);
+        tjj_gpu_ldmatrix_reads(c, S, step->use.ldmatrix, step->use.ldmatrix_trans,
+                               LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, smem, &off, 1, ""), Ld, vt, out);
         return;
     }
     for (uint32_t r = 0; r < nd; r++)
