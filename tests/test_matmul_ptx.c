@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_matmul_ptx.c — the GPU code of Triton's tutorial matmul, read
+ * without a GPU: what makes it fast must be in its PTX.
+ *
+ * The kernel is the tutorial's (samples/matmul.c): grouped program ids,
+ * row and column offsets wrapped with `% M` and `% N`, a K tail masked,
+ * pointer tiles carried by the loop. Compiled as a launch with
+ * M = N = K = 4096 and unit inner strides would be (tjf_spec_key), for
+ * sm_90 with 4 warps and 128x128x32 tiles:
+ *  - unpipelined (num_stages 1): both tiles load 16-byte vectors (no
+ *    ld.global.b16: the wrapped columns `% N` keep runs of 16 when N is a
+ *    nonzero multiple of 16, axis_info.c's floored modulo) and the dot
+ *    reads A by ldmatrix.x4 and B by ldmatrix.x4.trans;
+ *  - pipelined (num_stages 3): every copy is a 16-byte cp.async, and the
+ *    rings are read by ldmatrix (x4 and x4.trans), never element by element
+ *    (no ld.shared.b16: tjp_ldmatrix_ring);
+ *  - with N = 1000 (not a multiple of 16) the wrapped column offsets may
+ *    break anywhere, so B's loads are element loads: the rule claims no
+ *    more than it knows;
+ *  - the specialization gives "a multiple of 16" to 4096 and 16, not to 0
+ *    (a divisor of 0 would make `x % n` constant, not consecutive).
+ * Where make check sets TJIT_PTXAS, every PTX is assembled by ptxas.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/ir.h"
+#include "ffi_bind/ffi_bind.h"
+#include "jit/pipeline.h"
+#include "jit/runtime/ptxas.h"
+#include "tap.h"
+#include "tjit.h"
+
+TJ_KERNEL(tutorial_matmul,
+          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f16), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
+                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
+                    TJ_SCALAR(stride_cn, i32)),
+          TJ_CONSTS(BM, BN, BK, GROUP))
+{
+    tj_val pid = tj_program_id(0);
+    tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
+    tj_val num_pid_in_group = tj_mul(num_pid_n, GROUP);
+    tj_val first_pid_m = tj_mul(tj_floordiv(pid, num_pid_in_group), GROUP);
+    tj_val group_size_m = tj_minimum(tj_sub(num_pid_m, first_pid_m), GROUP);
+    tj_val pid_in_group = tj_mod(pid, num_pid_in_group);
+    tj_val pid_m = tj_add(first_pid_m, tj_mod(pid_in_group, group_size_m));
+    tj_val pid_n = tj_floordiv(pid_in_group, group_size_m);
+    tj_val offs_am = tj_mod(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), M);
+    tj_val offs_bn = tj_mod(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), N);
+    tj_val offs_k = tj_arange(0, BK);
+    tj_val a_ptrs = tj_add(a, tj_add(tj_mul(tj_expand_dims(offs_am, 1), stride_am),
+                                     tj_mul(tj_expand_dims(offs_k, 0), stride_ak)));
+    tj_val b_ptrs = tj_add(b, tj_add(tj_mul(tj_expand_dims(offs_k, 1), stride_bk),
+                                     tj_mul(tj_expand_dims(offs_bn, 0), stride_bn)));
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_ptrs, &b_ptrs) {
+        tj_val k_left = tj_sub(K, tj_mul(k, BK));
+        tj_val ta = tj_load(a_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 0), k_left));
+        tj_val tb = tj_load(b_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 1), k_left));
+        acc = tj_dot(ta, tb, acc);
+        a_ptrs = tj_add(a_ptrs, tj_mul(stride_ak, BK));
+        b_ptrs = tj_add(b_ptrs, tj_mul(stride_bk, BK));
+    }
+    tj_val offs_cm = tj_expand_dims(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), 1);
+    tj_val offs_cn = tj_expand_dims(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), 0);
+    tj_store(tj_add(c, tj_add(tj_mul(offs_cm, stride_cm), tj_mul(offs_cn, stride_cn))), tj_cast(acc, TJ_F16),
+             .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+/* The specialization key of a launch with these sizes (row-major A, B, C). */
+static uint64_t spec_of(int32_t m, int32_t n, int32_t k)
+{
+    tj_arg args[12] = {TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_I32(m), TJ_ARG_I32(n),
+                       TJ_ARG_I32(k), TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1),
+                       TJ_ARG_I32(n), TJ_ARG_I32(1)};
+    tjf_value values[12];
+    if (tjf_check_args(tutorial_matmul, args, 12, values) != TJ_OK)
+        return 0;
+    return tjf_spec_key(tutorial_matmul, values) | tjj_spec_of_buffers(tutorial_matmul);
+}
+
+/* The PTX for sm_90, 4 warps, 128x128x32 tiles (NULL on failure, reported). */
+static char *ptx_of(int32_t n, int stages)
+{
+    int64_t consts[4] = {128, 128, 32, 8};
+    tji_func *fn = NULL;
+    tjj_artifact art = {0};
+    tj_status st = tji_build(tutorial_matmul, consts, 4, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 4, .spec = spec_of(4096, n, 4096),
+                                                   .num_stages = stages},
+                             &art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, fn->name);
+    char *ptx = NULL;
+    if (st == TJ_OK) {
+        ptx = art.gpu.ptx;
+        art.gpu.ptx = NULL;
+    } else {
+        tap_diag("N = %d, num_stages %d: %s", (int)n, stages, tj_last_error());
+    }
+    if (fn)
+        tjj_artifact_free(&art);
+    tji_func_free(fn);
+    return ptx;
+}
+
+static void unpipelined(void)
+{
+    char *ptx = ptx_of(4096, 1);
+    tap_ok(ptx && count(ptx, "ld.global.b16") == 0 && count(ptx, "ld.global.v4.b32") >= 2,
+           "num_stages 1: A and B load 16-byte vectors (ld.global.b16: %d)", ptx ? count(ptx, "ld.global.b16") : -1);
+    tap_ok(ptx && count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0 &&
+               count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0,
+           "num_stages 1: A read by ldmatrix.x4, B by ldmatrix.x4.trans");
+    free(ptx);
+}
+
+static void pipelined(void)
+{
+    char *ptx = ptx_of(4096, 3);
+    int copies16 = ptx ? count(ptx, "cp.async.cg.shared.global") : 0;
+    tap_ok(ptx && copies16 > 0 && count(ptx, "cp.async.ca.") == 0 && count(ptx, "st.shared.b16") == 0,
+           "num_stages 3: every copy a 16-byte cp.async.cg (%d), none element by element", copies16);
+    int b16 = ptx ? count(ptx, "ld.shared.b16") + count(ptx, "ld.shared.u16") : -1;
+    tap_ok(ptx && b16 == 0 && count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0 &&
+               count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0,
+           "num_stages 3: the rings are read by ldmatrix.x4 and .x4.trans, no 16-bit shared loads (%d)", b16);
+    free(ptx);
+}
+
+static void ragged_columns(void)
+{
+    char *ptx = ptx_of(1000, 1);
+    tap_ok(ptx && count(ptx, "ld.global.b16") > 0,
+           "N = 1000: the wrapped columns may break anywhere, so B loads elements (%d ld.global.b16)",
+           ptx ? count(ptx, "ld.global.b16") : -1);
+    free(ptx);
+}
+
+static void nonzero_multiples(void)
+{
+    uint64_t m16 = (uint64_t)TJF_SPEC_DIV16 << (TJF_SPEC_BITS * 4); /* N is parameter 4 */
+    tap_ok((spec_of(4096, 4096, 4096) & m16) && (spec_of(4096, 16, 4096) & m16),
+           "4096 and 16 are nonzero multiples of 16");
+    tap_ok(!(spec_of(4096, 0, 4096) & m16), "0 is not specialized as a multiple of 16");
+}
+
+int main(void)
+{
+    unpipelined();
+    pipelined();
+    ragged_columns();
+    nonzero_multiples();
+    return tap_done();
+}
