@@ -12,8 +12,10 @@
  * list): f16 and bf16 at 4096^3 and 8192^3, f32 with TF32 input precision
  * at 8192^3, each NN (B row-major, K x N) and NT (B stored N x K, read
  * through its strides: C = A B^T with B^T's rows contiguous along K).
- * Each problem runs in three configurations (BM, BN, BK, warps, stages);
- * each is a record, and the table keeps the best one.
+ * Each problem runs in six configurations (BM, BN, BK, warps, stages);
+ * each is a record, and the table keeps the best one. --profile runs f16
+ * 4096^3 NN only, each configuration launched twice (the check, one run),
+ * for Nsight Compute (scripts/gpu-ncu.sh matmul).
  *
  * Method, the same as triton_matmul.py: inputs random normal (zeros run
  * faster on tensor cores; each element one of 2^16 normal draws picked at
@@ -30,7 +32,7 @@
  * a failed build or launch is a line with "error" and the run goes on. The
  * exit status is 1 when anything failed or computed a wrong result.
  *
- *     usage: gpu_matmul [--runs N] [--warmup N] [--quick] [--device gpu|cpu]
+ *     usage: gpu_matmul [--runs N] [--warmup N] [--quick | --profile] [--device gpu|cpu]
  *     (--quick: 512^3 and 1024^3, one configuration, for a smoke test;
  *      --device cpu: the same on tjit's CPU back end, timed by wall clock)
  */
@@ -100,15 +102,18 @@ MATMUL_KERNEL(matmul_f16, f16, TJ_F16)
 MATMUL_KERNEL(matmul_bf16, bf16, TJ_BF16)
 MATMUL_KERNEL(matmul_f32, f32, TJ_F32)
 
-/* The configurations tried: the same lists as triton_matmul.py's. */
+/* The configurations tried: the same lists as triton_matmul.py's (the
+ * first, one stage, shows what pipelining gives). */
 typedef struct config {
     int bm, bn, bk, warps, stages;
 } config;
-enum { NCONFIGS = 3 };
+enum { NCONFIGS = 6 };
 static const config half_configs[NCONFIGS] = {
-    {128, 128, 32, 4, 3}, {128, 128, 64, 4, 4}, {128, 256, 64, 8, 3}};
+    {128, 128, 32, 4, 1}, {128, 128, 32, 4, 4}, {128, 128, 64, 4, 4},
+    {64, 256, 32, 4, 4},  {128, 256, 32, 8, 3}, {128, 256, 64, 8, 3}};
 static const config tf32_configs[NCONFIGS] = {
-    {128, 128, 32, 4, 3}, {128, 128, 16, 4, 4}, {128, 256, 32, 8, 3}};
+    {128, 128, 32, 4, 1}, {128, 128, 32, 4, 3}, {128, 128, 16, 4, 4},
+    {64, 256, 32, 4, 4},  {128, 256, 32, 8, 3}, {128, 128, 32, 8, 3}};
 
 /* ---- CUDA events, from the driver loaded here -------------------------------- */
 
@@ -396,11 +401,13 @@ static int parse_count(const char *text, int *out)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, profile = 0;
     tj_device_kind kind = TJ_DEVICE_GPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--profile"))
+            profile = 1;
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc && parse_count(argv[i + 1], &runs))
             i++;
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc &&
@@ -410,11 +417,13 @@ int main(int argc, char **argv)
                  (!strcmp(argv[i + 1], "gpu") || !strcmp(argv[i + 1], "cpu")))
             kind = !strcmp(argv[++i], "cpu") ? TJ_DEVICE_CPU : TJ_DEVICE_GPU;
         else {
-            fprintf(stderr, "usage: %s [--runs N] [--warmup N] [--quick] [--device gpu|cpu]\n",
+            fprintf(stderr, "usage: %s [--runs N] [--warmup N] [--quick | --profile] [--device gpu|cpu]\n",
                     argv[0]);
             return 2;
         }
     }
+    if (profile)
+        quick = 0, runs = 1, warmup = 0;
     use_events = kind == TJ_DEVICE_GPU;
     /* Debugging aids that would change what is timed. */
     unsetenv("TJIT_PTXAS");
@@ -438,7 +447,7 @@ int main(int argc, char **argv)
         {"f16", 4096}, {"f16", 8192}, {"bf16", 4096}, {"bf16", 8192}, {"tf32", 8192}};
     static const struct { const char *dtype; int n; } quick_problems[] = {
         {"f16", 512}, {"bf16", 1024}, {"tf32", 512}};
-    const size_t nproblems = quick ? 3 : sizeof problems / sizeof problems[0];
+    const size_t nproblems = quick ? 3 : profile ? 1 : sizeof problems / sizeof problems[0];
     const size_t max_bytes = (size_t)(quick ? 1024 : 8192) * (quick ? 1024 : 8192) * 4;
     host_a = xmalloc(max_bytes), host_b = xmalloc(max_bytes), host_c = xmalloc(max_bytes);
     int ok = 1;
@@ -458,7 +467,7 @@ int main(int argc, char **argv)
         const int is_tf32 = !strcmp(p.dtype, "tf32");
         const config *configs = is_tf32 ? tf32_configs : half_configs;
         const size_t nconfigs = quick ? 1 : NCONFIGS;
-        for (int nt = 0; nt < 2; nt++)
+        for (int nt = 0; nt < (profile ? 1 : 2); nt++)
             for (size_t ci = 0; ci < nconfigs; ci++) {
                 p.nt = nt;
                 p.cfg = configs[ci];

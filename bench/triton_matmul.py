@@ -43,8 +43,10 @@ MMA_V2 = os.environ.get("DISABLE_MMA_V3") == "1"
 IMPL = "triton_mma_v2" if MMA_V2 else "triton"
 GROUP_M = 8
 # (BM, BN, BK, warps, stages): the same lists as bench/gpu_matmul.c.
-HALF_CONFIGS = ((128, 128, 32, 4, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 3))
-TF32_CONFIGS = ((128, 128, 32, 4, 3), (128, 128, 16, 4, 4), (128, 256, 32, 8, 3))
+HALF_CONFIGS = ((128, 128, 32, 4, 1), (128, 128, 32, 4, 4), (128, 128, 64, 4, 4),
+                (64, 256, 32, 4, 4), (128, 256, 32, 8, 3), (128, 256, 64, 8, 3))
+TF32_CONFIGS = ((128, 128, 32, 4, 1), (128, 128, 32, 4, 3), (128, 128, 16, 4, 4),
+                (64, 256, 32, 4, 4), (128, 256, 32, 8, 3), (128, 128, 32, 8, 3))
 PROBLEMS = (("f16", 4096), ("f16", 8192), ("bf16", 4096), ("bf16", 8192), ("tf32", 8192))
 QUICK_PROBLEMS = (("f16", 512), ("bf16", 1024), ("tf32", 512))
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}

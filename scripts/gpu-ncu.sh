@@ -22,6 +22,9 @@
 #              occupancy, instructions, global load instructions, requests
 #              and sectors, DRAM bytes and duration — where the time goes
 #              when one side is slower.
+#   matmul     tjit's matmul, f16 4096^3 NN in each configuration
+#              (bench/gpu_matmul --profile): registers, time, shared-memory
+#              bank conflicts, tensor pipe utilization, top stall reasons.
 #
 # ncu runs with --clock-control none (the clocks stay as the machine has
 # them). A failure of ncu — none installed, no permission to read the
@@ -32,13 +35,13 @@
 # Output: a summary on stdout (one table per part, or why there is none);
 # everything ncu and the programs printed, appended to OUTFILE.
 #
-#     usage: scripts/gpu-ncu.sh transpose|kernels ROOT OUTFILE
+#     usage: scripts/gpu-ncu.sh transpose|kernels|matmul ROOT OUTFILE
 #     (ROOT: the unpacked package; TJIT_NCU_LIMIT: seconds per ncu run, 60)
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 2
-if [ $# -ne 3 ] || { [ "$1" != transpose ] && [ "$1" != kernels ]; }; then
-    echo "usage: $0 transpose|kernels ROOT OUTFILE" >&2
+if [ $# -ne 3 ] || { [ "$1" != transpose ] && [ "$1" != kernels ] && [ "$1" != matmul ]; }; then
+    echo "usage: $0 transpose|kernels|matmul ROOT OUTFILE" >&2
     exit 2
 fi
 part=$1 root=$2 outfile=$3
@@ -162,6 +165,31 @@ elif kind == "bank":
     if counted:
         verdict = "ZERO bank conflicts" if total == 0 else f"{total:.0f} bank conflicts"
         print(f"  verdict: {verdict} in {counted} kernel launch(es)")
+elif kind == "matmul":
+    # Launches 0, 2, 4, ... are one per configuration (each runs twice);
+    # the runs' reports are joined by launch ID.
+    by_id = {}
+    for (rep, lid), e in launches.items():
+        by_id.setdefault(int(lid), {}).update(e)
+    print(f"{title}: one launch per configuration (gpu_matmul --profile order)")
+    print(f"  {'#':>3}{'grid':>12}{'block':>12}{'regs':>6}{'us':>9}{'tensor%':>9}"
+          f"{'ld confl.':>11}{'st confl.':>11}  top stalls (warp cycles per issue)")
+    stall = "smsp__average_warps_issue_stalled_"
+    for lid in sorted(by_id)[::2]:
+        e = by_id[lid]
+        ns = e.get("gpu__time_duration.sum")
+        stalls = sorted(((v, k[len(stall):].replace("_per_issue_active.ratio", ""))
+                         for k, v in e.items() if k.startswith(stall) and v is not None),
+                        reverse=True)[:3]
+        print(f"  {lid:>3}{e.get('grid', '?'):>12}{e.get('block', '?'):>12}"
+              f"{fmt(e.get('launch__registers_per_thread')):>6}"
+              f"{fmt(None if ns is None else ns / 1e3, '{:.1f}'):>9}"
+              f"{fmt(e.get('sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active'), '{:.1f}'):>9}"
+              f"{fmt(e.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum')):>11}"
+              f"{fmt(e.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum')):>11}  "
+              + ", ".join(f"{n} {v:.1f}" for v, n in stalls))
+    print("  (tensor%: sm__pipe_tensor_op_hmma_cycles_active of peak; conflicts: shared loads"
+          " (ldmatrix too) and stores; a missing column is a metric this ncu lacks)")
 else:
     print(f"{title}: first launch of each kernel and launch shape")
     print(f"  {'kernel':<24}{'grid':>14}{'block':>12}{'regs':>6}{'CTA/SM':>8}{'occup.%':>9}"
@@ -241,6 +269,28 @@ case $part in
         PYTHONUNBUFFERED=1 run_ncu "Triton: bench/triton_bench.py --quick" "$metrics" "$regex" 100 \
             python3 bench/triton_bench.py --quick --runs 1 --warmup 1 |
             report "Triton (softmax 256 x 4096, box filter 1024 x 1024)" kernels
+        ;;
+    matmul)
+        # gpu_matmul --profile: f16 4096^3 NN, each configuration launched
+        # twice (check, run). Three ncu runs, so that a metric this ncu
+        # lacks loses only its own run: launch shape and shared-memory
+        # conflicts; the tensor pipe; the stall reasons.
+        count=12
+        prog=("$root/bench/gpu_matmul" --profile)
+        metrics=launch__registers_per_thread,gpu__time_duration.sum
+        metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+        metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+        tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+        stalls=""
+        for reason in long_scoreboard short_scoreboard barrier mio_throttle math_pipe_throttle \
+            wait not_selected lg_throttle dispatch_stall no_instruction; do
+            stalls+=${stalls:+,}smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
+        done
+        {
+            run_ncu "tjit matmul: shape, conflicts" "$metrics" '^tjk_matmul' "$count" "${prog[@]}"
+            run_ncu "tjit matmul: tensor pipe" "$tensor" '^tjk_matmul' "$count" "${prog[@]}"
+            run_ncu "tjit matmul: stalls" "$stalls" '^tjk_matmul' "$count" "${prog[@]}"
+        } | report "tjit matmul f16 4096^3 NN (bench/gpu_matmul --profile)" matmul
         ;;
 esac
 exit 0

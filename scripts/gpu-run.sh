@@ -28,8 +28,11 @@
 #     benchmark, or alone with TJIT_SKIP_MATMUL=1). Its JSON lines are
 #     appended to bench/tjit.jsonl and bench/triton.jsonl, its table to
 #     bench/table.txt and the summary: the device tool brings back 8 files.
-#  TJIT_SKIP_NCU=1 leaves out 3 and 5; a failure of ncu (no permission for
-#  the counters, say) is reported and changes nothing else.
+#  7. Nsight Compute on the matmul's configurations (scripts/gpu-ncu.sh
+#     matmul; left out with the matmul benchmark).
+#  TJIT_SKIP_NCU=1 leaves out 3, 5 and 7 (TJIT_NCU_PARTS="matmul" keeps only
+#  the parts it names); a failure of ncu (no permission for the counters,
+#  say) is reported and changes nothing else.
 #
 # Limits in seconds: TJIT_TEST_LIMIT per test program (300),
 # TJIT_SAMPLE_LIMIT per sample (60), TJIT_BENCH_LIMIT for the benchmark
@@ -229,6 +232,8 @@ ncu_part() {
     say ""
     if [ -n "${TJIT_SKIP_NCU:-}" ]; then
         say "== ncu $1 skipped (TJIT_SKIP_NCU)"
+    elif [ -n "${TJIT_NCU_PARTS:-}" ] && ! [[ " $TJIT_NCU_PARTS " == *" $1 "* ]]; then
+        say "== ncu $1 skipped (not in TJIT_NCU_PARTS)"
     elif [ "$has_gpu_status" -ne 0 ]; then
         say "== ncu $1 skipped: no usable GPU (has_gpu exit $has_gpu_status)"
     else
@@ -279,6 +284,8 @@ elif [ -f bench/gpu_matmul.sh ] && [ -x "$root/bench/gpu_matmul" ]; then
     else
         tail -n 40 "$logs/matmul.out" | tee -a "$summary"
     fi
+    # --- 7. Nsight Compute: the matmul's configurations
+    ncu_part matmul
 else
     say "== no bench/gpu_matmul.sh or gpu_matmul: matmul benchmark skipped"
 fi
