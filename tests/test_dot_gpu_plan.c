@@ -511,7 +511,7 @@ static int simulate_ldmatrix(const tjp_shared_step *st, char *why, size_t n)
                          * rows 2(t%4) and +1 at column t/4 */
                         uint32_t row = u->ldmatrix_trans ? 2 * (t % 4) + h : t / 4;
                         uint32_t col = u->ldmatrix_trans ? t / 4 : p * (t % 4) + h;
-                        uint32_t start = tjp_swizzle_apply(&u->swizzle, tjp_layout_apply(&A, r, 8 * j + row, w));
+                        uint32_t start = tjp_layout_apply(&A, r, 8 * j + row, w); /* an index of the buffer */
                         uint32_t idx = start + col;
                         uint32_t want = tjp_layout_apply(&u->read, r + p * j + h, t, w);
                         if (start % re || idx >= numel || !written[idx] || elem_at[idx] != want) {

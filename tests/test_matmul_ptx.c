@@ -7,11 +7,14 @@
  * row and column offsets wrapped with `% M` and `% N`, a K tail masked,
  * pointer tiles carried by the loop. Compiled as a launch with
  * M = N = K = 4096 and unit inner strides would be (tjf_spec_key), for
- * sm_90 with 4 warps and 128x128x32 tiles:
+ * sm_90 with 4 warps and 128x128x32 tiles, NN and NT (B stored N x K,
+ * read through its strides: its tile's 16-byte pieces run along K):
  *  - unpipelined (num_stages 1): both tiles load 16-byte vectors (no
  *    ld.global.b16: the wrapped columns `% N` keep runs of 16 when N is a
  *    nonzero multiple of 16, axis_info.c's floored modulo) and the dot
- *    reads A by ldmatrix.x4 and B by ldmatrix.x4.trans;
+ *    reads A by ldmatrix.x4 and B by ldmatrix.x4.trans (NN) or, stored
+ *    transposed in shared memory, by ldmatrix.x4 (NT), never 16 bits at a
+ *    time;
  *  - pipelined (num_stages 3): every copy is a 16-byte cp.async, and the
  *    rings are read by ldmatrix (x4 and x4.trans), never element by element
  *    (no ld.shared.b16: tjp_ldmatrix_ring);
@@ -78,11 +81,12 @@ static int count(const char *text, const char *what)
     return n;
 }
 
-/* The specialization key of a launch with these sizes (row-major A, B, C). */
-static uint64_t spec_of(int32_t m, int32_t n, int32_t k)
+/* The specialization key of a launch with these sizes (row-major A and C;
+ * B row-major, or for NT stored N x K and read through its strides). */
+static uint64_t spec_of(int32_t m, int32_t n, int32_t k, int nt)
 {
     tj_arg args[12] = {TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_I32(m), TJ_ARG_I32(n),
-                       TJ_ARG_I32(k), TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1),
+                       TJ_ARG_I32(k), TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(nt ? 1 : n), TJ_ARG_I32(nt ? k : 1),
                        TJ_ARG_I32(n), TJ_ARG_I32(1)};
     tjf_value values[12];
     if (tjf_check_args(tutorial_matmul, args, 12, values) != TJ_OK)
@@ -91,14 +95,14 @@ static uint64_t spec_of(int32_t m, int32_t n, int32_t k)
 }
 
 /* The PTX for sm_90, 4 warps, 128x128x32 tiles (NULL on failure, reported). */
-static char *ptx_of(int32_t n, int stages)
+static char *ptx_of(int32_t n, int stages, int nt)
 {
     int64_t consts[4] = {128, 128, 32, 8};
     tji_func *fn = NULL;
     tjj_artifact art = {0};
     tj_status st = tji_build(tutorial_matmul, consts, 4, &fn);
     if (st == TJ_OK)
-        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 4, .spec = spec_of(4096, n, 4096),
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 4, .spec = spec_of(4096, n, 4096, nt),
                                                    .num_stages = stages},
                              &art);
     if (st == TJ_OK && tjj_ptxas_path())
@@ -108,7 +112,7 @@ static char *ptx_of(int32_t n, int stages)
         ptx = art.gpu.ptx;
         art.gpu.ptx = NULL;
     } else {
-        tap_diag("N = %d, num_stages %d: %s", (int)n, stages, tj_last_error());
+        tap_diag("N = %d, num_stages %d%s: %s", (int)n, stages, nt ? ", NT" : "", tj_last_error());
     }
     if (fn)
         tjj_artifact_free(&art);
@@ -116,33 +120,49 @@ static char *ptx_of(int32_t n, int stages)
     return ptx;
 }
 
-static void unpipelined(void)
+/* NN: B's 16-byte rows run along N, so B is read by ldmatrix.x4.trans;
+ * NT: they run along K, the buffer stores B transposed (ldmatrix.c's second
+ * swizzle) and B is read by plain ldmatrix.x4, like A. */
+static const char *b_read(int nt) { return nt ? "x4 (stored transposed)" : "x4.trans"; }
+
+static int ldmatrix_as_expected(const char *ptx, int nt)
 {
-    char *ptx = ptx_of(4096, 1);
+    int plain = count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+    int trans = count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+    return nt ? plain > 0 && trans == 0 : plain > 0 && trans > 0;
+}
+
+static void unpipelined(int nt)
+{
+    char *ptx = ptx_of(4096, 1, nt);
+    const char *p = nt ? "NT" : "NN";
     tap_ok(ptx && count(ptx, "ld.global.b16") == 0 && count(ptx, "ld.global.v4.b32") >= 2,
-           "num_stages 1: A and B load 16-byte vectors (ld.global.b16: %d)", ptx ? count(ptx, "ld.global.b16") : -1);
-    tap_ok(ptx && count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0 &&
-               count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0,
-           "num_stages 1: A read by ldmatrix.x4, B by ldmatrix.x4.trans");
+           "%s, num_stages 1: A and B load 16-byte vectors (ld.global.b16: %d)", p,
+           ptx ? count(ptx, "ld.global.b16") : -1);
+    int b16 = ptx ? count(ptx, "st.shared.b16") + count(ptx, "ld.shared.b16") : -1;
+    tap_ok(ptx && b16 == 0 && ldmatrix_as_expected(ptx, nt),
+           "%s, num_stages 1: A read by ldmatrix.x4, B by ldmatrix.%s, no 16-bit shared accesses (%d)", p,
+           b_read(nt), b16);
     free(ptx);
 }
 
-static void pipelined(void)
+static void pipelined(int nt)
 {
-    char *ptx = ptx_of(4096, 3);
+    char *ptx = ptx_of(4096, 3, nt);
+    const char *p = nt ? "NT" : "NN";
     int copies16 = ptx ? count(ptx, "cp.async.cg.shared.global") : 0;
     tap_ok(ptx && copies16 > 0 && count(ptx, "cp.async.ca.") == 0 && count(ptx, "st.shared.b16") == 0,
-           "num_stages 3: every copy a 16-byte cp.async.cg (%d), none element by element", copies16);
+           "%s, num_stages 3: every copy a 16-byte cp.async.cg (%d), none element by element", p, copies16);
     int b16 = ptx ? count(ptx, "ld.shared.b16") + count(ptx, "ld.shared.u16") : -1;
-    tap_ok(ptx && b16 == 0 && count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0 &&
-               count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0,
-           "num_stages 3: the rings are read by ldmatrix.x4 and .x4.trans, no 16-bit shared loads (%d)", b16);
+    tap_ok(ptx && b16 == 0 && ldmatrix_as_expected(ptx, nt),
+           "%s, num_stages 3: the rings are read by ldmatrix (A x4, B %s), no 16-bit shared loads (%d)", p,
+           b_read(nt), b16);
     free(ptx);
 }
 
 static void ragged_columns(void)
 {
-    char *ptx = ptx_of(1000, 1);
+    char *ptx = ptx_of(1000, 1, 0);
     tap_ok(ptx && count(ptx, "ld.global.b16") > 0,
            "N = 1000: the wrapped columns may break anywhere, so B loads elements (%d ld.global.b16)",
            ptx ? count(ptx, "ld.global.b16") : -1);
@@ -152,15 +172,17 @@ static void ragged_columns(void)
 static void nonzero_multiples(void)
 {
     uint64_t m16 = (uint64_t)TJF_SPEC_DIV16 << (TJF_SPEC_BITS * 4); /* N is parameter 4 */
-    tap_ok((spec_of(4096, 4096, 4096) & m16) && (spec_of(4096, 16, 4096) & m16),
+    tap_ok((spec_of(4096, 4096, 4096, 0) & m16) && (spec_of(4096, 16, 4096, 0) & m16),
            "4096 and 16 are nonzero multiples of 16");
-    tap_ok(!(spec_of(4096, 0, 4096) & m16), "0 is not specialized as a multiple of 16");
+    tap_ok(!(spec_of(4096, 0, 4096, 0) & m16), "0 is not specialized as a multiple of 16");
 }
 
 int main(void)
 {
-    unpipelined();
-    pipelined();
+    for (int nt = 0; nt < 2; nt++) {
+        unpipelined(nt);
+        pipelined(nt);
+    }
     ragged_columns();
     nonzero_multiples();
     return tap_done();

@@ -85,17 +85,28 @@ static int row_ok(uint32_t v, uint32_t re) { return v && !(v & (re - 1)); }
 
 static uint32_t reg_basis(const tjp_layout *R, int b) { return b < R->nbits[TJP_REG] ? R->basis[TJP_REG][b] : 0; }
 
-static int shape_of(const tjp_layout *R, const tjp_swizzle *S, ldm_shape *out)
+/* S after L: where in the buffer (element index) each slot's element is.
+ * S is linear over F2, so this is a layout whose bases are S's images of
+ * L's; every condition below is on it, in the buffer's index space. */
+static void composed(const tjp_layout *L, const tjp_swizzle *S, tjp_layout *out)
+{
+    *out = *L;
+    for (int in = 0; in < TJP_NIN; in++)
+        for (int b = 0; b < L->nbits[in]; b++)
+            out->basis[in][b] = tjp_swizzle_apply(S, L->basis[in][b]);
+}
+
+static int shape_of(const tjp_layout *L, const tjp_swizzle *S, ldm_shape *out)
 {
     memset(out, 0, sizeof *out);
     int eb = S->elem_bytes;
-    if ((eb != 1 && eb != 2 && eb != 4) || R->nbits[TJP_LANE] != 5)
+    if ((eb != 1 && eb != 2 && eb != 4) || L->nbits[TJP_LANE] != 5)
         return 0;
     uint32_t re = row_elems(eb), p = (uint32_t)(WORD_BYTES / eb);
     out->pbits = log2_small((int)p);
-    for (int i = 0; i < TJP_MAX_BITS; i++)
-        if (S->flip[i] & (re - 1))
-            return 0;
+    tjp_layout at;
+    composed(L, S, &at);
+    const tjp_layout *R = &at;
     const uint32_t *lane = R->basis[TJP_LANE];
     int word = 1; /* registers 0 .. p-1: the elements of one word, in order */
     for (int b = 0; b < out->pbits; b++)
@@ -143,7 +154,7 @@ int tjp_ldmatrix_fit(const tjp_layout *R, const tjp_swizzle *S, int *trans)
 void tjp_ldmatrix_address_layout(const tjp_layout *R, const tjp_swizzle *S, tjp_layout *out)
 {
     ldm_shape s;
-    *out = *R;
+    composed(R, S, out);
     if (!shape_of(R, S, &s))
         return;
     for (int b = 0; b < 3; b++)
@@ -168,7 +179,7 @@ void tjp_ldmatrix_cost(const tjp_layout *R, const tjp_swizzle *S, tjp_bank_count
                 uint32_t rows[8];
                 int n = 0, per_col[BANK_ROWS] = {0}, most = 0;
                 for (uint32_t l = 8u * (uint32_t)m; l < 8u * (uint32_t)m + 8; l++) {
-                    uint32_t idx = tjp_swizzle_apply(S, tjp_layout_apply(&A, r, l, w));
+                    uint32_t idx = tjp_layout_apply(&A, r, l, w);
                     uint32_t row = idx * (uint32_t)S->elem_bytes / ROW_BYTES;
                     int seen = 0;
                     for (int k = 0; k < n && !seen; k++)
@@ -191,15 +202,18 @@ void tjp_ldmatrix_cost(const tjp_layout *R, const tjp_swizzle *S, tjp_bank_count
 
 /* The writes as 16-byte vectors: W's registers 0..7 are 8 consecutive
  * elements of one row, every other move keeps rows aligned. */
-static int vector_writes(const tjp_layout *W, const tjp_swizzle *S)
+static int vector_writes(const tjp_layout *L, const tjp_swizzle *S)
 {
     int eb = S->elem_bytes;
     if (eb != 1 && eb != 2 && eb != 4)
         return 0;
     uint32_t re = row_elems(eb);
     int vbits = log2_small((int)re);
-    if (W->nbits[TJP_REG] < vbits)
+    if (L->nbits[TJP_REG] < vbits)
         return 0;
+    tjp_layout at;
+    composed(L, S, &at);
+    const tjp_layout *W = &at;
     for (int in = 0; in < TJP_NIN; in++)
         for (int b = 0; b < W->nbits[in]; b++) {
             uint32_t v = W->basis[in][b];
@@ -283,21 +297,56 @@ int tjp_ldmatrix_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, 
     return tjp_ldmatrix_fit(&use->read, &use->swizzle, trans);
 }
 
+/* The 16-byte-row swizzle of a [.., R, C] tile stored with its last two
+ * dimensions swapped, as [.., C, R] (rows of R elements): a bit
+ * permutation, then tjp_ldmatrix_swizzle of those rows; both are linear,
+ * so their product is a swizzle too (flip[i] = image of bit i, XOR bit i). */
+static void transposed_swizzle(const tji_type *t, int elem_bytes, tjp_swizzle *out)
+{
+    int cbits = log2_small(t->shape[t->rank - 1]), rbits = log2_small(t->shape[t->rank - 2]);
+    tjp_swizzle rows;
+    tjp_ldmatrix_swizzle(t->shape[t->rank - 2], elem_bytes, &rows);
+    memset(out, 0, sizeof *out);
+    out->elem_bytes = elem_bytes;
+    for (int i = 0; i < TJP_MAX_BITS; i++) {
+        uint32_t bit = 1u << i;
+        uint32_t moved = i < cbits ? bit << rbits : i < cbits + rbits ? bit >> cbits : bit;
+        out->flip[i] = tjp_swizzle_apply(&rows, moved) ^ bit;
+    }
+}
+
+/* Candidate k of an operand buffer's swizzle (0: none left): the tile's
+ * own rows first; then its last two dimensions swapped, the order of a
+ * tile loaded along its columns (B of an NT product read through strides:
+ * its 16-byte pieces run along K), whose writes stay 16-byte vectors. */
+static int candidate_swizzle(const tji_type *t, int elem_bytes, int k, tjp_swizzle *out)
+{
+    if (k == 0)
+        tjp_ldmatrix_swizzle(t->shape[t->rank - 1], elem_bytes, out);
+    else if (k == 1 && t->rank >= 2)
+        transposed_swizzle(t, elem_bytes, out);
+    else
+        return 0;
+    return 1;
+}
+
 int tjp_ldmatrix_choose(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tjp_shared_use *use)
 {
-    tjp_shared_use try = *use;
     const tji_type *t = tji_typeof(fn, fn->ops[i].result);
-    tjp_ldmatrix_swizzle(t->shape[t->rank - 1], use->swizzle.elem_bytes, &try.swizzle);
-    try.ldmatrix = tjp_ldmatrix_of(fn, plan, i, &try, &try.ldmatrix_trans);
-    if (!try.ldmatrix)
-        return 0;
-    tjp_bank_count w, r;
-    tjp_vector_write_cost(&try.write, &try.swizzle, &w);
-    tjp_ldmatrix_cost(&try.read, &try.swizzle, &r);
-    if (w.wavefronts != w.minimum || r.wavefronts != r.minimum)
-        return 0;
-    *use = try;
-    return 1;
+    tjp_shared_use try = *use;
+    for (int k = 0; candidate_swizzle(t, use->swizzle.elem_bytes, k, &try.swizzle); k++) {
+        try.ldmatrix = tjp_ldmatrix_of(fn, plan, i, &try, &try.ldmatrix_trans);
+        if (!try.ldmatrix)
+            continue;
+        tjp_bank_count w, r;
+        tjp_vector_write_cost(&try.write, &try.swizzle, &w);
+        tjp_ldmatrix_cost(&try.read, &try.swizzle, &r);
+        if (w.wavefronts == w.minimum && r.wavefronts == r.minimum) {
+            *use = try;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* A ring op's fit under S: a copy writes whole 16-byte rows without
@@ -326,6 +375,21 @@ static int ring_op_fits(const tji_func *fn, const tjp_layout_plan *plan, int32_t
     return cost.wavefronts == cost.minimum;
 }
 
+/* Whether every op of ring fits under S (the reads' shape into *m, *trans). */
+static int ring_fits(const tji_func *fn, const tjp_layout_plan *plan, int ring, const tjp_swizzle *S,
+                     int *m, int *trans)
+{
+    *m = *trans = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent >= 0 && op->ring == ring &&
+            (op->code == TJI_ASYNC_COPY || op->code == TJI_LOCAL_LOAD) &&
+            !ring_op_fits(fn, plan, i, S, m, trans))
+            return 0;
+    }
+    return *m != 0;
+}
+
 int tjp_ldmatrix_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tjp_ring *R)
 {
     if (R->op < 0)
@@ -333,19 +397,13 @@ int tjp_ldmatrix_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring,
     const tji_op *first = &fn->ops[R->op];
     const tji_type *t = tji_typeof(fn, first->code == TJI_ASYNC_COPY ? first->args[0] : first->result);
     tjp_swizzle S;
-    tjp_ldmatrix_swizzle(t->shape[t->rank - 1], R->elem_bytes, &S);
-    int m = 0, trans = 0;
-    for (int32_t i = 0; i < fn->nops; i++) {
-        const tji_op *op = &fn->ops[i];
-        if (op->parent >= 0 && op->ring == ring &&
-            (op->code == TJI_ASYNC_COPY || op->code == TJI_LOCAL_LOAD) &&
-            !ring_op_fits(fn, plan, i, &S, &m, &trans))
-            return 0;
-    }
-    if (!m)
-        return 0;
-    R->swizzle = S;
-    R->ldmatrix = m;
-    R->ldmatrix_trans = trans;
-    return 1;
+    int m, trans;
+    for (int k = 0; candidate_swizzle(t, R->elem_bytes, k, &S); k++)
+        if (ring_fits(fn, plan, ring, &S, &m, &trans)) {
+            R->swizzle = S;
+            R->ldmatrix = m;
+            R->ldmatrix_trans = trans;
+            return 1;
+        }
+    return 0;
 }

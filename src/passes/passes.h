@@ -239,6 +239,10 @@ typedef struct tjp_swizzle {
     uint32_t flip[TJP_MAX_BITS];    /* per index bit: what it XORs into the index */
 } tjp_swizzle;
 TJI_FUNC uint32_t tjp_swizzle_apply(const tjp_swizzle *S, uint32_t e);
+/* Whether S maps the indices 0 .. numel-1 one to one onto themselves (a
+ * buffer's swizzle must: tjp_swizzle_choose's flip only lower bits, a
+ * buffer stored transposed, ldmatrix.c, permutes them all). */
+TJI_FUNC int tjp_swizzle_permutes(const tjp_swizzle *S, int64_t numel);
 /* The swizzle under which every layout given is served without bank
  * conflicts where the greedy construction finds one (else the cheapest
  * found; no swizzle when that is already free of conflicts). */
@@ -345,8 +349,9 @@ TJI_FUNC int tjp_ldmatrix_ring(const tji_func *fn, const tjp_layout_plan *plan, 
 TJI_FUNC void tjp_vector_write_cost(const tjp_layout *W, const tjp_swizzle *S, tjp_bank_count *out);
 /* The layout of the addresses: the slot (r, l, w) of an ldmatrix whose
  * registers start at r (a multiple of 2 x matrices) addresses the row that
- * starts at element out(r, l, w): lanes 0..7 matrix 0's rows, 8..15
- * matrix 1's, ... (R itself where R is no ldmatrix read). */
+ * starts at index out(r, l, w) of the buffer (swizzle applied): lanes 0..7
+ * matrix 0's rows, 8..15 matrix 1's, ... (S after R where R is no ldmatrix
+ * read). */
 TJI_FUNC void tjp_ldmatrix_address_layout(const tjp_layout *R, const tjp_swizzle *S, tjp_layout *out);
 /* Bank conflicts of R's ldmatrix reads, lane by lane: per matrix (phase of
  * eight 16-byte rows) the wavefronts against the minimum of 1. */

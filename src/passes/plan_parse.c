@@ -301,7 +301,7 @@ static int parse_swizzle(cursor *c, tjp_swizzle *S)
         if ((!first && !need(c, ",", "',' or ']'")) ||
             !number(c, 1, 1LL << 31, &bit, "an index bit (a power of two)") || (bit & (bit - 1)) ||
             !need(c, "->", "'->'") ||
-            !number(c, 1, bit - 1, &flip, "the bits it flips (below the index bit)"))
+            !number(c, 1, (1LL << 32) - 1, &flip, "the bits it flips"))
             return 0;
         int i = 0;
         while ((1LL << i) != bit)
@@ -652,6 +652,11 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
                               (unsigned long long)got->offset, (unsigned long long)end,
                               (unsigned long long)got->index_offset, (unsigned long long)iend);
     }
+    if (got->kind != TJP_STEP_BROADCAST &&
+        (!tjp_swizzle_permutes(&got->use.swizzle, want->use.numel) ||
+         (want->use.has_index && !tjp_swizzle_permutes(&got->use.index_swizzle, want->use.numel))))
+        return fail_at_op(t, n->line, n->col, "the swizzle does not map the buffer's %lld indices "
+                          "one to one onto themselves", (long long)want->use.numel);
     memcpy(want->use.swizzle.flip, got->use.swizzle.flip, sizeof want->use.swizzle.flip);
     if (got->use.ldmatrix) {
         int trans, fit = tjp_ldmatrix_of(fn, t->out, n->op, &want->use, &trans);

@@ -97,6 +97,36 @@ uint32_t tjp_swizzle_apply(const tjp_swizzle *S, uint32_t e)
     return a;
 }
 
+int tjp_swizzle_permutes(const tjp_swizzle *S, int64_t numel)
+{
+    int nbits = 0;
+    while (nbits < TJP_MAX_BITS && ((int64_t)1 << nbits) < numel)
+        nbits++;
+    int pow2 = ((int64_t)1 << nbits) == numel;
+    uint32_t image[TJP_MAX_BITS];
+    for (int i = 0; i < TJP_MAX_BITS; i++) {
+        if (i >= nbits ? S->flip[i] != 0 : pow2 ? S->flip[i] >> nbits != 0 : S->flip[i] >> i != 0)
+            return 0;
+        image[i] = (1u << i) ^ S->flip[i];
+    }
+    /* the images of the index bits are independent: elimination over F2 */
+    for (int i = 0; i < nbits; i++) {
+        int pivot = -1;
+        for (int r = i; r < nbits && pivot < 0; r++)
+            if (image[r] >> i & 1)
+                pivot = r;
+        if (pivot < 0)
+            return 0;
+        uint32_t t = image[pivot];
+        image[pivot] = image[i];
+        image[i] = t;
+        for (int r = 0; r < nbits; r++)
+            if (r != i && (image[r] >> i & 1))
+                image[r] ^= image[i];
+    }
+    return 1;
+}
+
 /* --- spans over F2 --------------------------------------------------------- */
 
 typedef struct span {

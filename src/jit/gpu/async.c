@@ -58,8 +58,9 @@ static LLVMValueRef ring_address(codegen *c, const tjp_ring *R, LLVMValueRef ind
 }
 
 /* Elements per cp.async for the copy: the plan's vector, narrowed until
- * its registers are consecutive elements of the tile (register bases 1, 2,
- * 4, ...), the ring's swizzle keeps them whole and it is 16 bytes at most;
+ * its registers land at consecutive indices of the ring (the swizzle's
+ * images of register bases 1, 2, 4, ... are 1, 2, 4, ...: the tile's own
+ * order, or a ring that stores it transposed) and it is 16 bytes at most;
  * 0 where no cp.async fits (under 4 bytes). */
 static int copy_width(codegen *c, const tjp_layout *L, const tjp_ring *R)
 {
@@ -68,7 +69,7 @@ static int copy_width(codegen *c, const tjp_layout *L, const tjp_ring *R)
     while (v > 1 && (v > (1 << R->vector_bits) || v * R->elem_bytes > 16))
         v /= 2;
     for (int b = 0; (1 << b) < v; b++)
-        if (b >= L->nbits[TJP_REG] || L->basis[TJP_REG][b] != 1u << b) {
+        if (b >= L->nbits[TJP_REG] || tjp_swizzle_apply(&R->swizzle, L->basis[TJP_REG][b]) != 1u << b) {
             v = 1 << b;
             break;
         }

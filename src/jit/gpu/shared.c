@@ -210,9 +210,10 @@ void tjj_gpu_ldmatrix_reads(codegen *c, const tjp_swizzle *S, int matrices, int 
         FAIL(c, "internal error: the plan reads with ldmatrix, which sm_%d lacks", c->sm);
         return;
     }
-    tjp_layout A;
+    tjp_layout A; /* in the buffer's index space: no swizzle left to apply */
     tjp_ldmatrix_address_layout(Ld, S, &A);
-    LLVMValueRef thread = tjj_gpu_swizzled_thread_index(c, S, &A);
+    const tjp_swizzle none = {.elem_bytes = S->elem_bytes};
+    LLVMValueRef thread = tjj_gpu_swizzled_thread_index(c, &none, &A);
     int m = matrices, eb = S->elem_bytes, p = 4 / eb;
     LLVMTypeRef it = LLVMIntTypeInContext(c->g.ctx, (unsigned)(8 * eb));
     char name[64];
@@ -220,7 +221,7 @@ void tjj_gpu_ldmatrix_reads(codegen *c, const tjp_swizzle *S, int matrices, int 
     LLVMTypeRef pt = LLVMPointerTypeInContext(c->g.ctx, ADDR_SHARED);
     uint32_t n = (uint32_t)1 << Ld->nbits[TJP_REG];
     for (uint32_t r = 0; r < n; r += (uint32_t)(p * m)) {
-        LLVMValueRef index = tjj_gpu_swizzled_index(c, S, thread, &A, r);
+        LLVMValueRef index = tjj_gpu_swizzled_index(c, &none, thread, &A, r);
         LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
         LLVMValueRef ptr = LLVMBuildInBoundsGEP2(c->g.b, it, base, &idx, 1, "");
         LLVMValueRef res = tjj_gpu_intrinsic(&c->g, name, &pt, 1, &ptr, 1);
