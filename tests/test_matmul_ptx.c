@@ -5,7 +5,8 @@
  *
  * The kernel is the tutorial's (samples/matmul.c): grouped program ids,
  * row and column offsets wrapped with `% M` and `% N`, a K tail masked,
- * pointer tiles carried by the loop. Compiled as a launch with
+ * pointer tiles carried by the loop; C is stored as the f32 accumulator,
+ * so that every 16-bit shared access would be the K loop's. Compiled as a launch with
  * M = N = K = 4096 and unit inner strides would be (tjf_spec_key), for
  * sm_90 with 4 warps and 128x128x32 tiles, NN and NT (B stored N x K,
  * read through its strides: its tile's 16-byte pieces run along K):
@@ -22,7 +23,9 @@
  *    break anywhere, so B's loads are element loads: the rule claims no
  *    more than it knows;
  *  - the specialization gives "a multiple of 16" to 4096 and 16, not to 0
- *    (a divisor of 0 would make `x % n` constant, not consecutive).
+ *    (a divisor of 0 would make `x % n` constant, not consecutive);
+ *  - with C in f16, the accumulator is cast before its conversion for the
+ *    store, not after (layout_assign.c).
  * Where make check sets TJIT_PTXAS, every PTX is assembled by ptxas.
  */
 #include <stdio.h>
@@ -36,12 +39,9 @@
 #include "tap.h"
 #include "tjit.h"
 
-TJ_KERNEL(tutorial_matmul,
-          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f16), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
-                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
-                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
-                    TJ_SCALAR(stride_cn, i32)),
-          TJ_CONSTS(BM, BN, BK, GROUP))
+static void tutorial_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K, tj_val stride_am,
+                          tj_val stride_ak, tj_val stride_bk, tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
+                          int64_t BM, int64_t BN, int64_t BK, int64_t GROUP, tj_dtype c_dtype)
 {
     tj_val pid = tj_program_id(0);
     tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
@@ -69,9 +69,24 @@ TJ_KERNEL(tutorial_matmul,
     }
     tj_val offs_cm = tj_expand_dims(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), 1);
     tj_val offs_cn = tj_expand_dims(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), 0);
-    tj_store(tj_add(c, tj_add(tj_mul(offs_cm, stride_cm), tj_mul(offs_cn, stride_cn))), tj_cast(acc, TJ_F16),
-             .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
+    tj_store(tj_add(c, tj_add(tj_mul(offs_cm, stride_cm), tj_mul(offs_cn, stride_cn))),
+             c_dtype == TJ_F32 ? acc : tj_cast(acc, c_dtype), .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
 }
+
+#define TUTORIAL_KERNEL(name, c_dt, c_dtype)                                                                     \
+    TJ_KERNEL(name,                                                                                              \
+              TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, c_dt), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),   \
+                        TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),                 \
+                        TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),         \
+                        TJ_SCALAR(stride_cn, i32)),                                                              \
+              TJ_CONSTS(BM, BN, BK, GROUP))                                                                      \
+    {                                                                                                            \
+        tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM, BN, \
+                      BK, GROUP, c_dtype);                                                                       \
+    }
+
+TUTORIAL_KERNEL(tutorial_matmul, f32, TJ_F32)
+TUTORIAL_KERNEL(tutorial_matmul_f16, f16, TJ_F16)
 
 static int count(const char *text, const char *what)
 {
@@ -83,15 +98,15 @@ static int count(const char *text, const char *what)
 
 /* The specialization key of a launch with these sizes (row-major A and C;
  * B row-major, or for NT stored N x K and read through its strides). */
-static uint64_t spec_of(int32_t m, int32_t n, int32_t k, int nt)
+static uint64_t spec_of(const tj_kernel *kernel, int32_t m, int32_t n, int32_t k, int nt)
 {
     tj_arg args[12] = {TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_I32(m), TJ_ARG_I32(n),
                        TJ_ARG_I32(k), TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(nt ? 1 : n), TJ_ARG_I32(nt ? k : 1),
                        TJ_ARG_I32(n), TJ_ARG_I32(1)};
     tjf_value values[12];
-    if (tjf_check_args(tutorial_matmul, args, 12, values) != TJ_OK)
+    if (tjf_check_args(kernel, args, 12, values) != TJ_OK)
         return 0;
-    return tjf_spec_key(tutorial_matmul, values) | tjj_spec_of_buffers(tutorial_matmul);
+    return tjf_spec_key(kernel, values) | tjj_spec_of_buffers(kernel);
 }
 
 /* The PTX for sm_90, 4 warps, 128x128x32 tiles (NULL on failure, reported). */
@@ -102,7 +117,7 @@ static char *ptx_of(int32_t n, int stages, int nt)
     tjj_artifact art = {0};
     tj_status st = tji_build(tutorial_matmul, consts, 4, &fn);
     if (st == TJ_OK)
-        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 4, .spec = spec_of(4096, n, 4096, nt),
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 4, .spec = spec_of(tutorial_matmul, 4096, n, 4096, nt),
                                                    .num_stages = stages},
                              &art);
     if (st == TJ_OK && tjj_ptxas_path())
@@ -172,9 +187,38 @@ static void ragged_columns(void)
 static void nonzero_multiples(void)
 {
     uint64_t m16 = (uint64_t)TJF_SPEC_DIV16 << (TJF_SPEC_BITS * 4); /* N is parameter 4 */
-    tap_ok((spec_of(4096, 4096, 4096, 0) & m16) && (spec_of(4096, 16, 4096, 0) & m16),
+    tap_ok((spec_of(tutorial_matmul, 4096, 4096, 4096, 0) & m16) &&
+               (spec_of(tutorial_matmul, 4096, 16, 4096, 0) & m16),
            "4096 and 16 are nonzero multiples of 16");
-    tap_ok(!(spec_of(4096, 0, 4096, 0) & m16), "0 is not specialized as a multiple of 16");
+    tap_ok(!(spec_of(tutorial_matmul, 4096, 0, 4096, 0) & m16), "0 is not specialized as a multiple of 16");
+}
+
+/* C in f16: the accumulator is cast in its mma layout and the f16 tile,
+ * half the bytes, goes through shared memory to the store's layout. */
+static void narrow_epilogue(void)
+{
+    int64_t consts[4] = {128, 128, 32, 8};
+    tji_func *fn = NULL;
+    tjj_gpu_planned planned = {0};
+    tj_status st = tji_build(tutorial_matmul_f16, consts, 4, &fn);
+    if (st == TJ_OK)
+        st = tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 4,
+                                                .spec = spec_of(tutorial_matmul_f16, 4096, 4096, 4096, 0)},
+                          &planned);
+    int f16 = 0, f32 = 0;
+    for (int32_t i = 0; st == TJ_OK && i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_CONVERT && fn->ops[i].parent == 0 &&
+            planned.plan.shared[i].kind == TJP_STEP_CONVERT) {
+            tj_dtype dt = tji_typeof(fn, fn->ops[i].args[0])->dtype;
+            f16 += dt == TJ_F16;
+            f32 += dt == TJ_F32;
+        }
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tap_ok(st == TJ_OK && f16 == 1 && f32 == 0,
+           "C in f16: the epilogue converts the cast f16 tile through shared memory (f16 %d, f32 %d)", f16, f32);
+    tjj_gpu_planned_free(&planned);
+    tji_func_free(fn);
 }
 
 int main(void)
@@ -185,5 +229,6 @@ int main(void)
     }
     ragged_columns();
     nonzero_multiples();
+    narrow_epilogue();
     return tap_done();
 }

@@ -346,10 +346,51 @@ static void rename_after(tji_func *fn, int32_t r, int pos, const int32_t *rename
     }
 }
 
+/* Whether every use of v after position pos of region r is a CAST there to
+ * a narrower float in layout L (the epilogue's `tj_cast(acc, f16)` before
+ * its store): then the casts, not v, take the conversion, which moves half
+ * the bytes through shared memory. */
+static int only_narrowing_casts(assigner *A, int32_t r, int pos, int32_t v, const tjp_layout *L)
+{
+    tji_func *fn = A->fn;
+    int any = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        int uses = 0;
+        for (int k = 0; k < op->nargs; k++)
+            uses += op->args[k] == v;
+        if (!uses || op->parent < 0)
+            continue;
+        int at = 0;
+        while (at < fn->regions[r].nops && fn->regions[r].ops[at] != i)
+            at++;
+        const tji_type *from = tji_typeof(fn, v), *to = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
+        if (op->code != TJI_CAST || op->parent != r || at <= pos || !to || !tjs_dtype_is_float(to->dtype) ||
+            !tjs_dtype_is_float(from->dtype) || tjs_dtype_bits(to->dtype) >= tjs_dtype_bits(from->dtype) ||
+            !A->set[op->result] || !tjp_layout_equal(&A->of[op->result], L))
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
+/* The casts of v (only_narrowing_casts) compute in layout L and convert
+ * their results to the layout their users asked for. */
+static void convert_after_casts(assigner *A, int32_t r, int32_t v, const tjp_layout *L)
+{
+    tji_func *fn = A->fn;
+    for (int at = 0; at < fn->regions[r].nops; at++) {
+        int32_t i = fn->regions[r].ops[at];
+        if (fn->ops[i].code == TJI_CAST && fn->ops[i].args[0] == v)
+            anchor_result(A, r, &at, i, L);
+    }
+}
+
 /* A FOR whose body yields a dot of the MMA form (an accumulator carried
  * along the loop) carries it in the accumulator layout, so that the loop
  * converts nothing per iteration; users after the loop that asked for
- * another layout read a CONVERT placed right after it (after the wait
+ * another layout read a CONVERT placed right after it, or, where they are
+ * all narrowing casts, right after each cast (after the wait
  * that ends a pipelined loop: its shared buffer may then reuse the rings'
  * bytes, alloc_shared.c). */
 static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opidx)
@@ -366,7 +407,9 @@ static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opid
             !tjp_dot_result_layout(fn, &fn->ops[def], &A->dot[def], A->num_warps, &acc))
             continue;
         int32_t res = fn->ops[opidx].result + i;
-        if (A->set[res] && !tjp_layout_equal(&A->of[res], &acc)) {
+        if (A->set[res] && !tjp_layout_equal(&A->of[res], &acc) && only_narrowing_casts(A, r, pos, res, &A->of[res])) {
+            convert_after_casts(A, r, res, &acc);
+        } else if (A->set[res] && !tjp_layout_equal(&A->of[res], &acc)) {
             tji_type type = *tji_typeof(fn, res);
             int at = pos + 1;
             while (at < fn->regions[r].nops && fn->ops[fn->regions[r].ops[at]].code == TJI_ASYNC_WAIT)
