@@ -19,7 +19,7 @@
 
 #include "layout.h"
 
-static int log2_exact(int64_t x)
+int tjp_log2_exact(int64_t x)
 {
     if (x < 1 || (x & (x - 1)))
         return -1;
@@ -34,7 +34,7 @@ static int dim_offset(const tjp_layout *L, int d)
 {
     int off = 0;
     for (int i = d + 1; i < L->rank; i++)
-        off += log2_exact(L->shape[i]);
+        off += tjp_log2_exact(L->shape[i]);
     return off;
 }
 
@@ -49,9 +49,9 @@ int tjp_layout_blocked(tjp_layout *out, int rank, const int32_t *shape,
     int dim_bits[TJ_MAX_RANK], used[TJ_MAX_RANK] = {0}, seen = 0;
     for (int d = 0; d < rank; d++) {
         out->shape[d] = shape[d];
-        dim_bits[d] = log2_exact(shape[d]);
-        if (dim_bits[d] < 0 || log2_exact(size_per_thread[d]) < 0 ||
-            log2_exact(threads_per_warp[d]) < 0 || log2_exact(warps_per_cta[d]) < 0)
+        dim_bits[d] = tjp_log2_exact(shape[d]);
+        if (dim_bits[d] < 0 || tjp_log2_exact(size_per_thread[d]) < 0 ||
+            tjp_log2_exact(threads_per_warp[d]) < 0 || tjp_log2_exact(warps_per_cta[d]) < 0)
             return 0;
         if (order[d] < 0 || order[d] >= rank || (seen & (1 << order[d])))
             return 0;
@@ -63,7 +63,7 @@ int tjp_layout_blocked(tjp_layout *out, int rank, const int32_t *shape,
     for (int in = 0; in < TJP_NIN; in++) {
         for (int k = 0; k < rank; k++) {
             int d = order[k];
-            for (int b = log2_exact(per_level[in][d]); b > 0; b--) {
+            for (int b = tjp_log2_exact(per_level[in][d]); b > 0; b--) {
                 if (out->nbits[in] >= TJP_MAX_BITS)
                     return 0;
                 uint32_t v = 0;
@@ -98,7 +98,7 @@ int tjp_layout_equal(const tjp_layout *a, const tjp_layout *b)
 
 void tjp_layout_slice(tjp_layout *out, const tjp_layout *in, int dim)
 {
-    int off = dim_offset(in, dim), width = log2_exact(in->shape[dim]);
+    int off = dim_offset(in, dim), width = tjp_log2_exact(in->shape[dim]);
     tjp_layout r = *in;
     r.rank = in->rank - 1;
     for (int d = dim; d < r.rank; d++)

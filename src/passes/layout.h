@@ -30,6 +30,10 @@ typedef struct tjp_layout {
     uint32_t basis[TJP_NIN][TJP_MAX_BITS]; /* element index of each input bit */
 } tjp_layout;
 
+/* log2 of x, a power of two; -1 for any other x (the layouts' shapes,
+ * lanes and warps must be powers of two). */
+TJI_FUNC int tjp_log2_exact(int64_t x);
+
 /* Triton's blocked layout: order[0] is the fastest-varying tile dimension;
  * each thread holds size_per_thread contiguous elements per dimension, lanes
  * and then warps tile the dimensions in order; a tile larger than one such

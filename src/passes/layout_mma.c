@@ -43,16 +43,6 @@
 
 #include "layout.h"
 
-static int ilog2(int64_t x)
-{
-    if (x < 1 || (x & (x - 1)))
-        return -1;
-    int n = 0;
-    while ((1ll << n) < x)
-        n++;
-    return n;
-}
-
 int tjp_mma_elems_per_reg(int elem_bytes)
 {
     return elem_bytes == 1 ? 4 : elem_bytes == 2 ? 2 : elem_bytes == 4 ? 1 : 0;
@@ -98,14 +88,14 @@ int tjp_layout_mma(tjp_layout *out, tjp_mma_operand which, int elem_bytes, int r
                    const int32_t *shape, int warps_m, int warps_n, int num_warps)
 {
     memset(out, 0, sizeof *out);
-    int p = tjp_mma_elems_per_reg(elem_bytes), lp = ilog2(p);
-    if (p == 0 || rank < 2 || rank > 3 || ilog2(warps_m) < 0 || ilog2(warps_n) < 0 ||
-        ilog2(num_warps) < 0 || warps_m * warps_n > num_warps)
+    int p = tjp_mma_elems_per_reg(elem_bytes), lp = tjp_log2_exact(p);
+    if (p == 0 || rank < 2 || rank > 3 || tjp_log2_exact(warps_m) < 0 ||
+        tjp_log2_exact(warps_n) < 0 || tjp_log2_exact(num_warps) < 0 || warps_m * warps_n > num_warps)
         return 0;
     out->rank = rank;
     for (int d = 0; d < rank; d++) {
         out->shape[d] = shape[d];
-        if (ilog2(shape[d]) < 0)
+        if (tjp_log2_exact(shape[d]) < 0)
             return 0;
     }
     int32_t rows = shape[rank - 2], cols = shape[rank - 1];
@@ -113,7 +103,7 @@ int tjp_layout_mma(tjp_layout *out, tjp_mma_operand which, int elem_bytes, int r
     int32_t M = which == TJP_MMA_B ? 0 : rows, N = which == TJP_MMA_A ? 0 : cols;
     if ((M && M / warps_m < 16) || (N && N / warps_n < 8) || (which != TJP_MMA_ACC && kdim < kin))
         return 0;
-    builder b = {out, ilog2(cols)};
+    builder b = {out, tjp_log2_exact(cols)};
     /* (m, n, k) of a move, as the element index of this operand's tile. */
 #define MOVE_M(m) (which == TJP_MMA_B ? 0u : at(&b, (uint32_t)(m), 0))
 #define MOVE_N(n) (which == TJP_MMA_A ? 0u : which == TJP_MMA_B ? (uint32_t)(n) : at(&b, 0, (uint32_t)(n)))

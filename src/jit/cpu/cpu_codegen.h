@@ -162,8 +162,8 @@ static inline void memo_release(codegen *g, size_t mark) { g->nmemo = mark; }
 
 /* --- cpu_kernel.c -------------------------------------------------------- */
 
-/* Records the first error, at the op being emitted. */
-TJI_FUNC void tjj_cpu_fail(codegen *g, const char *fmt, ...) TJS_PRINTF(2, 3);
+/* Records the first error, at the op being emitted (llvm_shared.h). */
+#define tjj_cpu_fail(g, ...) tjj_llvm_fail(&(g)->status, (g)->fn, (g)->cur_op, __VA_ARGS__)
 TJI_FUNC LLVMValueRef tjj_cpu_memo_find(const codegen *g, int32_t id, int rank, LLVMValueRef *idx);
 TJI_FUNC void tjj_cpu_memo_add(codegen *g, int32_t id, int rank, LLVMValueRef *idx, LLVMValueRef v);
 /* A loop ID node: unroll disabled, and with no_vectorize vectorization too. */

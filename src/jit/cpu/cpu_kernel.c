@@ -42,17 +42,7 @@
 
 #include "cpu_codegen.h"
 
-/* --- errors -------------------------------------------------------------- */
-
-void tjj_cpu_fail(codegen *g, const char *fmt, ...)
-{
-    if (g->status != TJ_OK)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    g->status = tji_verror_at(g->fn, g->cur_op, TJ_ERR_COMPILE, fmt, ap);
-    va_end(ap);
-}
+/* --- memo: what elem() computed in the current loop nest --------------- */
 
 LLVMValueRef tjj_cpu_memo_find(const codegen *g, int32_t id, int rank, LLVMValueRef *idx)
 {

@@ -37,8 +37,9 @@ typedef struct tjj_gpu_gen {
     tj_status status;        /* the first error */
 } tjj_gpu_gen;
 
-/* Records the first error, naming the kernel, the current op and its line. */
-TJI_FUNC void tjj_gpu_fail(tjj_gpu_gen *g, const char *fmt, ...) TJS_PRINTF(2, 3);
+/* Records the first error, naming the kernel, the current op and its line
+ * (llvm_shared.h). */
+#define tjj_gpu_fail(g, ...) tjj_llvm_fail(&(g)->status, (g)->fn, (g)->cur_op, __VA_ARGS__)
 
 /* --- math.c ------------------------------------------------------------------ */
 

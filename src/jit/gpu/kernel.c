@@ -26,19 +26,6 @@
 
 #include "gen.h"
 
-/* --- errors ------------------------------------------------------------------- */
-
-void tjj_gpu_fail(tjj_gpu_gen *g, const char *fmt, ...)
-{
-    if (g->status != TJ_OK)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    g->status = tji_verror_at(g->fn, g->cur_op, TJ_ERR_COMPILE, fmt, ap);
-    va_end(ap);
-}
-
-
 static LLVMValueRef call_intrinsic0(codegen *c, LLVMBuilderRef b, const char *name)
 {
     tjj_ls ls = tjj_ls_view(&c->g.ty, c->g.mod, b);

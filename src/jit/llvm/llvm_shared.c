@@ -2,7 +2,8 @@
 /*
  * llvm_shared.c — the small LLVM helpers that the CPU and the GPU back end
  * once each had a copy of: the type cache, the kernel parameter ABI, the
- * TJIT_DUMP=llvm module dump, the optimizer run and guards.
+ * TJIT_DUMP=llvm module dump, the optimizer run, guards and the record of
+ * the first error.
  *
  * Each was short, and each copy was right, but they had begun to drift
  * (the GPU's optimizer run and the CPU's disposed of LLVM's error message
@@ -41,6 +42,18 @@ void tjj_llvm_types_init(tjj_llvm_types *ty, LLVMContextRef ctx)
     ty->t_float = LLVMFloatTypeInContext(ctx);
     ty->t_double = LLVMDoubleTypeInContext(ctx);
     ty->t_ptr = LLVMPointerTypeInContext(ctx, 0);
+}
+
+/* --- errors ------------------------------------------------------------------------- */
+
+void tjj_llvm_fail(tj_status *status, const tji_func *fn, int32_t op, const char *fmt, ...)
+{
+    if (*status != TJ_OK)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    *status = tji_verror_at(fn, op, TJ_ERR_COMPILE, fmt, ap);
+    va_end(ap);
 }
 
 /* --- the kernel parameter ABI ----------------------------------------------------- */

@@ -23,6 +23,13 @@ typedef struct tjj_llvm_types {
 
 TJI_FUNC void tjj_llvm_types_init(tjj_llvm_types *ty, LLVMContextRef ctx);
 
+/* Records the first error of code generation in *status (left as it is
+ * when it holds one already): a TJ_ERR_COMPILE naming fn's kernel and, for
+ * op >= 0, the op and its source line. Each back end calls it through its
+ * own macro over its state (tjj_cpu_fail, tjj_gpu_fail). */
+TJI_FUNC void tjj_llvm_fail(tj_status *status, const tji_func *fn, int32_t op, const char *fmt, ...)
+    TJS_PRINTF(4, 5);
+
 /* The kernel parameter ABI (jit.h) of tile-IR parameter p: a pointer is
  * ptr_type (the back end's address space), i1 is passed as a byte and
  * f16/bf16 as their 16 bits; param_value turns the argument into the SSA
