@@ -163,6 +163,33 @@ void tjp_ldmatrix_address_layout(const tjp_layout *R, const tjp_swizzle *S, tjp_
     out->basis[TJP_LANE][4] = s.matrix[1];
 }
 
+/* One phase of eight 16-byte rows (the buffer indices of their first
+ * elements): rows in the same four banks but different rows of memory wait
+ * on each other; counted into out against the minimum of 1. */
+static void count_phase(const uint32_t start[8], int elem_bytes, tjp_bank_count *out)
+{
+    uint32_t rows[8];
+    int n = 0, per_col[BANK_ROWS] = {0}, most = 0;
+    for (int l = 0; l < 8; l++) {
+        uint32_t row = start[l] * (uint32_t)elem_bytes / ROW_BYTES;
+        int seen = 0;
+        for (int k = 0; k < n && !seen; k++)
+            seen = rows[k] == row;
+        if (!seen)
+            rows[n++] = row;
+    }
+    for (int k = 0; k < n; k++)
+        if (++per_col[rows[k] % BANK_ROWS] > most)
+            most = per_col[rows[k] % BANK_ROWS];
+    out->requests++;
+    out->wavefronts += most;
+    out->minimum += 1;
+    if (most - 1 > out->worst - out->worst_minimum || out->requests == 1) {
+        out->worst = most;
+        out->worst_minimum = 1;
+    }
+}
+
 void tjp_ldmatrix_cost(const tjp_layout *R, const tjp_swizzle *S, tjp_bank_count *out)
 {
     memset(out, 0, sizeof *out);
@@ -176,27 +203,10 @@ void tjp_ldmatrix_cost(const tjp_layout *R, const tjp_swizzle *S, tjp_bank_count
         for (uint32_t r = 0; r < 1u << R->nbits[TJP_REG]; r += step)
             for (int m = 0; m < s.matrices; m++) {
                 /* The phase of matrix m: lanes 8m .. 8m+7 give its rows. */
-                uint32_t rows[8];
-                int n = 0, per_col[BANK_ROWS] = {0}, most = 0;
-                for (uint32_t l = 8u * (uint32_t)m; l < 8u * (uint32_t)m + 8; l++) {
-                    uint32_t idx = tjp_layout_apply(&A, r, l, w);
-                    uint32_t row = idx * (uint32_t)S->elem_bytes / ROW_BYTES;
-                    int seen = 0;
-                    for (int k = 0; k < n && !seen; k++)
-                        seen = rows[k] == row;
-                    if (!seen)
-                        rows[n++] = row;
-                }
-                for (int k = 0; k < n; k++)
-                    if (++per_col[rows[k] % BANK_ROWS] > most)
-                        most = per_col[rows[k] % BANK_ROWS];
-                out->requests++;
-                out->wavefronts += most;
-                out->minimum += 1;
-                if (most - 1 > out->worst - out->worst_minimum || out->requests == 1) {
-                    out->worst = most;
-                    out->worst_minimum = 1;
-                }
+                uint32_t start[8];
+                for (uint32_t l = 0; l < 8; l++)
+                    start[l] = tjp_layout_apply(&A, r, 8u * (uint32_t)m + l, w);
+                count_phase(start, S->elem_bytes, out);
             }
 }
 
@@ -231,26 +241,10 @@ void tjp_vector_write_cost(const tjp_layout *W, const tjp_swizzle *S, tjp_bank_c
     for (uint32_t w = 0; w < 1u << W->nbits[TJP_WARP]; w++)
         for (uint32_t r = 0; r < 1u << W->nbits[TJP_REG]; r += row_elems(S->elem_bytes))
             for (uint32_t q = 0; q < 32; q += 8) { /* a quarter warp: 128 bytes per wavefront */
-                uint32_t rows[8];
-                int n = 0, per_col[BANK_ROWS] = {0}, most = 0;
-                for (uint32_t l = q; l < q + 8; l++) {
-                    uint32_t row = tjp_swizzle_apply(S, tjp_layout_apply(W, r, l, w)) * (uint32_t)S->elem_bytes / ROW_BYTES;
-                    int seen = 0;
-                    for (int k = 0; k < n && !seen; k++)
-                        seen = rows[k] == row;
-                    if (!seen)
-                        rows[n++] = row;
-                }
-                for (int k = 0; k < n; k++)
-                    if (++per_col[rows[k] % BANK_ROWS] > most)
-                        most = per_col[rows[k] % BANK_ROWS];
-                out->requests++;
-                out->wavefronts += most;
-                out->minimum += 1;
-                if (most - 1 > out->worst - out->worst_minimum || out->requests == 1) {
-                    out->worst = most;
-                    out->worst_minimum = 1;
-                }
+                uint32_t start[8];
+                for (uint32_t l = 0; l < 8; l++)
+                    start[l] = tjp_swizzle_apply(S, tjp_layout_apply(W, r, q + l, w));
+                count_phase(start, S->elem_bytes, out);
             }
 }
 
