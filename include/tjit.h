@@ -639,8 +639,8 @@ typedef struct tj_launch_cfg {
     tj_stream *stream;/* NULL: the device's default stream */
     tj_check_bounds check_bounds; /* 0: as the environment says */
     int num_stages;   /* GPU: the depth of software pipelining of the loads
-                         that feed a dot in a TJ_FOR (0: the default, 1: none,
-                         for now: see README; at most 8); ignored on the CPU */
+                         that feed a dot in a TJ_FOR (0: the default, 3, as
+                         Triton's; 1: none; at most 8); ignored on the CPU */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */
@@ -702,7 +702,10 @@ TJ_API tj_status tj_kernel_ptx_args(const tj_kernel *kernel, const tj_arg *args,
  * through shared memory (a layout conversion, a reduction across warps, a
  * prefix sum) its swizzle and the bank conflicts of its writes and reads.
  * TJIT_DUMP=layouts prints the same for every kernel compiled. No GPU is
- * needed; num_warps as in tj_kernel_ptx. */
+ * needed; num_warps as in tj_kernel_ptx, and the target is the one
+ * tj_kernel_ptx takes for NULL ($TJIT_PTX_TARGET, else sm_90): a tj_dot
+ * runs on tensor cores from sm_80 on, and its operands' steps differ. The
+ * plan is a launch's with the default num_stages. */
 TJ_API tj_status tj_kernel_explain(const tj_kernel *kernel, const tj_arg *args, int nargs,
                                    const int64_t *consts, int nconsts, int num_warps,
                                    char **out_text);

@@ -25,7 +25,8 @@
  *  - the specialization gives "a multiple of 16" to 4096 and 16, not to 0
  *    (a divisor of 0 would make `x % n` constant, not consecutive);
  *  - with C in f16, the accumulator is cast before its conversion for the
- *    store, not after (layout_assign.c).
+ *    store, not after (layout_assign.c);
+ *  - tj_kernel_explain shows the rings, their copies and ldmatrix reads.
  * Where make check sets TJIT_PTXAS, every PTX is assembled by ptxas.
  */
 #include <stdio.h>
@@ -221,6 +222,27 @@ static void narrow_epilogue(void)
     tji_func_free(fn);
 }
 
+/* The explainer shows the rings of a launch's default plan (3 stages):
+ * the copies and the ldmatrix reads, with their bank conflicts. */
+static void rings_explained(void)
+{
+    int64_t consts[4] = {128, 128, 32, 8};
+    tj_arg args[12] = {TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_I32(4096), TJ_ARG_I32(4096),
+                       TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1),
+                       TJ_ARG_I32(4096), TJ_ARG_I32(1)};
+    char *text = NULL;
+    tj_status st = tj_kernel_explain(tutorial_matmul, args, 12, consts, 4, 4, &text);
+    int copies = text ? count(text, "async copy (op") : 0, reads = text ? count(text, "ring read (op") : 0;
+    tap_ok(st == TJ_OK && copies >= 4 && reads == 2 &&
+               strstr(text, "shared reads: ldmatrix.sync.aligned.m8n8.x4.trans.b16") &&
+               !strstr(text, "bank conflicts: some"),
+           "the explainer shows the rings: %d copies, %d ldmatrix reads, no bank conflicts claimed away", copies,
+           reads);
+    if (text && getenv("SHOW"))
+        tap_diag("%s", text);
+    free(text);
+}
+
 int main(void)
 {
     for (int nt = 0; nt < 2; nt++) {
@@ -230,5 +252,6 @@ int main(void)
     ragged_columns();
     nonzero_multiples();
     narrow_epilogue();
+    rings_explained();
     return tap_done();
 }

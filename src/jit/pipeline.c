@@ -145,10 +145,8 @@ void tjj_stable_key_hex(const tjj_stable_key *key, char out[33])
              (unsigned long long)key->low);
 }
 
-/* The default is 1, no pipelining, not Triton's 3: until a pipelined
- * operand is read from its ring with ldmatrix (LOCAL_LOAD reads element by
- * element today), the pipelined matmul ran at a tenth of the unpipelined
- * one on an H200 (RESULTS.md, 2026-12-02 04:00). num_stages >= 2 asks for it. */
+/* The default is Triton's 3 (DESIGN.md: pipelining pays once its rings
+ * are read with ldmatrix, RESULTS.md 2026-12-02 05:48); 1 turns it off. */
 int tjj_num_stages(int num_stages)
 {
     return num_stages ? num_stages : TJJ_DEFAULT_NUM_STAGES;

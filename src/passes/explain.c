@@ -387,6 +387,52 @@ static void explain_dot(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *p
 
 /* The ops of region r and the regions nested in it, in program order (the
  * op array is in creation order, and the layout pass appends conversions). */
+/* A copy into a ring of pipelined loads, or a read of it: the layout, the
+ * ring (slots, bytes, swizzle) and the bank conflicts of this side. */
+static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
+{
+    const tji_op *op = &fn->ops[i];
+    int copy = op->code == TJI_ASYNC_COPY;
+    int32_t v = copy ? op->args[0] : op->result;
+    tjs_buf_printf(b, "%s (op %d) at %s:%d, ring %d\n", copy ? "async copy" : "ring read", (int)i,
+                   op->loc.file ? op->loc.file : "?", op->loc.line, op->ring);
+    if (!plan->rings || op->ring < 0 || op->ring >= plan->nrings || v > plan->nvalues) {
+        tjs_buf_printf(b, "    (the plan has no rings yet)\n");
+        return;
+    }
+    const tjp_ring *R = &plan->rings[op->ring];
+    tjs_buf_printf(b, "    layout: ");
+    tjp_layout_print(b, &plan->of[v]);
+    tjs_buf_printf(b, "\n    ring: %d slots of %llu bytes at byte %llu, %lld elements of %d bytes, swizzle: ",
+                   R->slots, (unsigned long long)R->slot_bytes, (unsigned long long)R->offset,
+                   (long long)R->numel, R->elem_bytes);
+    tjp_swizzle_print(b, &R->swizzle);
+    tjs_buf_printf(b, "\n");
+    tjp_bank_count n;
+    if (copy) {
+        int vector = plan->vector && i < plan->nops ? plan->vector[i] : 1;
+        tjs_buf_printf(b, "    copies: cp.async of up to %d bytes per thread and vector\n", vector * R->elem_bytes);
+        if (!R->ldmatrix) {
+            explain_banks(b, "writes", &plan->of[v], &R->swizzle);
+            return;
+        }
+        tjp_vector_write_cost(&plan->of[v], &R->swizzle, &n);
+        tjs_buf_printf(b, "    shared writes: 16-byte vectors; %lld quarter-warp phases, %lld wavefronts "
+                       "(minimum %lld); bank conflicts: %s\n", (long long)n.requests, (long long)n.wavefronts,
+                       (long long)n.minimum, n.wavefronts == n.minimum ? "none" : "some");
+        return;
+    }
+    if (!R->ldmatrix) {
+        explain_banks(b, "reads", &plan->of[v], &R->swizzle);
+        return;
+    }
+    tjp_ldmatrix_cost(&plan->of[v], &R->swizzle, &n);
+    tjs_buf_printf(b, "    shared reads: ldmatrix.sync.aligned.m8n8.x%d%s.b16; %lld matrix phases, %lld "
+                   "wavefronts (minimum %lld); bank conflicts: %s\n", R->ldmatrix, R->ldmatrix_trans ? ".trans" : "",
+                   (long long)n.requests, (long long)n.wavefronts, (long long)n.minimum,
+                   n.wavefronts == n.minimum ? "none" : "some");
+}
+
 static void explain_region(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan,
                            const tjp_axis_info_result *axis, int32_t r)
 {
@@ -403,6 +449,8 @@ static void explain_region(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
             explain_shared_op(b, fn, plan, i);
         else if (op->code == TJI_DOT)
             explain_dot(b, fn, plan, i);
+        else if (op->code == TJI_ASYNC_COPY || op->code == TJI_LOCAL_LOAD)
+            explain_ring_op(b, fn, plan, i);
         for (int n = 0; n < 2; n++)
             if (op->region[n] >= 0)
                 explain_region(b, fn, plan, axis, op->region[n]);

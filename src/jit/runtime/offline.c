@@ -114,12 +114,16 @@ tj_status tj_kernel_explain(const tj_kernel *kernel, const tj_arg *args, int nar
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: out_text is NULL", who);
     *out_text = NULL;
     uint64_t key = 0;
+    int sm;
     tji_func *fn = NULL;
-    tj_status st = build_offline(who, kernel, args, nargs, consts, nconsts, &num_warps, &key, &fn);
+    /* the target a NULL target of tj_kernel_ptx means: what a dot becomes depends on it */
+    tj_status st = tjj_ptx_target(who, NULL, &sm);
+    if (st == TJ_OK)
+        st = build_offline(who, kernel, args, nargs, consts, nconsts, &num_warps, &key, &fn);
     if (st != TJ_OK)
         return st;
     tjj_gpu_planned planned;
-    st = tjj_gpu_plan(fn, &(tjj_gpu_target){.num_warps = num_warps, .spec = key}, &planned);
+    st = tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = sm, .num_warps = num_warps, .spec = key}, &planned);
     if (st == TJ_OK)
         *out_text = tjj_gpu_explain(fn, &planned);
     tjj_gpu_planned_free(&planned);
