@@ -18,7 +18,8 @@
  *    time;
  *  - pipelined (num_stages 3): every copy is a 16-byte cp.async, and the
  *    rings are read by ldmatrix (x4 and x4.trans), never element by element
- *    (no ld.shared.b16: tjp_ldmatrix_ring);
+ *    (no ld.shared.b16: tjp_ldmatrix_ring), each instruction where the dot
+ *    first reads its registers (an mma comes before the last ldmatrix);
  *  - with N = 1000 (not a multiple of 16) the wrapped column offsets may
  *    break anywhere, so B's loads are element loads: the rule claims no
  *    more than it knows;
@@ -173,6 +174,12 @@ static void pipelined(int nt)
     tap_ok(ptx && b16 == 0 && ldmatrix_as_expected(ptx, nt),
            "%s, num_stages 3: the rings are read by ldmatrix (A x4, B %s), no 16-bit shared loads (%d)", p,
            b_read(nt), b16);
+    /* read where first used: not the whole tile before the first mma */
+    const char *first_mma = ptx ? strstr(ptx, "mma.sync") : NULL, *last_ldm = NULL;
+    for (const char *q = ptx; q && (q = strstr(q, "ldmatrix.sync")) != NULL; q++)
+        last_ldm = q;
+    tap_ok(first_mma && last_ldm && first_mma < last_ldm,
+           "%s, num_stages 3: the dot's fragments are loaded between its mma instructions", p);
     free(ptx);
 }
 

@@ -384,6 +384,28 @@ static int ring_fits(const tji_func *fn, const tjp_layout_plan *plan, int ring, 
     return *m != 0;
 }
 
+/* Whether every read of ring has one user, a DOT in its own region: its
+ * registers may then be loaded where the dot first reads them, between
+ * its mma instructions (no barrier or copy into the slot comes between). */
+static int reads_feed_one_dot(const tji_func *fn, int ring)
+{
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
+            continue;
+        int uses = 0, in_dot = 0;
+        for (int32_t k = 0; k < fn->nops; k++)
+            for (int a = 0; fn->ops[k].parent >= 0 && a < fn->ops[k].nargs; a++)
+                if (fn->ops[k].args[a] == op->result) {
+                    uses++;
+                    in_dot += fn->ops[k].code == TJI_DOT && fn->ops[k].parent == op->parent && a < 2;
+                }
+        if (uses != 1 || in_dot != 1)
+            return 0;
+    }
+    return 1;
+}
+
 int tjp_ldmatrix_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tjp_ring *R)
 {
     if (R->op < 0)
@@ -397,6 +419,7 @@ int tjp_ldmatrix_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring,
             R->swizzle = S;
             R->ldmatrix = m;
             R->ldmatrix_trans = trans;
+            R->read_at_use = reads_feed_one_dot(fn, ring);
             return 1;
         }
     return 0;

@@ -381,6 +381,9 @@ typedef struct tjp_ring {
     int ldmatrix, ldmatrix_trans; /* LOCAL_LOAD reads by ldmatrix.x<ldmatrix>
                                      (.trans), 0: element by element
                                      (tjp_ldmatrix_ring) */
+    int read_at_use;          /* ldmatrix reads: each instruction where its
+                                 registers are first used (every read's one
+                                 user is a dot of its region) */
     uint64_t offset, slot_bytes;
     int32_t op;               /* an op of the ring, for errors */
 } tjp_ring;

@@ -150,6 +150,11 @@ void tjj_gpu_emit_local_load(codegen *c, const tji_op *op)
     uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
     LLVMValueRef *out = tjj_gpu_regs_for(c, id);
     LLVMValueRef start = slot_start(c, R, op->args[0]);
+    if (R->ldmatrix && R->read_at_use) {
+        tjj_gpu_defer_ldmatrix_reads(c, id, &R->swizzle, R->ldmatrix, R->ldmatrix_trans, ring_address(c, R, start),
+                                     tjj_gpu_value_type(&c->g, t));
+        return;
+    }
     if (R->ldmatrix) {
         tjj_gpu_ldmatrix_reads(c, &R->swizzle, R->ldmatrix, R->ldmatrix_trans, ring_address(c, R, start), L,
                                tjj_gpu_value_type(&c->g, t), out);

@@ -62,6 +62,15 @@ typedef struct thread_part {
     LLVMValueRef index;
 } thread_part;
 
+/* ldmatrix reads of a tile whose registers are read where they are first
+ * used (tjj_gpu_defer_ldmatrix_reads): what each group's instruction needs. */
+typedef struct deferred_reads {
+    tjp_layout at;              /* the address layout, in the buffer's index space */
+    LLVMValueRef base, thread;  /* the buffer (i8 shared pointer); the thread part of the index */
+    int matrices, trans, elem_bytes;
+    LLVMTypeRef vt;
+} deferred_reads;
+
 typedef struct codegen {
     tjj_gpu_gen g;              /* shared with math.c */
     LLVMBasicBlockRef entry;    /* thread-invariant values; branches to the body at the end */
@@ -72,6 +81,7 @@ typedef struct codegen {
 
     LLVMValueRef *ssa;          /* per value id: a scalar */
     LLVMValueRef **regs;        /* per value id: a tile's registers */
+    deferred_reads **deferred;  /* per value id: registers made when first read, or NULL */
     int32_t *uses;              /* per value id: how many operands read it */
 
     thread_part *parts;
@@ -218,9 +228,16 @@ TJI_FUNC LLVMValueRef tjj_gpu_swizzled_thread_index(codegen *c, const tjp_swizzl
 TJI_FUNC LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueRef thread, const tjp_layout *L, uint32_t r);
 /* The registers of layout Ld read by ldmatrix.x<matrices>[.trans] from the
  * shared buffer at base (i8 pointer) under swizzle S (CONVERT steps and
- * ring reads whose plan says ldmatrix). */
+ * ring reads whose plan says ldmatrix). The deferred form reads each
+ * instruction's registers of value id only where one of them is first
+ * read (tjj_gpu_reg): a dot then loads each step's fragments just before
+ * its mma instructions, not the whole tile first. */
 TJI_FUNC void tjj_gpu_ldmatrix_reads(codegen *c, const tjp_swizzle *S, int matrices, int trans, LLVMValueRef base,
                                      const tjp_layout *Ld, LLVMTypeRef vt, LLVMValueRef *out);
+TJI_FUNC void tjj_gpu_defer_ldmatrix_reads(codegen *c, int32_t id, const tjp_swizzle *S, int matrices, int trans,
+                                           LLVMValueRef base, LLVMTypeRef vt);
+/* The deferred ldmatrix of value id's register r, into its registers. */
+TJI_FUNC void tjj_gpu_deferred_read(codegen *c, int32_t id, uint32_t r);
 TJI_FUNC void tjj_gpu_emit_convert(codegen *c, const tji_op *op);
 
 /* --- memory.c -------------------------------------------------------------- */

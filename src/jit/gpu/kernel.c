@@ -231,9 +231,13 @@ tj_status tjj_gpu_generate(codegen *c, const char *entry_name)
     LLVMDisposeBuilder(c->g.b);
     LLVMDisposeBuilder(c->eb);
     tjj_bounds_free(c->bounds);
-    for (int32_t id = 0; id <= fn->nvalues; id++)
+    for (int32_t id = 0; id <= fn->nvalues; id++) {
         free(c->regs[id]);
+        if (c->deferred)
+            free(c->deferred[id]);
+    }
     free(c->regs);
+    free(c->deferred);
     free(c->ssa);
     free(c->uses);
     free(c->parts);

@@ -139,8 +139,11 @@ LLVMValueRef tjj_gpu_reg(codegen *c, int32_t id, uint32_t r)
     LLVMValueRef v = NULL;
     if (t->rank == 0)
         v = c->ssa[id];
-    else if (c->regs[id] && r < (uint32_t)nregs_of(c, id))
+    else if (c->regs[id] && r < (uint32_t)nregs_of(c, id)) {
+        if (!c->regs[id][r] && c->deferred && c->deferred[id])
+            tjj_gpu_deferred_read(c, id, r);
         v = c->regs[id][r];
+    }
     if (!v) {
         FAIL(c, "internal error: value %d is read before it is computed", (int)id);
         v = LLVMGetPoison(tjj_gpu_value_type(&c->g, t));

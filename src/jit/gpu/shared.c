@@ -203,38 +203,81 @@ LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueR
  * the address of one 16-byte row (the address layout), and matrix j's
  * 32-bit result holds registers r + pj .. r + pj + p - 1, low bits first
  * (p = 4 / element bytes). */
+static void ldmatrix_setup(codegen *c, const tjp_swizzle *S, int matrices, int trans, LLVMValueRef base,
+                           const tjp_layout *Ld, LLVMTypeRef vt, deferred_reads *d)
+{
+    tjp_ldmatrix_address_layout(Ld, S, &d->at); /* in the buffer's index space: no swizzle left */
+    const tjp_swizzle none = {.elem_bytes = S->elem_bytes};
+    d->thread = tjj_gpu_swizzled_thread_index(c, &none, &d->at);
+    d->base = base;
+    d->matrices = matrices;
+    d->trans = trans;
+    d->elem_bytes = S->elem_bytes;
+    d->vt = vt;
+}
+
+/* The instruction whose registers start at r0, into out[r0 ..]. */
+static void ldmatrix_group(codegen *c, const deferred_reads *d, uint32_t r0, LLVMValueRef *out)
+{
+    int m = d->matrices, eb = d->elem_bytes, p = 4 / eb;
+    LLVMTypeRef it = LLVMIntTypeInContext(c->g.ctx, (unsigned)(8 * eb));
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", m, d->trans ? ".trans" : "");
+    LLVMTypeRef pt = LLVMPointerTypeInContext(c->g.ctx, ADDR_SHARED);
+    const tjp_swizzle none = {.elem_bytes = eb};
+    LLVMValueRef index = tjj_gpu_swizzled_index(c, &none, d->thread, &d->at, r0);
+    LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
+    LLVMValueRef ptr = LLVMBuildInBoundsGEP2(c->g.b, it, d->base, &idx, 1, "");
+    LLVMValueRef res = tjj_gpu_intrinsic(&c->g, name, &pt, 1, &ptr, 1);
+    for (int j = 0; j < m; j++) {
+        LLVMValueRef word = m == 1 ? res : LLVMBuildExtractValue(c->g.b, res, (unsigned)j, "");
+        for (int h = 0; h < p; h++) {
+            LLVMValueRef part = h ? LLVMBuildLShr(c->g.b, word, c_i32(c, 8 * eb * h), "") : word;
+            if (eb < 4)
+                part = LLVMBuildTrunc(c->g.b, part, it, "");
+            out[r0 + (uint32_t)(p * j + h)] = LLVMBuildBitCast(c->g.b, part, d->vt, "");
+        }
+    }
+}
+
+static int has_ldmatrix(codegen *c)
+{
+    if (c->sm >= 75)
+        return 1;
+    FAIL(c, "internal error: the plan reads with ldmatrix, which sm_%d lacks", c->sm);
+    return 0;
+}
+
 void tjj_gpu_ldmatrix_reads(codegen *c, const tjp_swizzle *S, int matrices, int trans, LLVMValueRef base,
                             const tjp_layout *Ld, LLVMTypeRef vt, LLVMValueRef *out)
 {
-    if (c->sm < 75) {
-        FAIL(c, "internal error: the plan reads with ldmatrix, which sm_%d lacks", c->sm);
+    if (!has_ldmatrix(c))
         return;
-    }
-    tjp_layout A; /* in the buffer's index space: no swizzle left to apply */
-    tjp_ldmatrix_address_layout(Ld, S, &A);
-    const tjp_swizzle none = {.elem_bytes = S->elem_bytes};
-    LLVMValueRef thread = tjj_gpu_swizzled_thread_index(c, &none, &A);
-    int m = matrices, eb = S->elem_bytes, p = 4 / eb;
-    LLVMTypeRef it = LLVMIntTypeInContext(c->g.ctx, (unsigned)(8 * eb));
-    char name[64];
-    snprintf(name, sizeof name, "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x%d%s.b16", m, trans ? ".trans" : "");
-    LLVMTypeRef pt = LLVMPointerTypeInContext(c->g.ctx, ADDR_SHARED);
-    uint32_t n = (uint32_t)1 << Ld->nbits[TJP_REG];
-    for (uint32_t r = 0; r < n; r += (uint32_t)(p * m)) {
-        LLVMValueRef index = tjj_gpu_swizzled_index(c, &none, thread, &A, r);
-        LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
-        LLVMValueRef ptr = LLVMBuildInBoundsGEP2(c->g.b, it, base, &idx, 1, "");
-        LLVMValueRef res = tjj_gpu_intrinsic(&c->g, name, &pt, 1, &ptr, 1);
-        for (int j = 0; j < m; j++) {
-            LLVMValueRef word = m == 1 ? res : LLVMBuildExtractValue(c->g.b, res, (unsigned)j, "");
-            for (int h = 0; h < p; h++) {
-                LLVMValueRef part = h ? LLVMBuildLShr(c->g.b, word, c_i32(c, 8 * eb * h), "") : word;
-                if (eb < 4)
-                    part = LLVMBuildTrunc(c->g.b, part, it, "");
-                out[r + (uint32_t)(p * j + h)] = LLVMBuildBitCast(c->g.b, part, vt, "");
-            }
-        }
-    }
+    deferred_reads d;
+    ldmatrix_setup(c, S, matrices, trans, base, Ld, vt, &d);
+    uint32_t n = (uint32_t)1 << Ld->nbits[TJP_REG], step = (uint32_t)(4 / d.elem_bytes * matrices);
+    for (uint32_t r = 0; r < n; r += step)
+        ldmatrix_group(c, &d, r, out);
+}
+
+void tjj_gpu_defer_ldmatrix_reads(codegen *c, int32_t id, const tjp_swizzle *S, int matrices, int trans,
+                                  LLVMValueRef base, LLVMTypeRef vt)
+{
+    if (!has_ldmatrix(c))
+        return;
+    if (!c->deferred)
+        c->deferred = tjs_xcalloc((size_t)c->g.fn->nvalues + 1, sizeof *c->deferred);
+    free(c->deferred[id]);
+    c->deferred[id] = tjs_xcalloc(1, sizeof **c->deferred);
+    ldmatrix_setup(c, S, matrices, trans, base, layout_of(c, id), vt, c->deferred[id]);
+    tjj_gpu_regs_for(c, id);
+}
+
+void tjj_gpu_deferred_read(codegen *c, int32_t id, uint32_t r)
+{
+    const deferred_reads *d = c->deferred[id];
+    uint32_t step = (uint32_t)(4 / d->elem_bytes * d->matrices);
+    ldmatrix_group(c, d, r - r % step, c->regs[id]);
 }
 
 void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
