@@ -17,19 +17,18 @@
  * In F2 terms (layout.h), with the buffer's element index e, its swizzled
  * index A(e) (swizzle.c), p elements per 32-bit word and E = 16 /
  * elem_bytes elements per 16-byte row, a read layout R is an ldmatrix
- * read when
- *   - plain: R's register bits 0 .. log2(p)-1 are elements 1, 2, .. (one
- *     word, low element first) and lane bits 0, 1 are p, 2p (the 4 words
- *     of one row), lane bits 2..4 are the 8 rows; .trans: lane bits 2..4
- *     are elements 1, 2, 4 (the row in memory is a column of the
- *     fragment) and register bit 0, lane bits 0, 1 pick the 8 rows;
- *   - the matrices are the next two register bits (.x4), one (.x2) or none
+ * read when A after R (each slot's index in the buffer) has
+ *   - plain: register bits 0 .. log2(p)-1 at indices 1, 2, .. (one word,
+ *     low element first) and lane bits 0, 1 at p, 2p (the 4 words of one
+ *     row), lane bits 2..4 the 8 rows; .trans: lane bits 2..4 at indices
+ *     1, 2, 4 (the row in memory is a column of the fragment) and register
+ *     bit 0, lane bits 0, 1 picking the 8 rows;
+ *   - the matrices in the next two register bits (.x4), one (.x2) or none
  *     (.x1), never copies;
- *   - the swizzle keeps each 16-byte row whole and in order (no index bit
- *     flips the bits below E), and every other move of R keeps rows
- *     aligned (its bits below E clear);
- *   - the writes are 16-byte vectors: the write layout's first log2(E)
- *     register bits are elements 1, 2, 4, .. and its other moves keep rows
+ *   - every other move keeping rows aligned (its index bits below E clear),
+ *     so each 16-byte row is whole and in order;
+ *   - and the writes are 16-byte vectors: the write layout's first log2(E)
+ *     register bits at indices 1, 2, 4, .., its other moves keeping rows
  *     aligned too;
  *   - the conversion feeds a dot in the MMA form (so the target has
  *     ldmatrix: sm_80 and later), directly or through a transpose.
@@ -40,12 +39,23 @@
  * i8 B stored [K, N] have no ldmatrix (no .trans for them) and stay
  * element by element.
  *
+ * Every condition is read in the buffer's index space, on the swizzle
+ * after the layout (composed below: a swizzle is linear, so that is a
+ * layout whose bases are the swizzle's images of the layout's), and the
+ * address layout handed to code generation is in that space too.
+ *
  * The swizzle is then fixed, not searched: rows of the buffer XOR their
  * low row bits into the 16-byte-row bits of the index, so that eight
  * consecutive rows land in eight different groups of four banks (CuTe's
  * Swizzle<3,4,3> for rows of 128 bytes or more, fewer bits for shorter
- * rows, which share 128 bytes). tjp_ldmatrix_choose takes it only where
- * the counts below are at their minimum on both sides.
+ * rows, which share 128 bytes). A second candidate stores the tile with
+ * its last two dimensions swapped first (a bit permutation, then the same
+ * XOR on the stored rows): the order of a tile whose 16-byte pieces run
+ * along its first dimension, B of an NT product read through strides,
+ * which then is a plain ldmatrix read of 16-byte writes (Triton's shared
+ * `order`). tjp_ldmatrix_choose and tjp_ldmatrix_ring take the first
+ * candidate under which the counts below are at their minimum on both
+ * sides.
  *
  * tjp_ldmatrix_cost and tjp_vector_write_cost count, lane by lane and
  * independently of the conditions above, what the hardware does: each 8x8
