@@ -17,6 +17,9 @@
 # them. This machine's glibc must not be newer than the GPU machine's; the
 # script prints the newest symbol versions the programs need.
 #
+# The static link needs LLVM's compression libraries as archives: on Debian,
+# apt-get install libzstd-dev zlib1g-dev (only this script needs them).
+#
 # Then, in one device run:  bash scripts/gpu-run.sh   with carry=["carry"].
 #
 #     usage: scripts/gpu-pack.sh        (TJIT_GPU_BUILD: the build folder,
