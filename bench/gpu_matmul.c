@@ -47,55 +47,22 @@
 
 #include "tjit.h"
 #include "bench_util.h"
+#include "../samples/matmul_kernel.h"
 
 enum { GROUP_M = 8, CHECKED_ELEMENTS = 256 };
-
-static void matmul_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
-                        tj_val stride_am, tj_val stride_ak, tj_val stride_bk, tj_val stride_bn,
-                        tj_val stride_cm, int64_t BM, int64_t BN, int64_t BK,
-                        int64_t precision, tj_dtype c_dtype)
-{
-    tj_val pid = tj_program_id(0);
-    tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
-    tj_val num_pid_in_group = tj_mul(num_pid_n, GROUP_M);
-    tj_val first_pid_m = tj_mul(tj_floordiv(pid, num_pid_in_group), GROUP_M);
-    tj_val group_size_m = tj_minimum(tj_sub(num_pid_m, first_pid_m), GROUP_M);
-    tj_val pid_in_group = tj_mod(pid, num_pid_in_group);
-    tj_val pid_m = tj_add(first_pid_m, tj_mod(pid_in_group, group_size_m));
-    tj_val pid_n = tj_floordiv(pid_in_group, group_size_m);
-
-    tj_val offs_am = tj_mod(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), M);
-    tj_val offs_bn = tj_mod(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), N);
-    tj_val offs_k = tj_arange(0, BK);
-    tj_val a_ptrs = tj_add(a, tj_add(tj_mul(tj_expand_dims(offs_am, 1), stride_am),
-                                     tj_mul(tj_expand_dims(offs_k, 0), stride_ak)));
-    tj_val b_ptrs = tj_add(b, tj_add(tj_mul(tj_expand_dims(offs_k, 1), stride_bk),
-                                     tj_mul(tj_expand_dims(offs_bn, 0), stride_bn)));
-    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
-    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_ptrs, &b_ptrs) {
-        tj_val k_left = tj_sub(K, tj_mul(k, BK));
-        tj_val a_tile = tj_load(a_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 0), k_left));
-        tj_val b_tile = tj_load(b_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 1), k_left));
-        acc = tj_dot(a_tile, b_tile, acc, .input_precision = (tj_input_precision)precision);
-        a_ptrs = tj_add(a_ptrs, tj_mul(stride_ak, BK));
-        b_ptrs = tj_add(b_ptrs, tj_mul(stride_bk, BK));
-    }
-    tj_val offs_cm = tj_expand_dims(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), 1);
-    tj_val offs_cn = tj_expand_dims(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), 0);
-    tj_store(tj_add(c, tj_add(tj_mul(offs_cm, stride_cm), offs_cn)), tj_cast(acc, c_dtype),
-             .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
-}
 
 #define MATMUL_KERNEL(name, dt, c_dtype)                                                      \
     TJ_KERNEL(name,                                                                           \
               TJ_PARAMS(TJ_PTR(a, dt), TJ_PTR(b, dt), TJ_PTR(c, dt), TJ_SCALAR(M, i32),       \
                         TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),      \
                         TJ_SCALAR(stride_ak, i32), TJ_SCALAR(stride_bk, i32),                 \
-                        TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32)),                \
+                        TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),                 \
+                        TJ_SCALAR(stride_cn, i32)),                                           \
               TJ_CONSTS(BM, BN, BK, PRECISION))                                               \
     {                                                                                         \
-        matmul_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,  \
-                    BM, BN, BK, PRECISION, c_dtype);                                          \
+        matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,    \
+                             stride_cm, stride_cn, BM, BN, BK, GROUP_M,                       \
+                             (tj_input_precision)PRECISION, c_dtype);                         \
     }
 
 MATMUL_KERNEL(matmul_f16, f16, TJ_F16)
@@ -237,12 +204,12 @@ static tj_status launch(const problem *p)
     /* NN: B(k, j) at k * N + j; NT: at j * K + k. */
     const int sbk = p->nt ? 1 : n, sbn = p->nt ? n : 1;
     if (!strcmp(p->dtype, "f16"))
-        return matmul_f16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n,
+        return matmul_f16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, 1,
                                  p->cfg.bm, p->cfg.bn, p->cfg.bk, TJ_PRECISION_IEEE);
     if (!strcmp(p->dtype, "bf16"))
-        return matmul_bf16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n,
+        return matmul_bf16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, 1,
                                   p->cfg.bm, p->cfg.bn, p->cfg.bk, TJ_PRECISION_IEEE);
-    return matmul_f32_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, p->cfg.bm,
+    return matmul_f32_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, 1, p->cfg.bm,
                              p->cfg.bn, p->cfg.bk, TJ_PRECISION_TF32);
 }
 

@@ -3,7 +3,7 @@
  * test_matmul_ptx.c — the GPU code of Triton's tutorial matmul, read
  * without a GPU: what makes it fast must be in its PTX.
  *
- * The kernel is the tutorial's (samples/matmul.c): grouped program ids,
+ * The kernel is the tutorial's (samples/matmul_kernel.h): grouped program ids,
  * row and column offsets wrapped with `% M` and `% N`, a K tail masked,
  * pointer tiles carried by the loop; C is stored as the f32 accumulator,
  * so that every 16-bit shared access would be the K loop's. Compiled as a launch with
@@ -40,40 +40,7 @@
 #include "jit/runtime/ptxas.h"
 #include "tap.h"
 #include "tjit.h"
-
-static void tutorial_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K, tj_val stride_am,
-                          tj_val stride_ak, tj_val stride_bk, tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
-                          int64_t BM, int64_t BN, int64_t BK, int64_t GROUP, tj_dtype c_dtype)
-{
-    tj_val pid = tj_program_id(0);
-    tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
-    tj_val num_pid_in_group = tj_mul(num_pid_n, GROUP);
-    tj_val first_pid_m = tj_mul(tj_floordiv(pid, num_pid_in_group), GROUP);
-    tj_val group_size_m = tj_minimum(tj_sub(num_pid_m, first_pid_m), GROUP);
-    tj_val pid_in_group = tj_mod(pid, num_pid_in_group);
-    tj_val pid_m = tj_add(first_pid_m, tj_mod(pid_in_group, group_size_m));
-    tj_val pid_n = tj_floordiv(pid_in_group, group_size_m);
-    tj_val offs_am = tj_mod(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), M);
-    tj_val offs_bn = tj_mod(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), N);
-    tj_val offs_k = tj_arange(0, BK);
-    tj_val a_ptrs = tj_add(a, tj_add(tj_mul(tj_expand_dims(offs_am, 1), stride_am),
-                                     tj_mul(tj_expand_dims(offs_k, 0), stride_ak)));
-    tj_val b_ptrs = tj_add(b, tj_add(tj_mul(tj_expand_dims(offs_k, 1), stride_bk),
-                                     tj_mul(tj_expand_dims(offs_bn, 0), stride_bn)));
-    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
-    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_ptrs, &b_ptrs) {
-        tj_val k_left = tj_sub(K, tj_mul(k, BK));
-        tj_val ta = tj_load(a_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 0), k_left));
-        tj_val tb = tj_load(b_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 1), k_left));
-        acc = tj_dot(ta, tb, acc);
-        a_ptrs = tj_add(a_ptrs, tj_mul(stride_ak, BK));
-        b_ptrs = tj_add(b_ptrs, tj_mul(stride_bk, BK));
-    }
-    tj_val offs_cm = tj_expand_dims(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), 1);
-    tj_val offs_cn = tj_expand_dims(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), 0);
-    tj_store(tj_add(c, tj_add(tj_mul(offs_cm, stride_cm), tj_mul(offs_cn, stride_cn))),
-             c_dtype == TJ_F32 ? acc : tj_cast(acc, c_dtype), .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
-}
+#include "../samples/matmul_kernel.h"
 
 #define TUTORIAL_KERNEL(name, c_dt, c_dtype)                                                                     \
     TJ_KERNEL(name,                                                                                              \
@@ -83,8 +50,8 @@ static void tutorial_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_v
                         TJ_SCALAR(stride_cn, i32)),                                                              \
               TJ_CONSTS(BM, BN, BK, GROUP))                                                                      \
     {                                                                                                            \
-        tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM, BN, \
-                      BK, GROUP, c_dtype);                                                                       \
+        matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,  \
+                             BM, BN, BK, GROUP, TJ_PRECISION_IEEE, c_dtype);                                     \
     }
 
 TUTORIAL_KERNEL(tutorial_matmul, f32, TJ_F32)

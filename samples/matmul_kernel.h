@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * matmul_kernel.h — the body of Triton's tutorial 03 matmul in tjit, one
+ * copy for the matmul sample (samples/matmul.c, whose top comment explains
+ * it), the GPU matmul benchmark (bench/gpu_matmul.c) and the test of its
+ * PTX (tests/test_matmul_ptx.c): grouped program ids, rows and columns
+ * wrapped with % M and % N, a TJ_FOR over K with the K tail masked,
+ * tj_dot into an f32 accumulator, C stored in c_dtype under a mask.
+ * Strides are the operands' leading dimensions, so NN, NT, TN and TT are
+ * the same kernel.
+ */
+#ifndef TJIT_SAMPLES_MATMUL_KERNEL_H
+#define TJIT_SAMPLES_MATMUL_KERNEL_H
+
+#include "tjit.h"
+
+static inline void matmul_tutorial_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
+                                        tj_val stride_am, tj_val stride_ak, tj_val stride_bk,
+                                        tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
+                                        int64_t BM, int64_t BN, int64_t BK, int64_t group_m,
+                                        tj_input_precision precision, tj_dtype c_dtype)
+{
+    /* Grouped ordering of the programs (samples/matmul.c says why). */
+    tj_val pid = tj_program_id(0);
+    tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
+    tj_val num_pid_in_group = tj_mul(num_pid_n, group_m);
+    tj_val group_id = tj_floordiv(pid, num_pid_in_group);
+    tj_val first_pid_m = tj_mul(group_id, group_m);
+    tj_val group_size_m = tj_minimum(tj_sub(num_pid_m, first_pid_m), group_m);
+    tj_val pid_in_group = tj_mod(pid, num_pid_in_group);
+    tj_val pid_m = tj_add(first_pid_m, tj_mod(pid_in_group, group_size_m));
+    tj_val pid_n = tj_floordiv(pid_in_group, group_size_m);
+
+    tj_val offs_am = tj_mod(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), M);
+    tj_val offs_bn = tj_mod(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), N);
+    tj_val offs_k = tj_arange(0, BK);
+    tj_val a_ptrs = tj_add(a, tj_add(tj_mul(tj_expand_dims(offs_am, 1), stride_am),
+                                     tj_mul(tj_expand_dims(offs_k, 0), stride_ak)));
+    tj_val b_ptrs = tj_add(b, tj_add(tj_mul(tj_expand_dims(offs_k, 1), stride_bk),
+                                     tj_mul(tj_expand_dims(offs_bn, 0), stride_bn)));
+
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_ptrs, &b_ptrs) {
+        tj_val k_left = tj_sub(K, tj_mul(k, BK));
+        tj_val a_tile = tj_load(a_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 0), k_left));
+        tj_val b_tile = tj_load(b_ptrs, .mask = tj_lt(tj_expand_dims(offs_k, 1), k_left));
+        acc = tj_dot(a_tile, b_tile, acc, .input_precision = precision);
+        a_ptrs = tj_add(a_ptrs, tj_mul(stride_ak, BK));
+        b_ptrs = tj_add(b_ptrs, tj_mul(stride_bk, BK));
+    }
+
+    tj_val offs_cm = tj_expand_dims(tj_add(tj_mul(pid_m, BM), tj_arange(0, BM)), 1);
+    tj_val offs_cn = tj_expand_dims(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), 0);
+    tj_val c_ptrs = tj_add(c, tj_add(tj_mul(offs_cm, stride_cm), tj_mul(offs_cn, stride_cn)));
+    tj_store(c_ptrs, tj_cast(acc, c_dtype), .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
+}
+
+#endif
