@@ -57,6 +57,9 @@
 TUTORIAL_KERNEL(tutorial_matmul, f32, TJ_F32)
 TUTORIAL_KERNEL(tutorial_matmul_f16, f16, TJ_F16)
 
+/* A buffer argument that is only a slot: compiles without launches look up no handle. */
+#define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
+
 static int count(const char *text, const char *what)
 {
     int n = 0;
@@ -69,7 +72,7 @@ static int count(const char *text, const char *what)
  * B row-major, or for NT stored N x K and read through its strides). */
 static uint64_t spec_of(const tj_kernel *kernel, int32_t m, int32_t n, int32_t k, int nt)
 {
-    tj_arg args[12] = {TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_I32(m), TJ_ARG_I32(n),
+    tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n),
                        TJ_ARG_I32(k), TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(nt ? 1 : n), TJ_ARG_I32(nt ? k : 1),
                        TJ_ARG_I32(n), TJ_ARG_I32(1)};
     tjf_value values[12];
@@ -201,7 +204,7 @@ static void narrow_epilogue(void)
 static void rings_explained(void)
 {
     int64_t consts[4] = {128, 128, 32, 8};
-    tj_arg args[12] = {TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_BUF(NULL), TJ_ARG_I32(4096), TJ_ARG_I32(4096),
+    tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(4096), TJ_ARG_I32(4096),
                        TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1),
                        TJ_ARG_I32(4096), TJ_ARG_I32(1)};
     char *text = NULL;
