@@ -31,7 +31,8 @@
  *    as the ISA describes st.shared.v4 and ldmatrix hands every thread
  *    the elements its layout says;
  *  - the PTX of each MMA kernel for sm_80 and sm_90 holds the mma.sync
- *    instruction of its form (and an FMA kernel none); make check's
+ *    instruction of its form (and an FMA kernel none), TF32 inputs rounded
+ *    by cvt.rna.tf32.f32; make check's
  *    TJIT_PTXAS makes tj_kernel_ptx assemble every one of them.
  */
 #include <stdio.h>
@@ -654,6 +655,7 @@ int main(void)
     dot_ptx(mm_f16, 128, 64, 64, 0, 1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
     dot_ptx(mm_bf16, 64, 64, 32, 0, 0, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
     dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_TF32, 0, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+    dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_TF32, 0, "cvt.rna.tf32.f32"); /* one instruction per input */
     dot_ptx(mm_f32, 32, 32, 32, TJ_PRECISION_TF32X3, 1, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
     dot_ptx(mm_i8, 64, 64, 64, 0, 0, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
     dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_IEEE, 0, NULL);

@@ -23,8 +23,8 @@
  * parts) from the A fragment of its rows and the B fragment of its columns
  * in the same warp's registers, through LLVM's NVVM intrinsics:
  * m16n8k16.row.col.f32.f32 (f16 in <2 x half>), .bf16 (bf16 pairs packed
- * in i32), m16n8k8.row.col.tf32 (inputs rounded to tf32 as above, their
- * bits in i32), m16n8k32.row.col.s8 (four i8 per i32, s32 accumulators,
+ * in i32), m16n8k8.row.col.tf32 (inputs rounded to tf32 by one
+ * cvt.rna.tf32.f32 each, their bits in i32), m16n8k32.row.col.s8 (four i8 per i32, s32 accumulators,
  * wrapping as the CPU's). Accumulation is f32 (s32); an f16 result is
  * rounded once at the end, an f16 accumulator widened at the start. Every
  * intrinsic needs sm_80 (the plan chose MMA only there; a plan read from
@@ -49,10 +49,15 @@ static int64_t reg_holding(const tjp_layout *L, uint32_t e)
 }
 
 /* x (f32) rounded to tf32 as the CPU back end does: nearest, ties away,
- * on the low 13 bits, Inf and NaN kept; as its bits (i32). */
-static LLVMValueRef tf32_bits(codegen *c, LLVMValueRef x)
+ * on the low 13 bits, Inf and NaN kept; as its bits (i32). For mma.sync
+ * (hw) one cvt.rna.tf32.f32 does it (sm_80, as mma itself): the same on
+ * every finite value and Inf, and any NaN stays a NaN, which is all an mma
+ * can tell; the FMA form keeps the integer formula, bit for bit the CPU's. */
+static LLVMValueRef tf32_bits(codegen *c, LLVMValueRef x, int hw)
 {
     LLVMBuilderRef b = c->g.b;
+    if (hw)
+        return tjj_gpu_intrinsic(&c->g, "llvm.nvvm.f2tf32.rna", NULL, 0, &x, 1);
     LLVMValueRef u = LLVMBuildBitCast(b, x, c->g.ty.t_i32, "");
     LLVMValueRef rounded = LLVMBuildAnd(b, LLVMBuildAdd(b, u, c_i32(c, 0x1000), ""), c_i32(c, (int32_t)0xFFFFE000u), "");
     LLVMValueRef exp = LLVMBuildAnd(b, u, c_i32(c, 0x7F800000), "");
@@ -72,7 +77,7 @@ typedef struct parts {
     LLVMValueRef v[2];
 } parts;
 
-static parts split(codegen *c, LLVMValueRef x, tj_dtype dt, tj_input_precision prec)
+static parts split(codegen *c, LLVMValueRef x, tj_dtype dt, tj_input_precision prec, int hw)
 {
     parts p = {{NULL, NULL}};
     if (dt == TJ_I8) {
@@ -84,16 +89,18 @@ static parts split(codegen *c, LLVMValueRef x, tj_dtype dt, tj_input_precision p
         p.v[0] = x;
         return p;
     }
-    p.v[0] = as_float(c, tf32_bits(c, x));
+    p.v[0] = as_float(c, tf32_bits(c, x, hw));
     if (prec == TJ_PRECISION_TF32X3)
-        p.v[1] = as_float(c, tf32_bits(c, LLVMBuildFSub(c->g.b, x, p.v[0], "")));
+        p.v[1] = as_float(c, tf32_bits(c, LLVMBuildFSub(c->g.b, x, p.v[0], ""), hw));
     return p;
 }
 
-/* The operands' registers split into parts, computed once each. */
+/* The operands' registers split into parts, computed once each (hw: for
+ * mma.sync, tf32_bits). */
 typedef struct operand {
     int32_t id;
     tj_dtype dt;
+    int hw;
     parts *of;
     uint8_t *done;
 } operand;
@@ -101,16 +108,16 @@ typedef struct operand {
 static const parts *part_of(codegen *c, operand *o, uint32_t r, tj_input_precision prec)
 {
     if (!o->done[r]) {
-        o->of[r] = split(c, tjj_gpu_reg(c, o->id, r), o->dt, prec);
+        o->of[r] = split(c, tjj_gpu_reg(c, o->id, r), o->dt, prec, o->hw);
         o->done[r] = 1;
     }
     return &o->of[r];
 }
 
-static operand operand_of(codegen *c, int32_t id)
+static operand operand_of(codegen *c, int32_t id, int hw)
 {
     size_t n = (size_t)nregs_of(c, id);
-    return (operand){id, type_of(c, id)->dtype, tjs_xcalloc(n, sizeof(parts)), tjs_xcalloc(n, 1)};
+    return (operand){id, type_of(c, id)->dtype, hw, tjs_xcalloc(n, sizeof(parts)), tjs_xcalloc(n, 1)};
 }
 
 static void operand_free(operand *o)
@@ -169,7 +176,7 @@ static void emit_fma(codegen *c, const tji_op *op)
     const tjp_layout *LC = layout_of(c, res), *LA = layout_of(c, op->args[0]), *LB = layout_of(c, op->args[1]);
     uint32_t K = (uint32_t)at->shape[at->rank - 1], n = (uint32_t)nregs_of(c, res), dup = reg_dup_mask(LC);
     int is_int = at->dtype == TJ_I8, three = op->precision == TJ_PRECISION_TF32X3 && at->dtype == TJ_F32;
-    operand a = operand_of(c, op->args[0]), b = operand_of(c, op->args[1]);
+    operand a = operand_of(c, op->args[0], 0), b = operand_of(c, op->args[1], 0);
     LLVMValueRef *out = tjj_gpu_regs_for(c, res);
     for (uint32_t r = 0; r < n && c->g.status == TJ_OK; r++) {
         if (r & dup)
@@ -278,7 +285,7 @@ static void emit_mma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     int na = tjp_mma_fragment_regs(TJP_MMA_A, eb), nb = tjp_mma_fragment_regs(TJP_MMA_B, eb);
     uint32_t K = (uint32_t)at->shape[at->rank - 1], kin = 8u * (uint32_t)tjp_mma_elems_per_reg(eb);
     uint32_t ntiles = (uint32_t)nregs_of(c, res) / 4;
-    operand a = operand_of(c, op->args[0]), b = operand_of(c, op->args[1]);
+    operand a = operand_of(c, op->args[0], 1), b = operand_of(c, op->args[1], 1);
     fragments fa = fragments_of(c, op->args[0], na), fb = fragments_of(c, op->args[1], nb);
     LLVMValueRef (*acc)[4] = tjs_xcalloc(ntiles, sizeof *acc);
     int64_t *ra = tjs_xcalloc(ntiles, sizeof *ra), *rb = tjs_xcalloc(ntiles, sizeof *rb);
