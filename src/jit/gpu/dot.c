@@ -24,8 +24,8 @@
  * in the same warp's registers, through LLVM's NVVM intrinsics:
  * m16n8k16.row.col.f32.f32 (f16 in <2 x half>), .bf16 (bf16 pairs packed
  * in i32), m16n8k8.row.col.tf32 (inputs rounded to tf32 by one
- * cvt.rna.tf32.f32 each, their bits in i32), m16n8k32.row.col.s8 (four i8 per i32, s32 accumulators,
- * wrapping as the CPU's). Accumulation is f32 (s32); an f16 result is
+ * cvt.rna.tf32.f32 each, their bits in i32), m16n8k32.row.col.s8 (four
+ * i8 per i32, s32 accumulators, wrapping as the CPU's). Accumulation is f32 (s32); an f16 result is
  * rounded once at the end, an f16 accumulator widened at the start. Every
  * intrinsic needs sm_80 (the plan chose MMA only there; a plan read from
  * text that asks for it elsewhere is refused here, since LLVM would abort
