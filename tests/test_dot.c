@@ -17,24 +17,18 @@
  */
 #include "testlib.h"
 
-#define TILE_IDX(R, C) tj_add(tj_mul(tj_expand_dims(tj_arange(0, R), 1), C), tj_expand_dims(tj_arange(0, C), 0))
-#define BATCH_IDX(B_, R, C)                                                                          \
-    tj_add(tj_mul(tj_expand_dims(tj_expand_dims(tj_arange(0, B_), 1), 2), (R) * (C)),                \
-           tj_expand_dims(TILE_IDX(R, C), 0))
-#define IDX(B_, R, C) (B_ > 1 ? BATCH_IDX(B_, R, C) : TILE_IDX(R, C))
-
 /* c = a @ b (+ acc) for [BATCH,] M x K x N; TRANS_B: b is stored [N, K]. */
 #define DOT_KERNEL(NAME, IN, OUT)                                                                   \
     TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(a, IN), TJ_PTR(b, IN), TJ_PTR(acc, OUT), TJ_PTR(c, OUT)),       \
               TJ_CONSTS(BATCH, M, N, K, HAS_ACC, PREC, TRANS_B))                                     \
     {                                                                                                \
-        tj_val ta = tj_load(tj_add(a, IDX(BATCH, M, K)));                                            \
-        tj_val tb = TRANS_B ? tj_trans(tj_load(tj_add(b, TILE_IDX(N, K))))                           \
-                            : tj_load(tj_add(b, IDX(BATCH, K, N)));                                  \
-        tj_val tacc = HAS_ACC ? tj_load(tj_add(acc, IDX(BATCH, M, N))) : TJ_NONE;                    \
+        tj_val ta = tj_load(tj_add(a, TL_IDX(BATCH, M, K)));                                            \
+        tj_val tb = TRANS_B ? tj_trans(tj_load(tj_add(b, TL_TILE_IDX(N, K))))                           \
+                            : tj_load(tj_add(b, TL_IDX(BATCH, K, N)));                                  \
+        tj_val tacc = HAS_ACC ? tj_load(tj_add(acc, TL_IDX(BATCH, M, N))) : TJ_NONE;                    \
         tj_val r = tj_dot(ta, tb, tacc, .input_precision = (tj_input_precision)PREC,                 \
                           .out_dtype = TJ_##OUT == TJ_F16 ? TJ_F16 : 0);                             \
-        tj_store(tj_add(c, IDX(BATCH, M, N)), r);                                                    \
+        tj_store(tj_add(c, TL_IDX(BATCH, M, N)), r);                                                    \
     }
 #define TJ_f32 TJ_F32
 #define TJ_f16 TJ_F16
@@ -53,10 +47,10 @@ TJ_KERNEL(dot_loop, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32), TJ
     TJ_FOR(k, 0, nk, 1, &acc) {
         tj_val ta = tj_load(tj_add(tj_add(a, tj_mul(k, K)), tj_add(tj_mul(tj_expand_dims(tj_arange(0, M), 1), tj_mul(nk, K)),
                                                            tj_expand_dims(tj_arange(0, K), 0))));
-        tj_val tb = tj_load(tj_add(tj_add(b, tj_mul(tj_mul(k, K), N)), TILE_IDX(K, N)));
+        tj_val tb = tj_load(tj_add(tj_add(b, tj_mul(tj_mul(k, K), N)), TL_TILE_IDX(K, N)));
         acc = tj_dot(ta, tb, acc);
     }
-    tj_store(tj_add(c, TILE_IDX(M, N)), acc);
+    tj_store(tj_add(c, TL_TILE_IDX(M, N)), acc);
 }
 
 /* The same with Triton's carried pointer tiles (a_ptrs += K each chunk), and
@@ -66,15 +60,15 @@ TJ_KERNEL(dot_ptr_loop, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32)
 {
     tj_val lda = tj_mul(tj_add(nk, 1), K);
     tj_val ap = tj_add(a, tj_add(tj_mul(tj_expand_dims(tj_arange(0, M), 1), lda), tj_expand_dims(tj_arange(0, K), 0)));
-    tj_val bp = tj_add(b, TILE_IDX(K, N));
+    tj_val bp = tj_add(b, TL_TILE_IDX(K, N));
     tj_val acc = tj_zeros(TJ_SHAPE(M, N), TJ_F32);
     TJ_FOR(k, 0, nk, 1, &acc, &ap, &bp) {
         acc = tj_dot(tj_load(ap), tj_load(bp), acc);
         ap = tj_add(ap, K);
         bp = tj_add(bp, tj_mul(K, N));
     }
-    tj_store(tj_add(c, TILE_IDX(M, N)), acc);
-    tj_store(tj_add(d, TILE_IDX(M, K)), tj_load(ap));
+    tj_store(tj_add(c, TL_TILE_IDX(M, N)), acc);
+    tj_store(tj_add(d, TL_TILE_IDX(M, K)), tj_load(ap));
 }
 
 static float tf32(float x)
@@ -255,11 +249,11 @@ static int bad_case0_line; /* case i of bad_dot is on line bad_case0_line + i */
 
 TJ_KERNEL(bad_dot, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(h, f16), TJ_PTR(q, i8)), TJ_CONSTS(CASE))
 {
-    tj_val a = tj_load(tj_add(x, TILE_IDX(32, 16)));   /* f32 [32, 16] */
-    tj_val b = tj_load(tj_add(x, TILE_IDX(16, 32)));   /* f32 [16, 32] */
-    tj_val hb = tj_load(tj_add(h, TILE_IDX(16, 32)));  /* f16 [16, 32] */
-    tj_val qa = tj_load(tj_add(q, TILE_IDX(32, 16)));  /* i8 [32, 16] */
-    tj_val small = tj_load(tj_add(x, TILE_IDX(8, 16))); /* f32 [8, 16] */
+    tj_val a = tj_load(tj_add(x, TL_TILE_IDX(32, 16)));   /* f32 [32, 16] */
+    tj_val b = tj_load(tj_add(x, TL_TILE_IDX(16, 32)));   /* f32 [16, 32] */
+    tj_val hb = tj_load(tj_add(h, TL_TILE_IDX(16, 32)));  /* f16 [16, 32] */
+    tj_val qa = tj_load(tj_add(q, TL_TILE_IDX(32, 16)));  /* i8 [32, 16] */
+    tj_val small = tj_load(tj_add(x, TL_TILE_IDX(8, 16))); /* f32 [8, 16] */
     tj_val r = TJ_NONE;
     bad_case0_line = __LINE__ + 2;
     switch (CASE) {
@@ -273,7 +267,7 @@ TJ_KERNEL(bad_dot, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(h, f16), TJ_PTR(q, i8)), TJ_
     case 7: r = tj_dot(a, b, tj_zeros(TJ_SHAPE(32, 16), TJ_F32)); break;        /* acc shape */
     default: r = tj_dot(a, b, tj_zeros(TJ_SHAPE(32, 32), TJ_F16)); break;       /* f32 -> f16 */
     }
-    tj_store(tj_add(x, TILE_IDX(32, 32)), tj_cast(r, TJ_F32));
+    tj_store(tj_add(x, TL_TILE_IDX(32, 32)), tj_cast(r, TJ_F32));
 }
 
 static void error_case(int which, tj_status want, const char *words)

@@ -356,21 +356,15 @@ static void test_consts(const format *f, int typed)
 
 /* --- tj_dot ---------------------------------------------------------------- */
 
-#define FP8_TILE(R, C) tj_add(tj_mul(tj_expand_dims(tj_arange(0, R), 1), C), tj_expand_dims(tj_arange(0, C), 0))
-#define FP8_BATCH(B_, R, C)                                                                         \
-    tj_add(tj_mul(tj_expand_dims(tj_expand_dims(tj_arange(0, B_), 1), 2), (R) * (C)),               \
-           tj_expand_dims(FP8_TILE(R, C), 0))
-#define FP8_IDX(B_, R, C) (B_ > 1 ? FP8_BATCH(B_, R, C) : FP8_TILE(R, C))
-
 /* c = a @ b (+ acc), a of dtype A, b of dtype B. */
 #define FP8_DOT_KERNEL(NAME, A, B)                                                                 \
     TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(a, A), TJ_PTR(b, B), TJ_PTR(acc, f32), TJ_PTR(c, f32)),        \
               TJ_CONSTS(BATCH, M, N, K, HAS_ACC))                                                   \
     {                                                                                               \
-        tj_val ta = tj_load(tj_add(a, FP8_IDX(BATCH, M, K)));                                       \
-        tj_val tb = tj_load(tj_add(b, FP8_IDX(BATCH, K, N)));                                       \
-        tj_val tacc = HAS_ACC ? tj_load(tj_add(acc, FP8_IDX(BATCH, M, N))) : TJ_NONE;               \
-        tj_store(tj_add(c, FP8_IDX(BATCH, M, N)), tj_dot(ta, tb, tacc));                            \
+        tj_val ta = tj_load(tj_add(a, TL_IDX(BATCH, M, K)));                                       \
+        tj_val tb = tj_load(tj_add(b, TL_IDX(BATCH, K, N)));                                       \
+        tj_val tacc = HAS_ACC ? tj_load(tj_add(acc, TL_IDX(BATCH, M, N))) : TJ_NONE;               \
+        tj_store(tj_add(c, TL_IDX(BATCH, M, N)), tj_dot(ta, tb, tacc));                            \
     }
 FP8_DOT_KERNEL(dot_e4m3, f8e4m3, f8e4m3)
 FP8_DOT_KERNEL(dot_e5m2, f8e5m2, f8e5m2)
@@ -433,9 +427,9 @@ static int bad_case0_line; /* case i of bad_fp8 is on line bad_case0_line + i */
 TJ_KERNEL(bad_fp8, TJ_PARAMS(TJ_PTR(p, f8e4m3), TJ_PTR(q, f8e5m2), TJ_PTR(h, f16), TJ_PTR(o, f32)),
           TJ_CONSTS(CASE))
 {
-    tj_val x = tj_load(tj_add(p, FP8_TILE(16, 16)));  /* f8e4m3 [16, 16] */
-    tj_val y = tj_load(tj_add(q, FP8_TILE(16, 16)));  /* f8e5m2 [16, 16] */
-    tj_val hh = tj_load(tj_add(h, FP8_TILE(16, 16))); /* f16 [16, 16] */
+    tj_val x = tj_load(tj_add(p, TL_TILE_IDX(16, 16)));  /* f8e4m3 [16, 16] */
+    tj_val y = tj_load(tj_add(q, TL_TILE_IDX(16, 16)));  /* f8e5m2 [16, 16] */
+    tj_val hh = tj_load(tj_add(h, TL_TILE_IDX(16, 16))); /* f16 [16, 16] */
     tj_val r = TJ_NONE;
     bad_case0_line = __LINE__ + 2;
     switch (CASE) {
@@ -444,13 +438,13 @@ TJ_KERNEL(bad_fp8, TJ_PARAMS(TJ_PTR(p, f8e4m3), TJ_PTR(q, f8e5m2), TJ_PTR(h, f16
     case 2: r = tj_exp(x); break;
     case 3: r = tj_sum(x, 0); break;
     case 4: r = tj_lt(x, 1.0); break;
-    case 5: r = tj_atomic_add(tj_add(p, FP8_TILE(16, 16)), x); break;
+    case 5: r = tj_atomic_add(tj_add(p, TL_TILE_IDX(16, 16)), x); break;
     case 6: r = tj_dot(x, hh, TJ_NONE); break;
     case 7: r = tj_dot(x, y, TJ_NONE, .out_dtype = TJ_F16); break;
     case 8: r = tj_dot(x, x, TJ_NONE, .input_precision = TJ_PRECISION_TF32); break;
     default: r = tj_maximum(x, y); break; /* meets in f32: allowed, and the control */
     }
-    tj_store(tj_add(o, FP8_TILE(16, 16)), tj_cast(r, TJ_F32));
+    tj_store(tj_add(o, TL_TILE_IDX(16, 16)), tj_cast(r, TJ_F32));
 }
 
 static void error_case(int which, const char *op, tj_status want, const char *words)

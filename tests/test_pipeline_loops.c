@@ -55,18 +55,16 @@ TJ_KERNEL(matmul_tutorial, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f
              .mask = tj_and(tj_lt(tj_expand_dims(offs_m, 1), M), tj_lt(tj_expand_dims(offs_n, 0), N)));
 }
 
-#define TILE_IDX(R, C) tj_add(tj_mul(tj_expand_dims(tj_arange(0, R), 1), C), tj_expand_dims(tj_arange(0, C), 0))
-
 /* Addresses from the induction variable alone (test_dot's loop). */
 TJ_KERNEL(dot_by_iv, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32), TJ_SCALAR(nk, i32)), TJ_CONSTS())
 {
     tj_val acc = tj_zeros(TJ_SHAPE(16, 16), TJ_F32);
     TJ_FOR(k, 0, nk, 1, &acc) {
-        tj_val ta = tj_load(tj_add(tj_add(a, tj_mul(k, 256)), TILE_IDX(16, 16)));
-        tj_val tb = tj_load(tj_add(tj_add(b, tj_mul(k, 256)), TILE_IDX(16, 16)));
+        tj_val ta = tj_load(tj_add(tj_add(a, tj_mul(k, 256)), TL_TILE_IDX(16, 16)));
+        tj_val tb = tj_load(tj_add(tj_add(b, tj_mul(k, 256)), TL_TILE_IDX(16, 16)));
         acc = tj_dot(ta, tb, acc);
     }
-    tj_store(tj_add(c, TILE_IDX(16, 16)), acc);
+    tj_store(tj_add(c, TL_TILE_IDX(16, 16)), acc);
 }
 
 /* Loads that stay: one feeds a sum, the other's address is the accumulator's. */
@@ -75,11 +73,11 @@ TJ_KERNEL(not_pipelined, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(c, f32), TJ_SCALAR(n, 
     tj_val s = tj_zeros(TJ_SHAPE(16, 16), TJ_F32);
     tj_val acc = tj_zeros(TJ_SHAPE(16, 16), TJ_F32);
     TJ_FOR(k, 0, n, 16, &s, &acc) {
-        s = tj_add(s, tj_load(tj_add(tj_add(a, k), TILE_IDX(16, 16))));
+        s = tj_add(s, tj_load(tj_add(tj_add(a, k), TL_TILE_IDX(16, 16))));
         tj_val t = tj_load(tj_add(a, tj_cast(acc, TJ_I32)));
         acc = tj_dot(t, t, acc);
     }
-    tj_store(tj_add(c, TILE_IDX(16, 16)), tj_add(s, acc));
+    tj_store(tj_add(c, TL_TILE_IDX(16, 16)), tj_add(s, acc));
 }
 
 typedef struct counts {

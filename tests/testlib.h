@@ -34,6 +34,15 @@
 #define TL_POISON 0xAB
 #define TL_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Row-major element indices of a whole [R, C] tile, and of a batch of B_
+ * of them ([B_, R, C]; TL_IDX picks by B_ > 1): the offsets of tile loads
+ * and stores in the dot tests. */
+#define TL_TILE_IDX(R, C) tj_add(tj_mul(tj_expand_dims(tj_arange(0, R), 1), C), tj_expand_dims(tj_arange(0, C), 0))
+#define TL_BATCH_IDX(B_, R, C)                                                                      \
+    tj_add(tj_mul(tj_expand_dims(tj_expand_dims(tj_arange(0, B_), 1), 2), (R) * (C)),               \
+           tj_expand_dims(TL_TILE_IDX(R, C), 0))
+#define TL_IDX(B_, R, C) (B_ > 1 ? TL_BATCH_IDX(B_, R, C) : TL_TILE_IDX(R, C))
+
 /* ---- random numbers ------------------------------------------------------ */
 
 static inline uint64_t *tl__rng(void)
