@@ -280,6 +280,27 @@ static void explain_buffer(tjs_buf *b, const char *what, const tjp_shared_use *u
                      : use->parts > 1 ? "reads (of each part)" : "reads", &use->read, S);
 }
 
+/* 16-byte vector writes of W under S and their bank conflicts. */
+static void explain_vector_writes(tjs_buf *b, const tjp_layout *W, const tjp_swizzle *S)
+{
+    tjp_bank_count n;
+    tjp_vector_write_cost(W, S, &n);
+    tjs_buf_printf(b, "    shared writes: 16-byte vectors; %lld quarter-warp phases, %lld wavefronts "
+                   "(minimum %lld); bank conflicts: %s\n", (long long)n.requests, (long long)n.wavefronts,
+                   (long long)n.minimum, n.wavefronts == n.minimum ? "none" : "some");
+}
+
+/* ldmatrix.x<m>[.trans] reads of R under S and their bank conflicts. */
+static void explain_ldmatrix_reads(tjs_buf *b, const tjp_layout *R, const tjp_swizzle *S, int m, int trans)
+{
+    tjp_bank_count n;
+    tjp_ldmatrix_cost(R, S, &n);
+    tjs_buf_printf(b, "    shared reads: ldmatrix.sync.aligned.m8n8.x%d%s.b16; %lld matrix phases, %lld "
+                   "wavefronts (minimum %lld); bank conflicts: %s\n", m, trans ? ".trans" : "",
+                   (long long)n.requests, (long long)n.wavefronts, (long long)n.minimum,
+                   n.wavefronts == n.minimum ? "none" : "some");
+}
+
 /* A step through shared memory: the layouts that write and read the
  * buffer, its swizzle, and the bank conflicts of both sides. */
 static void explain_shared(tjs_buf *b, const tjp_layout_plan *plan, int32_t i)
@@ -295,16 +316,8 @@ static void explain_shared(tjs_buf *b, const tjp_layout_plan *plan, int32_t i)
                        use->swizzle.elem_bytes);
         tjp_swizzle_print(b, &use->swizzle);
         tjs_buf_printf(b, " (16-byte rows kept whole)\n");
-        tjp_bank_count n;
-        tjp_vector_write_cost(&use->write, &use->swizzle, &n);
-        tjs_buf_printf(b, "    shared writes: 16-byte vectors; %lld quarter-warp phases, %lld wavefronts "
-                       "(minimum %lld); bank conflicts: %s\n", (long long)n.requests, (long long)n.wavefronts,
-                       (long long)n.minimum, n.wavefronts == n.minimum ? "none" : "some");
-        tjp_ldmatrix_cost(&use->read, &use->swizzle, &n);
-        tjs_buf_printf(b, "    shared reads: ldmatrix.sync.aligned.m8n8.x%d%s.b16; %lld matrix phases, %lld "
-                       "wavefronts (minimum %lld); bank conflicts: %s\n", use->ldmatrix,
-                       use->ldmatrix_trans ? ".trans" : "", (long long)n.requests, (long long)n.wavefronts,
-                       (long long)n.minimum, n.wavefronts == n.minimum ? "none" : "some");
+        explain_vector_writes(b, &use->write, &use->swizzle);
+        explain_ldmatrix_reads(b, &use->read, &use->swizzle, use->ldmatrix, use->ldmatrix_trans);
     } else {
         explain_buffer(b, "", use, &use->swizzle);
     }
@@ -408,29 +421,18 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
                    (long long)R->numel, R->elem_bytes);
     tjp_swizzle_print(b, &R->swizzle);
     tjs_buf_printf(b, "\n");
-    tjp_bank_count n;
     if (copy) {
         int vector = plan->vector && i < plan->nops ? plan->vector[i] : 1;
         tjs_buf_printf(b, "    copies: cp.async of up to %d bytes per thread and vector\n", vector * R->elem_bytes);
-        if (!R->ldmatrix) {
+        if (R->ldmatrix)
+            explain_vector_writes(b, &plan->of[v], &R->swizzle);
+        else
             explain_banks(b, "writes", &plan->of[v], &R->swizzle);
-            return;
-        }
-        tjp_vector_write_cost(&plan->of[v], &R->swizzle, &n);
-        tjs_buf_printf(b, "    shared writes: 16-byte vectors; %lld quarter-warp phases, %lld wavefronts "
-                       "(minimum %lld); bank conflicts: %s\n", (long long)n.requests, (long long)n.wavefronts,
-                       (long long)n.minimum, n.wavefronts == n.minimum ? "none" : "some");
-        return;
-    }
-    if (!R->ldmatrix) {
+    } else if (R->ldmatrix) {
+        explain_ldmatrix_reads(b, &plan->of[v], &R->swizzle, R->ldmatrix, R->ldmatrix_trans);
+    } else {
         explain_banks(b, "reads", &plan->of[v], &R->swizzle);
-        return;
     }
-    tjp_ldmatrix_cost(&plan->of[v], &R->swizzle, &n);
-    tjs_buf_printf(b, "    shared reads: ldmatrix.sync.aligned.m8n8.x%d%s.b16; %lld matrix phases, %lld "
-                   "wavefronts (minimum %lld); bank conflicts: %s\n", R->ldmatrix, R->ldmatrix_trans ? ".trans" : "",
-                   (long long)n.requests, (long long)n.wavefronts, (long long)n.minimum,
-                   n.wavefronts == n.minimum ? "none" : "some");
 }
 
 static void explain_region(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan,

@@ -361,13 +361,15 @@ static int only_narrowing_casts(assigner *A, int32_t r, int pos, int32_t v, cons
             uses += op->args[k] == v;
         if (!uses || op->parent < 0)
             continue;
+        if (op->code != TJI_CAST || op->parent != r)
+            return 0;
         int at = 0;
         while (at < fn->regions[r].nops && fn->regions[r].ops[at] != i)
             at++;
-        const tji_type *from = tji_typeof(fn, v), *to = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
-        if (op->code != TJI_CAST || op->parent != r || at <= pos || !to || !tjs_dtype_is_float(to->dtype) ||
-            !tjs_dtype_is_float(from->dtype) || tjs_dtype_bits(to->dtype) >= tjs_dtype_bits(from->dtype) ||
-            !A->set[op->result] || !tjp_layout_equal(&A->of[op->result], L))
+        const tji_type *from = tji_typeof(fn, v), *to = tji_typeof(fn, op->result);
+        if (at <= pos || !tjs_dtype_is_float(to->dtype) || !tjs_dtype_is_float(from->dtype) ||
+            tjs_dtype_bits(to->dtype) >= tjs_dtype_bits(from->dtype) || !A->set[op->result] ||
+            !tjp_layout_equal(&A->of[op->result], L))
             return 0;
         any = 1;
     }
@@ -407,9 +409,10 @@ static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opid
             !tjp_dot_result_layout(fn, &fn->ops[def], &A->dot[def], A->num_warps, &acc))
             continue;
         int32_t res = fn->ops[opidx].result + i;
-        if (A->set[res] && !tjp_layout_equal(&A->of[res], &acc) && only_narrowing_casts(A, r, pos, res, &A->of[res])) {
+        int other = A->set[res] && !tjp_layout_equal(&A->of[res], &acc);
+        if (other && only_narrowing_casts(A, r, pos, res, &A->of[res])) {
             convert_after_casts(A, r, res, &acc);
-        } else if (A->set[res] && !tjp_layout_equal(&A->of[res], &acc)) {
+        } else if (other) {
             tji_type type = *tji_typeof(fn, res);
             int at = pos + 1;
             while (at < fn->regions[r].nops && fn->ops[fn->regions[r].ops[at]].code == TJI_ASYNC_WAIT)
