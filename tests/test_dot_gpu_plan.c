@@ -456,8 +456,8 @@ static int conflict_free(const tjp_shared_step *st, int reads_reported, char *wh
         tjp_vector_write_cost(&st->use.write, &st->use.swizzle, &w);
         tjp_ldmatrix_cost(&st->use.read, &st->use.swizzle, &r);
     } else {
-        tjp_bank_cost(&st->use.write, &st->use.swizzle, &w);
-        tjp_bank_cost(&st->use.read, &st->use.swizzle, &r);
+        tjp_bank_cost(&st->use.write, &st->use.swizzle, st->use.write_vector, &w);
+        tjp_bank_cost(&st->use.read, &st->use.swizzle, st->use.read_vector, &r);
     }
     if (!w.requests || !r.requests)
         return snprintf(why, n, "%s: no requests counted", what), 0;

@@ -158,6 +158,13 @@ static void pipelined(int nt)
         last_ldm = q;
     tap_ok(first_mma && last_ldm && first_mma < last_ldm,
            "%s, num_stages 3: the dot's fragments are loaded between its mma instructions", p);
+    /* the f32 epilogue: the accumulator's pairs written as 8 bytes, the
+     * store's 16-byte vectors read back whole */
+    int v2 = ptx ? count(ptx, "st.shared.v2.b32") : 0, v4 = ptx ? count(ptx, "ld.shared.v4.b32") : 0;
+    int scalar = ptx ? count(ptx, "st.shared.b32") + count(ptx, "ld.shared.b32") : -1;
+    tap_ok(ptx && v2 > 0 && v4 > 0 && scalar == 0,
+           "%s, num_stages 3: the epilogue's conversion writes st.shared.v2 (%d) and reads ld.shared.v4 (%d), "
+           "no 4-byte shared accesses (%d)", p, v2, v4, scalar);
     free(ptx);
 }
 
@@ -191,18 +198,29 @@ static void narrow_epilogue(void)
         st = tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 4,
                                                 .spec = spec_of(tutorial_matmul_f16, 4096, 4096, 4096, 0)},
                           &planned);
-    int f16 = 0, f32 = 0;
+    int f16 = 0, f32 = 0, vectors_ok = 0;
     for (int32_t i = 0; st == TJ_OK && i < fn->nops; i++)
         if (fn->ops[i].code == TJI_CONVERT && fn->ops[i].parent == 0 &&
             planned.plan.shared[i].kind == TJP_STEP_CONVERT) {
+            const tjp_shared_use *u = &planned.plan.shared[i].use;
             tj_dtype dt = tji_typeof(fn, fn->ops[i].args[0])->dtype;
             f16 += dt == TJ_F16;
             f32 += dt == TJ_F32;
+            tjp_bank_count w, r;
+            tjp_bank_cost(&u->write, &u->swizzle, u->write_vector, &w);
+            tjp_bank_cost(&u->read, &u->swizzle, u->read_vector, &r);
+            vectors_ok = u->write_vector == 2 && u->read_vector == 8 && w.requests > 0 &&
+                         w.wavefronts == w.minimum && r.wavefronts == r.minimum;
+            tap_diag("epilogue: vectors %d/%d, writes %lld wavefronts (minimum %lld), reads %lld (%lld)",
+                     u->write_vector, u->read_vector, (long long)w.wavefronts, (long long)w.minimum,
+                     (long long)r.wavefronts, (long long)r.minimum);
         }
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     tap_ok(st == TJ_OK && f16 == 1 && f32 == 0,
            "C in f16: the epilogue converts the cast f16 tile through shared memory (f16 %d, f32 %d)", f16, f32);
+    tap_ok(vectors_ok, "C in f16: the conversion writes 4-byte pairs and reads 16-byte vectors, "
+           "without bank conflicts");
     tjj_gpu_planned_free(&planned);
     tji_func_free(fn);
 }

@@ -89,12 +89,13 @@ static tji_func *laid_out(const tj_kernel *k, const int64_t *consts, int nconsts
 }
 
 /* The buffer of a shared-memory step served in the fewest wavefronts, for
- * the writes and the reads, every request; the counts go to *w and *r. */
-static int conflict_free(const tjp_layout *write, const tjp_layout *read, const tjp_swizzle *S,
+ * the writes and the reads (wv and rv elements per access), every
+ * request; the counts go to *w and *r. */
+static int conflict_free(const tjp_layout *write, const tjp_layout *read, const tjp_swizzle *S, int wv, int rv,
                          tjp_bank_count *w, tjp_bank_count *r)
 {
-    tjp_bank_cost(write, S, w);
-    tjp_bank_cost(read, S, r);
+    tjp_bank_cost(write, S, wv, w);
+    tjp_bank_cost(read, S, rv, r);
     return w->requests > 0 && r->requests > 0 && w->wavefronts == w->minimum &&
            r->wavefronts == r->minimum && w->worst == w->worst_minimum &&
            r->worst == r->worst_minimum;
@@ -156,7 +157,7 @@ static void transposes(void)
                         shared++;
                         bytes_ok &= use.swizzle.elem_bytes == types[t].bytes;
                         tjp_bank_count wc, rc;
-                        ok &= conflict_free(&use.write, &use.read, &use.swizzle, &wc, &rc) &&
+                        ok &= conflict_free(&use.write, &use.read, &use.swizzle, use.write_vector, use.read_vector, &wc, &rc) &&
                               permutes(&use.swizzle, use.numel);
                         diag_swizzle(what, &use.swizzle, &wc, &rc);
                     }
@@ -191,7 +192,7 @@ static void vector_layouts(void)
     static const int bytes[] = {1, 2, 4, 8};
     static const int32_t shapes[][2] = {{32, 32}, {64, 64}, {128, 32}, {32, 128}, {128, 128}};
     for (int b = 0; b < 4; b++) {
-        int checked = 0, clean = 0;
+        int checked = 0, clean = 0, vchecked = 0, vclean = 0;
         for (int s = 0; s < 5; s++)
             for (int32_t warps = 4; warps <= 8; warps *= 2) {
                 int32_t vecs[3] = {1, 4, 16 / bytes[b]};
@@ -204,7 +205,7 @@ static void vector_layouts(void)
                         tjp_swizzle S;
                         tjp_swizzle_choose(&S, pair, 2, bytes[b]);
                         tjp_bank_count wc, rc;
-                        int ok = conflict_free(pair[0], pair[1], &S, &wc, &rc) &&
+                        int ok = conflict_free(pair[0], pair[1], &S, 1, 1, &wc, &rc) &&
                                  permutes(&S, (int64_t)shapes[s][0] * shapes[s][1]);
                         checked++;
                         clean += ok;
@@ -215,9 +216,37 @@ static void vector_layouts(void)
                                      (int)warps, dir ? "columns to rows" : "rows to columns");
                             diag_swizzle(what, &S, &wc, &rc);
                         }
+                        /* The same accessed in the widest vectors each layout allows:
+                         * a transpose then has conflicts no swizzle that keeps the
+                         * vectors whole removes (a vector's elements share banks),
+                         * but the swizzle must keep them whole, permute, and cost
+                         * no more than none, counted lane by lane. */
+                        int v[2] = {tjp_shared_vector(pair[0], bytes[b]), tjp_shared_vector(pair[1], bytes[b])};
+                        if (v[0] == 1 && v[1] == 1)
+                            continue;
+                        tjp_swizzle_choose_vectors(&S, pair, v, 2, bytes[b]);
+                        tjp_swizzle none = {.elem_bytes = bytes[b]};
+                        tjp_bank_count w0, r0;
+                        conflict_free(pair[0], pair[1], &none, v[0], v[1], &w0, &r0);
+                        conflict_free(pair[0], pair[1], &S, v[0], v[1], &wc, &rc);
+                        ok = tjp_vector_fits(pair[0], &S, v[0]) && tjp_vector_fits(pair[1], &S, v[1]) &&
+                             wc.wavefronts + rc.wavefronts <= w0.wavefronts + r0.wavefronts &&
+                             permutes(&S, (int64_t)shapes[s][0] * shapes[s][1]);
+                        vchecked++;
+                        vclean += ok;
+                        if (!ok) {
+                            char what[160];
+                            snprintf(what, sizeof what, "vectors %d/%d broken or dearer than no swizzle: %d-byte %dx%d, "
+                                     "%d warps, %s", v[0], v[1], bytes[b], (int)shapes[s][0], (int)shapes[s][1],
+                                     (int)warps, dir ? "columns to rows" : "rows to columns");
+                            diag_swizzle(what, &S, &wc, &rc);
+                        }
                     }
                 }
             }
+        tap_ok(vchecked > 0 && vclean == vchecked,
+               "%d-byte elements, the same accessed as vectors (up to 16 bytes per side): %d of %d "
+               "swizzles keep every vector whole, permute, cost no more than none", bytes[b], vclean, vchecked);
         tap_ok(checked > 0 && clean == checked,
                "%d-byte elements: rows of 1, 4 and %d-element vectors to columns and back, 5 shapes, "
                "4 and 8 warps: %d of %d conversions in the fewest wavefronts", bytes[b], 16 / bytes[b],
@@ -245,10 +274,10 @@ static void checker_fails(void)
     for (int k = 0; k < 4; k++) {
         tjp_swizzle none = {.elem_bytes = cases[k].bytes};
         int cmin, rmin;
-        int c = tjp_request_wavefronts(&column, &none, 0, 0, &cmin);
-        int r = tjp_request_wavefronts(&row, &none, 0, 0, &rmin);
+        int c = tjp_request_wavefronts(&column, &none, 1, 0, 0, &cmin);
+        int r = tjp_request_wavefronts(&row, &none, 1, 0, 0, &rmin);
         tjp_bank_count all;
-        tjp_bank_cost(&column, &none, &all);
+        tjp_bank_cost(&column, &none, 1, &all);
         tap_ok(c == cases[k].column && cmin == cases[k].column_min && r == cases[k].row &&
                    rmin == cases[k].row_min && all.requests == 8 * 4 &&
                    all.wavefronts == 32 * (int64_t)cases[k].column,
@@ -263,13 +292,13 @@ static void checker_fails(void)
     tjp_swizzle S;
     tjp_swizzle_choose(&S, pair, 2, 4);
     tjp_bank_count wc, rc;
-    int fixed = conflict_free(&row, &column, &S, &wc, &rc);
+    int fixed = conflict_free(&row, &column, &S, 1, 1, &wc, &rc);
     int bit = 0;
     while (bit < TJP_MAX_BITS && !S.flip[bit])
         bit++;
     if (bit < TJP_MAX_BITS)
         S.flip[bit] = 0;
-    tjp_bank_cost(&column, &S, &rc);
+    tjp_bank_cost(&column, &S, 1, &rc);
     tap_ok(fixed && bit < TJP_MAX_BITS && rc.worst == 2 && rc.worst_minimum == 1,
            "a swizzle with one image removed is caught: 2 wavefronts per column request (minimum 1)");
 }
@@ -289,10 +318,10 @@ static void reductions_and_scans(void)
                 continue;
             steps++;
             tjp_bank_count wc, rc;
-            ok &= use.parts == 4 && conflict_free(&use.write, &use.read, &use.swizzle, &wc, &rc) &&
+            ok &= use.parts == 4 && conflict_free(&use.write, &use.read, &use.swizzle, use.write_vector, use.read_vector, &wc, &rc) &&
                   permutes(&use.swizzle, use.numel);
             if (use.has_index)
-                ok &= conflict_free(&use.write, &use.read, &use.index_swizzle, &wc, &rc);
+                ok &= conflict_free(&use.write, &use.read, &use.index_swizzle, 1, 1, &wc, &rc);
         }
         tap_ok(ok && steps == 2, "column sum and argmax of 64x128 over 4 warps (%s layouts): "
                "partials of 4 warps in shared memory, no bank conflicts", co ? "coalesced" : "default");
@@ -318,9 +347,9 @@ static void reductions_and_scans(void)
             if (!tjp_shared_use_of(fn, &plan, i, &use))
                 continue;
             tjp_swizzle none = {.elem_bytes = 4};
-            int least, plain = tjp_request_wavefronts(&use.write, &none, 0, 0, &least);
+            int least, plain = tjp_request_wavefronts(&use.write, &none, 1, 0, 0, &least);
             tjp_bank_count wc, rc;
-            ok &= plain == 4 && least == 1 && conflict_free(&use.write, &use.read, &use.swizzle, &wc, &rc) &&
+            ok &= plain == 4 && least == 1 && conflict_free(&use.write, &use.read, &use.swizzle, use.write_vector, use.read_vector, &wc, &rc) &&
                   permutes(&use.swizzle, use.numel);
             found++;
         }
@@ -346,9 +375,9 @@ static void reductions_and_scans(void)
             if (!tjp_shared_use_of(fn, &plan, i, &use))
                 continue;
             tjp_swizzle none = {.elem_bytes = 4};
-            int least, plain = tjp_request_wavefronts(&use.read, &none, 0, 0, &least);
+            int least, plain = tjp_request_wavefronts(&use.read, &none, 1, 0, 0, &least);
             tjp_bank_count wc, rc;
-            ok &= plain == 4 && least == 1 && conflict_free(&use.write, &use.read, &use.swizzle, &wc, &rc) &&
+            ok &= plain == 4 && least == 1 && conflict_free(&use.write, &use.read, &use.swizzle, use.write_vector, use.read_vector, &wc, &rc) &&
                   permutes(&use.swizzle, use.numel);
             found++;
         }

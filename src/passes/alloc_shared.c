@@ -144,6 +144,7 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
         return;
     plan->rings = tjs_xcalloc((size_t)plan->nrings, sizeof *plan->rings);
     const tjp_layout **layouts = tjs_xcalloc((size_t)fn->nops + 1, sizeof *layouts);
+    int *vectors = tjs_xcalloc((size_t)fn->nops + 1, sizeof *vectors);
     for (int ring = 0; ring < plan->nrings; ring++) {
         tjp_ring *R = &plan->rings[ring];
         int n = 0;
@@ -163,24 +164,19 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
                 R->numel = tji_numel(&t);
                 R->elem_bytes = (int)elem_bytes(&t, 0);
             }
-            layouts[n++] = &plan->of[v];
-            if (copy) {
-                int vb = log2_of(plan->vector ? plan->vector[i] : 1);
-                if (vb < R->vector_bits)
-                    R->vector_bits = vb;
-            }
+            layouts[n] = &plan->of[v];
+            vectors[n++] = copy && plan->vector ? plan->vector[i] : 1;
+            if (copy && log2_of(vectors[n - 1]) < R->vector_bits)
+                R->vector_bits = log2_of(vectors[n - 1]);
         }
         if (R->op < 0)
             continue;
-        if (!tjp_ldmatrix_ring(fn, plan, ring, R)) {
-            tjp_swizzle_choose(&R->swizzle, layouts, n, R->elem_bytes);
-            uint32_t low = (1u << R->vector_bits) - 1;
-            for (int b = 0; b < TJP_MAX_BITS; b++)
-                R->swizzle.flip[b] = b < R->vector_bits ? 0 : R->swizzle.flip[b] & ~low;
-        }
+        if (!tjp_ldmatrix_ring(fn, plan, ring, R))
+            tjp_swizzle_choose_vectors(&R->swizzle, layouts, vectors, n, R->elem_bytes);
         R->slot_bytes = ((uint64_t)R->numel * (uint64_t)R->elem_bytes + 127) / 128 * 128;
     }
     free(layouts);
+    free(vectors);
 }
 
 /* Where ring stops being live: at the ASYNC_WAIT that follows the loop

@@ -254,12 +254,15 @@ static void explain_access(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
     explain_plan_steps(b, plan, i);
 }
 
-/* One side (writes or reads) of a shared-memory buffer: wavefronts per
- * warp request against the minimum, over all requests. */
-static void explain_banks(tjs_buf *b, const char *side, const tjp_layout *L, const tjp_swizzle *S)
+/* One side (writes or reads) of a shared-memory buffer, `vector`
+ * elements per access: wavefronts per warp request against the minimum,
+ * over all requests. */
+static void explain_banks(tjs_buf *b, const char *side, const tjp_layout *L, const tjp_swizzle *S, int vector)
 {
     tjp_bank_count n;
-    tjp_bank_cost(L, S, &n);
+    tjp_bank_cost(L, S, vector, &n);
+    if (vector > 1)
+        tjs_buf_printf(b, "    shared %s: %d-byte vectors\n", side, vector * S->elem_bytes);
     tjs_buf_printf(b, "    shared %s: %d wavefront(s) per warp request at worst (minimum %d); "
                    "%lld requests, %lld wavefronts (minimum %lld); ", side, n.worst, n.worst_minimum,
                    (long long)n.requests, (long long)n.wavefronts, (long long)n.minimum);
@@ -275,9 +278,11 @@ static void explain_buffer(tjs_buf *b, const char *what, const tjp_shared_use *u
                    (long long)use->numel, S->elem_bytes);
     tjp_swizzle_print(b, S);
     tjs_buf_printf(b, "\n");
-    explain_banks(b, "writes", &use->write, S);
+    int values = S == &use->swizzle; /* the index buffer is accessed element by element */
+    explain_banks(b, "writes", &use->write, S, values && use->write_vector ? use->write_vector : 1);
     explain_banks(b, use->part_lanes ? "reads (a part per lane)"
-                     : use->parts > 1 ? "reads (of each part)" : "reads", &use->read, S);
+                     : use->parts > 1 ? "reads (of each part)" : "reads", &use->read, S,
+                  values && use->read_vector ? use->read_vector : 1);
 }
 
 /* 16-byte vector writes of W under S and their bank conflicts. */
@@ -427,11 +432,11 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
         if (R->ldmatrix)
             explain_vector_writes(b, &plan->of[v], &R->swizzle);
         else
-            explain_banks(b, "writes", &plan->of[v], &R->swizzle);
+            explain_banks(b, "writes", &plan->of[v], &R->swizzle, vector);
     } else if (R->ldmatrix) {
         explain_ldmatrix_reads(b, &plan->of[v], &R->swizzle, R->ldmatrix, R->ldmatrix_trans);
     } else {
-        explain_banks(b, "reads", &plan->of[v], &R->swizzle);
+        explain_banks(b, "reads", &plan->of[v], &R->swizzle, 1);
     }
 }
 

@@ -346,6 +346,8 @@ int tjp_ldmatrix_choose(const tji_func *fn, const tjp_layout_plan *plan, int32_t
         tjp_vector_write_cost(&try.write, &try.swizzle, &w);
         tjp_ldmatrix_cost(&try.read, &try.swizzle, &r);
         if (w.wavefronts == w.minimum && r.wavefronts == r.minimum) {
+            try.write_vector = (int)row_elems(try.swizzle.elem_bytes);
+            try.read_vector = 1;
             *use = try;
             return 1;
         }

@@ -248,23 +248,41 @@ TJI_FUNC int tjp_swizzle_permutes(const tjp_swizzle *S, int64_t numel);
  * found; no swizzle when that is already free of conflicts). */
 TJI_FUNC void tjp_swizzle_choose(tjp_swizzle *out, const tjp_layout *const *layouts,
                                  int nlayouts, int elem_bytes);
+/* The same where layout k is accessed vectors[k] consecutive elements at
+ * a time (powers of two, at most 16 bytes): the swizzle then leaves the
+ * index bits below the widest vector alone, so that every vector stays
+ * whole and aligned. */
+TJI_FUNC void tjp_swizzle_choose_vectors(tjp_swizzle *out, const tjp_layout *const *layouts,
+                                         const int *vectors, int nlayouts, int elem_bytes);
+/* The widest vector (elements, at most 16 bytes) in which L's threads can
+ * access a row-major buffer of its tile: registers 0 .. v-1 are elements
+ * 0 .. v-1 of an aligned run, which every other register, lane and warp
+ * move keeps aligned; 1 where none. */
+TJI_FUNC int tjp_shared_vector(const tjp_layout *L, int elem_bytes);
+/* That vector under swizzle S: halved until S keeps each one whole (moves
+ * no index bit below it, XORs nothing into those bits); tjp_vector_fits:
+ * whether `vector` (a power of two) is at most that. */
+TJI_FUNC int tjp_vector_max(const tjp_layout *L, const tjp_swizzle *S);
+TJI_FUNC int tjp_vector_fits(const tjp_layout *L, const tjp_swizzle *S, int vector);
 /* Prints "none (row-major)" or the flips, e.g. "32->1 64->2". */
 TJI_FUNC void tjp_swizzle_print(tjs_buf *b, const tjp_swizzle *S);
 
 /* Bank conflicts, counted lane by lane (independently of the construction):
- * the shared-memory wavefronts of one warp request — register reg of every
- * lane of warp warp accessing element L(reg, lane, warp) at index A(e) —
- * per bank the distinct 4-byte words, the most of any bank; 8-byte
- * elements are served half a warp at a time. *minimum: the fewest possible
- * (distinct words / 32, rounded up, per half or whole warp). */
-TJI_FUNC int tjp_request_wavefronts(const tjp_layout *L, const tjp_swizzle *S, uint32_t reg,
+ * the shared-memory wavefronts of one warp request — registers reg ..
+ * reg + vector - 1 of every lane of warp warp accessing the elements from
+ * L(reg, lane, warp) on at index A(e) — per bank the distinct 4-byte
+ * words, the most of any bank; 8-byte accesses are served half a warp at
+ * a time, 16-byte ones a quarter. *minimum: the fewest possible (distinct
+ * words / 32, rounded up, per phase). */
+TJI_FUNC int tjp_request_wavefronts(const tjp_layout *L, const tjp_swizzle *S, int vector, uint32_t reg,
                                     uint32_t warp, int *minimum);
-/* Every request of L (registers that are not copies, all warps). */
+/* Every request of L accessed `vector` elements at a time (registers
+ * that are not copies, all warps). */
 typedef struct tjp_bank_count {
     int64_t requests, wavefronts, minimum;   /* totals */
     int worst, worst_minimum;                /* the request with the most extra */
 } tjp_bank_count;
-TJI_FUNC void tjp_bank_cost(const tjp_layout *L, const tjp_swizzle *S, tjp_bank_count *out);
+TJI_FUNC void tjp_bank_cost(const tjp_layout *L, const tjp_swizzle *S, int vector, tjp_bank_count *out);
 
 /* A CONVERT from src to dst that only renames registers (the same threads
  * hold the same elements); every other CONVERT goes through shared memory. */
@@ -284,9 +302,12 @@ typedef struct tjp_shared_use {
     tjp_swizzle swizzle;        /* the buffer's (its elem_bytes: of the buffer) */
     int has_index;              /* argmax/argmin: a second buffer of i32 indices */
     tjp_swizzle index_swizzle;
+    int write_vector, read_vector; /* CONVERT: elements per shared access of
+                                     each side (1: element by element; the
+                                     swizzle keeps them whole; swizzle.c) */
     int ldmatrix, ldmatrix_trans; /* CONVERT: 16-byte vector writes and reads by
                                      ldmatrix.x<ldmatrix> (1, 2, 4; .trans); 0:
-                                     element by element (ldmatrix.c; set by
+                                     none (ldmatrix.c; set by
                                      tjp_choose_swizzles) */
 } tjp_shared_use;
 TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i,

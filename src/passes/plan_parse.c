@@ -455,6 +455,14 @@ static int parse_step(text_state *t, cursor *c, tji_func *fn, int32_t op, int li
         step->use.ldmatrix = (int)x;
         step->use.ldmatrix_trans = take(c, ".trans");
     }
+    if (step->kind == TJP_STEP_CONVERT && take_item(c, "vector=")) {
+        long long w, r;
+        if (!number(c, 1, 16, &w, "elements per shared write (1..16)") || !need(c, "/", "'/' (vector=W/R)") ||
+            !number(c, 1, 16, &r, "elements per shared read (1..16)"))
+            return 0;
+        step->use.write_vector = (int)w;
+        step->use.read_vector = (int)r;
+    }
     if (take_item(c, "offset=")) {
         note.allocated = 1;
         if (!byte_number(c, 0, &step->offset) || !byte_item(c, "bytes=", 1, &step->bytes) ||
@@ -670,6 +678,21 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
         }
         want->use.ldmatrix = got->use.ldmatrix;
         want->use.ldmatrix_trans = got->use.ldmatrix_trans;
+        want->use.write_vector = 16 / want->use.swizzle.elem_bytes; /* what ldmatrix steps write */
+    }
+    if (got->use.write_vector) {
+        const tjp_shared_use *u = &want->use;
+        if (u->ldmatrix)
+            return fail_at_op(t, n->line, n->col, "vector= with ldmatrix= (an ldmatrix step writes "
+                              "16-byte vectors and reads by ldmatrix)");
+        if (!tjp_vector_fits(&u->write, &u->swizzle, got->use.write_vector) ||
+            !tjp_vector_fits(&u->read, &u->swizzle, got->use.read_vector))
+            return fail_at_op(t, n->line, n->col, "vector=%d/%d does not fit this conversion: its "
+                              "layouts and the swizzle allow at most %d/%d", got->use.write_vector,
+                              got->use.read_vector, tjp_vector_max(&u->write, &u->swizzle),
+                              tjp_vector_max(&u->read, &u->swizzle));
+        want->use.write_vector = got->use.write_vector;
+        want->use.read_vector = got->use.read_vector;
     }
     memcpy(want->use.index_swizzle.flip, got->use.index_swizzle.flip,
            sizeof want->use.index_swizzle.flip);

@@ -214,6 +214,8 @@ static void print_step(tjs_buf *b, const tjp_shared_step *step, int allocated)
     }
     if (step->use.ldmatrix)
         tjs_buf_printf(b, ", ldmatrix=x%d%s", step->use.ldmatrix, step->use.ldmatrix_trans ? ".trans" : "");
+    else if (step->use.write_vector > 1 || step->use.read_vector > 1)
+        tjs_buf_printf(b, ", vector=%d/%d", step->use.write_vector, step->use.read_vector);
     if (allocated) {
         tjs_buf_printf(b, ", offset=%llu, bytes=%llu", (unsigned long long)step->offset,
                        (unsigned long long)step->bytes);

@@ -75,13 +75,14 @@ static int log2_floor(uint32_t x)
 typedef struct bank_model {
     int lo;      /* index bits below lo pick bytes of one word (or slot) */
     int nb;      /* bits lo .. lo + nb - 1 pick the bank (or pair of banks) */
-    int phase;   /* lane bits of one request: 5, or 4 for 8-byte elements */
+    int phase;   /* lane bits of one request: 5, 4 for 8-byte accesses, 3 for 16 */
 } bank_model;
 
-static bank_model bank_model_of(int elem_bytes)
+/* Accesses of `vector` consecutive elements of elem_bytes each. */
+static bank_model bank_model_of(int elem_bytes, int vector)
 {
     bank_model m;
-    int unit = elem_bytes > WORD_BYTES ? elem_bytes : WORD_BYTES;
+    int bytes = elem_bytes * vector, unit = bytes > WORD_BYTES ? bytes : WORD_BYTES;
     m.lo = log2_floor((uint32_t)(unit / elem_bytes));
     m.nb = log2_floor(BANKS) - log2_floor((uint32_t)(unit / WORD_BYTES));
     m.phase = m.nb;
@@ -159,9 +160,9 @@ static int span_add(span *s, uint32_t x)
 
 /* Wavefronts of one request of L under S, by the algebra: 2^(rank of the
  * lane bases' words - rank of their banks). */
-static int algebraic_cost(const tjp_swizzle *S, const tjp_layout *L)
+static int algebraic_cost(const tjp_swizzle *S, const tjp_layout *L, int vector)
 {
-    bank_model m = bank_model_of(S->elem_bytes);
+    bank_model m = bank_model_of(S->elem_bytes, vector);
     span words = {0}, banks = {0};
     for (int b = 0; b < L->nbits[TJP_LANE] && b < m.phase; b++) {
         uint32_t u = tjp_swizzle_apply(S, L->basis[TJP_LANE][b]) >> m.lo;
@@ -171,11 +172,12 @@ static int algebraic_cost(const tjp_swizzle *S, const tjp_layout *L)
     return 1 << (words.n - banks.n);
 }
 
-/* The greedy step for one layout; *used holds the high bits (as index bits)
- * that earlier lane bases depend on, whose images must stay. */
-static void fit(tjp_swizzle *S, const tjp_layout *L, uint32_t *used)
+/* The greedy step for one layout accessed `vector` elements at a time;
+ * *used holds the high bits (as index bits) that earlier lane bases depend
+ * on, whose images must stay; flips only reach index bits floor and up. */
+static void fit(tjp_swizzle *S, const tjp_layout *L, int vector, int floor, uint32_t *used)
 {
-    bank_model m = bank_model_of(S->elem_bytes);
+    bank_model m = bank_model_of(S->elem_bytes, vector);
     uint32_t bank_mask = (1u << m.nb) - 1, high_mask = ~((1u << (m.lo + m.nb)) - 1);
     int n = L->nbits[TJP_LANE] < m.phase ? L->nbits[TJP_LANE] : m.phase;
     uint32_t fixed = 0;
@@ -200,34 +202,45 @@ static void fit(tjp_swizzle *S, const tjp_layout *L, uint32_t *used)
                 span_add(&words, u); /* a conflict the swizzle cannot remove */
                 continue;
             }
-            /* Fewer banks than lanes are spanned, so some unit vector is not. */
-            uint32_t unit = 1;
-            while (!span_reduce(&banks, unit))
+            /* Fewer banks than lanes are spanned, so some unit vector is
+             * not; one at or above floor, where the vectors allow. */
+            uint32_t unit = floor > m.lo ? 1u << (floor - m.lo) : 1;
+            while (unit <= bank_mask && !span_reduce(&banks, unit))
                 unit <<= 1;
+            if (unit > bank_mask) {
+                span_add(&words, u);
+                continue;
+            }
             S->flip[__builtin_ctz(free_bits)] ^= (bank ^ unit) << m.lo;
             span_add(&banks, unit);
             span_add(&words, u ^ bank ^ unit);
         }
 }
 
-void tjp_swizzle_choose(tjp_swizzle *out, const tjp_layout *const *layouts, int nlayouts,
-                        int elem_bytes)
+void tjp_swizzle_choose_vectors(tjp_swizzle *out, const tjp_layout *const *layouts, const int *vectors,
+                                int nlayouts, int elem_bytes)
 {
     memset(out, 0, sizeof *out);
     out->elem_bytes = elem_bytes;
-    int best = 0;
-    for (int k = 0; k < nlayouts; k++)
-        best += algebraic_cost(out, layouts[k]);
+    int floor = 0, best = 0;
+    for (int k = 0; k < nlayouts; k++) {
+        int v = vectors ? vectors[k] : 1;
+        if (log2_floor((uint32_t)v) > floor)
+            floor = log2_floor((uint32_t)v);
+        best += algebraic_cost(out, layouts[k], v);
+    }
     if (best == nlayouts)
         return;
     for (int first = 0; first < nlayouts; first++) {
         tjp_swizzle s = {.elem_bytes = elem_bytes};
         uint32_t used = 0;
-        for (int k = 0; k < nlayouts; k++)
-            fit(&s, layouts[(first + k) % nlayouts], &used);
+        for (int k = 0; k < nlayouts; k++) {
+            int at = (first + k) % nlayouts;
+            fit(&s, layouts[at], vectors ? vectors[at] : 1, floor, &used);
+        }
         int cost = 0;
         for (int k = 0; k < nlayouts; k++)
-            cost += algebraic_cost(&s, layouts[k]);
+            cost += algebraic_cost(&s, layouts[k], vectors ? vectors[k] : 1);
         if (cost < best) {
             best = cost;
             *out = s;
@@ -235,19 +248,62 @@ void tjp_swizzle_choose(tjp_swizzle *out, const tjp_layout *const *layouts, int 
     }
 }
 
+void tjp_swizzle_choose(tjp_swizzle *out, const tjp_layout *const *layouts, int nlayouts, int elem_bytes)
+{
+    tjp_swizzle_choose_vectors(out, layouts, NULL, nlayouts, elem_bytes);
+}
+
+int tjp_shared_vector(const tjp_layout *L, int elem_bytes)
+{
+    int k = 0;
+    while (k < L->nbits[TJP_REG] && elem_bytes << (k + 1) <= 16 && L->basis[TJP_REG][k] == 1u << k)
+        k++;
+    for (; k > 0; k--) { /* every other move keeps the vectors aligned */
+        uint32_t low = (1u << k) - 1;
+        int aligned = 1;
+        for (int in = 0; in < TJP_NIN && aligned; in++)
+            for (int b = in == TJP_REG ? k : 0; b < L->nbits[in]; b++)
+                aligned = aligned && !(L->basis[in][b] & low);
+        if (aligned)
+            break;
+    }
+    return 1 << k;
+}
+
+int tjp_vector_max(const tjp_layout *L, const tjp_swizzle *S)
+{
+    int v = tjp_shared_vector(L, S->elem_bytes);
+    while (v > 1) {
+        uint32_t low = (uint32_t)v - 1;
+        int whole = 1;
+        for (int i = 0; i < TJP_MAX_BITS && whole; i++)
+            whole = !(S->flip[i] & low) && !((1u << i) & low && S->flip[i]);
+        if (whole)
+            break;
+        v /= 2;
+    }
+    return v;
+}
+
+int tjp_vector_fits(const tjp_layout *L, const tjp_swizzle *S, int vector)
+{
+    return vector >= 1 && !(vector & (vector - 1)) && vector <= tjp_vector_max(L, S);
+}
+
 /* --- the check: banks lane by lane ----------------------------------------- */
 
-int tjp_request_wavefronts(const tjp_layout *L, const tjp_swizzle *S, uint32_t reg, uint32_t warp,
-                           int *minimum)
+int tjp_request_wavefronts(const tjp_layout *L, const tjp_swizzle *S, int vector, uint32_t reg,
+                           uint32_t warp, int *minimum)
 {
-    int es = S->elem_bytes;
+    int es = S->elem_bytes * vector;
     int phase_lanes = es > WORD_BYTES ? WAVEFRONT_BYTES / es : WARP_LANES;
     int wavefronts = 0, least = 0;
     for (int start = 0; start < WARP_LANES; start += phase_lanes) {
         uint32_t words[2 * WARP_LANES];
         int nwords = 0;
         for (int lane = start; lane < start + phase_lanes; lane++) {
-            uint64_t byte = (uint64_t)tjp_swizzle_apply(S, tjp_layout_apply(L, reg, (uint32_t)lane, warp)) * (uint64_t)es;
+            uint64_t byte = (uint64_t)tjp_swizzle_apply(S, tjp_layout_apply(L, reg, (uint32_t)lane, warp)) *
+                            (uint64_t)S->elem_bytes;
             for (uint64_t w = byte / WORD_BYTES; w <= (byte + (uint64_t)es - 1) / WORD_BYTES; w++) {
                 int seen = 0;
                 for (int k = 0; k < nwords && !seen; k++)
@@ -268,7 +324,7 @@ int tjp_request_wavefronts(const tjp_layout *L, const tjp_swizzle *S, uint32_t r
     return wavefronts;
 }
 
-void tjp_bank_cost(const tjp_layout *L, const tjp_swizzle *S, tjp_bank_count *out)
+void tjp_bank_cost(const tjp_layout *L, const tjp_swizzle *S, int vector, tjp_bank_count *out)
 {
     memset(out, 0, sizeof *out);
     uint32_t copies = 0;
@@ -276,10 +332,10 @@ void tjp_bank_cost(const tjp_layout *L, const tjp_swizzle *S, tjp_bank_count *ou
         if (!L->basis[TJP_REG][b])
             copies |= 1u << b;
     for (uint32_t w = 0; w < 1u << L->nbits[TJP_WARP]; w++)
-        for (uint32_t r = 0; r < 1u << L->nbits[TJP_REG]; r++) {
+        for (uint32_t r = 0; r < 1u << L->nbits[TJP_REG]; r += (uint32_t)vector) {
             if (r & copies)
                 continue; /* a copy of another register: not written or read again */
-            int least, n = tjp_request_wavefronts(L, S, r, w, &least);
+            int least, n = tjp_request_wavefronts(L, S, vector, r, w, &least);
             out->requests++;
             out->wavefronts += n;
             out->minimum += least;
@@ -365,6 +421,31 @@ static void swizzle_for(tjp_swizzle *S, const tjp_layout *const *layouts, int n,
     S->elem_bytes = elem_bytes;
 }
 
+/* A CONVERT's accesses as vectors: each side the widest its layout allows
+ * (tjp_shared_vector) under a swizzle that keeps those vectors whole,
+ * where that costs no more wavefronts than element by element (it always
+ * takes fewer instructions). */
+static void choose_vectors(tjp_shared_use *use)
+{
+    int eb = use->swizzle.elem_bytes;
+    int v[2] = {tjp_shared_vector(&use->write, eb), tjp_shared_vector(&use->read, eb)};
+    if (v[0] == 1 && v[1] == 1)
+        return;
+    const tjp_layout *both[2] = {&use->write, &use->read};
+    tjp_swizzle S;
+    tjp_swizzle_choose_vectors(&S, both, v, 2, eb);
+    tjp_bank_count w1, r1, w0, r0;
+    tjp_bank_cost(&use->write, &S, v[0], &w1);
+    tjp_bank_cost(&use->read, &S, v[1], &r1);
+    tjp_bank_cost(&use->write, &use->swizzle, 1, &w0);
+    tjp_bank_cost(&use->read, &use->swizzle, 1, &r0);
+    if (w1.wavefronts + r1.wavefronts > w0.wavefronts + r0.wavefronts)
+        return;
+    use->swizzle = S;
+    use->write_vector = v[0];
+    use->read_vector = v[1];
+}
+
 static int shared_use(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, int choose,
                       tjp_shared_use *out)
 {
@@ -379,6 +460,7 @@ static int shared_use(const tji_func *fn, const tjp_layout_plan *plan, int32_t i
         return 0;
     const tjp_layout *L = &plan->of[op->args[0]];
     out->parts = 1;
+    out->write_vector = out->read_vector = 1;
     switch (op->code) {
     case TJI_CONVERT: {
         const tjp_layout *to = &plan->of[op->result];
@@ -389,6 +471,8 @@ static int shared_use(const tji_func *fn, const tjp_layout_plan *plan, int32_t i
         out->numel = tji_numel(t);
         const tjp_layout *both[2] = {L, to};
         swizzle_for(&out->swizzle, both, 2, shared_bytes(t, 0), choose);
+        if (choose && !t->is_ptr && t->dtype != TJ_I1)
+            choose_vectors(out);
         return 1;
     }
     case TJI_REDUCE: {

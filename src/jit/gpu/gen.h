@@ -170,8 +170,7 @@ static inline uint32_t thread_dup_mask(const codegen *c, const tjp_layout *L, in
     return m;
 }
 
-/* Are the non-zero bases linearly independent (no element held twice
- * except through zero bases)? */
+/* i1 is kept as a byte in shared memory. */
 static inline LLVMTypeRef shared_type(const codegen *c, LLVMTypeRef t)
 {
     return t == c->g.ty.t_i1 ? c->g.ty.t_i8 : t;
@@ -179,6 +178,8 @@ static inline LLVMTypeRef shared_type(const codegen *c, LLVMTypeRef t)
 
 static inline uint64_t type_bytes(const codegen *c, LLVMTypeRef t)
 {
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) /* a vector of shared accesses */
+        return LLVMGetVectorSize(t) * type_bytes(c, LLVMGetElementType(t));
     if (t == c->g.ty.t_i1 || t == c->g.ty.t_i8)
         return 1;
     if (t == c->g.ty.t_i16 || t == c->g.ty.t_half)

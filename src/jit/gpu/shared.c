@@ -57,13 +57,14 @@ void tjj_gpu_barrier(codegen *c, int flag)
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
 }
 
-/* i1 is kept as a byte in shared memory. */
+/* Element `index` (of t, which may be a vector of elements) of the buffer at base. */
 static LLVMValueRef shared_at(codegen *c, LLVMValueRef smem, uint64_t base, LLVMTypeRef t, LLVMValueRef index)
 {
     LLVMValueRef off = c_i64(c, (int64_t)base);
     LLVMValueRef start = LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, smem, &off, 1, "");
     LLVMValueRef idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
-    return LLVMBuildInBoundsGEP2(c->g.b, shared_type(c, t), start, &idx, 1, "");
+    LLVMTypeRef elem = LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetElementType(t) : t;
+    return LLVMBuildInBoundsGEP2(c->g.b, shared_type(c, elem), start, &idx, 1, "");
 }
 
 void tjj_gpu_shared_store(codegen *c, LLVMValueRef smem, uint64_t base, LLVMValueRef index, LLVMValueRef v)
@@ -308,23 +309,19 @@ void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
     const tjp_swizzle *S = &step->use.swizzle;
     LLVMValueRef ts = tjj_gpu_swizzled_thread_index(c, S, Ls), td = tjj_gpu_swizzled_thread_index(c, S, Ld);
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
-    uint32_t vec = step->use.ldmatrix ? 16u / (uint32_t)step->use.swizzle.elem_bytes : 1;
-    for (uint32_t r = 0; r < ns; r += vec) {
+    uint32_t wv = (uint32_t)step->use.write_vector, rv = (uint32_t)step->use.read_vector;
+    for (uint32_t r = 0; r < ns; r += wv ? wv : 1) {
         if (r & sdup)
             continue;
         LLVMValueRef index = tjj_gpu_swizzled_index(c, S, ts, Ls, r);
-        if (!step->use.ldmatrix) {
+        if (wv <= 1) {
             tjj_gpu_shared_store(c, smem, step->offset, index, tjj_gpu_reg(c, x, r));
             continue;
         }
-        /* ldmatrix steps write 16-byte vectors: registers r..r+vec-1 are one row. */
-        LLVMValueRef v = LLVMGetPoison(LLVMVectorType(vt, vec));
-        for (uint32_t k = 0; k < vec; k++)
+        LLVMValueRef v = LLVMGetPoison(LLVMVectorType(vt, wv));
+        for (uint32_t k = 0; k < wv; k++)
             v = LLVMBuildInsertElement(c->g.b, v, tjj_gpu_reg(c, x, r + k), c_i32(c, k), "");
-        LLVMValueRef off = c_i64(c, (int64_t)step->offset), idx = LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, "");
-        LLVMValueRef base = LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, smem, &off, 1, "");
-        LLVMValueRef st = LLVMBuildStore(c->g.b, v, LLVMBuildInBoundsGEP2(c->g.b, vt, base, &idx, 1, ""));
-        LLVMSetAlignment(st, 16);
+        tjj_gpu_shared_store(c, smem, step->offset, index, v);
     }
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
     if (step->use.ldmatrix) {
@@ -333,7 +330,17 @@ void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
                                LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, smem, &off, 1, ""), Ld, vt, out);
         return;
     }
-    for (uint32_t r = 0; r < nd; r++)
-        out[r] = r & ddup ? out[r & ~ddup]
-                          : tjj_gpu_shared_load(c, smem, step->offset, vt, tjj_gpu_swizzled_index(c, S, td, Ld, r));
+    if (rv <= 1)
+        rv = 1;
+    LLVMTypeRef lt = rv > 1 ? LLVMVectorType(vt, rv) : vt;
+    for (uint32_t r = 0; r < nd; r += rv) {
+        if (r & ddup) {
+            for (uint32_t k = 0; k < rv; k++)
+                out[r + k] = out[(r + k) & ~ddup];
+            continue;
+        }
+        LLVMValueRef v = tjj_gpu_shared_load(c, smem, step->offset, lt, tjj_gpu_swizzled_index(c, S, td, Ld, r));
+        for (uint32_t k = 0; k < rv; k++)
+            out[r + k] = rv > 1 ? LLVMBuildExtractElement(c->g.b, v, c_i32(c, k), "") : v;
+    }
 }
