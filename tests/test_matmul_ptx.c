@@ -19,7 +19,9 @@
  *  - pipelined (num_stages 3): every copy is a 16-byte cp.async, and the
  *    rings are read by ldmatrix (x4 and x4.trans), never element by element
  *    (no ld.shared.b16: tjp_ldmatrix_ring), each instruction where the dot
- *    first reads its registers (an mma comes before the last ldmatrix);
+ *    first reads its registers (an mma comes before the last ldmatrix),
+ *    at 32-bit shared addresses (NVPTX's short pointers, target.c);
+ *    the f32 epilogue's conversion moves 8- and 16-byte vectors;
  *  - with N = 1000 (not a multiple of 16) the wrapped column offsets may
  *    break anywhere, so B's loads are element loads: the rule claims no
  *    more than it knows;
@@ -158,6 +160,15 @@ static void pipelined(int nt)
         last_ldm = q;
     tap_ok(first_mma && last_ldm && first_mma < last_ldm,
            "%s, num_stages 3: the dot's fragments are loaded between its mma instructions", p);
+    /* shared addresses in 32 bits: one register each, 32-bit adds */
+    int wide = 0, narrow = 0;
+    for (const char *q = ptx; q && (q = strstr(q, "ldmatrix.sync")) != NULL; q++) {
+        const char *end = strchr(q, '\n'), *at = strstr(q, "[%r");
+        if (at && end && at < end)
+            *(at[3] == 'd' ? &wide : &narrow) += 1;
+    }
+    tap_ok(ptx && narrow > 0 && wide == 0,
+           "%s, num_stages 3: ldmatrix addresses are 32-bit registers (%d), none 64-bit (%d)", p, narrow, wide);
     /* the f32 epilogue: the accumulator's pairs written as 8 bytes, the
      * store's 16-byte vectors read back whole */
     int v2 = ptx ? count(ptx, "st.shared.v2.b32") : 0, v4 = ptx ? count(ptx, "ld.shared.v4.b32") : 0;

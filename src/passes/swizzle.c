@@ -46,6 +46,18 @@
  * along the bank bits, R's along high bits, which get images that spread
  * them over the 32 banks — the XOR swizzle col ^ row.
  *
+ * Vectors. A thread whose registers 0 .. v-1 are v consecutive elements
+ * of the buffer (tjp_shared_vector) can move them in one access of up to
+ * 16 bytes, served a half (8 bytes) or a quarter (16 bytes) warp at a
+ * time. The model is the same with the access as the unit: bank bits
+ * start higher, a request has fewer lanes. The swizzle must keep each
+ * vector whole, so for a conversion whose sides move vectors it only
+ * XORs into index bits at or above the widest one
+ * (tjp_swizzle_choose_vectors). A CONVERT takes the vectors where that
+ * costs no more wavefronts than element by element: always for the
+ * matmul epilogue (the accumulator's pairs to the store's 16-byte rows),
+ * not for a transpose whose column reads would then share banks.
+ *
  * The check. tjp_bank_cost does not trust the algebra above: it enumerates
  * the 32 lanes of every request through tjp_layout_apply and A, collects
  * the distinct words per bank, and counts wavefronts against the minimum

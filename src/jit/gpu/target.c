@@ -18,6 +18,7 @@
 
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 
@@ -29,8 +30,15 @@ static const char *const TRIPLE = "nvptx64-nvidia-cuda";
 
 static pthread_once_t nvptx_once = PTHREAD_ONCE_INIT;
 
+/* Shared-memory pointers are 32 bits (NVPTX's short pointers, as in
+ * Triton and nvcc): shared memory is at most 227 KiB, and 64-bit shared
+ * addresses cost a register pair and two adds each — in a matmul's loop
+ * every ldmatrix and cp.async computes one. The option is LLVM's only
+ * switch for it; it changes nothing but the NVPTX data layout. */
 static void nvptx_init(void)
 {
+    const char *const options[] = {"tjit", "-nvptx-short-ptr"};
+    LLVMParseCommandLineOptions(2, options, NULL);
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
