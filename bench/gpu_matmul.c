@@ -12,10 +12,11 @@
  * list): f16 and bf16 at 4096^3 and 8192^3, f32 with TF32 input precision
  * at 8192^3, each NN (B row-major, K x N) and NT (B stored N x K, read
  * through its strides: C = A B^T with B^T's rows contiguous along K).
- * Each problem runs in six configurations (BM, BN, BK, warps, stages);
+ * Each problem runs in six configurations (BM, BN, BK, warps, stages;
+ * eight for TF32);
  * each is a record, and the table keeps the best one. --profile runs f16
- * 4096^3 NN only, each configuration launched twice (the check, one run),
- * for Nsight Compute (scripts/gpu-ncu.sh matmul).
+ * 4096^3 only, NN then NT, each configuration launched twice (the check,
+ * one run), for Nsight Compute (scripts/gpu-ncu.sh matmul).
  *
  * Method, the same as triton_matmul.py: inputs random normal (zeros run
  * faster on tensor cores; each element one of 2^16 normal draws picked at
@@ -74,13 +75,13 @@ MATMUL_KERNEL(matmul_f32, f32, TJ_F32)
 typedef struct config {
     int bm, bn, bk, warps, stages;
 } config;
-enum { NCONFIGS = 6 };
-static const config half_configs[NCONFIGS] = {
+enum { NHALF_CONFIGS = 6, NTF32_CONFIGS = 8 };
+static const config half_configs[NHALF_CONFIGS] = {
     {128, 128, 32, 4, 1}, {128, 128, 32, 4, 4}, {128, 128, 64, 4, 4},
     {64, 256, 32, 4, 4},  {128, 256, 32, 8, 3}, {128, 256, 64, 8, 3}};
-static const config tf32_configs[NCONFIGS] = {
-    {128, 128, 32, 4, 1}, {128, 128, 32, 4, 3}, {128, 128, 16, 4, 4},
-    {64, 256, 32, 4, 4},  {128, 256, 32, 8, 3}, {128, 128, 32, 8, 3}};
+static const config tf32_configs[NTF32_CONFIGS] = {
+    {128, 128, 32, 4, 1}, {128, 128, 32, 4, 3}, {128, 128, 16, 4, 4}, {64, 256, 32, 4, 4},
+    {128, 256, 32, 8, 3}, {128, 128, 32, 8, 3}, {128, 128, 16, 4, 3}, {128, 64, 32, 4, 4}};
 
 /* ---- CUDA events, from the driver loaded here -------------------------------- */
 
@@ -433,8 +434,8 @@ int main(int argc, char **argv)
         }
         const int is_tf32 = !strcmp(p.dtype, "tf32");
         const config *configs = is_tf32 ? tf32_configs : half_configs;
-        const size_t nconfigs = quick ? 1 : NCONFIGS;
-        for (int nt = 0; nt < (profile ? 1 : 2); nt++)
+        const size_t nconfigs = quick ? 1 : is_tf32 ? NTF32_CONFIGS : NHALF_CONFIGS;
+        for (int nt = 0; nt < 2; nt++)
             for (size_t ci = 0; ci < nconfigs; ci++) {
                 p.nt = nt;
                 p.cfg = configs[ci];

@@ -22,7 +22,7 @@
 #              occupancy, instructions, global load instructions, requests
 #              and sectors, DRAM bytes and duration — where the time goes
 #              when one side is slower.
-#   matmul     tjit's matmul, f16 4096^3 NN in each configuration
+#   matmul     tjit's matmul, f16 4096^3 NN and NT in each configuration
 #              (bench/gpu_matmul --profile): registers, time, shared-memory
 #              bank conflicts, tensor pipe utilization, top stall reasons.
 #
@@ -271,11 +271,11 @@ case $part in
             report "Triton (softmax 256 x 4096, box filter 1024 x 1024)" kernels
         ;;
     matmul)
-        # gpu_matmul --profile: f16 4096^3 NN, each configuration launched
-        # twice (check, run). Three ncu runs, so that a metric this ncu
+        # gpu_matmul --profile: f16 4096^3 NN then NT, each configuration
+        # launched twice (check, run). Three ncu runs, so that a metric this ncu
         # lacks loses only its own run: launch shape and shared-memory
         # conflicts; the tensor pipe; the stall reasons.
-        count=12
+        count=24
         prog=("$root/bench/gpu_matmul" --profile)
         metrics=launch__registers_per_thread,gpu__time_duration.sum
         metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
@@ -290,7 +290,7 @@ case $part in
             run_ncu "tjit matmul: shape, conflicts" "$metrics" '^tjk_matmul' "$count" "${prog[@]}"
             run_ncu "tjit matmul: tensor pipe" "$tensor" '^tjk_matmul' "$count" "${prog[@]}"
             run_ncu "tjit matmul: stalls" "$stalls" '^tjk_matmul' "$count" "${prog[@]}"
-        } | report "tjit matmul f16 4096^3 NN (bench/gpu_matmul --profile)" matmul
+        } | report "tjit matmul f16 4096^3, six configurations NN then six NT (bench/gpu_matmul --profile)" matmul
         ;;
 esac
 exit 0
