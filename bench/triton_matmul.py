@@ -27,7 +27,11 @@ then RUNS calls each between two CUDA events on the current stream,
 enqueued back to back; the figure is the median interval, TFLOP/s
 2 M N K over it. Output: one JSON line per measurement.
 
-    usage: python3 bench/triton_matmul.py [--runs N] [--warmup N] [--quick]
+    usage: python3 bench/triton_matmul.py [--runs N] [--warmup N] [--quick | --profile]
+
+--profile runs f16 4096^3 only, NN then NT, each configuration launched
+twice (the check, one run), as gpu_matmul --profile does, for Nsight
+Compute (scripts/gpu-ncu.sh matmul).
 """
 import argparse
 import json
@@ -118,6 +122,7 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--profile", action="store_true")
     parser.add_argument("--device", default="gpu")  # accepted for gpu_matmul's options
     args = parser.parse_args()
     device_name = torch.cuda.get_device_name(0)
@@ -129,7 +134,10 @@ def main():
     emit({"impl": IMPL, "what": "versions", "torch": torch.__version__,
           "triton": triton.__version__, "cuda": torch.version.cuda})
     failed = False
-    for dtype_name, n in (QUICK_PROBLEMS if args.quick else PROBLEMS):
+    if args.profile:
+        args.runs, args.warmup = 1, 0
+    problems = PROBLEMS[:1] if args.profile else QUICK_PROBLEMS if args.quick else PROBLEMS
+    for dtype_name, n in problems:
         dtype = DTYPES[dtype_name]
         tf32 = dtype_name == "tf32"
         torch.manual_seed(n)
@@ -150,7 +158,7 @@ def main():
             tol = (2 * n * 2.0 ** -23 + (2.0 ** -10 if tf32 else 0)) * n * 0.64
             rtol = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "tf32": 2.0 ** -20}[dtype_name]
             base = {"dtype": dtype_name, "size": n, "layout": layout}
-            if not MMA_V2:
+            if not MMA_V2 and not args.profile:
                 ms = median_event_ms(lambda: torch.matmul(a, b, out=c), args.runs, args.warmup)
                 emit({"impl": "torch", "what": "matmul", **base, "config": "cuBLAS",
                       "runs": args.runs, "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12,

@@ -23,8 +23,10 @@
 #              and sectors, DRAM bytes and duration — where the time goes
 #              when one side is slower.
 #   matmul     tjit's matmul, f16 4096^3 NN and NT in each configuration
-#              (bench/gpu_matmul --profile): registers, time, shared-memory
-#              bank conflicts, tensor pipe utilization, top stall reasons.
+#              (bench/gpu_matmul --profile), then Triton's on mma.sync in
+#              the same (bench/triton_matmul.py --profile): registers, time,
+#              instructions, shared-memory bank conflicts, tensor pipe
+#              utilization, top stall reasons.
 #
 # ncu runs with --clock-control none (the clocks stay as the machine has
 # them). A failure of ncu — none installed, no permission to read the
@@ -172,7 +174,7 @@ elif kind == "matmul":
     for (rep, lid), e in launches.items():
         by_id.setdefault(int(lid), {}).update(e)
     print(f"{title}: one launch per configuration (gpu_matmul --profile order)")
-    print(f"  {'#':>3}{'grid':>12}{'block':>12}{'regs':>6}{'us':>9}{'tensor%':>9}"
+    print(f"  {'#':>3}{'grid':>12}{'block':>12}{'regs':>6}{'us':>9}{'tensor%':>9}{'Minstr':>8}"
           f"{'ld confl.':>11}{'st confl.':>11}  top stalls (warp cycles per issue)")
     stall = "smsp__average_warps_issue_stalled_"
     for lid in sorted(by_id)[::2]:
@@ -185,6 +187,7 @@ elif kind == "matmul":
               f"{fmt(e.get('launch__registers_per_thread')):>6}"
               f"{fmt(None if ns is None else ns / 1e3, '{:.1f}'):>9}"
               f"{fmt(e.get('sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active'), '{:.1f}'):>9}"
+              f"{fmt(None if e.get('smsp__inst_executed.sum') is None else e['smsp__inst_executed.sum'] / 1e6, '{:.1f}'):>8}"
               f"{fmt(e.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum')):>11}"
               f"{fmt(e.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum')):>11}  "
               + ", ".join(f"{n} {v:.1f}" for v, n in stalls))
@@ -277,7 +280,7 @@ case $part in
         # conflicts; the tensor pipe; the stall reasons.
         count=24
         prog=("$root/bench/gpu_matmul" --profile)
-        metrics=launch__registers_per_thread,gpu__time_duration.sum
+        metrics=launch__registers_per_thread,gpu__time_duration.sum,smsp__inst_executed.sum
         metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
         metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
         tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
@@ -291,6 +294,15 @@ case $part in
             run_ncu "tjit matmul: tensor pipe" "$tensor" '^tjk_matmul' "$count" "${prog[@]}"
             run_ncu "tjit matmul: stalls" "$stalls" '^tjk_matmul' "$count" "${prog[@]}"
         } | report "tjit matmul f16 4096^3, six configurations NN then six NT (bench/gpu_matmul --profile)" matmul
+        # The same configurations in Triton on mma.sync (its kernel as
+        # bench/triton_matmul.py writes it), the reference of the bar.
+        triton=(python3 bench/triton_matmul.py --profile)
+        export DISABLE_MMA_V3=1 PYTHONUNBUFFERED=1
+        {
+            run_ncu "Triton mma.sync matmul: shape, conflicts" "$metrics" '^matmul_kernel' "$count" "${triton[@]}"
+            run_ncu "Triton mma.sync matmul: tensor pipe" "$tensor" '^matmul_kernel' "$count" "${triton[@]}"
+            run_ncu "Triton mma.sync matmul: stalls" "$stalls" '^matmul_kernel' "$count" "${triton[@]}"
+        } | report "Triton mma.sync matmul f16 4096^3, the same configurations (triton_matmul.py --profile)" matmul
         ;;
 esac
 exit 0

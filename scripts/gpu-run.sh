@@ -28,8 +28,9 @@
 #     benchmark, or alone with TJIT_SKIP_MATMUL=1). Its JSON lines are
 #     appended to bench/tjit.jsonl and bench/triton.jsonl, its table to
 #     bench/table.txt and the summary: the device tool brings back 8 files.
-#  7. Nsight Compute on the matmul's configurations (scripts/gpu-ncu.sh
-#     matmul; left out with the matmul benchmark).
+#  7. Nsight Compute on the matmul's configurations, tjit's and Triton's
+#     (scripts/gpu-ncu.sh matmul; left out with the benchmark, not with
+#     TJIT_SKIP_MATMUL). TJIT_SKIP_TESTS=1 leaves out 1 and 2.
 #  TJIT_SKIP_NCU=1 leaves out 3, 5 and 7 (TJIT_NCU_PARTS="matmul" keeps only
 #  the parts it names); a failure of ncu (no permission for the counters,
 #  say) is reported and changes nothing else.
@@ -96,6 +97,10 @@ has_gpu_status=$?
 missing=$(ldd "$root/lib/libtjit.so.0" | grep 'not found')
 [ -z "$missing" ] || say "libtjit.so.0 still lacks: $missing"
 
+status=0
+if [ -n "${TJIT_SKIP_TESTS:-}" ]; then
+    say "== tests and samples skipped (TJIT_SKIP_TESTS)"
+else
 # --- 1. tests ---------------------------------------------------------------
 # run_test DEVICE ENTRY LOGFILE: runs one entry of the TESTS list.
 run_test() {
@@ -224,6 +229,7 @@ for sample in "$root"/samples/*; do
     say "$(printf '%-12s %s' "$name" "$(tail -n 1 "$out/samples.log")")"
 done
 say "samples done ($(elapsed))"
+fi
 
 # --- 3. Nsight Compute: the transpose sample's bank conflicts --------------------
 # ncu_part PART: scripts/gpu-ncu.sh PART, its summary into ours (it reports
@@ -284,11 +290,11 @@ elif [ -f bench/gpu_matmul.sh ] && [ -x "$root/bench/gpu_matmul" ]; then
     else
         tail -n 40 "$logs/matmul.out" | tee -a "$summary"
     fi
-    # --- 7. Nsight Compute: the matmul's configurations
-    ncu_part matmul
 else
     say "== no bench/gpu_matmul.sh or gpu_matmul: matmul benchmark skipped"
 fi
+# --- 7. Nsight Compute: the matmul's configurations (also without step 6)
+[ -z "${TJIT_SKIP_BENCH:-}" ] && [ -x "$root/bench/gpu_matmul" ] && ncu_part matmul
 
 say ""
 if [ -s "$failures" ]; then
