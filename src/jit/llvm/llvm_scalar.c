@@ -207,16 +207,31 @@ LLVMValueRef tjj_ls_fext(const tjj_ls *ls, LLVMValueRef v, tj_dtype dt)
     return v;
 }
 
+/* Whether the module is NVPTX's, whose sm_80+ round f32 to bf16 in one
+ * instruction (cvt.rn.bf16.f32; LLVM expands it on older chips). */
+static int targets_nvptx(const tjj_ls *ls)
+{
+    const char *triple = LLVMGetTarget(ls->mod);
+    return triple && !strncmp(triple, "nvptx", 5);
+}
+
 /* f32 -> bf16 bits: round to nearest even; a NaN keeps its top bits, made
- * quiet (as tj_f32_to_bf16 in support.c). */
+ * quiet (as tj_f32_to_bf16 in support.c). The rounding is integer code on
+ * the CPU and LLVM's fptrunc to bfloat on the GPU (the same bits for every
+ * number: both round to nearest even); the NaN rule is ours on both. */
 static LLVMValueRef f32_to_bf16(const tjj_ls *ls, LLVMValueRef f)
 {
     LLVMBuilderRef b = ls->b;
     LLVMValueRef u = LLVMBuildBitCast(b, f, ls->t_i32, "");
-    LLVMValueRef high = LLVMBuildLShr(b, u, c_int(ls->t_i32, 16), "");
-    LLVMValueRef lsb = LLVMBuildAnd(b, high, c_int(ls->t_i32, 1), "");
-    LLVMValueRef biased = LLVMBuildAdd(b, LLVMBuildAdd(b, u, c_int(ls->t_i32, 0x7fff), ""), lsb, "");
-    LLVMValueRef rounded = LLVMBuildTrunc(b, LLVMBuildLShr(b, biased, c_int(ls->t_i32, 16), ""), ls->t_i16, "");
+    LLVMValueRef high = LLVMBuildLShr(b, u, c_int(ls->t_i32, 16), ""), rounded;
+    if (targets_nvptx(ls)) {
+        LLVMValueRef bf = LLVMBuildFPTrunc(b, f, LLVMBFloatTypeInContext(ls->ctx), "");
+        rounded = LLVMBuildBitCast(b, bf, ls->t_i16, "");
+    } else {
+        LLVMValueRef lsb = LLVMBuildAnd(b, high, c_int(ls->t_i32, 1), "");
+        LLVMValueRef biased = LLVMBuildAdd(b, LLVMBuildAdd(b, u, c_int(ls->t_i32, 0x7fff), ""), lsb, "");
+        rounded = LLVMBuildTrunc(b, LLVMBuildLShr(b, biased, c_int(ls->t_i32, 16), ""), ls->t_i16, "");
+    }
     LLVMValueRef quiet = LLVMBuildOr(b, LLVMBuildTrunc(b, high, ls->t_i16, ""), c_int(ls->t_i16, 0x40), "");
     LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
     return LLVMBuildSelect(b, nan, quiet, rounded, "");
