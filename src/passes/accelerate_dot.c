@@ -14,8 +14,8 @@
  *    and later, whose fragments are i8's, elem_bytes 1; before sm_89, or
  *    with K = 16, f16's m16n8k16, elem_bytes 2, each register widened to
  *    f16 where the fragments are packed, exactly), on sm_80 and later,
- *    where the tile fits the instruction: M >= 16 per
- *    warp, N >= 8 per warp, K >= the instruction's K. The result lives in
+ *    where the tile fits the instruction: M >= 16 per warp, N >= 8 per
+ *    warp, K >= the instruction's K. The result lives in
  *    the accumulator's layout and the operands in A's and B's
  *    (layout_mma.c), split over warps along M first, as Triton does; a
  *    dot whose A operand is another dot's result (attention's second
