@@ -33,11 +33,19 @@
  *  - the PTX of each MMA kernel for sm_80 and sm_90 holds the mma.sync
  *    instruction of its form (and an FMA kernel none), TF32 inputs rounded
  *    by cvt.rna.tf32.f32; make check's
- *    TJIT_PTXAS makes tj_kernel_ptx assemble every one of them.
+ *    TJIT_PTXAS makes tj_kernel_ptx assemble every one of them;
+ *  - fp8 dots (e4m3, e5m2, mixed): fp8's own m16n8k32 with elem_bytes 1 on
+ *    sm_89 and sm_90 (i8's fragments, A read by ldmatrix), f16's m16n8k16
+ *    with elem_bytes 2 on sm_80 and for K = 16, as the plan records,
+ *    prints and explains it; their PTX holds
+ *    mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 (.e4m3.e5m2,
+ *    .e5m2.e5m2) for sm_89 and sm_90, which ptxas (TJIT_PTXAS) assembles
+ *    for each without a warning.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "builder/ir.h"
 #include "jit/pipeline.h"
@@ -276,17 +284,20 @@ static void warp_splits(void)
 
 #define TILE(R, C, LD) tj_add(tj_mul(tj_expand_dims(tj_arange(0, R), 1), LD), tj_expand_dims(tj_arange(0, C), 0))
 /* c[M, N] = a[M, K] @ b[K, N]; TRANS_B: b stored as [N, K] and transposed. */
-#define MM_KERNEL(NAME, IN, OUT)                                                                      \
-    TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(a, IN), TJ_PTR(b, IN), TJ_PTR(c, OUT)), TJ_CONSTS(M, N, K, PREC, TRANS_B)) \
+#define MM_KERNEL(NAME, A, B, OUT)                                                                    \
+    TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(a, A), TJ_PTR(b, B), TJ_PTR(c, OUT)), TJ_CONSTS(M, N, K, PREC, TRANS_B)) \
     {                                                                                                  \
         tj_val ta = tj_load(tj_add(a, TILE(M, K, K)));                                                 \
         tj_val tb = TRANS_B ? tj_trans(tj_load(tj_add(b, TILE(N, K, K)))) : tj_load(tj_add(b, TILE(K, N, N))); \
         tj_store(tj_add(c, TILE(M, N, N)), tj_dot(ta, tb, TJ_NONE, .input_precision = (tj_input_precision)PREC)); \
     }
-MM_KERNEL(mm_f16, f16, f32)
-MM_KERNEL(mm_bf16, bf16, f32)
-MM_KERNEL(mm_f32, f32, f32)
-MM_KERNEL(mm_i8, i8, i32)
+MM_KERNEL(mm_f16, f16, f16, f32)
+MM_KERNEL(mm_bf16, bf16, bf16, f32)
+MM_KERNEL(mm_f32, f32, f32, f32)
+MM_KERNEL(mm_i8, i8, i8, i32)
+MM_KERNEL(mm_e4m3, f8e4m3, f8e4m3, f32)
+MM_KERNEL(mm_e5m2, f8e5m2, f8e5m2, f32)
+MM_KERNEL(mm_e4m3_e5m2, f8e4m3, f8e5m2, f32)
 
 /* acc += a_k @ b_k along a loop, stored after it. */
 TJ_KERNEL(mm_loop, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(nk, i32)), TJ_CONSTS(M, N, K))
@@ -408,9 +419,12 @@ typedef struct dot_case {
 enum {
     UNALIGNED = 1,      /* pointers of unknown alignment: element accesses, no ldmatrix */
     NO_LDM_A = 2,       /* a's tile is too small for 16-byte writes: no ldmatrix for a */
-    READ_CONFLICTS = 4  /* tf32 and i8 b stored [K, N] after 16-byte loads: no ldmatrix,
+    READ_CONFLICTS = 4, /* tf32 and i8 b stored [K, N] after 16-byte loads: no ldmatrix,
                            the reads' bank conflicts are reported, not claimed away
                            (see DESIGN.md) */
+    WIDENED = 8         /* fp8 in f16's fragments (sm_80, or K = 16): bytes read one by
+                           one (no ldmatrix for a 16-bit layout of them), the reads'
+                           bank conflicts reported */
 };
 
 static tji_func *plan_of(const dot_case *d, tjp_layout_plan *plan, int32_t *dot_op)
@@ -556,13 +570,14 @@ static void dot_form(const dot_case *d)
         for (int k = 0; k < 2 && ok; k++) {
             int32_t cv = convert_of(fn, o->args[k]);
             ok = cv >= 0 && plan.shared[cv].kind == TJP_STEP_CONVERT &&
-                 conflict_free(&plan.shared[cv], k == 1 && (d->flags & READ_CONFLICTS), why, sizeof why,
+                 conflict_free(&plan.shared[cv], (k == 1 && (d->flags & READ_CONFLICTS)) || (d->flags & WIDENED),
+                               why, sizeof why,
                                k ? "b's conversion" : "a's conversion");
             if (cv < 0)
                 snprintf(why, sizeof why, "operand %d is not converted through shared memory", k);
             /* ldmatrix for every A and for B stored [N, K]; 16-bit B stored
              * [K, N] with .trans, tf32 and i8 B stored [K, N] without. */
-            int want_ldm = !(d->flags & UNALIGNED) && !(k == 0 && d->flags & NO_LDM_A) &&
+            int want_ldm = !(d->flags & (UNALIGNED | WIDENED)) && !(k == 0 && d->flags & NO_LDM_A) &&
                            (d->elem_bytes == 2 || k == 0 || d->c[4]);
             int want_trans = d->elem_bytes == 2 && k == 1 && !d->c[4];
             if (ok && (!!plan.shared[cv].use.ldmatrix != want_ldm ||
@@ -612,6 +627,12 @@ static void dot_forms(void)
         {mm_i8, {64, 64, 32, 0, 0}, 4, 80, X, 1, 1, 2, 2, READ_CONFLICTS},
         {mm_i8, {64, 64, 64, 0, 1}, 4, 90, X, 1, 1, 2, 2, 0},
         {mm_i8, {64, 64, 16, 0, 0}, 4, 90, F, 0, 0, 0, 0, 0},
+        {mm_e4m3, {64, 64, 64, 0, 0}, 4, 90, X, 1, 1, 2, 2, READ_CONFLICTS},
+        {mm_e4m3_e5m2, {64, 64, 64, 0, 1}, 4, 89, X, 1, 1, 2, 2, 0},
+        {mm_e5m2, {64, 64, 32, 0, 1}, 4, 90, X, 1, 1, 2, 2, 0},
+        {mm_e4m3, {64, 64, 64, 0, 0}, 4, 80, X, 2, 1, 2, 2, WIDENED},
+        {mm_e5m2, {64, 64, 16, 0, 1}, 4, 90, X, 2, 1, 2, 2, WIDENED},
+        {mm_e4m3_e5m2, {64, 64, 64, 0, 0}, 4, 75, F, 0, 0, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         dot_form(&cases[i]);
@@ -637,6 +658,74 @@ static void dot_ptx(const tj_kernel *k, int64_t m, int64_t n, int64_t kk, int64_
     }
 }
 
+/* fp8 dots: the instruction each target gets, as the plan records, prints
+ * (and reads back, make check's TJIT_CHECK_ROUNDTRIP) and explains it. */
+static void fp8_plan(const tj_kernel *k, int64_t K, int64_t trans, int sm, const char *instr)
+{
+    int64_t c[5] = {64, 64, K, 0, trans};
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    int ok = tji_build(k, c, 5, &fn) == TJ_OK &&
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = sm, .num_warps = 4, .spec = tjj_spec_of_buffers(k)}, &out) == TJ_OK;
+    const char *got = "none";
+    char *text = NULL, *explained = NULL, want[96];
+    for (int32_t i = 0; ok && i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0 && out.plan.dot[i].form == TJP_DOT_MMA)
+            got = tjp_mma_instruction(fn, &fn->ops[i], &out.plan.dot[i]);
+    if (ok) {
+        text = tjp_print_annotated(fn, &(tjp_annotations){.layouts = &out.plan});
+        explained = tjj_gpu_explain(fn, &out);
+    } else {
+        tap_diag("%s", tj_last_error());
+    }
+    snprintf(want, sizeof want, "#dot<mma %s, warps=2x2>", instr);
+    int widened = strcmp(instr, "m16n8k16") == 0;
+    char said[96];
+    snprintf(said, sizeof said, "mma.sync.%s on tensor cores", instr);
+    ok = ok && strcmp(got, instr) == 0 && text && strstr(text, want) && explained && strstr(explained, said) &&
+         !!strstr(explained, "fp8 widened to f16 in registers") == widened;
+    tap_ok(ok, "%s 64x64x%lld%s, sm_%d: the plan takes %s (got %s), prints '%s' and explains it%s", k->name,
+           (long long)K, trans ? " NT" : "", sm, instr, got, want + 1, widened ? " as fp8 widened to f16" : "");
+    free(text);
+    free(explained);
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+}
+
+/* The PTX for target holds instr and, where TJIT_PTXAS names ptxas, that
+ * ptxas assembles it for target without a word (a warning is a failure). */
+static void fp8_ptx(const tj_kernel *k, int64_t K, const char *target, const char *instr)
+{
+    int64_t c[5] = {64, 64, K, 0, 0};
+    char *ptx = NULL;
+    tj_status st = tj_kernel_ptx(k, c, 5, target, 4, &ptx);
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tap_ok(st == TJ_OK && strstr(ptx, instr), "%s 64x64x%lld, %s: PTX holds %s", k->name, (long long)K, target, instr);
+    const char *ptxas = getenv("TJIT_PTXAS");
+    if (!ptxas || !*ptxas || st != TJ_OK) {
+        tap_skip(1, "no TJIT_PTXAS (configure found no ptxas)");
+        free(ptx);
+        return;
+    }
+    char path[] = "/tmp/tjit-fp8-XXXXXX.ptx", cmd[1024], said[2048] = "";
+    int fd = mkstemps(path, 4);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    int wrote = f && fputs(ptx, f) >= 0;
+    if (f)
+        fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s' 2>&1", ptxas, target, path);
+    FILE *p = wrote ? popen(cmd, "r") : NULL;
+    size_t n = p ? fread(said, 1, sizeof said - 1, p) : 0;
+    said[n] = 0;
+    int status = p ? pclose(p) : -1;
+    if (fd >= 0)
+        unlink(path);
+    tap_ok(status == 0 && n == 0, "... and ptxas -arch=%s assembles it without a word%s%s", target, n ? ": " : "",
+           said);
+    free(ptx);
+}
+
 int main(void)
 {
     for (int eb = 1; eb <= 4; eb *= 2)
@@ -659,5 +748,17 @@ int main(void)
     dot_ptx(mm_f32, 32, 32, 32, TJ_PRECISION_TF32X3, 1, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
     dot_ptx(mm_i8, 64, 64, 64, 0, 0, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
     dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_IEEE, 0, NULL);
+    fp8_plan(mm_e4m3, 64, 0, 90, "m16n8k32.e4m3");
+    fp8_plan(mm_e5m2, 32, 1, 89, "m16n8k32.e5m2");
+    fp8_plan(mm_e4m3_e5m2, 64, 1, 90, "m16n8k32.e4m3.e5m2");
+    fp8_plan(mm_e4m3_e5m2, 64, 0, 80, "m16n8k16");
+    fp8_plan(mm_e4m3, 16, 0, 90, "m16n8k16");
+    static const char *const fp8_targets[] = {"sm_89", "sm_90"};
+    for (int t = 0; t < 2; t++) {
+        fp8_ptx(mm_e4m3, 64, fp8_targets[t], "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
+        fp8_ptx(mm_e4m3_e5m2, 32, fp8_targets[t], "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32");
+        fp8_ptx(mm_e5m2, 64, fp8_targets[t], "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32");
+    }
+    fp8_ptx(mm_e4m3_e5m2, 64, "sm_80", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
     return tap_done();
 }

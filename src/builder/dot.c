@@ -16,12 +16,11 @@
  * the rules for it (f32 from f16/bf16/f32, f16 from f16, i32 from i8) are
  * checked here with messages in the user's types.
  *
- * fp8 operands (f8e4m3, f8e5m2, one of each allowed, as in Triton) become
- * f16 before the op, exactly (f16 holds every value of both formats), and
- * the dot is an f16 one with an f32 accumulator: no back end, and no
- * tensor-core lowering, needs an fp8 form of its own. (sm_89+ has fp8 MMA
- * instructions that would halve the operand traffic; a later lowering may
- * recognise the casts and use them.)
+ * fp8 operands (f8e4m3, f8e5m2, one of each allowed, as in Triton) stay
+ * fp8 on the op, with an f32 accumulator: the back ends widen them where
+ * they compute (exactly: f16 and f32 hold every value of both formats), the
+ * CPU before its micro-kernel (widen_fp8_dots.c), the GPU in registers or
+ * not at all (sm_89's fp8 mma.sync, src/passes/accelerate_dot.c).
  */
 #include "build.h"
 
@@ -110,16 +109,13 @@ tj_val tj__dot(tj_loc loc, tj_val a, tj_val b, tj_val acc, tj_dot_opts opts)
     if (dt < 0)
         return NONE;
     rt.dtype = (tj_dtype)dt;
-    int32_t x = vid(a), y = vid(b);
-    if (fp8 && (!(x = tji_to_dtype(x, TJ_F16, 0)) || !(y = tji_to_dtype(y, TJ_F16, 0))))
-        return NONE;
     if (!c) {
         int32_t zero = tji_make_const(rt.dtype, 0, 0.0);
         c = zero ? tji_broadcast_shape(zero, rt.rank, rt.shape) : 0;
         if (!c)
             return NONE;
     }
-    int32_t res = tji_emit(TJI_DOT, ARGS(x, y, c), rt);
+    int32_t res = tji_emit(TJI_DOT, ARGS(vid(a), vid(b), c), rt);
     if (res)
         op_of(res)->precision = opts.input_precision;
     return val(res);

@@ -76,14 +76,14 @@ static int is_int(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_int(t->
 static int is_float(const tji_type *t) { return !t->is_ptr && tjs_dtype_is_float(t->dtype); }
 static int is_i1(const tji_type *t) { return !t->is_ptr && t->dtype == TJ_I1; }
 
-/* fp8 values are only moved, selected, cast and printed (tjit.h): the
- * builder widens a dot's fp8 operands to f16, and refuses any other op. */
+/* fp8 values are only moved, selected, cast, printed and multiplied by a
+ * dot (tjit.h); the builder refuses any other op. */
 static int takes_fp8(tji_opcode c)
 {
     switch (c) {
     case TJI_CONST: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE:
     case TJI_PERMUTE: case TJI_WHERE: case TJI_CAST: case TJI_LOAD: case TJI_STORE: case TJI_FOR:
-    case TJI_IF: case TJI_YIELD: case TJI_CONVERT: case TJI_PRINT:
+    case TJI_IF: case TJI_YIELD: case TJI_CONVERT: case TJI_PRINT: case TJI_DOT:
         return 1;
     default:
         return 0;
@@ -381,14 +381,15 @@ static int check_types(const verifier *v, int32_t idx)
         const tji_type *a = T(0), *b = T(1), *acc = T(2);
         int r = a->rank;
         tj_dtype in = a->dtype, out = R->dtype;
+        int fp8 = is_fp8(a) && is_fp8(b); /* e4m3 and e5m2 mixed too, as Triton */
         int ok = !a->is_ptr && !b->is_ptr && EQ(acc, R) && (r == 2 || r == 3) && b->rank == r &&
-                 R->rank == r && b->dtype == in && a->shape[r - 1] == b->shape[r - 2] &&
+                 R->rank == r && (b->dtype == in || fp8) && a->shape[r - 1] == b->shape[r - 2] &&
                  R->shape[r - 2] == a->shape[r - 2] && R->shape[r - 1] == b->shape[r - 1] &&
                  (r == 2 || (a->shape[0] == b->shape[0] && R->shape[0] == a->shape[0])) &&
                  a->shape[r - 2] >= 16 && a->shape[r - 1] >= 16 && b->shape[r - 1] >= 16;
         NEED(ok, "%s x %s -> %s", TXT(a, t1), TXT(b, t2), TXT(R, t3));
         NEED((in == TJ_F16 && (out == TJ_F32 || out == TJ_F16)) ||
-             ((in == TJ_BF16 || in == TJ_F32) && out == TJ_F32) || (in == TJ_I8 && out == TJ_I32),
+             ((in == TJ_BF16 || in == TJ_F32 || fp8) && out == TJ_F32) || (in == TJ_I8 && out == TJ_I32),
              "no dot of %s giving %s", tj_dtype_name(in), tj_dtype_name(out));
         NEED((unsigned)op->precision <= TJ_PRECISION_TF32X3 &&
              (op->precision == TJ_PRECISION_IEEE || in == TJ_F32),

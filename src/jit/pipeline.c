@@ -8,12 +8,14 @@
  *     no tile too big for registers       lower-block-ptrs
  *     tjj_gpu_plan:                       carry-offsets (pointer tiles a loop
  *       lower-block-ptrs (pointer tiles     moves by a scalar)
- *                    and masks)           materialize (the fusion plan)
- *       pipeline-loops (num_stages; not   code generation, O3, ORC
- *                    in bounds-checked code)
+ *                    and masks)           widen-fp8-dots (a dot's fp8
+ *       pipeline-loops (num_stages; not     operands cast to f16)
+ *                    in bounds-checked    materialize (the fusion plan)
+ *                    code)                code generation, O3, ORC
  *       axis-info   (for the arguments'
  *                    specialization key)
  *       coalesce
+ *       accelerate-dot (each dot's form)
  *       assign-layouts
  *       swizzle      (each shared-memory step's swizzle)
  *       alloc-shared (byte offsets, the kernel's total)
@@ -328,6 +330,9 @@ tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
     if (st != TJ_OK)
         return st;
     st = after_pass(tjp_carry_offsets(fn), "carry-offsets", fn, NULL, 0);
+    if (st != TJ_OK)
+        return st;
+    st = after_pass(tjp_widen_fp8_dots(fn), "widen-fp8-dots", fn, NULL, 0);
     if (st != TJ_OK)
         return st;
     tjp_plan plan = {0};

@@ -9,9 +9,13 @@
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
- *    step, a_lo*b_hi + a_hi*b_lo + a_hi*b_hi) and i8 (m16n8k32 .s8 -> s32),
- *    on sm_80 and later, where the tile fits the instruction: M >= 16 per
- *    warp, N >= 8 per warp, K >= the instruction's K. The result lives in
+ *    step, a_lo*b_hi + a_hi*b_lo + a_hi*b_hi), i8 (m16n8k32 .s8 -> s32) and
+ *    fp8 (e4m3, e5m2, one of each: m16n8k32 .e4m3/.e5m2 -> f32 on sm_89
+ *    and later, whose fragments are i8's, elem_bytes 1; before sm_89, or
+ *    with K = 16, f16's m16n8k16, elem_bytes 2, each register widened to
+ *    f16 where the fragments are packed, exactly), on sm_80 and later,
+ *    where the tile fits the instruction: M >= 16 per warp, N >= 8 per
+ *    warp, K >= the instruction's K. The result lives in
  *    the accumulator's layout and the operands in A's and B's
  *    (layout_mma.c), split over warps along M first, as Triton does; a
  *    dot whose A operand is another dot's result (attention's second
@@ -37,14 +41,17 @@
 
 #include "passes.h"
 
-/* The MMA instruction for the operands' dtype and precision: elem_bytes
- * (2, 4 for tf32, 1), passes (3 for tf32x3); 0 where there is none. */
-static int mma_kind(const tji_op *op, tj_dtype in, int *elem_bytes, int *passes)
+/* The MMA instruction for the operands' dtype and precision, on target sm
+ * with K along k: elem_bytes (2, 4 for tf32, 1), passes (3 for tf32x3); 0
+ * where there is none. fp8 takes its own m16n8k32 where the target has it
+ * (sm_89) and K fills one, else f16's m16n8k16, widened in registers. */
+static int mma_kind(const tji_op *op, tj_dtype in, int sm, int32_t K, int *elem_bytes, int *passes)
 {
     *passes = 1;
     switch (in) {
     case TJ_F16: case TJ_BF16: *elem_bytes = 2; return 1;
     case TJ_I8: *elem_bytes = 1; return 1;
+    case TJ_F8E4M3: case TJ_F8E5M2: *elem_bytes = sm >= 89 && K >= 32 ? 1 : 2; return 1;
     case TJ_F32:
         if (op->precision == TJ_PRECISION_IEEE)
             return 0;
@@ -62,7 +69,7 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, int sm, int n
     const tji_type *a = tji_typeof(fn, op->args[0]), *b = tji_typeof(fn, op->args[1]);
     int rank = a->rank, elem_bytes, passes;
     int32_t M = a->shape[rank - 2], K = a->shape[rank - 1], N = b->shape[rank - 1];
-    if (!mma_kind(op, a->dtype, &elem_bytes, &passes)) {
+    if (!mma_kind(op, a->dtype, sm, K, &elem_bytes, &passes)) {
         ch.why = a->dtype == TJ_F32 ? "f32 with input_precision IEEE: the CPU's fma order"
                                     : "no mma.sync for this dtype";
         return ch;
@@ -130,8 +137,12 @@ tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_lay
     return TJ_OK;
 }
 
-const char *tjp_mma_instruction(const tjp_dot_choice *ch)
+const char *tjp_mma_instruction(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch)
 {
+    tj_dtype a = tji_typeof(fn, op->args[0])->dtype, b = tji_typeof(fn, op->args[1])->dtype;
+    if (ch->elem_bytes == 1 && tjs_dtype_is_fp8(a)) /* A's type, then B's where it differs */
+        return a == TJ_F8E4M3 ? (b == a ? "m16n8k32.e4m3" : "m16n8k32.e4m3.e5m2")
+                              : (b == a ? "m16n8k32.e5m2" : "m16n8k32.e5m2.e4m3");
     return ch->elem_bytes == 1 ? "m16n8k32.s8" : ch->elem_bytes == 4 ? "m16n8k8.tf32" : "m16n8k16";
 }
 

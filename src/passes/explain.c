@@ -386,8 +386,12 @@ static void explain_dot(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *p
     if (!ch || !ch->form)
         tjs_buf_printf(b, "no form chosen (tjp_accelerate_dots has not run)\n");
     else if (ch->form == TJP_DOT_MMA)
-        tjs_buf_printf(b, "mma.sync.%s%s on tensor cores, warps %d (M) x %d (N)\n", tjp_mma_instruction(ch),
-                       ch->passes == 3 ? " x3 (tf32x3: lo*hi + hi*lo + hi*hi)" : "", ch->warps_m, ch->warps_n);
+        tjs_buf_printf(b, "mma.sync.%s%s on tensor cores, warps %d (M) x %d (N)%s\n",
+                       tjp_mma_instruction(fn, op, ch), ch->passes == 3 ? " x3 (tf32x3: lo*hi + hi*lo + hi*hi)" : "",
+                       ch->warps_m, ch->warps_n,
+                       tjs_dtype_is_fp8(tji_typeof(fn, op->args[0])->dtype) && ch->elem_bytes == 2
+                           ? ", fp8 widened to f16 in registers (fp8's own mma.sync needs sm_89 and K >= 32)"
+                           : "");
     else
         tjs_buf_printf(b, "fma per thread, k in order%s%s%s\n", ch->why ? " (not mma: " : "",
                        ch->why ? ch->why : "", ch->why ? ")" : "");

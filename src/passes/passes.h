@@ -33,6 +33,10 @@ TJI_FUNC void tjp_plan_free(tjp_plan *plan);
  * then fuses the addresses into its loads instead of gathering through an
  * array of them. Run before materialize on the CPU. */
 TJI_FUNC tj_status tjp_carry_offsets(tji_func *fn);
+/* widen_fp8_dots.c — each fp8 operand of a DOT cast to f16 (exact) right
+ * before it, so the CPU's micro-kernel widens f16 loads, not fp8 codes in
+ * its k loop. Run before materialize on the CPU; the GPU keeps fp8. */
+TJI_FUNC tj_status tjp_widen_fp8_dots(tji_func *fn);
 /* lower_block_ptr.c — block pointers (MAKE_BLOCK_PTR, ADVANCE, and LOAD
  * and STORE of one) become ordinary IR: a pointer tile base + sum over d of
  * (offset_d + arange_d) * stride_d in i64, a mask 0 <= offset_d + arange_d <
@@ -132,7 +136,8 @@ TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape
 
 /* accelerate_dot.c — the form of each DOT on the GPU (its essay says
  * which): MMA (mma.sync, instruction by elem_bytes of the operands: 2
- * m16n8k16, 4 m16n8k8 tf32, 1 m16n8k32 s8; passes 3 for TF32x3; warps
+ * m16n8k16 (fp8 too, widened to f16), 4 m16n8k8 tf32, 1 m16n8k32 s8 or,
+ * of fp8 operands, e4m3/e5m2 (sm_89+); passes 3 for TF32x3; warps
  * warps_m x warps_n along M and N) or FMA (one fma per k, in order, in
  * any layout of the result). why: what kept a DOT off MMA (static text;
  * NULL once read back from text). Printed "#dot<mma m16n8k16, warps=2x2>",
@@ -146,8 +151,10 @@ typedef struct tjp_dot_choice {
 } tjp_dot_choice;
 /* sm: the target (0: none, FMA everywhere); plan->dot gets one choice per op index. */
 TJI_FUNC tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_layout_plan *plan);
-/* "m16n8k16", "m16n8k8.tf32", "m16n8k32.s8" of an MMA choice. */
-TJI_FUNC const char *tjp_mma_instruction(const tjp_dot_choice *ch);
+/* "m16n8k16", "m16n8k8.tf32", "m16n8k32.s8", "m16n8k32.e4m3" (both
+ * e4m3), "m16n8k32.e4m3.e5m2" (A's type, then B's) ... of DOT op's MMA
+ * choice ch. */
+TJI_FUNC const char *tjp_mma_instruction(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch);
 /* MMA: the accumulator layout of the DOT's result (1), else 0. */
 TJI_FUNC int tjp_dot_result_layout(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch,
                                    int num_warps, tjp_layout *out);

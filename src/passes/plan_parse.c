@@ -12,6 +12,7 @@
  * execute the plan. Every error names line:column and what was expected.
  * The format itself is described atop plan_text.c.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,20 @@ static int take(cursor *c, const char *word)
     if (strncmp(c->s, word, n) != 0)
         return 0;
     c->s += n;
+    return 1;
+}
+
+/* word, not followed by more of an instruction's name (".e5m2" after
+ * "m16n8k32.e4m3"). */
+static int take_word(cursor *c, const char *word)
+{
+    const char *at = c->s;
+    if (!take(c, word))
+        return 0;
+    if (*c->s == '.' || isalnum((unsigned char)*c->s)) {
+        c->s = at;
+        return 0;
+    }
     return 1;
 }
 
@@ -382,14 +397,21 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
     const char *form = c->s;
     if (take(c, "mma")) {
         static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};
-        int eb = in == TJ_I8 ? 1 : in == TJ_F16 || in == TJ_BF16 ? 2
+        int fp8 = tjs_dtype_is_fp8(in);
+        int eb = in == TJ_I8 ? 1 : in == TJ_F16 || in == TJ_BF16 || fp8 ? 2
                  : in == TJ_F32 && o->precision != TJ_PRECISION_IEEE ? 4 : 0;
         if (!eb) {
             c->s = form;
             return bad(c, "fma: no mma.sync takes this dot's operands (f32 ieee, or their dtype)");
         }
-        if (!take(c, instr[eb - 1]))
-            return bad(c, eb == 1 ? "m16n8k32.s8 (the instruction of i8 operands)"
+        /* fp8: its own instruction (elem_bytes 1), or f16's after widening */
+        const char *native = fp8 ? tjp_mma_instruction(fn, o, &(tjp_dot_choice){.elem_bytes = 1}) : NULL;
+        if (native && take_word(c, native))
+            eb = 1;
+        else if (!take_word(c, instr[eb - 1]))
+            return bad(c, fp8 ? "m16n8k32 with the operands' fp8 types (A's, then B's where it differs) or "
+                                "m16n8k16 (widened to f16)"
+                          : eb == 1 ? "m16n8k32.s8 (the instruction of i8 operands)"
                           : eb == 2 ? "m16n8k16 (the instruction of 16-bit operands)"
                                     : "m16n8k8.tf32 (the instruction of f32 operands with tf32)");
         int three = take(c, "x3");

@@ -21,7 +21,9 @@
  * (Parentheses, not Triton's nested brackets: FileCheck reads "[[" as the
  * start of a variable.)
  * A DOT shows its form (accelerate_dot.c): "#dot<fma>" or "#dot<mma
- * m16n8k16, warps=2x2>" (m16n8k8.tf32, " x3" for TF32X3, m16n8k32.s8).
+ * m16n8k16, warps=2x2>" (m16n8k8.tf32, " x3" for TF32X3, m16n8k32.s8;
+ * of fp8 operands m16n8k32.e4m3, .e5m2 or, mixed, A's type then B's, as
+ * m16n8k32.e4m3.e5m2, or m16n8k16 where they are widened to f16).
  * A LOAD or STORE shows its vector width and address run. Once the swizzle
  * pass ran, each step through shared memory (plan->shared) shows its kind
  * (convert, reduce, cumsum, broadcast), element size and swizzle (argmax's
@@ -243,7 +245,7 @@ static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
     if (plan->dot && plan->dot[idx].form == TJP_DOT_FMA)
         tjs_buf_printf(b, " #dot<fma>");
     else if (plan->dot && plan->dot[idx].form == TJP_DOT_MMA)
-        tjs_buf_printf(b, " #dot<mma %s%s, warps=%dx%d>", tjp_mma_instruction(&plan->dot[idx]),
+        tjs_buf_printf(b, " #dot<mma %s%s, warps=%dx%d>", tjp_mma_instruction(fn, op, &plan->dot[idx]),
                        plan->dot[idx].passes == 3 ? " x3" : "", plan->dot[idx].warps_m,
                        plan->dot[idx].warps_n);
     if (op->code == TJI_LOAD || op->code == TJI_STORE)

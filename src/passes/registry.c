@@ -161,6 +161,13 @@ static tj_status run_carry_offsets(tjp_pass_state *s)
     return tjp_carry_offsets(s->fn);
 }
 
+static tj_status run_widen_fp8_dots(tjp_pass_state *s)
+{
+    drop_axis(s);
+    drop_coalesce(s);
+    return tjp_widen_fp8_dots(s->fn);
+}
+
 static tj_status run_materialize(tjp_pass_state *s)
 {
     if (s->has_cpu)
@@ -192,6 +199,7 @@ static const tjp_pass_info passes[] = {
     {"verify", "checks the IR's invariants", run_verify},
     {"carry-offsets", "a loop's pointer tile moved by a scalar becomes its start plus a "
      "carried i64 offset (CPU)", run_carry_offsets},
+    {"widen-fp8-dots", "a dot's fp8 operands cast to f16 before it (CPU)", run_widen_fp8_dots},
     {"materialize", "the CPU's fusion plan (#cpu<...>)", run_materialize},
 };
 

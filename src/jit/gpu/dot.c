@@ -31,7 +31,18 @@
  * text that asks for it elsewhere is refused here, since LLVM would abort
  * on an instruction the target lacks). A batched dot repeats this per
  * batch, which the layouts hold in registers.
+ *
+ * fp8 operands (e4m3, e5m2, mixed) come in two MMA forms. With elem_bytes 1
+ * (sm_89+) their fragments are i8's, four bytes per word, and the
+ * instruction is mma.sync.aligned.m16n8k32.row.col.f32.<A>.<B>.f32 — as
+ * inline PTX, since LLVM 22 has no NVVM intrinsic for it (a call of
+ * llvm.nvvm.mma.m16n8k32.row.col.e4m3.e4m3.f32 is an unknown external
+ * function, not an instruction), which needs PTX ISA 8.4 (target.c). With
+ * elem_bytes 2 (sm_80..88, or K = 16) each register is widened to f16 while
+ * the fragments are packed, through the shared fp8 -> f32 conversion and an
+ * exact rounding to f16, and the dot is f16's m16n8k16.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,23 +221,33 @@ static void emit_fma(codegen *c, const tji_op *op)
 
 /* --- MMA ------------------------------------------------------------------------- */
 
-/* The 32-bit registers of one operand fragment starting at register r0:
- * regs elements packed p to a word, low element first; part: 0 the value
- * (or TF32X3's high part), 1 TF32X3's low part. */
-static void pack_fragment(codegen *c, operand *o, uint32_t r0, int nregs, int part, tj_input_precision prec,
+/* Operand register r as f16 for m16n8k16: itself, or an fp8 one widened
+ * (exactly) through the shared conversion to f32. */
+static LLVMValueRef as_half(codegen *c, operand *o, uint32_t r, tj_input_precision prec)
+{
+    if (o->dt == TJ_F16)
+        return tjj_gpu_reg(c, o->id, r);
+    return tjj_gpu_fround(&c->g, part_of(c, o, r, prec)->v[0], TJ_F16);
+}
+
+/* The 32-bit registers of one operand fragment starting at register r0,
+ * for the instruction of elem_bytes eb: regs elements packed p to a word,
+ * low element first; part: 0 the value (or TF32X3's high part), 1 TF32X3's
+ * low part. */
+static void pack_fragment(codegen *c, operand *o, int eb, uint32_t r0, int nregs, int part, tj_input_precision prec,
                           LLVMValueRef *words)
 {
     LLVMBuilderRef b = c->g.b;
-    int p = tjp_mma_elems_per_reg((int)tj_dtype_size(o->dt));
+    int p = tjp_mma_elems_per_reg(eb);
     for (int w = 0; w < nregs / p; w++) {
         uint32_t r = r0 + (uint32_t)(w * p);
-        if (o->dt == TJ_F16) { /* <2 x half> */
+        if (o->dt == TJ_F16 || (eb == 2 && tjs_dtype_is_fp8(o->dt))) { /* <2 x half> */
             LLVMValueRef v = LLVMGetPoison(LLVMVectorType(c->g.ty.t_half, 2));
-            v = LLVMBuildInsertElement(b, v, tjj_gpu_reg(c, o->id, r), c_i32(c, 0), "");
-            words[w] = LLVMBuildInsertElement(b, v, tjj_gpu_reg(c, o->id, r + 1), c_i32(c, 1), "");
+            v = LLVMBuildInsertElement(b, v, as_half(c, o, r, prec), c_i32(c, 0), "");
+            words[w] = LLVMBuildInsertElement(b, v, as_half(c, o, r + 1, prec), c_i32(c, 1), "");
         } else if (o->dt == TJ_F32) { /* tf32 bits */
             words[w] = LLVMBuildBitCast(b, part_of(c, o, r, prec)->v[part], c->g.ty.t_i32, "");
-        } else { /* bf16 (i16) pairs, i8 quads */
+        } else { /* bf16 (i16) pairs, i8 and fp8 quads */
             LLVMValueRef word = c_i32(c, 0);
             for (int i = 0; i < p; i++) {
                 LLVMValueRef x = LLVMBuildZExt(b, tjj_gpu_reg(c, o->id, r + (uint32_t)i), c->g.ty.t_i32, "");
@@ -237,14 +258,37 @@ static void pack_fragment(codegen *c, operand *o, uint32_t r0, int nregs, int pa
     }
 }
 
+/* The NVVM intrinsic of the operands' dtype (fp8 widened: f16's). */
 static const char *mma_name(tj_dtype dt)
 {
     switch (dt) {
-    case TJ_F16: return "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
+    case TJ_F16: case TJ_F8E4M3: case TJ_F8E5M2: return "llvm.nvvm.mma.m16n8k16.row.col.f32.f32";
     case TJ_BF16: return "llvm.nvvm.mma.m16n8k16.row.col.bf16";
     case TJ_F32: return "llvm.nvvm.mma.m16n8k8.row.col.tf32";
     default: return "llvm.nvvm.mma.m16n8k32.row.col.s8";
     }
+}
+
+/* fp8's mma.sync (LLVM has no intrinsic for it) as inline PTX: A four
+ * words, B two, C and D four f32 each, D written over C's registers. Not a
+ * side effect, so LLVM may still drop or merge it, but convergent, so it is
+ * never moved into or out of control flow the warp may diverge on. */
+static LLVMValueRef fp8_mma(codegen *c, tj_dtype a, tj_dtype b, LLVMValueRef *args)
+{
+    LLVMTypeRef f = c->g.ty.t_float, i = c->g.ty.t_i32;
+    LLVMTypeRef params[10] = {i, i, i, i, i, i, f, f, f, f}, quad[4] = {f, f, f, f};
+    LLVMTypeRef fty = LLVMFunctionType(LLVMStructTypeInContext(c->g.ty.ctx, quad, 4, 0), params, 10, 0);
+    char text[160];
+    snprintf(text, sizeof text, "mma.sync.aligned.m16n8k32.row.col.f32.%s.%s.f32 {$0, $1, $2, $3}, "
+             "{$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", a == TJ_F8E4M3 ? "e4m3" : "e5m2",
+             b == TJ_F8E4M3 ? "e4m3" : "e5m2");
+    static const char constraints[] = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+    LLVMValueRef asm_fn = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), 0, 0,
+                                           LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(c->g.b, fty, asm_fn, args, 10, "");
+    unsigned convergent = LLVMGetEnumAttributeKindForName("convergent", strlen("convergent"));
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->g.ty.ctx, convergent, 0));
+    return call;
 }
 
 /* Packed fragments, made once per operand fragment and part. */
@@ -253,12 +297,12 @@ typedef struct fragments {
     uint8_t (*made)[2];
 } fragments;
 
-static LLVMValueRef *fragment(codegen *c, operand *o, fragments *f, uint32_t r0, int nregs, int part,
+static LLVMValueRef *fragment(codegen *c, operand *o, int eb, fragments *f, uint32_t r0, int nregs, int part,
                               tj_input_precision prec)
 {
     uint32_t i = r0 / (uint32_t)nregs;
     if (!f->made[i][part]) {
-        pack_fragment(c, o, r0, nregs, part, prec, f->words[i][part]);
+        pack_fragment(c, o, eb, r0, nregs, part, prec, f->words[i][part]);
         f->made[i][part] = 1;
     }
     return f->words[i][part];
@@ -276,10 +320,12 @@ static void emit_mma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     const tji_type *rt = type_of(c, res), *at = type_of(c, op->args[0]), *bt = type_of(c, op->args[1]);
     const tjp_layout *LC = layout_of(c, res), *LA = layout_of(c, op->args[0]), *LB = layout_of(c, op->args[1]);
     tj_dtype in = at->dtype;
-    int eb = (int)tj_dtype_size(in), is_int = in == TJ_I8;
-    if (c->sm < 80 || eb != ch->elem_bytes) {
-        FAIL(c, "mma.sync of %s needs sm_80 or later and the plan's operand size (the target is sm_%d)",
-             tj_dtype_name(in), c->sm);
+    int eb = ch->elem_bytes, is_int = in == TJ_I8, fp8 = tjs_dtype_is_fp8(in);
+    /* fp8: its own instruction (1 byte, sm_89) or f16's after widening (2) */
+    int fits = fp8 ? eb == 2 || (eb == 1 && c->sm >= 89) : eb == (int)tj_dtype_size(in);
+    if (c->sm < 80 || !fits) {
+        FAIL(c, "mma.sync of %s needs sm_80 or later (of fp8 with elem_bytes 1: sm_89) and the plan's operand "
+             "size (the target is sm_%d)", tj_dtype_name(in), c->sm);
         return;
     }
     int na = tjp_mma_fragment_regs(TJP_MMA_A, eb), nb = tjp_mma_fragment_regs(TJP_MMA_B, eb);
@@ -308,11 +354,12 @@ static void emit_mma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         }
         for (uint32_t t = 0; t < ntiles && c->g.status == TJ_OK; t++)
             for (int s = first; s < 3; s++) {
-                LLVMValueRef *wa = fragment(c, &a, &fa, (uint32_t)ra[t], na, order[s][0], op->precision);
-                LLVMValueRef *wb = fragment(c, &b, &fb, (uint32_t)rb[t], nb, order[s][1], op->precision);
+                LLVMValueRef *wa = fragment(c, &a, eb, &fa, (uint32_t)ra[t], na, order[s][0], op->precision);
+                LLVMValueRef *wb = fragment(c, &b, eb, &fb, (uint32_t)rb[t], nb, order[s][1], op->precision);
                 LLVMValueRef args[10] = {wa[0], wa[1], wa[2], wa[3], wb[0], wb[1],
                                          acc[t][0], acc[t][1], acc[t][2], acc[t][3]};
-                LLVMValueRef d = tjj_gpu_intrinsic(&c->g, name, NULL, 0, args, 10);
+                LLVMValueRef d = fp8 && eb == 1 ? fp8_mma(c, in, bt->dtype, args)
+                                                : tjj_gpu_intrinsic(&c->g, name, NULL, 0, args, 10);
                 for (unsigned i = 0; i < 4; i++)
                     acc[t][i] = LLVMBuildExtractValue(c->g.b, d, i, "");
             }

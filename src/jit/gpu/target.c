@@ -46,13 +46,17 @@ static void nvptx_init(void)
 }
 
 /* The PTX ISA: 8.0 (CUDA 12.0) covers sm_80..sm_90; newer chips need the
- * version that introduced them. */
+ * version that introduced them. sm_89 and sm_90 get 8.4 (CUDA 12.4), the
+ * first that has mma.sync of fp8 (ptxas refuses it under an older
+ * .version). */
 static const char *ptx_features(int sm)
 {
     if (sm >= 120)
         return "+ptx87";
     if (sm >= 100)
         return "+ptx86";
+    if (sm >= 89)
+        return "+ptx84";
     return "+ptx80";
 }
 
