@@ -14,9 +14,10 @@
  * through its strides: C = A B^T with B^T's rows contiguous along K).
  * Each problem runs in six configurations (BM, BN, BK, warps, stages;
  * eight for TF32);
- * each is a record, and the table keeps the best one. --profile runs f16
- * 4096^3 only, NN then NT, each configuration launched twice (the check,
- * one run), for Nsight Compute (scripts/gpu-ncu.sh matmul).
+ * each is a record, and the table keeps the best one. --profile DTYPE runs
+ * DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration
+ * launched twice (the check, one run), for Nsight Compute
+ * (scripts/gpu-ncu.sh matmul).
  *
  * Method, the same as triton_matmul.py: inputs random normal (zeros run
  * faster on tensor cores; each element one of 2^16 normal draws picked at
@@ -33,7 +34,7 @@
  * a failed build or launch is a line with "error" and the run goes on. The
  * exit status is 1 when anything failed or computed a wrong result.
  *
- *     usage: gpu_matmul [--runs N] [--warmup N] [--quick | --profile] [--device gpu|cpu]
+ *     usage: gpu_matmul [--runs N] [--warmup N] [--quick | --profile DTYPE] [--device gpu|cpu]
  *     (--quick: 512^3 and 1024^3, one configuration, for a smoke test;
  *      --device cpu: the same on tjit's CPU back end, timed by wall clock)
  */
@@ -370,12 +371,15 @@ static int parse_count(const char *text, int *out)
 int main(int argc, char **argv)
 {
     int quick = 0, profile = 0;
+    const char *profile_dtype = "f16";
     tj_device_kind kind = TJ_DEVICE_GPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
-        else if (!strcmp(argv[i], "--profile"))
-            profile = 1;
+        else if (!strcmp(argv[i], "--profile") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "f16") || !strcmp(argv[i + 1], "bf16") ||
+                  !strcmp(argv[i + 1], "tf32")))
+            profile = 1, profile_dtype = argv[++i];
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc && parse_count(argv[i + 1], &runs))
             i++;
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc &&
@@ -385,7 +389,8 @@ int main(int argc, char **argv)
                  (!strcmp(argv[i + 1], "gpu") || !strcmp(argv[i + 1], "cpu")))
             kind = !strcmp(argv[++i], "cpu") ? TJ_DEVICE_CPU : TJ_DEVICE_GPU;
         else {
-            fprintf(stderr, "usage: %s [--runs N] [--warmup N] [--quick | --profile] [--device gpu|cpu]\n",
+            fprintf(stderr, "usage: %s [--runs N] [--warmup N] [--quick | --profile f16|bf16|tf32] "
+                            "[--device gpu|cpu]\n",
                     argv[0]);
             return 2;
         }
@@ -422,6 +427,8 @@ int main(int argc, char **argv)
     for (size_t pi = 0; pi < nproblems; pi++) {
         problem p = {.dtype = quick ? quick_problems[pi].dtype : problems[pi].dtype,
                      .n = quick ? quick_problems[pi].n : problems[pi].n};
+        if (profile)
+            p.dtype = profile_dtype, p.n = 4096;
         const size_t count = (size_t)p.n * p.n, bytes = count * elem_size(p.dtype);
         fill_inputs(p.dtype, count);
         if ((st = tj_buffer_alloc(dev, bytes, &p.a)) != TJ_OK ||

@@ -27,9 +27,9 @@ then RUNS calls each between two CUDA events on the current stream,
 enqueued back to back; the figure is the median interval, TFLOP/s
 2 M N K over it. Output: one JSON line per measurement.
 
-    usage: python3 bench/triton_matmul.py [--runs N] [--warmup N] [--quick | --profile]
+    usage: python3 bench/triton_matmul.py [--runs N] [--warmup N] [--quick | --profile DTYPE]
 
---profile runs f16 4096^3 only, NN then NT, each configuration launched
+--profile DTYPE runs DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration launched
 twice (the check, one run), as gpu_matmul --profile does, for Nsight
 Compute (scripts/gpu-ncu.sh matmul).
 """
@@ -122,7 +122,7 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--profile", choices=("f16", "bf16", "tf32"))
     parser.add_argument("--device", default="gpu")  # accepted for gpu_matmul's options
     args = parser.parse_args()
     device_name = torch.cuda.get_device_name(0)
@@ -136,7 +136,7 @@ def main():
     failed = False
     if args.profile:
         args.runs, args.warmup = 1, 0
-    problems = PROBLEMS[:1] if args.profile else QUICK_PROBLEMS if args.quick else PROBLEMS
+    problems = ((args.profile, 4096),) if args.profile else QUICK_PROBLEMS if args.quick else PROBLEMS
     for dtype_name, n in problems:
         dtype = DTYPES[dtype_name]
         tf32 = dtype_name == "tf32"

@@ -22,9 +22,10 @@
 #              occupancy, instructions, global load instructions, requests
 #              and sectors, DRAM bytes and duration — where the time goes
 #              when one side is slower.
-#   matmul     tjit's matmul, f16 4096^3 NN and NT in each configuration
-#              (bench/gpu_matmul --profile), then Triton's on mma.sync in
-#              the same (bench/triton_matmul.py --profile): registers, time,
+#   matmul     tjit's matmul, 4096^3 NN and NT in each configuration
+#              (bench/gpu_matmul --profile DTYPE for each DTYPE of the list
+#              TJIT_NCU_MATMUL_DTYPE, of f16, bf16 and tf32: f16 unless set), then Triton's on mma.sync in
+#              the same (bench/triton_matmul.py --profile DTYPE): registers, time,
 #              instructions, shared-memory bank conflicts, tensor pipe
 #              utilization, top stall reasons.
 #
@@ -274,35 +275,43 @@ case $part in
             report "Triton (softmax 256 x 4096, box filter 1024 x 1024)" kernels
         ;;
     matmul)
-        # gpu_matmul --profile: f16 4096^3 NN then NT, each configuration
-        # launched twice (check, run). Three ncu runs, so that a metric this ncu
-        # lacks loses only its own run: launch shape and shared-memory
-        # conflicts; the tensor pipe; the stall reasons.
-        count=24
-        prog=("$root/bench/gpu_matmul" --profile)
-        metrics=launch__registers_per_thread,gpu__time_duration.sum,smsp__inst_executed.sum
-        metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
-        metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
-        tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
-        stalls=""
-        for reason in long_scoreboard short_scoreboard barrier mio_throttle math_pipe_throttle \
-            wait not_selected lg_throttle dispatch_stall no_instruction; do
-            stalls+=${stalls:+,}smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
+        # gpu_matmul --profile: 4096^3 NN then NT, each configuration
+        # launched twice (check, run): six configurations (eight for tf32).
+        # Three ncu runs, so that a metric this ncu lacks loses only its own
+        # run: launch shape and shared-memory conflicts; the tensor pipe; the
+        # stall reasons.
+        for dtype in ${TJIT_NCU_MATMUL_DTYPE:-f16}; do
+            case $dtype in
+                f16 | bf16) nconfigs=6 ;;
+                tf32) nconfigs=8 ;;
+                *) echo "TJIT_NCU_MATMUL_DTYPE=$dtype: not f16, bf16 or tf32" >&2; exit 2 ;;
+            esac
+            count=$((nconfigs * 4))
+            prog=("$root/bench/gpu_matmul" --profile "$dtype")
+            metrics=launch__registers_per_thread,gpu__time_duration.sum,smsp__inst_executed.sum
+            metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+            metrics+=,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+            tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+            stalls=""
+            for reason in long_scoreboard short_scoreboard barrier mio_throttle math_pipe_throttle \
+                wait not_selected lg_throttle dispatch_stall no_instruction; do
+                stalls+=${stalls:+,}smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
+            done
+            {
+                run_ncu "tjit matmul: shape, conflicts" "$metrics" '^tjk_matmul' "$count" "${prog[@]}"
+                run_ncu "tjit matmul: tensor pipe" "$tensor" '^tjk_matmul' "$count" "${prog[@]}"
+                run_ncu "tjit matmul: stalls" "$stalls" '^tjk_matmul' "$count" "${prog[@]}"
+            } | report "tjit matmul $dtype 4096^3, $nconfigs configurations NN then $nconfigs NT (bench/gpu_matmul --profile $dtype)" matmul
+            # The same configurations in Triton on mma.sync (its kernel as
+            # bench/triton_matmul.py writes it), the reference of the bar.
+            triton=(python3 bench/triton_matmul.py --profile "$dtype")
+            export DISABLE_MMA_V3=1 PYTHONUNBUFFERED=1
+            {
+                run_ncu "Triton mma.sync matmul: shape, conflicts" "$metrics" '^matmul_kernel' "$count" "${triton[@]}"
+                run_ncu "Triton mma.sync matmul: tensor pipe" "$tensor" '^matmul_kernel' "$count" "${triton[@]}"
+                run_ncu "Triton mma.sync matmul: stalls" "$stalls" '^matmul_kernel' "$count" "${triton[@]}"
+            } | report "Triton mma.sync matmul $dtype 4096^3, the same configurations (triton_matmul.py --profile $dtype)" matmul
         done
-        {
-            run_ncu "tjit matmul: shape, conflicts" "$metrics" '^tjk_matmul' "$count" "${prog[@]}"
-            run_ncu "tjit matmul: tensor pipe" "$tensor" '^tjk_matmul' "$count" "${prog[@]}"
-            run_ncu "tjit matmul: stalls" "$stalls" '^tjk_matmul' "$count" "${prog[@]}"
-        } | report "tjit matmul f16 4096^3, six configurations NN then six NT (bench/gpu_matmul --profile)" matmul
-        # The same configurations in Triton on mma.sync (its kernel as
-        # bench/triton_matmul.py writes it), the reference of the bar.
-        triton=(python3 bench/triton_matmul.py --profile)
-        export DISABLE_MMA_V3=1 PYTHONUNBUFFERED=1
-        {
-            run_ncu "Triton mma.sync matmul: shape, conflicts" "$metrics" '^matmul_kernel' "$count" "${triton[@]}"
-            run_ncu "Triton mma.sync matmul: tensor pipe" "$tensor" '^matmul_kernel' "$count" "${triton[@]}"
-            run_ncu "Triton mma.sync matmul: stalls" "$stalls" '^matmul_kernel' "$count" "${triton[@]}"
-        } | report "Triton mma.sync matmul f16 4096^3, the same configurations (triton_matmul.py --profile)" matmul
         ;;
 esac
 exit 0
