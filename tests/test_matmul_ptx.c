@@ -20,7 +20,9 @@
  *    rings are read by ldmatrix (x4 and x4.trans), never element by element
  *    (no ld.shared.b16: tjp_ldmatrix_ring), each instruction where the dot
  *    first reads its registers (an mma comes before the last ldmatrix),
- *    at 32-bit shared addresses (NVPTX's short pointers, target.c);
+ *    at 32-bit shared addresses (NVPTX's short pointers, target.c), most
+ *    of them a register shared with other fragments plus an immediate
+ *    offset (tjj_gpu_swizzled_index);
  *    the f32 epilogue's conversion moves 8- and 16-byte vectors;
  *  - with N = 1000 (not a multiple of 16) the wrapped column offsets may
  *    break anywhere, so B's loads are element loads: the rule claims no
@@ -169,6 +171,16 @@ static void pipelined(int nt)
     }
     tap_ok(ptx && narrow > 0 && wide == 0,
            "%s, num_stages 3: ldmatrix addresses are 32-bit registers (%d), none 64-bit (%d)", p, narrow, wide);
+    /* fragments whose addresses differ only in bits no thread sets (other
+     * m16 or n8 tiles) share one register and an immediate offset */
+    int ldm = 0, offset = 0;
+    for (const char *q = ptx; q && (q = strstr(q, "ldmatrix.sync")) != NULL; q++, ldm++) {
+        const char *end = strchr(q, '\n'), *plus = strchr(q, '+');
+        offset += plus && end && plus < end;
+    }
+    tap_ok(ptx && 4 * offset >= 3 * ldm,
+           "%s, num_stages 3: at least 3 in 4 ldmatrix take an immediate offset from a shared register (%d of %d)",
+           p, offset, ldm);
     /* the f32 epilogue: the accumulator's pairs written as 8 bytes, the
      * store's 16-byte vectors read back whole */
     int v2 = ptx ? count(ptx, "st.shared.v2.b32") : 0, v4 = ptx ? count(ptx, "ld.shared.v4.b32") : 0;

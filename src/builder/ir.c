@@ -302,6 +302,48 @@ void tji_set_result(tji_func *fn, int32_t op, int32_t value)
     fn->values[value].def_op = op;
 }
 
+int32_t tji_add_carried(tji_func *fn, int32_t op, int32_t init)
+{
+    tji_type type = *tji_typeof(fn, init);
+    int32_t body = fn->ops[op].region[0];
+    /* the block argument */
+    const tji_region *r = &fn->regions[body];
+    int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t) * (size_t)(r->nargs + 1));
+    memcpy(args, r->args, sizeof(int32_t) * (size_t)r->nargs);
+    int32_t arg = tji_new_value(fn, type, -1);
+    fn->values[arg].def_region = body;
+    args[fn->regions[body].nargs] = arg;
+    fn->regions[body].args = args;
+    fn->regions[body].nargs++;
+    /* the operand */
+    int nargs = fn->ops[op].nargs;
+    int32_t *operands = tjs_xcalloc((size_t)nargs + 1, sizeof *operands);
+    memcpy(operands, fn->ops[op].args, sizeof(int32_t) * (size_t)nargs);
+    operands[nargs] = init;
+    tji_set_operands(fn, op, operands, nargs + 1);
+    free(operands);
+    /* the results, at fresh ids */
+    int n = fn->ops[op].nresults;
+    int32_t old = fn->ops[op].result;
+    tji_type *types = tjs_xcalloc((size_t)n + 1, sizeof *types);
+    for (int k = 0; k < n; k++)
+        types[k] = *tji_typeof(fn, old + k);
+    types[n] = type;
+    int32_t fresh = tji_new_results(fn, op, types, n + 1);
+    free(types);
+    if (n) {
+        int32_t *rename = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *rename);
+        for (int k = 0; k < n; k++)
+            rename[old + k] = fresh + k;
+        for (int32_t i = 0; i < fn->nops; i++)
+            tji_rename_operands(fn, i, rename);
+        free(rename);
+        for (int k = 0; k < n; k++)
+            tji_retire_value(fn, old + k);
+    }
+    return arg;
+}
+
 void tji_detach_op(tji_func *fn, int32_t op)
 {
     fn->ops[op].parent = -1;

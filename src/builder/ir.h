@@ -305,6 +305,12 @@ TJI_FUNC void tji_rename_operands(tji_func *fn, int32_t op, const int32_t *renam
 TJI_FUNC void tji_set_type(tji_func *fn, int32_t value, tji_type type);
 /* The existing value becomes op's only result: op now defines it. */
 TJI_FUNC void tji_set_result(tji_func *fn, int32_t op, int32_t value);
+/* Gives FOR op one more carried value, of init's type, starting at init:
+ * a new last block argument of its body (returned), operand and result.
+ * The results move to fresh consecutive ids (uses renamed, the old ones
+ * retired). The body's YIELD must get its new last operand from the
+ * caller before the program is checked. */
+TJI_FUNC int32_t tji_add_carried(tji_func *fn, int32_t op, int32_t init);
 /* Takes op out of the program: it stays in fn->ops, in no region. Its
  * region's list still names it until tji_drop_detached, so a walk may
  * detach ops as it goes. */

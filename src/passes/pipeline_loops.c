@@ -39,9 +39,12 @@
  *     a commit before the yield;
  *   after the loop: wait for every group (the last copies write nothing
  *     anyone reads, but shared memory must be quiet before it is reused).
- * Slots come from the iteration number (iv - lo) / step, unsigned, so no
- * counter is carried; "iteration exists" is an unsigned comparison of hi -
- * iv with the distance ahead, which cannot overflow.
+ * The slot read is a carried i32 that wraps by a compare and select, not
+ * (iv - lo) / step % S: LLVM strength-reduces that remainder times the
+ * slot size into a subtraction from every shared address register, each
+ * iteration (32 more instructions and registers in a tf32 loop, enough to
+ * spill). "Iteration exists" is an unsigned comparison of hi - iv with the
+ * distance ahead, which cannot overflow.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -316,15 +319,21 @@ static void emit_prologue_stage(loop *L, const slice *s, const uint8_t *chosen,
     }
 }
 
-/* slot = ((unsigned)(iv - lo) / step + ahead) % stages, as i32. */
-static int32_t emit_slot(loop *L, cursor *c, int32_t iteration, int ahead, int stages)
+/* The slots of this iteration from the one it reads, r (a carried i32):
+ * *next_read = r + 1 wrapped at stages, *write = r - 1 wrapped (the copies
+ * run stages - 1 iterations ahead, into the slot read last). */
+static void emit_slots(cursor *c, int32_t r, int stages, int32_t *next_read, int32_t *write)
 {
-    int32_t n = iteration;
-    tji_type ut = scalar(L->udt);
-    if (ahead)
-        n = emit2(c, TJI_ADD, n, emit_const(c, L->udt, ahead), &ut);
-    n = emit2(c, TJI_REM, n, emit_const(c, L->udt, stages), &ut);
-    return emit_cast(c, n, TJ_I32);
+    tji_type t = scalar(TJ_I32);
+    int32_t zero = emit_const(c, TJ_I32, 0);
+    int32_t up = emit2(c, TJI_ADD, r, emit_const(c, TJ_I32, 1), &t);
+    *next_read = emit(c, TJI_WHERE,
+                      (int32_t[]){emit_cmp(c, TJI_EQ, up, emit_const(c, TJ_I32, stages)), zero, up}, 3,
+                      &t);
+    int32_t down = emit2(c, TJI_SUB, r, emit_const(c, TJ_I32, 1), &t);
+    *write = emit(c, TJI_WHERE,
+                  (int32_t[]){emit_cmp(c, TJI_EQ, r, zero), emit_const(c, TJ_I32, stages - 1), down},
+                  3, &t);
 }
 
 static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, int *nrings)
@@ -360,8 +369,10 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
         if (s->carried[k])
             tji_set_operand(fn, L->op, 3 + k, rename[fn->regions[L->body].args[k + 1]]);
     free(rename);
-    c.pos++; /* past the loop */
+    /* the slot that iteration 0 reads, carried from there */
     c.loc = fn->ops[L->op].loc;
+    int32_t read_slot = tji_add_carried(fn, L->op, emit_const(&c, TJ_I32, 0));
+    c.pos++; /* past the loop */
     emit_wait(&c, 0);
 
     /* the top of the body: wait, read this iteration's slots */
@@ -369,11 +380,14 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
     tji_loc loop_loc = fn->ops[L->op].loc;
     cursor b = {fn, L->body, 0, loop_loc};
     emit_wait(&b, stages - 2);
-    int32_t iteration = emit2(&b, TJI_IDIV,
-                              emit_cast(&b, emit2(&b, TJI_SUB, L->iv, lo, tji_typeof(fn, lo)),
-                                        L->udt),
-                              emit_const(&b, L->udt, L->step), &(tji_type){.dtype = L->udt});
-    int32_t read_slot = emit_slot(L, &b, iteration, 0, stages);
+    int32_t next_read, write_slot;
+    emit_slots(&b, read_slot, stages, &next_read, &write_slot);
+    const tji_op *yield = &fn->ops[L->yield];
+    int32_t *yielded = tjs_xcalloc((size_t)yield->nargs + 1, sizeof *yielded);
+    memcpy(yielded, yield->args, sizeof(int32_t) * (size_t)yield->nargs);
+    yielded[yield->nargs] = next_read;
+    tji_set_operands(fn, L->yield, yielded, yield->nargs + 1);
+    free(yielded);
     int32_t *local = tjs_xcalloc((size_t)L->nops + 1, sizeof *local); /* per load */
     for (int32_t i = 0; i < L->nops; i++) {
         if (!chosen[i])
@@ -391,7 +405,6 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
     int32_t iv_ahead = emit2(&b, TJI_ADD, L->iv, emit_const(&b, L->dt, ahead), tji_typeof(fn, lo));
     int32_t left = emit_cast(&b, emit2(&b, TJI_SUB, hi, L->iv, tji_typeof(fn, lo)), L->udt);
     int32_t exists = emit_cmp(&b, TJI_GT, left, emit_const(&b, L->udt, ahead));
-    int32_t write_slot = emit_slot(L, &b, iteration, stages - 1, stages);
     int32_t *to_ahead = tjs_xcalloc(nold, sizeof *to_ahead);
     to_ahead[L->iv] = iv_ahead;
     for (int p = b.pos; p < fn->regions[L->body].nops; p++) {

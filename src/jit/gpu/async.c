@@ -45,15 +45,17 @@ static const tjp_ring *ring_of(codegen *c, const tji_op *op)
 static LLVMValueRef slot_start(codegen *c, const tjp_ring *R, int32_t slot)
 {
     int64_t per_slot = (int64_t)(R->slot_bytes / (uint64_t)R->elem_bytes);
-    return LLVMBuildMul(c->g.b, tjj_gpu_reg(c, slot, 0), c_i32(c, per_slot), "");
+    return LLVMBuildNUWMul(c->g.b, tjj_gpu_reg(c, slot, 0), c_i32(c, per_slot), "");
 }
 
 /* A pointer to element `index` (i32) of the ring. */
 static LLVMValueRef ring_address(codegen *c, const tjp_ring *R, LLVMValueRef index)
 {
-    LLVMValueRef bytes = LLVMBuildAdd(c->g.b, c_i64(c, (int64_t)R->offset),
-                                      LLVMBuildMul(c->g.b, LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, ""),
-                                                   c_i64(c, R->elem_bytes), ""), "");
+    /* No step wraps (the ring lies within shared memory), which lets LLVM
+     * fold each constant part into the access's immediate offset. */
+    LLVMValueRef bytes = LLVMBuildNUWAdd(c->g.b, c_i64(c, (int64_t)R->offset),
+                                         LLVMBuildNUWMul(c->g.b, LLVMBuildZExt(c->g.b, index, c->g.ty.t_i64, ""),
+                                                         c_i64(c, R->elem_bytes), ""), "");
     return LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i8, tjj_gpu_shared(c), &bytes, 1, "");
 }
 
@@ -112,8 +114,8 @@ void tjj_gpu_emit_async_copy(codegen *c, const tji_op *op)
     for (uint32_t r = 0; r < n && c->g.status == TJ_OK; r += step) {
         if (r & rdup)
             continue; /* a copy of an element another register moves */
-        LLVMValueRef index = LLVMBuildAdd(c->g.b, tjj_gpu_swizzled_index(c, &R->swizzle, thread, L, r),
-                                          start, "");
+        LLVMValueRef index = LLVMBuildNUWAdd(c->g.b, tjj_gpu_swizzled_index(c, &R->swizzle, thread, L, r),
+                                             start, "");
         LLVMValueRef dst = ring_address(c, R, index), src = tjj_gpu_reg(c, ptr, r);
         LLVMValueRef on = mask ? live_cond(tjj_gpu_reg(c, mask, r)) : NULL;
         if (!v) {
@@ -166,7 +168,7 @@ void tjj_gpu_emit_local_load(codegen *c, const tji_op *op)
             out[r] = out[r & ~rdup];
             continue;
         }
-        LLVMValueRef index = LLVMBuildAdd(c->g.b, tjj_gpu_swizzled_index(c, &R->swizzle, thread, L, r), start, "");
+        LLVMValueRef index = LLVMBuildNUWAdd(c->g.b, tjj_gpu_swizzled_index(c, &R->swizzle, thread, L, r), start, "");
         LLVMValueRef ld = LLVMBuildLoad2(c->g.b, mem, ring_address(c, R, index), "");
         LLVMSetAlignment(ld, (unsigned)type_bytes(c, mem));
         out[r] = tjj_gpu_from_mem(&c->g, ld, t);

@@ -192,11 +192,30 @@ LLVMValueRef tjj_gpu_swizzled_thread_index(codegen *c, const tjp_swizzle *S, con
     return tjj_gpu_swizzled(c, c->eb, S, tjj_gpu_thread_index(c, L), ~0u);
 }
 
-/* The swizzled shared-memory index of register r of layout L. */
+/* The bits that A(thread part of L's index) may have: the swizzle is
+ * linear, so those of A(lane or warp basis vector), together. */
+static uint32_t thread_bits(const tjp_swizzle *S, const tjp_layout *L)
+{
+    uint32_t bits = 0;
+    for (int in = TJP_LANE; in <= TJP_WARP; in++)
+        for (int b = 0; b < L->nbits[in]; b++)
+            bits |= tjp_swizzle_apply(S, L->basis[in][b]);
+    return bits;
+}
+
+/* The swizzled shared-memory index of register r of layout L: thread ^
+ * A(r), computed as (thread ^ (A(r) & T)) + (A(r) & ~T), T the bits the
+ * thread part may have. The two are equal (the parts share no bits), but
+ * the second leaves one value per distinct xor part, and a constant that
+ * folds into each access's immediate offset: a tile's registers that
+ * differ only in bits the threads never set (a dot operand's other m16
+ * tiles, say) share one address register instead of one each. */
 LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueRef thread, const tjp_layout *L,
                                    uint32_t r)
 {
-    return LLVMBuildXor(c->g.b, thread, c_i32(c, tjp_swizzle_apply(S, tjp_layout_apply(L, r, 0, 0))), "");
+    uint32_t a = tjp_swizzle_apply(S, tjp_layout_apply(L, r, 0, 0)), t = thread_bits(S, L);
+    LLVMValueRef x = a & t ? LLVMBuildXor(c->g.b, thread, c_i32(c, a & t), "") : thread;
+    return a & ~t ? LLVMBuildNUWAdd(c->g.b, x, c_i32(c, a & ~t), "") : x;
 }
 
 /* Reads by ldmatrix (src/passes/ldmatrix.c) of the layout Ld from the
