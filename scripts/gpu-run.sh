@@ -98,6 +98,7 @@ missing=$(ldd "$root/lib/libtjit.so.0" | grep 'not found')
 [ -z "$missing" ] || say "libtjit.so.0 still lacks: $missing"
 
 status=0
+logs=$(mktemp -d "${TMPDIR:-/tmp}/tjit-test-logs-XXXXXX") # every part's scratch, removed at the end
 if [ -n "${TJIT_SKIP_TESTS:-}" ]; then
     say "== tests and samples skipped (TJIT_SKIP_TESTS)"
 else
@@ -148,7 +149,6 @@ tap_counts() {
         END { printf "%d %d %d %d %d %d\n", ok, notok, skip, planned, status, bailed }' "$1"
 }
 
-logs=$(mktemp -d "${TMPDIR:-/tmp}/tjit-test-logs-XXXXXX")
 jobs_list=$logs/jobs
 : >"$jobs_list"
 while read -r entry; do
