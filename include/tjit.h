@@ -415,8 +415,10 @@ typedef enum tj_reduce_op {
  * TJ_NONE (zeros). M, N, K are at least 16. Operands share a dtype:
  *   f16, bf16 -> f32 (f16 with .out_dtype = TJ_F16 or an f16 acc);
  *   f32 -> f32, with .input_precision: TJ_PRECISION_IEEE (the default, exact
- *     products), TF32 (inputs rounded to tf32, as tensor cores take them) or
- *     TF32X3 (three tf32 products, about f32's accuracy);
+ *     products), TF32 (inputs truncated to tf32 — the low 13 bits dropped —
+ *     as tensor cores read an f32, and as in Triton) or TF32X3 (three tf32
+ *     products of a rounded high part and a truncated low part, about f32's
+ *     accuracy);
  *   i8 -> i32 (exact, wrapping);
  *   f8e4m3, f8e5m2 -> f32, either with either (as Triton allows): the
  *     builder widens both operands to f16 (exact for both formats) and

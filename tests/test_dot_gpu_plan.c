@@ -31,8 +31,9 @@
  *    as the ISA describes st.shared.v4 and ldmatrix hands every thread
  *    the elements its layout says;
  *  - the PTX of each MMA kernel for sm_80 and sm_90 holds the mma.sync
- *    instruction of its form (and an FMA kernel none), TF32 inputs rounded
- *    by cvt.rna.tf32.f32; make check's
+ *    instruction of its form (and an FMA kernel none), TF32 inputs as
+ *    their f32 bits (the tensor cores truncate them), TF32X3's high parts
+ *    rounded by cvt.rna.tf32.f32; make check's
  *    TJIT_PTXAS makes tj_kernel_ptx assemble every one of them;
  *  - fp8 dots (e4m3, e5m2, mixed): fp8's own m16n8k32 with elem_bytes 1 on
  *    sm_89 and sm_90 (i8's fragments, A read by ldmatrix), f16's m16n8k16
@@ -644,16 +645,18 @@ static void dot_ptx(const tj_kernel *k, int64_t m, int64_t n, int64_t kk, int64_
 {
     static const char *const targets[] = {"sm_80", "sm_90"};
     int64_t c[5] = {m, n, kk, prec, trans};
+    int lacks = instr && instr[0] == '!'; /* "!text": the PTX must not hold text */
+    const char *text = lacks ? instr + 1 : instr;
     for (int t = 0; t < 2; t++) {
         char *ptx = NULL;
         tj_status st = tj_kernel_ptx(k, c, 5, targets[t], 4, &ptx);
-        int has = ptx && strstr(ptx, "mma.sync.aligned.") != NULL;
-        int ok = st == TJ_OK && (instr ? ptx && strstr(ptx, instr) != NULL : !has);
+        int has = ptx && strstr(ptx, text ? text : "mma.sync.aligned.") != NULL;
+        int ok = st == TJ_OK && ptx && (text && !lacks ? has : !has);
         if (st != TJ_OK)
             tap_diag("%s", tj_last_error());
         tap_ok(ok, "%s %lldx%lldx%lld prec %lld%s, %s: PTX %s%s (assembled by ptxas where TJIT_PTXAS is set)",
                k->name, (long long)m, (long long)n, (long long)kk, (long long)prec, trans ? " NT" : "", targets[t],
-               instr ? "holds " : "has no mma.sync", instr ? instr : "");
+               !text ? "has no mma.sync" : lacks ? "has no " : "holds ", text ? text : "");
         free(ptx);
     }
 }
@@ -744,7 +747,8 @@ int main(void)
     dot_ptx(mm_f16, 128, 64, 64, 0, 1, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
     dot_ptx(mm_bf16, 64, 64, 32, 0, 0, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
     dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_TF32, 0, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
-    dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_TF32, 0, "cvt.rna.tf32.f32"); /* one instruction per input */
+    dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_TF32, 0, "!cvt.rna.tf32.f32"); /* the f32 bits as they are */
+    dot_ptx(mm_f32, 32, 32, 32, TJ_PRECISION_TF32X3, 0, "cvt.rna.tf32.f32"); /* the high part rounded */
     dot_ptx(mm_f32, 32, 32, 32, TJ_PRECISION_TF32X3, 1, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
     dot_ptx(mm_i8, 64, 64, 64, 0, 0, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
     dot_ptx(mm_f32, 64, 64, 32, TJ_PRECISION_IEEE, 0, NULL);

@@ -17,8 +17,9 @@
  *
  * Two references, both in C:
  *   - the specification's (ir.h, tj_dot): inputs converted to f32 (TF32:
- *     rounded to nearest, ties away, on the low 13 bits; TF32x3: a_lo b_hi,
- *     a_hi b_lo, a_hi b_hi), each output an fma chain over k in order
+ *     truncated, the low 13 bits cleared; TF32x3: a_lo b_hi, a_hi b_lo,
+ *     a_hi b_hi, hi rounded to nearest, ties away, on the low 13 bits, lo
+ *     truncated), each output an fma chain over k in order
  *     starting at the accumulator; an f16 accumulator
  *     rounds once per tile of the K loop, as the kernel's dot does; i8
  *     products summed in wrapping 32-bit integers;
@@ -28,8 +29,8 @@
  * device must match the specification's reference value for value (+0 and
  * -0 count as equal). Random normal inputs must lie within K * 2^-23 *
  * sum |a b| of the double sum (f32 accumulation in any order, with room for
- * the tensor cores' truncation), plus the input rounding (TF32 2^-10,
- * TF32x3 2^-20, relative to sum |a b|) and the output's (f16: 2^-11 per
+ * the tensor cores' truncation), plus the inputs' conversion (TF32 2^-9:
+ * two inputs truncated; TF32x3 2^-19, relative to sum |a b|) and the output's (f16: 2^-11 per
  * rounding step); on the CPU, which computes the specification exactly,
  * they must also match its reference value for value.
  * C is poisoned first, with a leading dimension past N: the padding must
@@ -276,6 +277,16 @@ static float tf32_round(float x)
     return x;
 }
 
+/* x truncated to TF32: the low 13 bits cleared. */
+static float tf32_truncate(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    u &= 0xffffe000u;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
 static float f16_round(float x) { return tj_f16_to_f32(tj_f32_to_f16(x)); }
 
 typedef struct mm_case {
@@ -337,14 +348,14 @@ static double spec_value(const mm_case *c, const mm_data *d, int64_t m, int64_t 
             float x = (float)a_at(c, d, m, k), y = (float)b_at(c, d, k, n);
             if (c->precision == TJ_PRECISION_TF32X3) {
                 float x_hi = tf32_round(x), y_hi = tf32_round(y);
-                float x_lo = tf32_round(x - x_hi), y_lo = tf32_round(y - y_hi);
+                float x_lo = tf32_truncate(x - x_hi), y_lo = tf32_truncate(y - y_hi);
                 acc = fmaf(x_lo, y_hi, acc);
                 acc = fmaf(x_hi, y_lo, acc);
                 acc = fmaf(x_hi, y_hi, acc);
                 continue;
             }
             if (c->precision == TJ_PRECISION_TF32)
-                x = tf32_round(x), y = tf32_round(y);
+                x = tf32_truncate(x), y = tf32_truncate(y);
             acc = fmaf(x, y, acc);
         }
         if (c->out == TJ_F16)
@@ -378,9 +389,9 @@ static double tolerance(const mm_case *c, double want, double magnitude)
 {
     double rel = (double)c->k * 0x1p-23;
     if (c->precision == TJ_PRECISION_TF32)
-        rel += 0x1p-10;
+        rel += 0x1p-9;
     if (c->precision == TJ_PRECISION_TF32X3)
-        rel += 0x1p-20;
+        rel += 0x1p-19;
     if (c->out == TJ_F16)
         rel += ((double)c->k / 16 + 2) * 0x1p-11;
     return rel * magnitude + 0x1p-24 * fabs(want) + 1e-30;

@@ -16,10 +16,11 @@
  * element starts at the accumulator and adds a[m, k] * b[k, n] for k = 0,
  * 1, ... with one rounding per step — a different blocking changes which
  * elements are computed together, never the order of one element's sum.
- * f16 and bf16 operands are widened to f32 (exact), i8 to i32; TF32 rounds
- * each operand to tf32 (nearest, ties away: cvt.rna.tf32.f32), TF32X3
- * splits it into a tf32 high part and a tf32 low part and adds
- * a_lo * b_hi, a_hi * b_lo, a_hi * b_hi in that order. An f16 result is
+ * f16 and bf16 operands are widened to f32 (exact), i8 to i32; TF32
+ * truncates each operand to tf32 (its low 13 bits cleared: what the tensor
+ * cores read of an f32, as in Triton), TF32X3 splits it into a high part
+ * rounded to tf32 (nearest, ties away: cvt.rna.tf32.f32) and the rest,
+ * truncated, and adds a_lo * b_hi, a_hi * b_lo, a_hi * b_hi in that order. An f16 result is
  * rounded once, at the end.
  *
  * VW is the host's vector width in f32 lanes (16 with AVX-512, else 8), NR
@@ -63,9 +64,20 @@ static LLVMValueRef splat(const dot_gen *d, LLVMValueRef scalar_v, int n)
     return LLVMBuildShuffleVector(b, v, LLVMGetPoison(LLVMTypeOf(v)), zeros, "");
 }
 
+/* x (f32, n lanes) truncated to tf32: the low 13 bits cleared. */
+static LLVMValueRef tf32_truncated(const dot_gen *d, LLVMValueRef x, int n)
+{
+    codegen *g = d->g;
+    LLVMBuilderRef b = g->b;
+    LLVMTypeRef it = of_width(g->ty.t_i32, n);
+    LLVMValueRef keep = n > 1 ? splat(d, c_i32(g, (int32_t)0xFFFFE000u), n) : c_i32(g, (int32_t)0xFFFFE000u);
+    LLVMValueRef u = LLVMBuildAnd(b, LLVMBuildBitCast(b, x, it, ""), keep, "");
+    return LLVMBuildBitCast(b, u, LLVMTypeOf(x), "");
+}
+
 /* x (f32, n lanes) rounded to tf32: nearest, ties away from zero, on the
  * low 13 bits; infinities and NaNs are kept. */
-static LLVMValueRef to_tf32(const dot_gen *d, LLVMValueRef x, int n)
+static LLVMValueRef tf32_rounded(const dot_gen *d, LLVMValueRef x, int n)
 {
     codegen *g = d->g;
     LLVMBuilderRef b = g->b;
@@ -103,8 +115,8 @@ static LLVMValueRef load_operand(const dot_gen *d, LLVMValueRef ptr, int n)
     }
 }
 
-/* The operand's parts for the precision: [0] the value (tf32-rounded for
- * TF32 and the high part for TF32X3), [1] TF32X3's low part. */
+/* The operand's parts for the precision: [0] the value (truncated for
+ * TF32, the rounded high part for TF32X3), [1] TF32X3's low part. */
 static void split(const dot_gen *d, LLVMValueRef x, int n, LLVMValueRef parts[2])
 {
     parts[1] = NULL;
@@ -112,9 +124,12 @@ static void split(const dot_gen *d, LLVMValueRef x, int n, LLVMValueRef parts[2]
         parts[0] = x;
         return;
     }
-    parts[0] = to_tf32(d, x, n);
-    if (d->prec == TJ_PRECISION_TF32X3)
-        parts[1] = to_tf32(d, LLVMBuildFSub(d->g->b, x, parts[0], ""), n);
+    if (d->prec == TJ_PRECISION_TF32) {
+        parts[0] = tf32_truncated(d, x, n);
+        return;
+    }
+    parts[0] = tf32_rounded(d, x, n);
+    parts[1] = tf32_truncated(d, LLVMBuildFSub(d->g->b, x, parts[0], ""), n);
 }
 
 static LLVMValueRef multiply_add(const dot_gen *d, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)

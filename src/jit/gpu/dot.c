@@ -14,17 +14,20 @@
  *
  * FMA: for each register of the result, acc, then one fma (integer
  * multiply and add for i8) per k, k = 0, 1, ... in order: the CPU
- * reference's sum, so f32 IEEE results agree with it. TF32 rounds each
- * input as the CPU does (nearest, ties away, on the low 13 bits; Inf/NaN
- * kept) and TF32X3 adds a_lo*b_hi, a_hi*b_lo, a_hi*b_hi.
+ * reference's sum, so f32 IEEE results agree with it. TF32 truncates each
+ * input as the CPU does (its low 13 bits cleared) and TF32X3 adds
+ * a_lo*b_hi, a_hi*b_lo, a_hi*b_hi (the high part rounded to nearest, ties
+ * away, Inf/NaN kept; the low part truncated).
  *
  * MMA: each accumulator fragment (16 x 8, four registers) gets, for each
  * step along K, one mma.sync (three for TF32X3, in the CPU's order of the
  * parts) from the A fragment of its rows and the B fragment of its columns
  * in the same warp's registers, through LLVM's NVVM intrinsics:
  * m16n8k16.row.col.f32.f32 (f16 in <2 x half>), .bf16 (bf16 pairs packed
- * in i32), m16n8k8.row.col.tf32 (inputs rounded to tf32 by one
- * cvt.rna.tf32.f32 each, their bits in i32), m16n8k32.row.col.s8 (four
+ * in i32), m16n8k8.row.col.tf32 (the f32 bits in i32: the tensor cores
+ * read the top 19 and drop the rest, which is TF32's truncation, so no
+ * instruction converts them; TF32X3's high part is rounded by one
+ * cvt.rna.tf32.f32), m16n8k32.row.col.s8 (four
  * i8 per i32, s32 accumulators, wrapping as the CPU's). Accumulation is f32 (s32); an f16 result is
  * rounded once at the end, an f16 accumulator widened at the start. Every
  * intrinsic needs sm_80 (the plan chose MMA only there; a plan read from
@@ -64,7 +67,7 @@ static int64_t reg_holding(const tjp_layout *L, uint32_t e)
  * (hw) one cvt.rna.tf32.f32 does it (sm_80, as mma itself): the same on
  * every finite value and Inf, and any NaN stays a NaN, which is all an mma
  * can tell; the FMA form keeps the integer formula, bit for bit the CPU's. */
-static LLVMValueRef tf32_bits(codegen *c, LLVMValueRef x, int hw)
+static LLVMValueRef tf32_rounded(codegen *c, LLVMValueRef x, int hw)
 {
     LLVMBuilderRef b = c->g.b;
     if (hw)
@@ -74,6 +77,15 @@ static LLVMValueRef tf32_bits(codegen *c, LLVMValueRef x, int hw)
     LLVMValueRef exp = LLVMBuildAnd(b, u, c_i32(c, 0x7F800000), "");
     LLVMValueRef special = LLVMBuildICmp(b, LLVMIntEQ, exp, c_i32(c, 0x7F800000), "");
     return LLVMBuildSelect(b, special, u, rounded, "");
+}
+
+/* x (f32) truncated to tf32, its low 13 bits cleared, as its bits (i32):
+ * what the tensor cores read of any f32, so for mma.sync (hw) the bits as
+ * they are; the FMA form clears them, bit for bit the CPU's. */
+static LLVMValueRef tf32_truncated(codegen *c, LLVMValueRef x, int hw)
+{
+    LLVMValueRef u = LLVMBuildBitCast(c->g.b, x, c->g.ty.t_i32, "");
+    return hw ? u : LLVMBuildAnd(c->g.b, u, c_i32(c, (int32_t)0xFFFFE000u), "");
 }
 
 static LLVMValueRef as_float(codegen *c, LLVMValueRef bits)
@@ -100,14 +112,17 @@ static parts split(codegen *c, LLVMValueRef x, tj_dtype dt, tj_input_precision p
         p.v[0] = x;
         return p;
     }
-    p.v[0] = as_float(c, tf32_bits(c, x, hw));
-    if (prec == TJ_PRECISION_TF32X3)
-        p.v[1] = as_float(c, tf32_bits(c, LLVMBuildFSub(c->g.b, x, p.v[0], ""), hw));
+    if (prec == TJ_PRECISION_TF32) {
+        p.v[0] = as_float(c, tf32_truncated(c, x, hw));
+        return p;
+    }
+    p.v[0] = as_float(c, tf32_rounded(c, x, hw));
+    p.v[1] = as_float(c, tf32_truncated(c, LLVMBuildFSub(c->g.b, x, p.v[0], ""), hw));
     return p;
 }
 
 /* The operands' registers split into parts, computed once each (hw: for
- * mma.sync, tf32_bits). */
+ * mma.sync, as tf32_rounded and tf32_truncated say). */
 typedef struct operand {
     int32_t id;
     tj_dtype dt;
