@@ -99,6 +99,8 @@ missing=$(ldd "$root/lib/libtjit.so.0" | grep 'not found')
 
 status=0
 logs=$(mktemp -d "${TMPDIR:-/tmp}/tjit-test-logs-XXXXXX") # every part's scratch, removed at the end
+failures=$logs/failures
+: >"$failures"
 if [ -n "${TJIT_SKIP_TESTS:-}" ]; then
     say "== tests and samples skipped (TJIT_SKIP_TESTS)"
 else
@@ -167,8 +169,6 @@ say "== tests ($(wc -l <"$jobs_list") runs, $JOBS at a time; $(elapsed))"
 xargs -P "$JOBS" -L 1 bash -c 'run_test "$0" "$1" "'"$logs"'/$0-$(echo "$1" | tr / _).log"' <"$jobs_list"
 
 status=0
-failures=$logs/failures
-: >"$failures"
 for device in cpu gpu; do
     total_ok=0 total_bad=0 total_skip=0
     : >"$out/tests-$device.log"
