@@ -683,7 +683,10 @@ TJ_API tj_status tj_kernel_ir(const tj_kernel *kernel, const int64_t *consts,
 /* Builds a kernel for a set of constants and compiles it for an NVIDIA GPU
  * without launching, writing its PTX to a malloc'ed string the caller frees.
  * No GPU (and no CUDA) is needed. target is "sm_80", "sm_90", ... (sm_80 or
- * newer); NULL means $TJIT_PTX_TARGET, else sm_90. num_warps is the launch's
+ * newer), or an architecture-specific target such as "sm_90a" (PTX that
+ * runs on that chip alone and may use its own instructions; a launch on a
+ * compute capability 9.0 GPU compiles for sm_90a); NULL means
+ * $TJIT_PTX_TARGET, else sm_90. num_warps is the launch's
  * (a power of two from 1 to 32; 0: 4), since the code depends on it. The
  * code is specialized as for a launch with tjit buffers (16-byte aligned)
  * and scalars of unknown value; tj_kernel_ptx_args specializes it on args

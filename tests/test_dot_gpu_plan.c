@@ -30,7 +30,7 @@
  *    16-bit b stored [K, N] by ldmatrix.x4.trans, and the step simulated
  *    as the ISA describes st.shared.v4 and ldmatrix hands every thread
  *    the elements its layout says;
- *  - the PTX of each MMA kernel for sm_80 and sm_90 holds the mma.sync
+ *  - the PTX of each MMA kernel for sm_80, sm_90 and sm_90a holds the mma.sync
  *    instruction of its form (and an FMA kernel none), TF32 inputs as
  *    their f32 bits (the tensor cores truncate them), TF32X3's high parts
  *    rounded by cvt.rna.tf32.f32; make check's
@@ -639,15 +639,15 @@ static void dot_forms(void)
         dot_form(&cases[i]);
 }
 
-/* The PTX of a kernel holds mma.sync of its form for sm_80 and sm_90. */
+/* The PTX of a kernel holds mma.sync of its form for sm_80, sm_90 and sm_90a. */
 static void dot_ptx(const tj_kernel *k, int64_t m, int64_t n, int64_t kk, int64_t prec, int64_t trans,
                     const char *instr)
 {
-    static const char *const targets[] = {"sm_80", "sm_90"};
+    static const char *const targets[] = {"sm_80", "sm_90", "sm_90a"};
     int64_t c[5] = {m, n, kk, prec, trans};
     int lacks = instr && instr[0] == '!'; /* "!text": the PTX must not hold text */
     const char *text = lacks ? instr + 1 : instr;
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 3; t++) {
         char *ptx = NULL;
         tj_status st = tj_kernel_ptx(k, c, 5, targets[t], 4, &ptx);
         int has = ptx && strstr(ptx, text ? text : "mma.sync.aligned.") != NULL;

@@ -86,6 +86,16 @@ static void test_kernel_ptx(void)
     free(ptx);
 
     ptx = NULL;
+    st = tj_kernel_ptx(vadd, &block, 1, "sm_90a", 4, &ptx);
+    tap_ok(st == TJ_OK && contains(ptx, ".target sm_90a"),
+           "sm_90a, the architecture-specific target: '.target sm_90a' (%s; assembled for sm_90a where "
+           "TJIT_PTXAS is set)",
+           tj_status_name(st));
+    if (st != TJ_OK)
+        tap_diag("  %s", tj_last_error());
+    free(ptx);
+
+    ptx = NULL;
     st = tj_kernel_ptx(vadd, &block, 1, "sm_80", 8, &ptx);
     tap_ok(st == TJ_OK && contains(ptx, ".target sm_80") && contains(ptx, "256"),
            "sm_80 and num_warps 8: '.target sm_80', 256 threads (%s)", tj_status_name(st));
@@ -109,7 +119,8 @@ static void test_kernel_ptx(void)
         setenv("TJIT_PTX_TARGET", saved_copy, 1);
     free(saved_copy);
 
-    static const char *const bad_targets[] = {"sm_70", "compute_90", "sm_9x", "sm_", ""};
+    static const char *const bad_targets[] = {"sm_70", "compute_90", "sm_9x", "sm_", "", "sm_80a", "sm_90b",
+                                              "sm_90aa"};
     for (size_t t = 0; t < TL_COUNT(bad_targets); t++) {
         ptx = (char *)"untouched";
         st = tj_kernel_ptx(vadd, &block, 1, bad_targets[t], 4, &ptx);

@@ -105,7 +105,7 @@ static char *ptx_of(int32_t n, int stages, int nt)
                                                    .num_stages = stages},
                              &art);
     if (st == TJ_OK && tjj_ptxas_path())
-        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, fn->name);
+        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 0, fn->name);
     char *ptx = NULL;
     if (st == TJ_OK) {
         ptx = art.gpu.ptx;

@@ -100,14 +100,15 @@ typedef struct tjj_gpu_code {
     int num_warps;
 } tjj_gpu_code;
 
-/* Compiles for sm_<sm> (e.g. 90), optimizing at O3; TJIT_DUMP=llvm,ptx
- * prints the LLVM IR and the PTX. The PTX needs no GPU to be produced. */
+/* Compiles for sm_<sm> (e.g. 90; sm_<sm>a with arch_specific), optimizing
+ * at O3; TJIT_DUMP=llvm,ptx prints the LLVM IR and the PTX. The PTX needs
+ * no GPU to be produced. */
 /* Before the GPU passes: no tile so large that, whatever its layout, a
  * thread would hold more registers of it than the code generator allows
  * (the error names the largest such tile's op and line). */
 TJI_FUNC tj_status tjj_gpu_check_tile_sizes(const tji_func *fn, int num_warps);
 TJI_FUNC tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan,
-                                   int sm, tjj_gpu_code *out);
+                                   int sm, int arch_specific, tjj_gpu_code *out);
 TJI_FUNC void tjj_gpu_code_free(tjj_gpu_code *code);
 
 #endif

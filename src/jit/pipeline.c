@@ -117,16 +117,16 @@ static tj_status after_pass(tj_status st, const char *pass, const tji_func *fn,
 
 /* --- the stable variant key ------------------------------------------------ */
 
-tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int num_warps,
-                               int num_stages)
+tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
+                               int num_warps, int num_stages)
 {
     unsigned major, minor, patch;
     LLVMGetVersion(&major, &minor, &patch);
     tjs_buf b = {0};
     tjs_buf_printf(&b, "tjit %s\nllvm %u.%u.%u\n", TJ_VERSION_STRING, major, minor, patch);
     if (sm)
-        tjs_buf_printf(&b, "target sm_%d num_warps %d num_stages %d\n", sm, num_warps,
-                       tjj_num_stages(num_stages));
+        tjs_buf_printf(&b, "target sm_%d%s num_warps %d num_stages %d\n", sm, arch_specific ? "a" : "",
+                       num_warps, tjj_num_stages(num_stages));
     else
         tjs_buf_printf(&b, "target cpu\n");
     tjs_buf_printf(&b, "check_bounds %d\nspec %llx\nconsts %d:", fn->check_bounds,
@@ -157,16 +157,17 @@ int tjj_num_stages(int num_stages)
 /* --- artifacts ------------------------------------------------------------- */
 
 /* What every artifact starts with, from fn as built. */
-static void start_artifact(const tji_func *fn, uint64_t spec, int sm, int num_warps,
+static void start_artifact(const tji_func *fn, uint64_t spec, int sm, int arch_specific, int num_warps,
                            int num_stages, tjj_artifact *a)
 {
     memset(a, 0, sizeof *a);
-    a->key = tjj_variant_key(fn, spec, sm, num_warps, num_stages);
+    a->key = tjj_variant_key(fn, spec, sm, arch_specific, num_warps, num_stages);
     a->kernel_name = tjs_xstrdup(fn->name);
     a->check_bounds = fn->check_bounds;
     if (fn->check_bounds)
         a->bounds = tjj_bounds_sites_new(fn);
     a->sm = sm;
+    a->arch_specific = arch_specific;
 }
 
 /* The asserts of fn, so that a failure can be told by op index. */
@@ -295,7 +296,7 @@ char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned)
 
 tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
 {
-    start_artifact(fn, t->spec, t->sm, t->num_warps, t->num_stages, out);
+    start_artifact(fn, t->spec, t->sm, t->arch_specific, t->num_warps, t->num_stages, out);
     tjj_gpu_planned planned = {0};
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st == TJ_OK)
@@ -309,7 +310,7 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
         free(text);
     }
     if (st == TJ_OK)
-        st = tjj_gpu_compile(fn, &planned.plan, t->sm, &out->gpu);
+        st = tjj_gpu_compile(fn, &planned.plan, t->sm, t->arch_specific, &out->gpu);
     if (st == TJ_OK)
         collect_asserts(fn, out);
     out->plan = planned.plan;
@@ -322,7 +323,7 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
 
 tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
 {
-    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, out);
+    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, 0, out);
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st != TJ_OK)
         return st;

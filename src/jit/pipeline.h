@@ -34,6 +34,7 @@ typedef struct tjj_assert_site {
 /* What a GPU compile is for. */
 typedef struct tjj_gpu_target {
     int sm;               /* sm_<sm>: 10 * major + minor */
+    int arch_specific;    /* sm_<sm>a: that chip's own features (sm_90a: Hopper's) */
     int num_warps;
     uint64_t spec;        /* the arguments' tjf_spec_key: what axis info may assume */
     int default_layouts;  /* tests: anchor accesses at the default layouts (no coalescing) */
@@ -58,6 +59,7 @@ typedef struct tjj_artifact {
     tjj_assert_site *asserts;
     tjj_gpu_code gpu;          /* GPU: PTX, entry, shared bytes, num_warps */
     int sm;                    /* GPU: the PTX's target; 0 on the CPU */
+    int arch_specific;         /* GPU: sm_<sm>a */
     tjp_layout_plan plan;      /* GPU: the layouts the PTX is made of (for PTX
                                 * of another target: the ptxas check) */
     tjj_cpu_kernel *cpu;       /* CPU: the code in the JIT */
@@ -84,7 +86,7 @@ TJI_FUNC uint64_t tjj_spec_of_buffers(const tj_kernel *kernel);
 /* A launch's num_stages with 0 meaning the default (3, as Triton). */
 enum { TJJ_DEFAULT_NUM_STAGES = 3 }; /* why: tjj_num_stages in pipeline.c */
 TJI_FUNC int tjj_num_stages(int num_stages);
-TJI_FUNC tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int num_warps,
-                                        int num_stages);
+TJI_FUNC tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
+                                        int num_warps, int num_stages);
 
 #endif

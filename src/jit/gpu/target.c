@@ -4,7 +4,9 @@
  * pipeline, PTX, and the fix-ups PTX needs before ptxas.
  *
  * tjj_gpu_compile (jit.h) is the GPU back end's entry: it makes the target
- * machine for sm_XX (the PTX ISA the chip needs), the context and module,
+ * machine for sm_XX or sm_XXa (an architecture-specific target: the
+ * chip's own instructions, such as Hopper's wgmma, PTX that loads on that
+ * chip alone) with the PTX ISA the chip needs, the context and module,
  * runs code generation (kernel.c), verifies and optimizes the module and
  * emits PTX, which TJIT_DUMP=llvm/ptx print. The dump and the O3 run are
  * the CPU's (llvm_shared.c: tjj_llvm_dump, tjj_llvm_optimize without the
@@ -115,7 +117,8 @@ static char *ptx_without_s16_neg_abs(const char *ptx, size_t len)
     return b.data ? b.data : tjs_xstrdup("");
 }
 
-tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int sm, tjj_gpu_code *out)
+tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int sm, int arch_specific,
+                          tjj_gpu_code *out)
 {
     memset(out, 0, sizeof *out);
     if (!fn || !plan)
@@ -129,7 +132,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
     if (LLVMGetTargetFromTriple(TRIPLE, &target, &msg))
         return compile_error(fn->name, "the NVPTX target is not available", msg);
     char cpu[16];
-    snprintf(cpu, sizeof cpu, "sm_%d", sm);
+    snprintf(cpu, sizeof cpu, "sm_%d%s", sm, arch_specific ? "a" : "");
     LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, TRIPLE, cpu, ptx_features(sm),
                                                       LLVMCodeGenLevelAggressive, LLVMRelocDefault,
                                                       LLVMCodeModelDefault);
@@ -181,7 +184,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
         out->shared_bytes = (size_t)plan->shared_bytes;
         out->num_warps = plan->num_warps;
         if (tjs_dump_enabled("ptx"))
-            fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (sm_%d) ----\n%s", fn->name, sm, out->ptx);
+            fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (%s) ----\n%s", fn->name, cpu, out->ptx);
     }
     free(entry);
     LLVMDisposeModule(mod);

@@ -324,8 +324,10 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
 {
     (void)num_warps; /* the variant's own */
     (void)spec;
-    tjj_gpu_target target = {.sm = dev->sm, .num_warps = v->num_warps, .spec = v->spec,
-                             .num_stages = v->num_stages};
+    /* sm_90a on a 9.0 device: its PTX runs on that chip only, which is
+     * this one, and it may use what sm_90 lacks (Hopper's wgmma and TMA) */
+    tjj_gpu_target target = {.sm = dev->sm, .arch_specific = dev->sm == 90, .num_warps = v->num_warps,
+                             .spec = v->spec, .num_stages = v->num_stages};
     tj_status st = tjj_compile_gpu(fn, &target, a);
     if (st == TJ_OK)
         st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);

@@ -69,19 +69,20 @@ static tj_status kernel_ptx(const char *who, const tj_kernel *kernel, const tj_a
     if (!out_ptx)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: out_ptx is NULL", who);
     *out_ptx = NULL;
-    int sm;
+    int sm, arch_specific;
     uint64_t spec = 0;
     tji_func *fn = NULL;
-    tj_status st = tjj_ptx_target(who, target, &sm);
+    tj_status st = tjj_ptx_target(who, target, &sm, &arch_specific);
     if (st == TJ_OK)
         st = build_offline(who, kernel, args, nargs, consts, nconsts, &num_warps, &spec, &fn);
     if (st != TJ_OK)
         return st;
     tjj_artifact artifact;
-    st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .num_warps = num_warps, .spec = spec},
-                         &artifact);
+    st = tjj_compile_gpu(
+        fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = num_warps, .spec = spec},
+        &artifact);
     if (st == TJ_OK && tjj_ptxas_path())
-        st = tjj_ptxas_check(tjj_ptxas_path(), artifact.gpu.ptx, sm, fn->name);
+        st = tjj_ptxas_check(tjj_ptxas_path(), artifact.gpu.ptx, sm, arch_specific, fn->name);
     if (st == TJ_OK) {
         *out_ptx = artifact.gpu.ptx;
         artifact.gpu.ptx = NULL;
@@ -114,16 +115,18 @@ tj_status tj_kernel_explain(const tj_kernel *kernel, const tj_arg *args, int nar
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: out_text is NULL", who);
     *out_text = NULL;
     uint64_t key = 0;
-    int sm;
+    int sm, arch_specific;
     tji_func *fn = NULL;
     /* the target a NULL target of tj_kernel_ptx means: what a dot becomes depends on it */
-    tj_status st = tjj_ptx_target(who, NULL, &sm);
+    tj_status st = tjj_ptx_target(who, NULL, &sm, &arch_specific);
     if (st == TJ_OK)
         st = build_offline(who, kernel, args, nargs, consts, nconsts, &num_warps, &key, &fn);
     if (st != TJ_OK)
         return st;
     tjj_gpu_planned planned;
-    st = tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = sm, .num_warps = num_warps, .spec = key}, &planned);
+    st = tjj_gpu_plan(
+        fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = num_warps, .spec = key},
+        &planned);
     if (st == TJ_OK)
         *out_text = tjj_gpu_explain(fn, &planned);
     tjj_gpu_planned_free(&planned);

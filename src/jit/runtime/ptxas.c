@@ -36,9 +36,9 @@
 
 extern char **environ;
 
-enum { MIN_SM = 80, MAX_MESSAGE = 8192 };
+enum { MIN_SM = 80, MIN_ARCH_SPECIFIC_SM = 90, MAX_MESSAGE = 8192 };
 
-tj_status tjj_ptx_target(const char *who, const char *target, int *sm)
+tj_status tjj_ptx_target(const char *who, const char *target, int *sm, int *arch_specific)
 {
     const char *from = "target";
     if (!target) {
@@ -50,13 +50,20 @@ tj_status tjj_ptx_target(const char *who, const char *target, int *sm)
     const char *digits = strncmp(target, "sm_", 3) == 0 ? target + 3 : NULL;
     char *end = NULL;
     long n = digits && *digits >= '0' && *digits <= '9' ? strtol(digits, &end, 10) : -1;
-    if (n < 0 || *end != '\0' || n > 999)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: %s \"%s\" is not a PTX target (expected sm_NN, e.g. sm_90)",
+    int suffix = n >= 0 && *end == 'a';
+    if (n < 0 || end[suffix] != '\0' || n > 999)
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "%s: %s \"%s\" is not a PTX target (expected sm_NN or sm_NNa, e.g. sm_90 or sm_90a)",
                          who, from, target);
     if (n < MIN_SM)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: %s \"%s\": tjit's GPU back end needs sm_%d or newer",
                          who, from, target, MIN_SM);
+    if (suffix && n < MIN_ARCH_SPECIFIC_SM)
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "%s: %s \"%s\": architecture-specific targets (the 'a' suffix) start at sm_%da",
+                         who, from, target, MIN_ARCH_SPECIFIC_SM);
     *sm = (int)n;
+    *arch_specific = suffix;
     return TJ_OK;
 }
 
@@ -127,7 +134,7 @@ static int run_ptxas(const char *path, const char *arch, const char *ptx_path, t
     return status;
 }
 
-tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, const char *kernel_name)
+tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_specific, const char *kernel_name)
 {
     const char *tmpdir = getenv("TMPDIR");
     if (!tmpdir || !*tmpdir)
@@ -149,7 +156,7 @@ tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, const char 
                        ptx_path, strerror(write_err));
     } else {
         char arch[32];
-        snprintf(arch, sizeof arch, "-arch=sm_%d", sm);
+        snprintf(arch, sizeof arch, "-arch=sm_%d%s", sm, arch_specific ? "a" : "");
         tjs_buf message = {0};
         int err = 0;
         int status = run_ptxas(path, arch, ptx_path, &message, &err);
@@ -181,17 +188,19 @@ tj_status tjj_check_with_ptxas(tji_func *fn, const tjj_artifact *a, int num_warp
     const char *ptxas = tjj_ptxas_path();
     if (!ptxas)
         return TJ_OK;
-    int sm;
-    tj_status st = tjj_ptx_target("TJIT_PTXAS", NULL, &sm);
+    int sm, arch_specific;
+    tj_status st = tjj_ptx_target("TJIT_PTXAS", NULL, &sm, &arch_specific);
     if (st != TJ_OK)
         return st;
-    if (a->gpu.ptx && a->sm == sm)
-        return tjj_ptxas_check(ptxas, a->gpu.ptx, sm, fn->name);
+    if (a->gpu.ptx && a->sm == sm && a->arch_specific == arch_specific)
+        return tjj_ptxas_check(ptxas, a->gpu.ptx, sm, arch_specific, fn->name);
     tjj_artifact own = {0};
     if (a->gpu.ptx)
-        st = tjj_gpu_compile(fn, &a->plan, sm, &own.gpu);
+        st = tjj_gpu_compile(fn, &a->plan, sm, arch_specific, &own.gpu);
     else
-        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .num_warps = num_warps, .spec = spec},
+        st = tjj_compile_gpu(fn,
+                             &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = num_warps,
+                                               .spec = spec},
                              &own);
     /* A kernel the GPU back end refuses makes no PTX to check; a GPU launch
      * reports the refusal itself. */
@@ -201,7 +210,7 @@ tj_status tjj_check_with_ptxas(tji_func *fn, const tjj_artifact *a, int num_warp
         return TJ_OK;
     }
     if (st == TJ_OK)
-        st = tjj_ptxas_check(ptxas, own.gpu.ptx, sm, fn->name);
+        st = tjj_ptxas_check(ptxas, own.gpu.ptx, sm, arch_specific, fn->name);
     tjj_artifact_free(&own);
     return st;
 }

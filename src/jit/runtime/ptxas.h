@@ -8,16 +8,19 @@
 #include "../../internal.h"
 #include "../pipeline.h"
 
-/* The PTX target named by target ("sm_90"), or by $TJIT_PTX_TARGET when
- * target is NULL, or sm_90 when that is unset too, as 10 * major + minor.
- * A malformed name or one below sm_80 is TJ_ERR_INVALID_ARG; who prefixes
- * the message. */
-TJI_FUNC tj_status tjj_ptx_target(const char *who, const char *target, int *sm);
+/* The PTX target named by target ("sm_90", "sm_90a"), or by
+ * $TJIT_PTX_TARGET when target is NULL, or sm_90 when that is unset too:
+ * *sm as 10 * major + minor, *arch_specific 1 for the "a" suffix (the
+ * architecture-specific features of exactly that chip; sm_90a is the
+ * first). A malformed name, one below sm_80 or an "a" below sm_90 is
+ * TJ_ERR_INVALID_ARG; who prefixes the message. */
+TJI_FUNC tj_status tjj_ptx_target(const char *who, const char *target, int *sm, int *arch_specific);
 
-/* Assembles ptx for sm_<sm> with the ptxas program at path (searched in
- * PATH if it has no '/'), output discarded. A rejection is TJ_ERR_COMPILE
- * with ptxas's own message, naming the kernel. */
-TJI_FUNC tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm,
+/* Assembles ptx for sm_<sm> (sm_<sm>a with arch_specific) with the ptxas
+ * program at path (searched in PATH if it has no '/'), output discarded.
+ * A rejection is TJ_ERR_COMPILE with ptxas's own message, naming the
+ * kernel. */
+TJI_FUNC tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_specific,
                                    const char *kernel_name);
 
 /* The ptxas that checks every PTX compiled (TJIT_PTXAS), or NULL. */
