@@ -4,10 +4,12 @@
  * check, and the GPU device's runtime.
  *
  * Part 1 runs everywhere. tj_kernel_ptx gives PTX for the target asked
- * (argument, TJIT_PTX_TARGET, sm_90) and num_warps, and refuses bad targets,
- * bad num_warps and bad programs with their messages. TJIT_PTXAS is tried
- * with programs that always reject (false) or do not exist, on a CPU launch
- * too, since the check covers every variant compiled on any device. A
+ * (argument, TJIT_PTX_TARGET, sm_90; sm_90a too) and num_warps, and refuses
+ * bad targets, bad num_warps and bad programs with their messages.
+ * TJIT_PTXAS is tried with programs that always reject (false), that accept
+ * but report serialized wgmma instructions (a failure) or other remarks (not
+ * one), or do not exist, on a CPU launch too, since the check covers every
+ * variant compiled on any device. A
  * kernel taking a scalar of every dtype checks how the CPU passes them.
  *
  * Part 2 needs a GPU and is skipped, point for point, without one: the
@@ -19,6 +21,8 @@
  * another thread (the context is made current there).
  */
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testlib.h"
 
@@ -167,6 +171,38 @@ static void test_ptxas_check(void)
     st = vadd_launch(cpu, &cfg, bx, bx, bo, N, block);
     tap_ok(st == TJ_ERR_COMPILE && tl_error_mentions("ptxas", "vadd", NULL),
            "TJIT_PTXAS=false fails a CPU launch too (%s)", tj_status_name(st));
+
+    /* ptxas that assembles but reports serialized instructions (as it does
+     * for a wgmma pipeline it cannot keep asynchronous): a failure; any other
+     * remark is not */
+    char script[] = "/tmp/tjit-fake-ptxas-XXXXXX";
+    int fd = mkstemp(script);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f) {
+        fputs("#!/bin/sh\necho \"ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async "
+              "instructions are serialized due to non wgmma instructions\" >&2\nexit 0\n",
+              f);
+        fclose(f);
+        chmod(script, 0700);
+    }
+    setenv("TJIT_PTXAS", script, 1);
+    ptx = NULL;
+    st = tj_kernel_ptx(vadd, &block, 1, "sm_90a", 4, &ptx);
+    tap_ok(f && st == TJ_ERR_COMPILE && ptx == NULL && tl_error_mentions("C7515", "serialized", "vadd", NULL),
+           "a ptxas that reports serialized wgmma: TJ_ERR_COMPILE with its message and the kernel (%s)",
+           tj_status_name(st));
+    free(ptx);
+    f = fopen(script, "w");
+    if (f) {
+        fputs("#!/bin/sh\necho \"ptxas info    : 0 bytes gmem\" >&2\nexit 0\n", f);
+        fclose(f);
+    }
+    ptx = NULL;
+    st = tj_kernel_ptx(vadd, &block, 1, "sm_90a", 4, &ptx);
+    tap_ok(f && st == TJ_OK && ptx != NULL, "a ptxas whose remarks report nothing serialized: TJ_OK (%s)",
+           tj_status_name(st));
+    free(ptx);
+    unlink(script);
 
     setenv("TJIT_PTXAS", "/nonexistent/ptxas", 1);
     st = vadd_launch(cpu, &cfg, bx, bx, bo, N, block);

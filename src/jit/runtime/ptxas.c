@@ -9,7 +9,9 @@
  * variant it compiles — for any device, the CPU included — to
  * tjj_check_with_ptxas, which assembles its PTX for TJIT_PTX_TARGET
  * (compiling it for that target where the variant has none), and a
- * rejection fails the launch with ptxas's message.
+ * rejection fails the launch with ptxas's message, and so does PTX that
+ * ptxas assembles but reports serializing (its "Potential Performance
+ * Loss" lines: Hopper's asynchronous wgmma pipeline would not run).
  * `make check` sets TJIT_PTXAS wherever configure found ptxas, which turns
  * every test kernel into a PTX validity test as well.
  *
@@ -134,6 +136,16 @@ static int run_ptxas(const char *path, const char *arch, const char *ptx_path, t
     return status;
 }
 
+/* Does ptxas's output say it serialized instructions? It assembles such
+ * PTX, but e.g. "(C7515) Potential Performance Loss: wgmma.mma_async
+ * instructions are serialized ..." (C7508, C7510, C7511, C7519 alike)
+ * means the asynchronous tensor-core pipeline the code was made for does
+ * not run: a bug of the code generator, not of the user's kernel. */
+static int serialized(const char *text)
+{
+    return strstr(text, "Potential Performance Loss") != NULL || strstr(text, "are serialized") != NULL;
+}
+
 tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_specific, const char *kernel_name)
 {
     const char *tmpdir = getenv("TMPDIR");
@@ -170,6 +182,11 @@ tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_sp
         else if (WEXITSTATUS(status) != 0)
             st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': ptxas (%s %s) rejected its PTX (exit status %d):\n%s",
                            kernel_name, path, arch, WEXITSTATUS(status), text);
+        else if (serialized(text))
+            st = tjs_error(TJ_ERR_COMPILE,
+                           "kernel '%s': ptxas (%s %s) serialized instructions of its PTX, a performance bug "
+                           "tjit treats as a failure:\n%s",
+                           kernel_name, path, arch, text);
         tjs_buf_free(&message);
     }
     unlink(ptx_path);

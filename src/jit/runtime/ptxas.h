@@ -18,8 +18,9 @@ TJI_FUNC tj_status tjj_ptx_target(const char *who, const char *target, int *sm, 
 
 /* Assembles ptx for sm_<sm> (sm_<sm>a with arch_specific) with the ptxas
  * program at path (searched in PATH if it has no '/'), output discarded.
- * A rejection is TJ_ERR_COMPILE with ptxas's own message, naming the
- * kernel. */
+ * A rejection, or a report that instructions were serialized (ptxas's
+ * "Potential Performance Loss" lines), is TJ_ERR_COMPILE with ptxas's own
+ * message, naming the kernel. */
 TJI_FUNC tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_specific,
                                    const char *kernel_name);
 
