@@ -302,6 +302,17 @@ void tji_set_result(tji_func *fn, int32_t op, int32_t value)
     fn->values[value].def_op = op;
 }
 
+void tji_append_operand(tji_func *fn, int32_t op, int32_t value)
+{
+    int nargs = fn->ops[op].nargs;
+    int32_t *args = tjs_arena_alloc(fn->arena, sizeof(int32_t) * (size_t)(nargs + 1));
+    if (nargs)
+        memcpy(args, fn->ops[op].args, sizeof(int32_t) * (size_t)nargs);
+    args[nargs] = value;
+    fn->ops[op].args = args;
+    fn->ops[op].nargs = nargs + 1;
+}
+
 int32_t tji_add_carried(tji_func *fn, int32_t op, int32_t init)
 {
     tji_type type = *tji_typeof(fn, init);
@@ -315,13 +326,7 @@ int32_t tji_add_carried(tji_func *fn, int32_t op, int32_t init)
     args[fn->regions[body].nargs] = arg;
     fn->regions[body].args = args;
     fn->regions[body].nargs++;
-    /* the operand */
-    int nargs = fn->ops[op].nargs;
-    int32_t *operands = tjs_xcalloc((size_t)nargs + 1, sizeof *operands);
-    memcpy(operands, fn->ops[op].args, sizeof(int32_t) * (size_t)nargs);
-    operands[nargs] = init;
-    tji_set_operands(fn, op, operands, nargs + 1);
-    free(operands);
+    tji_append_operand(fn, op, init);
     /* the results, at fresh ids */
     int n = fn->ops[op].nresults;
     int32_t old = fn->ops[op].result;

@@ -305,6 +305,8 @@ TJI_FUNC void tji_rename_operands(tji_func *fn, int32_t op, const int32_t *renam
 TJI_FUNC void tji_set_type(tji_func *fn, int32_t value, tji_type type);
 /* The existing value becomes op's only result: op now defines it. */
 TJI_FUNC void tji_set_result(tji_func *fn, int32_t op, int32_t value);
+/* Operand value joins op's operands, after the others. */
+TJI_FUNC void tji_append_operand(tji_func *fn, int32_t op, int32_t value);
 /* Gives FOR op one more carried value, of init's type, starting at init:
  * a new last block argument of its body (returned), operand and result.
  * The results move to fresh consecutive ids (uses renamed, the old ones

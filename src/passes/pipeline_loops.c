@@ -382,12 +382,7 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
     emit_wait(&b, stages - 2);
     int32_t next_read, write_slot;
     emit_slots(&b, read_slot, stages, &next_read, &write_slot);
-    const tji_op *yield = &fn->ops[L->yield];
-    int32_t *yielded = tjs_xcalloc((size_t)yield->nargs + 1, sizeof *yielded);
-    memcpy(yielded, yield->args, sizeof(int32_t) * (size_t)yield->nargs);
-    yielded[yield->nargs] = next_read;
-    tji_set_operands(fn, L->yield, yielded, yield->nargs + 1);
-    free(yielded);
+    tji_append_operand(fn, L->yield, next_read);
     int32_t *local = tjs_xcalloc((size_t)L->nops + 1, sizeof *local); /* per load */
     for (int32_t i = 0; i < L->nops; i++) {
         if (!chosen[i])
