@@ -121,7 +121,7 @@ static tji_func *built(const tj_kernel *k, const int64_t *consts, int nconsts)
 /* The pass at stages on k; 1 where it verifies and reads back as printed. */
 static int pipelined(tji_func *fn, int stages)
 {
-    tj_status st = tjp_pipeline_loops(fn, stages);
+    tj_status st = tjp_pipeline_loops(fn, stages, NULL);
     if (st == TJ_OK)
         st = tji_verify(fn);
     if (st == TJ_OK)
@@ -290,7 +290,7 @@ int main(void)
     free(after);
 
     for (int stages = 0; stages <= 9; stages += 9) {
-        tj_status st = fn ? tjp_pipeline_loops(fn, stages) : TJ_ERR_BUILD;
+        tj_status st = fn ? tjp_pipeline_loops(fn, stages, NULL) : TJ_ERR_BUILD;
         tap_ok(st == TJ_ERR_INVALID_ARG && tl_error_mentions("num_stages", NULL),
                "num_stages = %d is an error (%s)", stages, tj_status_name(st));
     }

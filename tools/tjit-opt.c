@@ -60,7 +60,8 @@ static void usage(FILE *to)
                 "parameter, comma-separated:\n"
                 "                 a16 (pointer: 16-byte aligned), d16 (integer: a multiple of "
                 "16), one (integer: 1), - (nothing)\n"
-                "  --sm=N         the GPU target for accelerate-dot (sm_N, 0: none; default 80)\n"
+                "  --sm=N         the GPU target for accelerate-dot and pipeline-loops (sm_N, 90a:\n"
+                "                 sm_90a with wgmma; 0: none; default 80)\n"
                 "  -o FILE        write the result to FILE\n"
                 "  --help         this text\n\npasses:\n");
     for (int i = 0; i < n; i++)
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
 {
     const char *input = NULL, *output = NULL, *spec = NULL;
     const tjp_pass_info **order = calloc((size_t)argc + 1, sizeof *order);
-    int norder = 0, num_warps = 4, num_stages = 3, sm = 80;
+    int norder = 0, num_warps = 4, num_stages = 3, sm = 80, arch_specific = 0;
     if (!order)
         return fail("%s", "out of memory");
     for (int i = 1; i < argc; i++) {
@@ -170,8 +171,9 @@ int main(int argc, char **argv)
         } else if (!strncmp(a, "--sm=", 5)) {
             char *end;
             long n = strtol(a + 5, &end, 10);
-            if (end == a + 5 || *end || n < 0 || n > 1000)
-                return free(order), fail("--sm: '%s' is not a target number such as 80 or 90", a + 5);
+            arch_specific = *end == 'a' && n >= 90;
+            if (end == a + 5 || end[arch_specific] || n < 0 || n > 1000)
+                return free(order), fail("--sm: '%s' is not a target such as 80, 90 or 90a", a + 5);
             sm = (int)n;
         } else if (!strncmp(a, "--spec=", 7)) {
             spec = a + 7;
@@ -205,7 +207,8 @@ int main(int argc, char **argv)
     if (!text)
         return free(order), fail("cannot read '%s' (or it holds a NUL byte)",
                                  input ? input : "-");
-    tjp_pass_state s = {.num_warps = num_warps, .num_stages = num_stages, .sm = sm};
+    tjp_pass_state s = {.num_warps = num_warps, .num_stages = num_stages, .sm = sm,
+                         .arch_specific = arch_specific};
     tj_status st = tjp_parse_annotated(text, input && strcmp(input, "-") ? input : "<stdin>",
                                        &s.fn, &s.layouts);
     free(text);

@@ -259,10 +259,11 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     memset(out, 0, sizeof *out);
     tjp_param_spec *spec = spec_of_key(fn, t->spec);
     const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
+    tjp_target target = {t->sm, t->arch_specific, t->num_warps};
     tj_status st = after_pass(tjp_lower_block_ptrs(fn), "lower-block-ptrs", fn, NULL, 0);
     /* bounds-checked code checks every access: its loads stay loads */
     if (st == TJ_OK && !fn->check_bounds)
-        st = after_pass(tjp_pipeline_loops(fn, tjj_num_stages(t->num_stages)), "pipeline-loops",
+        st = after_pass(tjp_pipeline_loops(fn, tjj_num_stages(t->num_stages), &target), "pipeline-loops",
                         fn, NULL, 0);
     if (st == TJ_OK)
         st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
@@ -270,7 +271,7 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
         st = after_pass(tjp_coalesce(fn, &out->axis, t->num_warps, &out->coalesced), "coalesce",
                         fn, NULL, 0);
     if (st == TJ_OK)
-        st = after_pass(tjp_accelerate_dots(fn, t->sm, t->num_warps, &out->plan), "accelerate-dot",
+        st = after_pass(tjp_accelerate_dots(fn, &target, &out->plan), "accelerate-dot",
                         fn, NULL, 0);
     if (st == TJ_OK)
         st = after_pass(tjp_assign_layouts(fn, t->num_warps, coalesced, &out->plan),

@@ -63,9 +63,58 @@ static int mma_kind(const tji_op *op, tj_dtype in, int sm, int32_t K, int *elem_
     }
 }
 
-static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, int sm, int num_warps)
+/* The number of operands of ops (in any region) that are v. */
+static int uses_of(const tji_func *fn, int32_t v)
+{
+    int n = 0;
+    for (int32_t k = 0; k < fn->nops; k++)
+        for (int a = 0; fn->ops[k].parent >= 0 && a < fn->ops[k].nargs; a++)
+            n += fn->ops[k].args[a] == v;
+    return n;
+}
+
+/* Does the dot's wgmma group stay in flight across iterations? Where it
+ * accumulates into a carried value that nothing else reads and yields its
+ * result to nothing else (the next iteration's wgmma takes it as it is,
+ * the loop's end waits for it), and its rings have the slot more that
+ * keeps the one it reads from being refilled next iteration (pipeline
+ * loops: slots >= groups in flight + 2). */
+static int async_in_loop(const tji_func *fn, const tji_op *op)
+{
+    const tji_region *body = &fn->regions[op->parent];
+    int32_t yield = body->nops ? body->ops[body->nops - 1] : -1, loop = -1;
+    for (int32_t i = 0; i < fn->nops && loop < 0; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_FOR && fn->ops[i].region[0] == op->parent)
+            loop = i;
+    if (loop < 0 || yield < 0 || fn->ops[yield].code != TJI_YIELD || !op->args[2])
+        return 0;
+    int k = -1;
+    for (int i = 1; i < body->nargs; i++)
+        if (body->args[i] == op->args[2])
+            k = i - 1;
+    if (k < 0 || k >= fn->ops[yield].nargs || fn->ops[yield].args[k] != op->result ||
+        uses_of(fn, op->args[2]) != 1 || uses_of(fn, op->result) != 1)
+        return 0;
+    int32_t wait = -1;
+    for (int32_t p = 0; p < body->nops && wait < 0; p++)
+        if (fn->ops[body->ops[p]].code == TJI_ASYNC_WAIT)
+            wait = body->ops[p];
+    for (int a = 0; a < 2; a++) {
+        const tji_op *read = &fn->ops[tji_val(fn, op->args[a])->def_op];
+        if (wait < 0 || read->ring_slots < fn->ops[wait].ival + 3)
+            return 0;
+    }
+    return 1;
+}
+
+static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_target *t)
 {
     tjp_dot_choice ch = {.form = TJP_DOT_FMA};
+    int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n;
+    if (tjp_wgmma_fits(fn, op, t, &instr_n) && tjp_wgmma_operand_ring(fn, op->args[0]) >= 0 &&
+        tjp_wgmma_operand_ring(fn, op->args[1]) >= 0)
+        return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 2, .passes = 1, .warps_m = num_warps,
+                                .warps_n = 1, .instr_n = instr_n, .async = async_in_loop(fn, op)};
     const tji_type *a = tji_typeof(fn, op->args[0]), *b = tji_typeof(fn, op->args[1]);
     int rank = a->rank, elem_bytes, passes;
     int32_t M = a->shape[rank - 2], K = a->shape[rank - 1], N = b->shape[rank - 1];
@@ -111,13 +160,14 @@ static int32_t producer_dot(const tji_func *fn, const tjp_layout_plan *plan, int
     return -1;
 }
 
-tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_layout_plan *plan)
+tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t, tjp_layout_plan *plan)
 {
+    int num_warps = t ? t->num_warps : 4;
     free(plan->dot);
     plan->dot = tjs_xcalloc((size_t)fn->nops + 1, sizeof *plan->dot);
     for (int32_t i = 0; i < fn->nops; i++)
         if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0)
-            plan->dot[i] = choose(fn, &fn->ops[i], sm, num_warps);
+            plan->dot[i] = choose(fn, &fn->ops[i], t);
     /* A chained dot (attention): where every warp can take rows of its own,
      * both dots split only M, so that the first's accumulator is the
      * second's A operand in the same threads (a register copy). */
@@ -205,6 +255,8 @@ static int fma_operand(tjp_layout *out, const tjp_layout *C, const tji_type *t, 
 int tjp_dot_result_layout(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch, int num_warps,
                           tjp_layout *out)
 {
+    if (ch->form == TJP_DOT_WGMMA)
+        return tjp_layout_wgmma_acc(out, tji_typeof(fn, op->result)->shape, num_warps, ch->instr_n);
     if (ch->form != TJP_DOT_MMA)
         return 0;
     const tji_type *t = tji_typeof(fn, op->result);
@@ -216,6 +268,11 @@ int tjp_dot_operand_layouts(const tji_func *fn, const tji_op *op, const tjp_dot_
                             const tjp_layout *C, tjp_layout *a, tjp_layout *b)
 {
     const tji_type *ta = tji_typeof(fn, op->args[0]), *tb = tji_typeof(fn, op->args[1]);
+    if (ch->form == TJP_DOT_WGMMA) { /* read from shared memory: no registers, any layout */
+        tjp_layout_default(a, ta->rank, ta->shape, num_warps);
+        tjp_layout_default(b, tb->rank, tb->shape, num_warps);
+        return 1;
+    }
     if (ch->form == TJP_DOT_MMA)
         return tjp_layout_mma(a, TJP_MMA_A, ch->elem_bytes, ta->rank, ta->shape, ch->warps_m, ch->warps_n,
                               num_warps) &&

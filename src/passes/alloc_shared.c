@@ -132,6 +132,14 @@ static int log2_of(int64_t v)
  * (tjp_ldmatrix_ring), else one searched for all its layouts, identity on
  * the bits of the smallest copy vector (so cp.async writes stay whole: a
  * swizzle only XORs higher bits into higher bits). */
+/* A ring's slots start at multiples of this: 128 bytes, 1024 for wgmma's
+ * NVMMA layout (its XOR pattern repeats every 1024 bytes, and the hardware
+ * applies it to the address). */
+static uint64_t ring_align(const tjp_ring *R)
+{
+    return R->wgmma ? 1024 : 128;
+}
+
 static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
 {
     free(plan->rings);
@@ -171,9 +179,10 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
         }
         if (R->op < 0)
             continue;
-        if (!tjp_ldmatrix_ring(fn, plan, ring, R))
+        if (!tjp_wgmma_ring(fn, plan, ring, R) && !tjp_ldmatrix_ring(fn, plan, ring, R))
             tjp_swizzle_choose_vectors(&R->swizzle, layouts, vectors, n, R->elem_bytes);
-        R->slot_bytes = ((uint64_t)R->numel * (uint64_t)R->elem_bytes + 127) / 128 * 128;
+        R->slot_bytes = ((uint64_t)R->numel * (uint64_t)R->elem_bytes + ring_align(R) - 1) / ring_align(R) *
+                        ring_align(R);
     }
     free(layouts);
     free(vectors);
@@ -256,7 +265,8 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
      * wait after its loop, placed first (index = -1 - ring) */
     for (int ring = 0; ring < plan->nrings; ring++)
         if (plan->rings[ring].op >= 0)
-            bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - ring, .align = 128,
+            bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - ring,
+                                 .align = ring_align(&plan->rings[ring]),
                                  .bytes = plan->rings[ring].slot_bytes *
                                           (uint64_t)plan->rings[ring].slots,
                                  .live_first = 0, .live_last = ring_end(fn, ring, pos)};

@@ -385,6 +385,10 @@ static void explain_dot(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *p
                    op->loc.line, (int)op->args[0], (int)op->args[1], (int)op->args[2]);
     if (!ch || !ch->form)
         tjs_buf_printf(b, "no form chosen (tjp_accelerate_dots has not run)\n");
+    else if (ch->form == TJP_DOT_WGMMA)
+        tjs_buf_printf(b, "wgmma.mma_async.m64n%dk16 on tensor cores, %d warpgroup%s along M, operands read "
+                       "from their rings in shared memory%s\n", ch->instr_n, ch->warps_m / 4, ch->warps_m > 4 ? "s" : "",
+                       ch->async ? ", one group left in flight across iterations" : ", waited for at once");
     else if (ch->form == TJP_DOT_MMA)
         tjs_buf_printf(b, "mma.sync.%s%s on tensor cores, warps %d (M) x %d (N)%s\n",
                        tjp_mma_instruction(fn, op, ch), ch->passes == 3 ? " x3 (tf32x3: lo*hi + hi*lo + hi*hi)" : "",
@@ -430,6 +434,9 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
                    (long long)R->numel, R->elem_bytes);
     tjp_swizzle_print(b, &R->swizzle);
     tjs_buf_printf(b, "\n");
+    if (R->wgmma)
+        tjs_buf_printf(b, "    NVMMA layout for wgmma: %d-byte swizzle, stored %s\n", R->swizzle_bytes,
+                       R->transposed ? "with its last two dimensions swapped" : "by rows");
     if (copy) {
         int vector = plan->vector && i < plan->nops ? plan->vector[i] : 1;
         tjs_buf_printf(b, "    copies: cp.async of up to %d bytes per thread and vector\n", vector * R->elem_bytes);
@@ -437,6 +444,8 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
             explain_vector_writes(b, &plan->of[v], &R->swizzle);
         else
             explain_banks(b, "writes", &plan->of[v], &R->swizzle, vector);
+    } else if (R->wgmma) {
+        tjs_buf_printf(b, "    reads: none; wgmma reads the slot through matrix descriptors\n");
     } else if (R->ldmatrix) {
         explain_ldmatrix_reads(b, &plan->of[v], &R->swizzle, R->ldmatrix, R->ldmatrix_trans);
     } else {

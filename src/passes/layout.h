@@ -83,6 +83,13 @@ TJI_FUNC void tjp_layout_print(tjs_buf *b, const tjp_layout *L);
 typedef enum tjp_mma_operand { TJP_MMA_ACC, TJP_MMA_A, TJP_MMA_B } tjp_mma_operand;
 TJI_FUNC int tjp_layout_mma(tjp_layout *out, tjp_mma_operand which, int elem_bytes, int rank,
                             const int32_t *shape, int warps_m, int warps_n, int num_warps);
+/* wgmma's accumulator of an M x N tile over num_warps (a multiple of 4)
+ * warps, warpgroups along M, instructions m64<instr_n>: per warpgroup
+ * reg [n+1, m+8, n+8 .. n+instr_n/2], lane [n+2, n+4, m+1, m+2, m+4],
+ * warp [m+16, m+32]; above them the instructions along N, then the m64
+ * blocks of a warpgroup in registers; warpgroups take consecutive row
+ * blocks. 0 where the tile does not fit. */
+TJI_FUNC int tjp_layout_wgmma_acc(tjp_layout *out, const int32_t *shape, int num_warps, int instr_n);
 /* Operand elements per 32-bit register: 4 (1 byte), 2 (2 bytes), 1 (tf32); 0 otherwise. */
 TJI_FUNC int tjp_mma_elems_per_reg(int elem_bytes);
 /* Registers of one instruction's fragment per thread (element i of the

@@ -152,6 +152,32 @@ int tjp_layout_mma(tjp_layout *out, tjp_mma_operand which, int elem_bytes, int r
     return ok;
 }
 
+int tjp_layout_wgmma_acc(tjp_layout *out, const int32_t *shape, int num_warps, int instr_n)
+{
+    memset(out, 0, sizeof *out);
+    int32_t M = shape[0], N = shape[1];
+    int groups = num_warps / 4;
+    if (num_warps % 4 || tjp_log2_exact(groups) < 0 || tjp_log2_exact(M) < 0 || tjp_log2_exact(N) < 0 ||
+        tjp_log2_exact(instr_n) < 0 || instr_n < 8 || N % instr_n || M % (64 * groups))
+        return 0;
+    out->rank = 2;
+    out->shape[0] = M;
+    out->shape[1] = N;
+    builder b = {out, tjp_log2_exact(N)};
+    int ok = add(&b, TJP_REG, at(&b, 0, 1)) && add(&b, TJP_REG, at(&b, 8, 0));
+    for (int32_t n = 8; ok && n < N; n *= 2) /* the instruction's columns, then the instructions' */
+        ok = add(&b, TJP_REG, at(&b, 0, (uint32_t)n));
+    for (int32_t m = 64; ok && m < M / groups; m *= 2)
+        ok = add(&b, TJP_REG, at(&b, (uint32_t)m, 0));
+    ok = ok && add(&b, TJP_LANE, at(&b, 0, 2)) && add(&b, TJP_LANE, at(&b, 0, 4));
+    for (int i = 0; ok && i < 3; i++)
+        ok = add(&b, TJP_LANE, at(&b, 1u << i, 0));
+    ok = ok && add(&b, TJP_WARP, at(&b, 16, 0)) && add(&b, TJP_WARP, at(&b, 32, 0));
+    for (int32_t g = 1; ok && g < groups; g *= 2)
+        ok = add(&b, TJP_WARP, at(&b, (uint32_t)(M / groups * g), 0));
+    return ok;
+}
+
 int tjp_mma_fragment_regs(tjp_mma_operand which, int elem_bytes)
 {
     int p = tjp_mma_elems_per_reg(elem_bytes);

@@ -142,15 +142,27 @@ TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape
  * any layout of the result). why: what kept a DOT off MMA (static text;
  * NULL once read back from text). Printed "#dot<mma m16n8k16, warps=2x2>",
  * "#dot<mma m16n8k8.tf32 x3, warps=4x1>", "#dot<fma>". */
-enum { TJP_DOT_NONE, TJP_DOT_FMA, TJP_DOT_MMA };
+/* WGMMA (sm_90a, wgmma.c): warpgroup-wide wgmma.mma_async m64<instr_n>k16
+ * reading both operands from the rings of pipelined loads through
+ * shared-memory descriptors; warps_m = num_warps (warpgroups of four along
+ * M), warps_n 1; async: the group stays in flight across iterations of
+ * the loop that carries the accumulator (waited for after it). Printed
+ * "#dot<wgmma m64n128k16, warps=8, async>". */
+enum { TJP_DOT_NONE, TJP_DOT_FMA, TJP_DOT_MMA, TJP_DOT_WGMMA };
 typedef struct tjp_dot_choice {
     int form;
     int elem_bytes, passes;
     int warps_m, warps_n;
+    int instr_n, async;         /* WGMMA only */
     const char *why;
 } tjp_dot_choice;
-/* sm: the target (0: none, FMA everywhere); plan->dot gets one choice per op index. */
-TJI_FUNC tj_status tjp_accelerate_dots(const tji_func *fn, int sm, int num_warps, tjp_layout_plan *plan);
+/* The GPU a plan is made for: sm_<sm> (0: none, FMA everywhere),
+ * arch_specific for sm_90a (wgmma), and the kernel's warps. */
+typedef struct tjp_target {
+    int sm, arch_specific, num_warps;
+} tjp_target;
+/* plan->dot gets one choice per op index. */
+TJI_FUNC tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t, tjp_layout_plan *plan);
 /* "m16n8k16", "m16n8k8.tf32", "m16n8k32.s8", "m16n8k32.e4m3" (both
  * e4m3), "m16n8k32.e4m3.e5m2" (A's type, then B's) ... of DOT op's MMA
  * choice ch. */
@@ -412,6 +424,12 @@ typedef struct tjp_ring {
     int read_at_use;          /* ldmatrix reads: each instruction where its
                                  registers are first used (every read's one
                                  user is a dot of its region) */
+    int wgmma;                /* read by wgmma through descriptors, in the
+                                 NVMMA layout (tjp_wgmma_ring); LOCAL_LOAD
+                                 emits nothing */
+    int transposed;           /* stored [C, R] (its last two dimensions
+                                 swapped): 16-byte copies run along R */
+    int swizzle_bytes;        /* NVMMA rows: 32, 64 or 128 bytes */
     uint64_t offset, slot_bytes;
     int32_t op;               /* an op of the ring, for errors */
 } tjp_ring;
@@ -465,7 +483,23 @@ TJI_FUNC tj_status tjp_check_roundtrip(const tji_func *fn, const tjp_layout_plan
  * TJI_LOCAL_LOAD). num_stages 1 changes nothing; more than TJP_MAX_STAGES
  * is an error. Runs before axis info. */
 #define TJP_MAX_STAGES 8
-TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages);
+/* t: NULL, or the target, whose wgmma dots (tjp_wgmma_fits) take one
+ * slot more per ring: the slot an asynchronous wgmma still reads is not
+ * refilled in the next iteration. */
+TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_target *t);
+
+/* wgmma.c — Hopper's warpgroup MMA (its essay). tjp_wgmma_fits: DOT op
+ * can run as wgmma on target t given operands in shared memory (16-bit
+ * inputs, f32 accumulation, a 2-D tile of 64 rows per warpgroup, K a
+ * multiple of 16), *instr_n the instruction's N. tjp_wgmma_operand_ring:
+ * the ring whose LOCAL_LOAD value v is, read by nothing but one DOT of its
+ * region, else -1. tjp_wgmma_ring: where every read of ring R is such an
+ * operand of a WGMMA dot, gives R the NVMMA layout (the swizzle wgmma and
+ * TMA read: 8-row atoms of 32, 64 or 128 bytes per row, XOR of the row
+ * into the 16-byte chunks) and marks it (1), else 0. */
+TJI_FUNC int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n);
+TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);
+TJI_FUNC int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, struct tjp_ring *R);
 
 /* registry.c — the passes by name, for tjit-opt (and the pipeline): each
  * runs on a state that holds the program and what earlier passes found. */
@@ -475,6 +509,7 @@ typedef struct tjp_pass_state {
     int num_warps;
     int num_stages;               /* for pipeline-loops; 0: 3 */
     int sm;                       /* the GPU target (accelerate-dot) */
+    int arch_specific;            /* sm_90a rather than sm_90 */
     int has_axis, has_coalesce, has_layouts, has_cpu;
     int show_axis;                /* --axis-info asked for: print it */
     tjp_axis_info_result axis;

@@ -45,6 +45,15 @@
  * iteration (32 more instructions and registers in a tf32 loop, enough to
  * spill). "Iteration exists" is an unsigned comparison of hi - iv with the
  * distance ahead, which cannot overflow.
+ *
+ * A loop whose dot will run as wgmma (wgmma.c: both operands from the
+ * loads chosen here, the target sm_90a) gets rings of S + 1 slots, still
+ * S - 1 iterations ahead: its wgmma group stays in flight until the next
+ * iteration's has been issued (accelerate_dot.c), so the slot iteration
+ * i-1 read must not be the one iteration i refills. With one slot more,
+ * iteration i writes the slot of i-2, whose wgmma every warpgroup waited
+ * for before the barrier at the top of iteration i (Triton, too, gives
+ * asynchronous wgmma loops one buffer more).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -262,7 +271,7 @@ static int make_slice(const loop *L, const uint8_t *chosen, slice *s)
 /* The slice's ops cloned before the loop for iteration j (rename maps the
  * body's values to this iteration's), then its copies and a commit. */
 static void emit_prologue_stage(loop *L, const slice *s, const uint8_t *chosen,
-                                const int32_t *ring, int stages, int j, int32_t *rename,
+                                const int32_t *ring, int slots, int j, int32_t *rename,
                                 cursor *c)
 {
     tji_func *fn = L->fn;
@@ -307,7 +316,7 @@ static void emit_prologue_stage(loop *L, const slice *s, const uint8_t *chosen,
         int32_t copy = tji_insert_op(fn, TJI_ASYNC_COPY, c->region, c->pos++, orig.loc);
         tji_set_operands(fn, copy, (int32_t[]){args[0], slot, mask}, 3);
         fn->ops[copy].ring = ring[i];
-        fn->ops[copy].ring_slots = stages;
+        fn->ops[copy].ring_slots = slots;
         fn->ops[copy].cache = orig.cache;
     }
     c->loc = loop_loc;
@@ -320,23 +329,32 @@ static void emit_prologue_stage(loop *L, const slice *s, const uint8_t *chosen,
 }
 
 /* The slots of this iteration from the one it reads, r (a carried i32):
- * *next_read = r + 1 wrapped at stages, *write = r - 1 wrapped (the copies
- * run stages - 1 iterations ahead, into the slot read last). */
-static void emit_slots(cursor *c, int32_t r, int stages, int32_t *next_read, int32_t *write)
+ * *next_read = r + 1 wrapped at slots, *write = r + ahead wrapped (the
+ * copies run ahead iterations early: with ahead = slots - 1 into the slot
+ * read last, r - 1). */
+static void emit_slots(cursor *c, int32_t r, int slots, int ahead, int32_t *next_read, int32_t *write)
 {
     tji_type t = scalar(TJ_I32);
     int32_t zero = emit_const(c, TJ_I32, 0);
     int32_t up = emit2(c, TJI_ADD, r, emit_const(c, TJ_I32, 1), &t);
     *next_read = emit(c, TJI_WHERE,
-                      (int32_t[]){emit_cmp(c, TJI_EQ, up, emit_const(c, TJ_I32, stages)), zero, up}, 3,
+                      (int32_t[]){emit_cmp(c, TJI_EQ, up, emit_const(c, TJ_I32, slots)), zero, up}, 3,
                       &t);
-    int32_t down = emit2(c, TJI_SUB, r, emit_const(c, TJ_I32, 1), &t);
+    if (ahead == slots - 1) {
+        int32_t down = emit2(c, TJI_SUB, r, emit_const(c, TJ_I32, 1), &t);
+        *write = emit(c, TJI_WHERE,
+                      (int32_t[]){emit_cmp(c, TJI_EQ, r, zero), emit_const(c, TJ_I32, slots - 1), down},
+                      3, &t);
+        return;
+    }
+    int32_t fwd = emit2(c, TJI_ADD, r, emit_const(c, TJ_I32, ahead), &t);
+    int32_t wrapped = emit2(c, TJI_SUB, fwd, emit_const(c, TJ_I32, slots), &t);
     *write = emit(c, TJI_WHERE,
-                  (int32_t[]){emit_cmp(c, TJI_EQ, r, zero), emit_const(c, TJ_I32, stages - 1), down},
-                  3, &t);
+                  (int32_t[]){emit_cmp(c, TJI_GE, fwd, emit_const(c, TJ_I32, slots)), wrapped, fwd}, 3,
+                  &t);
 }
 
-static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, int *nrings)
+static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, int ahead, int *nrings)
 {
     tji_func *fn = L->fn;
     int32_t *ring = tjs_xcalloc((size_t)L->nops + 1, sizeof *ring);
@@ -354,7 +372,7 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
      * rewrite */
     size_t nold = (size_t)fn->nvalues + 1;
     int32_t *rename = tjs_xcalloc(nold, sizeof *rename);
-    for (int j = 0; j < stages - 1; j++) {
+    for (int j = 0; j < ahead; j++) {
         int32_t *next = tjs_xcalloc(nold, sizeof *next);
         for (int k = 0; k < L->ncarried; k++) /* the carried values of iteration j */
             if (s->carried[k]) {
@@ -363,7 +381,7 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
             }
         free(rename);
         rename = next;
-        emit_prologue_stage(L, s, chosen, ring, stages, j, rename, &c);
+        emit_prologue_stage(L, s, chosen, ring, slots, j, rename, &c);
     }
     for (int k = 0; k < L->ncarried; k++)
         if (s->carried[k])
@@ -379,9 +397,9 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
     int32_t lo = fn->ops[L->op].args[0], hi = fn->ops[L->op].args[1];
     tji_loc loop_loc = fn->ops[L->op].loc;
     cursor b = {fn, L->body, 0, loop_loc};
-    emit_wait(&b, stages - 2);
+    emit_wait(&b, ahead - 1);
     int32_t next_read, write_slot;
-    emit_slots(&b, read_slot, stages, &next_read, &write_slot);
+    emit_slots(&b, read_slot, slots, ahead, &next_read, &write_slot);
     tji_append_operand(fn, L->yield, next_read);
     int32_t *local = tjs_xcalloc((size_t)L->nops + 1, sizeof *local); /* per load */
     for (int32_t i = 0; i < L->nops; i++) {
@@ -392,14 +410,14 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
         int32_t ll = tji_insert_op(fn, TJI_LOCAL_LOAD, L->body, b.pos++, loc);
         tji_set_operands(fn, ll, &read_slot, 1);
         fn->ops[ll].ring = ring[i];
-        fn->ops[ll].ring_slots = stages;
+        fn->ops[ll].ring_slots = slots;
         local[i] = tji_new_results(fn, ll, tji_typeof(fn, orig_result), 1);
     }
     /* the slice moves S-1 iterations ahead */
-    int64_t ahead = (int64_t)(stages - 1) * L->step;
-    int32_t iv_ahead = emit2(&b, TJI_ADD, L->iv, emit_const(&b, L->dt, ahead), tji_typeof(fn, lo));
+    int64_t distance = (int64_t)ahead * L->step;
+    int32_t iv_ahead = emit2(&b, TJI_ADD, L->iv, emit_const(&b, L->dt, distance), tji_typeof(fn, lo));
     int32_t left = emit_cast(&b, emit2(&b, TJI_SUB, hi, L->iv, tji_typeof(fn, lo)), L->udt);
-    int32_t exists = emit_cmp(&b, TJI_GT, left, emit_const(&b, L->udt, ahead));
+    int32_t exists = emit_cmp(&b, TJI_GT, left, emit_const(&b, L->udt, distance));
     int32_t *to_ahead = tjs_xcalloc(nold, sizeof *to_ahead);
     to_ahead[L->iv] = iv_ahead;
     for (int p = b.pos; p < fn->regions[L->body].nops; p++) {
@@ -423,7 +441,7 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int stages, 
         int32_t copy = tji_insert_op(fn, TJI_ASYNC_COPY, L->body, at.pos++, orig.loc);
         tji_set_operands(fn, copy, (int32_t[]){orig.args[0], write_slot, mask}, 3);
         fn->ops[copy].ring = ring[i];
-        fn->ops[copy].ring_slots = stages;
+        fn->ops[copy].ring_slots = slots;
         fn->ops[copy].cache = orig.cache;
         tji_detach_op(fn, i);
         p = at.pos; /* past the detached load */
@@ -480,7 +498,28 @@ static int written_before_end(const tji_func *fn, int32_t op)
 }
 
 /* Pipelines loop op if it has loads that qualify. */
-static void pipeline_loop(tji_func *fn, int32_t op, int stages, int *nrings)
+/* Does a dot of the loop body take both operands from chosen loads and
+ * run as wgmma on target t? Its rings then get one slot more. */
+static int feeds_wgmma(const loop *L, const uint8_t *chosen, const tjp_target *t)
+{
+    const tji_func *fn = L->fn;
+    const tji_region *body = &fn->regions[L->body];
+    for (int32_t p = 0; p < body->nops; p++) {
+        const tji_op *op = &fn->ops[body->ops[p]];
+        int instr_n, loaded = 0;
+        if (op->code != TJI_DOT || !tjp_wgmma_fits(fn, op, t, &instr_n))
+            continue;
+        for (int a = 0; a < 2; a++) {
+            int32_t def = tji_val(fn, op->args[a])->def_op;
+            loaded += def >= 0 && has(L, chosen, def);
+        }
+        if (loaded == 2)
+            return 1;
+    }
+    return 0;
+}
+
+static void pipeline_loop(tji_func *fn, int32_t op, int stages, const tjp_target *t, int *nrings)
 {
     const tji_op *f = &fn->ops[op];
     int32_t step_def = fn->values[f->args[2]].def_op;
@@ -512,13 +551,13 @@ static void pipeline_loop(tji_func *fn, int32_t op, int stages, int *nrings)
     for (int32_t i = 0; i < fn->nops; i++)
         any |= chosen[i];
     if (any && make_slice(&L, chosen, &s))
-        rewrite(&L, &s, chosen, stages, nrings);
+        rewrite(&L, &s, chosen, stages + feeds_wgmma(&L, chosen, t), stages - 1, nrings);
     free(s.op);
     free(s.carried);
     free(chosen);
 }
 
-tj_status tjp_pipeline_loops(tji_func *fn, int num_stages)
+tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_target *t)
 {
     if (num_stages < 1 || num_stages > TJP_MAX_STAGES)
         return tjs_error(TJ_ERR_INVALID_ARG, "num_stages %d is not between 1 and %d", num_stages,
@@ -533,6 +572,6 @@ tj_status tjp_pipeline_loops(tji_func *fn, int num_stages)
     int32_t nloops = fn->nops;
     for (int32_t i = 0; i < nloops; i++)
         if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_FOR)
-            pipeline_loop(fn, i, num_stages, &nrings);
+            pipeline_loop(fn, i, num_stages, t, &nrings);
     return TJ_OK;
 }

@@ -395,7 +395,20 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
     tjp_dot_choice ch = {.form = TJP_DOT_FMA, .passes = 1};
     spaces(c);
     const char *form = c->s;
-    if (take(c, "mma")) {
+    if (take(c, "wgmma")) {
+        long long n, w;
+        if (in != TJ_F16 && in != TJ_BF16) {
+            c->s = form;
+            return bad(c, "mma or fma: wgmma takes f16 or bf16 operands");
+        }
+        if (!need(c, "m64n", "'m64n' (the instruction: m64nNk16)") ||
+            !number(c, 8, 256, &n, "the instruction's N (8 .. 256, a power of two)") || (n & (n - 1)) ||
+            !need(c, "k16", "'k16'") || !need(c, ",", "','") || !need(c, "warps=", "'warps='") ||
+            !number(c, 4, 32, &w, "the warps (four per warpgroup, a power of two)") || (w & (w - 1)))
+            return 0;
+        ch = (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 2, .passes = 1, .warps_m = (int)w,
+                              .warps_n = 1, .instr_n = (int)n, .async = take_item(c, "async")};
+    } else if (take(c, "mma")) {
         static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};
         int fp8 = tjs_dtype_is_fp8(in);
         int eb = in == TJ_I8 ? 1 : in == TJ_F16 || in == TJ_BF16 || fp8 ? 2
@@ -427,7 +440,7 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
         ch = (tjp_dot_choice){.form = TJP_DOT_MMA, .elem_bytes = eb, .passes = three ? 3 : 1,
                               .warps_m = (int)wm, .warps_n = (int)wn};
     } else if (!take(c, "fma")) {
-        return bad(c, "a dot's form: fma or mma");
+        return bad(c, "a dot's form: fma, mma or wgmma");
     }
     if (!need(c, ">", "'>' closing the dot's form"))
         return 0;
@@ -793,6 +806,11 @@ static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan 
             return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<mma ..., warps=%dx%d>: "
                               "the tile does not fit (16 rows and 8 columns per warp, %d warps)",
                               t->dot[i].warps_m, t->dot[i].warps_n, p->num_warps);
+        if (t->dot[i].form == TJP_DOT_WGMMA &&
+            (t->dot[i].warps_m != p->num_warps || !tjp_dot_result_layout(fn, op, &t->dot[i], p->num_warps, &acc)))
+            return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<wgmma m64n%dk16, warps=%d>: the tile does "
+                              "not fit (64 rows per warpgroup, N a multiple of the instruction's, the "
+                              "kernel's %d warps)", t->dot[i].instr_n, t->dot[i].warps_m, p->num_warps);
         p->dot[i] = t->dot[i];
     }
     return 0;

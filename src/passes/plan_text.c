@@ -248,6 +248,9 @@ static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
         tjs_buf_printf(b, " #dot<mma %s%s, warps=%dx%d>", tjp_mma_instruction(fn, op, &plan->dot[idx]),
                        plan->dot[idx].passes == 3 ? " x3" : "", plan->dot[idx].warps_m,
                        plan->dot[idx].warps_n);
+    else if (plan->dot && plan->dot[idx].form == TJP_DOT_WGMMA)
+        tjs_buf_printf(b, " #dot<wgmma m64n%dk16, warps=%d%s>", plan->dot[idx].instr_n, plan->dot[idx].warps_m,
+                       plan->dot[idx].async ? ", async" : "");
     if (op->code == TJI_LOAD || op->code == TJI_STORE)
         tjs_buf_printf(b, " #access<vector=%d, addr_run=%d>", plan->vector[idx],
                        plan->addr_run[idx]);

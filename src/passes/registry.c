@@ -75,7 +75,7 @@ static tj_status run_accelerate_dot(tjp_pass_state *s)
     if (s->has_layouts)
         return tjs_error(TJ_ERR_INVALID_ARG, "accelerate-dot: the program has layouts already "
                          "(the dots' forms are chosen before them)");
-    return tjp_accelerate_dots(s->fn, s->sm, s->num_warps, &s->layouts);
+    return tjp_accelerate_dots(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps}, &s->layouts);
 }
 
 static tj_status run_check_layouts(tjp_pass_state *s)
@@ -146,7 +146,8 @@ static tj_status run_pipeline_loops(tjp_pass_state *s)
     if (s->has_layouts)
         return tjs_error(TJ_ERR_INVALID_ARG, "pipeline-loops: the program has layouts already "
                          "(the pass runs before assign-layouts)");
-    tj_status st = tjp_pipeline_loops(s->fn, s->num_stages ? s->num_stages : 3);
+    tj_status st = tjp_pipeline_loops(s->fn, s->num_stages ? s->num_stages : 3,
+                                      &(tjp_target){s->sm, s->arch_specific, s->num_warps});
     drop_axis(s);
     drop_coalesce(s);
     return st;

@@ -24,7 +24,12 @@
  * refill (the pass puts every LOCAL_LOAD right after the wait). A
  * LOCAL_LOAD reads its registers from the slot, in its own layout, through
  * the same swizzle: with ldmatrix where the plan says so (a dot's operand,
- * ldmatrix.c), else element by element.
+ * ldmatrix.c), else element by element; a ring that wgmma reads
+ * (src/passes/wgmma.c) has no LOCAL_LOAD code at all, and its waits add
+ * fence.proxy.async.shared::cta before the barrier: cp.async and plain
+ * stores write through the generic proxy, wgmma reads through the async
+ * one, and each thread must order its own writes before the barrier
+ * tells the warpgroups they are there.
  */
 #include <stdio.h>
 
@@ -133,17 +138,28 @@ void tjj_gpu_emit_async_commit(codegen *c)
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.cp.async.commit.group", NULL, 0, NULL, 0);
 }
 
+/* Does any ring have wgmma readers (the async proxy)? */
+static int rings_read_by_wgmma(const codegen *c)
+{
+    for (int r = 0; c->g.plan->rings && r < c->g.plan->nrings; r++)
+        if (c->g.plan->rings[r].wgmma)
+            return 1;
+    return 0;
+}
+
 void tjj_gpu_emit_async_wait(codegen *c, const tji_op *op)
 {
     LLVMValueRef n = c_i32(c, op->ival), zero = c_i32(c, 0);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
+    if (rings_read_by_wgmma(c)) /* this thread's copies, seen by wgmma's async proxy */
+        tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
 }
 
 void tjj_gpu_emit_local_load(codegen *c, const tji_op *op)
 {
     const tjp_ring *R = ring_of(c, op);
-    if (!R)
+    if (!R || R->wgmma) /* wgmma reads the slot itself (wgmma.c) */
         return;
     int32_t id = op->result;
     const tji_type *t = type_of(c, id);

@@ -111,6 +111,7 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
         add_incoming(c, res, op->args[3 + k], pre);
         add_incoming(c, res, yield->args[k], latch);
     }
+    tjj_gpu_wgmma_after_loop(c, opi);
 }
 
 /* One arm of an IF; 0 on failure. */

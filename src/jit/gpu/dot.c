@@ -402,7 +402,9 @@ void tjj_gpu_emit_dot(codegen *c, const tji_op *op)
         FAIL(c, "internal error: the plan chose no form for this dot (tjp_accelerate_dots)");
         return;
     }
-    if (ch->form == TJP_DOT_MMA)
+    if (ch->form == TJP_DOT_WGMMA)
+        tjj_gpu_emit_wgmma(c, op, ch);
+    else if (ch->form == TJP_DOT_MMA)
         emit_mma(c, op, ch);
     else
         emit_fma(c, op);

@@ -78,6 +78,7 @@ typedef struct codegen {
     LLVMValueRef tid, lane, warp, pid[3], nprog[3], assert_info;
     int num_warps, warp_bits;
     int sm;                     /* the target: instructions are gated on it */
+    int arch_specific;          /* sm_90a: wgmma */
 
     LLVMValueRef *ssa;          /* per value id: a scalar */
     LLVMValueRef **regs;        /* per value id: a tile's registers */
@@ -266,6 +267,10 @@ TJI_FUNC void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield)
 /* --- dot.c ----------------------------------------------------------------- */
 
 TJI_FUNC void tjj_gpu_emit_dot(codegen *c, const tji_op *op);
+/* wgmma.c: a dot of the WGMMA form; after FOR op opi, the wait for the
+ * wgmma groups its body's asynchronous dots left in flight. */
+TJI_FUNC void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch);
+TJI_FUNC void tjj_gpu_wgmma_after_loop(codegen *c, int32_t opi);
 
 /* --- async.c: the rings of pipelined loads ------------------------------------------ */
 

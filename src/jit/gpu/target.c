@@ -142,7 +142,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
     LLVMContextRef ctx = LLVMContextCreate();
     char *entry = entry_name_of(fn->name);
     codegen c = {.g = {.fn = fn, .plan = plan, .ctx = ctx, .cur_op = -1, .status = TJ_OK},
-                 .num_warps = plan->num_warps, .sm = sm};
+                 .num_warps = plan->num_warps, .sm = sm, .arch_specific = arch_specific};
     c.warp_bits = log2_of(plan->num_warps > 0 ? plan->num_warps : 1);
     tjj_llvm_types_init(&c.g.ty, ctx);
     c.g.t_gptr = LLVMPointerTypeInContext(ctx, ADDR_GLOBAL);

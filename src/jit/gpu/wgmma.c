@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wgmma.c — a dot in the WGMMA form (src/passes/wgmma.c): Hopper's
+ * warpgroup-wide, asynchronous wgmma.mma_async, operands read from the
+ * rings of pipelined loads through matrix descriptors.
+ *
+ * Each warpgroup (warps 4g .. 4g+3) computes its block of M / groups rows:
+ * for every step of 16 along K, one m64nNk16 per 64 rows and per N
+ * columns of the instruction, into the accumulator registers that
+ * tjp_layout_wgmma_acc gives that instruction (found by inverting the
+ * layout, as dot.c finds mma.sync's). The sequence is
+ *
+ *     wgmma.fence; wgmma.mma_async ...; wgmma.commit_group;
+ *     wgmma.wait_group N
+ *
+ * with N = 1 where the plan says async (the group stays in flight while
+ * the next iteration waits for its copies and issues its own; the FOR
+ * that carries the accumulator waits with N = 0 after its last trip,
+ * tjj_gpu_wgmma_after_loop) and 0 otherwise. Both waits are inline PTX
+ * with every accumulator register tied through them: the intrinsic
+ * carries no data, so LLVM could read the accumulators before the wait,
+ * which is wrong, and ptxas serializes the wgmma when it sees them read
+ * (C7515). wgmma.mma_async itself has no NVVM intrinsic in LLVM 22 and is
+ * inline PTX too, its accumulators tied in and out; both are side effects
+ * and convergent, so LLVM neither drops nor moves them.
+ *
+ * A descriptor is the slot's shared address (the ring's offset, the slot
+ * times its bytes, and for A the warpgroup's rows), shifted right by 4 into
+ * bits 0-13, LBO and SBO (bits 16-29, 32-45, bytes >> 4) and the swizzle
+ * mode (bits 62-63: 1 = 128 bytes, 2 = 64, 3 = 32). An instruction's own
+ * start adds the swizzled byte offset of its first element, which is its
+ * address because that element starts an 8-row atom (the XOR is 0 there;
+ * the hardware applies it to every address it forms).
+ *
+ * The operands' LOCAL_LOADs emit nothing (async.c); the copies into the
+ * rings are generic-proxy writes that wgmma reads through the async proxy,
+ * so the wait before the reads adds fence.proxy.async (async.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+
+enum { MAX_ACC = 256 };
+
+/* The ring operand v reads, its slot value into *slot; NULL (after a
+ * failure) where v is not a wgmma ring's LOCAL_LOAD. */
+static const tjp_ring *operand_ring(codegen *c, int32_t v, int32_t *slot)
+{
+    const tji_func *fn = c->g.fn;
+    const tjp_layout_plan *p = c->g.plan;
+    int32_t def = tji_val(fn, v)->def_op;
+    const tji_op *ll = def >= 0 ? &fn->ops[def] : NULL;
+    if (!ll || ll->code != TJI_LOCAL_LOAD || !p->rings || ll->ring < 0 || ll->ring >= p->nrings ||
+        !p->rings[ll->ring].wgmma) {
+        FAIL(c, "internal error: a wgmma operand is not read from a ring in the NVMMA layout");
+        return NULL;
+    }
+    *slot = ll->args[0];
+    return &p->rings[ll->ring];
+}
+
+/* Byte offset in a slot of element (row, col) of the operand's tile. */
+static uint64_t byte_of(const tjp_ring *R, const tji_type *t, uint32_t row, uint32_t col)
+{
+    uint32_t e = row << log2_of(t->shape[1]) | col;
+    return (uint64_t)tjp_swizzle_apply(&R->swizzle, e) * (uint64_t)R->elem_bytes;
+}
+
+/* The descriptor of the slot's start plus `extra` bytes (an i32 value or
+ * NULL): K-major where the ring's contiguous dimension is the operand's
+ * K (A stored by rows, B stored transposed). */
+static LLVMValueRef descriptor(codegen *c, const tjp_ring *R, const tji_type *t, int is_b, int32_t slot,
+                               LLVMValueRef extra)
+{
+    LLVMBuilderRef b = c->g.b;
+    int k_major = is_b ? R->transposed : !R->transposed, sw = R->swizzle_bytes;
+    uint64_t stored_rows = (uint64_t)(R->transposed ? t->shape[1] : t->shape[0]);
+    uint64_t lbo = k_major ? 1 : stored_rows * (uint64_t)sw >> 4, sbo = 8u * (uint64_t)sw >> 4;
+    uint64_t mode = sw == 128 ? 1 : sw == 64 ? 2 : 3;
+    LLVMValueRef base = LLVMBuildPtrToInt(b, tjj_gpu_shared(c), c->g.ty.t_i32, "");
+    LLVMValueRef addr = LLVMBuildAdd(b, base, c_i32(c, (int64_t)R->offset), "");
+    addr = LLVMBuildAdd(b, addr, LLVMBuildMul(b, tjj_gpu_reg(c, slot, 0), c_i32(c, (int64_t)R->slot_bytes), ""), "");
+    if (extra)
+        addr = LLVMBuildAdd(b, addr, extra, "");
+    LLVMValueRef start = LLVMBuildAnd(b, LLVMBuildLShr(b, addr, c_i32(c, 4), ""), c_i32(c, 0x3FFF), "");
+    uint64_t high = lbo << 16 | sbo << 32 | mode << 62;
+    return LLVMBuildOr(b, LLVMBuildZExt(b, start, c->g.ty.t_i64, ""), c_i64(c, (int64_t)high), "");
+}
+
+static void mark_convergent(codegen *c, LLVMValueRef call)
+{
+    unsigned convergent = LLVMGetEnumAttributeKindForName("convergent", strlen("convergent"));
+    LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->g.ty.ctx, convergent, 0));
+}
+
+/* Inline PTX `text` whose n f32 results are tied to the first n of
+ * args (then `extra` more arguments of types extra_types, constraints
+ * extra_constraints); the results replace acc[0..n-1]. */
+static void tied_asm(codegen *c, const char *text, LLVMValueRef *acc, int n, LLVMValueRef *extra,
+                     LLVMTypeRef *extra_types, const char *extra_constraints, int nextra)
+{
+    LLVMTypeRef f = c->g.ty.t_float, results[MAX_ACC], params[MAX_ACC + 4];
+    LLVMValueRef args[MAX_ACC + 4];
+    tjs_buf cons = {0};
+    for (int i = 0; i < n; i++) {
+        results[i] = f;
+        tjs_buf_printf(&cons, "%s=f", i ? "," : "");
+    }
+    for (int i = 0; i < nextra; i++) {
+        params[i] = extra_types[i];
+        args[i] = extra[i];
+    }
+    if (nextra)
+        tjs_buf_printf(&cons, ",%s", extra_constraints);
+    for (int i = 0; i < n; i++) {
+        params[nextra + i] = f;
+        args[nextra + i] = acc[i];
+        tjs_buf_printf(&cons, ",%d", i);
+    }
+    LLVMTypeRef fty = LLVMFunctionType(LLVMStructTypeInContext(c->g.ty.ctx, results, (unsigned)n, 0), params,
+                                       (unsigned)(n + nextra), 0);
+    LLVMValueRef asm_fn = LLVMGetInlineAsm(fty, text, strlen(text), cons.data, cons.len, 1, 0,
+                                           LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef call = LLVMBuildCall2(c->g.b, fty, asm_fn, args, (unsigned)(n + nextra), "");
+    mark_convergent(c, call);
+    for (int i = 0; i < n; i++)
+        acc[i] = LLVMBuildExtractValue(c->g.b, call, (unsigned)i, "");
+    tjs_buf_free(&cons);
+}
+
+/* wgmma.wait_group.sync.aligned n, the accumulators tied through it. */
+static void wait_group(codegen *c, int n, LLVMValueRef *acc, int nacc)
+{
+    char text[64];
+    snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", n);
+    tied_asm(c, text, acc, nacc, NULL, NULL, NULL, 0);
+}
+
+/* One wgmma.mma_async of m64<n>k16 into acc[0 .. n/2-1]. */
+static void mma_async(codegen *c, int n, tj_dtype dt, int trans_a, int trans_b, LLVMValueRef desc_a,
+                      LLVMValueRef desc_b, LLVMValueRef *acc)
+{
+    int h = n / 2;
+    tjs_buf text = {0};
+    const char *ty = dt == TJ_BF16 ? "bf16" : "f16";
+    /* operands: results $0..$h-1, then desc_a $h, desc_b $h+1, scale-d $h+2 */
+    tjs_buf_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", h + 2, n, ty, ty);
+    for (int i = 0; i < h; i++)
+        tjs_buf_printf(&text, "%s$%d", i ? ", " : "", i);
+    tjs_buf_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", h, h + 1, trans_a, trans_b);
+    LLVMValueRef extra[3] = {desc_a, desc_b, c_i32(c, 1)};
+    LLVMTypeRef types[3] = {c->g.ty.t_i64, c->g.ty.t_i64, c->g.ty.t_i32};
+    tied_asm(c, text.data, acc, h, extra, types, "l,l,r", 3);
+    tjs_buf_free(&text);
+}
+
+void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
+{
+    int32_t res = op->result, slot_a, slot_b;
+    const tji_type *rt = type_of(c, res), *at = type_of(c, op->args[0]), *bt = type_of(c, op->args[1]);
+    if (c->sm != 90 || !c->arch_specific) {
+        FAIL(c, "wgmma needs the sm_90a target (the target is sm_%d%s)", c->sm, c->arch_specific ? "a" : "");
+        return;
+    }
+    if (rt->dtype != TJ_F32 || (op->args[2] && type_of(c, op->args[2])->dtype != TJ_F32) ||
+        at->dtype != bt->dtype || (at->dtype != TJ_F16 && at->dtype != TJ_BF16)) {
+        FAIL(c, "internal error: wgmma takes f16 or bf16 operands into f32 here");
+        return;
+    }
+    const tjp_ring *RA = operand_ring(c, op->args[0], &slot_a), *RB = RA ? operand_ring(c, op->args[1], &slot_b) : NULL;
+    if (!RB)
+        return;
+    const tjp_layout *LC = layout_of(c, res);
+    int n = ch->instr_n, groups = c->num_warps / 4, nacc = nregs_of(c, res);
+    uint32_t M = (uint32_t)at->shape[0], K = (uint32_t)at->shape[1], N = (uint32_t)bt->shape[1];
+    uint32_t rows = M / (uint32_t)groups;
+    if (nacc > MAX_ACC || n / 2 > MAX_ACC || groups < 1) {
+        FAIL(c, "internal error: wgmma: %d accumulator registers per thread", nacc);
+        return;
+    }
+    /* the warpgroup's rows of A: the swizzled offsets of its row bits,
+     * which no instruction's own offset shares (so adding is XOR) */
+    LLVMBuilderRef b = c->g.b;
+    LLVMValueRef group = LLVMBuildLShr(b, c->warp, c_i32(c, 2), ""), group_bytes = c_i32(c, 0);
+    uint64_t group_bits = 0, local_bits = 0;
+    for (int j = 0; (1 << j) < groups; j++) {
+        uint64_t off = byte_of(RA, at, rows << j, 0);
+        group_bits |= off;
+        LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, group, c_i32(c, 1 << j), ""), c_i32(c, 0), "");
+        group_bytes = LLVMBuildAdd(b, group_bytes, LLVMBuildSelect(b, on, c_i32(c, (int64_t)off), c_i32(c, 0), ""), "");
+    }
+    LLVMValueRef desc_a = descriptor(c, RA, at, 0, slot_a, group_bytes), desc_b = descriptor(c, RB, bt, 1, slot_b, NULL);
+    LLVMValueRef acc[MAX_ACC];
+    for (int r = 0; r < nacc; r++)
+        acc[r] = op->args[2] ? tjj_gpu_reg(c, op->args[2], (uint32_t)r) : LLVMConstReal(c->g.ty.t_float, 0);
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
+    for (uint32_t k0 = 0; k0 < K && c->g.status == TJ_OK; k0 += 16)
+        for (uint32_t m0 = 0; m0 < rows && c->g.status == TJ_OK; m0 += 64)
+            for (uint32_t n0 = 0; n0 < N; n0 += (uint32_t)n) {
+                uint32_t r0, lane, warp;
+                if (!tjp_layout_invert(LC, m0 << log2_of(N) | n0, &r0, &lane, &warp) || lane || warp ||
+                    r0 % (uint32_t)(n / 2) || (int)r0 + n / 2 > nacc) {
+                    FAIL(c, "internal error: wgmma: no accumulator registers for the block at row %u, column %u",
+                         m0, n0);
+                    break;
+                }
+                uint64_t off_a = byte_of(RA, at, m0, k0), off_b = byte_of(RB, bt, k0, n0);
+                local_bits |= off_a;
+                mma_async(c, n, at->dtype, RA->transposed, !RB->transposed,
+                          LLVMBuildAdd(b, desc_a, c_i64(c, (int64_t)(off_a >> 4)), ""),
+                          LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""), acc + r0);
+            }
+    if (group_bits & local_bits)
+        FAIL(c, "internal error: wgmma: a warpgroup's rows and an instruction's offset share address bits");
+    if (c->g.status != TJ_OK)
+        return;
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
+    wait_group(c, ch->async ? 1 : 0, acc, nacc);
+    LLVMValueRef *out = tjj_gpu_regs_for(c, res);
+    for (int r = 0; r < nacc; r++)
+        out[r] = acc[r];
+}
+
+void tjj_gpu_wgmma_after_loop(codegen *c, int32_t opi)
+{
+    const tji_func *fn = c->g.fn;
+    const tjp_layout_plan *p = c->g.plan;
+    const tji_region *body = &fn->regions[fn->ops[opi].region[0]];
+    if (!p->dot || !body->nops || c->g.status != TJ_OK)
+        return;
+    const tji_op *yield = &fn->ops[body->ops[body->nops - 1]];
+    for (int32_t k = 0; k < body->nops; k++) {
+        int32_t i = body->ops[k];
+        if (i >= p->nops || fn->ops[i].code != TJI_DOT || p->dot[i].form != TJP_DOT_WGMMA || !p->dot[i].async)
+            continue;
+        for (int y = 0; y < yield->nargs; y++)
+            if (yield->args[y] == fn->ops[i].result) {
+                int32_t res = fn->ops[opi].result + y;
+                wait_group(c, 0, tjj_gpu_regs_for(c, res), nregs_of(c, res));
+            }
+    }
+}

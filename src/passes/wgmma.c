@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wgmma.c — which dots run as Hopper's warpgroup MMA, and the shared
+ * layout their operands live in.
+ *
+ * On sm_90a, wgmma.mma_async has a warpgroup (four warps, 128 threads)
+ * multiply a 64 x N x 16 block asynchronously, with both operands read
+ * from shared memory through 64-bit matrix descriptors and the
+ * accumulator in registers (layout_mma.c's tjp_layout_wgmma_acc). It is
+ * what takes an H200 from mma.sync's half of the tensor cores to the top:
+ * no ldmatrix, no operand registers, the next K step issued while the
+ * last one runs.
+ *
+ * Where the operands are: a dot runs as wgmma only where both operands
+ * are LOCAL_LOADs of rings of pipelined loads (pipeline_loops.c) that
+ * nothing else reads — the ring slot is then the operand, and the
+ * LOCAL_LOAD emits nothing. Anything else (a loop that was not
+ * pipelined, a chained dot's register operand) keeps mma.sync for now.
+ *
+ * The layout is fixed by the hardware, not searched (the NVMMA layout,
+ * which TMA also writes): the tile as stored — its own rows, or its last
+ * two dimensions swapped where its 16-byte copies run along its first
+ * dimension (an A stored M-major, a B stored K-major: Triton's shared
+ * `order`) — is cut into column blocks of Sw bytes (Sw = 128, 64 or 32:
+ * the widest that the stored row holds), block after block; inside a
+ * block, rows of Sw bytes one after another; and in every 1024-byte span
+ * the 16-byte chunk bits 4..6 of the byte offset are XORed with bits
+ * 7..9 (only as many as Sw/16 - 1 has: CuTe's Swizzle<3,4,3>, <2,4,3>,
+ * <1,4,3>). That is a linear permutation of the tile's element indices,
+ * so it is an ordinary tjp_swizzle (flip[i] = image of bit i XOR bit i),
+ * and everything that already handles swizzled rings (the copies, their
+ * bank count, the explainer) handles it unchanged. It is also free of
+ * bank conflicts for 16-byte copies: the eight chunks of one 128-byte
+ * line are eight different chunks of memory.
+ *
+ * An instruction's descriptor then holds the start address of its first
+ * element (a row that starts an 8-row atom, so the XOR there is 0: the
+ * swizzled index of that element is the address), the stride between
+ * 8-row groups (SBO = 8 Sw) and, where the contiguous dimension is M or N
+ * (the "transposed" operand: A stored M-major, B stored N-major), the
+ * stride between column blocks (LBO = rows x Sw); K-major operands need
+ * no LBO. tests/test_dot_gpu_plan.c reads every element of every
+ * instruction through the PTX ISA's canonical layouts from these numbers
+ * and checks it lands where the swizzle put it.
+ */
+#include <string.h>
+
+#include "passes.h"
+
+enum { MAX_ACC_REGS = 128 }; /* f32 accumulators per thread: more spills */
+
+int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n)
+{
+    if (!t || t->sm != 90 || !t->arch_specific || op->code != TJI_DOT || t->num_warps % 4)
+        return 0;
+    const tji_type *a = tji_typeof(fn, op->args[0]), *b = tji_typeof(fn, op->args[1]);
+    const tji_type *r = tji_typeof(fn, op->result);
+    if (a->rank != 2 || a->dtype != b->dtype || (a->dtype != TJ_F16 && a->dtype != TJ_BF16) ||
+        r->dtype != TJ_F32 || (op->args[2] && tji_typeof(fn, op->args[2])->dtype != TJ_F32))
+        return 0;
+    int32_t M = a->shape[0], K = a->shape[1], N = b->shape[1], groups = t->num_warps / 4;
+    if (M % (64 * groups) || K % 16 || N < 16 || tjp_log2_exact(N) < 0 ||
+        (int64_t)M * N / (128 * groups) > MAX_ACC_REGS)
+        return 0;
+    *instr_n = N < 256 ? N : 256;
+    return 1;
+}
+
+int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v)
+{
+    int32_t def = v > 0 ? tji_val(fn, v)->def_op : -1;
+    if (def < 0 || fn->ops[def].code != TJI_LOCAL_LOAD || fn->ops[def].parent < 0)
+        return -1;
+    int uses = 0, in_dot = 0;
+    for (int32_t k = 0; k < fn->nops; k++)
+        for (int a = 0; fn->ops[k].parent >= 0 && a < fn->ops[k].nargs; a++)
+            if (fn->ops[k].args[a] == v) {
+                uses++;
+                in_dot += fn->ops[k].code == TJI_DOT && fn->ops[k].parent == fn->ops[def].parent && a < 2;
+            }
+    return uses == 1 && in_dot == 1 ? fn->ops[def].ring : -1;
+}
+
+/* Whether every LOCAL_LOAD of ring is an operand of a dot in the WGMMA form. */
+static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ring)
+{
+    int reads = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
+            continue;
+        if (tjp_wgmma_operand_ring(fn, op->result) != ring)
+            return 0;
+        int found = 0;
+        for (int32_t k = 0; k < fn->nops && k < plan->nops; k++)
+            found |= fn->ops[k].code == TJI_DOT && fn->ops[k].parent >= 0 && plan->dot[k].form == TJP_DOT_WGMMA &&
+                     (fn->ops[k].args[0] == op->result || fn->ops[k].args[1] == op->result);
+        if (!found)
+            return 0;
+        reads++;
+    }
+    return reads > 0;
+}
+
+/* Whether the copies into ring run along the tile's first dimension (their
+ * vectors' first register moves one row): store it transposed. */
+static int copies_along_rows(const tji_func *fn, const tjp_layout_plan *plan, int ring, int32_t cols)
+{
+    int along = 0, across = 0;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_ASYNC_COPY || op->ring != ring)
+            continue;
+        const tjp_layout *W = &plan->of[op->args[0]];
+        int vector = plan->vector && i < plan->nops ? plan->vector[i] : 1;
+        if (vector >= 2 && W->nbits[TJP_REG] && W->basis[TJP_REG][0] == (uint32_t)cols)
+            along++;
+        else
+            across++;
+    }
+    return along && !across;
+}
+
+/* The NVMMA index of element e of a rows x cols tile (essay), stored
+ * transposed or not, in rows of sw bytes. */
+static uint32_t nvmma_index(uint32_t e, int32_t rows, int32_t cols, int transposed, int sw, int eb)
+{
+    int cbits = tjp_log2_exact(cols);
+    uint32_t r = (e >> cbits) & (uint32_t)(rows - 1), c = e & (uint32_t)(cols - 1);
+    uint32_t sr = transposed ? c : r, sc = transposed ? r : c, stored_rows = (uint32_t)(transposed ? cols : rows);
+    uint32_t per_row = (uint32_t)(sw / eb);
+    uint32_t u = (sc / per_row) * stored_rows * (uint32_t)sw + sr * (uint32_t)sw + (sc % per_row) * (uint32_t)eb;
+    u ^= ((u >> 7) & (uint32_t)(sw / 16 - 1)) << 4;
+    return u / (uint32_t)eb;
+}
+
+int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tjp_ring *R)
+{
+    if (R->op < 0 || !plan->dot || !read_by_wgmma(fn, plan, ring))
+        return 0;
+    const tji_op *first = &fn->ops[R->op];
+    const tji_type *t = tji_typeof(fn, first->code == TJI_ASYNC_COPY ? first->args[0] : first->result);
+    if (t->rank != 2)
+        return 0;
+    int32_t rows = t->shape[0], cols = t->shape[1];
+    int transposed = copies_along_rows(fn, plan, ring, cols), eb = R->elem_bytes;
+    int64_t row_bytes = (int64_t)(transposed ? rows : cols) * eb;
+    int sw = row_bytes >= 128 ? 128 : row_bytes >= 64 ? 64 : 32;
+    if (row_bytes < 32)
+        return 0;
+    memset(&R->swizzle, 0, sizeof R->swizzle);
+    R->swizzle.elem_bytes = eb;
+    int bits = tjp_log2_exact(R->numel);
+    for (int i = 0; i < bits; i++)
+        R->swizzle.flip[i] = nvmma_index(1u << i, rows, cols, transposed, sw, eb) ^ (1u << i);
+    R->ldmatrix = R->ldmatrix_trans = R->read_at_use = 0;
+    R->wgmma = 1;
+    R->transposed = transposed;
+    R->swizzle_bytes = sw;
+    return 1;
+}
