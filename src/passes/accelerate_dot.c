@@ -36,6 +36,7 @@
  * go through shared memory like any other (swizzle.c, alloc_shared.c,
  * barriers.c).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,7 +80,17 @@ static int uses_of(const tji_func *fn, int32_t v)
  * the loop's end waits for it), and its rings have the slot more that
  * keeps the one it reads from being refilled next iteration (pipeline
  * loops: slots >= groups in flight + 2). */
-static int async_in_loop(const tji_func *fn, const tji_op *op)
+/* Is v +0.0 in every element (a constant, splat or not)? */
+static int is_positive_zero(const tji_func *fn, int32_t v)
+{
+    int32_t d = fn->values[v].def_op;
+    if (d >= 0 && fn->ops[d].code == TJI_SPLAT)
+        d = fn->values[fn->ops[d].args[0]].def_op;
+    return d >= 0 && fn->ops[d].code == TJI_CONST && fn->ops[d].ival == 0 && fn->ops[d].fval == 0 &&
+           !signbit(fn->ops[d].fval);
+}
+
+static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
 {
     const tji_region *body = &fn->regions[op->parent];
     int32_t yield = body->nops ? body->ops[body->nops - 1] : -1, loop = -1;
@@ -104,17 +115,20 @@ static int async_in_loop(const tji_func *fn, const tji_op *op)
         if (wait < 0 || read->ring_slots < fn->ops[wait].ival + 3)
             return 0;
     }
+    *zero_init = is_positive_zero(fn, fn->ops[loop].args[3 + k]);
     return 1;
 }
 
 static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_target *t)
 {
     tjp_dot_choice ch = {.form = TJP_DOT_FMA};
-    int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n;
+    int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, zero_init = 0;
     if (tjp_wgmma_fits(fn, op, t, &instr_n) && tjp_wgmma_operand_ring(fn, op->args[0]) >= 0 &&
-        tjp_wgmma_operand_ring(fn, op->args[1]) >= 0)
+        tjp_wgmma_operand_ring(fn, op->args[1]) >= 0) {
+        int async = async_in_loop(fn, op, &zero_init);
         return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 2, .passes = 1, .warps_m = num_warps,
-                                .warps_n = 1, .instr_n = instr_n, .async = async_in_loop(fn, op)};
+                                .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init};
+    }
     const tji_type *a = tji_typeof(fn, op->args[0]), *b = tji_typeof(fn, op->args[1]);
     int rank = a->rank, elem_bytes, passes;
     int32_t M = a->shape[rank - 2], K = a->shape[rank - 1], N = b->shape[rank - 1];

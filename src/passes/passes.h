@@ -146,14 +146,18 @@ TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape
  * reading both operands from the rings of pipelined loads through
  * shared-memory descriptors; warps_m = num_warps (warpgroups of four along
  * M), warps_n 1; async: the group stays in flight across iterations of
- * the loop that carries the accumulator (waited for after it). Printed
- * "#dot<wgmma m64n128k16, warps=8, async>". */
+ * the loop that carries the accumulator (waited for after it);
+ * skip_zero_init: that accumulator enters the loop as +0.0 everywhere, and
+ * the first iteration's first instructions overwrite it (scale-d 0)
+ * instead of adding to zeros moved into the registers, which ptxas takes
+ * for non-wgmma writes inside the pipeline and serializes (C7515).
+ * Printed "#dot<wgmma m64n128k16, warps=8, async, skip-zero-init>". */
 enum { TJP_DOT_NONE, TJP_DOT_FMA, TJP_DOT_MMA, TJP_DOT_WGMMA };
 typedef struct tjp_dot_choice {
     int form;
     int elem_bytes, passes;
     int warps_m, warps_n;
-    int instr_n, async;         /* WGMMA only */
+    int instr_n, async, skip_zero_init; /* WGMMA only */
     const char *why;
 } tjp_dot_choice;
 /* The GPU a plan is made for: sm_<sm> (0: none, FMA everywhere),
@@ -500,6 +504,19 @@ TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_ta
 TJI_FUNC int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n);
 TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);
 TJI_FUNC int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, struct tjp_ring *R);
+/* How wgmma reads operand tile t (A, or B where is_b) from its NVMMA ring
+ * R: K-major (imm-trans 0) or M/N-major, the descriptor's leading and
+ * stride byte offsets (LBO 16 where unused: the field's 1) and its swizzle
+ * mode (bits 62-63: 1 = 128 bytes, 2 = 64, 3 = 32). tjp_wgmma_offset: the
+ * byte offset in a slot of element (row, col) — an instruction's start
+ * where that element begins an 8-row atom. */
+typedef struct tjp_wgmma_desc {
+    int k_major;
+    uint32_t lbo, sbo;
+    int mode;
+} tjp_wgmma_desc;
+TJI_FUNC void tjp_wgmma_operand(const struct tjp_ring *R, const tji_type *t, int is_b, tjp_wgmma_desc *out);
+TJI_FUNC uint64_t tjp_wgmma_offset(const struct tjp_ring *R, const tji_type *t, uint32_t row, uint32_t col);
 
 /* registry.c — the passes by name, for tjit-opt (and the pipeline): each
  * runs on a state that holds the program and what earlier passes found. */

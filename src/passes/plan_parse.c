@@ -408,6 +408,7 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
             return 0;
         ch = (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 2, .passes = 1, .warps_m = (int)w,
                               .warps_n = 1, .instr_n = (int)n, .async = take_item(c, "async")};
+        ch.skip_zero_init = ch.async && take_item(c, "skip-zero-init");
     } else if (take(c, "mma")) {
         static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};
         int fp8 = tjs_dtype_is_fp8(in);

@@ -159,3 +159,18 @@ int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tj
     R->swizzle_bytes = sw;
     return 1;
 }
+
+void tjp_wgmma_operand(const tjp_ring *R, const tji_type *t, int is_b, tjp_wgmma_desc *out)
+{
+    uint32_t stored_rows = (uint32_t)(R->transposed ? t->shape[1] : t->shape[0]), sw = (uint32_t)R->swizzle_bytes;
+    out->k_major = is_b ? R->transposed : !R->transposed;
+    out->lbo = out->k_major ? 16 : stored_rows * sw;
+    out->sbo = 8 * sw;
+    out->mode = sw == 128 ? 1 : sw == 64 ? 2 : 3;
+}
+
+uint64_t tjp_wgmma_offset(const tjp_ring *R, const tji_type *t, uint32_t row, uint32_t col)
+{
+    uint32_t e = row << tjp_log2_exact(t->shape[1]) | col;
+    return (uint64_t)tjp_swizzle_apply(&R->swizzle, e) * (uint64_t)R->elem_bytes;
+}

@@ -36,6 +36,16 @@ static void add_incoming(codegen *c, int32_t phi_of, int32_t src, LLVMBasicBlock
     }
 }
 
+/* phi_of's phis get undefined values from block `from`: a wgmma
+ * accumulator that the first iteration overwrites (wgmma.c). */
+static void undefined_incoming(codegen *c, int32_t phi_of, LLVMBasicBlockRef from)
+{
+    for (int r = 0; r < nregs_of(c, phi_of); r++) {
+        LLVMValueRef phi = tjj_gpu_reg(c, phi_of, (uint32_t)r), v = LLVMGetPoison(LLVMTypeOf(phi));
+        LLVMAddIncoming(phi, &v, &from, 1);
+    }
+}
+
 /* Carried values share a layout wherever they appear (the plan's promise). */
 static int check_carried(codegen *c, int32_t a, int32_t b)
 {
@@ -77,7 +87,10 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
     LLVMAddIncoming(iv, &lo, &pre, 1);
     for (int k = 0; k < ncarried; k++) {
         make_phis(c, region->args[1 + k]);
-        add_incoming(c, region->args[1 + k], op->args[3 + k], pre);
+        if (tjj_gpu_wgmma_skips_init(c, opi, k))
+            undefined_incoming(c, region->args[1 + k], pre);
+        else
+            add_incoming(c, region->args[1 + k], op->args[3 + k], pre);
     }
 
     const tji_op *yield = NULL;
@@ -108,10 +121,24 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
     for (int k = 0; k < ncarried; k++) {
         int32_t res = op->result + k;
         make_phis(c, res);
-        add_incoming(c, res, op->args[3 + k], pre);
+        if (tjj_gpu_wgmma_skips_init(c, opi, k))
+            undefined_incoming(c, res, pre);
+        else
+            add_incoming(c, res, op->args[3 + k], pre);
         add_incoming(c, res, yield->args[k], latch);
     }
     tjj_gpu_wgmma_after_loop(c, opi);
+    /* An accumulator the loop entered undefined is its initial value where
+     * the loop did not run, chosen after the wgmma wait: a phi would put
+     * the zeros in the accumulator's registers on a path that ptxas takes
+     * for part of the pipeline (C7515). */
+    for (int k = 0; k < ncarried && c->g.status == TJ_OK; k++) {
+        if (!tjj_gpu_wgmma_skips_init(c, opi, k))
+            continue;
+        LLVMValueRef *regs = tjj_gpu_regs_for(c, op->result + k);
+        for (int r = 0; r < nregs_of(c, op->result + k); r++)
+            regs[r] = LLVMBuildSelect(b, enter, regs[r], tjj_gpu_reg(c, op->args[3 + k], (uint32_t)r), "");
+    }
 }
 
 /* One arm of an IF; 0 on failure. */

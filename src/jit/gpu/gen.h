@@ -271,6 +271,9 @@ TJI_FUNC void tjj_gpu_emit_dot(codegen *c, const tji_op *op);
  * wgmma groups its body's asynchronous dots left in flight. */
 TJI_FUNC void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch);
 TJI_FUNC void tjj_gpu_wgmma_after_loop(codegen *c, int32_t opi);
+/* Whether carried value k of FOR op opi is the accumulator of a wgmma that
+ * overwrites it in the first iteration (the loop enters with it undefined). */
+TJI_FUNC int tjj_gpu_wgmma_skips_init(codegen *c, int32_t opi, int k);
 
 /* --- async.c: the rings of pipelined loads ------------------------------------------ */
 

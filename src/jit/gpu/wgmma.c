@@ -61,24 +61,15 @@ static const tjp_ring *operand_ring(codegen *c, int32_t v, int32_t *slot)
     return &p->rings[ll->ring];
 }
 
-/* Byte offset in a slot of element (row, col) of the operand's tile. */
-static uint64_t byte_of(const tjp_ring *R, const tji_type *t, uint32_t row, uint32_t col)
-{
-    uint32_t e = row << log2_of(t->shape[1]) | col;
-    return (uint64_t)tjp_swizzle_apply(&R->swizzle, e) * (uint64_t)R->elem_bytes;
-}
-
 /* The descriptor of the slot's start plus `extra` bytes (an i32 value or
- * NULL): K-major where the ring's contiguous dimension is the operand's
- * K (A stored by rows, B stored transposed). */
+ * NULL), as tjp_wgmma_operand describes the operand. */
 static LLVMValueRef descriptor(codegen *c, const tjp_ring *R, const tji_type *t, int is_b, int32_t slot,
                                LLVMValueRef extra)
 {
     LLVMBuilderRef b = c->g.b;
-    int k_major = is_b ? R->transposed : !R->transposed, sw = R->swizzle_bytes;
-    uint64_t stored_rows = (uint64_t)(R->transposed ? t->shape[1] : t->shape[0]);
-    uint64_t lbo = k_major ? 1 : stored_rows * (uint64_t)sw >> 4, sbo = 8u * (uint64_t)sw >> 4;
-    uint64_t mode = sw == 128 ? 1 : sw == 64 ? 2 : 3;
+    tjp_wgmma_desc d;
+    tjp_wgmma_operand(R, t, is_b, &d);
+    uint64_t lbo = d.lbo >> 4, sbo = d.sbo >> 4, mode = (uint64_t)d.mode;
     LLVMValueRef base = LLVMBuildPtrToInt(b, tjj_gpu_shared(c), c->g.ty.t_i32, "");
     LLVMValueRef addr = LLVMBuildAdd(b, base, c_i32(c, (int64_t)R->offset), "");
     addr = LLVMBuildAdd(b, addr, LLVMBuildMul(b, tjj_gpu_reg(c, slot, 0), c_i32(c, (int64_t)R->slot_bytes), ""), "");
@@ -138,9 +129,10 @@ static void wait_group(codegen *c, int n, LLVMValueRef *acc, int nacc)
     tied_asm(c, text, acc, nacc, NULL, NULL, NULL, 0);
 }
 
-/* One wgmma.mma_async of m64<n>k16 into acc[0 .. n/2-1]. */
+/* One wgmma.mma_async of m64<n>k16 into acc[0 .. n/2-1], adding to them
+ * where scale_d (an i32) is not 0. */
 static void mma_async(codegen *c, int n, tj_dtype dt, int trans_a, int trans_b, LLVMValueRef desc_a,
-                      LLVMValueRef desc_b, LLVMValueRef *acc)
+                      LLVMValueRef desc_b, LLVMValueRef scale_d, LLVMValueRef *acc)
 {
     int h = n / 2;
     tjs_buf text = {0};
@@ -151,10 +143,35 @@ static void mma_async(codegen *c, int n, tj_dtype dt, int trans_a, int trans_b, 
     for (int i = 0; i < h; i++)
         tjs_buf_printf(&text, "%s$%d", i ? ", " : "", i);
     tjs_buf_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", h, h + 1, trans_a, trans_b);
-    LLVMValueRef extra[3] = {desc_a, desc_b, c_i32(c, 1)};
+    LLVMValueRef extra[3] = {desc_a, desc_b, scale_d};
     LLVMTypeRef types[3] = {c->g.ty.t_i64, c->g.ty.t_i64, c->g.ty.t_i32};
     tied_asm(c, text.data, acc, h, extra, types, "l,l,r", 3);
     tjs_buf_free(&text);
+}
+
+/* The FOR whose body holds op (-1, after a failure, where none does). */
+static int32_t loop_of(codegen *c, const tji_op *op)
+{
+    const tji_func *fn = c->g.fn;
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_FOR && fn->ops[i].region[0] == op->parent)
+            return i;
+    FAIL(c, "internal error: wgmma: an accumulator that skips its zeros outside a loop");
+    return -1;
+}
+
+int tjj_gpu_wgmma_skips_init(codegen *c, int32_t opi, int k)
+{
+    const tji_func *fn = c->g.fn;
+    const tjp_layout_plan *p = c->g.plan;
+    const tji_region *body = &fn->regions[fn->ops[opi].region[0]];
+    for (int32_t j = 0; p->dot && j < body->nops; j++) {
+        int32_t i = body->ops[j];
+        if (i < p->nops && fn->ops[i].code == TJI_DOT && p->dot[i].form == TJP_DOT_WGMMA && p->dot[i].skip_zero_init &&
+            fn->ops[i].args[2] == body->args[1 + k])
+            return 1;
+    }
+    return 0;
 }
 
 void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
@@ -187,13 +204,26 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     LLVMValueRef group = LLVMBuildLShr(b, c->warp, c_i32(c, 2), ""), group_bytes = c_i32(c, 0);
     uint64_t group_bits = 0, local_bits = 0;
     for (int j = 0; (1 << j) < groups; j++) {
-        uint64_t off = byte_of(RA, at, rows << j, 0);
+        uint64_t off = tjp_wgmma_offset(RA, at, rows << j, 0);
         group_bits |= off;
         LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, group, c_i32(c, 1 << j), ""), c_i32(c, 0), "");
         group_bytes = LLVMBuildAdd(b, group_bytes, LLVMBuildSelect(b, on, c_i32(c, (int64_t)off), c_i32(c, 0), ""), "");
     }
+    tjp_wgmma_desc ka, kb;
+    tjp_wgmma_operand(RA, at, 0, &ka);
+    tjp_wgmma_operand(RB, bt, 1, &kb);
     LLVMValueRef desc_a = descriptor(c, RA, at, 0, slot_a, group_bytes), desc_b = descriptor(c, RB, bt, 1, slot_b, NULL);
-    LLVMValueRef acc[MAX_ACC];
+    /* skip_zero_init: the first iteration's first K step overwrites */
+    LLVMValueRef first_scale = c_i32(c, 1), acc[MAX_ACC];
+    int32_t loop = ch->skip_zero_init ? loop_of(c, op) : -1;
+    if (ch->skip_zero_init && loop < 0)
+        return;
+    if (loop >= 0) {
+        const tji_op *f = &c->g.fn->ops[loop];
+        LLVMValueRef iv = tjj_gpu_reg(c, c->g.fn->regions[f->region[0]].args[0], 0);
+        first_scale = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntNE, iv, tjj_gpu_reg(c, f->args[0], 0), ""),
+                                    c->g.ty.t_i32, "");
+    }
     for (int r = 0; r < nacc; r++)
         acc[r] = op->args[2] ? tjj_gpu_reg(c, op->args[2], (uint32_t)r) : LLVMConstReal(c->g.ty.t_float, 0);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
@@ -207,11 +237,12 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                          m0, n0);
                     break;
                 }
-                uint64_t off_a = byte_of(RA, at, m0, k0), off_b = byte_of(RB, bt, k0, n0);
+                uint64_t off_a = tjp_wgmma_offset(RA, at, m0, k0), off_b = tjp_wgmma_offset(RB, bt, k0, n0);
                 local_bits |= off_a;
-                mma_async(c, n, at->dtype, RA->transposed, !RB->transposed,
+                mma_async(c, n, at->dtype, !ka.k_major, !kb.k_major,
                           LLVMBuildAdd(b, desc_a, c_i64(c, (int64_t)(off_a >> 4)), ""),
-                          LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""), acc + r0);
+                          LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""),
+                          k0 ? c_i32(c, 1) : first_scale, acc + r0);
             }
     if (group_bits & local_bits)
         FAIL(c, "internal error: wgmma: a warpgroup's rows and an instruction's offset share address bits");

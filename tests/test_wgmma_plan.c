@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_wgmma_plan.c — Hopper's wgmma path read without a GPU: the
+ * accumulator layout against the PTX ISA's fragment table, the rings'
+ * NVMMA layout against the ISA's canonical shared-memory layouts at the
+ * descriptor numbers the code generator uses, the choice of the form
+ * and its gating, and the PTX.
+ *
+ *  - tjp_layout_wgmma_acc, for tiles 64..256 x 16..256 over 4 and 8
+ *    warps, puts in every register, lane and warp the element that the
+ *    ISA's table of wgmma's D fragment (m64nNk16: row 16 * (warp % 4) +
+ *    groupID + 8 * bit 1 of i, column 8 * (i / 4) + 2 * threadID_in_group
+ *    + bit 0 of i) names for that instruction's register i;
+ *  - the tutorial matmul planned for sm_90a (NN, and NT with B read
+ *    through strides) at the benchmark's configurations chooses wgmma
+ *    with its group left in flight, rings of num_stages + 1 slots, and
+ *    every element every instruction reads through its descriptor (start
+ *    address, LBO, SBO and swizzle mode, applied as the ISA's canonical
+ *    K-major and MN-major layouts and the hardware's address XOR) is the
+ *    element the ring's swizzle stored there — so copies and wgmma agree;
+ *  - for sm_90 (no "a") and at num_stages 1 (no rings) the same dot stays
+ *    mma.sync: wgmma only where the target and the operands allow it;
+ *  - the PTX for sm_90a has wgmma.mma_async and no ldmatrix, waits with
+ *    one group in flight in the loop and none after it, fences the copies
+ *    for the async proxy, and (where make check sets TJIT_PTXAS) ptxas
+ *    assembles it for sm_90a without reporting serialization.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/ir.h"
+#include "ffi_bind/ffi_bind.h"
+#include "jit/pipeline.h"
+#include "jit/runtime/ptxas.h"
+#include "passes/passes.h"
+#include "tap.h"
+#include "tjit.h"
+#include "../samples/matmul_kernel.h"
+
+TJ_KERNEL(wgmma_matmul,
+          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
+                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
+                    TJ_SCALAR(stride_cn, i32)),
+          TJ_CONSTS(BM, BN, BK, GROUP))
+{
+    matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM, BN,
+                         BK, GROUP, TJ_PRECISION_IEEE, TJ_F32);
+}
+
+#define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
+
+/* --- the accumulator ------------------------------------------------------------- */
+
+/* The ISA's element of register r, lane, warp for an M x N tile. */
+static uint32_t isa_acc(int32_t M, int32_t N, int num_warps, int instr_n, uint32_t r, uint32_t lane, uint32_t warp)
+{
+    uint32_t per = (uint32_t)instr_n / 2, i = r % per, t = r / per;
+    uint32_t ninstr = (uint32_t)(N / instr_n), nb = t % ninstr, mb = t / ninstr;
+    uint32_t rows = (uint32_t)(M / (num_warps / 4));
+    uint32_t row = (warp / 4) * rows + mb * 64 + 16 * (warp % 4) + lane / 4 + 8 * ((i >> 1) & 1);
+    uint32_t col = nb * (uint32_t)instr_n + 8 * (i / 4) + 2 * (lane % 4) + (i & 1);
+    return row * (uint32_t)N + col;
+}
+
+static void accumulator_layouts(void)
+{
+    static const int32_t Ms[] = {64, 128, 256}, Ns[] = {16, 32, 64, 128, 256};
+    int bad = 0, cases = 0;
+    char why[160] = "";
+    for (int w = 4; w <= 8; w *= 2)
+        for (size_t mi = 0; mi < 3; mi++)
+            for (size_t ni = 0; ni < 5; ni++) {
+                int32_t shape[2] = {Ms[mi], Ns[ni]};
+                int instr_n = Ns[ni];
+                tjp_layout L;
+                if (Ms[mi] % (64 * (w / 4)))
+                    continue;
+                cases++;
+                if (!tjp_layout_wgmma_acc(&L, shape, w, instr_n)) {
+                    snprintf(why, sizeof why, "%dx%d, %d warps: no layout", Ms[mi], Ns[ni], w);
+                    bad++;
+                    continue;
+                }
+                uint32_t nregs = 1u << L.nbits[TJP_REG];
+                if ((int64_t)nregs * 32 * w != (int64_t)Ms[mi] * Ns[ni]) {
+                    snprintf(why, sizeof why, "%dx%d, %d warps: %u registers", Ms[mi], Ns[ni], w, nregs);
+                    bad++;
+                    continue;
+                }
+                for (uint32_t wp = 0; wp < (uint32_t)w; wp++)
+                    for (uint32_t l = 0; l < 32; l++)
+                        for (uint32_t r = 0; r < nregs; r++) {
+                            uint32_t got = tjp_layout_apply(&L, r, l, wp);
+                            uint32_t want = isa_acc(Ms[mi], Ns[ni], w, instr_n, r, l, wp);
+                            if (got != want && !bad++)
+                                snprintf(why, sizeof why, "%dx%d, %d warps: reg %u lane %u warp %u holds %u, "
+                                         "the ISA says %u", Ms[mi], Ns[ni], w, r, l, wp, got, want);
+                        }
+            }
+    tap_ok(!bad && cases == 25, "wgmma accumulators: %d tiles over 4 and 8 warps hold the ISA's D fragments%s%s",
+           cases, bad ? ": " : "", why);
+    int32_t wide[2] = {64, 512};
+    tjp_layout L;
+    tap_ok(!tjp_layout_wgmma_acc(&L, (int32_t[]){96, 64}, 4, 64) && !tjp_layout_wgmma_acc(&L, (int32_t[]){64, 64}, 8, 64) &&
+               tjp_layout_wgmma_acc(&L, wide, 4, 256) && isa_acc(64, 512, 4, 256, 128, 0, 0) == 256,
+           "wgmma accumulators: 64 rows per warpgroup are needed; N = 512 is two m64n256 instructions");
+}
+
+/* --- the tutorial's plan ------------------------------------------------------------ */
+
+typedef struct config {
+    int64_t bm, bn, bk;
+    int warps, stages, nt;
+} config;
+
+static tji_func *plan_tutorial(const config *k, int sm, int arch_specific, int stages, tjp_layout_plan *plan)
+{
+    int32_t m = 4096, n = 4096, kk = 4096;
+    tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(kk),
+                       TJ_ARG_I32(kk), TJ_ARG_I32(1), TJ_ARG_I32(k->nt ? 1 : n), TJ_ARG_I32(k->nt ? kk : 1),
+                       TJ_ARG_I32(n), TJ_ARG_I32(1)};
+    tjf_value values[12];
+    int64_t consts[4] = {k->bm, k->bn, k->bk, 8};
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    memset(plan, 0, sizeof *plan);
+    int ok = tjf_check_args(wgmma_matmul, args, 12, values) == TJ_OK && tji_build(wgmma_matmul, consts, 4, &fn) == TJ_OK;
+    uint64_t spec = ok ? tjf_spec_key(wgmma_matmul, values) | tjj_spec_of_buffers(wgmma_matmul) : 0;
+    ok = ok && tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = k->warps,
+                                                  .spec = spec, .num_stages = stages},
+                            &out) == TJ_OK;
+    *plan = out.plan;
+    out.plan = (tjp_layout_plan){0};
+    tjj_gpu_planned_free(&out);
+    if (!ok) {
+        tap_diag("%s", tj_last_error());
+        tjp_layout_plan_free(plan);
+        tji_func_free(fn);
+        return NULL;
+    }
+    return fn;
+}
+
+static int32_t dot_of(const tji_func *fn)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0)
+            return i;
+    return -1;
+}
+
+/* The byte that wgmma reads for element (mn, k) of an instruction whose
+ * descriptor is d with start `start`, as the ISA's canonical layouts say
+ * (in 16-byte units T = 16 / eb elements): K-major ((8, m), (T, 2)) :
+ * ((Sw, SBO), (1, T)), MN-major ((T, Sw/16, m), (8, k)) : ((1, T, LBO),
+ * (Sw, SBO)); then the swizzle the hardware applies to the address: the
+ * 16-byte chunk bits 4.. XOR the bits from 7 up, as many as Sw/16 - 1. */
+static uint64_t canonical(const tjp_wgmma_desc *d, int sw, int eb, uint64_t start, uint32_t mn, uint32_t k)
+{
+    uint64_t a;
+    if (d->k_major)
+        a = start + (mn / 8) * d->sbo + (mn % 8) * (uint64_t)sw + (uint64_t)k * (uint64_t)eb;
+    else
+        a = start + (mn / (uint32_t)(sw / eb)) * d->lbo + (mn % (uint32_t)(sw / eb)) * (uint64_t)eb +
+            (k / 8) * d->sbo + (k % 8) * (uint64_t)sw;
+    return a ^ (((a >> 7) & (uint64_t)(sw / 16 - 1)) << 4);
+}
+
+/* Every element of every instruction of operand `which` (0: A, 1: B)
+ * read through the descriptor lands where the ring stored it. */
+static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, int32_t dot, int which, char *why,
+                             size_t n)
+{
+    const tji_op *op = &fn->ops[dot];
+    const tjp_dot_choice *ch = &plan->dot[dot];
+    int32_t v = op->args[which], ring = tjp_wgmma_operand_ring(fn, v);
+    const tji_type *t = tji_typeof(fn, v);
+    if (ring < 0 || ring >= plan->nrings || !plan->rings[ring].wgmma) {
+        snprintf(why, n, "operand %d is not a wgmma ring's read", which);
+        return 0;
+    }
+    const tjp_ring *R = &plan->rings[ring];
+    tjp_wgmma_desc d;
+    tjp_wgmma_operand(R, t, which, &d);
+    uint32_t K = (uint32_t)(which ? t->shape[0] : t->shape[1]), MN = (uint32_t)(which ? t->shape[1] : t->shape[0]);
+    uint32_t block = which ? (uint32_t)ch->instr_n : 64, cbits = (uint32_t)tjp_log2_exact(t->shape[1]);
+    if (R->offset % 1024 || R->slot_bytes % 1024) {
+        snprintf(why, n, "operand %d: ring at byte %llu, slots of %llu bytes (1024-byte atoms)", which,
+                 (unsigned long long)R->offset, (unsigned long long)R->slot_bytes);
+        return 0;
+    }
+    for (uint32_t k0 = 0; k0 < K; k0 += 16)
+        for (uint32_t mn0 = 0; mn0 < MN; mn0 += block) {
+            uint64_t start = which ? tjp_wgmma_offset(R, t, k0, mn0) : tjp_wgmma_offset(R, t, mn0, k0);
+            for (uint32_t mn = 0; mn < block; mn++)
+                for (uint32_t k = 0; k < 16; k++) {
+                    uint32_t row = which ? k0 + k : mn0 + mn, col = which ? mn0 + mn : k0 + k;
+                    uint64_t want = (uint64_t)tjp_swizzle_apply(&R->swizzle, row << cbits | col) * (uint64_t)R->elem_bytes;
+                    uint64_t got = canonical(&d, R->swizzle_bytes, R->elem_bytes, start, mn, k);
+                    if (got != want) {
+                        snprintf(why, n, "operand %d (%s-major, %d-byte swizzle): element (%u, %u) read at byte %llu, "
+                                 "stored at %llu", which, d.k_major ? "K" : "MN", R->swizzle_bytes, row, col,
+                                 (unsigned long long)got, (unsigned long long)want);
+                        return 0;
+                    }
+                }
+        }
+    return 1;
+}
+
+static void tutorial_plans(void)
+{
+    static const config cfgs[] = {{128, 128, 64, 4, 4, 0}, {128, 128, 64, 4, 4, 1}, {128, 256, 64, 8, 3, 0},
+                                  {128, 256, 64, 8, 3, 1}, {128, 128, 32, 4, 4, 0}, {64, 256, 32, 4, 4, 1},
+                                  {128, 128, 128, 8, 2, 0}, {64, 64, 16, 4, 3, 1}};
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        const config *k = &cfgs[i];
+        tjp_layout_plan plan;
+        tji_func *fn = plan_tutorial(k, 90, 1, k->stages, &plan);
+        int32_t dot = fn ? dot_of(fn) : -1;
+        char why[256] = "no plan";
+        int ok = dot >= 0 && plan.dot[dot].form == TJP_DOT_WGMMA && plan.dot[dot].async;
+        if (dot >= 0 && !ok)
+            snprintf(why, sizeof why, "form %d, async %d", plan.dot[dot].form, plan.dot[dot].async);
+        for (int r = 0; ok && r < plan.nrings; r++)
+            if (!plan.rings[r].wgmma || plan.rings[r].slots != k->stages + 1) {
+                snprintf(why, sizeof why, "ring %d: wgmma %d, %d slots", r, plan.rings[r].wgmma, plan.rings[r].slots);
+                ok = 0;
+            }
+        ok = ok && plan.nrings == 2 && descriptors_agree(fn, &plan, dot, 0, why, sizeof why) &&
+             descriptors_agree(fn, &plan, dot, 1, why, sizeof why);
+        tap_ok(ok, "sm_90a %lldx%lldx%lld, %d warps, %d stages%s: wgmma, async, %d-slot NVMMA rings that the "
+               "descriptors read as stored%s%s", (long long)k->bm, (long long)k->bn, (long long)k->bk, k->warps,
+               k->stages, k->nt ? ", NT" : "", k->stages + 1, ok ? "" : ": ", ok ? "" : why);
+        tjp_layout_plan_free(&plan);
+        tji_func_free(fn);
+    }
+}
+
+/* Where wgmma cannot run, the same dot keeps mma.sync. */
+static void gating(void)
+{
+    static const config k = {128, 128, 64, 4, 3, 0};
+    static const struct {
+        int sm, arch_specific, stages;
+        const char *what;
+    } cases[] = {{90, 0, 3, "sm_90 (no 'a')"}, {90, 1, 1, "sm_90a at num_stages 1 (no rings)"},
+                 {80, 0, 3, "sm_80"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tjp_layout_plan plan;
+        tji_func *fn = plan_tutorial(&k, cases[i].sm, cases[i].arch_specific, cases[i].stages, &plan);
+        int32_t dot = fn ? dot_of(fn) : -1;
+        int wg_rings = 0;
+        for (int r = 0; fn && r < plan.nrings; r++)
+            wg_rings += plan.rings[r].wgmma || plan.rings[r].slots != cases[i].stages;
+        tap_ok(dot >= 0 && plan.dot[dot].form == TJP_DOT_MMA && !wg_rings,
+               "%s: the dot stays mma.sync, its rings num_stages slots of ldmatrix reads", cases[i].what);
+        tjp_layout_plan_free(&plan);
+        tji_func_free(fn);
+    }
+}
+
+/* --- the PTX ---------------------------------------------------------------------------- */
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+static void ptx(const config *k)
+{
+    int32_t m = 4096, n = 4096, kk = 4096;
+    tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(kk),
+                       TJ_ARG_I32(kk), TJ_ARG_I32(1), TJ_ARG_I32(k->nt ? 1 : n), TJ_ARG_I32(k->nt ? kk : 1),
+                       TJ_ARG_I32(n), TJ_ARG_I32(1)};
+    tjf_value values[12];
+    int64_t consts[4] = {k->bm, k->bn, k->bk, 8};
+    tji_func *fn = NULL;
+    tjj_artifact art = {0};
+    tj_status st = tjf_check_args(wgmma_matmul, args, 12, values);
+    if (st == TJ_OK)
+        st = tji_build(wgmma_matmul, consts, 4, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = k->warps,
+                                                   .spec = tjf_spec_key(wgmma_matmul, values) |
+                                                           tjj_spec_of_buffers(wgmma_matmul),
+                                                   .num_stages = k->stages},
+                             &art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
+    const char *p = st == TJ_OK ? art.gpu.ptx : "";
+    int instr = (int)(k->bm / (k->warps / 4) / 64 * (k->bk / 16) * (k->bn > 256 ? k->bn / 256 : 1));
+    char shape[48];
+    snprintf(shape, sizeof shape, "m64n%lldk16.f32.f16.f16", (long long)(k->bn < 256 ? k->bn : 256));
+    int ok = st == TJ_OK && count(p, "wgmma.mma_async.sync.aligned.") == instr && count(p, shape) == instr &&
+             count(p, "wgmma.wait_group.sync.aligned 1;") == 1 && count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
+             count(p, "fence.proxy.async.shared::cta") >= 1 && !count(p, "ldmatrix") && count(p, "cp.async.cg") >= 2;
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tap_ok(ok, "sm_90a PTX, %lldx%lldx%lld %d warps%s: %d wgmma.mma_async %s, wait_group 1 in the loop and 0 "
+           "after, fence.proxy.async, no ldmatrix%s", (long long)k->bm, (long long)k->bn, (long long)k->bk,
+           k->warps, k->nt ? " NT" : "", instr, shape, tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing" : "");
+    if (fn)
+        tjj_artifact_free(&art);
+    tji_func_free(fn);
+}
+
+int main(void)
+{
+    tap_plan(2 + 8 + 3 + 4);
+    accumulator_layouts();
+    tutorial_plans();
+    gating();
+    static const config pc[] = {{128, 128, 64, 4, 4, 0}, {128, 128, 64, 4, 4, 1}, {128, 256, 64, 8, 3, 0},
+                                {64, 64, 16, 4, 3, 1}};
+    for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++)
+        ptx(&pc[i]);
+    return tap_done();
+}
