@@ -23,7 +23,11 @@
  *  - the PTX for sm_90a has wgmma.mma_async and no ldmatrix, waits with
  *    one group in flight in the loop and none after it, fences the copies
  *    for the async proxy, and (where make check sets TJIT_PTXAS) ptxas
- *    assembles it for sm_90a without reporting serialization.
+ *    assembles it for sm_90a without reporting serialization — also with
+ *    C stored in f16, whose rounding takes accumulator pairs
+ *    (cvt.rn.f16x2.f32): scalar cvt.rn.f16.f32 reading the accumulators
+ *    made ptxas serialize the wgmma (C7514) and cost f16 a fifth of its
+ *    speed on the H200 (RESULTS.md, 2026-12-02 17:15).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,16 +42,20 @@
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
-TJ_KERNEL(wgmma_matmul,
-          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
-                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
-                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
-                    TJ_SCALAR(stride_cn, i32)),
-          TJ_CONSTS(BM, BN, BK, GROUP))
-{
-    matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM, BN,
-                         BK, GROUP, TJ_PRECISION_IEEE, TJ_F32);
-}
+#define WGMMA_KERNEL(name, c_dt, c_dtype)                                                                         \
+    TJ_KERNEL(name,                                                                                               \
+              TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, c_dt), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),    \
+                        TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),                  \
+                        TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),          \
+                        TJ_SCALAR(stride_cn, i32)),                                                               \
+              TJ_CONSTS(BM, BN, BK, GROUP))                                                                       \
+    {                                                                                                             \
+        matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,   \
+                             BM, BN, BK, GROUP, TJ_PRECISION_IEEE, c_dtype);                                      \
+    }
+
+WGMMA_KERNEL(wgmma_matmul, f32, TJ_F32)
+WGMMA_KERNEL(wgmma_matmul_f16c, f16, TJ_F16)
 
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
 
@@ -113,6 +121,7 @@ static void accumulator_layouts(void)
 typedef struct config {
     int64_t bm, bn, bk;
     int warps, stages, nt;
+    int c_f16;            /* C stored as f16 (the PTX part only) */
 } config;
 
 static tji_func *plan_tutorial(const config *k, int sm, int arch_specific, int stages, tjp_layout_plan *plan)
@@ -212,9 +221,9 @@ static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, in
 
 static void tutorial_plans(void)
 {
-    static const config cfgs[] = {{128, 128, 64, 4, 4, 0}, {128, 128, 64, 4, 4, 1}, {128, 256, 64, 8, 3, 0},
-                                  {128, 256, 64, 8, 3, 1}, {128, 128, 32, 4, 4, 0}, {64, 256, 32, 4, 4, 1},
-                                  {128, 128, 128, 8, 2, 0}, {64, 64, 16, 4, 3, 1}};
+    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 3, 0, 0},
+                                  {128, 256, 64, 8, 3, 1, 0}, {128, 128, 32, 4, 4, 0, 0}, {64, 256, 32, 4, 4, 1, 0},
+                                  {128, 128, 128, 8, 2, 0, 0}, {64, 64, 16, 4, 3, 1, 0}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
         tjp_layout_plan plan;
@@ -242,7 +251,7 @@ static void tutorial_plans(void)
 /* Where wgmma cannot run, the same dot keeps mma.sync. */
 static void gating(void)
 {
-    static const config k = {128, 128, 64, 4, 3, 0};
+    static const config k = {128, 128, 64, 4, 3, 0, 0};
     static const struct {
         int sm, arch_specific, stages;
         const char *what;
@@ -274,6 +283,7 @@ static int count(const char *text, const char *what)
 
 static void ptx(const config *k)
 {
+    const tj_kernel *kernel = k->c_f16 ? wgmma_matmul_f16c : wgmma_matmul;
     int32_t m = 4096, n = 4096, kk = 4096;
     tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(kk),
                        TJ_ARG_I32(kk), TJ_ARG_I32(1), TJ_ARG_I32(k->nt ? 1 : n), TJ_ARG_I32(k->nt ? kk : 1),
@@ -282,13 +292,13 @@ static void ptx(const config *k)
     int64_t consts[4] = {k->bm, k->bn, k->bk, 8};
     tji_func *fn = NULL;
     tjj_artifact art = {0};
-    tj_status st = tjf_check_args(wgmma_matmul, args, 12, values);
+    tj_status st = tjf_check_args(kernel, args, 12, values);
     if (st == TJ_OK)
-        st = tji_build(wgmma_matmul, consts, 4, &fn);
+        st = tji_build(kernel, consts, 4, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = k->warps,
-                                                   .spec = tjf_spec_key(wgmma_matmul, values) |
-                                                           tjj_spec_of_buffers(wgmma_matmul),
+                                                   .spec = tjf_spec_key(kernel, values) |
+                                                           tjj_spec_of_buffers(kernel),
                                                    .num_stages = k->stages},
                              &art);
     if (st == TJ_OK && tjj_ptxas_path())
@@ -299,12 +309,15 @@ static void ptx(const config *k)
     snprintf(shape, sizeof shape, "m64n%lldk16.f32.f16.f16", (long long)(k->bn < 256 ? k->bn : 256));
     int ok = st == TJ_OK && count(p, "wgmma.mma_async.sync.aligned.") == instr && count(p, shape) == instr &&
              count(p, "wgmma.wait_group.sync.aligned 1;") == 1 && count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
-             count(p, "fence.proxy.async.shared::cta") >= 1 && !count(p, "ldmatrix") && count(p, "cp.async.cg") >= 2;
+             count(p, "fence.proxy.async.shared::cta") >= 1 && !count(p, "ldmatrix") && count(p, "cp.async.cg") >= 2 &&
+             (!k->c_f16 || (count(p, "cvt.rn.f16x2.f32") && !count(p, "cvt.rn.f16.f32")));
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
-    tap_ok(ok, "sm_90a PTX, %lldx%lldx%lld %d warps%s: %d wgmma.mma_async %s, wait_group 1 in the loop and 0 "
-           "after, fence.proxy.async, no ldmatrix%s", (long long)k->bm, (long long)k->bn, (long long)k->bk,
-           k->warps, k->nt ? " NT" : "", instr, shape, tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing" : "");
+    tap_ok(ok, "sm_90a PTX, %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, wait_group 1 in the loop and 0 "
+           "after, fence.proxy.async, no ldmatrix%s%s", (long long)k->bm, (long long)k->bn, (long long)k->bk,
+           k->warps, k->nt ? " NT" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
+           k->c_f16 ? ", C rounded by cvt.rn.f16x2.f32 pairs" : "",
+           tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing (no C7514/C7515)" : "");
     if (fn)
         tjj_artifact_free(&art);
     tji_func_free(fn);
@@ -312,12 +325,13 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 8 + 3 + 4);
+    tap_plan(2 + 8 + 3 + 6);
     accumulator_layouts();
     tutorial_plans();
     gating();
-    static const config pc[] = {{128, 128, 64, 4, 4, 0}, {128, 128, 64, 4, 4, 1}, {128, 256, 64, 8, 3, 0},
-                                {64, 64, 16, 4, 3, 1}};
+    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 3, 0, 0},
+                                {64, 64, 16, 4, 3, 1, 0},       {128, 128, 64, 4, 4, 0, 1},
+                                {128, 256, 64, 8, 3, 1, 1}};
     for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++)
         ptx(&pc[i]);
     return tap_done();

@@ -165,6 +165,33 @@ int tjj_gpu_check_same_layout(codegen *c, int32_t operand, int32_t result)
 }
 /* --- element-wise, creation and shape ops ------------------------------------------------- */
 
+/* f32 -> f16 two registers at a time: one cvt.rn.f16x2.f32 per pair, half
+ * the instructions of scalar conversions — which, reading wgmma
+ * accumulators, also make ptxas serialize the wgmma pipeline (C7514,
+ * where a mul or a selp reading them does not). 0 where it does not apply. */
+static int cast_f16_pairs(codegen *c, const tji_op *op, uint32_t n, uint32_t rdup, LLVMValueRef *out)
+{
+    if (op->code != TJI_CAST || type_of(c, op->args[0])->dtype != TJ_F32 || type_of(c, op->result)->dtype != TJ_F16 ||
+        n < 2 || (rdup & 1))
+        return 0;
+    LLVMBuilderRef b = c->g.b;
+    LLVMTypeRef v2 = LLVMVectorType(c->g.ty.t_float, 2), h2 = LLVMVectorType(c->g.ty.t_half, 2);
+    for (uint32_t r = 0; r < n; r += 2) {
+        if (r & rdup) {
+            out[r] = out[r & ~rdup];
+            out[r + 1] = out[(r + 1) & ~rdup];
+            continue;
+        }
+        LLVMValueRef v = LLVMGetPoison(v2);
+        for (uint32_t i = 0; i < 2; i++)
+            v = LLVMBuildInsertElement(b, v, tjj_gpu_reg(c, op->args[0], r + i), c_i32(c, i), "");
+        LLVMValueRef h = LLVMBuildFPTrunc(b, v, h2, "");
+        for (uint32_t i = 0; i < 2; i++)
+            out[r + i] = LLVMBuildExtractElement(b, h, c_i32(c, i), "");
+    }
+    return 1;
+}
+
 void tjj_gpu_emit_elementwise(codegen *c, const tji_op *op)
 {
     int32_t id = op->result;
@@ -181,6 +208,8 @@ void tjj_gpu_emit_elementwise(codegen *c, const tji_op *op)
     const tjp_layout *L = layout_of(c, id);
     uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
     LLVMValueRef *out = tjj_gpu_regs_for(c, id);
+    if (cast_f16_pairs(c, op, n, rdup, out))
+        return;
     for (uint32_t r = 0; r < n && c->g.status == TJ_OK; r++) {
         if (r & rdup) {
             out[r] = out[r & ~rdup];
