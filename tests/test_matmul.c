@@ -126,6 +126,7 @@ MATMUL_KERNEL(mm_f16_f16, f16, f16, TJ_F16)
 MATMUL_KERNEL(mm_bf16_f32, bf16, f32, TJ_F32)
 MATMUL_KERNEL(mm_f32_f32, f32, f32, TJ_F32)
 MATMUL_KERNEL(mm_i8_i32, i8, i32, TJ_I32)
+MATMUL_KERNEL(mm_e4m3_f32, f8e4m3, f32, TJ_F32)
 
 /* Batched: program (i, j, z) computes tiles of BB batches at once with one
  * 3-D dot, [BB, BM, K] x [BB, K, BN]; batch strides sab, sbb, scb. */
@@ -310,6 +311,8 @@ static const tj_kernel *kernel_of(const mm_case *c)
         return c->out == TJ_F16 ? mm_f16_f16 : mm_f16_f32;
     if (c->in == TJ_BF16)
         return mm_bf16_f32;
+    if (c->in == TJ_F8E4M3)
+        return mm_e4m3_f32;
     return c->in == TJ_I8 ? mm_i8_i32 : mm_f32_f32;
 }
 
@@ -566,14 +569,15 @@ static void test_transposes(void)
 {
     const mm_case pairs[] = {base_case("f16->f32", TJ_F16, TJ_F32, TJ_PRECISION_IEEE),
                              base_case("f32->f32", TJ_F32, TJ_F32, TJ_PRECISION_TF32),
-                             base_case("i8->i32", TJ_I8, TJ_I32, TJ_PRECISION_IEEE)};
+                             base_case("i8->i32", TJ_I8, TJ_I32, TJ_PRECISION_IEEE),
+                             base_case("e4m3->f32", TJ_F8E4M3, TJ_F32, TJ_PRECISION_IEEE)};
     for (size_t p = 0; p < TL_COUNT(pairs); p++)
         for (int t = 0; t < 4; t++) {
             mm_case c = pairs[p];
             c.m = 63, c.n = 129, c.k = 65;
             c.ta = t >> 1, c.tb = t & 1;
             c.pad = t == 0 ? 0 : 3 + t;
-            run_case(&c, p == 2 || t % 2);
+            run_case(&c, p >= 2 || t % 2); /* i8 and fp8: small integers, exact */
             if (p == 0)
                 run_case(&c, !(t % 2));
         }

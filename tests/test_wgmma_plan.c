@@ -42,20 +42,25 @@
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
-#define WGMMA_KERNEL(name, c_dt, c_dtype)                                                                         \
+#define WGMMA_KERNEL(name, a_dt, b_dt, c_dt, c_dtype, precision)                                                  \
     TJ_KERNEL(name,                                                                                               \
-              TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, c_dt), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),    \
+              TJ_PARAMS(TJ_PTR(a, a_dt), TJ_PTR(b, b_dt), TJ_PTR(c, c_dt), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),  \
                         TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),                  \
                         TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),          \
                         TJ_SCALAR(stride_cn, i32)),                                                               \
               TJ_CONSTS(BM, BN, BK, GROUP))                                                                       \
     {                                                                                                             \
         matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,   \
-                             BM, BN, BK, GROUP, TJ_PRECISION_IEEE, c_dtype);                                      \
+                             BM, BN, BK, GROUP, precision, c_dtype);                                              \
     }
 
-WGMMA_KERNEL(wgmma_matmul, f32, TJ_F32)
-WGMMA_KERNEL(wgmma_matmul_f16c, f16, TJ_F16)
+WGMMA_KERNEL(wgmma_matmul, f16, f16, f32, TJ_F32, TJ_PRECISION_IEEE)
+WGMMA_KERNEL(wgmma_matmul_f16c, f16, f16, f16, TJ_F16, TJ_PRECISION_IEEE)
+WGMMA_KERNEL(wgmma_matmul_tf32, f32, f32, f32, TJ_F32, TJ_PRECISION_TF32)
+WGMMA_KERNEL(wgmma_matmul_fp8, f8e4m3, f8e5m2, f32, TJ_F32, TJ_PRECISION_IEEE)
+
+/* Operand dtypes of a configuration. */
+enum { IN_F16, IN_TF32, IN_FP8 };
 
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
 
@@ -122,7 +127,18 @@ typedef struct config {
     int64_t bm, bn, bk;
     int warps, stages, nt;
     int c_f16;            /* C stored as f16 (the PTX part only) */
+    int in;               /* IN_F16, IN_TF32, IN_FP8 (e4m3 x e5m2) */
 } config;
+
+static const tj_kernel *kernel_of(const config *k)
+{
+    return k->in == IN_TF32 ? wgmma_matmul_tf32 : k->in == IN_FP8 ? wgmma_matmul_fp8
+           : k->c_f16       ? wgmma_matmul_f16c : wgmma_matmul;
+}
+
+static int elem_bytes_of(const config *k) { return k->in == IN_TF32 ? 4 : k->in == IN_FP8 ? 1 : 2; }
+
+static const char *in_name(const config *k) { return k->in == IN_TF32 ? "tf32" : k->in == IN_FP8 ? "fp8" : "f16"; }
 
 static tji_func *plan_tutorial(const config *k, int sm, int arch_specific, int stages, tjp_layout_plan *plan)
 {
@@ -135,8 +151,9 @@ static tji_func *plan_tutorial(const config *k, int sm, int arch_specific, int s
     tji_func *fn = NULL;
     tjj_gpu_planned out = {0};
     memset(plan, 0, sizeof *plan);
-    int ok = tjf_check_args(wgmma_matmul, args, 12, values) == TJ_OK && tji_build(wgmma_matmul, consts, 4, &fn) == TJ_OK;
-    uint64_t spec = ok ? tjf_spec_key(wgmma_matmul, values) | tjj_spec_of_buffers(wgmma_matmul) : 0;
+    const tj_kernel *kernel = kernel_of(k);
+    int ok = tjf_check_args(kernel, args, 12, values) == TJ_OK && tji_build(kernel, consts, 4, &fn) == TJ_OK;
+    uint64_t spec = ok ? tjf_spec_key(kernel, values) | tjj_spec_of_buffers(kernel) : 0;
     ok = ok && tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = k->warps,
                                                   .spec = spec, .num_stages = stages},
                             &out) == TJ_OK;
@@ -195,16 +212,17 @@ static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, in
     tjp_wgmma_operand(R, t, which, &d);
     uint32_t K = (uint32_t)(which ? t->shape[0] : t->shape[1]), MN = (uint32_t)(which ? t->shape[1] : t->shape[0]);
     uint32_t block = which ? (uint32_t)ch->instr_n : 64, cbits = (uint32_t)tjp_log2_exact(t->shape[1]);
+    uint32_t kin = 32u / (uint32_t)R->elem_bytes;
     if (R->offset % 1024 || R->slot_bytes % 1024) {
         snprintf(why, n, "operand %d: ring at byte %llu, slots of %llu bytes (1024-byte atoms)", which,
                  (unsigned long long)R->offset, (unsigned long long)R->slot_bytes);
         return 0;
     }
-    for (uint32_t k0 = 0; k0 < K; k0 += 16)
+    for (uint32_t k0 = 0; k0 < K; k0 += kin)
         for (uint32_t mn0 = 0; mn0 < MN; mn0 += block) {
             uint64_t start = which ? tjp_wgmma_offset(R, t, k0, mn0) : tjp_wgmma_offset(R, t, mn0, k0);
             for (uint32_t mn = 0; mn < block; mn++)
-                for (uint32_t k = 0; k < 16; k++) {
+                for (uint32_t k = 0; k < kin; k++) {
                     uint32_t row = which ? k0 + k : mn0 + mn, col = which ? mn0 + mn : k0 + k;
                     uint64_t want = (uint64_t)tjp_swizzle_apply(&R->swizzle, row << cbits | col) * (uint64_t)R->elem_bytes;
                     uint64_t got = canonical(&d, R->swizzle_bytes, R->elem_bytes, start, mn, k);
@@ -221,9 +239,11 @@ static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, in
 
 static void tutorial_plans(void)
 {
-    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 3, 0, 0},
-                                  {128, 256, 64, 8, 3, 1, 0}, {128, 128, 32, 4, 4, 0, 0}, {64, 256, 32, 4, 4, 1, 0},
-                                  {128, 128, 128, 8, 2, 0, 0}, {64, 64, 16, 4, 3, 1, 0}};
+    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16}, {128, 128, 64, 4, 4, 1, 0, IN_F16}, {128, 256, 64, 8, 3, 0, 0, IN_F16},
+                                  {128, 256, 64, 8, 3, 1, 0, IN_F16}, {128, 128, 32, 4, 4, 0, 0, IN_F16}, {64, 256, 32, 4, 4, 1, 0, IN_F16},
+                                  {128, 128, 128, 8, 2, 0, 0, IN_F16}, {64, 64, 16, 4, 3, 1, 0, IN_F16},
+                                  {128, 128, 32, 4, 3, 1, 0, IN_TF32}, {128, 256, 32, 8, 3, 1, 0, IN_TF32},
+                                  {128, 128, 64, 4, 3, 1, 0, IN_FP8},  {128, 256, 128, 8, 3, 1, 0, IN_FP8}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
         tjp_layout_plan plan;
@@ -240,9 +260,9 @@ static void tutorial_plans(void)
             }
         ok = ok && plan.nrings == 2 && descriptors_agree(fn, &plan, dot, 0, why, sizeof why) &&
              descriptors_agree(fn, &plan, dot, 1, why, sizeof why);
-        tap_ok(ok, "sm_90a %lldx%lldx%lld, %d warps, %d stages%s: wgmma, async, %d-slot NVMMA rings that the "
-               "descriptors read as stored%s%s", (long long)k->bm, (long long)k->bn, (long long)k->bk, k->warps,
-               k->stages, k->nt ? ", NT" : "", k->stages + 1, ok ? "" : ": ", ok ? "" : why);
+        tap_ok(ok, "sm_90a %s %lldx%lldx%lld, %d warps, %d stages%s: wgmma, async, %d-slot NVMMA rings that the "
+               "descriptors read as stored%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
+               k->warps, k->stages, k->nt ? ", NT" : "", k->stages + 1, ok ? "" : ": ", ok ? "" : why);
         tjp_layout_plan_free(&plan);
         tji_func_free(fn);
     }
@@ -251,21 +271,26 @@ static void tutorial_plans(void)
 /* Where wgmma cannot run, the same dot keeps mma.sync. */
 static void gating(void)
 {
-    static const config k = {128, 128, 64, 4, 3, 0, 0};
+    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16}, tf32 = {128, 128, 32, 4, 3, 0, 0, IN_TF32};
     static const struct {
-        int sm, arch_specific, stages;
+        const config *k;
+        int sm, arch_specific, stages, slots;
         const char *what;
-    } cases[] = {{90, 0, 3, "sm_90 (no 'a')"}, {90, 1, 1, "sm_90a at num_stages 1 (no rings)"},
-                 {80, 0, 3, "sm_80"}};
+    } cases[] = {{&f16, 90, 0, 3, 3, "sm_90 (no 'a')"}, {&f16, 90, 1, 1, 0, "sm_90a at num_stages 1 (no rings)"},
+                 {&f16, 80, 0, 3, 3, "sm_80"},
+                 /* B's loads run along N: tf32 must be K-major (the ring keeps the slot more
+                  * pipeline-loops gave it before the direction was known) */
+                 {&tf32, 90, 1, 3, 4, "sm_90a, tf32 NN"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tjp_layout_plan plan;
-        tji_func *fn = plan_tutorial(&k, cases[i].sm, cases[i].arch_specific, cases[i].stages, &plan);
+        tji_func *fn = plan_tutorial(cases[i].k, cases[i].sm, cases[i].arch_specific, cases[i].stages, &plan);
         int32_t dot = fn ? dot_of(fn) : -1;
         int wg_rings = 0;
         for (int r = 0; fn && r < plan.nrings; r++)
-            wg_rings += plan.rings[r].wgmma || plan.rings[r].slots != cases[i].stages;
+            wg_rings += plan.rings[r].wgmma || plan.rings[r].slots != cases[i].slots;
         tap_ok(dot >= 0 && plan.dot[dot].form == TJP_DOT_MMA && !wg_rings,
-               "%s: the dot stays mma.sync, its rings num_stages slots of ldmatrix reads", cases[i].what);
+               "%s: the dot stays mma.sync, its rings %d slots and not in the NVMMA layout", cases[i].what,
+               cases[i].slots);
         tjp_layout_plan_free(&plan);
         tji_func_free(fn);
     }
@@ -283,7 +308,8 @@ static int count(const char *text, const char *what)
 
 static void ptx(const config *k)
 {
-    const tj_kernel *kernel = k->c_f16 ? wgmma_matmul_f16c : wgmma_matmul;
+    const tj_kernel *kernel = kernel_of(k);
+    int eb = elem_bytes_of(k);
     int32_t m = 4096, n = 4096, kk = 4096;
     tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(kk),
                        TJ_ARG_I32(kk), TJ_ARG_I32(1), TJ_ARG_I32(k->nt ? 1 : n), TJ_ARG_I32(k->nt ? kk : 1),
@@ -304,17 +330,18 @@ static void ptx(const config *k)
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
     const char *p = st == TJ_OK ? art.gpu.ptx : "";
-    int instr = (int)(k->bm / (k->warps / 4) / 64 * (k->bk / 16) * (k->bn > 256 ? k->bn / 256 : 1));
+    int instr = (int)(k->bm / (k->warps / 4) / 64 * (k->bk / (32 / eb)) * (k->bn > 256 ? k->bn / 256 : 1));
     char shape[48];
-    snprintf(shape, sizeof shape, "m64n%lldk16.f32.f16.f16", (long long)(k->bn < 256 ? k->bn : 256));
+    snprintf(shape, sizeof shape, "m64n%lldk%d.f32.%s", (long long)(k->bn < 256 ? k->bn : 256), 32 / eb,
+             k->in == IN_TF32 ? "tf32.tf32" : k->in == IN_FP8 ? "e4m3.e5m2" : "f16.f16");
     int ok = st == TJ_OK && count(p, "wgmma.mma_async.sync.aligned.") == instr && count(p, shape) == instr &&
              count(p, "wgmma.wait_group.sync.aligned 1;") == 1 && count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
              count(p, "fence.proxy.async.shared::cta") >= 1 && !count(p, "ldmatrix") && count(p, "cp.async.cg") >= 2 &&
              (!k->c_f16 || (count(p, "cvt.rn.f16x2.f32") && !count(p, "cvt.rn.f16.f32")));
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
-    tap_ok(ok, "sm_90a PTX, %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, wait_group 1 in the loop and 0 "
-           "after, fence.proxy.async, no ldmatrix%s%s", (long long)k->bm, (long long)k->bn, (long long)k->bk,
+    tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, wait_group 1 in the loop and 0 "
+           "after, fence.proxy.async, no ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
            k->warps, k->nt ? " NT" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
            k->c_f16 ? ", C rounded by cvt.rn.f16x2.f32 pairs" : "",
            tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing (no C7514/C7515)" : "");
@@ -325,13 +352,14 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 8 + 3 + 6);
+    tap_plan(2 + 12 + 4 + 8);
     accumulator_layouts();
     tutorial_plans();
     gating();
-    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 3, 0, 0},
-                                {64, 64, 16, 4, 3, 1, 0},       {128, 128, 64, 4, 4, 0, 1},
-                                {128, 256, 64, 8, 3, 1, 1}};
+    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16}, {128, 128, 64, 4, 4, 1, 0, IN_F16}, {128, 256, 64, 8, 3, 0, 0, IN_F16},
+                                {64, 64, 16, 4, 3, 1, 0, IN_F16},       {128, 128, 64, 4, 4, 0, 1, IN_F16},
+                                {128, 256, 64, 8, 3, 1, 1, IN_F16},     {128, 128, 32, 4, 3, 1, 0, IN_TF32},
+                                {128, 256, 128, 8, 3, 1, 0, IN_FP8}};
     for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++)
         ptx(&pc[i]);
     return tap_done();

@@ -271,7 +271,7 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
         st = after_pass(tjp_coalesce(fn, &out->axis, t->num_warps, &out->coalesced), "coalesce",
                         fn, NULL, 0);
     if (st == TJ_OK)
-        st = after_pass(tjp_accelerate_dots(fn, &target, &out->plan), "accelerate-dot",
+        st = after_pass(tjp_accelerate_dots(fn, &target, &out->axis, &out->plan), "accelerate-dot",
                         fn, NULL, 0);
     if (st == TJ_OK)
         st = after_pass(tjp_assign_layouts(fn, t->num_warps, coalesced, &out->plan),

@@ -119,14 +119,37 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
     return 1;
 }
 
-static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_target *t)
+/* Do the copies into the ring of operand v (0: A, 1: B) run along K, so
+ * that the ring is stored K-major with 16-byte copies (coalesce.c puts
+ * them along the pointer's most contiguous dimension, the last on ties)? */
+static int loads_along_k(const tji_func *fn, const tjp_axis_info_result *axis, int32_t v, int is_b)
+{
+    int ring = tjp_wgmma_operand_ring(fn, v), copies = 0;
+    for (int32_t i = 0; axis && i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_ASYNC_COPY || op->ring != ring)
+            continue;
+        const int32_t *c = axis->of[op->args[0]].contiguity;
+        if ((c[0] > c[1]) != is_b)
+            return 0;
+        copies++;
+    }
+    return copies > 0;
+}
+
+static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_target *t,
+                             const tjp_axis_info_result *axis)
 {
     tjp_dot_choice ch = {.form = TJP_DOT_FMA};
     int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, zero_init = 0;
     if (tjp_wgmma_fits(fn, op, t, &instr_n) && tjp_wgmma_operand_ring(fn, op->args[0]) >= 0 &&
-        tjp_wgmma_operand_ring(fn, op->args[1]) >= 0) {
+        tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
+        (!tjp_wgmma_k_major_only(fn, op) ||
+         (loads_along_k(fn, axis, op->args[0], 0) && loads_along_k(fn, axis, op->args[1], 1)))) {
         int async = async_in_loop(fn, op, &zero_init);
-        return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 2, .passes = 1, .warps_m = num_warps,
+        tj_dtype a = tji_typeof(fn, op->args[0])->dtype;
+        int eb = a == TJ_F32 ? 4 : a == TJ_F16 || a == TJ_BF16 ? 2 : 1;
+        return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = eb, .passes = 1, .warps_m = num_warps,
                                 .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init};
     }
     const tji_type *a = tji_typeof(fn, op->args[0]), *b = tji_typeof(fn, op->args[1]);
@@ -174,14 +197,15 @@ static int32_t producer_dot(const tji_func *fn, const tjp_layout_plan *plan, int
     return -1;
 }
 
-tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t, tjp_layout_plan *plan)
+tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t, const tjp_axis_info_result *axis,
+                              tjp_layout_plan *plan)
 {
     int num_warps = t ? t->num_warps : 4;
     free(plan->dot);
     plan->dot = tjs_xcalloc((size_t)fn->nops + 1, sizeof *plan->dot);
     for (int32_t i = 0; i < fn->nops; i++)
         if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0)
-            plan->dot[i] = choose(fn, &fn->ops[i], t);
+            plan->dot[i] = choose(fn, &fn->ops[i], t, axis);
     /* A chained dot (attention): where every warp can take rows of its own,
      * both dots split only M, so that the first's accumulator is the
      * second's A operand in the same threads (a register copy). */

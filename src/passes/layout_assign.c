@@ -689,7 +689,7 @@ tj_status tjp_assign_layouts(tji_func *fn, int num_warps, const tjp_coalesce_res
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps %d is not a power of two in 1..32",
                          fn->name, num_warps);
     if (!plan->dot) /* no choices made: every DOT in the FMA form */
-        tjp_accelerate_dots(fn, &(tjp_target){.num_warps = num_warps}, plan);
+        tjp_accelerate_dots(fn, &(tjp_target){.num_warps = num_warps}, NULL, plan);
     int32_t nops_before = fn->nops;
     assigner A = {.fn = fn, .num_warps = num_warps, .co = coalesced, .dot = plan->dot};
     ensure(&A);

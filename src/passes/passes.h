@@ -165,8 +165,12 @@ typedef struct tjp_dot_choice {
 typedef struct tjp_target {
     int sm, arch_specific, num_warps;
 } tjp_target;
-/* plan->dot gets one choice per op index. */
-TJI_FUNC tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t, tjp_layout_plan *plan);
+/* plan->dot gets one choice per op index. axis (NULL: unknown) tells
+ * which way the loads into a ring run, which wgmma of 32-bit and 8-bit
+ * operands needs (K-major); without it they keep mma.sync. */
+struct tjp_axis_info_result;
+TJI_FUNC tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t,
+                                       const struct tjp_axis_info_result *axis, tjp_layout_plan *plan);
 /* "m16n8k16", "m16n8k8.tf32", "m16n8k32.s8", "m16n8k32.e4m3" (both
  * e4m3), "m16n8k32.e4m3.e5m2" (A's type, then B's) ... of DOT op's MMA
  * choice ch. */
@@ -493,15 +497,19 @@ TJI_FUNC tj_status tjp_check_roundtrip(const tji_func *fn, const tjp_layout_plan
 TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_target *t);
 
 /* wgmma.c — Hopper's warpgroup MMA (its essay). tjp_wgmma_fits: DOT op
- * can run as wgmma on target t given operands in shared memory (16-bit
- * inputs, f32 accumulation, a 2-D tile of 64 rows per warpgroup, K a
- * multiple of 16), *instr_n the instruction's N. tjp_wgmma_operand_ring:
+ * can run as wgmma on target t given operands in shared memory (f16 or
+ * bf16, f32 with TF32, fp8 or i8 inputs; f32 or, of i8, i32 accumulation;
+ * a 2-D tile of 64 rows per warpgroup, K a multiple of the instruction's
+ * 32 bytes), *instr_n the instruction's N; tjp_wgmma_k_major_only: its
+ * operands must be stored K-major (every dtype but f16 and bf16).
+ * tjp_wgmma_operand_ring:
  * the ring whose LOCAL_LOAD value v is, read by nothing but one DOT of its
  * region, else -1. tjp_wgmma_ring: where every read of ring R is such an
  * operand of a WGMMA dot, gives R the NVMMA layout (the swizzle wgmma and
  * TMA read: 8-row atoms of 32, 64 or 128 bytes per row, XOR of the row
  * into the 16-byte chunks) and marks it (1), else 0. */
 TJI_FUNC int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n);
+TJI_FUNC int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);
 TJI_FUNC int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, struct tjp_ring *R);
 /* How wgmma reads operand tile t (A, or B where is_b) from its NVMMA ring

@@ -397,16 +397,21 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
     const char *form = c->s;
     if (take(c, "wgmma")) {
         long long n, w;
-        if (in != TJ_F16 && in != TJ_BF16) {
+        int eb = in == TJ_F16 || in == TJ_BF16 ? 2 : in == TJ_F32 && o->precision == TJ_PRECISION_TF32 ? 4
+                 : in == TJ_I8 || tjs_dtype_is_fp8(in) ? 1 : 0;
+        if (!eb) {
             c->s = form;
-            return bad(c, "mma or fma: wgmma takes f16 or bf16 operands");
+            return bad(c, "mma or fma: wgmma takes f16, bf16, f32 with tf32, fp8 or i8 operands");
         }
-        if (!need(c, "m64n", "'m64n' (the instruction: m64nNk16)") ||
+        char kname[8];
+        snprintf(kname, sizeof kname, "k%d", 32 / eb);
+        if (!need(c, "m64n", "'m64n' (the instruction: m64nNkK)") ||
             !number(c, 8, 256, &n, "the instruction's N (8 .. 256, a power of two)") || (n & (n - 1)) ||
-            !need(c, "k16", "'k16'") || !need(c, ",", "','") || !need(c, "warps=", "'warps='") ||
+            !need(c, kname, eb == 2 ? "'k16' (16-bit operands)" : eb == 4 ? "'k8' (tf32 operands)"
+                                                                       : "'k32' (8-bit operands)") || !need(c, ",", "','") || !need(c, "warps=", "'warps='") ||
             !number(c, 4, 32, &w, "the warps (four per warpgroup, a power of two)") || (w & (w - 1)))
             return 0;
-        ch = (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 2, .passes = 1, .warps_m = (int)w,
+        ch = (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = eb, .passes = 1, .warps_m = (int)w,
                               .warps_n = 1, .instr_n = (int)n, .async = take_item(c, "async")};
         ch.skip_zero_init = ch.async && take_item(c, "skip-zero-init");
     } else if (take(c, "mma")) {
@@ -809,9 +814,10 @@ static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan 
                               t->dot[i].warps_m, t->dot[i].warps_n, p->num_warps);
         if (t->dot[i].form == TJP_DOT_WGMMA &&
             (t->dot[i].warps_m != p->num_warps || !tjp_dot_result_layout(fn, op, &t->dot[i], p->num_warps, &acc)))
-            return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<wgmma m64n%dk16, warps=%d>: the tile does "
+            return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<wgmma m64n%dk%d, warps=%d>: the tile does "
                               "not fit (64 rows per warpgroup, N a multiple of the instruction's, the "
-                              "kernel's %d warps)", t->dot[i].instr_n, t->dot[i].warps_m, p->num_warps);
+                              "kernel's %d warps)", t->dot[i].instr_n, 32 / t->dot[i].elem_bytes,
+                              t->dot[i].warps_m, p->num_warps);
         p->dot[i] = t->dot[i];
     }
     return 0;

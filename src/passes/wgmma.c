@@ -49,17 +49,40 @@
 
 enum { MAX_ACC_REGS = 128 }; /* f32 accumulators per thread: more spills */
 
+/* Bytes per operand element of op as wgmma takes it (2: f16, bf16; 4: f32
+ * with TF32; 1: fp8, i8), 0 where it takes none; *acc the accumulator's dtype. */
+static int operand_bytes(const tji_func *fn, const tji_op *op, tj_dtype *acc)
+{
+    tj_dtype a = tji_typeof(fn, op->args[0])->dtype, b = tji_typeof(fn, op->args[1])->dtype;
+    *acc = TJ_F32;
+    if ((a == TJ_F16 || a == TJ_BF16) && b == a)
+        return 2;
+    if (a == TJ_F32 && b == a && op->precision == TJ_PRECISION_TF32)
+        return 4;
+    if (tjs_dtype_is_fp8(a) && tjs_dtype_is_fp8(b))
+        return 1;
+    *acc = TJ_I32;
+    return a == TJ_I8 && b == a ? 1 : 0;
+}
+
+int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op)
+{
+    tj_dtype acc;
+    return operand_bytes(fn, op, &acc) != 2;
+}
+
 int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n)
 {
     if (!t || t->sm != 90 || !t->arch_specific || op->code != TJI_DOT || t->num_warps % 4)
         return 0;
     const tji_type *a = tji_typeof(fn, op->args[0]), *b = tji_typeof(fn, op->args[1]);
     const tji_type *r = tji_typeof(fn, op->result);
-    if (a->rank != 2 || a->dtype != b->dtype || (a->dtype != TJ_F16 && a->dtype != TJ_BF16) ||
-        r->dtype != TJ_F32 || (op->args[2] && tji_typeof(fn, op->args[2])->dtype != TJ_F32))
+    tj_dtype acc;
+    int eb = operand_bytes(fn, op, &acc);
+    if (!eb || a->rank != 2 || r->dtype != acc || (op->args[2] && tji_typeof(fn, op->args[2])->dtype != acc))
         return 0;
     int32_t M = a->shape[0], K = a->shape[1], N = b->shape[1], groups = t->num_warps / 4;
-    if (M % (64 * groups) || K % 16 || N < 16 || tjp_log2_exact(N) < 0 ||
+    if (M % (64 * groups) || K % (32 / eb) || N * eb < 32 || tjp_log2_exact(N) < 0 ||
         (int64_t)M * N / (128 * groups) > MAX_ACC_REGS)
         return 0;
     *instr_n = N < 256 ? N : 256;
@@ -81,10 +104,13 @@ int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v)
     return uses == 1 && in_dot == 1 ? fn->ops[def].ring : -1;
 }
 
-/* Whether every LOCAL_LOAD of ring is an operand of a dot in the WGMMA form. */
-static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ring)
+/* Whether every LOCAL_LOAD of ring is an operand of a dot in the WGMMA form;
+ * *k_major: 0 where any may be stored either way, else 1 + the operand
+ * (1: A, 2: B) of a dot whose dtype needs it K-major. */
+static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ring, int *k_major)
 {
     int reads = 0;
+    *k_major = 0;
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
@@ -92,9 +118,15 @@ static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ri
         if (tjp_wgmma_operand_ring(fn, op->result) != ring)
             return 0;
         int found = 0;
-        for (int32_t k = 0; k < fn->nops && k < plan->nops; k++)
-            found |= fn->ops[k].code == TJI_DOT && fn->ops[k].parent >= 0 && plan->dot[k].form == TJP_DOT_WGMMA &&
-                     (fn->ops[k].args[0] == op->result || fn->ops[k].args[1] == op->result);
+        for (int32_t k = 0; k < fn->nops && k < plan->nops; k++) {
+            const tji_op *d = &fn->ops[k];
+            if (d->code != TJI_DOT || d->parent < 0 || plan->dot[k].form != TJP_DOT_WGMMA ||
+                (d->args[0] != op->result && d->args[1] != op->result))
+                continue;
+            found = 1;
+            if (tjp_wgmma_k_major_only(fn, d))
+                *k_major = d->args[0] == op->result ? 1 : 2;
+        }
         if (!found)
             return 0;
         reads++;
@@ -136,14 +168,18 @@ static uint32_t nvmma_index(uint32_t e, int32_t rows, int32_t cols, int transpos
 
 int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tjp_ring *R)
 {
-    if (R->op < 0 || !plan->dot || !read_by_wgmma(fn, plan, ring))
+    int k_major;
+    if (R->op < 0 || !plan->dot || !read_by_wgmma(fn, plan, ring, &k_major))
         return 0;
     const tji_op *first = &fn->ops[R->op];
     const tji_type *t = tji_typeof(fn, first->code == TJI_ASYNC_COPY ? first->args[0] : first->result);
     if (t->rank != 2)
         return 0;
     int32_t rows = t->shape[0], cols = t->shape[1];
-    int transposed = copies_along_rows(fn, plan, ring, cols), eb = R->elem_bytes;
+    /* K-major where the dtype needs it (A by rows, B transposed), even where
+     * the copies then narrow: accelerate_dot.c chose wgmma for those only
+     * where the loads run along K */
+    int transposed = k_major ? k_major == 2 : copies_along_rows(fn, plan, ring, cols), eb = R->elem_bytes;
     int64_t row_bytes = (int64_t)(transposed ? rows : cols) * eb;
     int sw = row_bytes >= 128 ? 128 : row_bytes >= 64 ? 64 : 32;
     if (row_bytes < 32)

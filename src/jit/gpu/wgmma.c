@@ -86,18 +86,18 @@ static void mark_convergent(codegen *c, LLVMValueRef call)
     LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->g.ty.ctx, convergent, 0));
 }
 
-/* Inline PTX `text` whose n f32 results are tied to the first n of
- * args (then `extra` more arguments of types extra_types, constraints
- * extra_constraints); the results replace acc[0..n-1]. */
-static void tied_asm(codegen *c, const char *text, LLVMValueRef *acc, int n, LLVMValueRef *extra,
+/* Inline PTX `text` whose n results (f32, or i32 where is_int) are tied
+ * to acc[0..n-1] and replace them, with `extra` more arguments of types
+ * extra_types and constraints extra_constraints ahead of those. */
+static void tied_asm(codegen *c, const char *text, LLVMValueRef *acc, int n, int is_int, LLVMValueRef *extra,
                      LLVMTypeRef *extra_types, const char *extra_constraints, int nextra)
 {
-    LLVMTypeRef f = c->g.ty.t_float, results[MAX_ACC], params[MAX_ACC + 4];
+    LLVMTypeRef f = is_int ? c->g.ty.t_i32 : c->g.ty.t_float, results[MAX_ACC], params[MAX_ACC + 4];
     LLVMValueRef args[MAX_ACC + 4];
     tjs_buf cons = {0};
     for (int i = 0; i < n; i++) {
         results[i] = f;
-        tjs_buf_printf(&cons, "%s=f", i ? "," : "");
+        tjs_buf_printf(&cons, "%s=%s", i ? "," : "", is_int ? "r" : "f");
     }
     for (int i = 0; i < nextra; i++) {
         params[i] = extra_types[i];
@@ -122,30 +122,48 @@ static void tied_asm(codegen *c, const char *text, LLVMValueRef *acc, int n, LLV
 }
 
 /* wgmma.wait_group.sync.aligned n, the accumulators tied through it. */
-static void wait_group(codegen *c, int n, LLVMValueRef *acc, int nacc)
+static void wait_group(codegen *c, int n, LLVMValueRef *acc, int nacc, int is_int)
 {
     char text[64];
     snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", n);
-    tied_asm(c, text, acc, nacc, NULL, NULL, NULL, 0);
+    tied_asm(c, text, acc, nacc, is_int, NULL, NULL, NULL, 0);
 }
 
-/* One wgmma.mma_async of m64<n>k16 into acc[0 .. n/2-1], adding to them
- * where scale_d (an i32) is not 0. */
-static void mma_async(codegen *c, int n, tj_dtype dt, int trans_a, int trans_b, LLVMValueRef desc_a,
+static const char *ptx_type(tj_dtype dt)
+{
+    switch (dt) {
+    case TJ_BF16: return "bf16";
+    case TJ_F32: return "tf32";
+    case TJ_F8E4M3: return "e4m3";
+    case TJ_F8E5M2: return "e5m2";
+    case TJ_I8: return "s8";
+    default: return "f16";
+    }
+}
+
+/* One wgmma.mma_async of m64<n>k<32 bytes> of A's and B's dtypes into
+ * acc[0 .. n/2-1], adding to them where scale_d (an i32) is not 0; the
+ * transposes exist for 16-bit operands only, the input scales for floats. */
+static void mma_async(codegen *c, int n, tj_dtype a, tj_dtype b, int trans_a, int trans_b, LLVMValueRef desc_a,
                       LLVMValueRef desc_b, LLVMValueRef scale_d, LLVMValueRef *acc)
 {
-    int h = n / 2;
+    int h = n / 2, eb = a == TJ_F32 ? 4 : a == TJ_F16 || a == TJ_BF16 ? 2 : 1;
     tjs_buf text = {0};
-    const char *ty = dt == TJ_BF16 ? "bf16" : "f16";
     /* operands: results $0..$h-1, then desc_a $h, desc_b $h+1, scale-d $h+2 */
     tjs_buf_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
-                   "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", h + 2, n, ty, ty);
+                   "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", h + 2, n, 32 / eb, a == TJ_I8 ? "s32" : "f32",
+                   ptx_type(a), ptx_type(b));
     for (int i = 0; i < h; i++)
         tjs_buf_printf(&text, "%s$%d", i ? ", " : "", i);
-    tjs_buf_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;\n}", h, h + 1, trans_a, trans_b);
+    tjs_buf_printf(&text, "}, $%d, $%d, p", h, h + 1);
+    if (eb == 2)
+        tjs_buf_printf(&text, ", 1, 1, %d, %d", trans_a, trans_b);
+    else if (a != TJ_I8)
+        tjs_buf_printf(&text, ", 1, 1");
+    tjs_buf_printf(&text, ";\n}");
     LLVMValueRef extra[3] = {desc_a, desc_b, scale_d};
     LLVMTypeRef types[3] = {c->g.ty.t_i64, c->g.ty.t_i64, c->g.ty.t_i32};
-    tied_asm(c, text.data, acc, h, extra, types, "l,l,r", 3);
+    tied_asm(c, text.data, acc, h, a == TJ_I8, extra, types, "l,l,r", 3);
     tjs_buf_free(&text);
 }
 
@@ -182,9 +200,14 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         FAIL(c, "wgmma needs the sm_90a target (the target is sm_%d%s)", c->sm, c->arch_specific ? "a" : "");
         return;
     }
-    if (rt->dtype != TJ_F32 || (op->args[2] && type_of(c, op->args[2])->dtype != TJ_F32) ||
-        at->dtype != bt->dtype || (at->dtype != TJ_F16 && at->dtype != TJ_BF16)) {
-        FAIL(c, "internal error: wgmma takes f16 or bf16 operands into f32 here");
+    int is_int = at->dtype == TJ_I8, eb = ch->elem_bytes;
+    tj_dtype acc_dt = is_int ? TJ_I32 : TJ_F32;
+    int kinds_ok = at->dtype == TJ_F16 || at->dtype == TJ_BF16 ? bt->dtype == at->dtype && eb == 2
+                   : at->dtype == TJ_F32 ? bt->dtype == TJ_F32 && op->precision == TJ_PRECISION_TF32 && eb == 4
+                   : is_int ? bt->dtype == TJ_I8 && eb == 1
+                            : tjs_dtype_is_fp8(at->dtype) && tjs_dtype_is_fp8(bt->dtype) && eb == 1;
+    if (!kinds_ok || rt->dtype != acc_dt || (op->args[2] && type_of(c, op->args[2])->dtype != acc_dt)) {
+        FAIL(c, "internal error: wgmma takes f16, bf16, tf32 or fp8 operands into f32, or i8 into i32");
         return;
     }
     const tjp_ring *RA = operand_ring(c, op->args[0], &slot_a), *RB = RA ? operand_ring(c, op->args[1], &slot_b) : NULL;
@@ -212,6 +235,10 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     tjp_wgmma_desc ka, kb;
     tjp_wgmma_operand(RA, at, 0, &ka);
     tjp_wgmma_operand(RB, bt, 1, &kb);
+    if (eb != 2 && (!ka.k_major || !kb.k_major)) {
+        FAIL(c, "internal error: wgmma of %s operands reads them K-major only", tj_dtype_name(at->dtype));
+        return;
+    }
     LLVMValueRef desc_a = descriptor(c, RA, at, 0, slot_a, group_bytes), desc_b = descriptor(c, RB, bt, 1, slot_b, NULL);
     /* skip_zero_init: the first iteration's first K step overwrites */
     LLVMValueRef first_scale = c_i32(c, 1), acc[MAX_ACC];
@@ -225,9 +252,10 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                                     c->g.ty.t_i32, "");
     }
     for (int r = 0; r < nacc; r++)
-        acc[r] = op->args[2] ? tjj_gpu_reg(c, op->args[2], (uint32_t)r) : LLVMConstReal(c->g.ty.t_float, 0);
+        acc[r] = op->args[2] ? tjj_gpu_reg(c, op->args[2], (uint32_t)r)
+                 : is_int ? c_i32(c, 0) : LLVMConstReal(c->g.ty.t_float, 0);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
-    for (uint32_t k0 = 0; k0 < K && c->g.status == TJ_OK; k0 += 16)
+    for (uint32_t k0 = 0; k0 < K && c->g.status == TJ_OK; k0 += 32u / (uint32_t)eb)
         for (uint32_t m0 = 0; m0 < rows && c->g.status == TJ_OK; m0 += 64)
             for (uint32_t n0 = 0; n0 < N; n0 += (uint32_t)n) {
                 uint32_t r0, lane, warp;
@@ -239,7 +267,7 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                 }
                 uint64_t off_a = tjp_wgmma_offset(RA, at, m0, k0), off_b = tjp_wgmma_offset(RB, bt, k0, n0);
                 local_bits |= off_a;
-                mma_async(c, n, at->dtype, !ka.k_major, !kb.k_major,
+                mma_async(c, n, at->dtype, bt->dtype, !ka.k_major, !kb.k_major,
                           LLVMBuildAdd(b, desc_a, c_i64(c, (int64_t)(off_a >> 4)), ""),
                           LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""),
                           k0 ? c_i32(c, 1) : first_scale, acc + r0);
@@ -249,7 +277,7 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     if (c->g.status != TJ_OK)
         return;
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
-    wait_group(c, ch->async ? 1 : 0, acc, nacc);
+    wait_group(c, ch->async ? 1 : 0, acc, nacc, is_int);
     LLVMValueRef *out = tjj_gpu_regs_for(c, res);
     for (int r = 0; r < nacc; r++)
         out[r] = acc[r];
@@ -270,7 +298,7 @@ void tjj_gpu_wgmma_after_loop(codegen *c, int32_t opi)
         for (int y = 0; y < yield->nargs; y++)
             if (yield->args[y] == fn->ops[i].result) {
                 int32_t res = fn->ops[opi].result + y;
-                wait_group(c, 0, tjj_gpu_regs_for(c, res), nregs_of(c, res));
+                wait_group(c, 0, tjj_gpu_regs_for(c, res), nregs_of(c, res), type_of(c, res)->dtype == TJ_I32);
             }
     }
 }
