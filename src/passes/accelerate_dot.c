@@ -3,9 +3,16 @@
  * accelerate_dot.c — how each tj_dot runs on the GPU (Triton's
  * AccelerateMatmul).
  *
- * A DOT runs in one of two forms, chosen here per op and kept in the plan
+ * A DOT runs in one of three forms, chosen here per op and kept in the plan
  * (plan->dot), printed as "#dot<...>" and read back (plan_text.c), shown
  * by the explainer:
+ *
+ *  - WGMMA (sm_90a): wgmma.mma_async with both operands read from the
+ *    rings of pipelined loads, where wgmma.c's tjp_wgmma_fits allows it
+ *    (and, for operands whose wgmma is K-major only, axis info says the
+ *    loads run along K); asynchronous where the accumulator is carried
+ *    by the loop and nothing else reads it, and then the zeros it starts
+ *    from are skipped (the first step overwrites).
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
@@ -144,7 +151,7 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
     int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, zero_init = 0;
     if (tjp_wgmma_fits(fn, op, t, &instr_n) && tjp_wgmma_operand_ring(fn, op->args[0]) >= 0 &&
         tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
-        (!tjp_wgmma_k_major_only(fn, op) ||
+        (!tjp_wgmma_k_major_only(fn, op) || tji_typeof(fn, op->args[0])->dtype == TJ_F32 ||
          (loads_along_k(fn, axis, op->args[0], 0) && loads_along_k(fn, axis, op->args[1], 1)))) {
         int async = async_in_loop(fn, op, &zero_init);
         tj_dtype a = tji_typeof(fn, op->args[0])->dtype;
