@@ -81,12 +81,6 @@ static int uses_of(const tji_func *fn, int32_t v)
     return n;
 }
 
-/* Does the dot's wgmma group stay in flight across iterations? Where it
- * accumulates into a carried value that nothing else reads and yields its
- * result to nothing else (the next iteration's wgmma takes it as it is,
- * the loop's end waits for it), and its rings have the slot more that
- * keeps the one it reads from being refilled next iteration (pipeline
- * loops: slots >= groups in flight + 2). */
 /* Is v +0.0 in every element (a constant, splat or not)? */
 static int is_positive_zero(const tji_func *fn, int32_t v)
 {
@@ -97,6 +91,13 @@ static int is_positive_zero(const tji_func *fn, int32_t v)
            !signbit(fn->ops[d].fval);
 }
 
+/* Does the dot's wgmma group stay in flight across iterations? Where it
+ * accumulates into a carried value that nothing else reads and yields its
+ * result to nothing else (the next iteration's wgmma takes it as it is,
+ * the loop's end waits for it), and its rings have the slot more that
+ * keeps the one it reads from being refilled next iteration (pipeline
+ * loops: slots >= groups in flight + 2). *zero_init: the accumulator
+ * enters the loop as +0.0. */
 static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
 {
     const tji_region *body = &fn->regions[op->parent];
@@ -128,7 +129,10 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
 
 /* Do the copies into the ring of operand v (0: A, 1: B) run along K, so
  * that the ring is stored K-major with 16-byte copies (coalesce.c puts
- * them along the pointer's most contiguous dimension, the last on ties)? */
+ * them along the pointer's most contiguous dimension, the last on ties)?
+ * Storing it K-major anyway, 4 bytes per cp.async, made tf32 NN wgmma run
+ * at 80-88 TFLOP/s against mma.sync's 216 on the H200 (RESULTS.md,
+ * 2026-12-02 17:55): where it is not, the dot keeps mma.sync. */
 static int loads_along_k(const tji_func *fn, const tjp_axis_info_result *axis, int32_t v, int is_b)
 {
     int ring = tjp_wgmma_operand_ring(fn, v), copies = 0;
@@ -148,14 +152,12 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
                              const tjp_axis_info_result *axis)
 {
     tjp_dot_choice ch = {.form = TJP_DOT_FMA};
-    int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, zero_init = 0;
-    if (tjp_wgmma_fits(fn, op, t, &instr_n) && tjp_wgmma_operand_ring(fn, op->args[0]) >= 0 &&
+    int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, eb, zero_init = 0;
+    if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[0]) >= 0 &&
         tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
-        (!tjp_wgmma_k_major_only(fn, op) || tji_typeof(fn, op->args[0])->dtype == TJ_F32 ||
+        (!tjp_wgmma_k_major_only(fn, op) ||
          (loads_along_k(fn, axis, op->args[0], 0) && loads_along_k(fn, axis, op->args[1], 1)))) {
         int async = async_in_loop(fn, op, &zero_init);
-        tj_dtype a = tji_typeof(fn, op->args[0])->dtype;
-        int eb = a == TJ_F32 ? 4 : a == TJ_F16 || a == TJ_BF16 ? 2 : 1;
         return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = eb, .passes = 1, .warps_m = num_warps,
                                 .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init};
     }

@@ -500,7 +500,8 @@ TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_ta
  * can run as wgmma on target t given operands in shared memory (f16 or
  * bf16, f32 with TF32, fp8 or i8 inputs; f32 or, of i8, i32 accumulation;
  * a 2-D tile of 64 rows per warpgroup, K a multiple of the instruction's
- * 32 bytes), *instr_n the instruction's N; tjp_wgmma_k_major_only: its
+ * 32 bytes), *instr_n the instruction's N, *elem_bytes the operands'
+ * element size (2, 4 for tf32, 1); tjp_wgmma_k_major_only: its
  * operands must be stored K-major (every dtype but f16 and bf16).
  * tjp_wgmma_operand_ring:
  * the ring whose LOCAL_LOAD value v is, read by nothing but one DOT of its
@@ -508,7 +509,8 @@ TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_ta
  * operand of a WGMMA dot, gives R the NVMMA layout (the swizzle wgmma and
  * TMA read: 8-row atoms of 32, 64 or 128 bytes per row, XOR of the row
  * into the 16-byte chunks) and marks it (1), else 0. */
-TJI_FUNC int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n);
+TJI_FUNC int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n,
+                            int *elem_bytes);
 TJI_FUNC int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);
 TJI_FUNC int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, struct tjp_ring *R);

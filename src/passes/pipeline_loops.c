@@ -506,8 +506,8 @@ static int feeds_wgmma(const loop *L, const uint8_t *chosen, const tjp_target *t
     const tji_region *body = &fn->regions[L->body];
     for (int32_t p = 0; p < body->nops; p++) {
         const tji_op *op = &fn->ops[body->ops[p]];
-        int instr_n, loaded = 0;
-        if (op->code != TJI_DOT || !tjp_wgmma_fits(fn, op, t, &instr_n))
+        int instr_n, eb, loaded = 0;
+        if (op->code != TJI_DOT || !tjp_wgmma_fits(fn, op, t, &instr_n, &eb))
             continue;
         for (int a = 0; a < 2; a++) {
             int32_t def = tji_val(fn, op->args[a])->def_op;

@@ -71,7 +71,7 @@ int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op)
     return operand_bytes(fn, op, &acc) != 2;
 }
 
-int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n)
+int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n, int *elem_bytes)
 {
     if (!t || t->sm != 90 || !t->arch_specific || op->code != TJI_DOT || t->num_warps % 4)
         return 0;
@@ -86,6 +86,7 @@ int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, in
         (int64_t)M * N / (128 * groups) > MAX_ACC_REGS)
         return 0;
     *instr_n = N < 256 ? N : 256;
+    *elem_bytes = eb;
     return 1;
 }
 

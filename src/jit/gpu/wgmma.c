@@ -144,10 +144,10 @@ static const char *ptx_type(tj_dtype dt)
 /* One wgmma.mma_async of m64<n>k<32 bytes> of A's and B's dtypes into
  * acc[0 .. n/2-1], adding to them where scale_d (an i32) is not 0; the
  * transposes exist for 16-bit operands only, the input scales for floats. */
-static void mma_async(codegen *c, int n, tj_dtype a, tj_dtype b, int trans_a, int trans_b, LLVMValueRef desc_a,
-                      LLVMValueRef desc_b, LLVMValueRef scale_d, LLVMValueRef *acc)
+static void mma_async(codegen *c, int n, int eb, tj_dtype a, tj_dtype b, int trans_a, int trans_b,
+                      LLVMValueRef desc_a, LLVMValueRef desc_b, LLVMValueRef scale_d, LLVMValueRef *acc)
 {
-    int h = n / 2, eb = a == TJ_F32 ? 4 : a == TJ_F16 || a == TJ_BF16 ? 2 : 1;
+    int h = n / 2;
     tjs_buf text = {0};
     /* operands: results $0..$h-1, then desc_a $h, desc_b $h+1, scale-d $h+2 */
     tjs_buf_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
@@ -267,7 +267,7 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                 }
                 uint64_t off_a = tjp_wgmma_offset(RA, at, m0, k0), off_b = tjp_wgmma_offset(RB, bt, k0, n0);
                 local_bits |= off_a;
-                mma_async(c, n, at->dtype, bt->dtype, !ka.k_major, !kb.k_major,
+                mma_async(c, n, eb, at->dtype, bt->dtype, !ka.k_major, !kb.k_major,
                           LLVMBuildAdd(b, desc_a, c_i64(c, (int64_t)(off_a >> 4)), ""),
                           LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""),
                           k0 ? c_i32(c, 1) : first_scale, acc + r0);
