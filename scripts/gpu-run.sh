@@ -16,7 +16,9 @@
 #     the sources with compilers, which is make check's business here.) A test's points are read
 #     from its TAP output: ok, not ok, skipped, and whether the count matched
 #     its plan and the program exited 0.
-#  2. samples: each sample once more at its default (large) size on the GPU.
+#  2. samples: each sample once more at its default (large) size on the GPU;
+#     then compute-sanitizer (memcheck, racecheck, synccheck) on the matmul
+#     samples at 512^3 (TJIT_SKIP_SANITIZER=1 leaves it out).
 #  3. Nsight Compute on the transpose sample: its shared-memory bank
 #     conflicts (scripts/gpu-ncu.sh transpose).
 #  4. the benchmark: bench/gpu_compare.sh, where it exists, under a limit
@@ -229,6 +231,36 @@ for sample in "$root"/samples/*; do
     say "$(printf '%-12s %s' "$name" "$(tail -n 1 "$out/samples.log")")"
 done
 say "samples done ($(elapsed))"
+fi
+
+# --- 2b. compute-sanitizer on the matmul samples ---------------------------------
+# memcheck, racecheck and synccheck on matmul and matmul_block_ptr at 512^3
+# (the wgmma path on sm_90a: rings, fences, barriers); each run's output
+# goes to samples.log, its ERROR SUMMARY line to the summary.
+# TJIT_SKIP_SANITIZER=1 leaves it out; TJIT_SANITIZER_LIMIT per run (120 s).
+say ""
+if [ -n "${TJIT_SKIP_SANITIZER:-}" ]; then
+    say "== compute-sanitizer skipped (TJIT_SKIP_SANITIZER)"
+elif ! command -v compute-sanitizer >/dev/null 2>&1; then
+    say "== compute-sanitizer skipped: not installed"
+elif [ "$has_gpu_status" -ne 0 ]; then
+    say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
+else
+    say "== compute-sanitizer on the matmul samples, 512^3 ($(elapsed))"
+    for sample in matmul matmul_block_ptr; do
+        for tool in memcheck racecheck synccheck; do
+            {
+                echo "======== compute-sanitizer --tool $tool $sample 512 512 512"
+                TJIT_DEVICE=gpu timeout "${TJIT_SANITIZER_LIMIT:-120}" compute-sanitizer --tool "$tool" \
+                    --error-exitcode 3 "$root/samples/$sample" 512 512 512
+                echo "# exit status $?"
+            } >>"$out/samples.log" 2>&1 </dev/null
+            say "$(printf '%-16s %-9s %s; %s' "$sample" "$tool" \
+                "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/samples.log" | tail -n 1)" \
+                "$(tail -n 1 "$out/samples.log")")"
+        done
+    done
+    say "compute-sanitizer done ($(elapsed))"
 fi
 
 # --- 3. Nsight Compute: the transpose sample's bank conflicts --------------------

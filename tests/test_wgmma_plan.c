@@ -140,7 +140,10 @@ static int elem_bytes_of(const config *k) { return k->in == IN_TF32 ? 4 : k->in 
 
 static const char *in_name(const config *k) { return k->in == IN_TF32 ? "tf32" : k->in == IN_FP8 ? "fp8" : "f16"; }
 
-static tji_func *plan_tutorial(const config *k, int sm, int arch_specific, int stages, tjp_layout_plan *plan)
+/* The configuration's kernel built for a launch at 4096^3 (row-major A and
+ * C; B row-major, or for NT stored N x K and read through its strides):
+ * its program and the launch's specialization key into *spec. */
+static tj_status build_tutorial(const config *k, tji_func **fn, uint64_t *spec)
 {
     int32_t m = 4096, n = 4096, kk = 4096;
     tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(kk),
@@ -148,12 +151,22 @@ static tji_func *plan_tutorial(const config *k, int sm, int arch_specific, int s
                        TJ_ARG_I32(n), TJ_ARG_I32(1)};
     tjf_value values[12];
     int64_t consts[4] = {k->bm, k->bn, k->bk, 8};
+    const tj_kernel *kernel = kernel_of(k);
+    *fn = NULL;
+    tj_status st = tjf_check_args(kernel, args, 12, values);
+    if (st == TJ_OK)
+        st = tji_build(kernel, consts, 4, fn);
+    *spec = st == TJ_OK ? tjf_spec_key(kernel, values) | tjj_spec_of_buffers(kernel) : 0;
+    return st;
+}
+
+static tji_func *plan_tutorial(const config *k, int sm, int arch_specific, int stages, tjp_layout_plan *plan)
+{
     tji_func *fn = NULL;
     tjj_gpu_planned out = {0};
+    uint64_t spec;
     memset(plan, 0, sizeof *plan);
-    const tj_kernel *kernel = kernel_of(k);
-    int ok = tjf_check_args(kernel, args, 12, values) == TJ_OK && tji_build(kernel, consts, 4, &fn) == TJ_OK;
-    uint64_t spec = ok ? tjf_spec_key(kernel, values) | tjj_spec_of_buffers(kernel) : 0;
+    int ok = build_tutorial(k, &fn, &spec) == TJ_OK;
     ok = ok && tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = k->warps,
                                                   .spec = spec, .num_stages = stages},
                             &out) == TJ_OK;
@@ -308,24 +321,14 @@ static int count(const char *text, const char *what)
 
 static void ptx(const config *k)
 {
-    const tj_kernel *kernel = kernel_of(k);
     int eb = elem_bytes_of(k);
-    int32_t m = 4096, n = 4096, kk = 4096;
-    tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(kk),
-                       TJ_ARG_I32(kk), TJ_ARG_I32(1), TJ_ARG_I32(k->nt ? 1 : n), TJ_ARG_I32(k->nt ? kk : 1),
-                       TJ_ARG_I32(n), TJ_ARG_I32(1)};
-    tjf_value values[12];
-    int64_t consts[4] = {k->bm, k->bn, k->bk, 8};
     tji_func *fn = NULL;
     tjj_artifact art = {0};
-    tj_status st = tjf_check_args(kernel, args, 12, values);
-    if (st == TJ_OK)
-        st = tji_build(kernel, consts, 4, &fn);
+    uint64_t spec;
+    tj_status st = build_tutorial(k, &fn, &spec);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = k->warps,
-                                                   .spec = tjf_spec_key(kernel, values) |
-                                                           tjj_spec_of_buffers(kernel),
-                                                   .num_stages = k->stages},
+                                                   .spec = spec, .num_stages = k->stages},
                              &art);
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
