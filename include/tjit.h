@@ -642,7 +642,9 @@ typedef struct tj_launch_cfg {
     tj_check_bounds check_bounds; /* 0: as the environment says */
     int num_stages;   /* GPU: the depth of software pipelining of the loads
                          that feed a dot in a TJ_FOR (0: the default, 3, as
-                         Triton's; 1: none; at most 8); ignored on the CPU */
+                         Triton's; 1: none; at most 8); on sm_90a a dot
+                         that runs as wgmma keeps num_stages + 1 buffers
+                         of each operand; ignored on the CPU */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */

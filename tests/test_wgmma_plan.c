@@ -309,6 +309,27 @@ static void gating(void)
     }
 }
 
+/* The explainer names the form, the instruction and the rings' layout. */
+static void explained(void)
+{
+    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16};
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    uint64_t spec;
+    char *text = NULL;
+    if (build_tutorial(&k, &fn, &spec) == TJ_OK &&
+        tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec, .num_stages = 3},
+                     &out) == TJ_OK)
+        text = tjj_gpu_explain(fn, &out);
+    tap_ok(text && strstr(text, "wgmma.mma_async.m64n256k16 on tensor cores, 2 warpgroups along M") &&
+               strstr(text, "one group left in flight") && strstr(text, "NVMMA layout for wgmma: 128-byte swizzle") &&
+               strstr(text, "reads: none; wgmma reads the slot through matrix descriptors"),
+           "tj_kernel_explain's text for sm_90a names wgmma, its warpgroups, the group in flight and the NVMMA rings");
+    free(text);
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+}
+
 /* --- the PTX ---------------------------------------------------------------------------- */
 
 static int count(const char *text, const char *what)
@@ -355,10 +376,11 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 12 + 4 + 8);
+    tap_plan(2 + 12 + 4 + 1 + 8);
     accumulator_layouts();
     tutorial_plans();
     gating();
+    explained();
     static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16}, {128, 128, 64, 4, 4, 1, 0, IN_F16}, {128, 256, 64, 8, 3, 0, 0, IN_F16},
                                 {64, 64, 16, 4, 3, 1, 0, IN_F16},       {128, 128, 64, 4, 4, 0, 1, IN_F16},
                                 {128, 256, 64, 8, 3, 1, 1, IN_F16},     {128, 128, 32, 4, 3, 1, 0, IN_TF32},
