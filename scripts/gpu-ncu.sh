@@ -276,13 +276,13 @@ case $part in
         ;;
     matmul)
         # gpu_matmul --profile: 4096^3 NN then NT, each configuration
-        # launched twice (check, run): six configurations (eight for tf32).
+        # launched twice (check, run): eight configurations.
         # Three ncu runs, so that a metric this ncu lacks loses only its own
         # run: launch shape and shared-memory conflicts; the tensor pipe; the
         # stall reasons.
         for dtype in ${TJIT_NCU_MATMUL_DTYPE:-f16}; do
             case $dtype in
-                f16 | bf16) nconfigs=6 ;;
+                f16 | bf16) nconfigs=8 ;;
                 tf32) nconfigs=8 ;;
                 *) echo "TJIT_NCU_MATMUL_DTYPE=$dtype: not f16, bf16 or tf32" >&2; exit 2 ;;
             esac
