@@ -407,8 +407,10 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
         snprintf(kname, sizeof kname, "k%d", 32 / eb);
         if (!need(c, "m64n", "'m64n' (the instruction: m64nNkK)") ||
             !number(c, 8, 256, &n, "the instruction's N (8 .. 256, a power of two)") || (n & (n - 1)) ||
-            !need(c, kname, eb == 2 ? "'k16' (16-bit operands)" : eb == 4 ? "'k8' (tf32 operands)"
-                                                                       : "'k32' (8-bit operands)") || !need(c, ",", "','") || !need(c, "warps=", "'warps='") ||
+            !need(c, kname, eb == 2   ? "'k16' (16-bit operands)"
+                            : eb == 4 ? "'k8' (tf32 operands)"
+                                      : "'k32' (8-bit operands)") ||
+            !need(c, ",", "','") || !need(c, "warps=", "'warps='") ||
             !number(c, 4, 32, &w, "the warps (four per warpgroup, a power of two)") || (w & (w - 1)))
             return 0;
         ch = (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = eb, .passes = 1, .warps_m = (int)w,

@@ -75,8 +75,8 @@ static tj_status run_accelerate_dot(tjp_pass_state *s)
     if (s->has_layouts)
         return tjs_error(TJ_ERR_INVALID_ARG, "accelerate-dot: the program has layouts already "
                          "(the dots' forms are chosen before them)");
-    return tjp_accelerate_dots(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps}, s->has_axis ? &s->axis : NULL,
-                               &s->layouts);
+    tjp_target t = {s->sm, s->arch_specific, s->num_warps};
+    return tjp_accelerate_dots(s->fn, &t, s->has_axis ? &s->axis : NULL, &s->layouts);
 }
 
 static tj_status run_check_layouts(tjp_pass_state *s)

@@ -239,7 +239,8 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         FAIL(c, "internal error: wgmma of %s operands reads them K-major only", tj_dtype_name(at->dtype));
         return;
     }
-    LLVMValueRef desc_a = descriptor(c, RA, at, 0, slot_a, group_bytes), desc_b = descriptor(c, RB, bt, 1, slot_b, NULL);
+    LLVMValueRef desc_a = descriptor(c, RA, at, 0, slot_a, group_bytes);
+    LLVMValueRef desc_b = descriptor(c, RB, bt, 1, slot_b, NULL);
     /* skip_zero_init: the first iteration's first K step overwrites */
     LLVMValueRef first_scale = c_i32(c, 1), acc[MAX_ACC];
     int32_t loop = ch->skip_zero_init ? loop_of(c, op) : -1;
