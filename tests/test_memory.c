@@ -348,6 +348,29 @@ static tl_num num_add(tj_dtype t, tl_num a, tl_num b)
     return tl_int(tl_wrap(t, (int64_t)((uint64_t)a.i + (uint64_t)b.i)));
 }
 
+/* Whether the unused programs can be ordered so that each saw the running
+ * total cur as its old value, ending at final: a search that backtracks
+ * where several programs saw the same total (a float sum can return to an
+ * earlier total, e.g. after x and about -x). *deepest: the most adds
+ * chained. */
+static int add_chain(tj_dtype t, int n, tl_num cur, const tl_num *v, const tl_num *old, tl_num final, int *used,
+                     int step, int *deepest)
+{
+    if (step > *deepest)
+        *deepest = step;
+    if (step == n)
+        return num_eq(t, cur, final);
+    for (int p = 0; p < n; p++) {
+        if (used[p] || !num_eq(t, old[p], cur))
+            continue;
+        used[p] = 1;
+        if (add_chain(t, n, num_add(t, cur, v[p]), v, old, final, used, step + 1, deepest))
+            return 1;
+        used[p] = 0;
+    }
+    return 0;
+}
+
 /* Checks one lane's story after PROGRAMS atomics: returns NULL or why not. */
 static const char *check_lane(int op, tj_dtype t, tl_num init, const tl_num *v,
                               const tl_num *old, tl_num final)
@@ -357,19 +380,12 @@ static const char *check_lane(int op, tj_dtype t, tl_num init, const tl_num *v,
     if (op == TJ_ATOMIC_ADD) {
         /* The olds must chain init -> ... -> final, each step adding the
          * value of the program that saw the previous total. */
-        tl_num cur = init;
-        for (int step = 0; step < PROGRAMS; step++) {
-            int p = 0;
-            while (p < PROGRAMS && (used[p] || !num_eq(t, old[p], cur)))
-                p++;
-            if (p == PROGRAMS) {
-                snprintf(why, sizeof why, "no program saw the running total after %d adds", step);
-                return why;
-            }
-            used[p] = 1;
-            cur = num_add(t, cur, v[p]);
-        }
-        return num_eq(t, cur, final) ? NULL : "final value is not the end of the chain";
+        int deepest = 0;
+        if (add_chain(t, PROGRAMS, init, v, old, final, used, 0, &deepest))
+            return NULL;
+        snprintf(why, sizeof why, "no order of the programs chains the initial value to the final one through "
+                 "their old values (at most %d adds)", deepest);
+        return why;
     }
     if (op == TJ_ATOMIC_XCHG) {
         /* olds + final == init + all values, as multisets. */
@@ -413,6 +429,21 @@ static const char *check_lane(int op, tj_dtype t, tl_num init, const tl_num *v,
             return "an old value is past the final one";
     }
     return saw_init == 1 ? NULL : "the initial value was not seen by exactly one program";
+}
+
+/* The add check itself on a lane of three programs that saw totals 0, 0
+ * and 1 (they ran +1, -1, then +2): taking the first program that saw 0
+ * (+2) strands the others, which a check without backtracking reported as
+ * a wrong atomic (the GPU run of 2026-12-02 18:45); a final value off the
+ * chain is still refused. */
+static void test_add_chain_ties(void)
+{
+    const tl_num v[3] = {tl_flt(2), tl_flt(1), tl_flt(-1)}, old[3] = {tl_flt(0), tl_flt(0), tl_flt(1)};
+    int used[3] = {0}, unused[3] = {0}, deepest = 0;
+    int ok = add_chain(TJ_F32, 3, tl_flt(0), v, old, tl_flt(2), used, 0, &deepest);
+    int refused = !add_chain(TJ_F32, 3, tl_flt(0), v, old, tl_flt(3), unused, 0, &deepest);
+    tap_ok(ok && refused, "the atomic_add check finds the order of programs that saw equal totals, "
+           "and refuses a final value off the chain");
 }
 
 static void test_atomic(tj_dtype t, int op, int masked, int ones)
@@ -571,6 +602,7 @@ int main(void)
     test_offset_dtypes();
     test_masked_2d();
 
+    test_add_chain_ties();
     for (size_t i = 0; i < TL_COUNT(atomic_dtypes); i++) {
         tj_dtype t = atomic_dtypes[i];
         test_atomic(t, TJ_ATOMIC_ADD, 0, 0);
