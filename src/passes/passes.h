@@ -142,8 +142,8 @@ TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape
  * any layout of the result). why: what kept a DOT off MMA (static text;
  * NULL once read back from text). Printed "#dot<mma m16n8k16, warps=2x2>",
  * "#dot<mma m16n8k8.tf32 x3, warps=4x1>", "#dot<fma>". */
-/* WGMMA (sm_90a, wgmma.c): warpgroup-wide wgmma.mma_async m64<instr_n>k16
- * reading both operands from the rings of pipelined loads through
+/* WGMMA (sm_90a, wgmma.c): warpgroup-wide wgmma.mma_async m64<instr_n>kK
+ * (K = 32 bytes of operands: k16, tf32 k8, 8-bit k32) reading both operands from the rings of pipelined loads through
  * shared-memory descriptors; warps_m = num_warps (warpgroups of four along
  * M), warps_n 1; async: the group stays in flight across iterations of
  * the loop that carries the accumulator (waited for after it);
