@@ -55,4 +55,20 @@ static inline void matmul_tutorial_body(tj_val a, tj_val b, tj_val c, tj_val M, 
     tj_store(c_ptrs, tj_cast(acc, c_dtype), .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
 }
 
+/* The tutorial as a kernel of its own: A, B and C of dtypes a_dt, b_dt, c_dt
+ * (C stored as c_dtype), the input precision fixed, the tile sizes and the
+ * group size as constants BM, BN, BK, GROUP — the kernel the tests compile
+ * for the GPU without launching it. */
+#define MATMUL_TUTORIAL_KERNEL(name, a_dt, b_dt, c_dt, c_dtype, precision)                                   \
+    TJ_KERNEL(name,                                                                                          \
+              TJ_PARAMS(TJ_PTR(a, a_dt), TJ_PTR(b, b_dt), TJ_PTR(c, c_dt), TJ_SCALAR(M, i32),                \
+                        TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),                     \
+                        TJ_SCALAR(stride_ak, i32), TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32),     \
+                        TJ_SCALAR(stride_cm, i32), TJ_SCALAR(stride_cn, i32)),                               \
+              TJ_CONSTS(BM, BN, BK, GROUP))                                                                  \
+    {                                                                                                        \
+        matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,        \
+                             stride_cn, BM, BN, BK, GROUP, precision, c_dtype);                              \
+    }
+
 #endif

@@ -46,20 +46,8 @@
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
-#define TUTORIAL_KERNEL(name, c_dt, c_dtype)                                                                     \
-    TJ_KERNEL(name,                                                                                              \
-              TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, c_dt), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),   \
-                        TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),                 \
-                        TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),         \
-                        TJ_SCALAR(stride_cn, i32)),                                                              \
-              TJ_CONSTS(BM, BN, BK, GROUP))                                                                      \
-    {                                                                                                            \
-        matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,  \
-                             BM, BN, BK, GROUP, TJ_PRECISION_IEEE, c_dtype);                                     \
-    }
-
-TUTORIAL_KERNEL(tutorial_matmul, f32, TJ_F32)
-TUTORIAL_KERNEL(tutorial_matmul_f16, f16, TJ_F16)
+MATMUL_TUTORIAL_KERNEL(tutorial_matmul, f16, f16, f32, TJ_F32, TJ_PRECISION_IEEE)
+MATMUL_TUTORIAL_KERNEL(tutorial_matmul_f16, f16, f16, f16, TJ_F16, TJ_PRECISION_IEEE)
 
 /* A buffer argument that is only a slot: compiles without launches look up no handle. */
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})

@@ -42,22 +42,10 @@
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
-#define WGMMA_KERNEL(name, a_dt, b_dt, c_dt, c_dtype, precision)                                                  \
-    TJ_KERNEL(name,                                                                                               \
-              TJ_PARAMS(TJ_PTR(a, a_dt), TJ_PTR(b, b_dt), TJ_PTR(c, c_dt), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),  \
-                        TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),                  \
-                        TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),          \
-                        TJ_SCALAR(stride_cn, i32)),                                                               \
-              TJ_CONSTS(BM, BN, BK, GROUP))                                                                       \
-    {                                                                                                             \
-        matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,   \
-                             BM, BN, BK, GROUP, precision, c_dtype);                                              \
-    }
-
-WGMMA_KERNEL(wgmma_matmul, f16, f16, f32, TJ_F32, TJ_PRECISION_IEEE)
-WGMMA_KERNEL(wgmma_matmul_f16c, f16, f16, f16, TJ_F16, TJ_PRECISION_IEEE)
-WGMMA_KERNEL(wgmma_matmul_tf32, f32, f32, f32, TJ_F32, TJ_PRECISION_TF32)
-WGMMA_KERNEL(wgmma_matmul_fp8, f8e4m3, f8e5m2, f32, TJ_F32, TJ_PRECISION_IEEE)
+MATMUL_TUTORIAL_KERNEL(wgmma_matmul, f16, f16, f32, TJ_F32, TJ_PRECISION_IEEE)
+MATMUL_TUTORIAL_KERNEL(wgmma_matmul_f16c, f16, f16, f16, TJ_F16, TJ_PRECISION_IEEE)
+MATMUL_TUTORIAL_KERNEL(wgmma_matmul_tf32, f32, f32, f32, TJ_F32, TJ_PRECISION_TF32)
+MATMUL_TUTORIAL_KERNEL(wgmma_matmul_fp8, f8e4m3, f8e5m2, f32, TJ_F32, TJ_PRECISION_IEEE)
 
 /* Operand dtypes of a configuration. */
 enum { IN_F16, IN_TF32, IN_FP8 };

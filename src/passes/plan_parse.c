@@ -18,70 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_scan.h"
 #include "plan_text.h"
 
 /* --- parsing ------------------------------------------------------------- */
-
-typedef struct cursor {
-    const char *s;
-    const char **err, **at;
-} cursor;
-
-static void spaces(cursor *c)
-{
-    while (*c->s == ' ' || *c->s == '\t')
-        c->s++;
-}
-
-static int bad(cursor *c, const char *what)
-{
-    *c->err = what;
-    *c->at = c->s;
-    return 0;
-}
-
-static int take(cursor *c, const char *word)
-{
-    spaces(c);
-    size_t n = strlen(word);
-    if (strncmp(c->s, word, n) != 0)
-        return 0;
-    c->s += n;
-    return 1;
-}
-
-/* word, not followed by more of an instruction's name (".e5m2" after
- * "m16n8k32.e4m3"). */
-static int take_word(cursor *c, const char *word)
-{
-    const char *at = c->s;
-    if (!take(c, word))
-        return 0;
-    if (*c->s == '.' || isalnum((unsigned char)*c->s)) {
-        c->s = at;
-        return 0;
-    }
-    return 1;
-}
-
-static int need(cursor *c, const char *word, const char *what)
-{
-    return take(c, word) || bad(c, what);
-}
-
-static int number(cursor *c, long long lo, long long hi, long long *out, const char *what)
-{
-    spaces(c);
-    char *end;
-    if ((*c->s < '0' || *c->s > '9') && *c->s != '-')
-        return bad(c, what);
-    long long v = strtoll(c->s, &end, 10);
-    if (end == c->s || v < lo || v > hi)
-        return bad(c, what);
-    c->s = end;
-    *out = v;
-    return 1;
-}
 
 static int name_char(char ch)
 {
@@ -358,33 +298,6 @@ static int32_t column(const text_state *t, const char *p)
     while (start > t->text && start[-1] != '\n')
         start--;
     return (int32_t)(p - start) + 1;
-}
-
-/* ", key" next: taken; else nothing read. */
-static int take_item(cursor *c, const char *key)
-{
-    const char *save = c->s;
-    if (take(c, ",") && take(c, key))
-        return 1;
-    c->s = save;
-    return 0;
-}
-
-/* An offset (lo 0) or a size (lo 1) in bytes. */
-static int byte_number(cursor *c, long long lo, uint64_t *out)
-{
-    long long v;
-    if (!number(c, lo, TJP_SHARED_MAX, &v, lo ? "a size in bytes (1..232448)"
-                                              : "a byte offset (0..232448)"))
-        return 0;
-    *out = (uint64_t)v;
-    return 1;
-}
-
-/* ", key=N". */
-static int byte_item(cursor *c, const char *key, long long lo, uint64_t *out)
-{
-    return need(c, ",", "','") && need(c, key, key) && byte_number(c, lo, out);
 }
 
 /* "#dot<" read: the form, checked against the dot's operands. */
