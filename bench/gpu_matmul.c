@@ -27,9 +27,7 @@
  * inputs, within 2 K 2^-23 sum |a b| plus C's rounding (TF32: + 2^-10 of
  * sum |a b|); then WARMUP launches and RUNS launches each between two CUDA
  * events on the default stream, enqueued back to back; the figure is the
- * median interval. TFLOP/s counts 2 M N K per product. The CUDA driver's
- * event functions are loaded here with dlopen, on the primary context that
- * tjit launches in (as bench/gpu_bench.c does).
+ * median interval (gpu_timing.h). TFLOP/s counts 2 M N K per product.
  *
  * Output: one JSON line per measurement ("impl":"tjit","what":"matmul");
  * a failed build or launch is a line with "error" and the run goes on. The
@@ -40,7 +38,6 @@
  *      --device cpu: the same on tjit's CPU back end, timed by wall clock)
  */
 #define _GNU_SOURCE /* setenv */
-#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -49,7 +46,7 @@
 #include <string.h>
 
 #include "tjit.h"
-#include "bench_util.h"
+#include "gpu_timing.h"
 #include "../samples/matmul_kernel.h"
 
 enum { GROUP_M = 8, CHECKED_ELEMENTS = 256 };
@@ -86,75 +83,10 @@ static const config tf32_configs[NTF32_CONFIGS] = {
     {128, 128, 32, 4, 1}, {128, 128, 32, 4, 3}, {128, 128, 16, 4, 4}, {64, 256, 32, 4, 4},
     {128, 256, 32, 8, 3}, {128, 128, 32, 8, 3}, {128, 128, 16, 4, 3}, {128, 64, 32, 4, 4}};
 
-/* ---- CUDA events, from the driver loaded here -------------------------------- */
-
-typedef struct CUctx_st *cu_context;
-typedef struct CUevent_st *cu_event;
-static struct {
-    unsigned (*device_get)(int *device, int ordinal);
-    unsigned (*primary_ctx_retain)(cu_context *ctx, int device);
-    unsigned (*ctx_set_current)(cu_context ctx);
-    unsigned (*event_create)(cu_event *event, unsigned flags);
-    unsigned (*event_record)(cu_event event, void *stream);
-    unsigned (*event_synchronize)(cu_event event);
-    unsigned (*event_elapsed_time)(float *ms, cu_event start, cu_event end);
-    unsigned (*event_destroy)(cu_event event);
-} cu;
-
-static int resolve(void *lib, void *fn_ptr, size_t size, const char *symbol,
-                   const char *fallback)
-{
-    void *p = dlsym(lib, symbol);
-    if (!p && fallback)
-        p = dlsym(lib, fallback);
-    if (p)
-        memcpy(fn_ptr, &p, size); /* dlsym gives a data pointer */
-    return p != NULL;
-}
-
-static const char *cuda_events_init(void)
-{
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        return "cannot dlopen libcuda.so.1";
-#define RESOLVE(field, symbol, fallback) resolve(lib, &cu.field, sizeof cu.field, symbol, fallback)
-    if (!RESOLVE(device_get, "cuDeviceGet", NULL) ||
-        !RESOLVE(primary_ctx_retain, "cuDevicePrimaryCtxRetain", NULL) ||
-        !RESOLVE(ctx_set_current, "cuCtxSetCurrent", NULL) ||
-        !RESOLVE(event_create, "cuEventCreate", NULL) ||
-        !RESOLVE(event_record, "cuEventRecord", NULL) ||
-        !RESOLVE(event_synchronize, "cuEventSynchronize", NULL) ||
-        !RESOLVE(event_elapsed_time, "cuEventElapsedTime_v2", "cuEventElapsedTime") ||
-        !RESOLVE(event_destroy, "cuEventDestroy_v2", NULL))
-        return "libcuda.so.1 lacks an event function";
-#undef RESOLVE
-    int device;
-    cu_context ctx;
-    if (cu.device_get(&device, 0) || cu.primary_ctx_retain(&ctx, device) ||
-        cu.ctx_set_current(ctx))
-        return "cannot make GPU 0's primary context current";
-    return NULL;
-}
-
 /* ---- output ------------------------------------------------------------------- */
 
 static tj_device *dev;
 static int use_events = 1, runs = 10, warmup = 3;
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
 
 typedef struct problem {
     const char *dtype; /* "f16", "bf16", "tf32" */
@@ -199,8 +131,9 @@ static const char *tj_failure(tj_status st)
 
 /* ---- one problem -------------------------------------------------------------- */
 
-static tj_status launch(const problem *p)
+static tj_status launch(const void *problem_)
 {
+    const problem *p = problem_;
     tj_launch_cfg cfg = {.grid = {(int64_t)((p->n + p->cfg.bm - 1) / p->cfg.bm) *
                                   ((p->n + p->cfg.bn - 1) / p->cfg.bn)},
                          .num_warps = p->cfg.warps, .num_stages = p->cfg.stages};
@@ -308,49 +241,9 @@ static int bench(const problem *p)
     if (st != TJ_OK)
         return record_error(p, tj_failure(st));
     int correct = check(p);
-    for (int i = 0; i < warmup && st == TJ_OK; i++)
-        st = launch(p);
-    if (st == TJ_OK)
-        st = tj_synchronize(dev);
-    double *ms = xmalloc((size_t)runs * sizeof(double));
-    if (use_events) {
-        cu_event *ev = xmalloc(2 * (size_t)runs * sizeof(cu_event));
-        int created = 0, ok = st == TJ_OK;
-        while (ok && created < 2 * runs)
-            ok = cu.event_create(&ev[created], 0) == 0 && ++created;
-        for (int r = 0; ok && r < runs; r++) {
-            ok = cu.event_record(ev[2 * r], NULL) == 0 && (st = launch(p)) == TJ_OK &&
-                 cu.event_record(ev[2 * r + 1], NULL) == 0;
-        }
-        ok = ok && cu.event_synchronize(ev[2 * runs - 1]) == 0;
-        for (int r = 0; ok && r < runs; r++) {
-            float t;
-            ok = cu.event_elapsed_time(&t, ev[2 * r], ev[2 * r + 1]) == 0;
-            ms[r] = t;
-        }
-        for (int i = 0; i < created; i++)
-            cu.event_destroy(ev[i]);
-        free(ev);
-        if (!ok && st == TJ_OK) {
-            free(ms);
-            return record_error(p, "a CUDA event call failed");
-        }
-    } else {
-        for (int r = 0; r < runs && st == TJ_OK; r++) {
-            double t0 = now_seconds();
-            if ((st = launch(p)) == TJ_OK)
-                st = tj_synchronize(dev);
-            ms[r] = (now_seconds() - t0) * 1e3;
-        }
-    }
-    if (st == TJ_OK)
-        st = tj_synchronize(dev);
-    if (st != TJ_OK) {
-        free(ms);
-        return record_error(p, tj_failure(st));
-    }
-    double median_ms = median(ms, runs);
-    free(ms);
+    double median_ms;
+    if (median_launch_ms(dev, use_events, warmup, runs, launch, p, &median_ms, &st))
+        return record_error(p, st != TJ_OK ? tj_failure(st) : "a CUDA event call failed");
     record_begin(p);
     printf(",\"runs\":%d,\"ms\":%.5f,\"tflops\":%.2f,\"correct\":%s,\"timer\":\"%s\"", runs,
            median_ms, 2.0 * p->n * (double)p->n * p->n / (median_ms * 1e-3) / 1e12,

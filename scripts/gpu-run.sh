@@ -18,7 +18,7 @@
 #     its plan and the program exited 0.
 #  2. samples: each sample once more at its default (large) size on the GPU;
 #     then compute-sanitizer (memcheck, racecheck, synccheck) on the matmul
-#     samples at 512^3 (TJIT_SKIP_SANITIZER=1 leaves it out).
+#     samples at 512^3 and on attention (TJIT_SKIP_SANITIZER=1 leaves it out).
 #  3. Nsight Compute on the transpose sample: its shared-memory bank
 #     conflicts (scripts/gpu-ncu.sh transpose).
 #  4. the benchmark: bench/gpu_compare.sh, where it exists, under a limit
@@ -30,6 +30,9 @@
 #     benchmark, or alone with TJIT_SKIP_MATMUL=1). Its JSON lines are
 #     appended to bench/tjit.jsonl and bench/triton.jsonl, its table to
 #     bench/table.txt and the summary: the device tool brings back 8 files.
+#  6b. the attention benchmark: bench/gpu_attention.sh (tjit against Triton
+#     and torch's SDPA) under TJIT_ATTENTION_LIMIT (200; left out with the
+#     benchmark, or alone with TJIT_SKIP_ATTENTION=1), appended likewise.
 #  7. Nsight Compute on the matmul's configurations, tjit's and Triton's
 #     (scripts/gpu-ncu.sh matmul; left out with the benchmark, not with
 #     TJIT_SKIP_MATMUL). TJIT_SKIP_TESTS=1 leaves out 1 and 2.
@@ -233,9 +236,10 @@ done
 say "samples done ($(elapsed))"
 fi
 
-# --- 2b. compute-sanitizer on the matmul samples ---------------------------------
+# --- 2b. compute-sanitizer on the matmul and attention samples --------------------
 # memcheck, racecheck and synccheck on matmul and matmul_block_ptr at 512^3
-# (the wgmma path on sm_90a: rings, fences, barriers); each run's output
+# (the wgmma path on sm_90a: rings, fences, barriers) and on attention at
+# 1 x 2 x 300 (its eight kernels, ragged tails); each run's output
 # goes to samples.log, its ERROR SUMMARY line to the summary.
 # TJIT_SKIP_SANITIZER=1 leaves it out; TJIT_SANITIZER_LIMIT per run (120 s).
 say ""
@@ -246,13 +250,15 @@ elif ! command -v compute-sanitizer >/dev/null 2>&1; then
 elif [ "$has_gpu_status" -ne 0 ]; then
     say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
-    say "== compute-sanitizer on the matmul samples, 512^3 ($(elapsed))"
-    for sample in matmul matmul_block_ptr; do
+    say "== compute-sanitizer on the matmul samples (512^3) and attention (1 x 2 x 300) ($(elapsed))"
+    for run in "matmul 512 512 512" "matmul_block_ptr 512 512 512" "attention 1 2 300"; do
+        sample=${run%% *}
         for tool in memcheck racecheck synccheck; do
             {
-                echo "======== compute-sanitizer --tool $tool $sample 512 512 512"
+                echo "======== compute-sanitizer --tool $tool $run"
+                # shellcheck disable=SC2086  # run is a sample and its sizes
                 TJIT_DEVICE=gpu timeout "${TJIT_SANITIZER_LIMIT:-120}" compute-sanitizer --tool "$tool" \
-                    --error-exitcode 3 "$root/samples/$sample" 512 512 512
+                    --error-exitcode 3 "$root/samples/"$run
                 echo "# exit status $?"
             } >>"$out/samples.log" 2>&1 </dev/null
             say "$(printf '%-16s %-9s %s; %s' "$sample" "$tool" \
@@ -324,6 +330,28 @@ elif [ -f bench/gpu_matmul.sh ] && [ -x "$root/bench/gpu_matmul" ]; then
     fi
 else
     say "== no bench/gpu_matmul.sh or gpu_matmul: matmul benchmark skipped"
+fi
+# --- 6b. the attention benchmark -------------------------------------------------
+ATTENTION_LIMIT=${TJIT_ATTENTION_LIMIT:-200}
+say ""
+if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${TJIT_SKIP_ATTENTION:-}" ]; then
+    say "== attention benchmark skipped (TJIT_SKIP_BENCH or TJIT_SKIP_ATTENTION)"
+elif [ -f bench/gpu_attention.sh ] && [ -x "$root/bench/gpu_attention" ]; then
+    say "== bench/gpu_attention.sh (limit ${ATTENTION_LIMIT}s; $(elapsed))"
+    mkdir -p "$out/bench"
+    GPU_ATTENTION_OUT=$logs/attention TJIT_ATTENTION_PART_LIMIT=$((ATTENTION_LIMIT / 2)) \
+        timeout $((ATTENTION_LIMIT + 10)) bash bench/gpu_attention.sh "$root/bench/gpu_attention" \
+        >"$logs/attention.out" 2>&1
+    say "gpu_attention exit status $?"
+    cat "$logs"/attention/tjit.jsonl >>"$out/bench/tjit.jsonl" 2>/dev/null
+    cat "$logs"/attention/triton.jsonl >>"$out/bench/triton.jsonl" 2>/dev/null
+    if grep -q '^devices:' "$logs/attention.out"; then
+        sed -n '/^devices:/,$p' "$logs/attention.out" | tee -a "$out/bench/table.txt" | tee -a "$summary"
+    else
+        tail -n 40 "$logs/attention.out" | tee -a "$summary"
+    fi
+else
+    say "== no bench/gpu_attention.sh or gpu_attention: attention benchmark skipped"
 fi
 # --- 7. Nsight Compute: the matmul's configurations (also without step 6)
 [ -z "${TJIT_SKIP_BENCH:-}" ] && [ -x "$root/bench/gpu_matmul" ] && ncu_part matmul

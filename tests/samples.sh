@@ -19,7 +19,8 @@ set -- \
     "box_filter 45 141" \
     "softmax 37 300" \
     "matmul 130 67 45" \
-    "matmul_block_ptr 77 130 65"
+    "matmul_block_ptr 77 130 65" \
+    "attention 2 1 77"
 
 echo "1..$#"
 n=0

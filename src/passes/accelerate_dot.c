@@ -12,7 +12,11 @@
  *    (and, for operands whose wgmma is K-major only, axis info says the
  *    loads run along K); asynchronous where the accumulator is carried
  *    by the loop and nothing else reads it, and then the zeros it starts
- *    from are skipped (the first step overwrites).
+ *    from are skipped (the first step overwrites). With 16-bit operands
+ *    B alone may come from a ring and A from registers (attention: Q
+ *    loaded before the loop, P computed from the first dot's scores);
+ *    such a dot waits for its group at once, and an accumulator that is
+ *    a +0.0 constant is skipped the same way.
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
@@ -153,13 +157,18 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
 {
     tjp_dot_choice ch = {.form = TJP_DOT_FMA};
     int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, eb, zero_init = 0;
-    if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[0]) >= 0 &&
-        tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
+    int a_ring = tjp_wgmma_operand_ring(fn, op->args[0]) >= 0;
+    if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
+        (a_ring || eb == 2) &&
         (!tjp_wgmma_k_major_only(fn, op) ||
          (loads_along_k(fn, axis, op->args[0], 0) && loads_along_k(fn, axis, op->args[1], 1)))) {
-        int async = async_in_loop(fn, op, &zero_init);
+        /* A in registers may change while a group is in flight: wait */
+        int async = a_ring && async_in_loop(fn, op, &zero_init);
+        if (!async)
+            zero_init = op->args[2] && is_positive_zero(fn, op->args[2]);
         return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = eb, .passes = 1, .warps_m = num_warps,
-                                .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init};
+                                .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init,
+                                .a_in_regs = !a_ring};
     }
     const tji_type *a = tji_typeof(fn, op->args[0]), *b = tji_typeof(fn, op->args[1]);
     int rank = a->rank, elem_bytes, passes;
@@ -188,20 +197,24 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
     return ch;
 }
 
-/* The MMA dot whose result a's value is, through casts and one-operand
- * element-wise ops (attention's p = f16(s)); -1 if none. */
-static int32_t producer_dot(const tji_func *fn, const tjp_layout_plan *plan, int32_t v)
+/* The MMA dot whose result a's value is computed from through element-wise
+ * ops (attention's p = f16(exp2(s * scale - m)): the walk follows every
+ * operand, so the row maxima broadcast back into it do not hide s); -1 if
+ * none. */
+static int32_t producer_dot(const tji_func *fn, const tjp_layout_plan *plan, int32_t v, int depth)
 {
-    for (int depth = 0; depth < 8 && v > 0; depth++) {
-        int32_t def = tji_val(fn, v)->def_op;
-        if (def < 0)
-            return -1;
-        const tji_op *d = &fn->ops[def];
-        if (d->code == TJI_DOT)
-            return plan->dot[def].form == TJP_DOT_MMA ? def : -1;
-        if (!tji_is_elementwise(d->code) || d->nargs != 1)
-            return -1;
-        v = d->args[0];
+    int32_t def = v > 0 ? tji_val(fn, v)->def_op : -1;
+    if (def < 0 || depth > 8)
+        return -1;
+    const tji_op *d = &fn->ops[def];
+    if (d->code == TJI_DOT)
+        return plan->dot[def].form == TJP_DOT_MMA ? def : -1;
+    if (!tji_is_elementwise(d->code))
+        return -1;
+    for (int a = 0; a < d->nargs; a++) {
+        int32_t found = producer_dot(fn, plan, d->args[a], depth + 1);
+        if (found >= 0)
+            return found;
     }
     return -1;
 }
@@ -221,7 +234,7 @@ tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t, const tjp
     for (int32_t i = 0; i < fn->nops; i++) {
         if (fn->ops[i].code != TJI_DOT || plan->dot[i].form != TJP_DOT_MMA)
             continue;
-        int32_t first = producer_dot(fn, plan, fn->ops[i].args[0]);
+        int32_t first = producer_dot(fn, plan, fn->ops[i].args[0], 0);
         const tji_type *t = tji_typeof(fn, fn->ops[i].args[0]);
         if (first < 0 || t->shape[t->rank - 2] / 16 < num_warps)
             continue;
@@ -315,8 +328,11 @@ int tjp_dot_operand_layouts(const tji_func *fn, const tji_op *op, const tjp_dot_
                             const tjp_layout *C, tjp_layout *a, tjp_layout *b)
 {
     const tji_type *ta = tji_typeof(fn, op->args[0]), *tb = tji_typeof(fn, op->args[1]);
-    if (ch->form == TJP_DOT_WGMMA) { /* read from shared memory: no registers, any layout */
-        tjp_layout_default(a, ta->rank, ta->shape, num_warps);
+    if (ch->form == TJP_DOT_WGMMA) { /* read from shared memory (but A in registers): any layout */
+        if (ch->a_in_regs && !tjp_layout_wgmma_a(a, ta->shape, num_warps))
+            return 0;
+        if (!ch->a_in_regs)
+            tjp_layout_default(a, ta->rank, ta->shape, num_warps);
         tjp_layout_default(b, tb->rank, tb->shape, num_warps);
         return 1;
     }

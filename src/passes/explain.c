@@ -386,9 +386,10 @@ static void explain_dot(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *p
     if (!ch || !ch->form)
         tjs_buf_printf(b, "no form chosen (tjp_accelerate_dots has not run)\n");
     else if (ch->form == TJP_DOT_WGMMA)
-        tjs_buf_printf(b, "wgmma.mma_async.m64n%dk%d on tensor cores, %d warpgroup%s along M, operands read "
-                       "from their rings in shared memory%s\n", ch->instr_n, 32 / ch->elem_bytes, ch->warps_m / 4,
-                       ch->warps_m > 4 ? "s" : "",
+        tjs_buf_printf(b, "wgmma.mma_async.m64n%dk%d on tensor cores, %d warpgroup%s along M, %s%s\n",
+                       ch->instr_n, 32 / ch->elem_bytes, ch->warps_m / 4, ch->warps_m > 4 ? "s" : "",
+                       ch->a_in_regs ? "A from registers, B read from its ring in shared memory"
+                                     : "operands read from their rings in shared memory",
                        ch->async ? ", one group left in flight across iterations" : ", waited for at once");
     else if (ch->form == TJP_DOT_MMA)
         tjs_buf_printf(b, "mma.sync.%s%s on tensor cores, warps %d (M) x %d (N)%s\n",

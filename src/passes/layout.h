@@ -90,6 +90,13 @@ TJI_FUNC int tjp_layout_mma(tjp_layout *out, tjp_mma_operand which, int elem_byt
  * blocks of a warpgroup in registers; warpgroups take consecutive row
  * blocks. 0 where the tile does not fit. */
 TJI_FUNC int tjp_layout_wgmma_acc(tjp_layout *out, const int32_t *shape, int num_warps, int instr_n);
+/* wgmma's register A operand of an M x K tile of 16-bit elements: the
+ * PTX ISA's A fragment of m64k16 is, element for element, the
+ * accumulator's fragment of m64n16 (per warp, mma.sync's m16k16 A), so
+ * the layout is tjp_layout_wgmma_acc's of [M, K] — K steps where the
+ * accumulator has its columns, then the m64 blocks. That is also why a
+ * chained dot's accumulator is its successor's A with no data moving. */
+TJI_FUNC int tjp_layout_wgmma_a(tjp_layout *out, const int32_t *shape, int num_warps);
 /* Operand elements per 32-bit register: 4 (1 byte), 2 (2 bytes), 1 (tf32); 0 otherwise. */
 TJI_FUNC int tjp_mma_elems_per_reg(int elem_bytes);
 /* Registers of one instruction's fragment per thread (element i of the

@@ -388,14 +388,49 @@ static void convert_after_casts(assigner *A, int32_t r, int32_t v, const tjp_lay
     }
 }
 
-/* A FOR whose body yields a dot of the MMA form (an accumulator carried
- * along the loop) carries it in the accumulator layout, so that the loop
- * converts nothing per iteration; users after the loop that asked for
+/* The layout a value of a loop body has for free when it is computed from
+ * a tensor-core dot's result there: the accumulator layout for the dot,
+ * its slice for a reduction of such a value, an element-wise op's for an
+ * operand's (attention's row maxima and sums, l * alpha + sum(p)); 0 where
+ * no dot is on the way. */
+static int dot_derived_layout(const assigner *A, int32_t body, int32_t v, tjp_layout *out, int depth)
+{
+    const tji_func *fn = A->fn;
+    int32_t def = v > 0 ? tji_val(fn, v)->def_op : -1;
+    if (def < 0 || depth > 8 || fn->ops[def].parent != body || !is_tile(fn, v))
+        return 0;
+    const tji_op *op = &fn->ops[def];
+    if (op->code == TJI_DOT)
+        return tjp_dot_result_layout(fn, op, &A->dot[def], A->num_warps, out);
+    if (op->code == TJI_REDUCE) {
+        tjp_layout x;
+        if (!dot_derived_layout(A, body, op->args[0], &x, depth + 1))
+            return 0;
+        tjp_layout_slice(out, &x, op->axis);
+        return 1;
+    }
+    if (!tji_is_elementwise(op->code))
+        return 0;
+    const tji_type *t = tji_typeof(fn, v);
+    for (int k = 0; k < op->nargs; k++) {
+        const tji_type *a = op->args[k] > 0 ? tji_typeof(fn, op->args[k]) : NULL;
+        if (a && a->rank == t->rank && !memcmp(a->shape, t->shape, sizeof a->shape[0] * (size_t)t->rank) &&
+            dot_derived_layout(A, body, op->args[k], out, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* A FOR whose body yields values computed from a tensor-core dot (an
+ * accumulator carried along the loop, attention's running maxima and
+ * sums) carries them in the layout they are computed in
+ * (dot_derived_layout), so that the loop converts nothing per iteration;
+ * users after the loop that asked for
  * another layout read a CONVERT placed right after it, or, where they are
  * all narrowing casts, right after each cast (after the wait
  * that ends a pipelined loop: its shared buffer may then reuse the rings'
  * bytes, alloc_shared.c). */
-static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opidx)
+static void carry_dot_layouts(assigner *A, int32_t r, int pos, int32_t opidx)
 {
     tji_func *fn = A->fn;
     const tji_region *body = &fn->regions[fn->ops[opidx].region[0]];
@@ -403,10 +438,8 @@ static void carry_mma_accumulators(assigner *A, int32_t r, int pos, int32_t opid
         return;
     int32_t yield = body->ops[body->nops - 1];
     for (int i = 0; i < fn->ops[opidx].nresults && i < fn->ops[yield].nargs; i++) {
-        int32_t y = fn->ops[yield].args[i], def = y > 0 ? tji_val(fn, y)->def_op : -1;
         tjp_layout acc;
-        if (def < 0 || fn->ops[def].code != TJI_DOT || fn->ops[def].parent != fn->ops[opidx].region[0] ||
-            !tjp_dot_result_layout(fn, &fn->ops[def], &A->dot[def], A->num_warps, &acc))
+        if (!dot_derived_layout(A, fn->ops[opidx].region[0], fn->ops[yield].args[i], &acc, 0))
             continue;
         int32_t res = fn->ops[opidx].result + i;
         int other = A->set[res] && !tjp_layout_equal(&A->of[res], &acc);
@@ -517,7 +550,7 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         return;
     case TJI_FOR: case TJI_IF: {
         if (op.code == TJI_FOR)
-            carry_mma_accumulators(A, r, *pos, opidx);
+            carry_dot_layouts(A, r, *pos, opidx);
         tjp_layout *carried = carried_layouts(A, opidx);
         if (op.code == TJI_FOR) {
             const tji_region *body = &fn->regions[op.region[0]];

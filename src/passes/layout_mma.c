@@ -178,6 +178,11 @@ int tjp_layout_wgmma_acc(tjp_layout *out, const int32_t *shape, int num_warps, i
     return ok;
 }
 
+int tjp_layout_wgmma_a(tjp_layout *out, const int32_t *shape, int num_warps)
+{
+    return shape[1] % 16 == 0 && tjp_layout_wgmma_acc(out, shape, num_warps, 16);
+}
+
 int tjp_mma_fragment_regs(tjp_mma_operand which, int elem_bytes)
 {
     int p = tjp_mma_elems_per_reg(elem_bytes);

@@ -144,20 +144,26 @@ TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape
  * "#dot<mma m16n8k8.tf32 x3, warps=4x1>", "#dot<fma>". */
 /* WGMMA (sm_90a, wgmma.c): warpgroup-wide wgmma.mma_async m64<instr_n>kK
  * (K = 32 bytes of operands: k16, tf32 k8, 8-bit k32) reading both operands from the rings of pipelined loads through
- * shared-memory descriptors; warps_m = num_warps (warpgroups of four along
+ * shared-memory descriptors — or, where a_in_regs (16-bit operands), A
+ * from registers in tjp_layout_wgmma_a's fragments (a chained dot's
+ * operand, a tile loaded before the loop) and B from its ring;
+ * warps_m = num_warps (warpgroups of four along
  * M), warps_n 1; async: the group stays in flight across iterations of
  * the loop that carries the accumulator (waited for after it);
  * skip_zero_init: that accumulator enters the loop as +0.0 everywhere, and
  * the first iteration's first instructions overwrite it (scale-d 0)
  * instead of adding to zeros moved into the registers, which ptxas takes
- * for non-wgmma writes inside the pipeline and serializes (C7515).
- * Printed "#dot<wgmma m64n128k16, warps=8, async, skip-zero-init>". */
+ * for non-wgmma writes inside the pipeline and serializes (C7515); on a
+ * dot that is not async, its accumulator is a +0.0 constant, and the
+ * first instructions likewise overwrite instead of adding.
+ * Printed "#dot<wgmma m64n128k16, warps=8, async, skip-zero-init>",
+ * "#dot<wgmma m64n64k16, warps=8, a-regs, skip-zero-init>". */
 enum { TJP_DOT_NONE, TJP_DOT_FMA, TJP_DOT_MMA, TJP_DOT_WGMMA };
 typedef struct tjp_dot_choice {
     int form;
     int elem_bytes, passes;
     int warps_m, warps_n;
-    int instr_n, async, skip_zero_init; /* WGMMA only */
+    int instr_n, async, skip_zero_init, a_in_regs; /* WGMMA only */
     const char *why;
 } tjp_dot_choice;
 /* The GPU a plan is made for: sm_<sm> (0: none, FMA everywhere),

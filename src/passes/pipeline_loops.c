@@ -266,6 +266,80 @@ static int make_slice(const loop *L, const uint8_t *chosen, slice *s)
     return 1;
 }
 
+/* The copy, made before position *pos of the body, of slice value v (an
+ * op result computed from the induction variable and outside values
+ * alone) and of the slice ops it needs; copy[] maps the ones made. */
+static int32_t copy_of(loop *L, const slice *s, int32_t v, int *pos, int32_t *copy)
+{
+    tji_func *fn = L->fn;
+    int32_t d = fn->values[v].def_op;
+    if (d < 0 || !has(L, s->op, d))
+        return v;
+    if (copy[v])
+        return copy[v];
+    tji_op orig = fn->ops[d];
+    int32_t args[3] = {0};
+    for (int k = 0; k < orig.nargs && k < 3; k++)
+        args[k] = orig.args[k] ? copy_of(L, s, orig.args[k], pos, copy) : 0;
+    int32_t op = tji_insert_clone(fn, &orig, L->body, (*pos)++, args);
+    return copy[v] = tji_new_results(fn, op, tji_typeof(fn, v), 1);
+}
+
+/* Does slice value v depend on a carried value (through the slice)? */
+static int on_carried(const loop *L, const slice *s, int32_t v, int depth)
+{
+    const tji_func *fn = L->fn;
+    const tji_value *val = &fn->values[v];
+    if (v == L->iv || (val->def_op < 0 && val->def_region != L->body))
+        return 0;
+    if (val->def_op < 0 || depth > 64)
+        return 1;
+    const tji_op *op = &fn->ops[val->def_op];
+    for (int k = 0; has(L, s->op, val->def_op) && k < op->nargs; k++)
+        if (op->args[k] && on_carried(L, s, op->args[k], depth + 1))
+            return 1;
+    return 0;
+}
+
+/* Values of the candidate loads' slice that other ops of the body read too
+ * (attention's key indices mask both the loads of K and V and the scores)
+ * would keep the slice from moving ahead; where one is computed from the
+ * induction variable and outside values alone, those readers get a copy
+ * of its ops of their own, in place. Ops are added: L->nops grows. */
+static void unshare_slice(loop *L)
+{
+    tji_func *fn = L->fn;
+    int32_t n = fn->nops;
+    uint8_t *chosen = tjs_xcalloc((size_t)n + 1, 1);
+    slice s = {tjs_xcalloc((size_t)n + 1, 1), tjs_xcalloc((size_t)L->ncarried + 1, 1)};
+    int ok = 1;
+    for (int p = 0; p < fn->regions[L->body].nops; p++)
+        chosen[fn->regions[L->body].ops[p]] = (uint8_t)is_candidate(L, fn->regions[L->body].ops[p]);
+    for (int32_t i = 0; ok && i < n; i++)
+        if (chosen[i])
+            ok = add_value(L, &s, fn->ops[i].args[0]) && (!fn->ops[i].args[1] || add_value(L, &s, fn->ops[i].args[1]));
+    int32_t *copy = ok ? tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *copy) : NULL;
+    for (int pos = 0; ok && pos < fn->regions[L->body].nops; pos++) {
+        int32_t u = fn->regions[L->body].ops[pos];
+        if (has(L, s.op, u))
+            continue;
+        for (int k = 0; k < fn->ops[u].nargs; k++) {
+            int32_t v = fn->ops[u].args[k], d = v ? fn->values[v].def_op : -1;
+            if (d < 0 || !has(L, s.op, d) || (has(L, chosen, u) && k < 2) || on_carried(L, &s, v, 0))
+                continue;
+            int at = pos; /* u moves right past the copies */
+            int32_t c = copy_of(L, &s, v, &at, copy);
+            pos = at;
+            tji_set_operand(fn, u, k, c);
+        }
+    }
+    free(copy);
+    free(s.op);
+    free(s.carried);
+    free(chosen);
+    L->nops = fn->nops;
+}
+
 /* --- the rewrite ----------------------------------------------------------------- */
 
 /* The slice's ops cloned before the loop for iteration j (rename maps the
@@ -532,6 +606,9 @@ static void pipeline_loop(tji_func *fn, int32_t op, int stages, const tjp_target
     loop L = {fn, op, f->region[0], body->args[0], dt, 0,
               fn->ops[step_def].ival, body->ops[body->nops - 1], f->nresults, fn->nops};
     L.udt = unsigned_of(L.dt);
+    unshare_slice(&L); /* fn->ops and the regions' lists may have moved */
+    f = &fn->ops[op];
+    body = &fn->regions[f->region[0]];
     uint8_t *chosen = tjs_xcalloc((size_t)fn->nops + 1, 1);
     slice s = {tjs_xcalloc((size_t)fn->nops + 1, 1), tjs_xcalloc((size_t)L.ncarried + 1, 1)};
     int any = 0;

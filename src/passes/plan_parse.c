@@ -327,8 +327,15 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
             !number(c, 4, 32, &w, "the warps (four per warpgroup, a power of two)") || (w & (w - 1)))
             return 0;
         ch = (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = eb, .passes = 1, .warps_m = (int)w,
-                              .warps_n = 1, .instr_n = (int)n, .async = take_item(c, "async")};
-        ch.skip_zero_init = ch.async && take_item(c, "skip-zero-init");
+                              .warps_n = 1, .instr_n = (int)n};
+        const char *item = c->s;
+        ch.a_in_regs = take_item(c, "a-regs");
+        if (ch.a_in_regs && eb != 2) {
+            c->s = item;
+            return bad(c, "f16 or bf16 operands for 'a-regs' (wgmma reads A from registers for 16-bit ones only)");
+        }
+        ch.async = !ch.a_in_regs && take_item(c, "async");
+        ch.skip_zero_init = take_item(c, "skip-zero-init");
     } else if (take(c, "mma")) {
         static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};
         int fp8 = tjs_dtype_is_fp8(in);
@@ -727,8 +734,10 @@ static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan 
             return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<mma ..., warps=%dx%d>: "
                               "the tile does not fit (16 rows and 8 columns per warp, %d warps)",
                               t->dot[i].warps_m, t->dot[i].warps_n, p->num_warps);
+        tjp_layout a_regs;
         if (t->dot[i].form == TJP_DOT_WGMMA &&
-            (t->dot[i].warps_m != p->num_warps || !tjp_dot_result_layout(fn, op, &t->dot[i], p->num_warps, &acc)))
+            (t->dot[i].warps_m != p->num_warps || !tjp_dot_result_layout(fn, op, &t->dot[i], p->num_warps, &acc) ||
+             (t->dot[i].a_in_regs && !tjp_layout_wgmma_a(&a_regs, tji_typeof(fn, op->args[0])->shape, p->num_warps))))
             return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<wgmma m64n%dk%d, warps=%d>: the tile does "
                               "not fit (64 rows per warpgroup, N a multiple of the instruction's, the "
                               "kernel's %d warps)", t->dot[i].instr_n, 32 / t->dot[i].elem_bytes,

@@ -24,6 +24,12 @@
  * inline PTX too, its accumulators tied in and out; both are side effects
  * and convergent, so LLVM neither drops nor moves them.
  *
+ * A register A operand (ch->a_in_regs, 16-bit) is four 32-bit registers
+ * per instruction instead of A's descriptor: the fragment at the
+ * instruction's (row, k), which tjp_layout_wgmma_a puts in eight
+ * consecutive registers, found by inverting the layout as the
+ * accumulators are.
+ *
  * A descriptor is the slot's shared address (the ring's offset, the slot
  * times its bytes, and for A the warpgroup's rows), shifted right by 4 into
  * bits 0-13, LBO and SBO (bits 16-29, 32-45, bytes >> 4) and the swizzle
@@ -142,29 +148,63 @@ static const char *ptx_type(tj_dtype dt)
 }
 
 /* One wgmma.mma_async of m64<n>k<32 bytes> of A's and B's dtypes into
- * acc[0 .. n/2-1], adding to them where scale_d (an i32) is not 0; the
- * transposes exist for 16-bit operands only, the input scales for floats. */
+ * acc[0 .. n/2-1], adding to them where scale_d (an i32) is not 0; A from
+ * its descriptor, or where a_words is not NULL from those four registers;
+ * the transposes exist for 16-bit operands only (A's for a descriptor
+ * only), the input scales for floats. */
 static void mma_async(codegen *c, int n, int eb, tj_dtype a, tj_dtype b, int trans_a, int trans_b,
-                      LLVMValueRef desc_a, LLVMValueRef desc_b, LLVMValueRef scale_d, LLVMValueRef *acc)
+                      LLVMValueRef desc_a, const LLVMValueRef *a_words, LLVMValueRef desc_b, LLVMValueRef scale_d,
+                      LLVMValueRef *acc)
 {
-    int h = n / 2;
+    int h = n / 2, na = a_words ? 4 : 1;
     tjs_buf text = {0};
-    /* operands: results $0..$h-1, then desc_a $h, desc_b $h+1, scale-d $h+2 */
+    /* operands: results $0..$h-1, then A ($h, or $h..$h+3), desc_b, scale-d */
     tjs_buf_printf(&text, "{\n.reg .pred p;\nsetp.ne.b32 p, $%d, 0;\n"
-                   "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", h + 2, n, 32 / eb, a == TJ_I8 ? "s32" : "f32",
-                   ptx_type(a), ptx_type(b));
+                   "wgmma.mma_async.sync.aligned.m64n%dk%d.%s.%s.%s {", h + na + 1, n, 32 / eb,
+                   a == TJ_I8 ? "s32" : "f32", ptx_type(a), ptx_type(b));
     for (int i = 0; i < h; i++)
         tjs_buf_printf(&text, "%s$%d", i ? ", " : "", i);
-    tjs_buf_printf(&text, "}, $%d, $%d, p", h, h + 1);
-    if (eb == 2)
+    if (a_words)
+        tjs_buf_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p", h, h + 1, h + 2, h + 3, h + 4);
+    else
+        tjs_buf_printf(&text, "}, $%d, $%d, p", h, h + 1);
+    if (eb == 2 && a_words)
+        tjs_buf_printf(&text, ", 1, 1, %d", trans_b);
+    else if (eb == 2)
         tjs_buf_printf(&text, ", 1, 1, %d, %d", trans_a, trans_b);
     else if (a != TJ_I8)
         tjs_buf_printf(&text, ", 1, 1");
     tjs_buf_printf(&text, ";\n}");
-    LLVMValueRef extra[3] = {desc_a, desc_b, scale_d};
-    LLVMTypeRef types[3] = {c->g.ty.t_i64, c->g.ty.t_i64, c->g.ty.t_i32};
-    tied_asm(c, text.data, acc, h, a == TJ_I8, extra, types, "l,l,r", 3);
+    LLVMValueRef extra[6];
+    LLVMTypeRef types[6];
+    for (int i = 0; i < na; i++) {
+        extra[i] = a_words ? a_words[i] : desc_a;
+        types[i] = a_words ? c->g.ty.t_i32 : c->g.ty.t_i64;
+    }
+    extra[na] = desc_b, types[na] = c->g.ty.t_i64;
+    extra[na + 1] = scale_d, types[na + 1] = c->g.ty.t_i32;
+    tied_asm(c, text.data, acc, h, a == TJ_I8, extra, types, a_words ? "r,r,r,r,l,r" : "l,l,r", na + 2);
     tjs_buf_free(&text);
+}
+
+/* The four 32-bit registers of the register-A fragment whose first element
+ * is A's register r0 (tjp_layout_wgmma_a: eight 16-bit elements in the
+ * ISA's order), packed two to a word, low element first. */
+static void a_fragment(codegen *c, int32_t a, tj_dtype dt, uint32_t r0, LLVMValueRef *words)
+{
+    LLVMBuilderRef b = c->g.b;
+    for (uint32_t w = 0; w < 4; w++) {
+        LLVMValueRef lo = tjj_gpu_reg(c, a, r0 + 2 * w), hi = tjj_gpu_reg(c, a, r0 + 2 * w + 1);
+        if (dt == TJ_F16) {
+            LLVMValueRef v = LLVMGetPoison(LLVMVectorType(c->g.ty.t_half, 2));
+            v = LLVMBuildInsertElement(b, v, lo, c_i32(c, 0), "");
+            v = LLVMBuildInsertElement(b, v, hi, c_i32(c, 1), "");
+            words[w] = LLVMBuildBitCast(b, v, c->g.ty.t_i32, "");
+        } else { /* bf16, held as i16 */
+            LLVMValueRef high = LLVMBuildShl(b, LLVMBuildZExt(b, hi, c->g.ty.t_i32, ""), c_i32(c, 16), "");
+            words[w] = LLVMBuildOr(b, LLVMBuildZExt(b, lo, c->g.ty.t_i32, ""), high, "");
+        }
+    }
 }
 
 /* The FOR whose body holds op (-1, after a failure, where none does). */
@@ -210,9 +250,15 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         FAIL(c, "internal error: wgmma takes f16, bf16, tf32 or fp8 operands into f32, or i8 into i32");
         return;
     }
-    const tjp_ring *RA = operand_ring(c, op->args[0], &slot_a), *RB = RA ? operand_ring(c, op->args[1], &slot_b) : NULL;
+    const tjp_ring *RA = ch->a_in_regs ? NULL : operand_ring(c, op->args[0], &slot_a);
+    const tjp_ring *RB = RA || ch->a_in_regs ? operand_ring(c, op->args[1], &slot_b) : NULL;
     if (!RB)
         return;
+    const tjp_layout *LA = ch->a_in_regs ? layout_of(c, op->args[0]) : NULL;
+    if (ch->a_in_regs && eb != 2) {
+        FAIL(c, "internal error: wgmma reads A from registers for 16-bit operands only");
+        return;
+    }
     const tjp_layout *LC = layout_of(c, res);
     int n = ch->instr_n, groups = c->num_warps / 4, nacc = nregs_of(c, res);
     uint32_t M = (uint32_t)at->shape[0], K = (uint32_t)at->shape[1], N = (uint32_t)bt->shape[1];
@@ -226,35 +272,42 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     LLVMBuilderRef b = c->g.b;
     LLVMValueRef group = LLVMBuildLShr(b, c->warp, c_i32(c, 2), ""), group_bytes = c_i32(c, 0);
     uint64_t group_bits = 0, local_bits = 0;
-    for (int j = 0; (1 << j) < groups; j++) {
+    for (int j = 0; RA && (1 << j) < groups; j++) {
         uint64_t off = tjp_wgmma_offset(RA, at, rows << j, 0);
         group_bits |= off;
         LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, group, c_i32(c, 1 << j), ""), c_i32(c, 0), "");
         group_bytes = LLVMBuildAdd(b, group_bytes, LLVMBuildSelect(b, on, c_i32(c, (int64_t)off), c_i32(c, 0), ""), "");
     }
-    tjp_wgmma_desc ka, kb;
-    tjp_wgmma_operand(RA, at, 0, &ka);
+    tjp_wgmma_desc ka = {.k_major = 1}, kb;
+    if (RA)
+        tjp_wgmma_operand(RA, at, 0, &ka);
     tjp_wgmma_operand(RB, bt, 1, &kb);
     if (eb != 2 && (!ka.k_major || !kb.k_major)) {
         FAIL(c, "internal error: wgmma of %s operands reads them K-major only", tj_dtype_name(at->dtype));
         return;
     }
-    LLVMValueRef desc_a = descriptor(c, RA, at, 0, slot_a, group_bytes);
+    LLVMValueRef desc_a = RA ? descriptor(c, RA, at, 0, slot_a, group_bytes) : NULL;
     LLVMValueRef desc_b = descriptor(c, RB, bt, 1, slot_b, NULL);
-    /* skip_zero_init: the first iteration's first K step overwrites */
+    /* skip_zero_init: the first K step overwrites — on the loop's first
+     * iteration for a carried accumulator, always for a +0.0 constant */
     LLVMValueRef first_scale = c_i32(c, 1), acc[MAX_ACC];
-    int32_t loop = ch->skip_zero_init ? loop_of(c, op) : -1;
-    if (ch->skip_zero_init && loop < 0)
+    int carried = ch->skip_zero_init && ch->async;
+    int32_t loop = carried ? loop_of(c, op) : -1;
+    if (carried && loop < 0)
         return;
+    if (ch->skip_zero_init && !carried)
+        first_scale = c_i32(c, 0);
     if (loop >= 0) {
         const tji_op *f = &c->g.fn->ops[loop];
         LLVMValueRef iv = tjj_gpu_reg(c, c->g.fn->regions[f->region[0]].args[0], 0);
         first_scale = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntNE, iv, tjj_gpu_reg(c, f->args[0], 0), ""),
                                     c->g.ty.t_i32, "");
     }
+    LLVMTypeRef acc_type = is_int ? c->g.ty.t_i32 : c->g.ty.t_float;
     for (int r = 0; r < nacc; r++)
-        acc[r] = op->args[2] ? tjj_gpu_reg(c, op->args[2], (uint32_t)r)
-                 : is_int ? c_i32(c, 0) : LLVMConstReal(c->g.ty.t_float, 0);
+        acc[r] = ch->skip_zero_init && !carried ? LLVMGetPoison(acc_type)
+                 : op->args[2]                  ? tjj_gpu_reg(c, op->args[2], (uint32_t)r)
+                                                : LLVMConstNull(acc_type);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
     for (uint32_t k0 = 0; k0 < K && c->g.status == TJ_OK; k0 += 32u / (uint32_t)eb)
         for (uint32_t m0 = 0; m0 < rows && c->g.status == TJ_OK; m0 += 64)
@@ -266,10 +319,23 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                          m0, n0);
                     break;
                 }
-                uint64_t off_a = tjp_wgmma_offset(RA, at, m0, k0), off_b = tjp_wgmma_offset(RB, bt, k0, n0);
-                local_bits |= off_a;
-                mma_async(c, n, eb, at->dtype, bt->dtype, !ka.k_major, !kb.k_major,
-                          LLVMBuildAdd(b, desc_a, c_i64(c, (int64_t)(off_a >> 4)), ""),
+                uint64_t off_b = tjp_wgmma_offset(RB, bt, k0, n0);
+                LLVMValueRef a_desc = NULL, a_words[4], *a_regs = NULL;
+                if (RA) {
+                    uint64_t off_a = tjp_wgmma_offset(RA, at, m0, k0);
+                    local_bits |= off_a;
+                    a_desc = LLVMBuildAdd(b, desc_a, c_i64(c, (int64_t)(off_a >> 4)), "");
+                } else {
+                    uint32_t ra, la, wa;
+                    if (!tjp_layout_invert(LA, m0 << log2_of(K) | k0, &ra, &la, &wa) || la || wa || ra % 8) {
+                        FAIL(c, "internal error: wgmma: A's registers are not the fragment at row %u, k %u",
+                             m0, k0);
+                        break;
+                    }
+                    a_fragment(c, op->args[0], at->dtype, ra, a_words);
+                    a_regs = a_words;
+                }
+                mma_async(c, n, eb, at->dtype, bt->dtype, !ka.k_major, !kb.k_major, a_desc, a_regs,
                           LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""),
                           k0 ? c_i32(c, 1) : first_scale, acc + r0);
             }

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_attention_plan.c — fused attention (samples/attention_kernel.h) on
+ * the GPU paths, read without a GPU: chained dots, register A operands,
+ * and the PTX. (The sample itself checks its results against C in make
+ * check, on the CPU, and on the GPU in scripts/gpu-run.sh.)
+ *
+ *  - tjp_layout_wgmma_a, for A tiles 64..256 x 16..128 over 4 and 8 warps,
+ *    puts in every register, lane and warp the element that the PTX ISA's
+ *    table of wgmma's register A fragment (m64k16: row 16 * (warp % 4) +
+ *    groupID + 8 * bit 1 of i, column 8 * bit 2 of i + 2 *
+ *    threadID_in_group + bit 0 of i) names for instruction register i,
+ *    instructions along K first, then the 64-row blocks of a warpgroup;
+ *  - the kernel planned for sm_90a as a launch would (causal and not, head
+ *    dims 64 and 128, 4 and 8 warps) runs all four dots as wgmma with A in
+ *    registers and B from its ring, and neither loop moves data between
+ *    layouts: the scores are the next dot's A in the same registers, the
+ *    running maxima and sums stay in the accumulator's rows (at most
+ *    renamed between the two dots' slices, which differ only in
+ *    duplicated registers);
+ *  - for sm_80 the same kernel splits both dots of a loop over M alone
+ *    (mma.sync), again with no conversion in the loops;
+ *  - the PTX for sm_90a has its wgmma.mma_async with register A
+ *    fragments, and (where make check sets TJIT_PTXAS) ptxas assembles it
+ *    and the sm_80 PTX without spills being reported as serialization
+ *    (C7510-C7520 fail the check).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/ir.h"
+#include "ffi_bind/ffi_bind.h"
+#include "jit/pipeline.h"
+#include "jit/runtime/ptxas.h"
+#include "passes/passes.h"
+#include "tap.h"
+#include "tjit.h"
+#include "../samples/attention_kernel.h"
+
+ATTENTION_KERNEL(attention_f16, f16, TJ_F16)
+ATTENTION_KERNEL(attention_bf16, bf16, TJ_BF16)
+
+/* --- the register A operand ------------------------------------------------------ */
+
+/* The ISA's element of register r, lane, warp of an M x K register A. */
+static uint32_t isa_a(int32_t M, int32_t K, int num_warps, uint32_t r, uint32_t lane, uint32_t warp)
+{
+    uint32_t i = r % 8, t = r / 8, ksteps = (uint32_t)K / 16, kb = t % ksteps, mb = t / ksteps;
+    uint32_t rows = (uint32_t)(M / (num_warps / 4));
+    uint32_t row = (warp / 4) * rows + mb * 64 + 16 * (warp % 4) + lane / 4 + 8 * ((i >> 1) & 1);
+    uint32_t col = kb * 16 + 8 * (i >> 2) + 2 * (lane % 4) + (i & 1);
+    return row * (uint32_t)K + col;
+}
+
+static void a_layouts(void)
+{
+    static const int32_t Ms[] = {64, 128, 256}, Ks[] = {16, 32, 64, 128};
+    int bad = 0, cases = 0;
+    char why[160] = "";
+    for (int w = 4; w <= 8; w *= 2)
+        for (size_t mi = 0; mi < 3; mi++)
+            for (size_t ki = 0; ki < 4; ki++) {
+                int32_t shape[2] = {Ms[mi], Ks[ki]};
+                tjp_layout L;
+                if (Ms[mi] % (64 * (w / 4)))
+                    continue;
+                cases++;
+                if (!tjp_layout_wgmma_a(&L, shape, w)) {
+                    snprintf(why, sizeof why, "%dx%d, %d warps: no layout", Ms[mi], Ks[ki], w);
+                    bad++;
+                    continue;
+                }
+                uint32_t nregs = 1u << L.nbits[TJP_REG];
+                for (uint32_t wp = 0; wp < (uint32_t)w; wp++)
+                    for (uint32_t l = 0; l < 32; l++)
+                        for (uint32_t r = 0; r < nregs; r++) {
+                            uint32_t got = tjp_layout_apply(&L, r, l, wp), want = isa_a(Ms[mi], Ks[ki], w, r, l, wp);
+                            if (got != want && !bad++)
+                                snprintf(why, sizeof why, "%dx%d, %d warps: reg %u lane %u warp %u holds %u, "
+                                         "the ISA says %u", Ms[mi], Ks[ki], w, r, l, wp, got, want);
+                        }
+                if ((int64_t)nregs * 32 * w != (int64_t)Ms[mi] * Ks[ki] && !bad++)
+                    snprintf(why, sizeof why, "%dx%d, %d warps: %u registers", Ms[mi], Ks[ki], w, nregs);
+            }
+    tjp_layout L;
+    tap_ok(!bad && cases == 20 && !tjp_layout_wgmma_a(&L, (int32_t[]){64, 8}, 4),
+           "wgmma register A: %d tiles over 4 and 8 warps hold the ISA's A fragments (K a multiple of 16)%s%s",
+           cases, bad ? ": " : "", why);
+}
+
+/* --- the kernel's plan ------------------------------------------------------------- */
+
+typedef struct config {
+    int64_t bm, bn, d;
+    int causal, warps;
+    int bf16;
+} config;
+
+enum { N_CTX = 4096, HEADS = 32 };
+
+static const tj_kernel *kernel_of(const config *k) { return k->bf16 ? attention_bf16 : attention_f16; }
+
+/* The kernel built as a launch on Z = 4, H = 32, N_CTX = 4096 would: its
+ * program and specialization key. */
+static tj_status build(const config *k, tji_func **fn, uint64_t *spec)
+{
+    int32_t d = (int32_t)k->d;
+    tj_arg args[10] = {TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}),
+                       TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_F32(0.125), TJ_ARG_I32(HEADS), TJ_ARG_I32(N_CTX),
+                       TJ_ARG_I32(HEADS * N_CTX * d), TJ_ARG_I32(N_CTX * d), TJ_ARG_I32(d)};
+    tjf_value values[10];
+    int64_t consts[4] = {k->bm, k->bn, k->d, k->causal};
+    *fn = NULL;
+    tj_status st = tjf_check_args(kernel_of(k), args, 10, values);
+    if (st == TJ_OK)
+        st = tji_build(kernel_of(k), consts, 4, fn);
+    *spec = st == TJ_OK ? tjf_spec_key(kernel_of(k), values) | tjj_spec_of_buffers(kernel_of(k)) : 0;
+    return st;
+}
+
+/* Conversions in loop bodies that move data, dots in each form; 0 where
+ * planning failed. */
+static int plan_counts(const config *k, int sm, int arch_specific, int *in_loops, int *wgmma_a_regs, int *mma_m_only,
+                       int *dots)
+{
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    uint64_t spec;
+    int ok = build(k, &fn, &spec) == TJ_OK &&
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = k->warps,
+                                                .spec = spec, .num_stages = 3},
+                          &out) == TJ_OK;
+    *in_loops = *wgmma_a_regs = *mma_m_only = *dots = 0;
+    for (int32_t i = 0; ok && i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent <= 0)
+            continue;
+        /* a register rename (slices of the two dots' rows that differ in
+         * duplicated registers) moves nothing */
+        *in_loops += op->code == TJI_CONVERT &&
+                     tjp_layout_conversion(&out.plan.of[op->args[0]], &out.plan.of[op->result]) > TJP_CONVERT_IN_THREAD;
+        if (op->code != TJI_DOT)
+            continue;
+        const tjp_dot_choice *ch = &out.plan.dot[i];
+        (*dots)++;
+        *wgmma_a_regs += ch->form == TJP_DOT_WGMMA && ch->a_in_regs;
+        *mma_m_only += ch->form == TJP_DOT_MMA && ch->warps_m == k->warps && ch->warps_n == 1;
+    }
+    if (!ok)
+        tap_diag("%s", tj_last_error());
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+    return ok;
+}
+
+static void plans(const config *k)
+{
+    int conv, wg, mma, dots;
+    int ok = plan_counts(k, 90, 1, &conv, &wg, &mma, &dots) && dots == 4 && wg == 4 && conv == 0;
+    tap_ok(ok, "sm_90a attention %s d=%lld %s, %lldx%lld, %d warps: %d of %d dots wgmma with A in registers, "
+           "%d conversions in the loops that move data", k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full",
+           (long long)k->bm, (long long)k->bn, k->warps, wg, dots, conv);
+    ok = plan_counts(k, 80, 0, &conv, &wg, &mma, &dots) && dots == 4 && mma == 4 && conv == 0;
+    tap_ok(ok, "sm_80 attention %s d=%lld %s: %d of %d dots mma.sync split over M alone, %d conversions in the loops "
+           "that move data",
+           k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full", mma, dots, conv);
+}
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+/* The PTX for sm_90a (wgmma) and sm_80 (mma.sync), each through ptxas
+ * where make check gives one. */
+static void ptx(const config *k)
+{
+    for (int t = 0; t < 2; t++) {
+        int sm = t ? 80 : 90;
+        tji_func *fn = NULL;
+        tjj_artifact art = {0};
+        uint64_t spec;
+        tj_status st = build(k, &fn, &spec);
+        if (st == TJ_OK)
+            st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = !t, .num_warps = k->warps,
+                                                       .spec = spec, .num_stages = 3},
+                                 &art);
+        if (st == TJ_OK && tjj_ptxas_path())
+            st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, sm, !t, fn->name);
+        const char *p = st == TJ_OK ? art.gpu.ptx : "";
+        /* per loop: D/16 steps of Q K^T and BN/16 of P V, per 64-row block of a warpgroup */
+        int blocks = (int)(k->bm / (k->warps / 4) / 64), wg = 2 * blocks * (int)(k->d / 16 + k->bn / 16);
+        int ok = st == TJ_OK && (t ? count(p, "mma.sync.aligned.m16n8k16") > 0 && !count(p, "wgmma")
+                                   : count(p, "wgmma.mma_async.sync.aligned.") == wg &&
+                                         count(p, "}, {%r") == wg && count(p, "wgmma.wait_group.sync.aligned 0;") == 4);
+        if (st != TJ_OK)
+            tap_diag("%s", tj_last_error());
+        tap_ok(ok, "%s PTX, attention %s d=%lld %s %lldx%lld %d warps: %s%s", t ? "sm_80" : "sm_90a",
+               k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full", (long long)k->bm,
+               (long long)k->bn, k->warps, t ? "mma.sync, no wgmma" : "wgmma.mma_async with register A, each waited for",
+               tjj_ptxas_path() ? "; ptxas assembles it and reports no serialization" : "");
+        if (fn)
+            tjj_artifact_free(&art);
+        tji_func_free(fn);
+    }
+}
+
+int main(void)
+{
+    static const config cs[] = {{128, 64, 64, 0, 8, 0}, {128, 64, 128, 1, 8, 0}, {128, 64, 64, 1, 4, 1},
+                                {128, 128, 64, 0, 8, 1}};
+    const int n = (int)(sizeof cs / sizeof cs[0]);
+    tap_plan(1 + 4 * n);
+    a_layouts();
+    for (int i = 0; i < n; i++)
+        plans(&cs[i]);
+    for (int i = 0; i < n; i++)
+        ptx(&cs[i]);
+    return tap_done();
+}
