@@ -30,8 +30,9 @@
  *
  * Rings. The pipelined loads' rings (pipeline_loops.c) are planned here too
  * (plan_rings: one swizzle per ring for every layout that writes or reads
- * it) and are buffers live from their first copy (in their loop's
- * prologue) to the wait after their loop (ring_end), placed first: an
+ * it) and are buffers live from the wait that ends an earlier loop's
+ * rings (ring_start; else the kernel's start) to the wait after their own
+ * loop (ring_end), placed first: an
  * epilogue after the loop (the accumulator's conversion for its store)
  * reuses their bytes, as Triton's does, which is what lets a 128x256x64
  * tile take 3 stages, and so do the rings of a later loop (attention's
@@ -216,15 +217,23 @@ static int32_t ring_end(const tji_func *fn, int ring, const int32_t *pos)
     return end < 0 ? INT32_MAX : end;
 }
 
-/* Where ring starts being live: at its first op in emission order (the
- * first copy of its loop's prologue). */
-static int32_t ring_start(const tji_func *fn, int ring, const int32_t *pos)
+/* Where ring starts being live: at the wait that ends the last loop of
+ * rings before its own first copy (the first of its loop's prologue), else
+ * at the kernel's start. Not at that copy itself: nothing orders a copy
+ * after the reads of a step before it (a tile converted for the dot ahead
+ * of the loop), whereas the wait's barrier orders every read before it. */
+static int32_t ring_start(const tji_func *fn, const tjp_layout_plan *plan, int ring, const int32_t *pos)
 {
-    int32_t start = INT32_MAX;
+    int32_t first = INT32_MAX, start = 0;
     for (int32_t i = 0; i < fn->nops; i++)
-        if (fn->ops[i].parent >= 0 && is_ring_op(&fn->ops[i]) && fn->ops[i].ring == ring && pos[i] < start)
-            start = pos[i];
-    return start == INT32_MAX ? 0 : start;
+        if (fn->ops[i].parent >= 0 && is_ring_op(&fn->ops[i]) && fn->ops[i].ring == ring && pos[i] < first)
+            first = pos[i];
+    for (int other = 0; other < plan->nrings; other++) {
+        int32_t end = other == ring || plan->rings[other].op < 0 ? INT32_MAX : ring_end(fn, other, pos);
+        if (end < first && end + 1 > start)
+            start = end + 1; /* just after: the wait's own position is the other ring's */
+    }
+    return start;
 }
 
 /* The step's buffers (1 or 2) into out; returns how many. */
@@ -274,15 +283,16 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     buffer *bufs = tjs_xcalloc(2 * (size_t)fn->nops + (size_t)plan->nrings + 1, sizeof *bufs);
     int32_t n = 0, largest = -1;
     uint64_t total = 0, largest_bytes = 0, ring_bytes = 0;
-    /* a ring is live from its prologue's first copy to the wait after its
-     * loop, placed first (index = -1 - ring) */
+    /* a ring is live from the wait that ends an earlier loop's rings (or
+     * the kernel's start) to the wait after its loop, placed first
+     * (index = -1 - ring) */
     for (int ring = 0; ring < plan->nrings; ring++)
         if (plan->rings[ring].op >= 0)
             bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - ring,
                                  .align = ring_align(&plan->rings[ring]),
                                  .bytes = plan->rings[ring].slot_bytes *
                                           (uint64_t)plan->rings[ring].slots,
-                                 .live_first = ring_start(fn, ring, pos),
+                                 .live_first = ring_start(fn, plan, ring, pos),
                                  .live_last = ring_end(fn, ring, pos)};
     for (int32_t i = 0; i < fn->nops; i++) {
         int k = buffers_of(fn, plan, i, bufs + n);
