@@ -23,6 +23,7 @@
 #include <pthread.h>
 
 #include "../passes/passes.h"
+#include "tensor_map.h"
 
 /* Per-launch runtime state that compiled CPU code reports into. */
 typedef struct tjj_cpu_rt {
@@ -98,6 +99,8 @@ typedef struct tjj_gpu_code {
     char *entry;          /* malloc'ed name of the kernel function in it */
     size_t shared_bytes;  /* dynamic shared memory a launch gives it (the plan's) */
     int num_warps;
+    int ntmaps;           /* tensor maps its TMA copies read (tensor_map.h): */
+    tjj_tmap_info *tmaps; /*   malloc'ed; parameters after the assert record */
 } tjj_gpu_code;
 
 /* Compiles for sm_<sm> (e.g. 90; sm_<sm>a with arch_specific), optimizing

@@ -199,5 +199,6 @@ void tjj_gpu_code_free(tjj_gpu_code *code)
         return;
     free(code->ptx);
     free(code->entry);
+    free(code->tmaps);
     memset(code, 0, sizeof *code);
 }
