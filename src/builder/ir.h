@@ -76,7 +76,10 @@ typedef enum tji_opcode {
     /* memory; ptr operands are pointer tiles or scalars */
     TJI_LOAD,         /* (ptr, mask|0, other|0) -> pointee; [cache evict is_volatile];
                          ptr may be a block pointer (no mask, no other) with
-                         [boundary_check padding] */
+                         [boundary_check padding]. With [tma_rank] r (made by
+                         tjp_lower_block_ptrs for Hopper), the block pointer it
+                         was follows: base, shape x r, strides x r (i64),
+                         offsets x r (i32), all scalars (TJI_TMA_OPERANDS) */
     TJI_STORE,        /* (ptr, value, mask|0) -> nothing; value has the pointee dtype;
                          a block pointer as LOAD's, with [boundary_check] */
     TJI_ATOMIC,       /* (ptr, value, mask|0) -> old values; [atomic] */
@@ -120,7 +123,10 @@ typedef enum tji_opcode {
      * agrees on ring_slots and the tile type. */
     TJI_ASYNC_COPY,   /* (ptr: ptr tile, slot: i32 scalar, mask|0) -> nothing; starts
                          copying the pointees into slot `slot` of [ring]; masked
-                         elements are zero-filled and read nothing */
+                         elements are zero-filled and read nothing. With
+                         [tma_rank] (a LOAD's, below), then that tensor and the
+                         i1 scalar "the iteration exists": the shared-memory
+                         plan may run it as one TMA copy of the block */
     TJI_ASYNC_COMMIT, /* () -> nothing; the copies issued since the last commit
                          become one group */
     TJI_ASYNC_WAIT,   /* () -> nothing; waits until at most [ival] groups are in
@@ -129,6 +135,11 @@ typedef enum tji_opcode {
     TJI_LOCAL_LOAD,   /* (slot: i32 scalar) -> tile of [ring]'s type; reads slot */
     TJI_OPCODE_COUNT
 } tji_opcode;
+
+/* The tensor of a LOAD or ASYNC_COPY with tma_rank r: operands from 3 on
+ * (base, shape, strides, offsets); an ASYNC_COPY's "exists" after them. */
+enum { TJI_TMA_FIRST = 3 };
+#define TJI_TMA_OPERANDS(r) (1 + 3 * (r))
 
 typedef enum tji_pred {
     TJI_EQ, TJI_NE, TJI_LT, TJI_LE, TJI_GT, TJI_GE
@@ -174,6 +185,7 @@ typedef struct tji_op {
     unsigned boundary_check; /* LOAD, STORE of a block pointer: bit d checks dim d */
     tj_padding padding;   /* LOAD of a block pointer: outside the checked bounds */
     int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
+    int tma_rank;         /* LOAD, ASYNC_COPY: the tensor's rank where it has one */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;

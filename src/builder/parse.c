@@ -80,6 +80,35 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
     return 1;
 }
 
+/* ", tma(values)" after a LOAD's or ASYNC_COPY's first three operands
+ * (print.c's print_tma), if it comes next: appended to op's operands;
+ * their count gives tma_rank (ir.h). */
+static int tma_operands(tji_parser *ps, tji_op *op)
+{
+    const char *save = ps->p;
+    if (!tji_accept(ps, ",") || !tji_accept(ps, "tma")) {
+        ps->p = save;
+        return 1;
+    }
+    int32_t *vals, n;
+    if (!tji_expect(ps, "(") || !tji_read_uses(ps, &vals, &n))
+        return 0;
+    int extra = op->code == TJI_ASYNC_COPY; /* its "exists" */
+    int rank = (n - extra - 1) / 3;
+    if (rank < 1 || n != TJI_TMA_OPERANDS(rank) + extra)
+        return tji_parse_fail(ps, extra ? "base, shape, strides, offsets and exists of a tensor"
+                                        : "base, shape, strides and offsets of a tensor");
+    if (!tji_expect(ps, ")"))
+        return 0;
+    int32_t *all = new_args(ps, TJI_TMA_FIRST + n);
+    memcpy(all, op->args, sizeof(int32_t) * TJI_TMA_FIRST);
+    memcpy(all + TJI_TMA_FIRST, vals, sizeof(int32_t) * (size_t)n);
+    op->args = all;
+    op->nargs = TJI_TMA_FIRST + n;
+    op->tma_rank = rank;
+    return 1;
+}
+
 static int mem_attrs(tji_parser *ps, tji_op *op)
 {
     static const char *const caches[] = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
@@ -316,6 +345,8 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
         } else {
             ps->p = save;
         }
+        if (load && !tma_operands(ps, &op))
+            return 0;
         if (!mem_attrs(ps, &op))
             return 0;
         break;
@@ -335,6 +366,8 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
         } else {
             ps->p = save;
         }
+        if (copy && !tma_operands(ps, &op))
+            return 0;
         if (!tji_expect(ps, ",") || !tji_expect(ps, "ring") ||
             !tji_read_small_int(ps, &op.ring, 0, INT32_MAX, "a ring number") ||
             !tji_expect(ps, ",") || !tji_expect(ps, "slots") ||

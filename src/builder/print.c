@@ -66,6 +66,17 @@ static void print_values(tjs_buf *b, const int32_t *ids, int n)
     }
 }
 
+/* ", tma(base, shape..., strides..., offsets...[, exists])" of a LOAD or
+ * ASYNC_COPY that carries its tensor (ir.h). */
+static void print_tma(tjs_buf *b, const tji_op *op)
+{
+    if (!op->tma_rank || op->nargs <= TJI_TMA_FIRST)
+        return;
+    tjs_buf_printf(b, ", tma(");
+    print_values(b, op->args + TJI_TMA_FIRST, op->nargs - TJI_TMA_FIRST);
+    tjs_buf_printf(b, ")");
+}
+
 /* Do a and b name the same value of float dtype dt? */
 static int same_float(tj_dtype dt, double a, double b)
 {
@@ -264,6 +275,7 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
             tjs_buf_printf(b, ", other ");
             print_value(b, arg(op, 2));
         }
+        print_tma(b, op);
         print_mem_attrs(b, op);
         break;
     }
@@ -275,6 +287,7 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
             tjs_buf_printf(b, ", mask ");
             print_value(b, arg(op, 2));
         }
+        print_tma(b, op);
         tjs_buf_printf(b, ", ring %d, slots %d", (int)op->ring, (int)op->ring_slots);
         print_mem_attrs(b, op);
         break;

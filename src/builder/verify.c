@@ -152,6 +152,18 @@ static int scalars_of(const tji_func *fn, const tji_op *op, int first, int n, tj
     return 1;
 }
 
+/* The tensor operands of a LOAD or ASYNC_COPY of elem with tma_rank r
+ * (ir.h): a pointer to elem, shape and strides in i64, offsets in i32 (and
+ * a copy's i1 "exists"), all scalars. */
+static int tma_operands_ok(const tji_func *fn, const tji_op *op, tj_dtype elem)
+{
+    int r = op->tma_rank, first = TJI_TMA_FIRST;
+    const tji_type *base = tji_typeof(fn, op->args[first]);
+    return base->is_ptr == 1 && !base->rank && base->dtype == elem &&
+           scalars_of(fn, op, first + 1, 2 * r, TJ_I64) && scalars_of(fn, op, first + 1 + 2 * r, r, TJ_I32) &&
+           (op->code != TJI_ASYNC_COPY || scalars_of(fn, op, first + 1 + 3 * r, 1, TJ_I1));
+}
+
 /* Per-opcode checks of operand and result types. T(i) is operand i's type,
  * R the first result's. Returns 1, or reports and returns 0. */
 static int check_types(const verifier *v, int32_t idx)
@@ -168,6 +180,11 @@ static int check_types(const verifier *v, int32_t idx)
     tji_opcode c = op->code;
     NEED((unsigned)c < TJI_OPCODE_COUNT, "unknown opcode %d", (int)c);
     int nargs = operand_count(c), nresults = result_count(c);
+    int tma = c == TJI_LOAD || c == TJI_ASYNC_COPY;
+    NEED(op->tma_rank == 0 || (tma && op->tma_rank > 0 && op->tma_rank <= TJ_MAX_RANK),
+         "tma_rank %d", op->tma_rank);
+    if (op->tma_rank)
+        nargs = TJI_TMA_FIRST + TJI_TMA_OPERANDS(op->tma_rank) + (c == TJI_ASYNC_COPY);
     NEED(nargs < 0 || op->nargs == nargs, "%d operands, expected %d", op->nargs, nargs);
     NEED(nresults < 0 || op->nresults == nresults, "%d results, expected %d", op->nresults,
          nresults);
@@ -177,7 +194,7 @@ static int check_types(const verifier *v, int32_t idx)
         int32_t a = op->args[i];
         NEED(a >= 0 && a <= fn->nvalues, "operand %d is value #%d, which does not exist",
              i + 1, a);
-        NEED(a != 0 || i >= optional_from, "operand %d is missing", i + 1);
+        NEED(a != 0 || (i >= optional_from && i < TJI_TMA_FIRST), "operand %d is missing", i + 1);
     }
     NEED(op->nresults >= 0 && (op->nresults == 0 || (op->result > 0 &&
                                                      op->result + op->nresults - 1 <= fn->nvalues)),
@@ -353,6 +370,9 @@ static int check_types(const verifier *v, int32_t idx)
                  TXT(T(mask), t1), TXT(p, t2));
         if (c == TJI_LOAD && HAS(2))
             NEED(EQ(T(2), &elem), "other %s for a pointer %s", TXT(T(2), t1), TXT(p, t2));
+        if (op->tma_rank)
+            NEED(!block && p->rank == op->tma_rank && tma_operands_ok(fn, op, elem.dtype),
+                 "tma operands of a load of %s", TXT(p, t1));
         NEED((unsigned)op->cache <= TJ_CACHE_WT && (unsigned)op->evict <= TJ_EVICT_LAST,
              "cache %d, evict %d", (int)op->cache, (int)op->evict);
         if (c == TJI_ATOMIC)
@@ -408,6 +428,9 @@ static int check_types(const verifier *v, int32_t idx)
         if (c == TJI_ASYNC_COPY && HAS(2))
             NEED(is_i1(T(2)) && tji_same_shape(T(2), T(0)), "mask %s for a pointer %s",
                  TXT(T(2), t1), TXT(T(0), t2));
+        if (op->tma_rank)
+            NEED(T(0)->rank == op->tma_rank && tma_operands_ok(fn, op, T(0)->dtype),
+                 "tma operands of a copy of %s", TXT(T(0), t1));
         NEED((unsigned)op->cache <= TJ_CACHE_WT, "cache %d", (int)op->cache);
         break;
     }

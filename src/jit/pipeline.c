@@ -260,7 +260,8 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     tjp_param_spec *spec = spec_of_key(fn, t->spec);
     const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
     tjp_target target = {t->sm, t->arch_specific, t->num_warps};
-    tj_status st = after_pass(tjp_lower_block_ptrs(fn), "lower-block-ptrs", fn, NULL, 0);
+    int tma = t->sm >= 90 && t->arch_specific && !t->no_tma;
+    tj_status st = after_pass(tjp_lower_block_ptrs(fn, tma ? spec : NULL), "lower-block-ptrs", fn, NULL, 0);
     /* bounds-checked code checks every access: its loads stay loads */
     if (st == TJ_OK && !fn->check_bounds)
         st = after_pass(tjp_pipeline_loops(fn, tjj_num_stages(t->num_stages), &target), "pipeline-loops",
@@ -328,7 +329,7 @@ tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st != TJ_OK)
         return st;
-    st = after_pass(tjp_lower_block_ptrs(fn), "lower-block-ptrs", fn, NULL, 0);
+    st = after_pass(tjp_lower_block_ptrs(fn, NULL), "lower-block-ptrs", fn, NULL, 0);
     if (st != TJ_OK)
         return st;
     st = after_pass(tjp_carry_offsets(fn), "carry-offsets", fn, NULL, 0);

@@ -39,6 +39,8 @@ typedef struct tjj_gpu_target {
     uint64_t spec;        /* the arguments' tjf_spec_key: what axis info may assume */
     int default_layouts;  /* tests: anchor accesses at the default layouts (no coalescing) */
     int num_stages;       /* software pipelining (pipeline_loops.c): 0 for the default (3; 1: none) */
+    int no_tma;           /* no TMA copies (src/passes/tma.c): the launch's fallback where
+                             a tensor map cannot be encoded */
 } tjj_gpu_target;
 
 /* The GPU passes' results up to the layouts (tjj_gpu_plan). */

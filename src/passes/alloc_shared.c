@@ -155,7 +155,7 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
         return;
     plan->rings = tjs_xcalloc((size_t)plan->nrings, sizeof *plan->rings);
     const tjp_layout **layouts = tjs_xcalloc((size_t)fn->nops + 1, sizeof *layouts);
-    int *vectors = tjs_xcalloc((size_t)fn->nops + 1, sizeof *vectors);
+    int *vectors = tjs_xcalloc((size_t)fn->nops + 1, sizeof *vectors), tma_maps = 0;
     for (int ring = 0; ring < plan->nrings; ring++) {
         tjp_ring *R = &plan->rings[ring];
         int n = 0;
@@ -184,6 +184,8 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
             continue;
         if (!tjp_wgmma_ring(fn, plan, ring, R) && !tjp_ldmatrix_ring(fn, plan, ring, R))
             tjp_swizzle_choose_vectors(&R->swizzle, layouts, vectors, n, R->elem_bytes);
+        if (tjp_tma_ring(fn, ring, R))
+            R->tma_map = tma_maps++;
         R->slot_bytes = ((uint64_t)R->numel * (uint64_t)R->elem_bytes + ring_align(R) - 1) / ring_align(R) *
                         ring_align(R);
     }
@@ -280,7 +282,7 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     plan_rings(fn, plan);
     int32_t *pos = tjs_xcalloc((size_t)fn->nops + 1, sizeof *pos), next = 0;
     number_ops(fn, 0, pos, &next);
-    buffer *bufs = tjs_xcalloc(2 * (size_t)fn->nops + (size_t)plan->nrings + 1, sizeof *bufs);
+    buffer *bufs = tjs_xcalloc(2 * (size_t)fn->nops + 2 * (size_t)plan->nrings + 1, sizeof *bufs);
     int32_t n = 0, largest = -1;
     uint64_t total = 0, largest_bytes = 0, ring_bytes = 0;
     /* a ring is live from the wait that ends an earlier loop's rings (or
@@ -294,6 +296,14 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
                                           (uint64_t)plan->rings[ring].slots,
                                  .live_first = ring_start(fn, plan, ring, pos),
                                  .live_last = ring_end(fn, ring, pos)};
+    /* a TMA ring's mbarriers live for the whole kernel: they are set up
+     * once, and each slot's phase runs on across every run of the loop
+     * (index = -1 - nrings - ring) */
+    for (int ring = 0; ring < plan->nrings; ring++)
+        if (plan->rings[ring].op >= 0 && plan->rings[ring].tma)
+            bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - plan->nrings - ring, .align = 8,
+                                 .bytes = 8 * (uint64_t)plan->rings[ring].slots, .live_first = 0,
+                                 .live_last = INT32_MAX};
     for (int32_t i = 0; i < fn->nops; i++) {
         int k = buffers_of(fn, plan, i, bufs + n);
         for (int j = 0; j < k; j++)
@@ -320,6 +330,12 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
                 }
         }
         bufs[a].offset = at;
+        if (bufs[a].index < -plan->nrings) {
+            plan->rings[-1 - plan->nrings - bufs[a].index].barriers = at;
+            if (at + bufs[a].bytes > total)
+                total = at + bufs[a].bytes;
+            continue;
+        }
         if (bufs[a].index < 0) {
             plan->rings[-1 - bufs[a].index].offset = at;
             ring_bytes += bufs[a].bytes;

@@ -67,6 +67,7 @@ typedef struct lowering {
     int32_t *old_nresults;  /*   old result and their number, for its yields */
     uint32_t *carry;        /* per carried block pointer (FOR/IF result): which of
                                base, shape and strides its op carries */
+    const tjp_param_spec *tma_spec; /* tjp_lower_block_ptrs's */
     int32_t region, pos;    /* where new ops go: before the op being lowered */
     tji_loc loc;            /* the user's line of that op */
 } lowering;
@@ -236,7 +237,19 @@ static void lower_access(lowering *L, int32_t idx)
     int32_t base = to_shape(L, p->base, &full);
     int32_t ptr = emit(L, TJI_ADDPTR, (int32_t[]){base, offs}, 2, shaped(bt.dtype, 1, bt.rank, bt.shape));
     tji_op *op = &fn->ops[idx];
-    if (op->code == TJI_LOAD) {
+    int contiguous = op->code == TJI_LOAD && L->tma_spec && !nan && !op->is_volatile && !fn->check_bounds
+                         ? tjp_tma_tensor(fn, L->tma_spec, bt.rank, p->base, p->shape, p->strides)
+                         : -1;
+    if (contiguous >= 0) { /* the tensor too, for TMA (tma.c) */
+        int32_t args[TJI_TMA_FIRST + TJI_TMA_OPERANDS(TJ_MAX_RANK)] = {ptr, mask, 0, p->base}, r = bt.rank;
+        for (int d = 0; d < r; d++) {
+            args[TJI_TMA_FIRST + 1 + d] = p->shape[d];
+            args[TJI_TMA_FIRST + 1 + r + d] = d == contiguous ? constant(L, TJ_I64, 1, 0) : p->strides[d];
+            args[TJI_TMA_FIRST + 1 + 2 * r + d] = p->offsets[d];
+        }
+        tji_set_operands(fn, idx, args, TJI_TMA_FIRST + TJI_TMA_OPERANDS(r));
+        fn->ops[idx].tma_rank = r;
+    } else if (op->code == TJI_LOAD) {
         int32_t other = nan ? to_shape(L, constant(L, bt.dtype, 0, NAN), &full) : 0;
         tji_set_operands(fn, idx, (int32_t[]){ptr, mask, other}, 3);
     } else {
@@ -522,9 +535,9 @@ static void lower_region(lowering *L, int32_t region)
     tji_drop_detached(fn, region);
 }
 
-tj_status tjp_lower_block_ptrs(tji_func *fn)
+tj_status tjp_lower_block_ptrs(tji_func *fn, const tjp_param_spec *tma_spec)
 {
-    lowering L = {.fn = fn, .nvalues = fn->nvalues, .nops = fn->nops};
+    lowering L = {.fn = fn, .nvalues = fn->nvalues, .nops = fn->nops, .tma_spec = tma_spec};
     int any = 0;
     for (int32_t v = 1; v <= L.nvalues && !any; v++)
         any = is_block(&L, v);

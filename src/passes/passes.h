@@ -44,7 +44,11 @@ TJI_FUNC tj_status tjp_widen_fp8_dots(tji_func *fn);
  * FOR and IF carry the parts instead (only the offsets where the base, shape
  * and strides do not change). Sets fn->block_ptrs_lowered, after which the
  * verifier refuses any block pointer. First in both back ends' pipelines. */
-TJI_FUNC tj_status tjp_lower_block_ptrs(tji_func *fn);
+struct tjp_param_spec;
+/* tma_spec: NULL, or (a GPU with TMA, the variant's parameters) keep on
+ * each LOAD whose tensor TMA can read (tjp_tma_tensor) that tensor as
+ * its tma operands (ir.h), the contiguous stride as the constant 1. */
+TJI_FUNC tj_status tjp_lower_block_ptrs(tji_func *fn, const struct tjp_param_spec *tma_spec);
 
 /* provenance.c — per value, the set of pointer parameters it may point
  * into (empty: unknown), for the bounds checks (src/jit/llvm/bounds.h) and
@@ -444,6 +448,11 @@ typedef struct tjp_ring {
     int transposed;           /* stored [C, R] (its last two dimensions
                                  swapped): 16-byte copies run along R */
     int swizzle_bytes;        /* NVMMA rows: 32, 64 or 128 bytes */
+    int tma;                  /* its copies run as TMA (tjp_tma_ring), each
+                                 slot's completion on an mbarrier */
+    int tma_contiguous;       /*   the tensor's dimension of stride 1 */
+    int tma_map;              /*   the kernel's tensor map it reads (0, 1, ...) */
+    uint64_t barriers;        /*   byte offset of the slots' mbarriers (8 bytes each) */
     uint64_t offset, slot_bytes;
     int32_t op;               /* an op of the ring, for errors */
 } tjp_ring;
@@ -533,6 +542,21 @@ typedef struct tjp_wgmma_desc {
 } tjp_wgmma_desc;
 TJI_FUNC void tjp_wgmma_operand(const struct tjp_ring *R, const tji_type *t, int is_b, tjp_wgmma_desc *out);
 TJI_FUNC uint64_t tjp_wgmma_offset(const struct tjp_ring *R, const tji_type *t, uint32_t row, uint32_t col);
+
+/* tma.c — Hopper's tensor-memory accelerator (its essay).
+ * tjp_tma_source: integer (or pointer) v is kernel parameter *param (an
+ * integer widened by a CAST counts) or, with *param -1, the constant
+ * *value; 0 where it is neither. tjp_tma_tensor: the dimension of stride 1
+ * of the rank-r tensor (base, shape, strides: value ids) where every
+ * launch of a variant with spec can encode its tensor map, else -1.
+ * tjp_tma_ring: where ring R (wgmma's, NVMMA) can be written by TMA,
+ * marks it (R->tma, tma_contiguous) and returns 1. tjp_tma_box: one TMA
+ * copy's box (tile order) and how many make a slot of tile. */
+TJI_FUNC int tjp_tma_source(const tji_func *fn, int32_t v, int32_t *param, int64_t *value);
+TJI_FUNC int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int rank, int32_t base,
+                            const int32_t *shape, const int32_t *strides);
+TJI_FUNC int tjp_tma_ring(const tji_func *fn, int ring, struct tjp_ring *R);
+TJI_FUNC void tjp_tma_box(const struct tjp_ring *R, const tji_type *tile, uint32_t box[2], int *nboxes);
 
 /* registry.c — the passes by name, for tjit-opt (and the pipeline): each
  * runs on a state that holds the program and what earlier passes found. */

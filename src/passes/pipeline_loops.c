@@ -221,6 +221,19 @@ static int add_value(const loop *L, slice *s, int32_t v)
     return 1;
 }
 
+/* Operand k of a candidate load is part of its address (the pointer, the
+ * mask, its tensor's for TMA: every one but `other`, zero). */
+static int address_operand(int k) { return k != 2; }
+
+/* Adds what the address of candidate load op depends on. */
+static int add_load(const loop *L, slice *s, const tji_op *op)
+{
+    for (int k = 0; k < op->nargs; k++)
+        if (address_operand(k) && op->args[k] && !add_value(L, s, op->args[k]))
+            return 0;
+    return 1;
+}
+
 /* Is value v one the slice defines (a result of its ops, a carried value)? */
 static int slice_defines(const loop *L, const slice *s, int32_t v)
 {
@@ -243,8 +256,7 @@ static int make_slice(const loop *L, const uint8_t *chosen, slice *s)
     memset(s->op, 0, (size_t)fn->nops);
     memset(s->carried, 0, (size_t)L->ncarried + 1);
     for (int32_t i = 0; i < fn->nops; i++)
-        if (chosen[i] && (!add_value(L, s, fn->ops[i].args[0]) ||
-                          (fn->ops[i].args[1] && !add_value(L, s, fn->ops[i].args[1]))))
+        if (chosen[i] && !add_load(L, s, &fn->ops[i]))
             return 0;
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *u = &fn->ops[i];
@@ -252,7 +264,7 @@ static int make_slice(const loop *L, const uint8_t *chosen, slice *s)
             continue;
         for (int k = 0; k < u->nargs; k++) {
             int32_t a = u->args[k];
-            if (!a || !slice_defines(L, s, a) || s->op[i] || (chosen[i] && k < 2))
+            if (!a || !slice_defines(L, s, a) || s->op[i] || (chosen[i] && address_operand(k)))
                 continue;
             if (i == L->yield && s->carried[k])
                 continue;
@@ -317,7 +329,7 @@ static void unshare_slice(loop *L)
         chosen[fn->regions[L->body].ops[p]] = (uint8_t)is_candidate(L, fn->regions[L->body].ops[p]);
     for (int32_t i = 0; ok && i < n; i++)
         if (chosen[i])
-            ok = add_value(L, &s, fn->ops[i].args[0]) && (!fn->ops[i].args[1] || add_value(L, &s, fn->ops[i].args[1]));
+            ok = add_load(L, &s, &fn->ops[i]);
     int32_t *copy = ok ? tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *copy) : NULL;
     for (int pos = 0; ok && pos < fn->regions[L->body].nops; pos++) {
         int32_t u = fn->regions[L->body].ops[pos];
@@ -325,7 +337,7 @@ static void unshare_slice(loop *L)
             continue;
         for (int k = 0; k < fn->ops[u].nargs; k++) {
             int32_t v = fn->ops[u].args[k], d = v ? fn->values[v].def_op : -1;
-            if (d < 0 || !has(L, s.op, d) || (has(L, chosen, u) && k < 2) || on_carried(L, &s, v, 0))
+            if (d < 0 || !has(L, s.op, d) || (has(L, chosen, u) && address_operand(k)) || on_carried(L, &s, v, 0))
                 continue;
             int at = pos; /* u moves right past the copies */
             int32_t c = copy_of(L, &s, v, &at, copy);
@@ -342,10 +354,40 @@ static void unshare_slice(loop *L)
 
 /* --- the rewrite ----------------------------------------------------------------- */
 
+/* The copy of load orig (its operands args) into slot of its ring (the
+ * constant j where slot is 0), at c: masked by the load's mask and "the
+ * iteration exists"; with the load's tensor (for TMA, tma.c) where tma. */
+static void emit_copy(cursor *c, const tji_op *orig, const int32_t *args, int32_t slot, int j, int32_t exists,
+                      int ring, int slots, int tma)
+{
+    tji_func *fn = c->fn;
+    tji_type mt = *tji_typeof(fn, orig->args[0]);
+    mt.is_ptr = 0;
+    mt.dtype = TJ_I1;
+    int32_t mask = emit(c, TJI_SPLAT, &exists, 1, &mt);
+    if (args[1])
+        mask = emit2(c, TJI_AND, args[1], mask, &mt);
+    if (!slot)
+        slot = emit_const(c, TJ_I32, j);
+    int32_t ops[TJI_TMA_FIRST + TJI_TMA_OPERANDS(TJ_MAX_RANK) + 1] = {args[0], slot, mask};
+    int n = TJI_TMA_FIRST, r = tma ? orig->tma_rank : 0;
+    for (int k = 0; r && k < TJI_TMA_OPERANDS(r); k++)
+        ops[n++] = args[TJI_TMA_FIRST + k];
+    if (r)
+        ops[n++] = exists;
+    c->loc = orig->loc;
+    int32_t copy = tji_insert_op(fn, TJI_ASYNC_COPY, c->region, c->pos++, orig->loc);
+    tji_set_operands(fn, copy, ops, n);
+    fn->ops[copy].ring = ring;
+    fn->ops[copy].ring_slots = slots;
+    fn->ops[copy].cache = orig->cache;
+    fn->ops[copy].tma_rank = r;
+}
+
 /* The slice's ops cloned before the loop for iteration j (rename maps the
  * body's values to this iteration's), then its copies and a commit. */
 static void emit_prologue_stage(loop *L, const slice *s, const uint8_t *chosen,
-                                const int32_t *ring, int slots, int j, int32_t *rename,
+                                const int32_t *ring, int slots, int tma, int j, int32_t *rename,
                                 cursor *c)
 {
     tji_func *fn = L->fn;
@@ -369,29 +411,16 @@ static void emit_prologue_stage(loop *L, const slice *s, const uint8_t *chosen,
         if (!has(L, s->op, i) && !has(L, chosen, i))
             continue;
         tji_op orig = fn->ops[i];
-        int32_t args[3];
-        for (int k = 0; k < orig.nargs; k++)
-            args[k] = orig.args[k] && rename[orig.args[k]] ? rename[orig.args[k]] : orig.args[k];
         if (!has(L, chosen, i)) {
             int32_t op = tji_insert_clone(fn, &orig, c->region, c->pos++, orig.args);
             tji_rename_operands(fn, op, rename);
             rename[orig.result] = tji_new_results(fn, op, tji_typeof(fn, orig.result), 1);
             continue;
         }
-        const tji_type *pt = tji_typeof(fn, orig.args[0]);
-        tji_type mt = *pt;
-        mt.is_ptr = 0;
-        mt.dtype = TJ_I1;
-        int32_t mask = emit(c, TJI_SPLAT, &exists, 1, &mt);
-        if (orig.args[1])
-            mask = emit2(c, TJI_AND, args[1], mask, &mt);
-        int32_t slot = emit_const(c, TJ_I32, j);
-        c->loc = orig.loc;
-        int32_t copy = tji_insert_op(fn, TJI_ASYNC_COPY, c->region, c->pos++, orig.loc);
-        tji_set_operands(fn, copy, (int32_t[]){args[0], slot, mask}, 3);
-        fn->ops[copy].ring = ring[i];
-        fn->ops[copy].ring_slots = slots;
-        fn->ops[copy].cache = orig.cache;
+        int32_t args[TJI_TMA_FIRST + TJI_TMA_OPERANDS(TJ_MAX_RANK)];
+        for (int k = 0; k < orig.nargs; k++)
+            args[k] = orig.args[k] && rename[orig.args[k]] ? rename[orig.args[k]] : orig.args[k];
+        emit_copy(c, &orig, args, 0, j, exists, ring[i], slots, tma);
     }
     c->loc = loop_loc;
     emit(c, TJI_ASYNC_COMMIT, NULL, 0, NULL);
@@ -428,7 +457,8 @@ static void emit_slots(cursor *c, int32_t r, int slots, int ahead, int32_t *next
                   &t);
 }
 
-static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, int ahead, int *nrings)
+static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, int ahead, int tma,
+                    int *nrings)
 {
     tji_func *fn = L->fn;
     int32_t *ring = tjs_xcalloc((size_t)L->nops + 1, sizeof *ring);
@@ -455,7 +485,7 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, i
             }
         free(rename);
         rename = next;
-        emit_prologue_stage(L, s, chosen, ring, slots, j, rename, &c);
+        emit_prologue_stage(L, s, chosen, ring, slots, tma, j, rename, &c);
     }
     for (int k = 0; k < L->ncarried; k++)
         if (s->carried[k])
@@ -505,18 +535,7 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, i
         /* the load becomes the copy for iteration i+S-1 */
         tji_op orig = fn->ops[i];
         cursor at = {fn, L->body, p, orig.loc};
-        const tji_type *pt = tji_typeof(fn, orig.args[0]);
-        tji_type mt = *pt;
-        mt.is_ptr = 0;
-        mt.dtype = TJ_I1;
-        int32_t mask = emit(&at, TJI_SPLAT, &exists, 1, &mt);
-        if (orig.args[1])
-            mask = emit2(&at, TJI_AND, orig.args[1], mask, &mt);
-        int32_t copy = tji_insert_op(fn, TJI_ASYNC_COPY, L->body, at.pos++, orig.loc);
-        tji_set_operands(fn, copy, (int32_t[]){orig.args[0], write_slot, mask}, 3);
-        fn->ops[copy].ring = ring[i];
-        fn->ops[copy].ring_slots = slots;
-        fn->ops[copy].cache = orig.cache;
+        emit_copy(&at, &orig, orig.args, write_slot, 0, exists, ring[i], slots, tma);
         tji_detach_op(fn, i);
         p = at.pos; /* past the detached load */
     }
@@ -627,8 +646,10 @@ static void pipeline_loop(tji_func *fn, int32_t op, int stages, const tjp_target
     }
     for (int32_t i = 0; i < fn->nops; i++)
         any |= chosen[i];
-    if (any && make_slice(&L, chosen, &s))
-        rewrite(&L, &s, chosen, stages + feeds_wgmma(&L, chosen, t), stages - 1, nrings);
+    if (any && make_slice(&L, chosen, &s)) {
+        int wgmma = feeds_wgmma(&L, chosen, t);
+        rewrite(&L, &s, chosen, stages + wgmma, stages - 1, wgmma, nrings);
+    }
     free(s.op);
     free(s.carried);
     free(chosen);

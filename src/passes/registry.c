@@ -137,7 +137,8 @@ static tj_status run_lower_block_ptrs(tjp_pass_state *s)
                          "already (lower block pointers first)");
     drop_axis(s);
     drop_coalesce(s);
-    return tjp_lower_block_ptrs(s->fn);
+    /* Hopper keeps TMA's tensors where --spec says what the launch knows */
+    return tjp_lower_block_ptrs(s->fn, s->sm >= 90 && s->arch_specific ? s->spec : NULL);
 }
 
 /* Loads go ahead into shared rings: before layouts, and the analyses are

@@ -104,6 +104,10 @@ void tjj_gpu_emit_async_copy(codegen *c, const tji_op *op)
 {
     const tjp_ring *R = ring_of(c, op);
     int32_t ptr = op->args[0], mask = op->args[2];
+    if (R && R->tma) {
+        tjj_gpu_emit_tma_copy(c, op, R);
+        return;
+    }
     if (!R || (mask && !tjj_gpu_check_same_layout(c, mask, ptr)))
         return;
     tji_type et = *type_of(c, ptr);
@@ -159,6 +163,8 @@ void tjj_gpu_emit_async_wait(codegen *c, const tji_op *op)
 void tjj_gpu_emit_local_load(codegen *c, const tji_op *op)
 {
     const tjp_ring *R = ring_of(c, op);
+    if (R && R->tma)
+        tjj_gpu_tma_wait(c, op, R);
     if (!R || R->wgmma) /* wgmma reads the slot itself (wgmma.c) */
         return;
     int32_t id = op->result;

@@ -89,6 +89,8 @@ typedef struct codegen {
     int nparts, parts_cap;
 
     LLVMValueRef smem;          /* the dynamic shared array, once an op uses it */
+    LLVMValueRef *tma_phase;    /* per ring: the i32 alloca of its slots' parities (tma.c) */
+    unsigned tma_first_param;   /* the first tensor map's parameter */
     tjj_bounds_gen *bounds;     /* TJIT_CHECK_BOUNDS: every access is checked */
 } codegen;
 
@@ -281,6 +283,20 @@ TJI_FUNC void tjj_gpu_emit_async_copy(codegen *c, const tji_op *op);
 TJI_FUNC void tjj_gpu_emit_async_commit(codegen *c);
 TJI_FUNC void tjj_gpu_emit_async_wait(codegen *c, const tji_op *op);
 TJI_FUNC void tjj_gpu_emit_local_load(codegen *c, const tji_op *op);
+
+/* --- tma.c: rings filled by the tensor-memory accelerator ------------------------- */
+
+/* How many tensor maps the plan's TMA rings read (their parameters). */
+TJI_FUNC int tjj_gpu_tma_count(const tjp_layout_plan *plan);
+/* Parameters first .. first+n-1 of kernel f become the 128-byte maps. */
+TJI_FUNC void tjj_gpu_tma_params(codegen *c, LLVMValueRef f, unsigned first, int n);
+/* At the kernel's start: the rings' mbarriers and phase words. */
+TJI_FUNC void tjj_gpu_tma_setup(codegen *c);
+TJI_FUNC void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R);
+/* The wait of LOCAL_LOAD op for its slot's copy. */
+TJI_FUNC void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R);
+/* What each map holds, for the launch (malloc'ed, *n of them; NULL if none). */
+TJI_FUNC tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan, int *n);
 
 /* --- debug.c --------------------------------------------------------------- */
 

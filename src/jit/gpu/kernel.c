@@ -166,15 +166,20 @@ static void build_kernel(codegen *c, const char *entry_name)
 {
     const tji_func *fn = c->g.fn;
     int np = fn->nparams, nsizes = fn->check_bounds ? tjj_bounds_nbuffers(fn) : 0;
-    LLVMTypeRef *params = tjs_xcalloc((size_t)(np + 1 + nsizes), sizeof(LLVMTypeRef));
+    int nmaps = tjj_gpu_tma_count(c->g.plan), n = np + 1 + nsizes + nmaps;
+    LLVMTypeRef *params = tjs_xcalloc((size_t)n, sizeof(LLVMTypeRef));
     for (int i = 0; i < np; i++)
         params[i] = tjj_llvm_param_type(&c->g.ty, &fn->params[i], c->g.t_gptr);
     params[np] = c->g.t_gptr;
     for (int k = 0; k < nsizes; k++) /* bounds.h: each buffer's bytes */
         params[np + 1 + k] = c->g.ty.t_i64;
-    LLVMTypeRef fty = LLVMFunctionType(c->g.ty.t_void, params, (unsigned)(np + 1 + nsizes), 0);
+    for (int k = 0; k < nmaps; k++) /* tma.c: the tensor maps */
+        params[np + 1 + nsizes + k] = LLVMPointerTypeInContext(c->g.ctx, 0);
+    LLVMTypeRef fty = LLVMFunctionType(c->g.ty.t_void, params, (unsigned)n, 0);
     free(params);
     LLVMValueRef f = c->g.func = LLVMAddFunction(c->g.mod, entry_name, fty);
+    c->tma_first_param = (unsigned)(np + 1 + nsizes);
+    tjj_gpu_tma_params(c, f, c->tma_first_param, nmaps);
     LLVMSetFunctionCallConv(f, LLVMPTXKernelCallConv);
     char ntid[16];
     snprintf(ntid, sizeof ntid, "%d", c->num_warps * 32);
@@ -209,6 +214,7 @@ static void build_kernel(codegen *c, const char *entry_name)
 
     LLVMBasicBlockRef body = new_block(c, "body");
     LLVMPositionBuilderAtEnd(c->g.b, body);
+    tjj_gpu_tma_setup(c);
     const tji_op *yield = NULL;
     tjj_gpu_emit_region(c, 0, &yield);
     LLVMBuildRetVoid(c->g.b);
@@ -241,5 +247,6 @@ tj_status tjj_gpu_generate(codegen *c, const char *entry_name)
     free(c->ssa);
     free(c->uses);
     free(c->parts);
+    free(c->tma_phase);
     return c->g.status;
 }

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tma.c — the rings that Hopper's tensor-memory accelerator fills
+ * (src/passes/tma.c chose them; the plan marks them tma).
+ *
+ * Such a ring's copy is not one cp.async per thread: thread 0 announces
+ * the slot's bytes on the slot's mbarrier (arrive.expect_tx) and issues
+ * one cp.async.bulk.tensor per box of the slot (one NVMMA column block
+ * each, tjp_tma_box), from the kernel's tensor map of the ring; the
+ * hardware writes the box through the swizzle wgmma reads, zeros where
+ * the box leaves the tensor, and completes the barrier's phase when all
+ * the bytes have landed. Where the iteration does not exist nothing is
+ * issued, so every phase that completes is one some read waits for.
+ *
+ * The read (the ring's LOCAL_LOAD, which for wgmma emits no load) waits
+ * for its slot's phase: mbarrier.try_wait.parity in a loop. Each slot's
+ * fills are read in order, one read per fill, so the parity a read waits
+ * for is the number of earlier reads of that slot, mod 2: a word of bits
+ * per ring, one per slot, flipped at each read. It is an alloca that
+ * LLVM turns into registers; it runs on across every run of the loop (an
+ * outer loop, the next row block), as the barriers' phases do — they are
+ * set up once, at the kernel's start (count 1: thread 0's arrival), and
+ * live for the whole kernel (alloc_shared.c).
+ *
+ * The wait that starts each iteration still ends with bar.sync (async.c):
+ * it is what tells thread 0 that every warpgroup is done with the slot it
+ * refills next (the ring's extra slot keeps the one an asynchronous
+ * wgmma still reads out of its way).
+ *
+ * The tensor maps are parameters of the kernel, 128 bytes each, after the
+ * assert record: byval and "nvvm.grid_constant", so that the kernel reads
+ * them where the launch put them (a copy in local memory is no address
+ * TMA can use). tjj_gpu_tma_maps tells the launch what each holds.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "gen.h"
+
+/* Inline PTX with side effects on memory. */
+static LLVMValueRef ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
+                        LLVMValueRef *args, unsigned nargs)
+{
+    LLVMTypeRef params[8];
+    for (unsigned i = 0; i < nargs; i++)
+        params[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret, params, nargs, 0);
+    char cons[96];
+    snprintf(cons, sizeof cons, "%s%s~{memory}", constraints, *constraints ? "," : "");
+    LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(c->g.b, fty, fn, args, nargs, "");
+}
+
+int tjj_gpu_tma_count(const tjp_layout_plan *plan)
+{
+    int n = 0;
+    for (int r = 0; plan->rings && r < plan->nrings; r++)
+        if (plan->rings[r].op >= 0 && plan->rings[r].tma && plan->rings[r].tma_map + 1 > n)
+            n = plan->rings[r].tma_map + 1;
+    return n;
+}
+
+void tjj_gpu_tma_params(codegen *c, LLVMValueRef f, unsigned first, int n)
+{
+    LLVMContextRef ctx = c->g.ctx;
+    LLVMTypeRef map = LLVMArrayType2(c->g.ty.t_i8, TJJ_TMAP_BYTES);
+    unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+    unsigned align = LLVMGetEnumAttributeKindForName("align", 5);
+    for (int k = 0; k < n; k++) {
+        unsigned at = first + (unsigned)k + 1; /* attribute indices count the return as 0 */
+        LLVMAddAttributeAtIndex(f, at, LLVMCreateTypeAttribute(ctx, byval, map));
+        LLVMAddAttributeAtIndex(f, at, LLVMCreateEnumAttribute(ctx, align, 64));
+        LLVMAddAttributeAtIndex(f, at, LLVMCreateStringAttribute(ctx, "nvvm.grid_constant", 18, "", 0));
+    }
+}
+
+/* The 32-bit shared address of byte `offset` (plus an i32 `extra`, or NULL). */
+static LLVMValueRef shared_address(codegen *c, uint64_t offset, LLVMValueRef extra)
+{
+    LLVMValueRef a = LLVMBuildAdd(c->g.b, LLVMBuildPtrToInt(c->g.b, tjj_gpu_shared(c), c->g.ty.t_i32, ""),
+                                  c_i32(c, (int64_t)offset), "");
+    return extra ? LLVMBuildAdd(c->g.b, a, extra, "") : a;
+}
+
+/* The mbarrier of the slot (an i32 value) of ring R. */
+static LLVMValueRef barrier_of(codegen *c, const tjp_ring *R, LLVMValueRef slot)
+{
+    return shared_address(c, R->barriers, LLVMBuildMul(c->g.b, slot, c_i32(c, 8), ""));
+}
+
+void tjj_gpu_tma_setup(codegen *c)
+{
+    const tjp_layout_plan *plan = c->g.plan;
+    if (!tjj_gpu_tma_count(plan))
+        return;
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.init");
+    for (int r = 0; r < plan->nrings; r++) {
+        const tjp_ring *R = &plan->rings[r];
+        for (int s = 0; R->op >= 0 && R->tma && s < R->slots; s++)
+            ptx(c, c->g.ty.t_void, "mbarrier.init.shared::cta.b64 [$0], 1;", "r",
+                (LLVMValueRef[]){barrier_of(c, R, c_i32(c, s))}, 1);
+    }
+    /* the barriers' set-up, seen by the async proxy that completes them */
+    ptx(c, c->g.ty.t_void, "fence.mbarrier_init.release.cluster;", "", NULL, 0);
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
+    tjj_llvm_guard_end(c->g.b, cont);
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, (LLVMValueRef[]){c_i32(c, 0)}, 1);
+    c->tma_phase = tjs_xcalloc((size_t)plan->nrings, sizeof *c->tma_phase);
+    for (int r = 0; r < plan->nrings; r++)
+        if (plan->rings[r].op >= 0 && plan->rings[r].tma) {
+            c->tma_phase[r] = LLVMBuildAlloca(c->eb, c->g.ty.t_i32, "tma.phase");
+            LLVMBuildStore(c->eb, c_i32(c, 0), c->tma_phase[r]);
+        }
+}
+
+void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
+{
+    const tji_type *t = type_of(c, op->args[0]);
+    int r = op->tma_rank, cd = R->tma_contiguous, nboxes;
+    uint32_t box[2];
+    tjp_tma_box(R, t, box, &nboxes);
+    const int32_t *offsets = op->args + TJI_TMA_FIRST + 1 + 2 * r;
+    LLVMValueRef exists = live_cond(tjj_gpu_reg(c, op->args[TJI_TMA_FIRST + 3 * r + 1], 0));
+    LLVMValueRef go = tjj_gpu_thread0_cond(c);
+    if (exists)
+        go = LLVMBuildAnd(c->g.b, go, exists, "");
+    LLVMValueRef slot = tjj_gpu_reg(c, op->args[1], 0);
+    LLVMValueRef inner = tjj_gpu_reg(c, offsets[cd], 0), outer = tjj_gpu_reg(c, offsets[1 - cd], 0);
+    LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)R->tma_map);
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, go, "tma.copy");
+    LLVMValueRef bar = barrier_of(c, R, slot);
+    ptx(c, c->g.ty.t_void, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r",
+        (LLVMValueRef[]){bar, c_i32(c, (int64_t)(tji_numel(t) * R->elem_bytes))}, 2);
+    LLVMValueRef dst = shared_address(c, R->offset, LLVMBuildMul(c->g.b, slot, c_i32(c, (int64_t)R->slot_bytes), ""));
+    uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)R->elem_bytes;
+    for (int j = 0; j < nboxes; j++) {
+        LLVMValueRef x = LLVMBuildAdd(c->g.b, inner, c_i32(c, (int64_t)j * box[cd]), "");
+        LLVMValueRef at = LLVMBuildAdd(c->g.b, dst, c_i32(c, (int64_t)(j * box_bytes)), "");
+        ptx(c, c->g.ty.t_void,
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+            "[$0], [$1, {$2, $3}], [$4];",
+            "r,l,r,r,r", (LLVMValueRef[]){at, map, x, outer, bar}, 5);
+    }
+    tjj_llvm_guard_end(c->g.b, cont);
+}
+
+void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R)
+{
+    int ring = op->ring;
+    if (!c->tma_phase || !c->tma_phase[ring]) {
+        FAIL(c, "internal error: TMA ring %d has no phase", ring);
+        return;
+    }
+    LLVMBuilderRef b = c->g.b;
+    LLVMValueRef slot = tjj_gpu_reg(c, op->args[0], 0);
+    LLVMValueRef word = LLVMBuildLoad2(b, c->g.ty.t_i32, c->tma_phase[ring], "");
+    LLVMValueRef parity = LLVMBuildAnd(b, LLVMBuildLShr(b, word, slot, ""), c_i32(c, 1), "");
+    LLVMBuildStore(b, LLVMBuildXor(b, word, LLVMBuildShl(b, c_i32(c, 1), slot, ""), ""), c->tma_phase[ring]);
+    LLVMValueRef bar = barrier_of(c, R, slot);
+    LLVMBasicBlockRef spin = new_block(c, "tma.wait"), done = new_block(c, "tma.ready");
+    LLVMBuildBr(b, spin);
+    LLVMPositionBuilderAtEnd(b, spin);
+    LLVMValueRef ready = ptx(c, c->g.ty.t_i32,
+                             "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
+                             "selp.u32 $0, 1, 0, p; }",
+                             "=r,r,r", (LLVMValueRef[]){bar, parity}, 2);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, ready, c_i32(c, 0), ""), done, spin);
+    LLVMPositionBuilderAtEnd(b, done);
+}
+
+tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan, int *n)
+{
+    *n = tjj_gpu_tma_count(plan);
+    if (!*n)
+        return NULL;
+    tjj_tmap_info *maps = tjs_xcalloc((size_t)*n, sizeof *maps);
+    for (int r = 0; r < plan->nrings; r++) {
+        const tjp_ring *R = &plan->rings[r];
+        if (R->op < 0 || !R->tma)
+            continue;
+        const tji_op *copy = NULL;
+        for (int32_t i = 0; i < fn->nops && !copy; i++)
+            if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_ASYNC_COPY && fn->ops[i].ring == r)
+                copy = &fn->ops[i];
+        const tji_type *t = tji_typeof(fn, copy->args[0]);
+        tjj_tmap_info *m = &maps[R->tma_map];
+        int rank = copy->tma_rank, nboxes;
+        const int32_t *tensor = copy->args + TJI_TMA_FIRST;
+        int64_t unused;
+        tjp_tma_source(fn, tensor[0], &m->base_param, &unused);
+        m->rank = rank;
+        m->dtype = t->dtype;
+        m->elem_bytes = R->elem_bytes;
+        for (int d = 0; d < rank; d++) {
+            tjp_tma_source(fn, tensor[1 + d], &m->shape[d].param, &m->shape[d].value);
+            tjp_tma_source(fn, tensor[1 + rank + d], &m->strides[d].param, &m->strides[d].value);
+        }
+        m->contiguous = R->tma_contiguous;
+        tjp_tma_box(R, t, m->box, &nboxes);
+        m->swizzle_bytes = R->swizzle_bytes;
+    }
+    return maps;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tma.c — which block loads Hopper's tensor-memory accelerator can make,
+ * and the rings it writes.
+ *
+ * A TMA copy moves a box of a strided tensor into shared memory, described
+ * by a tensor map that the host encodes at launch (cuTensorMapEncodeTiled)
+ * from the tensor's base, extents and strides. So a load can become one
+ * only where each of those is something the launch knows: a kernel
+ * parameter or a constant (tjp_tma_source), and where the map is legal for
+ * every argument the variant may be launched with — which the
+ * specialization key says: the base aligned to 16 bytes, one dimension of
+ * stride 1 (the contiguous one), the other's stride a multiple of 16
+ * bytes. The launch checks the rest (an extent of 0, a driver without
+ * the encoder) and falls back to a variant without TMA. A block pointer
+ * is exactly such a description, so tjp_lower_block_ptrs keeps it on the
+ * loads it lowers (the LOAD's tma operands, ir.h) where this file says the
+ * tensor qualifies, and the pipeliner carries it to the ring's copies.
+ *
+ * Whether a ring's copies then run as TMA is the shared-memory plan's
+ * choice (tjp_tma_ring): where every copy into the ring has its tensor,
+ * wgmma reads the ring (so it is in the NVMMA layout, which is what TMA
+ * writes with the matching swizzle) and the stored rows run along the
+ * tensor's contiguous dimension. One copy is then a few boxes of Sw bytes
+ * by the stored rows (Sw the NVMMA row: 128, 64 or 32 bytes), each box
+ * one column block of the layout, completing on the slot's mbarrier.
+ * Everything else keeps cp.async, which the same copy op still describes.
+ */
+#include "passes.h"
+
+int tjp_tma_source(const tji_func *fn, int32_t v, int32_t *param, int64_t *value)
+{
+    const tji_value *val = tji_val(fn, v);
+    *param = -1;
+    *value = 0;
+    if (val->def_op >= 0) {
+        const tji_op *op = &fn->ops[val->def_op];
+        if (op->code == TJI_CONST && tjs_dtype_is_int(tji_typeof(fn, v)->dtype)) {
+            *value = op->ival;
+            return 1;
+        }
+        /* an integer parameter widened to i64 by the builder */
+        if (op->code != TJI_CAST || !tjs_dtype_is_int(tji_typeof(fn, op->args[0])->dtype) ||
+            tji_typeof(fn, op->args[0])->is_ptr)
+            return 0;
+        val = tji_val(fn, v = op->args[0]);
+    }
+    if (val->def_op >= 0 || val->def_region != 0)
+        return 0;
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i].value == v) {
+            *param = i;
+            return 1;
+        }
+    return 0;
+}
+
+/* Is integer v known to be 1 (one) or a multiple of 16 bytes for elements
+ * of eb bytes (!one)? */
+static int known(const tji_func *fn, const tjp_param_spec *spec, int32_t v, int one, int eb)
+{
+    int32_t param;
+    int64_t value;
+    if (!tjp_tma_source(fn, v, &param, &value))
+        return 0;
+    if (param < 0)
+        return one ? value == 1 : value > 0 && value * eb % 16 == 0;
+    return one ? spec[param].is_one : spec[param].int_div16;
+}
+
+int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int rank, int32_t base,
+                   const int32_t *shape, const int32_t *strides)
+{
+    int32_t param;
+    int64_t value;
+    const tji_type *bt = tji_typeof(fn, base);
+    int eb = tjs_dtype_bits(bt->dtype) / 8;
+    if (!spec || rank != 2 || (eb != 1 && eb != 2 && eb != 4) || !tjp_tma_source(fn, base, &param, &value) ||
+        param < 0 || !spec[param].ptr_align16)
+        return -1;
+    int contiguous = -1;
+    for (int d = 0; d < rank; d++) {
+        if (!tjp_tma_source(fn, shape[d], &param, &value) || (param < 0 && value < 1))
+            return -1;
+        if (contiguous < 0 && known(fn, spec, strides[d], 1, eb))
+            contiguous = d;
+    }
+    for (int d = 0; d < rank && contiguous >= 0; d++)
+        if (d != contiguous && !known(fn, spec, strides[d], 0, eb))
+            return -1;
+    return contiguous;
+}
+
+/* The dimension of the copy's tensor whose stride is the constant 1 (the
+ * lowering writes a stride the launch specialized as 1 so), -1 if none. */
+static int contiguous_dim(const tji_func *fn, const tji_op *copy)
+{
+    int r = copy->tma_rank;
+    for (int d = 0; d < r; d++) {
+        int32_t param;
+        int64_t value;
+        if (tjp_tma_source(fn, copy->args[TJI_TMA_FIRST + 1 + r + d], &param, &value) && param < 0 &&
+            value == 1)
+            return d;
+    }
+    return -1;
+}
+
+int tjp_tma_ring(const tji_func *fn, int ring, tjp_ring *R)
+{
+    R->tma = 0;
+    if (!R->wgmma)
+        return 0;
+    int copies = 0, contiguous = -1;
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_ASYNC_COPY || op->ring != ring)
+            continue;
+        int d = op->tma_rank == 2 ? contiguous_dim(fn, op) : -1;
+        if (d < 0 || (contiguous >= 0 && d != contiguous))
+            return 0;
+        contiguous = d;
+        copies++;
+    }
+    /* the stored rows must be the tensor's: a transposed ring runs along dim 0 */
+    if (!copies || contiguous != (R->transposed ? 0 : 1))
+        return 0;
+    R->tma = 1;
+    R->tma_contiguous = contiguous;
+    return 1;
+}
+
+void tjp_tma_box(const tjp_ring *R, const tji_type *tile, uint32_t box[2], int *nboxes)
+{
+    int c = R->tma_contiguous;
+    uint32_t per_row = (uint32_t)(R->swizzle_bytes / R->elem_bytes);
+    box[c] = per_row;
+    box[1 - c] = (uint32_t)tile->shape[1 - c];
+    *nboxes = (int)((uint32_t)tile->shape[c] / per_row);
+}
