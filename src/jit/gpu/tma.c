@@ -128,21 +128,24 @@ void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
     LLVMValueRef slot = tjj_gpu_reg(c, op->args[1], 0);
     LLVMValueRef inner = tjj_gpu_reg(c, offsets[cd], 0), outer = tjj_gpu_reg(c, offsets[1 - cd], 0);
     LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)R->tma_map);
-    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, go, "tma.copy");
+    /* predicated, not branched around: the warp stays converged for the
+     * warpgroup-wide wgmma that follows */
+    LLVMValueRef on = LLVMBuildZExt(c->g.b, go, c->g.ty.t_i32, "");
     LLVMValueRef bar = barrier_of(c, R, slot);
-    ptx(c, c->g.ty.t_void, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r",
-        (LLVMValueRef[]){bar, c_i32(c, (int64_t)(tji_numel(t) * R->elem_bytes))}, 2);
+    ptx(c, c->g.ty.t_void,
+        "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1; }",
+        "r,r,r", (LLVMValueRef[]){bar, c_i32(c, (int64_t)(tji_numel(t) * R->elem_bytes)), on}, 3);
     LLVMValueRef dst = shared_address(c, R->offset, LLVMBuildMul(c->g.b, slot, c_i32(c, (int64_t)R->slot_bytes), ""));
     uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)R->elem_bytes;
     for (int j = 0; j < nboxes; j++) {
         LLVMValueRef x = LLVMBuildAdd(c->g.b, inner, c_i32(c, (int64_t)j * box[cd]), "");
         LLVMValueRef at = LLVMBuildAdd(c->g.b, dst, c_i32(c, (int64_t)(j * box_bytes)), "");
         ptx(c, c->g.ty.t_void,
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[$0], [$1, {$2, $3}], [$4];",
-            "r,l,r,r,r", (LLVMValueRef[]){at, map, x, outer, bar}, 5);
+            "{ .reg .pred p; setp.ne.b32 p, $5, 0; "
+            "@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+            "[$0], [$1, {$2, $3}], [$4]; }",
+            "r,l,r,r,r,r", (LLVMValueRef[]){at, map, x, outer, bar, on}, 6);
     }
-    tjj_llvm_guard_end(c->g.b, cont);
 }
 
 void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R)

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_tma_ptx.c — Hopper's TMA path of a block-pointer matmul, read
+ * without a GPU (src/passes/tma.c, src/jit/gpu/tma.c).
+ *
+ * The kernel is the block-pointer matmul of samples/matmul_block_ptr.c
+ * (A [BM, BK] and B [BK, BN] blocks of kernel parameters, advanced along
+ * K), compiled for sm_90a with 8 warps and 128x256x64 f16 tiles at 3
+ * stages, as a launch with M = N = K = 4096 and row-major operands would
+ * be specialized:
+ *  - both rings are filled by TMA: 2 prologue stages and the loop's copy,
+ *    one box for A (64 f16 = the 128-byte NVMMA row) and four for B (256
+ *    columns), so 15 cp.async.bulk.tensor and no cp.async; each read
+ *    waits on its slot's mbarrier; the two tensor maps are 128-byte
+ *    grid-constant parameters; the warp stays converged (the copies are
+ *    predicated, not branched around);
+ *  - the maps the launch must encode: A from parameter 0 with extents
+ *    (M, K) from parameters 3 and 5, strides (stride_am, 1), box 128 x 64;
+ *    B from parameter 1, (K, N), (stride_bk, 1), box 64 x 64; swizzle 128;
+ *  - K = 1000: A's row stride is not known to be a multiple of 16 (the
+ *    specialization tells multiples of 16 only), so its map could not be
+ *    encoded for every launch of the variant: A is copied by the threads
+ *    (element by element here, as before), B (stride N) keeps TMA (12);
+ *  - sm_90 (no "a"), or the launch's fallback (no_tma), has no TMA at all.
+ * Where make check sets TJIT_PTXAS, every PTX is assembled by ptxas.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/ir.h"
+#include "ffi_bind/ffi_bind.h"
+#include "jit/pipeline.h"
+#include "jit/runtime/ptxas.h"
+#include "tap.h"
+#include "tjit.h"
+
+TJ_KERNEL(bp_matmul,
+          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
+                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
+                    TJ_SCALAR(stride_cn, i32)),
+          TJ_CONSTS(BM, BN, BK))
+{
+    tj_val pid_n = tj_program_id(0), pid_m = tj_program_id(1);
+    tj_val row0 = tj_mul(pid_m, BM), col0 = tj_mul(pid_n, BN);
+    tj_val ab = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(stride_am, stride_ak), TJ_VALS(row0, 0),
+                                  TJ_SHAPE(BM, BK), TJ_SHAPE(1, 0));
+    tj_val bb = tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(stride_bk, stride_bn), TJ_VALS(0, col0),
+                                  TJ_SHAPE(BK, BN), TJ_SHAPE(1, 0));
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &ab, &bb) {
+        tj_val at = tj_load(ab, .boundary_check = TJ_DIMS(0, 1));
+        tj_val bt = tj_load(bb, .boundary_check = TJ_DIMS(0, 1));
+        acc = tj_dot(at, bt, acc);
+        ab = tj_advance(ab, TJ_VALS(0, BK));
+        bb = tj_advance(bb, TJ_VALS(BK, 0));
+    }
+    tj_val cb = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(stride_cm, stride_cn), TJ_VALS(row0, col0),
+                                  TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_store(cb, acc, .boundary_check = TJ_DIMS(0, 1));
+}
+
+#define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
+
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+static uint64_t spec_of(int32_t m, int32_t n, int32_t k)
+{
+    tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
+                       TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
+    tjf_value values[12];
+    if (tjf_check_args(bp_matmul, args, 12, values) != TJ_OK)
+        return 0;
+    return tjf_spec_key(bp_matmul, values) | tjj_spec_of_buffers(bp_matmul);
+}
+
+/* The artifact for K = k on sm_<sm>[a] (0 on failure, reported). */
+static int compile(int32_t k, int sm, int arch_specific, int no_tma, tjj_artifact *art)
+{
+    int64_t consts[3] = {128, 256, 64};
+    tji_func *fn = NULL;
+    memset(art, 0, sizeof *art);
+    tj_status st = tji_build(bp_matmul, consts, 3, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = 8,
+                                                   .spec = spec_of(4096, 4096, k), .num_stages = 3,
+                                                   .no_tma = no_tma},
+                             art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, sm, arch_specific, fn->name);
+    if (st != TJ_OK)
+        tap_diag("K = %d, sm_%d%s: %s", (int)k, sm, arch_specific ? "a" : "", tj_last_error());
+    tji_func_free(fn);
+    return st == TJ_OK;
+}
+
+static int src_is(const tjj_tmap_src *s, int32_t param, int64_t value)
+{
+    return s->param == param && (param >= 0 || s->value == value);
+}
+
+static void both_by_tma(void)
+{
+    tjj_artifact art;
+    int ok = compile(4096, 90, 1, 0, &art);
+    const char *ptx = ok ? art.gpu.ptx : "";
+    tap_ok(ok && count(ptx, "cp.async.bulk.tensor.2d") == 15 && !count(ptx, "cp.async.cg") &&
+               !count(ptx, "cp.async.ca"),
+           "sm_90a, 4096^3: A and B by TMA (2 + 1 stages x (1 + 4) boxes), no cp.async (%d bulk copies)",
+           count(ptx, "cp.async.bulk.tensor.2d"));
+    tap_ok(ok && count(ptx, "mbarrier.try_wait.parity") == 2 && count(ptx, "mbarrier.init") == 8 &&
+               count(ptx, "mbarrier.arrive.expect_tx") == 6,
+           "one wait per ring and iteration, 4 + 4 mbarriers set up, an expect_tx per copy");
+    tap_ok(ok && count(ptx, ".param .align 64 .b8") == 2 && count(ptx, "[128]") == 2,
+           "two 128-byte, 64-byte aligned tensor-map parameters");
+    tap_ok(ok && count(ptx, "@p cp.async.bulk.tensor") == 15 && count(ptx, "wgmma.mma_async") > 0,
+           "copies predicated (the warp stays converged for wgmma)");
+    const tjj_tmap_info *m = ok && art.gpu.ntmaps == 2 ? art.gpu.tmaps : NULL;
+    tap_ok(m && m[0].base_param == 0 && src_is(&m[0].shape[0], 3, 0) && src_is(&m[0].shape[1], 5, 0) &&
+               src_is(&m[0].strides[0], 6, 0) && src_is(&m[0].strides[1], -1, 1) && m[0].contiguous == 1 &&
+               m[0].box[0] == 128 && m[0].box[1] == 64 && m[0].swizzle_bytes == 128 && m[0].elem_bytes == 2 &&
+               m[0].dtype == TJ_F16 && m[0].rank == 2,
+           "A's map: parameter 0, extents (M, K), strides (stride_am, 1), box 128 x 64, 128-byte swizzle");
+    tap_ok(m && m[1].base_param == 1 && src_is(&m[1].shape[0], 5, 0) && src_is(&m[1].shape[1], 4, 0) &&
+               src_is(&m[1].strides[0], 8, 0) && src_is(&m[1].strides[1], -1, 1) && m[1].contiguous == 1 &&
+               m[1].box[0] == 64 && m[1].box[1] == 64,
+           "B's map: parameter 1, extents (K, N), strides (stride_bk, 1), box 64 x 64");
+    if (ok)
+        tjj_artifact_free(&art);
+}
+
+static void a_falls_back(void)
+{
+    tjj_artifact art;
+    int ok = compile(1000, 90, 1, 0, &art);
+    const char *ptx = ok ? art.gpu.ptx : "";
+    tap_ok(ok && count(ptx, "cp.async.bulk.tensor.2d") == 12 && count(ptx, "st.shared.b16") > 0 &&
+               art.gpu.ntmaps == 1 && art.gpu.tmaps[0].base_param == 1,
+           "K = 1000 (A's row stride not known to be a multiple of 16): A copied by the threads, "
+           "B by TMA (%d bulk copies)", count(ptx, "cp.async.bulk.tensor.2d"));
+    if (ok)
+        tjj_artifact_free(&art);
+}
+
+static void no_tma(int sm, int arch_specific, int fallback, const char *what)
+{
+    tjj_artifact art;
+    int ok = compile(4096, sm, arch_specific, fallback, &art);
+    tap_ok(ok && !count(art.gpu.ptx, "cp.async.bulk") && !count(art.gpu.ptx, "mbarrier") && !art.gpu.ntmaps &&
+               count(art.gpu.ptx, "cp.async.cg") > 0,
+           "%s: no TMA, cp.async", what);
+    if (ok)
+        tjj_artifact_free(&art);
+}
+
+int main(void)
+{
+    tap_plan(9);
+    both_by_tma();
+    a_falls_back();
+    no_tma(90, 0, 0, "sm_90");
+    no_tma(90, 1, 1, "sm_90a with no_tma (the launch's fallback)");
+    return tap_done();
+}
