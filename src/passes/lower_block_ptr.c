@@ -4,8 +4,7 @@
  *
  * A block pointer (tj_make_block_ptr) stays one value from the builder to
  * here, so that the IR says "a block of a strided tensor" for as long as a
- * pass may want to know it (a later GPU target can keep the loads that fit
- * the tensor-memory accelerator and lower the rest). This pass, first in
+ * pass may want to know it. This pass, first in
  * both back ends' pipelines, turns every one into the ops the back ends
  * already know, as Triton's RewriteTensorPointer does:
  *
@@ -17,7 +16,11 @@
  *   the mask  0 <= offset_d + arange_d < shape_d  for each dimension named
  *     in boundary_check, computed on the expanded [1.., B_d, ..1] tile and
  *     broadcast, ANDed over the dimensions;
- *   other  NaN where the load asked for NaN padding, else none (zero).
+ *   other  NaN where the load asked for NaN padding, else none (zero);
+ *   on Hopper (tma_spec), for a load whose tensor the tensor-memory
+ *     accelerator can read at every launch of the variant (tma.c), the
+ *     tensor itself too: base, shape, strides and offsets as the LOAD's
+ *     tma operands, so that the pipeliner can make it one TMA copy.
  *
  * So the axis analysis sees what it sees in a hand-written kernel: along
  * the block's fast dimension, an arange plus constants, times a stride it

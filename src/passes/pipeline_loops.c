@@ -53,7 +53,10 @@
  * i-1 read must not be the one iteration i refills. With one slot more,
  * iteration i writes the slot of i-2, whose wgmma every warpgroup waited
  * for before the barrier at the top of iteration i (Triton, too, gives
- * asynchronous wgmma loops one buffer more).
+ * asynchronous wgmma loops one buffer more). In such loops a load that
+ * carries its tensor (a block pointer's, lower_block_ptr.c) hands it and
+ * "the iteration exists" to its copies, which the shared-memory plan may
+ * then run as TMA (tma.c); elsewhere the tensor is dropped.
  */
 #include <stdlib.h>
 #include <string.h>
