@@ -12,9 +12,11 @@
  * list): f16 and bf16 at 4096^3 and 8192^3, f32 with TF32 input precision
  * at 8192^3, each NN (B row-major, K x N) and NT (B stored N x K, read
  * through its strides: C = A B^T with B^T's rows contiguous along K).
- * Each problem runs in eight configurations (BM, BN, BK, warps, stages;
- * eight for TF32 too; 128x128x64 at 2 stages fits two CTAs in an SM, at 8
- * warps it has two warpgroups of wgmma);
+ * Each problem runs in eight configurations of that kernel (BM, BN, BK,
+ * warps, stages; eight for TF32 too; 128x128x64 at 2 stages fits two CTAs
+ * in an SM, at 8 warps it has two warpgroups of wgmma) and in two or three
+ * of its block-pointer form (samples/matmul_kernel.h's
+ * matmul_block_ptr_body, whose loads are TMA copies on Hopper);
  * each is a record, and the table keeps the best one. --profile DTYPE runs
  * DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration
  * launched twice (the check, one run), for Nsight Compute
@@ -69,19 +71,41 @@ MATMUL_KERNEL(matmul_f16, f16, TJ_F16)
 MATMUL_KERNEL(matmul_bf16, bf16, TJ_BF16)
 MATMUL_KERNEL(matmul_f32, f32, TJ_F32)
 
+/* The same with block pointers (TMA copies on Hopper). */
+#define MATMUL_BP_KERNEL(name, dt, c_dtype)                                                   \
+    TJ_KERNEL(name,                                                                           \
+              TJ_PARAMS(TJ_PTR(a, dt), TJ_PTR(b, dt), TJ_PTR(c, dt), TJ_SCALAR(M, i32),       \
+                        TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),      \
+                        TJ_SCALAR(stride_ak, i32), TJ_SCALAR(stride_bk, i32),                 \
+                        TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),                 \
+                        TJ_SCALAR(stride_cn, i32)),                                           \
+              TJ_CONSTS(BM, BN, BK, PRECISION))                                               \
+    {                                                                                         \
+        matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,   \
+                              stride_cm, stride_cn, BM, BN, BK, GROUP_M,                      \
+                              (tj_input_precision)PRECISION, c_dtype);                        \
+    }
+
+MATMUL_BP_KERNEL(matmul_bp_f16, f16, TJ_F16)
+MATMUL_BP_KERNEL(matmul_bp_bf16, bf16, TJ_BF16)
+MATMUL_BP_KERNEL(matmul_bp_f32, f32, TJ_F32)
+
 /* The configurations tried: the same lists as triton_matmul.py's (the
  * first, one stage, shows what pipelining gives). */
 typedef struct config {
     int bm, bn, bk, warps, stages;
+    int block_ptr; /* the block-pointer kernel (TMA on Hopper) */
 } config;
-enum { NHALF_CONFIGS = 8, NTF32_CONFIGS = 8 };
+enum { NHALF_CONFIGS = 11, NTF32_CONFIGS = 10 };
 static const config half_configs[NHALF_CONFIGS] = {
-    {128, 128, 32, 4, 1}, {128, 128, 32, 4, 4}, {128, 128, 64, 4, 4},
-    {64, 256, 32, 4, 4},  {128, 256, 32, 8, 3}, {128, 256, 64, 8, 3},
-    {128, 128, 64, 4, 2}, {128, 128, 64, 8, 3}};
+    {128, 128, 32, 4, 1, 0}, {128, 128, 32, 4, 4, 0}, {128, 128, 64, 4, 4, 0},
+    {64, 256, 32, 4, 4, 0},  {128, 256, 32, 8, 3, 0}, {128, 256, 64, 8, 3, 0},
+    {128, 128, 64, 4, 2, 0}, {128, 128, 64, 8, 3, 0}, {128, 256, 64, 8, 3, 1},
+    {128, 256, 64, 8, 4, 1}, {128, 128, 64, 8, 4, 1}};
 static const config tf32_configs[NTF32_CONFIGS] = {
-    {128, 128, 32, 4, 1}, {128, 128, 32, 4, 3}, {128, 128, 16, 4, 4}, {64, 256, 32, 4, 4},
-    {128, 256, 32, 8, 3}, {128, 128, 32, 8, 3}, {128, 128, 16, 4, 3}, {128, 64, 32, 4, 4}};
+    {128, 128, 32, 4, 1, 0}, {128, 128, 32, 4, 3, 0}, {128, 128, 16, 4, 4, 0}, {64, 256, 32, 4, 4, 0},
+    {128, 256, 32, 8, 3, 0}, {128, 128, 32, 8, 3, 0}, {128, 128, 16, 4, 3, 0}, {128, 64, 32, 4, 4, 0},
+    {128, 256, 32, 8, 3, 1}, {128, 256, 32, 8, 4, 1}};
 
 /* ---- output ------------------------------------------------------------------- */
 
@@ -99,9 +123,9 @@ typedef struct problem {
 static void record_begin(const problem *p)
 {
     printf("{\"impl\":\"tjit\",\"what\":\"matmul\",\"dtype\":\"%s\",\"size\":%d,\"layout\":\"%s\","
-           "\"config\":\"%dx%dx%d, %d warps, %d stages\"",
+           "\"config\":\"%dx%dx%d, %d warps, %d stages%s\"",
            p->dtype, p->n, p->nt ? "NT" : "NN", p->cfg.bm, p->cfg.bn, p->cfg.bk, p->cfg.warps,
-           p->cfg.stages);
+           p->cfg.stages, p->cfg.block_ptr ? ", block ptr" : "");
 }
 
 static void record_end(void)
@@ -140,6 +164,16 @@ static tj_status launch(const void *problem_)
     const int n = p->n;
     /* NN: B(k, j) at k * N + j; NT: at j * K + k. */
     const int sbk = p->nt ? 1 : n, sbn = p->nt ? n : 1;
+    if (p->cfg.block_ptr) {
+        const tj_kernel *k = !strcmp(p->dtype, "f16") ? matmul_bp_f16
+                             : !strcmp(p->dtype, "bf16") ? matmul_bp_bf16 : matmul_bp_f32;
+        int64_t consts[4] = {p->cfg.bm, p->cfg.bn, p->cfg.bk,
+                             !strcmp(p->dtype, "tf32") ? TJ_PRECISION_TF32 : TJ_PRECISION_IEEE};
+        tj_arg args[12] = {TJ_ARG_BUF(p->a), TJ_ARG_BUF(p->b), TJ_ARG_BUF(p->c), TJ_ARG_I32(n), TJ_ARG_I32(n),
+                           TJ_ARG_I32(n), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(sbk), TJ_ARG_I32(sbn),
+                           TJ_ARG_I32(n), TJ_ARG_I32(1)};
+        return tj_launch(dev, k, &cfg, args, 12, consts, 4);
+    }
     if (!strcmp(p->dtype, "f16"))
         return matmul_f16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, 1,
                                  p->cfg.bm, p->cfg.bn, p->cfg.bk, TJ_PRECISION_IEEE);

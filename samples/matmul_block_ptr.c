@@ -27,43 +27,9 @@
  *     usage: matmul_block_ptr [M N K]     (default 2048 x 2048 x 2048)
  */
 #include "matmul_host.h"
+#include "matmul_kernel.h"
 
 enum { GROUP_M = 8 };
-
-static void matmul_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
-                        tj_val stride_am, tj_val stride_ak, tj_val stride_bk, tj_val stride_bn,
-                        tj_val stride_cm, tj_val stride_cn, int64_t BM, int64_t BN, int64_t BK,
-                        int64_t group_m, tj_dtype c_dtype)
-{
-    tj_val pid = tj_program_id(0);
-    tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
-    tj_val num_pid_in_group = tj_mul(num_pid_n, group_m);
-    tj_val first_pid_m = tj_mul(tj_floordiv(pid, num_pid_in_group), group_m);
-    tj_val group_size_m = tj_minimum(tj_sub(num_pid_m, first_pid_m), group_m);
-    tj_val pid_in_group = tj_mod(pid, num_pid_in_group);
-    tj_val pid_m = tj_add(first_pid_m, tj_mod(pid_in_group, group_size_m));
-    tj_val pid_n = tj_floordiv(pid_in_group, group_size_m);
-    tj_val row0 = tj_mul(pid_m, BM), col0 = tj_mul(pid_n, BN);
-
-    tj_val a_block = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(stride_am, stride_ak),
-                                       TJ_VALS(row0, 0), TJ_SHAPE(BM, BK), TJ_SHAPE(1, 0));
-    tj_val b_block = tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(stride_bk, stride_bn),
-                                       TJ_VALS(0, col0), TJ_SHAPE(BK, BN), TJ_SHAPE(1, 0));
-    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
-    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_block, &b_block) {
-        tj_val a_tile = tj_load(a_block, .boundary_check = TJ_DIMS(0, 1),
-                                .padding = TJ_PADDING_ZERO, .cache = TJ_CACHE_CA);
-        tj_val b_tile = tj_load(b_block, .boundary_check = TJ_DIMS(0, 1),
-                                .padding = TJ_PADDING_ZERO, .cache = TJ_CACHE_CG);
-        acc = tj_dot(a_tile, b_tile, acc);
-        a_block = tj_advance(a_block, TJ_VALS(0, BK));
-        b_block = tj_advance(b_block, TJ_VALS(BK, 0));
-    }
-
-    tj_val c_block = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(stride_cm, stride_cn),
-                                       TJ_VALS(row0, col0), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
-    tj_store(c_block, tj_cast(acc, c_dtype), .boundary_check = TJ_DIMS(0, 1));
-}
 
 #define MATMUL_KERNEL(name, dt, c_dtype)                                                    \
     TJ_KERNEL(name,                                                                         \
@@ -74,8 +40,9 @@ static void matmul_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val
                         TJ_SCALAR(stride_cn, i32)),                                         \
               TJ_CONSTS(BM, BN, BK, GROUP))                                                 \
     {                                                                                       \
-        matmul_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, \
-                    stride_cn, BM, BN, BK, GROUP, c_dtype);                                 \
+        matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,   \
+                              stride_cm, stride_cn, BM, BN, BK, GROUP, TJ_PRECISION_IEEE,     \
+                              c_dtype);                                                       \
     }
 
 MATMUL_KERNEL(matmul_bp_f16, f16, TJ_F16)

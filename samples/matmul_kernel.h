@@ -3,7 +3,9 @@
  * matmul_kernel.h — the body of Triton's tutorial 03 matmul in tjit, one
  * copy for the matmul sample (samples/matmul.c, whose top comment explains
  * it), the GPU matmul benchmark (bench/gpu_matmul.c) and the test of its
- * PTX (tests/test_matmul_ptx.c): grouped program ids, rows and columns
+ * PTX (tests/test_matmul_ptx.c), and its block-pointer form
+ * (matmul_block_ptr_body, for samples/matmul_block_ptr.c and the benchmark):
+ * grouped program ids, rows and columns
  * wrapped with % M and % N, a TJ_FOR over K with the K tail masked,
  * tj_dot into an f32 accumulator, C stored in c_dtype under a mask.
  * Strides are the operands' leading dimensions, so NN, NT, TN and TT are
@@ -53,6 +55,44 @@ static inline void matmul_tutorial_body(tj_val a, tj_val b, tj_val c, tj_val M, 
     tj_val offs_cn = tj_expand_dims(tj_add(tj_mul(pid_n, BN), tj_arange(0, BN)), 0);
     tj_val c_ptrs = tj_add(c, tj_add(tj_mul(offs_cm, stride_cm), tj_mul(offs_cn, stride_cn)));
     tj_store(c_ptrs, tj_cast(acc, c_dtype), .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
+}
+
+/* The same product with block pointers (samples/matmul_block_ptr.c says
+ * why): on Hopper its loads are TMA copies (src/passes/tma.c). */
+static inline void matmul_block_ptr_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
+                                         tj_val stride_am, tj_val stride_ak, tj_val stride_bk,
+                                         tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
+                                         int64_t BM, int64_t BN, int64_t BK, int64_t group_m,
+                                         tj_input_precision precision, tj_dtype c_dtype)
+{
+    tj_val pid = tj_program_id(0);
+    tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
+    tj_val num_pid_in_group = tj_mul(num_pid_n, group_m);
+    tj_val first_pid_m = tj_mul(tj_floordiv(pid, num_pid_in_group), group_m);
+    tj_val group_size_m = tj_minimum(tj_sub(num_pid_m, first_pid_m), group_m);
+    tj_val pid_in_group = tj_mod(pid, num_pid_in_group);
+    tj_val pid_m = tj_add(first_pid_m, tj_mod(pid_in_group, group_size_m));
+    tj_val pid_n = tj_floordiv(pid_in_group, group_size_m);
+    tj_val row0 = tj_mul(pid_m, BM), col0 = tj_mul(pid_n, BN);
+
+    tj_val a_block = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(stride_am, stride_ak),
+                                       TJ_VALS(row0, 0), TJ_SHAPE(BM, BK), TJ_SHAPE(1, 0));
+    tj_val b_block = tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(stride_bk, stride_bn),
+                                       TJ_VALS(0, col0), TJ_SHAPE(BK, BN), TJ_SHAPE(1, 0));
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_block, &b_block) {
+        tj_val a_tile = tj_load(a_block, .boundary_check = TJ_DIMS(0, 1),
+                                .padding = TJ_PADDING_ZERO, .cache = TJ_CACHE_CA);
+        tj_val b_tile = tj_load(b_block, .boundary_check = TJ_DIMS(0, 1),
+                                .padding = TJ_PADDING_ZERO, .cache = TJ_CACHE_CG);
+        acc = tj_dot(a_tile, b_tile, acc, .input_precision = precision);
+        a_block = tj_advance(a_block, TJ_VALS(0, BK));
+        b_block = tj_advance(b_block, TJ_VALS(BK, 0));
+    }
+
+    tj_val c_block = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(stride_cm, stride_cn),
+                                       TJ_VALS(row0, col0), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_store(c_block, tj_cast(acc, c_dtype), .boundary_check = TJ_DIMS(0, 1));
 }
 
 /* The tutorial as a kernel of its own: A, B and C of dtypes a_dt, b_dt, c_dt

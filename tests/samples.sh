@@ -7,6 +7,9 @@
 # status; its output is shown as TAP diagnostics either way, so the log says
 # which device ran it and what went wrong. The sizes are deliberately not
 # multiples of the block or tile sizes: the masks are part of what is tested.
+# The second matmul_block_ptr has strides that are multiples of 16, so on
+# Hopper its loads are TMA copies, ragged along M, N and K (zeros beyond the
+# tensor come from the copy engine).
 # Run from the top build directory (as `make check` does); SAMPLES_DIR
 # overrides where the sample programs are.
 
@@ -20,6 +23,7 @@ set -- \
     "softmax 37 300" \
     "matmul 130 67 45" \
     "matmul_block_ptr 77 130 65" \
+    "matmul_block_ptr 1000 272 208" \
     "attention 2 1 77"
 
 echo "1..$#"
