@@ -10,6 +10,11 @@
  * compatible with it, every function pointer type must be compatible with
  * the type of the real function, and the symbol tjit resolves must be the
  * one cuda.h binds the function's name to (cuMemAlloc -> cuMemAlloc_v2).
+ * The optional functions are checked alike; cuTensorMapEncodeTiled's
+ * parameter list, written once in cuda_api.h over the map's type, is
+ * instantiated here with CUDA's CUtensorMap and compared with cuda.h's, and
+ * tjit's map has CUtensorMap's size and at least the 64-byte alignment the
+ * driver asks of it.
  *
  * Each check is made twice: as a _Static_assert, so a mismatch stops the
  * build with the name of the culprit, and as a TAP point, so the test run
@@ -42,7 +47,12 @@ TJCU_CONSTANTS(CHECK_CONSTANT)
     X(tjcu_event, CUevent)                                                       \
     X(tjcu_device_attribute, CUdevice_attribute)                                 \
     X(tjcu_function_attribute, CUfunction_attribute)                             \
-    X(tjcu_jit_option, CUjit_option)
+    X(tjcu_jit_option, CUjit_option)                                             \
+    X(tjcu_tensor_map_data_type, CUtensorMapDataType)                            \
+    X(tjcu_tensor_map_interleave, CUtensorMapInterleave)                         \
+    X(tjcu_tensor_map_swizzle, CUtensorMapSwizzle)                               \
+    X(tjcu_tensor_map_l2_promotion, CUtensorMapL2promotion)                      \
+    X(tjcu_tensor_map_oob_fill, CUtensorMapFloatOOBfill)
 #define CHECK_TYPE(ours, cuda)                                                   \
     _Static_assert(sizeof(ours) == sizeof(cuda), "sizeof " #ours " != sizeof " #cuda); \
     _Static_assert(SAME_TYPE(ours, cuda), #ours " is not compatible with " #cuda);
@@ -55,6 +65,27 @@ TYPE_PAIRS(CHECK_TYPE)
     _Static_assert(SAME_TYPE(__typeof__(&name), tjcu_##name##_fn),               \
                    "tjcu_" #name "_fn does not match " #name " in cuda.h");
 TJCU_DRIVER_FUNCTIONS(CHECK_FUNCTION)
+
+/* The tensor map: CUDA's size, an array of the same element type, aligned
+ * as the driver wants (64 bytes; cuda.h may ask more of the compiler). */
+#define MAP_OPAQUE(type) __typeof__(((type *)0)->opaque)
+_Static_assert(sizeof(tjcu_tensor_map) == sizeof(CUtensorMap), "sizeof tjcu_tensor_map != sizeof CUtensorMap");
+_Static_assert(SAME_TYPE(MAP_OPAQUE(tjcu_tensor_map), MAP_OPAQUE(CUtensorMap)),
+               "tjcu_tensor_map's words are not CUtensorMap's");
+_Static_assert(_Alignof(tjcu_tensor_map) >= 64, "tjcu_tensor_map is not 64-byte aligned");
+
+/* Optional functions whose parameters involve the map: tjit's declaration
+ * is made of TJCU_ENCODE_TILED_PARAMS, so the same list over CUtensorMap
+ * must be cuda.h's type, and over tjcu_tensor_map tjit's. Each optional
+ * function needs its cuda_NAME_fn here. */
+typedef CUresult(*cuda_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(CUtensorMap);
+_Static_assert(SAME_TYPE(tjcu_cuTensorMapEncodeTiled_fn,
+                         tjcu_result(*) TJCU_ENCODE_TILED_PARAMS(tjcu_tensor_map)),
+               "tjcu_cuTensorMapEncodeTiled_fn is not TJCU_ENCODE_TILED_PARAMS(tjcu_tensor_map)");
+#define CHECK_OPTIONAL_FUNCTION(name, symbol, fallback)                          \
+    _Static_assert(SAME_TYPE(__typeof__(&name), cuda_##name##_fn),               \
+                   "tjcu_" #name "_fn's parameters do not match " #name " in cuda.h");
+TJCU_OPTIONAL_FUNCTIONS(CHECK_OPTIONAL_FUNCTION)
 
 int main(void)
 {
@@ -75,6 +106,20 @@ int main(void)
     tap_ok(strcmp(XSTR(name), symbol) == 0, "%s resolves the symbol %s (cuda.h: %s)", \
            #name, symbol, XSTR(name));
     TJCU_DRIVER_FUNCTIONS(TAP_FUNCTION)
+
+    tap_ok(sizeof(tjcu_tensor_map) == sizeof(CUtensorMap) &&
+               SAME_TYPE(MAP_OPAQUE(tjcu_tensor_map), MAP_OPAQUE(CUtensorMap)),
+           "tjcu_tensor_map is as large as CUtensorMap (%zu bytes) and of the same words",
+           sizeof(CUtensorMap));
+    tap_ok(_Alignof(tjcu_tensor_map) >= 64, "tjcu_tensor_map is aligned to %zu bytes (the driver wants 64; "
+           "cuda.h's CUtensorMap: %zu)", _Alignof(tjcu_tensor_map), _Alignof(CUtensorMap));
+#define TAP_OPTIONAL_FUNCTION(name, symbol, fallback)                            \
+    tap_ok(SAME_TYPE(__typeof__(&name), cuda_##name##_fn) &&                     \
+               SAME_TYPE(tjcu_##name##_fn, __typeof__(((tjcu_driver *)0)->name)), \
+           "optional tjcu_%s_fn matches the type of %s", #name, XSTR(name));     \
+    tap_ok(strcmp(XSTR(name), symbol) == 0, "optional %s resolves the symbol %s (cuda.h: %s)", \
+           #name, symbol, XSTR(name));
+    TJCU_OPTIONAL_FUNCTIONS(TAP_OPTIONAL_FUNCTION)
 
     tap_diag("checked against cuda.h of CUDA %d.%d", CUDA_VERSION / 1000,
              CUDA_VERSION % 1000 / 10);

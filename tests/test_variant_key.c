@@ -7,9 +7,10 @@
  * itself again as a child (its /proc/self/exe, --print-keys), whose addresses
  * differ (ASLR), and compares the child's keys with its own. Each input the
  * key stands for must change it: a constant, the specialization key, the
- * target (CPU, sm_80, sm_90, sm_90a), num_warps, num_stages, check_bounds and the IR (a kernel
- * alike in all but one op). A compile's artifact and a launched variant
- * record the same key.
+ * target (CPU, sm_80, sm_90, sm_90a), num_warps, num_stages, check_bounds, no_tma and the IR
+ * (a kernel alike in all but one op); no_tma, which only GPU keys know, leaves
+ * the CPU's key alone. A compile's artifact and a launched variant record the
+ * same key.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,20 +45,23 @@ typedef struct key_case {
     int sm, num_warps, check_bounds;
     int num_stages;       /* 0: the default (1) */
     int arch_specific;    /* sm_<sm>a */
+    int no_tma;           /* the variant without TMA copies */
 } key_case;
 
 static const key_case cases[] = {
-    {"the base case (sm_90, 4 warps)", 0, 256, 0x5, 90, 4, 0, 0, 0},
-    {"another constant", 0, 512, 0x5, 90, 4, 0, 0, 0},
-    {"another specialization key", 0, 256, 0x1, 90, 4, 0, 0, 0},
-    {"another target (sm_80)", 0, 256, 0x5, 80, 4, 0, 0, 0},
-    {"the CPU target", 0, 256, 0x5, 0, 4, 0, 0, 0},
-    {"another num_warps", 0, 256, 0x5, 90, 8, 0, 0, 0},
-    {"check_bounds", 0, 256, 0x5, 90, 4, 1, 0, 0},
-    {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0, 0, 0},
-    {"another num_stages (2)", 0, 256, 0x5, 90, 4, 0, 2, 0},
-    {"the architecture-specific target (sm_90a)", 0, 256, 0x5, 90, 4, 0, 0, 1},
+    {"the base case (sm_90, 4 warps)", 0, 256, 0x5, 90, 4, 0, 0, 0, 0},
+    {"another constant", 0, 512, 0x5, 90, 4, 0, 0, 0, 0},
+    {"another specialization key", 0, 256, 0x1, 90, 4, 0, 0, 0, 0},
+    {"another target (sm_80)", 0, 256, 0x5, 80, 4, 0, 0, 0, 0},
+    {"the CPU target", 0, 256, 0x5, 0, 4, 0, 0, 0, 0},
+    {"another num_warps", 0, 256, 0x5, 90, 8, 0, 0, 0, 0},
+    {"check_bounds", 0, 256, 0x5, 90, 4, 1, 0, 0, 0},
+    {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0, 0, 0, 0},
+    {"another num_stages (2)", 0, 256, 0x5, 90, 4, 0, 2, 0, 0},
+    {"the architecture-specific target (sm_90a)", 0, 256, 0x5, 90, 4, 0, 0, 1, 0},
+    {"no_tma (the fallback without TMA copies)", 0, 256, 0x5, 90, 4, 0, 0, 0, 1},
 };
+enum { CASE_SM90A = 9, CASE_NO_TMA = 10 };
 enum { NCASES = (int)TL_COUNT(cases) };
 
 /* The key of case c as 32 hex digits, or "" if the kernel did not build. */
@@ -70,7 +74,8 @@ static void key_of(const key_case *c, char hex[33])
         return;
     }
     fn->check_bounds = c->check_bounds;
-    tjj_stable_key key = tjj_variant_key(fn, c->spec, c->sm, c->arch_specific, c->num_warps, c->num_stages);
+    tjj_stable_key key = tjj_variant_key(fn, c->spec, c->sm, c->arch_specific, c->num_warps, c->num_stages,
+                                         c->no_tma);
     tjj_stable_key_hex(&key, hex);
     tji_func_free(fn);
 }
@@ -100,7 +105,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--print-keys") == 0)
         return print_keys();
-    tap_plan(NCASES + 4);
+    tap_plan(NCASES + 6);
 
     char keys[NCASES][33];
     for (int i = 0; i < NCASES; i++)
@@ -158,9 +163,29 @@ int main(int argc, char **argv)
     }
     if (!ok)
         tap_diag("%s", tj_last_error());
-    tap_ok(ok && strcmp(hex, keys[NCASES - 1]) == 0 && a.arch_specific && strstr(a.gpu.ptx, ".target sm_90a"),
+    tap_ok(ok && strcmp(hex, keys[CASE_SM90A]) == 0 && a.arch_specific && strstr(a.gpu.ptx, ".target sm_90a"),
            "an sm_90a compile's artifact records its key and target, and its PTX is for sm_90a (%s)", hex);
     tjj_artifact_free(&a);
+    /* ... and that of a target without TMA */
+    ok = tji_build(scale_add, &cases[0].block, 1, &fn) == TJ_OK;
+    a = (tjj_artifact){0};
+    hex[0] = 0;
+    if (ok) {
+        ok = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .num_warps = 4, .spec = 0x5, .no_tma = 1}, &a) ==
+             TJ_OK;
+        tjj_stable_key_hex(&a.key, hex);
+        tji_func_free(fn);
+    }
+    if (!ok)
+        tap_diag("%s", tj_last_error());
+    tap_ok(ok && strcmp(hex, keys[CASE_NO_TMA]) == 0, "a no_tma compile's artifact records its key (%s)", hex);
+    tjj_artifact_free(&a);
+
+    /* no_tma is a GPU variant's: the CPU's key ignores it */
+    key_case cpu_no_tma = cases[4];
+    cpu_no_tma.no_tma = 1;
+    key_of(&cpu_no_tma, hex);
+    tap_ok(*hex && strcmp(hex, keys[4]) == 0, "no_tma leaves the CPU target's key (%s)", hex);
 
     /* A launched CPU variant records the key of its kernel, constants and
      * aliasing (the CPU's variants know no other specialization). */

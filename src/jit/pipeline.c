@@ -45,7 +45,8 @@
  * element, so its facts are copied (axis_info_of_added), not computed again.
  *
  * The stable variant key (tjj_variant_key) is XXH3-128 of the tjit and LLVM
- * versions, the target (cpu, or sm_XX, num_warps and num_stages), check_bounds, the
+ * versions, the target (cpu, or sm_XX, num_warps and num_stages, and no_tma where
+ * set: the launch's fallback from TMA copies), check_bounds, the
  * specialization key, the constants and the printed IR as built (tji_print),
  * in that order — nothing of the process (no pointer, no counter), so the
  * same kernel has the same key in every process: the key of the disk cache
@@ -118,17 +119,20 @@ static tj_status after_pass(tj_status st, const char *pass, const tji_func *fn,
 /* --- the stable variant key ------------------------------------------------ */
 
 tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
-                               int num_warps, int num_stages)
+                               int num_warps, int num_stages, int no_tma)
 {
     unsigned major, minor, patch;
     LLVMGetVersion(&major, &minor, &patch);
     tjs_buf b = {0};
     tjs_buf_printf(&b, "tjit %s\nllvm %u.%u.%u\n", TJ_VERSION_STRING, major, minor, patch);
-    if (sm)
+    if (sm) {
         tjs_buf_printf(&b, "target sm_%d%s num_warps %d num_stages %d\n", sm, arch_specific ? "a" : "",
                        num_warps, tjj_num_stages(num_stages));
-    else
+        if (no_tma) /* only where set: every other variant keeps the key it had */
+            tjs_buf_printf(&b, "no_tma 1\n");
+    } else {
         tjs_buf_printf(&b, "target cpu\n");
+    }
     tjs_buf_printf(&b, "check_bounds %d\nspec %llx\nconsts %d:", fn->check_bounds,
                    (unsigned long long)spec, fn->nconsts);
     for (int i = 0; i < fn->nconsts; i++)
@@ -158,10 +162,10 @@ int tjj_num_stages(int num_stages)
 
 /* What every artifact starts with, from fn as built. */
 static void start_artifact(const tji_func *fn, uint64_t spec, int sm, int arch_specific, int num_warps,
-                           int num_stages, tjj_artifact *a)
+                           int num_stages, int no_tma, tjj_artifact *a)
 {
     memset(a, 0, sizeof *a);
-    a->key = tjj_variant_key(fn, spec, sm, arch_specific, num_warps, num_stages);
+    a->key = tjj_variant_key(fn, spec, sm, arch_specific, num_warps, num_stages, no_tma);
     a->kernel_name = tjs_xstrdup(fn->name);
     a->check_bounds = fn->check_bounds;
     if (fn->check_bounds)
@@ -298,7 +302,7 @@ char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned)
 
 tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
 {
-    start_artifact(fn, t->spec, t->sm, t->arch_specific, t->num_warps, t->num_stages, out);
+    start_artifact(fn, t->spec, t->sm, t->arch_specific, t->num_warps, t->num_stages, t->no_tma, out);
     tjj_gpu_planned planned = {0};
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st == TJ_OK)
@@ -325,7 +329,7 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
 
 tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
 {
-    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, 0, out);
+    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, 0, 0, out);
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st != TJ_OK)
         return st;

@@ -84,11 +84,12 @@ TJI_FUNC tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *ou
 TJI_FUNC uint64_t tjj_spec_of_buffers(const tj_kernel *kernel);
 
 /* The stable key of a built fn (before any pass) for a target: sm 0 is
- * the CPU (num_warps then ignored). */
+ * the CPU (num_warps, num_stages and no_tma then ignored); no_tma (a GPU
+ * variant without TMA copies) is in the key only where set. */
 /* A launch's num_stages with 0 meaning the default (3, as Triton). */
 enum { TJJ_DEFAULT_NUM_STAGES = 3 }; /* why: tjj_num_stages in pipeline.c */
 TJI_FUNC int tjj_num_stages(int num_stages);
 TJI_FUNC tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
-                                        int num_warps, int num_stages);
+                                        int num_warps, int num_stages, int no_tma);
 
 #endif

@@ -8,7 +8,10 @@
  * Linux system with an NVIDIA driver (libcuda.so without the version is a
  * development link that may be missing). Each function is resolved by the
  * exported symbol that cuda.h would bind its plain name to (cuMemAlloc_v2,
- * not the legacy cuMemAlloc with 32-bit sizes); cuda_api.h lists them.
+ * not the legacy cuMemAlloc with 32-bit sizes); cuda_api.h lists them. A
+ * driver without one of them is too old for tjit; the optional functions
+ * (cuTensorMapEncodeTiled, new in CUDA 12) are looked up too, and where one
+ * is missing its pointer stays NULL for the code using it to notice.
  *
  * Loading happens once per process (pthread_once) and its outcome is kept:
  * on a machine without the driver every GPU request gets the same clear
@@ -67,6 +70,14 @@ static void load_driver(void)
     }
     TJCU_DRIVER_FUNCTIONS(TJCU_RESOLVE)
 #undef TJCU_RESOLVE
+#define TJCU_RESOLVE_OPTIONAL(name, symbol, fallback)                                          \
+    {                                                                                          \
+        void *p = resolve(lib, symbol, fallback);                                              \
+        if (p)                                                                                 \
+            memcpy(&driver.name, &p, sizeof p);                                                \
+    }
+    TJCU_OPTIONAL_FUNCTIONS(TJCU_RESOLVE_OPTIONAL)
+#undef TJCU_RESOLVE_OPTIONAL
 
     /* A driver that loads but cannot start (no device, driver/kernel module
      * mismatch) stays loaded: it may have started threads of its own. */

@@ -20,6 +20,10 @@
  * symbol that the driver resolves them by (the versioned names such as
  * cuMemAlloc_v2 that cuda.h's macros select); the same list makes the table
  * of function pointers, the dlsym loop in cuda.c and the checks in the test.
+ * A driver lacking one of them is refused. TJCU_OPTIONAL_FUNCTIONS lists
+ * those tjit can do without (Hopper's tensor-map encoder, CUDA 12): a driver
+ * lacking one still loads, its pointer is NULL, and the code that would use
+ * it takes another way (a variant without TMA copies, device_gpu.c).
  */
 #ifndef TJIT_CUDA_API_H
 #define TJIT_CUDA_API_H
@@ -43,6 +47,20 @@ typedef struct CUevent_st *tjcu_event;        /* CUevent */
 typedef unsigned int tjcu_device_attribute;   /* CUdevice_attribute */
 typedef unsigned int tjcu_function_attribute; /* CUfunction_attribute */
 typedef unsigned int tjcu_jit_option;         /* CUjit_option */
+typedef unsigned int tjcu_tensor_map_data_type;  /* CUtensorMapDataType */
+typedef unsigned int tjcu_tensor_map_interleave; /* CUtensorMapInterleave */
+typedef unsigned int tjcu_tensor_map_swizzle;    /* CUtensorMapSwizzle */
+typedef unsigned int tjcu_tensor_map_l2_promotion; /* CUtensorMapL2promotion */
+typedef unsigned int tjcu_tensor_map_oob_fill;   /* CUtensorMapFloatOOBfill */
+
+/* CUtensorMap: the 128 opaque bytes cuTensorMapEncodeTiled writes and a
+ * kernel takes as a parameter. The driver wants them 64-byte aligned (its
+ * documentation; CUDA 13's header asks 128 of the compiler, which the test
+ * accepts: the size is what must match). A struct of tjit's own tag, since
+ * cuda.h defines CUtensorMap_st as a full type, not an opaque handle. */
+typedef struct tjcu_tensor_map {
+    _Alignas(64) uint64_t opaque[16];
+} tjcu_tensor_map;
 
 /* X(tjit name, CUDA name, value) */
 #define TJCU_CONSTANTS(X)                                                                    \
@@ -91,7 +109,28 @@ typedef unsigned int tjcu_jit_option;         /* CUjit_option */
     X(TJCU_STREAM_NON_BLOCKING, CU_STREAM_NON_BLOCKING, 1)                                   \
     X(TJCU_EVENT_DEFAULT, CU_EVENT_DEFAULT, 0)                                               \
     X(TJCU_EVENT_BLOCKING_SYNC, CU_EVENT_BLOCKING_SYNC, 1)                                   \
-    X(TJCU_EVENT_DISABLE_TIMING, CU_EVENT_DISABLE_TIMING, 2)
+    X(TJCU_EVENT_DISABLE_TIMING, CU_EVENT_DISABLE_TIMING, 2)                                 \
+    /* CUtensorMapDataType: the element types of tjit's dtypes (tensor_map.c) */             \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_UINT8, CU_TENSOR_MAP_DATA_TYPE_UINT8, 0)                     \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_UINT16, CU_TENSOR_MAP_DATA_TYPE_UINT16, 1)                   \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_UINT32, CU_TENSOR_MAP_DATA_TYPE_UINT32, 2)                   \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_INT32, CU_TENSOR_MAP_DATA_TYPE_INT32, 3)                     \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_UINT64, CU_TENSOR_MAP_DATA_TYPE_UINT64, 4)                   \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_INT64, CU_TENSOR_MAP_DATA_TYPE_INT64, 5)                     \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_FLOAT16, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 6)                 \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 7)                 \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_FLOAT64, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8)                 \
+    X(TJCU_TENSOR_MAP_DATA_TYPE_BFLOAT16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 9)               \
+    /* CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,                    \
+     * CUtensorMapFloatOOBfill: what tjit's maps use */                                     \
+    X(TJCU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_INTERLEAVE_NONE, 0)                     \
+    X(TJCU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, 0)                           \
+    X(TJCU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_SWIZZLE_32B, 1)                             \
+    X(TJCU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_SWIZZLE_64B, 2)                             \
+    X(TJCU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_SWIZZLE_128B, 3)                           \
+    X(TJCU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, 2)           \
+    X(TJCU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 3)           \
+    X(TJCU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, 0)
 
 #define TJCU_ENUMERATOR(ours, cuda, value) ours = value,
 enum { TJCU_CONSTANTS(TJCU_ENUMERATOR) };
@@ -142,6 +181,16 @@ typedef tjcu_result (*tjcu_cuEventElapsedTime_fn)(float *milliseconds, tjcu_even
 typedef tjcu_result (*tjcu_cuEventDestroy_fn)(tjcu_event event);
 typedef tjcu_result (*tjcu_cuGetErrorName_fn)(tjcu_result error, const char **name);
 typedef tjcu_result (*tjcu_cuGetErrorString_fn)(tjcu_result error, const char **text);
+/* cuTensorMapEncodeTiled's parameters over the type of the map it writes:
+ * tjcu_tensor_map here, CUtensorMap where tests/cuda_decls.c compares the
+ * two declarations (the structs are alike, not the same type). */
+#define TJCU_ENCODE_TILED_PARAMS(map_type)                                                   \
+    (map_type *tensor_map, tjcu_tensor_map_data_type data_type, uint32_t rank,                \
+     void *global_address, const uint64_t *global_dim, const uint64_t *global_strides,       \
+     const uint32_t *box_dim, const uint32_t *element_strides,                                \
+     tjcu_tensor_map_interleave interleave, tjcu_tensor_map_swizzle swizzle,                  \
+     tjcu_tensor_map_l2_promotion l2_promotion, tjcu_tensor_map_oob_fill oob_fill)
+typedef tjcu_result(*tjcu_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(tjcu_tensor_map);
 
 /* X(name, exported symbol, older symbol to fall back on or NULL). The
  * symbols are the versions cuda.h (CUDA 13) binds the plain names to. */
@@ -179,18 +228,24 @@ typedef tjcu_result (*tjcu_cuGetErrorString_fn)(tjcu_result error, const char **
     X(cuGetErrorName, "cuGetErrorName", NULL)                                    \
     X(cuGetErrorString, "cuGetErrorString", NULL)
 
-/* The loaded driver: one pointer per function of the list. */
+/* The same, for the functions a driver may lack (NULL then). */
+#define TJCU_OPTIONAL_FUNCTIONS(X)                                               \
+    X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", NULL)
+
+/* The loaded driver: one pointer per function of the lists. */
 typedef struct tjcu_driver {
 #define TJCU_FIELD(name, symbol, fallback) tjcu_##name##_fn name;
     TJCU_DRIVER_FUNCTIONS(TJCU_FIELD)
+    TJCU_OPTIONAL_FUNCTIONS(TJCU_FIELD)
 #undef TJCU_FIELD
     int version; /* cuDriverGetVersion: 1000 * major + 10 * minor */
 } tjcu_driver;
 
-/* Loads libcuda.so.1, resolves every function and calls cuInit(0) — once per
- * process, whichever thread asks first. On failure returns TJ_ERR_DEVICE and
- * sets the thread's error to the reason (the dlopen message, the missing
- * symbol or cuInit's error); every later call fails the same way. */
+/* Loads libcuda.so.1, resolves every function (an optional one it lacks is
+ * left NULL) and calls cuInit(0) — once per process, whichever thread asks
+ * first. On failure returns TJ_ERR_DEVICE and sets the thread's error to the
+ * reason (the dlopen message, the missing symbol or cuInit's error); every
+ * later call fails the same way. */
 TJI_FUNC tj_status tjj_cuda_load(const tjcu_driver **out);
 /* The reason the load failed ("" before a load or after a good one). */
 TJI_FUNC const char *tjj_cuda_load_error(void);

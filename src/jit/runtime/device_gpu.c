@@ -21,6 +21,16 @@
  * record, which they never write. So does a bounds-checked variant
  * (bounds.h), whose violations come back through that record with
  * TJ_ERR_BOUNDS.
+ *
+ * A variant with TMA copies (sm_90a) takes its tensor maps after the
+ * assert record, 128 bytes each, encoded at the launch from the arguments
+ * (tensor_map.c; its cache keeps the last encoding). Where a map cannot be
+ * encoded for the arguments given — an extent of 0, a stride too small —
+ * the launch runs instead the variant of the same kernel compiled without
+ * TMA (no_tma, cached beside it), which reads the same memory by cp.async.
+ * Every launch does so with TJIT_NO_TMA=1, or where the driver lacks
+ * cuTensorMapEncodeTiled (older than CUDA 12); TJIT_DUMP=tma says why each
+ * fallback happened.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -178,6 +188,8 @@ static tj_status open_gpu(int ordinal, tj_device **out)
     dev->assert_record = record;
     const char *blocking = getenv("TJIT_LAUNCH_BLOCKING");
     dev->blocking = blocking && *blocking && strcmp(blocking, "0") != 0;
+    const char *no_tma = getenv("TJIT_NO_TMA");
+    dev->no_tma = (no_tma && *no_tma && strcmp(no_tma, "0") != 0) || !cu->cuTensorMapEncodeTiled;
     snprintf(dev->name, sizeof dev->name, "%s (sm_%d, %d SMs)", gpu_name, sm, sms);
     *out = dev;
     return TJ_OK;
@@ -327,7 +339,7 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
     /* sm_90a on a 9.0 device: its PTX runs on that chip only, which is
      * this one, and it may use what sm_90 lacks (Hopper's wgmma and TMA) */
     tjj_gpu_target target = {.sm = dev->sm, .arch_specific = dev->sm == 90, .num_warps = v->num_warps,
-                             .spec = v->spec, .num_stages = v->num_stages};
+                             .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma};
     tj_status st = tjj_compile_gpu(fn, &target, a);
     if (st == TJ_OK)
         st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);
@@ -341,7 +353,16 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
         a->nasserts = 0;
         a->asserts = NULL;
         v->assert_record = dev->assert_record;
+        tjj_tmap_set_free(&v->tmaps);
+        tjj_tmap_set_init(&v->tmaps, a->gpu.tmaps, a->gpu.ntmaps);
+        a->gpu.tmaps = NULL;
+        a->gpu.ntmaps = 0;
     }
+    /* the launch falls back to a variant without TMA, whose maps it would
+     * not encode: it must have none */
+    if (st == TJ_OK && v->tmaps.n && v->no_tma)
+        st = tjs_error(TJ_ERR_COMPILE, "internal error: kernel '%s': its variant without TMA reads "
+                       "%d tensor map%s", fn->name, v->tmaps.n, v->tmaps.n == 1 ? "" : "s");
     if (st == TJ_OK && (v->nasserts || v->check_bounds)) {
         tjcu_deviceptr record = 0;
         st = tjj_cu_check(dev->cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), fn->name,
@@ -365,12 +386,47 @@ static void free_variant(tj_device *dev, variant *v)
 
 /* --- launches -------------------------------------------------------------- */
 
+/* The variant var's launch falls back to where its maps cannot be encoded:
+ * the same kernel, constants and specialization, compiled without TMA. */
+static tj_status tma_fallback(tj_device *dev, const tj_kernel *kernel, const variant *var,
+                              const char *why, variant **out)
+{
+    if (tjs_dump_enabled("tma"))
+        fprintf(stderr, "// TJIT_DUMP=tma: kernel '%s': %s; launching its variant without TMA\n",
+                kernel->name, why);
+    return tjj_get_variant(dev, kernel, var->consts, var->nconsts, var->num_warps, var->num_stages,
+                           var->spec, var->check_bounds, 1, out);
+}
+
 /* One program per CTA of num_warps * 32 threads on the default stream;
  * returns once the launch is queued (or, blocking, has finished). */
 static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, tjf_value *values,
                         uint64_t *sizes, const int32_t nprog[3], int64_t total)
 {
     (void)total;
+    char who[160];
+    snprintf(who, sizeof who, "kernel '%s'", kernel->name);
+    tjcu_tensor_map *maps = NULL;
+    if (var->tmaps.n) {
+        char why[512];
+        int fallback = 0;
+        maps = tjj_tmap_storage(var->tmaps.n);
+        if (!maps)
+            return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: no memory for %d tensor maps", who,
+                             var->tmaps.n);
+        tj_status st = tjj_tmaps_prepare(&var->tmaps, dev->cu->cuTensorMapEncodeTiled, kernel,
+                                         values, who, maps, &fallback, why, sizeof why);
+        if (st == TJ_OK && fallback) {
+            free(maps);
+            maps = NULL;
+            st = tma_fallback(dev, kernel, var, why, &var);
+        }
+        if (st != TJ_OK) {
+            free(maps);
+            return st;
+        }
+    }
+
     pthread_mutex_lock(&dev->pending_lock);
     dev->last_kernel = kernel->name;
     if ((var->nasserts || var->check_bounds) && !var->pending) {
@@ -383,18 +439,23 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
     }
     pthread_mutex_unlock(&dev->pending_lock);
 
+    /* jit.h's order: the user's parameters, the assert record, a checked
+     * variant's buffer sizes (bounds.h), the tensor maps */
     uint64_t assert_info = var->assert_record;
-    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 1) * sizeof *params);
+    int k = var->sig.nparams + 1;
+    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 1 + (size_t)var->tmaps.n) * sizeof *params);
     tjf_gpu_params(&var->sig, values, &assert_info, params);
-    for (int i = 0, k = var->sig.nparams + 1; var->check_bounds && i < kernel->nparams; i++)
+    for (int i = 0; var->check_bounds && i < kernel->nparams; i++)
         if (kernel->params[i].is_ptr) /* bounds.h: each buffer's bytes */
             params[k++] = &sizes[i];
+    for (int m = 0; maps && m < var->tmaps.n; m++)
+        params[k++] = &maps[m];
     tjcu_result r = dev->cu->cuLaunchKernel(var->function, (unsigned)nprog[0], (unsigned)nprog[1],
                                             (unsigned)nprog[2], (unsigned)var->num_warps * 32, 1, 1,
                                             (unsigned)var->shared_bytes, NULL, params, NULL);
+    /* the driver has copied the parameters by the time it returns */
     free(params);
-    char who[160];
-    snprintf(who, sizeof who, "kernel '%s'", kernel->name);
+    free(maps);
     tj_status st = tjj_cu_check(r, who, "cuLaunchKernel");
     if (st == TJ_OK && dev->blocking)
         st = tjj_gpu_finish(dev, who);

@@ -61,6 +61,8 @@ typedef struct variant {
     int num_stages;       /* part of the key on a GPU (tjj_num_stages); 0 on the CPU */
     uint64_t spec;        /* part of the key on a GPU: tjf_spec_key; 0 on the CPU */
     int check_bounds;     /* part of the key: a bounds-checked variant (bounds.h) */
+    int no_tma;           /* part of the key on a GPU: compiled without TMA copies (the
+                           * fallback where a launch's tensor maps cannot be encoded) */
     /* variants_lock: */
     variant_state state;
     int waiters;          /* threads waiting for this compile */
@@ -78,6 +80,8 @@ typedef struct variant {
     tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or checked, else the device's */
     int pending;          /* launched since the last assert check (pending_lock) */
     tjj_bounds_sites *bounds; /* a checked variant's accesses, for its messages */
+    tjj_tmap_set tmaps;   /* GPU: the tensor maps its TMA copies read (tensor_map.h),
+                           * parameters after the assert record and any sizes */
 } variant;
 
 typedef struct scratch_slot {
@@ -120,6 +124,8 @@ struct tj_device {
     int sm;               /* compute capability, 10 * major + minor */
     tjcu_deviceptr assert_record; /* shared by variants without asserts */
     int blocking;         /* TJIT_LAUNCH_BLOCKING=1: each launch waits */
+    int no_tma;           /* every variant without TMA copies: TJIT_NO_TMA=1, or a driver
+                           * without cuTensorMapEncodeTiled (0 on the CPU) */
     pthread_mutex_t pending_lock;
     variant **pending;    /* variants with asserts launched since the last check */
     int npending, pending_cap;
@@ -209,7 +215,7 @@ TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
 TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
                                    const int64_t *consts, int nconsts, int num_warps,
                                    int num_stages, uint64_t spec, int check_bounds,
-                                   variant **out);
+                                   int no_tma, variant **out);
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);

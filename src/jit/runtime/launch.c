@@ -21,7 +21,8 @@
  * A bounds-checked launch (TJIT_CHECK_BOUNDS, tj_launch_cfg.check_bounds;
  * bounds.h) runs a variant of its own, given its buffers' sizes, whose
  * violations come back through the same records as device asserts, with
- * TJ_ERR_BOUNDS.
+ * TJ_ERR_BOUNDS. On a GPU that must do without TMA (TJIT_NO_TMA=1, an old
+ * driver) the variant asked for is the one compiled without it.
  */
 #include <stdlib.h>
 
@@ -147,7 +148,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     if (st == TJ_OK)
         st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps, cfg->num_stages,
                              tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs),
-                             check_bounds, &var);
+                             check_bounds, dev->no_tma, &var);
     if (st == TJ_OK)
         st = dev->ops->launch(dev, kernel, var, values, sizes, nprog, total);
     for (int i = 0; i < nuses; i++)

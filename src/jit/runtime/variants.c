@@ -3,7 +3,9 @@
  * variants.c — the device's cache of compiled kernel variants.
  *
  * A variant is a kernel compiled for one set of constants and, on a GPU,
- * one num_warps and one specialization key of its arguments (tjf_spec_key).
+ * one num_warps and one specialization key of its arguments (tjf_spec_key),
+ * with or without TMA copies (no_tma: the variant a launch falls back to
+ * where its tensor maps cannot be encoded, device_gpu.c).
  * Launches look it up in the device's hash table; on a miss the launching
  * thread builds and compiles it. Compiles are slow (milliseconds to
  * seconds) and launches of cached variants must not wait for them, so the
@@ -48,6 +50,7 @@ static void free_variant(tj_device *dev, variant *v)
     }
     free(v->asserts);
     tjj_bounds_sites_free(v->bounds);
+    tjj_tmap_set_free(&v->tmaps);
     tjf_sig_free(&v->sig);
     free(v->consts);
     free(v->failure_message);
@@ -55,9 +58,11 @@ static void free_variant(tj_device *dev, variant *v)
 }
 
 static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
-                             int num_warps, int num_stages, uint64_t spec, int check_bounds)
+                             int num_warps, int num_stages, uint64_t spec, int check_bounds,
+                             int no_tma)
 {
-    uint64_t h = (0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel) + (uint64_t)check_bounds;
+    uint64_t h = (0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel) + (uint64_t)check_bounds +
+                 ((uint64_t)no_tma << 1);
     h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
     h = (h ^ (uint64_t)num_stages) * 0x100000001b3u;
     h = (h ^ spec) * 0x100000001b3u;
@@ -121,13 +126,14 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
 
 static variant *find_variant(const tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
                              int nconsts, int num_warps, int num_stages, uint64_t spec,
-                             int check_bounds, uint64_t hash)
+                             int check_bounds, int no_tma, uint64_t hash)
 {
     if (!dev->nbuckets)
         return NULL;
     for (variant *v = dev->buckets[hash % dev->nbuckets]; v; v = v->next)
         if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
-            v->num_warps == num_warps && v->num_stages == num_stages && v->spec == spec && v->check_bounds == check_bounds &&
+            v->num_warps == num_warps && v->num_stages == num_stages && v->spec == spec &&
+            v->check_bounds == check_bounds && v->no_tma == no_tma &&
             (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0))
             return v;
     return NULL;
@@ -142,22 +148,23 @@ static void remove_variant(tj_device *dev, variant *v)
     dev->nvariants--;
 }
 
-/* The variant for kernel, consts, (on a GPU) num_warps and the arguments'
- * specialization key spec, and check_bounds: from the cache, from another
- * thread's compile of it, or compiled now. */
+/* The variant for kernel, consts, (on a GPU) num_warps, the arguments'
+ * specialization key spec and no_tma, and check_bounds: from the cache,
+ * from another thread's compile of it, or compiled now. */
 tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
                           int nconsts, int num_warps, int num_stages, uint64_t spec,
-                          int check_bounds, variant **out)
+                          int check_bounds, int no_tma, variant **out)
 {
     int specializes = dev->ops->specializes;
     int key_warps = specializes ? num_warps : 0;
     int key_stages = specializes ? tjj_num_stages(num_stages) : 0;
     uint64_t key_spec = specializes ? spec : spec & TJF_SPEC_ALIASED; /* CPU: aliasing only */
+    int key_no_tma = specializes && no_tma;
     uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_stages, key_spec,
-                                 check_bounds);
+                                 check_bounds, key_no_tma);
     pthread_mutex_lock(&dev->variants_lock);
     variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_stages, key_spec,
-                              check_bounds, hash);
+                              check_bounds, key_no_tma, hash);
     if (!v) {
         v = tjs_xcalloc(1, sizeof *v);
         v->kernel = kernel;
@@ -166,6 +173,8 @@ tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t
         v->num_stages = key_stages;
         v->spec = key_spec;
         v->check_bounds = check_bounds;
+        v->no_tma = key_no_tma;
+        tjj_tmap_set_init(&v->tmaps, NULL, 0);
         v->nconsts = nconsts;
         v->consts = tjs_xmalloc((size_t)nconsts * sizeof *consts);
         if (nconsts)
