@@ -53,10 +53,11 @@
  * i-1 read must not be the one iteration i refills. With one slot more,
  * iteration i writes the slot of i-2, whose wgmma every warpgroup waited
  * for before the barrier at the top of iteration i (Triton, too, gives
- * asynchronous wgmma loops one buffer more). In such loops a load that
- * carries its tensor (a block pointer's, lower_block_ptr.c) hands it and
- * "the iteration exists" to its copies, which the shared-memory plan may
- * then run as TMA (tma.c); elsewhere the tensor is dropped.
+ * asynchronous wgmma loops one buffer more). A load that carries its
+ * tensor (a block pointer's, lower_block_ptr.c) and feeds a dot that can
+ * run as wgmma hands it and "the iteration exists" to its copies, which
+ * the shared-memory plan may then run as TMA (tma.c); elsewhere the
+ * tensor is dropped.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -154,26 +155,36 @@ static int is_zero(const tji_func *fn, int32_t v)
     return d >= 0 && fn->ops[d].code == TJI_CONST && fn->ops[d].ival == 0 && fn->ops[d].fval == 0;
 }
 
-/* Does value v reach operand a or b of a DOT, through CONVERTs at most? */
-static int feeds_dot(const tji_func *fn, int32_t v, int depth)
+/* Can target t (NULL: any) run DOT op as wgmma? */
+static int wgmma_dot(const tji_func *fn, const tji_op *op, const tjp_target *t)
+{
+    int instr_n, eb;
+    return !t || tjp_wgmma_fits(fn, op, t, &instr_n, &eb);
+}
+
+/* Does value v reach operand a or b of a DOT, through CONVERTs at most
+ * (with wgmma non-NULL: of a DOT that target can run as wgmma)? */
+static int reaches_dot(const tji_func *fn, int32_t v, int depth, const tjp_target *wgmma)
 {
     for (int32_t i = 0; i < fn->nops && depth < 8; i++) {
         const tji_op *u = &fn->ops[i];
         if (u->parent < 0)
             continue;
         for (int k = 0; k < u->nargs; k++)
-            if (u->args[k] == v && ((u->code == TJI_DOT && k < 2) ||
-                                    (u->code == TJI_CONVERT && feeds_dot(fn, u->result, depth + 1))))
+            if (u->args[k] == v && ((u->code == TJI_DOT && k < 2 && wgmma_dot(fn, u, wgmma)) ||
+                                    (u->code == TJI_CONVERT && reaches_dot(fn, u->result, depth + 1, wgmma))))
                 return 1;
     }
     return 0;
 }
 
+static int feeds_dot(const tji_func *fn, int32_t v) { return reaches_dot(fn, v, 0, NULL); }
+
 static int is_candidate(const loop *L, int32_t i)
 {
     const tji_op *op = &L->fn->ops[i];
     return op->code == TJI_LOAD && !op->is_volatile && tji_typeof(L->fn, op->args[0])->rank > 0 &&
-           (!op->args[2] || is_zero(L->fn, op->args[2])) && feeds_dot(L->fn, op->result, 0);
+           (!op->args[2] || is_zero(L->fn, op->args[2])) && feeds_dot(L->fn, op->result);
 }
 
 /* Ops a slice may hold: pure, one result, no region. */
@@ -361,9 +372,11 @@ static void unshare_slice(loop *L)
  * constant j where slot is 0), at c: masked by the load's mask and "the
  * iteration exists"; with the load's tensor (for TMA, tma.c) where tma. */
 static void emit_copy(cursor *c, const tji_op *orig, const int32_t *args, int32_t slot, int j, int32_t exists,
-                      int ring, int slots, int tma)
+                      int ring, int slots, const tjp_target *t)
 {
     tji_func *fn = c->fn;
+    /* only wgmma's rings are in the layout TMA writes (tma.c) */
+    int tma = orig->tma_rank && t && reaches_dot(fn, orig->result, 0, t);
     tji_type mt = *tji_typeof(fn, orig->args[0]);
     mt.is_ptr = 0;
     mt.dtype = TJ_I1;
@@ -390,7 +403,7 @@ static void emit_copy(cursor *c, const tji_op *orig, const int32_t *args, int32_
 /* The slice's ops cloned before the loop for iteration j (rename maps the
  * body's values to this iteration's), then its copies and a commit. */
 static void emit_prologue_stage(loop *L, const slice *s, const uint8_t *chosen,
-                                const int32_t *ring, int slots, int tma, int j, int32_t *rename,
+                                const int32_t *ring, int slots, const tjp_target *t, int j, int32_t *rename,
                                 cursor *c)
 {
     tji_func *fn = L->fn;
@@ -423,7 +436,7 @@ static void emit_prologue_stage(loop *L, const slice *s, const uint8_t *chosen,
         int32_t args[TJI_TMA_FIRST + TJI_TMA_OPERANDS(TJ_MAX_RANK)];
         for (int k = 0; k < orig.nargs; k++)
             args[k] = orig.args[k] && rename[orig.args[k]] ? rename[orig.args[k]] : orig.args[k];
-        emit_copy(c, &orig, args, 0, j, exists, ring[i], slots, tma);
+        emit_copy(c, &orig, args, 0, j, exists, ring[i], slots, t);
     }
     c->loc = loop_loc;
     emit(c, TJI_ASYNC_COMMIT, NULL, 0, NULL);
@@ -460,7 +473,7 @@ static void emit_slots(cursor *c, int32_t r, int slots, int ahead, int32_t *next
                   &t);
 }
 
-static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, int ahead, int tma,
+static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, int ahead, const tjp_target *t,
                     int *nrings)
 {
     tji_func *fn = L->fn;
@@ -488,7 +501,7 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, i
             }
         free(rename);
         rename = next;
-        emit_prologue_stage(L, s, chosen, ring, slots, tma, j, rename, &c);
+        emit_prologue_stage(L, s, chosen, ring, slots, t, j, rename, &c);
     }
     for (int k = 0; k < L->ncarried; k++)
         if (s->carried[k])
@@ -538,7 +551,7 @@ static void rewrite(loop *L, const slice *s, const uint8_t *chosen, int slots, i
         /* the load becomes the copy for iteration i+S-1 */
         tji_op orig = fn->ops[i];
         cursor at = {fn, L->body, p, orig.loc};
-        emit_copy(&at, &orig, orig.args, write_slot, 0, exists, ring[i], slots, tma);
+        emit_copy(&at, &orig, orig.args, write_slot, 0, exists, ring[i], slots, t);
         tji_detach_op(fn, i);
         p = at.pos; /* past the detached load */
     }
@@ -649,10 +662,8 @@ static void pipeline_loop(tji_func *fn, int32_t op, int stages, const tjp_target
     }
     for (int32_t i = 0; i < fn->nops; i++)
         any |= chosen[i];
-    if (any && make_slice(&L, chosen, &s)) {
-        int wgmma = feeds_wgmma(&L, chosen, t);
-        rewrite(&L, &s, chosen, stages + wgmma, stages - 1, wgmma, nrings);
-    }
+    if (any && make_slice(&L, chosen, &s))
+        rewrite(&L, &s, chosen, stages + feeds_wgmma(&L, chosen, t), stages - 1, t, nrings);
     free(s.op);
     free(s.carried);
     free(chosen);
