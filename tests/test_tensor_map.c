@@ -26,7 +26,17 @@
  *    launching with different arguments each get their own maps; a
  *    refusal or a driver without the encoder is a fallback, not an error;
  *  - the variant cache keeps a no_tma variant apart where a device
- *    specializes, and the CPU's (which does not) ignores it.
+ *    specializes, and the CPU's (which does not) ignores it;
+ *  - the contract with the code generator: the maps of a block-pointer
+ *    matmul compiled for sm_90a resolve against a launch's arguments, pass
+ *    the check and encode to what the driver wants, and a launch whose row
+ *    stride makes A's rows overlap is refused (the fallback).
+ * On a GPU (TJIT_TEST_DEVICE=gpu, tests/gpu/test_tensor_map.gpu) the
+ * driver's own encoder accepts every good map, and on an sm_90 device the
+ * matmul runs by TMA (its maps encoded once for two launches, ragged edges
+ * filled with zeros), falls back to its variant without TMA where A's rows
+ * overlap, and runs without TMA on a device opened with TJIT_NO_TMA=1 —
+ * right each time against the product computed here.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -55,6 +65,33 @@ TJ_KERNEL(add_one, TJ_PARAMS(TJ_PTR(x, f32), TJ_SCALAR(n, i32)), TJ_CONSTS(BLOCK
     tj_val mask = tj_lt(offs, n);
     tj_store(tj_add(x, offs), tj_add(tj_load(tj_add(x, offs), .mask = mask), tj_f32(1)), .mask = mask);
 }
+
+/* A block-pointer matmul, f16 in, f32 out: what the code generator gives
+ * TMA copies on sm_90a (src/passes/tma.c). */
+TJ_KERNEL(bp_matmul,
+          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_bk, i32)),
+          TJ_CONSTS(BM, BN, BK))
+{
+    tj_val row0 = tj_mul(tj_program_id(1), BM), col0 = tj_mul(tj_program_id(0), BN);
+    tj_val ap = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(stride_am, 1), TJ_VALS(row0, 0), TJ_SHAPE(BM, BK),
+                                  TJ_SHAPE(1, 0));
+    tj_val bp = tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(stride_bk, 1), TJ_VALS(0, col0), TJ_SHAPE(BK, BN),
+                                  TJ_SHAPE(1, 0));
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &ap, &bp) {
+        acc = tj_dot(tj_load(ap, .boundary_check = TJ_DIMS(0, 1)), tj_load(bp, .boundary_check = TJ_DIMS(0, 1)),
+                     acc);
+        ap = tj_advance(ap, TJ_VALS(0, BK));
+        bp = tj_advance(bp, TJ_VALS(BK, 0));
+    }
+    tj_store(tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(row0, col0), TJ_SHAPE(BM, BN),
+                               TJ_SHAPE(1, 0)),
+             acc, .boundary_check = TJ_DIMS(0, 1));
+}
+
+enum { MM_NPARAMS = 8, MM_WARPS = 8 };
+static const int64_t mm_consts[3] = {128, 128, 64};
 
 #define BASE UINT64_C(0x7f1234560000)
 
@@ -569,6 +606,235 @@ static void test_variants(void)
     tj_device_close(dev);
 }
 
+/* --- the code generator's maps -------------------------------------------- */
+
+/* bp_matmul's launch values for an M x N x K product with A's row stride
+ * lda (pointers at a, b, c). */
+static void mm_values(int32_t m, int32_t n, int32_t k, int32_t lda, const uint64_t ptrs[3],
+                      tjf_value values[MM_NPARAMS])
+{
+    tj_arg args[MM_NPARAMS] = {TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}),
+                               TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k), TJ_ARG_I32(lda), TJ_ARG_I32(n)};
+    memset(values, 0, MM_NPARAMS * sizeof *values);
+    if (tjf_check_args(bp_matmul, args, MM_NPARAMS, values) != TJ_OK)
+        tap_diag("tjf_check_args: %s", tj_last_error());
+    for (int p = 0; p < 3; p++)
+        values[p].u64 = ptrs[p];
+}
+
+static void test_compiled_maps(void)
+{
+    const uint64_t ptrs[3] = {BASE, BASE + (1u << 24), BASE + (2u << 24)};
+    tjf_value values[MM_NPARAMS];
+    mm_values(256, 256, 256, 256, ptrs, values);
+    tji_func *fn = NULL;
+    tjj_artifact art = {0};
+    tj_status st = tji_build(bp_matmul, mm_consts, 3, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = MM_WARPS,
+                                                   .spec = tjf_spec_key(bp_matmul, values)},
+                             &art);
+    tji_func_free(fn);
+    if (st != TJ_OK)
+        tap_diag("compile: %s", tj_last_error());
+    tap_ok(st == TJ_OK && art.gpu.ntmaps == 2, "the matmul for sm_90a reads %d tensor maps (A's and B's)",
+           art.gpu.ntmaps);
+    if (st != TJ_OK || art.gpu.ntmaps != 2) {
+        tjj_artifact_free(&art);
+        return;
+    }
+    tjj_tmap_set set;
+    tjj_tmap_set_init(&set, art.gpu.tmaps, art.gpu.ntmaps);
+    art.gpu.tmaps = NULL;
+    art.gpu.ntmaps = 0;
+    tjj_artifact_free(&art);
+    tjcu_tensor_map *out = tjj_tmap_storage(2);
+    char why[512];
+    int fallback = -1;
+    memset(&last_call, 0, sizeof last_call);
+    st = tjj_tmaps_prepare(&set, fake_encode, bp_matmul, values, "kernel 'bp_matmul'", out, &fallback, why,
+                           sizeof why);
+    /* A's and B's, in the order of their rings: each at its pointer, 256
+     * elements innermost, rows of 512 bytes; the last one encoded 128-byte
+     * rows of f16 in its box */
+    const encode_call *c = &last_call;
+    int bases = 0, right = st == TJ_OK && !fallback;
+    for (int i = 0; i < 2; i++) {
+        int p = set.maps[i].base_param;
+        bases |= 1 << (p & 7);
+        right = right && (p == 0 || p == 1) && holds(&out[i], ptrs[p], 256, 512);
+    }
+    tap_ok(right && bases == 3 && c->data_type == TJCU_TENSOR_MAP_DATA_TYPE_FLOAT16 &&
+               c->swizzle == TJCU_TENSOR_MAP_SWIZZLE_128B && c->box[0] * 2 == 128,
+           "its maps, resolved from a launch of 256^3, encode A's and B's (at 0x%llx and 0x%llx, rows of %llu "
+           "bytes; the last box %u x %u) %s", (unsigned long long)out[0].opaque[0],
+           (unsigned long long)out[1].opaque[0], (unsigned long long)out[0].opaque[3], c->box[0], c->box[1], why);
+    /* the same specialization (every integer a multiple of 16), A's rows overlapping */
+    mm_values(256, 256, 256, 64, ptrs, values);
+    st = tjj_tmaps_prepare(&set, fake_encode, bp_matmul, values, "kernel 'bp_matmul'", out, &fallback, why,
+                           sizeof why);
+    tap_ok(st == TJ_OK && fallback && strstr(why, "'stride_am' (argument 7) = 64") && strstr(why, "rows overlap"),
+           "a launch with A's row stride (64) below K (256) falls back: %s", why);
+    free(out);
+    tjj_tmap_set_free(&set);
+}
+
+/* --- on a GPU ------------------------------------------------------------------ */
+
+/* The variant of kernel k in dev's cache with the given no_tma, or NULL. */
+static variant *cached(tj_device *d, const tj_kernel *k, int no_tma)
+{
+    for (size_t b = 0; b < d->nbuckets; b++)
+        for (variant *v = d->buckets[b]; v; v = v->next)
+            if (v->kernel == k && v->no_tma == no_tma && v->state == VARIANT_READY)
+                return v;
+    return NULL;
+}
+
+/* The driver's encoder on every good map of the check test, at a buffer's address. */
+static void gpu_encode(tj_device *dev, uint64_t addr)
+{
+    tjcu_cuTensorMapEncodeTiled_fn encode = dev->cu->cuTensorMapEncodeTiled;
+    tap_ok(encode != NULL, "the driver has cuTensorMapEncodeTiled (driver %d)", dev->cu->version);
+    if (!encode || tjj_gpu_enter(dev, "test") != TJ_OK)
+        return;
+    struct {
+        const char *what;
+        tjj_tmap_info m;
+    } maps[] = {
+        {"f16, contiguous dimension 1", map_a16()},
+        {"bf16, contiguous dimension 1", map2(P_ABF, par(P_ROWS), par(P_COLS), par(P_LD), cst(1), 1, 64, 32, 64)},
+        {"f32, contiguous dimension 0", map2(P_A32, par(P_COLS), par(P_ROWS), cst(1), par(P_LD), 0, 32, 128, 128)},
+        {"u8, contiguous dimension 1", map2(P_A8, par(P_ROWS), par(P_COLS), par(P_LD), cst(1), 1, 256, 32, 32)},
+        {"u8, contiguous dimension 0", map2(P_A8, par(P_COLS), par(P_ROWS), cst(1), par(P_LD), 0, 64, 16, 64)},
+    };
+    tjf_value values[NPARAMS];
+    values_of(&good_ints, values);
+    for (int p = P_A16; p <= P_A8; p++)
+        values[p].u64 = addr;
+    for (size_t i = 0; i < sizeof maps / sizeof *maps; i++) {
+        tjj_tmap_args args;
+        char why[512] = "";
+        _Alignas(64) tjcu_tensor_map out;
+        int ok = tjj_tmap_resolve(&maps[i].m, 0, mapped, values, &args, why, sizeof why) &&
+                 tjj_tmap_check(&maps[i].m, 0, mapped, &args, why, sizeof why) &&
+                 tjj_tmap_encode(encode, &maps[i].m, 0, mapped, &args, "test", &out) == TJ_OK;
+        tap_ok(ok, "the driver encodes %s%s%s%s", maps[i].what, ok ? "" : ": ", why, ok ? "" : tj_last_error());
+    }
+    /* what the check refuses and the driver would take, for the record */
+    tjj_tmap_info m = map_a16();
+    launch_ints overlap = {300, 2048, 1024, 0, 0};
+    values_of(&overlap, values);
+    values[P_A16].u64 = addr;
+    tjj_tmap_args args;
+    char why[512];
+    _Alignas(64) tjcu_tensor_map out;
+    tjj_tmap_resolve(&m, 0, mapped, values, &args, why, sizeof why);
+    tj_status st = tjj_tmap_encode(encode, &m, 0, mapped, &args, "test", &out);
+    tap_diag("the driver %s a map whose rows overlap (stride 1024 < extent 2048)%s%s",
+             st == TJ_OK ? "accepts" : "refuses", st == TJ_OK ? "" : ": ", st == TJ_OK ? "" : tj_last_error());
+    tjs_clear_error();
+}
+
+/* One bp_matmul launch of M x N x K with A's row stride lda on dev,
+ * against the product computed here; small integers, so exact. */
+static int gpu_matmul(tj_device *dev, int32_t m, int32_t n, int32_t k, int32_t lda, const char *what)
+{
+    size_t na = (size_t)(m - 1) * (size_t)lda + (size_t)k, nb = (size_t)k * n, nc = (size_t)m * n;
+    uint16_t *a = malloc(na * 2), *b = malloc(nb * 2);
+    float *c = malloc(nc * 4), *ref = calloc(nc, 4);
+    for (size_t i = 0; i < na; i++)
+        a[i] = tj_f32_to_f16((float)((int)(i * 7 % 5) - 2));
+    for (size_t i = 0; i < nb; i++)
+        b[i] = tj_f32_to_f16((float)((int)(i * 3 % 7) - 3));
+    for (int32_t i = 0; i < m; i++)
+        for (int32_t kk = 0; kk < k; kk++) {
+            float x = tj_f16_to_f32(a[(size_t)i * lda + kk]);
+            for (int32_t j = 0; j < n; j++)
+                ref[(size_t)i * n + j] += x * tj_f16_to_f32(b[(size_t)kk * n + j]);
+        }
+    tj_buffer ba = {0}, bb = {0}, bc = {0};
+    tj_launch_cfg cfg = {.grid = {(n + mm_consts[1] - 1) / mm_consts[1], (m + mm_consts[0] - 1) / mm_consts[0]},
+                         .num_warps = MM_WARPS};
+    tj_status st = tj_buffer_alloc(dev, na * 2, &ba);
+    if (st == TJ_OK)
+        st = tj_buffer_alloc(dev, nb * 2, &bb);
+    if (st == TJ_OK)
+        st = tj_buffer_alloc(dev, nc * 4, &bc);
+    if (st == TJ_OK)
+        st = tj_buffer_write(dev, ba, 0, a, na * 2);
+    if (st == TJ_OK)
+        st = tj_buffer_write(dev, bb, 0, b, nb * 2);
+    if (st == TJ_OK)
+        st = bp_matmul_launch(dev, &cfg, ba, bb, bc, m, n, k, lda, n, mm_consts[0], mm_consts[1], mm_consts[2]);
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, bc, 0, c, nc * 4);
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; st == TJ_OK && i < nc; i++)
+        if (c[i] != ref[i] && !bad++)
+            first = i;
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    else if (bad)
+        tap_diag("%zu of %zu wrong; the first at [%zu, %zu]: %g, expected %g", bad, nc, first / (size_t)n,
+                 first % (size_t)n, c[first], ref[first]);
+    int ok = tap_ok(st == TJ_OK && !bad, "%s: %d x %d x %d, A's row stride %d, right", what, m, n, k, lda);
+    tj_buffer_free(dev, ba);
+    tj_buffer_free(dev, bb);
+    tj_buffer_free(dev, bc);
+    free(a);
+    free(b);
+    free(c);
+    free(ref);
+    return ok;
+}
+
+static void test_gpu(void)
+{
+    const char *env = getenv("TJIT_TEST_DEVICE");
+    if (!env || strcmp(env, "gpu") != 0) {
+        tap_diag("the GPU part runs as tests/gpu/test_tensor_map.gpu (TJIT_TEST_DEVICE=gpu)");
+        return;
+    }
+    tj_device *dev = NULL;
+    if (tj_device_open(&dev, TJ_DEVICE_GPU, 0) != TJ_OK)
+        tap_bail_out("TJIT_TEST_DEVICE=gpu, but the GPU does not open: %s", tj_last_error());
+    tap_diag("on %s", dev->name);
+    tj_buffer buf = {0};
+    if (tj_buffer_alloc(dev, 1 << 20, &buf) == TJ_OK)
+        gpu_encode(dev, tjj_buffer_address(dev, buf));
+    tj_buffer_free(dev, buf);
+    if (dev->sm != 90 || dev->no_tma) {
+        tap_skip(1, dev->no_tma ? "TMA is off on this device (TJIT_NO_TMA or an old driver)"
+                                : "no sm_90a here: no TMA copies to launch");
+        tj_device_close(dev);
+        return;
+    }
+    gpu_matmul(dev, 256, 256, 256, 256, "by TMA");
+    gpu_matmul(dev, 256, 256, 256, 256, "by TMA again");
+    variant *v = cached(dev, bp_matmul, 0);
+    tap_ok(v && v->tmaps.n == 2 && v->tmaps.encodes == 2 && !cached(dev, bp_matmul, 1),
+           "the variant reads 2 maps, encoded once for both launches (%llu encoded), and none fell back",
+           v ? (unsigned long long)v->tmaps.encodes : 0ull);
+    /* ragged: the boxes past M, N and K are filled with zeros */
+    gpu_matmul(dev, 200, 144, 208, 208, "by TMA, ragged in M, N and K");
+    gpu_matmul(dev, 256, 256, 256, 64, "falling back (A's rows overlap)");
+    variant *f = cached(dev, bp_matmul, 1);
+    tap_ok(f && f->tmaps.n == 0, "the launch with overlapping rows ran the variant without TMA");
+    tj_device_close(dev);
+
+    setenv("TJIT_NO_TMA", "1", 1);
+    tj_status st = tj_device_open(&dev, TJ_DEVICE_GPU, 0);
+    unsetenv("TJIT_NO_TMA");
+    if (st != TJ_OK)
+        tap_bail_out("the GPU does not open again: %s", tj_last_error());
+    gpu_matmul(dev, 256, 256, 256, 256, "with TJIT_NO_TMA=1");
+    tap_ok(dev->no_tma && !cached(dev, bp_matmul, 0) && cached(dev, bp_matmul, 1) &&
+               cached(dev, bp_matmul, 1)->tmaps.n == 0,
+           "TJIT_NO_TMA=1: only the variant without TMA was compiled");
+    tj_device_close(dev);
+}
+
 int main(void)
 {
     test_resolve();
@@ -577,5 +843,7 @@ int main(void)
     test_cache();
     test_threads();
     test_variants();
+    test_compiled_maps();
+    test_gpu();
     return tap_done();
 }
