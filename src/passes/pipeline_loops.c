@@ -669,13 +669,25 @@ static void pipeline_loop(tji_func *fn, int32_t op, int stages, const tjp_target
     free(chosen);
 }
 
+/* The loads left as they are drop their tensors: only copies use them. */
+static void drop_tensors(tji_func *fn)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_LOAD && fn->ops[i].tma_rank) {
+            tji_set_operands(fn, i, fn->ops[i].args, TJI_TMA_FIRST);
+            fn->ops[i].tma_rank = 0;
+        }
+}
+
 tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_target *t)
 {
     if (num_stages < 1 || num_stages > TJP_MAX_STAGES)
         return tjs_error(TJ_ERR_INVALID_ARG, "num_stages %d is not between 1 and %d", num_stages,
                          TJP_MAX_STAGES);
-    if (num_stages == 1)
+    if (num_stages == 1) {
+        drop_tensors(fn);
         return TJ_OK;
+    }
     int nrings = 0;
     for (int32_t i = 0; i < fn->nops; i++)
         if ((fn->ops[i].code == TJI_ASYNC_COPY || fn->ops[i].code == TJI_LOCAL_LOAD) &&
@@ -685,5 +697,6 @@ tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_target *t)
     for (int32_t i = 0; i < nloops; i++)
         if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_FOR)
             pipeline_loop(fn, i, num_stages, t, &nrings);
+    drop_tensors(fn);
     return TJ_OK;
 }

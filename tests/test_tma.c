@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_tma.c — the block-pointer matmul at the edges of Hopper's TMA path,
+ * checked element by element against C.
+ *
+ * On an H200 (tests/gpu/test_tma.gpu) a block-pointer load feeding a
+ * wgmma dot is a TMA copy wherever the launch's specialization allows it
+ * (src/passes/tma.c): so these problems take each way through it —
+ *  - ragged M, N and K with strides that are multiples of 16: the boxes
+ *    leave the tensor on three sides and the copy engine fills zeros;
+ *  - K smaller than one block, and M = 1;
+ *  - K = 0: a map of extent 0 cannot be encoded, so the launch falls back
+ *    to the variant without TMA (C is all zeros);
+ *  - N = 100: B's row stride is no multiple of 16, so B is copied by the
+ *    threads while A keeps TMA;
+ *  - the same problem twice with other extents (the encoder's cache must
+ *    not hand back the first launch's maps).
+ * Inputs are small integers (exact in f16 and f32 sums), C is poisoned
+ * with NaN; on the CPU the same kernel and checks run without TMA.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "testlib.h"
+#include "../samples/matmul_kernel.h"
+
+TJ_KERNEL(tma_matmul,
+          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
+                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
+                    TJ_SCALAR(stride_cn, i32)),
+          TJ_CONSTS(BM, BN, BK))
+{
+    matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                          BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
+}
+
+static tj_device *dev;
+
+/* C = A B for A M x K (row stride K), B K x N (row stride N). */
+static int run(int m, int n, int k, const char *what)
+{
+    size_t a_count = (size_t)m * (size_t)(k ? k : 1), b_count = (size_t)(k ? k : 1) * (size_t)n;
+    uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
+    float *hc = malloc((size_t)m * n * 4);
+    int8_t *ia = malloc(a_count), *ib = malloc(b_count);
+    for (size_t i = 0; i < a_count; i++)
+        ia[i] = (int8_t)tl_rand_range(-3, 3), ha[i] = tj_f32_to_f16((float)ia[i]);
+    for (size_t i = 0; i < b_count; i++)
+        ib[i] = (int8_t)tl_rand_range(-3, 3), hb[i] = tj_f32_to_f16((float)ib[i]);
+    memset(hc, 0xff, (size_t)m * n * 4);
+    tj_buffer a, b, c;
+    int ok = tj_buffer_alloc(dev, a_count * 2, &a) == TJ_OK && tj_buffer_alloc(dev, b_count * 2, &b) == TJ_OK &&
+             tj_buffer_alloc(dev, (size_t)m * n * 4, &c) == TJ_OK;
+    ok = ok && tj_buffer_write(dev, a, 0, ha, a_count * 2) == TJ_OK &&
+         tj_buffer_write(dev, b, 0, hb, b_count * 2) == TJ_OK && tj_buffer_write(dev, c, 0, hc, (size_t)m * n * 4) == TJ_OK;
+    int64_t consts[3] = {128, 128, 64};
+    tj_launch_cfg cfg = {.grid = {(m + 127) / 128 * ((n + 127) / 128)}, .num_warps = 8, .num_stages = 3};
+    tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
+                       TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
+    tj_status st = ok ? tj_launch(dev, tma_matmul, &cfg, args, 12, consts, 3) : TJ_ERR_LAUNCH;
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, c, 0, hc, (size_t)m * n * 4);
+    int bad = -1;
+    for (int i = 0; st == TJ_OK && i < m && bad < 0; i++)
+        for (int j = 0; j < n && bad < 0; j++) {
+            long sum = 0;
+            for (int kk = 0; kk < k; kk++)
+                sum += (long)ia[(size_t)i * k + kk] * ib[(size_t)kk * n + j];
+            if (hc[(size_t)i * n + j] != (float)sum)
+                bad = i * n + j;
+        }
+    if (st != TJ_OK)
+        tap_diag("%s: %s: %s", what, tj_status_name(st), tj_last_error());
+    else if (bad >= 0)
+        tap_diag("%s: C[%d][%d] = %g", what, bad / n, bad % n, hc[bad]);
+    tj_buffer_free(dev, a);
+    tj_buffer_free(dev, b);
+    tj_buffer_free(dev, c);
+    free(ha), free(hb), free(hc), free(ia), free(ib);
+    return tap_ok(ok && st == TJ_OK && bad < 0, "%s: %d x %d x %d", what, m, n, k);
+}
+
+int main(void)
+{
+    dev = tl_setup("test_tma");
+    tap_plan(7);
+    run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
+    run(1, 128, 16, "one row, K below one block");
+    run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
+    run(130, 100, 96, "N = 100 (B's row stride no multiple of 16: B by threads, A by TMA)");
+    run(256, 256, 256, "256^3");
+    run(256, 256, 320, "the same shapes but K (no stale tensor map)");
+    run(96, 144, 64, "M and N below one block");
+    tj_device_close(dev);
+    return tap_done();
+}
