@@ -377,6 +377,38 @@ typedef struct tj_vals {
     tj__make_block_ptr(TJ__HERE, TJ_V(base), (shape), (strides), (offsets), (block_shape), (order))
 #define tj_advance(bp, offsets) tj__advance(TJ__HERE, TJ_V(bp), (offsets))
 
+/*
+ * Tensor descriptors, as Triton's make_tensor_descriptor: a strided tensor
+ * of rank 1 to TJ_MAX_RANK (base, shape and strides in elements, widened to
+ * i64) read and written in blocks of a static power-of-two block_shape.
+ * The last stride must be the constant 1 (a C number 1, or tj_i64(1)): the
+ * last dimension is contiguous, as Triton requires; anything else is
+ * TJ_ERR_BUILD at the user's line (tj_make_block_ptr takes any strides).
+ * tj_descriptor_load gives the block at offsets (i32, one per dimension)
+ * as a tile of block_shape, elements outside [0, shape) in any dimension
+ * reading 0; tj_descriptor_store writes value (converted to the element
+ * dtype, broadcast to block_shape) there and leaves every element outside
+ * the tensor untouched. The offsets may be any values, negative too.
+ *
+ * A descriptor is a block pointer (the IR has no type of its own for it):
+ * the one at offsets 0 in row-major order, TJ_SHAPE(R-1, ..., 0); its
+ * accesses are tj_advance to the offsets and a load or store with every
+ * dimension in .boundary_check (zero padding). So TJ_FOR and TJ_IF carry
+ * it, and tj_load, tj_store and tj_advance take it too. Like every value it
+ * belongs to the build that made it.
+ *
+ *     tj_val a = tj_make_tensor_descriptor(A, TJ_VALS(M, K), TJ_VALS(K, 1),
+ *                                          TJ_SHAPE(BM, BK));
+ *     tj_val x = tj_descriptor_load(a, TJ_VALS(tj_mul(pid, BM), k));
+ *     tj_descriptor_store(c, TJ_VALS(tj_mul(pid, BM), 0), acc);
+ */
+#define tj_make_tensor_descriptor(base, shape, strides, block_shape) \
+    tj__make_tensor_descriptor(TJ__HERE, TJ_V(base), (shape), (strides), (block_shape))
+#define tj_descriptor_load(desc, offsets) \
+    tj__descriptor_load(TJ__HERE, TJ_V(desc), (offsets))
+#define tj_descriptor_store(desc, offsets, value) \
+    tj__descriptor_store(TJ__HERE, TJ_V(desc), (offsets), TJ_V(value))
+
 typedef enum tj_atomic_op {
     TJ_ATOMIC_ADD, TJ_ATOMIC_MAX, TJ_ATOMIC_MIN, TJ_ATOMIC_XCHG
 } tj_atomic_op;
@@ -747,6 +779,10 @@ TJ_API void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__make_block_ptr(tj_loc loc, tj_val base, tj_vals shape, tj_vals strides,
                                  tj_vals offsets, tj_shape block_shape, tj_shape order);
 TJ_API tj_val tj__advance(tj_loc loc, tj_val bp, tj_vals offsets);
+TJ_API tj_val tj__make_tensor_descriptor(tj_loc loc, tj_val base, tj_vals shape,
+                                         tj_vals strides, tj_shape block_shape);
+TJ_API tj_val tj__descriptor_load(tj_loc loc, tj_val desc, tj_vals offsets);
+TJ_API void tj__descriptor_store(tj_loc loc, tj_val desc, tj_vals offsets, tj_val value);
 TJ_API tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value);
 TJ_API tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis);

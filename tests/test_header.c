@@ -29,13 +29,15 @@ TJ_KERNEL(consts_only, TJ_PARAMS(), TJ_CONSTS(LIMIT))
 }
 
 /* Block pointers: TJ_VALS, TJ_DIMS and the new options compile cleanly
- * (built only, never launched). */
+ * (built only, never launched); tensor descriptors too. */
 TJ_KERNEL(block_ptrs, TJ_PARAMS(TJ_PTR(out, f32), TJ_SCALAR(n, i32)), TJ_CONSTS())
 {
     tj_val b = tj_make_block_ptr(out, TJ_VALS(n, 16), TJ_VALS(16, 1), TJ_VALS(0, 0),
                                  TJ_SHAPE(16, 16), TJ_SHAPE(1, 0));
     tj_val x = tj_load(b, .boundary_check = TJ_DIMS(0, 1), .padding = TJ_PADDING_NAN);
     tj_store(tj_advance(b, TJ_VALS(16, 0)), x, .boundary_check = TJ_DIMS(0));
+    tj_val d = tj_make_tensor_descriptor(out, TJ_VALS(n, 16), TJ_VALS(16, 1), TJ_SHAPE(16, 16));
+    tj_descriptor_store(d, TJ_VALS(16, 0), tj_descriptor_load(d, TJ_VALS(0, 0)));
 }
 
 /* Parameters only; a loop whose induction variable goes unused (v times

@@ -21,7 +21,20 @@
  * dimension that is no power of two, .mask or .other on a block pointer,
  * .boundary_check or .padding on a plain pointer, a dimension the block
  * does not have, padding on a store, NaN padding of integers.
+ *
+ * Tensor descriptors (Triton's make_tensor_descriptor) are sugar on block
+ * pointers and add nothing to the IR: a descriptor is the block pointer at
+ * offsets 0 in row-major order (the last dimension fastest), and
+ * descriptor_load / descriptor_store are an ADVANCE to the offsets and a
+ * LOAD or STORE that checks every dimension, padding with zeros. What
+ * Triton asks of a descriptor is asked here, at the user's line: a last
+ * stride that is the constant 1 (the TMA hardware a descriptor stands for
+ * reads rows that are contiguous), and as many offsets as dimensions.
+ * Each op reports under its own name (make_tensor_descriptor,
+ * descriptor_load, descriptor_store), not the block pointer op it becomes.
  */
+#include <stdio.h>
+
 #include "build.h"
 
 /* The block's rank, or 0 after reporting why block_shape is none. */
@@ -67,40 +80,64 @@ static int scalars(const tj_vals *list, int rank, const char *what, tj_dtype dt,
     return 1;
 }
 
+/* The checks and the MAKE_BLOCK_PTR of tj_make_block_ptr and
+ * tj_make_tensor_descriptor, in an op already entered; offsets NULL: all
+ * 0. Returns the block pointer, or 0. */
+static int32_t make_block_ptr(tj_val base, const tj_vals *shape, const tj_vals *strides,
+                              const tj_vals *offsets, const tj_shape *block_shape,
+                              const tj_shape *order)
+{
+    tji_type bt = type_of(vid(base));
+    if (bt.is_ptr != 1 || bt.rank)
+        return tji_fail(TJ_ERR_TYPE, "the base must be a pointer parameter (a scalar pointer), "
+                        "got %s", tji_type_text(&bt));
+    int r = block_rank(block_shape);
+    if (!r)
+        return 0;
+    if (order->rank != r)
+        return tji_fail(TJ_ERR_SHAPE, "order has %d dimensions for a block of rank %d",
+                        order->rank, r);
+    for (int i = 0, seen = 0; i < r; i++) {
+        int64_t d = order->dims[i];
+        if (d < 0 || d >= r || (seen >> d & 1))
+            return tji_fail(TJ_ERR_BUILD, "order %s is not a permutation of 0..%d",
+                            tji_dims_text(r, order->dims), r - 1);
+        seen |= 1 << d;
+    }
+    int32_t args[1 + 3 * TJ_MAX_RANK] = {vid(base)};
+    if (!scalars(shape, r, "shape", TJ_I64, args + 1) ||
+        !scalars(strides, r, "strides", TJ_I64, args + 1 + r))
+        return 0;
+    if (offsets && !scalars(offsets, r, "offsets", TJ_I32, args + 1 + 2 * r))
+        return 0;
+    for (int d = 0; !offsets && d < r; d++)
+        if (!(args[1 + 2 * r + d] = tji_make_const(TJ_I32, 0, 0)))
+            return 0;
+    tji_type t = {.dtype = bt.dtype, .is_ptr = TJI_BLOCK_PTR, .rank = (uint8_t)r};
+    for (int d = 0; d < r; d++)
+        t.shape[d] = (int32_t)block_shape->dims[d];
+    int32_t v = tji_emit(TJI_MAKE_BLOCK_PTR, args, 1 + 3 * r, t);
+    for (int d = 0; d < r; d++)
+        op_of(v)->perm[d] = (int)order->dims[d];
+    return v;
+}
+
 tj_val tj__make_block_ptr(tj_loc loc, tj_val base, tj_vals shape, tj_vals strides,
                           tj_vals offsets, tj_shape block_shape, tj_shape order)
 {
     if (!tji_enter(loc, "make_block_ptr", 1, &base))
         return NONE;
-    tji_type bt = type_of(vid(base));
-    if (bt.is_ptr != 1 || bt.rank)
-        return tji_fail(TJ_ERR_TYPE, "the base must be a pointer parameter (a scalar pointer), "
-                        "got %s", tji_type_text(&bt)), NONE;
-    int r = block_rank(&block_shape);
-    if (!r)
-        return NONE;
-    if (order.rank != r)
-        return tji_fail(TJ_ERR_SHAPE, "order has %d dimensions for a block of rank %d",
-                        order.rank, r), NONE;
-    for (int i = 0, seen = 0; i < r; i++) {
-        int64_t d = order.dims[i];
-        if (d < 0 || d >= r || (seen >> d & 1))
-            return tji_fail(TJ_ERR_BUILD, "order %s is not a permutation of 0..%d",
-                            tji_dims_text(r, order.dims), r - 1), NONE;
-        seen |= 1 << d;
-    }
-    int32_t args[1 + 3 * TJ_MAX_RANK] = {vid(base)};
-    if (!scalars(&shape, r, "shape", TJ_I64, args + 1) ||
-        !scalars(&strides, r, "strides", TJ_I64, args + 1 + r) ||
-        !scalars(&offsets, r, "offsets", TJ_I32, args + 1 + 2 * r))
-        return NONE;
-    tji_type t = {.dtype = bt.dtype, .is_ptr = TJI_BLOCK_PTR, .rank = (uint8_t)r};
-    for (int d = 0; d < r; d++)
-        t.shape[d] = (int32_t)block_shape.dims[d];
-    int32_t v = tji_emit(TJI_MAKE_BLOCK_PTR, args, 1 + 3 * r, t);
-    for (int d = 0; d < r; d++)
-        op_of(v)->perm[d] = (int)order.dims[d];
-    return val(v);
+    return val(make_block_ptr(base, &shape, &strides, &offsets, &block_shape, &order));
+}
+
+/* The ADVANCE of the block pointer bp (known to be one) by offsets. */
+static int32_t advance(int32_t bp, const tj_vals *offsets)
+{
+    tji_type t = type_of(bp);
+    int32_t args[1 + TJ_MAX_RANK] = {bp};
+    if (!scalars(offsets, t.rank, "offsets", TJ_I32, args + 1))
+        return 0;
+    return tji_emit(TJI_ADVANCE, args, 1 + t.rank, t);
 }
 
 tj_val tj__advance(tj_loc loc, tj_val bp, tj_vals offsets)
@@ -111,10 +148,96 @@ tj_val tj__advance(tj_loc loc, tj_val bp, tj_vals offsets)
     if (!tji_is_block_ptr(&t))
         return tji_fail(TJ_ERR_TYPE, "advance of %s, which is not a block pointer "
                         "(tj_make_block_ptr)", tji_type_text(&t)), NONE;
-    int32_t args[1 + TJ_MAX_RANK] = {vid(bp)};
-    if (!scalars(&offsets, t.rank, "offsets", TJ_I32, args + 1))
+    return val(advance(vid(bp), &offsets));
+}
+
+/* --- tensor descriptors ---------------------------------------------------- */
+
+/* Is x an integer constant (a C number, tj_i64(3), ...)? Its value in *v. */
+static int int_const(int32_t x, int64_t *v)
+{
+    tji_type t = type_of(x);
+    if (B.fn->values[x].def_op < 0 || op_of(x)->code != TJI_CONST || t.is_ptr || t.rank ||
+        !tjs_dtype_is_int(t.dtype) || t.dtype == TJ_I1)
+        return 0;
+    *v = op_of(x)->ival;
+    return 1;
+}
+
+tj_val tj__make_tensor_descriptor(tj_loc loc, tj_val base, tj_vals shape, tj_vals strides,
+                                  tj_shape block_shape)
+{
+    if (!tji_enter(loc, "make_tensor_descriptor", 1, &base))
         return NONE;
-    return val(tji_emit(TJI_ADVANCE, args, 1 + t.rank, t));
+    /* The natural order: the last dimension fastest (rank 2: (1, 0)). */
+    tj_shape order = {.rank = block_shape.rank};
+    for (int i = 0; i < block_shape.rank && i < TJ_MAX_RANK; i++)
+        order.dims[i] = block_shape.rank - 1 - i;
+    int32_t v = make_block_ptr(base, &shape, &strides, NULL, &block_shape, &order);
+    if (!v)
+        return NONE;
+    int r = block_shape.rank;
+    int32_t last = vid(strides.v[r - 1]);
+    int64_t one = 0;
+    if (!int_const(last, &one) || one != 1) {
+        tji_type t = type_of(last);
+        char what[96];
+        if (int_const(last, &one))
+            snprintf(what, sizeof what, "the constant %lld", (long long)one);
+        else
+            snprintf(what, sizeof what, "%s, a value not known when the kernel is built",
+                     tji_type_text(&t));
+        return tji_fail(TJ_ERR_BUILD, "the last stride must be the constant 1 (a tensor "
+                        "descriptor's last dimension is contiguous, as in Triton; "
+                        "tj_make_block_ptr takes any strides), but strides %d is %s", r,
+                        what), NONE;
+    }
+    return val(v);
+}
+
+/* The descriptor desc of an op entered, moved to offsets: the block
+ * pointer that descriptor_load and descriptor_store read and write. */
+static int32_t descriptor_at(tj_val desc, const tj_vals *offsets)
+{
+    tji_type t = type_of(vid(desc));
+    if (!tji_is_block_ptr(&t))
+        return tji_fail(TJ_ERR_TYPE, "%s of %s, which is not a tensor descriptor "
+                        "(tj_make_tensor_descriptor)", B.opname, tji_type_text(&t));
+    if (offsets->n != t.rank)
+        return tji_fail(TJ_ERR_SHAPE, "%d offset%s for the tensor descriptor %s of %d "
+                        "dimension%s: give one per dimension", offsets->n,
+                        offsets->n == 1 ? "" : "s", tji_type_text(&t), t.rank,
+                        t.rank == 1 ? "" : "s");
+    return advance(vid(desc), offsets);
+}
+
+/* Every dimension checked, zero padding: Triton's descriptor accesses. */
+static tj_mem_opts all_checked(int32_t bp)
+{
+    tji_type t = type_of(bp);
+    return (tj_mem_opts){.boundary_check = (1u << t.rank) - 1, .padding = TJ_PADDING_ZERO};
+}
+
+tj_val tj__descriptor_load(tj_loc loc, tj_val desc, tj_vals offsets)
+{
+    if (!tji_enter_block(loc, "descriptor_load", 1, &desc))
+        return NONE;
+    int32_t bp = descriptor_at(desc, &offsets);
+    if (!bp)
+        return NONE;
+    tj_mem_opts o = all_checked(bp);
+    return val(tji_load(bp, &o));
+}
+
+void tj__descriptor_store(tj_loc loc, tj_val desc, tj_vals offsets, tj_val value)
+{
+    if (!tji_enter_block(loc, "descriptor_store", 2, (tj_val[]){desc, value}))
+        return;
+    int32_t bp = descriptor_at(desc, &offsets);
+    if (!bp)
+        return;
+    tj_mem_opts o = all_checked(bp);
+    tji_store(bp, vid(value), &o);
 }
 
 int tji_check_block_opts(int32_t ptr, const tj_mem_opts *o, int is_load)

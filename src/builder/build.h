@@ -185,6 +185,16 @@ TJI_FUNC int tji_check_axis(int *axis, const tji_type *t, const char *what);
 /* A condition as i1: integers are compared with 0; floats and pointers fail. */
 TJI_FUNC int32_t tji_as_condition(int32_t x, const char *what);
 
+/* --- loads and stores (ops.c) ------------------------------------------------------ */
+
+/* A load or store of ptr (a pointer tile or a block pointer) with its
+ * options, for an op already entered whose operands are valid: what
+ * tj_load and tj_store do after tji_enter_block, also behind the tensor
+ * descriptors' loads and stores. The load gives its result, 0 on error;
+ * the store 1, or 0. */
+TJI_FUNC int32_t tji_load(int32_t ptr, const tj_mem_opts *opts);
+TJI_FUNC int tji_store(int32_t ptr, int32_t value, const tj_mem_opts *opts);
+
 /* --- block pointers (block_ptr.c) ------------------------------------------------ */
 
 /* The block-pointer options of a load or store of ptr (.boundary_check,

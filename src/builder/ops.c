@@ -324,40 +324,59 @@ static int32_t value_for(int32_t x, const tji_type *pt, const char *what)
     return x ? tji_broadcast_shape(x, pt->rank, pt->shape) : 0;
 }
 
+/* A load of ptr, a pointer tile or a block pointer, once the op has been
+ * entered and its operands are known to be valid (tj__load; the tensor
+ * descriptors' loads in block_ptr.c): the options checked, the LOAD. */
+int32_t tji_load(int32_t ptr, const tj_mem_opts *opts)
+{
+    if (!check_mem_opts(opts, 1, 0) || !check_pointer(ptr, "load") ||
+        !tji_check_block_opts(ptr, opts, 1))
+        return 0;
+    tji_type pt = type_of(ptr);
+    int32_t mask = vid(opts->mask), other = vid(opts->other);
+    if (!prepare_mask(&mask, &pt) || (other && !(other = value_for(other, &pt, "other"))))
+        return 0;
+    int32_t v = tji_emit(TJI_LOAD, ARGS(ptr, mask, other), elem_type(pt));
+    tji_op *op = op_of(v);
+    op->cache = opts->cache;
+    op->evict = opts->evict;
+    op->is_volatile = opts->is_volatile != 0;
+    op->boundary_check = opts->boundary_check;
+    op->padding = opts->padding;
+    return v;
+}
+
 tj_val tj__load(tj_loc loc, tj_val ptr, tj_mem_opts opts)
 {
     if (!tji_enter_block(loc, "load", 1, &ptr) || !tji_check_optional(vid(opts.mask), 2) ||
-        !tji_check_optional(vid(opts.other), 3) || !check_mem_opts(&opts, 1, 0) ||
-        !check_pointer(vid(ptr), "load") || !tji_check_block_opts(vid(ptr), &opts, 1))
+        !tji_check_optional(vid(opts.other), 3))
         return NONE;
-    tji_type pt = type_of(vid(ptr));
-    int32_t mask = vid(opts.mask), other = vid(opts.other);
-    if (!prepare_mask(&mask, &pt) || (other && !(other = value_for(other, &pt, "other"))))
-        return NONE;
-    int32_t v = tji_emit(TJI_LOAD, ARGS(vid(ptr), mask, other), elem_type(pt));
-    tji_op *op = op_of(v);
-    op->cache = opts.cache;
-    op->evict = opts.evict;
-    op->is_volatile = opts.is_volatile != 0;
-    op->boundary_check = opts.boundary_check;
-    op->padding = opts.padding;
-    return val(v);
+    return val(tji_load(vid(ptr), &opts));
+}
+
+/* The store of value through ptr, as tji_load for loads. */
+int tji_store(int32_t ptr, int32_t value, const tj_mem_opts *opts)
+{
+    if (!check_mem_opts(opts, 0, 1) || !check_pointer(ptr, "store") ||
+        !tji_check_block_opts(ptr, opts, 0))
+        return 0;
+    tji_type pt = type_of(ptr);
+    int32_t mask = vid(opts->mask), x = value_for(value, &pt, "the value");
+    if (!x || !prepare_mask(&mask, &pt))
+        return 0;
+    int32_t op = tji_emit_op(TJI_STORE, B.region, ARGS(ptr, x, mask), 0, NULL);
+    B.fn->ops[op].cache = opts->cache;
+    B.fn->ops[op].evict = opts->evict;
+    B.fn->ops[op].boundary_check = opts->boundary_check;
+    return 1;
 }
 
 void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts)
 {
     if (!tji_enter_block(loc, "store", 2, (tj_val[]){ptr, value}) ||
-        !tji_check_optional(vid(opts.mask), 3) || !check_mem_opts(&opts, 0, 1) ||
-        !check_pointer(vid(ptr), "store") || !tji_check_block_opts(vid(ptr), &opts, 0))
+        !tji_check_optional(vid(opts.mask), 3))
         return;
-    tji_type pt = type_of(vid(ptr));
-    int32_t mask = vid(opts.mask), x = value_for(vid(value), &pt, "the value");
-    if (!x || !prepare_mask(&mask, &pt))
-        return;
-    int32_t op = tji_emit_op(TJI_STORE, B.region, ARGS(vid(ptr), x, mask), 0, NULL);
-    B.fn->ops[op].cache = opts.cache;
-    B.fn->ops[op].evict = opts.evict;
-    B.fn->ops[op].boundary_check = opts.boundary_check;
+    tji_store(vid(ptr), vid(value), &opts);
 }
 
 tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts)
