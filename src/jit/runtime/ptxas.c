@@ -7,8 +7,8 @@
  * nothing would ever tell whether that PTX is valid. ptxas, the toolkit's
  * assembler, can: when $TJIT_PTXAS names it, the runtime hands every
  * variant it compiles — for any device, the CPU included — to
- * tjj_check_with_ptxas, which assembles its PTX for TJIT_PTX_TARGET
- * (compiling it for that target where the variant has none), and a
+ * tjj_check_with_ptxas, which assembles a GPU variant's PTX for the
+ * GPU's target, and compiles a CPU variant for TJIT_PTX_TARGET, and a
  * rejection fails the launch with ptxas's message, and so does PTX that
  * ptxas assembles but reports serializing (its "Potential Performance
  * Loss" lines: Hopper's asynchronous wgmma pipeline would not run).
@@ -209,19 +209,19 @@ tj_status tjj_check_with_ptxas(tji_func *fn, const tjj_artifact *a, int num_warp
     tj_status st = tjj_ptx_target("TJIT_PTXAS", NULL, &sm, &arch_specific);
     if (st != TJ_OK)
         return st;
-    if (a->gpu.ptx && a->sm == sm && a->arch_specific == arch_specific)
-        return tjj_ptxas_check(ptxas, a->gpu.ptx, sm, arch_specific, fn->name);
-    tjj_artifact own = {0};
+    /* a GPU variant's PTX is checked for the target it was made for: its
+     * plan is that target's (sm_90a's wgmma and TMA), which another could
+     * not compile */
     if (a->gpu.ptx)
-        st = tjj_gpu_compile(fn, &a->plan, sm, arch_specific, &own.gpu);
-    else
-        st = tjj_compile_gpu(fn,
-                             &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = num_warps,
-                                               .spec = spec},
-                             &own);
+        return tjj_ptxas_check(ptxas, a->gpu.ptx, a->sm, a->arch_specific, fn->name);
+    tjj_artifact own = {0};
+    st = tjj_compile_gpu(fn,
+                         &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = num_warps,
+                                           .spec = spec},
+                         &own);
     /* A kernel the GPU back end refuses makes no PTX to check; a GPU launch
      * reports the refusal itself. */
-    if (st == TJ_ERR_UNSUPPORTED && !a->gpu.ptx) {
+    if (st == TJ_ERR_UNSUPPORTED) {
         tjj_artifact_free(&own);
         tjs_clear_error();
         return TJ_OK;
