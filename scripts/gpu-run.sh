@@ -116,8 +116,13 @@ run_test() {
     name=${entry#tests/}
     {
         case $entry in
-            *.gpu)
-                timeout "$TEST_LIMIT" sh tests/gpu-test.sh "$root/$entry" ;;
+            *.gpu) # the block-pointer tests' real (TMA, wgmma) variants through ptxas too
+                case $name in
+                    gpu/test_tma.gpu | gpu/test_tensor_desc.gpu | gpu/test_block_ptr.gpu)
+                        TJIT_PTXAS=$(command -v ptxas || true) timeout "$TEST_LIMIT" sh tests/gpu-test.sh \
+                            "$root/$entry" ;;
+                    *) timeout "$TEST_LIMIT" sh tests/gpu-test.sh "$root/$entry" ;;
+                esac ;;
             *.bounds) # as tests/bounds-test.sh: the same run, TJIT_CHECK_BOUNDS=1
                 local checked=${entry##*/}
                 checked=${checked%.bounds}
