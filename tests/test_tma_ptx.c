@@ -21,7 +21,8 @@
  *    specialization tells multiples of 16 only), so its map could not be
  *    encoded for every launch of the variant: A is copied by the threads
  *    (element by element here, as before), B (stride N) keeps TMA (12);
- *  - sm_90 (no "a"), or the launch's fallback (no_tma), has no TMA at all.
+ *  - sm_90 (no "a"), or the launch's fallback (no_tma), has no TMA at all;
+ *  - the explainer says which copies are TMA's.
  * Where make check sets TJIT_PTXAS, every PTX is assembled by ptxas.
  */
 #include <stdio.h>
@@ -160,12 +161,31 @@ static void no_tma(int sm, int arch_specific, int fallback, const char *what)
         tjj_artifact_free(&art);
 }
 
+/* tj_kernel_explain names the copies TMA's, with their boxes. */
+static void explained(void)
+{
+    tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096),
+                       TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1)};
+    int64_t consts[3] = {128, 256, 64};
+    char *text = NULL;
+    setenv("TJIT_PTX_TARGET", "sm_90a", 1);
+    tj_status st = tj_kernel_explain(bp_matmul, args, 12, consts, 3, 8, &text);
+    unsetenv("TJIT_PTX_TARGET");
+    tap_ok(st == TJ_OK && strstr(text, "copies: TMA (cp.async.bulk.tensor) from tensor map 0, 1 box of 128 x 64") &&
+               strstr(text, "from tensor map 1, 4 boxes of 64 x 64") && !strstr(text, "copies: cp.async"),
+           "the explainer says the copies are TMA's, with their boxes");
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    free(text);
+}
+
 int main(void)
 {
-    tap_plan(9);
+    tap_plan(10);
     both_by_tma();
     a_falls_back();
     no_tma(90, 0, 0, "sm_90");
     no_tma(90, 1, 1, "sm_90a with no_tma (the launch's fallback)");
+    explained();
     return tap_done();
 }

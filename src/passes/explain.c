@@ -439,9 +439,19 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
     if (R->wgmma)
         tjs_buf_printf(b, "    NVMMA layout for wgmma: %d-byte swizzle, stored %s\n", R->swizzle_bytes,
                        R->transposed ? "with its last two dimensions swapped" : "by rows");
-    if (copy) {
+    if (copy && R->tma) {
+        uint32_t box[2];
+        int nboxes;
+        tjp_tma_box(R, tji_typeof(fn, v), box, &nboxes);
+        tjs_buf_printf(b, "    copies: TMA (cp.async.bulk.tensor) from tensor map %d, %d box%s of %u x %u, "
+                          "thread 0 issuing, completed on the slot's mbarrier (at byte %llu)\n",
+                       R->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1],
+                       (unsigned long long)R->barriers);
+    } else if (copy) {
         int vector = plan->vector && i < plan->nops ? plan->vector[i] : 1;
-        tjs_buf_printf(b, "    copies: cp.async of up to %d bytes per thread and vector\n", vector * R->elem_bytes);
+        tjs_buf_printf(b, "    copies: cp.async of up to %d bytes per thread and vector%s\n", vector * R->elem_bytes,
+                       op->tma_rank ? " (its tensor could be a TMA copy's, but the ring is not one wgmma reads "
+                                      "in the tensor's order)" : "");
         if (R->ldmatrix)
             explain_vector_writes(b, &plan->of[v], &R->swizzle);
         else
