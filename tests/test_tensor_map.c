@@ -152,7 +152,7 @@ typedef struct encode_call {
     uint32_t box[5], element_strides[5];
 } encode_call;
 
-static encode_call last_call;   /* single-threaded parts only */
+static _Thread_local encode_call last_call; /* the calling thread's: the thread test encodes on four */
 static atomic_ulong encode_calls;
 static tjcu_result encode_result = TJCU_SUCCESS;
 
