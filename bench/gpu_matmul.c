@@ -57,7 +57,9 @@
 
 enum { GROUP_M = 8, CHECKED_ELEMENTS = 256 };
 
-#define MATMUL_KERNEL(name, dt, c_dtype)                                                      \
+/* The tutorial's kernel (body matmul_tutorial_body) or its block-pointer
+ * form (matmul_block_ptr_body, TMA copies on Hopper): one signature. */
+#define MATMUL_KERNEL(name, dt, c_dtype, body)                                                \
     TJ_KERNEL(name,                                                                           \
               TJ_PARAMS(TJ_PTR(a, dt), TJ_PTR(b, dt), TJ_PTR(c, dt), TJ_SCALAR(M, i32),       \
                         TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),      \
@@ -66,33 +68,16 @@ enum { GROUP_M = 8, CHECKED_ELEMENTS = 256 };
                         TJ_SCALAR(stride_cn, i32)),                                           \
               TJ_CONSTS(BM, BN, BK, PRECISION))                                               \
     {                                                                                         \
-        matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,    \
-                             stride_cm, stride_cn, BM, BN, BK, GROUP_M,                       \
-                             (tj_input_precision)PRECISION, c_dtype);                         \
+        body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,         \
+             stride_cn, BM, BN, BK, GROUP_M, (tj_input_precision)PRECISION, c_dtype);          \
     }
 
-MATMUL_KERNEL(matmul_f16, f16, TJ_F16)
-MATMUL_KERNEL(matmul_bf16, bf16, TJ_BF16)
-MATMUL_KERNEL(matmul_f32, f32, TJ_F32)
-
-/* The same with block pointers (TMA copies on Hopper). */
-#define MATMUL_BP_KERNEL(name, dt, c_dtype)                                                   \
-    TJ_KERNEL(name,                                                                           \
-              TJ_PARAMS(TJ_PTR(a, dt), TJ_PTR(b, dt), TJ_PTR(c, dt), TJ_SCALAR(M, i32),       \
-                        TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),      \
-                        TJ_SCALAR(stride_ak, i32), TJ_SCALAR(stride_bk, i32),                 \
-                        TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),                 \
-                        TJ_SCALAR(stride_cn, i32)),                                           \
-              TJ_CONSTS(BM, BN, BK, PRECISION))                                               \
-    {                                                                                         \
-        matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,   \
-                              stride_cm, stride_cn, BM, BN, BK, GROUP_M,                      \
-                              (tj_input_precision)PRECISION, c_dtype);                        \
-    }
-
-MATMUL_BP_KERNEL(matmul_bp_f16, f16, TJ_F16)
-MATMUL_BP_KERNEL(matmul_bp_bf16, bf16, TJ_BF16)
-MATMUL_BP_KERNEL(matmul_bp_f32, f32, TJ_F32)
+MATMUL_KERNEL(matmul_f16, f16, TJ_F16, matmul_tutorial_body)
+MATMUL_KERNEL(matmul_bf16, bf16, TJ_BF16, matmul_tutorial_body)
+MATMUL_KERNEL(matmul_f32, f32, TJ_F32, matmul_tutorial_body)
+MATMUL_KERNEL(matmul_bp_f16, f16, TJ_F16, matmul_block_ptr_body)
+MATMUL_KERNEL(matmul_bp_bf16, bf16, TJ_BF16, matmul_block_ptr_body)
+MATMUL_KERNEL(matmul_bp_f32, f32, TJ_F32, matmul_block_ptr_body)
 
 /* The configurations tried: the same lists as triton_matmul.py's (the
  * first, one stage, shows what pipelining gives). */
