@@ -129,12 +129,6 @@ static int log2_of(int64_t v)
     return b;
 }
 
-/* plan->rings: each ring's size and its one swizzle, for every layout
- * that writes or reads it: the 16-byte-row swizzle of ldmatrix reads where
- * the ring feeds an mma dot and that is free of conflicts
- * (tjp_ldmatrix_ring), else one searched for all its layouts, identity on
- * the bits of the smallest copy vector (so cp.async writes stay whole: a
- * swizzle only XORs higher bits into higher bits). */
 /* A ring's slots start at multiples of this: 128 bytes, 1024 for wgmma's
  * NVMMA layout (its XOR pattern repeats every 1024 bytes, and the hardware
  * applies it to the address). */
@@ -143,6 +137,14 @@ static uint64_t ring_align(const tjp_ring *R)
     return R->wgmma ? 1024 : 128;
 }
 
+/* plan->rings: each ring's size and its one swizzle, for every layout
+ * that writes or reads it: the NVMMA layout where wgmma reads it
+ * (tjp_wgmma_ring; then TMA may fill it, tjp_tma_ring, each such ring
+ * reading a tensor map of its own), the 16-byte-row swizzle of ldmatrix
+ * reads where the ring feeds an mma dot and that is free of conflicts
+ * (tjp_ldmatrix_ring), else one searched for all its layouts, identity on
+ * the bits of the smallest copy vector (so cp.async writes stay whole: a
+ * swizzle only XORs higher bits into higher bits). */
 static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
 {
     free(plan->rings);
