@@ -457,7 +457,8 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
         else
             explain_banks(b, "writes", &plan->of[v], &R->swizzle, vector);
     } else if (R->wgmma) {
-        tjs_buf_printf(b, "    reads: none; wgmma reads the slot through matrix descriptors\n");
+        tjs_buf_printf(b, "    reads: none; wgmma reads the slot through matrix descriptors%s\n",
+                       R->tma ? ", once the slot's mbarrier says the TMA copy landed" : "");
     } else if (R->ldmatrix) {
         explain_ldmatrix_reads(b, &plan->of[v], &R->swizzle, R->ldmatrix, R->ldmatrix_trans);
     } else {
