@@ -70,13 +70,11 @@ TJ_KERNEL(td_pad, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(M, i32
     tj_descriptor_store(b, TJ_VALS(o0, o1), tj_descriptor_load(a, TJ_VALS(o0, o1)));
 }
 
-/* c = a @ b: a M x K (row stride lda), b K x N (ldb), c M x N (ldc). */
-TJ_KERNEL(td_matmul, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32),
-                               TJ_SCALAR(M, i32), TJ_SCALAR(N, i32), TJ_SCALAR(K, i32),
-                               TJ_SCALAR(lda, i32), TJ_SCALAR(ldb, i32), TJ_SCALAR(ldc, i32)),
-          TJ_CONSTS(BM, BN, BK))
+/* c = a @ b for the block at rows pm, columns pn: a M x K (row stride
+ * lda), b K x N (ldb), c M x N (ldc). */
+static void td_matmul_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K, tj_val lda,
+                           tj_val ldb, tj_val ldc, tj_val pm, tj_val pn, int64_t BM, int64_t BN, int64_t BK)
 {
-    tj_val pm = tj_mul(tj_program_id(0), BM), pn = tj_mul(tj_program_id(1), BN);
     tj_val da = tj_make_tensor_descriptor(a, TJ_VALS(M, K), TJ_VALS(lda, 1), TJ_SHAPE(BM, BK));
     tj_val db = tj_make_tensor_descriptor(b, TJ_VALS(K, N), TJ_VALS(ldb, 1), TJ_SHAPE(BK, BN));
     tj_val dc = tj_make_tensor_descriptor(c, TJ_VALS(M, N), TJ_VALS(ldc, 1), TJ_SHAPE(BM, BN));
@@ -89,22 +87,22 @@ TJ_KERNEL(td_matmul, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32),
     tj_descriptor_store(dc, TJ_VALS(pm, pn), acc);
 }
 
+TJ_KERNEL(td_matmul, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32),
+                               TJ_SCALAR(M, i32), TJ_SCALAR(N, i32), TJ_SCALAR(K, i32),
+                               TJ_SCALAR(lda, i32), TJ_SCALAR(ldb, i32), TJ_SCALAR(ldc, i32)),
+          TJ_CONSTS(BM, BN, BK))
+{
+    td_matmul_body(a, b, c, M, N, K, lda, ldb, ldc, tj_mul(tj_program_id(0), BM), tj_mul(tj_program_id(1), BN),
+                   BM, BN, BK);
+}
+
 /* The same in f16 with unit last strides only, as Hopper's TMA reads it. */
 TJ_KERNEL(td_matmul_f16, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32),
                                    TJ_SCALAR(M, i32), TJ_SCALAR(N, i32), TJ_SCALAR(K, i32)),
           TJ_CONSTS(BM, BN, BK))
 {
-    tj_val pm = tj_mul(tj_program_id(1), BM), pn = tj_mul(tj_program_id(0), BN);
-    tj_val da = tj_make_tensor_descriptor(a, TJ_VALS(M, K), TJ_VALS(K, 1), TJ_SHAPE(BM, BK));
-    tj_val db = tj_make_tensor_descriptor(b, TJ_VALS(K, N), TJ_VALS(N, 1), TJ_SHAPE(BK, BN));
-    tj_val dc = tj_make_tensor_descriptor(c, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_SHAPE(BM, BN));
-    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
-    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc) {
-        tj_val kk = tj_mul(k, BK);
-        acc = tj_dot(tj_descriptor_load(da, TJ_VALS(pm, kk)),
-                     tj_descriptor_load(db, TJ_VALS(kk, pn)), acc);
-    }
-    tj_descriptor_store(dc, TJ_VALS(pm, pn), acc);
+    td_matmul_body(a, b, c, M, N, K, K, N, N, tj_mul(tj_program_id(1), BM), tj_mul(tj_program_id(0), BN),
+                   BM, BN, BK);
 }
 
 /* dst[i] = 3 * x[i] - 1 for i < N, x = src, or alt where sel > 0 (a TJ_IF

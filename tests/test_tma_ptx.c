@@ -4,8 +4,8 @@
  * without a GPU (src/passes/tma.c, src/jit/gpu/tma.c).
  *
  * The kernel is the block-pointer matmul of samples/matmul_block_ptr.c
- * (A [BM, BK] and B [BK, BN] blocks of kernel parameters, advanced along
- * K), compiled for sm_90a with 8 warps and 128x256x64 f16 tiles at 3
+ * (samples/matmul_kernel.h's matmul_block_ptr_body: A [BM, BK] and B [BK,
+ * BN] blocks of kernel parameters, advanced along K, C stored in f32), compiled for sm_90a with 8 warps and 128x256x64 f16 tiles at 3
  * stages, as a launch with M = N = K = 4096 and row-major operands would
  * be specialized:
  *  - both rings are filled by TMA: 2 prologue stages and the loop's copy,
@@ -35,6 +35,7 @@
 #include "jit/runtime/ptxas.h"
 #include "tap.h"
 #include "tjit.h"
+#include "../samples/matmul_kernel.h"
 
 TJ_KERNEL(bp_matmul,
           TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
@@ -43,23 +44,8 @@ TJ_KERNEL(bp_matmul,
                     TJ_SCALAR(stride_cn, i32)),
           TJ_CONSTS(BM, BN, BK))
 {
-    tj_val pid_n = tj_program_id(0), pid_m = tj_program_id(1);
-    tj_val row0 = tj_mul(pid_m, BM), col0 = tj_mul(pid_n, BN);
-    tj_val ab = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(stride_am, stride_ak), TJ_VALS(row0, 0),
-                                  TJ_SHAPE(BM, BK), TJ_SHAPE(1, 0));
-    tj_val bb = tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(stride_bk, stride_bn), TJ_VALS(0, col0),
-                                  TJ_SHAPE(BK, BN), TJ_SHAPE(1, 0));
-    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
-    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &ab, &bb) {
-        tj_val at = tj_load(ab, .boundary_check = TJ_DIMS(0, 1));
-        tj_val bt = tj_load(bb, .boundary_check = TJ_DIMS(0, 1));
-        acc = tj_dot(at, bt, acc);
-        ab = tj_advance(ab, TJ_VALS(0, BK));
-        bb = tj_advance(bb, TJ_VALS(BK, 0));
-    }
-    tj_val cb = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(stride_cm, stride_cn), TJ_VALS(row0, col0),
-                                  TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
-    tj_store(cb, acc, .boundary_check = TJ_DIMS(0, 1));
+    matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                          BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
 }
 
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
