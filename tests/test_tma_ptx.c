@@ -22,7 +22,8 @@
  *    encoded for every launch of the variant: A is copied by the threads
  *    (element by element here, as before), B (stride N) keeps TMA (12);
  *  - sm_90 (no "a"), or the launch's fallback (no_tma), has no TMA at all;
- *  - the explainer says which copies are TMA's.
+ *  - the explainer says which copies are TMA's;
+ *  - a block-pointer load that is not pipelined (a copy) compiles too.
  * Where make check sets TJIT_PTXAS, every PTX is assembled by ptxas.
  */
 #include <stdio.h>
@@ -46,6 +47,16 @@ TJ_KERNEL(bp_matmul,
 {
     matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                           BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
+}
+
+/* A block copied, no dot: its load is not pipelined, so it keeps no TMA tensor. */
+TJ_KERNEL(bp_copy, TJ_PARAMS(TJ_PTR(src, f16), TJ_PTR(dst, f16), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32)),
+          TJ_CONSTS(BM, BN))
+{
+    tj_val o0 = tj_mul(tj_program_id(0), BM), o1 = tj_mul(tj_program_id(1), BN);
+    tj_val a = tj_make_block_ptr(src, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(o0, o1), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_val b = tj_make_block_ptr(dst, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(o0, o1), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_store(b, tj_load(a, .boundary_check = TJ_DIMS(0, 1)), .boundary_check = TJ_DIMS(0, 1));
 }
 
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
@@ -165,13 +176,28 @@ static void explained(void)
     free(text);
 }
 
+/* A block-pointer load left as a load compiles for sm_90a with a spec that
+ * would allow TMA (its tensor operands once reached code generation). */
+static void unpipelined_copy(void)
+{
+    tj_arg args[4] = {NO_BUFFER, NO_BUFFER, TJ_ARG_I32(4096), TJ_ARG_I32(4096)};
+    int64_t consts[2] = {64, 64};
+    char *ptx = NULL;
+    tj_status st = tj_kernel_ptx_args(bp_copy, args, 4, consts, 2, "sm_90a", 4, &ptx);
+    tap_ok(st == TJ_OK && !count(ptx, "cp.async.bulk"), "a block copy (no dot) compiles for sm_90a, without TMA");
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    free(ptx);
+}
+
 int main(void)
 {
-    tap_plan(10);
+    tap_plan(11);
     both_by_tma();
     a_falls_back();
     no_tma(90, 0, 0, "sm_90");
     no_tma(90, 1, 1, "sm_90a with no_tma (the launch's fallback)");
     explained();
+    unpipelined_copy();
     return tap_done();
 }
