@@ -14,9 +14,13 @@
  * through its strides: C = A B^T with B^T's rows contiguous along K).
  * Each problem runs in eight configurations of that kernel (BM, BN, BK,
  * warps, stages; eight for TF32 too; 128x128x64 at 2 stages fits two CTAs
- * in an SM, at 8 warps it has two warpgroups of wgmma) and in two or three
+ * in an SM, at 8 warps it has two warpgroups of wgmma) and in three to five
  * of its block-pointer form (samples/matmul_kernel.h's
- * matmul_block_ptr_body, whose loads are TMA copies on Hopper);
+ * matmul_block_ptr_body, whose loads are TMA copies on Hopper, issued by a
+ * producer warpgroup; one configuration again without it, "no warp spec")
+ * and in two or three of its persistent form (matmul_persistent_body: one
+ * program per SM walking the tiles, the producer loading the next tile
+ * while the consumers store C);
  * each is a record, and the table keeps the best one. --profile DTYPE runs
  * DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration
  * launched twice (the check, one run), for Nsight Compute
@@ -78,23 +82,30 @@ MATMUL_KERNEL(matmul_f32, f32, TJ_F32, matmul_tutorial_body)
 MATMUL_KERNEL(matmul_bp_f16, f16, TJ_F16, matmul_block_ptr_body)
 MATMUL_KERNEL(matmul_bp_bf16, bf16, TJ_BF16, matmul_block_ptr_body)
 MATMUL_KERNEL(matmul_bp_f32, f32, TJ_F32, matmul_block_ptr_body)
+MATMUL_KERNEL(matmul_ps_f16, f16, TJ_F16, matmul_persistent_body)
+MATMUL_KERNEL(matmul_ps_bf16, bf16, TJ_BF16, matmul_persistent_body)
+MATMUL_KERNEL(matmul_ps_f32, f32, TJ_F32, matmul_persistent_body)
 
 /* The configurations tried: the same lists as triton_matmul.py's (the
  * first, one stage, shows what pipelining gives). */
 typedef struct config {
     int bm, bn, bk, warps, stages;
-    int block_ptr; /* the block-pointer kernel (TMA on Hopper) */
+    int block_ptr; /* the block-pointer kernel (TMA on Hopper); 2: its persistent form */
+    int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
 } config;
-enum { NHALF_CONFIGS = 11, NTF32_CONFIGS = 10 };
+enum { NHALF_CONFIGS = 16, NTF32_CONFIGS = 12 };
 static const config half_configs[NHALF_CONFIGS] = {
-    {128, 128, 32, 4, 1, 0}, {128, 128, 32, 4, 4, 0}, {128, 128, 64, 4, 4, 0},
-    {64, 256, 32, 4, 4, 0},  {128, 256, 32, 8, 3, 0}, {128, 256, 64, 8, 3, 0},
-    {128, 128, 64, 4, 2, 0}, {128, 128, 64, 8, 3, 0}, {128, 256, 64, 8, 3, 1},
-    {128, 256, 64, 8, 2, 1}, {128, 128, 64, 8, 4, 1}};
+    {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 0, 0},
+    {64, 256, 32, 4, 4, 0, 0},  {128, 256, 32, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 0, 0},
+    {128, 128, 64, 4, 2, 0, 0}, {128, 128, 64, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 1, 0},
+    {128, 256, 64, 8, 2, 1, 0}, {128, 128, 64, 8, 4, 1, 0}, {128, 256, 64, 8, 3, 1, 1},
+    {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 2, 2, 0}, {128, 256, 64, 8, 2, 2, 1},
+    {128, 128, 64, 8, 3, 2, 0}};
 static const config tf32_configs[NTF32_CONFIGS] = {
-    {128, 128, 32, 4, 1, 0}, {128, 128, 32, 4, 3, 0}, {128, 128, 16, 4, 4, 0}, {64, 256, 32, 4, 4, 0},
-    {128, 256, 32, 8, 3, 0}, {128, 128, 32, 8, 3, 0}, {128, 128, 16, 4, 3, 0}, {128, 64, 32, 4, 4, 0},
-    {128, 256, 32, 8, 3, 1}, {128, 128, 32, 8, 4, 1}};
+    {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 3, 0, 0}, {128, 128, 16, 4, 4, 0, 0}, {64, 256, 32, 4, 4, 0, 0},
+    {128, 256, 32, 8, 3, 0, 0}, {128, 128, 32, 8, 3, 0, 0}, {128, 128, 16, 4, 3, 0, 0}, {128, 64, 32, 4, 4, 0, 0},
+    {128, 256, 32, 8, 3, 1, 0}, {128, 128, 32, 8, 4, 1, 0}, {128, 256, 32, 8, 3, 1, 1},
+    {128, 128, 32, 8, 3, 2, 0}};
 
 /* ---- output ------------------------------------------------------------------- */
 
@@ -112,9 +123,10 @@ typedef struct problem {
 static void record_begin(const problem *p)
 {
     printf("{\"impl\":\"tjit\",\"what\":\"matmul\",\"dtype\":\"%s\",\"size\":%d,\"layout\":\"%s\","
-           "\"config\":\"%dx%dx%d, %d warps, %d stages%s\"",
+           "\"config\":\"%dx%dx%d, %d warps, %d stages%s%s\"",
            p->dtype, p->n, p->nt ? "NT" : "NN", p->cfg.bm, p->cfg.bn, p->cfg.bk, p->cfg.warps,
-           p->cfg.stages, p->cfg.block_ptr ? ", block ptr" : "");
+           p->cfg.stages, p->cfg.block_ptr == 2 ? ", persistent" : p->cfg.block_ptr ? ", block ptr" : "",
+           p->cfg.no_warp_spec ? ", no warp spec" : "");
 }
 
 static void record_end(void)
@@ -149,13 +161,17 @@ static tj_status launch(const void *problem_)
     const problem *p = problem_;
     tj_launch_cfg cfg = {.grid = {(int64_t)((p->n + p->cfg.bm - 1) / p->cfg.bm) *
                                   ((p->n + p->cfg.bn - 1) / p->cfg.bn)},
-                         .num_warps = p->cfg.warps, .num_stages = p->cfg.stages};
+                         .num_warps = p->cfg.warps, .num_stages = p->cfg.stages,
+                         .warp_specialize = p->cfg.no_warp_spec ? TJ_WARP_SPECIALIZE_OFF : TJ_WARP_SPECIALIZE_DEFAULT};
     const int n = p->n;
     /* NN: B(k, j) at k * N + j; NT: at j * K + k. */
     const int sbk = p->nt ? 1 : n, sbn = p->nt ? n : 1;
+    if (p->cfg.block_ptr == 2 && cfg.grid[0] > tj_device_processors(dev))
+        cfg.grid[0] = tj_device_processors(dev); /* one program per SM, walking the tiles */
     if (p->cfg.block_ptr) {
-        const tj_kernel *k = !strcmp(p->dtype, "f16") ? matmul_bp_f16
-                             : !strcmp(p->dtype, "bf16") ? matmul_bp_bf16 : matmul_bp_f32;
+        const tj_kernel *k = !strcmp(p->dtype, "f16") ? (p->cfg.block_ptr == 2 ? matmul_ps_f16 : matmul_bp_f16)
+                             : !strcmp(p->dtype, "bf16") ? (p->cfg.block_ptr == 2 ? matmul_ps_bf16 : matmul_bp_bf16)
+                             : (p->cfg.block_ptr == 2 ? matmul_ps_f32 : matmul_bp_f32);
         int64_t consts[4] = {p->cfg.bm, p->cfg.bn, p->cfg.bk,
                              !strcmp(p->dtype, "tf32") ? TJ_PRECISION_TF32 : TJ_PRECISION_IEEE};
         tj_arg args[12] = {TJ_ARG_BUF(p->a), TJ_ARG_BUF(p->b), TJ_ARG_BUF(p->c), TJ_ARG_I32(n), TJ_ARG_I32(n),

@@ -604,6 +604,11 @@ TJ_API void tj_device_close(tj_device *dev); /* frees its buffers and kernels */
 TJ_API tj_device_kind tj_device_get_kind(const tj_device *dev);
 /* "cpu (x86_64, 2 threads)", "NVIDIA H200 (sm_90, 132 SMs)" */
 TJ_API const char *tj_device_name(const tj_device *dev);
+/* How many processors run programs side by side: a GPU's streaming
+ * multiprocessors (132 on an H200), the CPU's worker threads; 0 (and the
+ * error set) for NULL. A persistent kernel (Triton's tutorial 09) launches
+ * about this many programs, each walking tiles. */
+TJ_API int tj_device_processors(const tj_device *dev);
 /* Waits for the device's work; reports a failed assert or fault of it. */
 TJ_API tj_status tj_synchronize(tj_device *dev);
 
@@ -667,6 +672,19 @@ typedef enum tj_check_bounds {
     TJ_CHECK_BOUNDS_OFF
 } tj_check_bounds;
 
+/* Warp specialization (Hopper, sm_90a): a loop whose dot runs as wgmma on
+ * operands that TMA copies (block pointers, tensor descriptors) may run
+ * with one more warpgroup that only issues the copies, so that the
+ * num_warps warps computing never wait for each other between
+ * iterations. */
+typedef enum tj_warp_specialize {
+    TJ_WARP_SPECIALIZE_DEFAULT, /* where the kernel allows it */
+    TJ_WARP_SPECIALIZE_ON,      /* required: a launch that cannot fails,
+                                   saying why (a launch whose arguments
+                                   rule out TMA runs without, as always) */
+    TJ_WARP_SPECIALIZE_OFF
+} tj_warp_specialize;
+
 typedef struct tj_launch_cfg {
     int64_t grid[3];  /* programs along each axis; 0 in y or z means 1 */
     int num_warps;    /* GPU threads per program / 32 (0: 4); ignored on CPU */
@@ -677,6 +695,7 @@ typedef struct tj_launch_cfg {
                          Triton's; 1: none; at most 8); on sm_90a a dot
                          that runs as wgmma keeps num_stages + 1 buffers
                          of each operand; ignored on the CPU */
+    tj_warp_specialize warp_specialize; /* GPU (sm_90a); ignored on the CPU */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */

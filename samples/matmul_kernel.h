@@ -57,15 +57,13 @@ static inline void matmul_tutorial_body(tj_val a, tj_val b, tj_val c, tj_val M, 
     tj_store(c_ptrs, tj_cast(acc, c_dtype), .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
 }
 
-/* The same product with block pointers (samples/matmul_block_ptr.c says
- * why): on Hopper its loads are TMA copies (src/passes/tma.c). */
-static inline void matmul_block_ptr_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
+/* One tile of C with block pointers, at program (tile) id pid. */
+static inline void matmul_block_ptr_tile(tj_val pid, tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
                                          tj_val stride_am, tj_val stride_ak, tj_val stride_bk,
                                          tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
                                          int64_t BM, int64_t BN, int64_t BK, int64_t group_m,
                                          tj_input_precision precision, tj_dtype c_dtype)
 {
-    tj_val pid = tj_program_id(0);
     tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
     tj_val num_pid_in_group = tj_mul(num_pid_n, group_m);
     tj_val first_pid_m = tj_mul(tj_floordiv(pid, num_pid_in_group), group_m);
@@ -93,6 +91,35 @@ static inline void matmul_block_ptr_body(tj_val a, tj_val b, tj_val c, tj_val M,
     tj_val c_block = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(stride_cm, stride_cn),
                                        TJ_VALS(row0, col0), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
     tj_store(c_block, tj_cast(acc, c_dtype), .boundary_check = TJ_DIMS(0, 1));
+}
+
+/* The same product with block pointers (samples/matmul_block_ptr.c says
+ * why): on Hopper its loads are TMA copies (src/passes/tma.c). */
+static inline void matmul_block_ptr_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
+                                         tj_val stride_am, tj_val stride_ak, tj_val stride_bk,
+                                         tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
+                                         int64_t BM, int64_t BN, int64_t BK, int64_t group_m,
+                                         tj_input_precision precision, tj_dtype c_dtype)
+{
+    matmul_block_ptr_tile(tj_program_id(0), a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                          stride_cm, stride_cn, BM, BN, BK, group_m, precision, c_dtype);
+}
+
+/* Persistent (Triton's tutorial 09): a grid of as many programs as the
+ * GPU runs at once, each walking the tiles pid, pid + programs, ... in the
+ * grouped order; on Hopper a producer warpgroup fills the next tile's
+ * rings while the consumers store this one's C. */
+static inline void matmul_persistent_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
+                                          tj_val stride_am, tj_val stride_ak, tj_val stride_bk,
+                                          tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
+                                          int64_t BM, int64_t BN, int64_t BK, int64_t group_m,
+                                          tj_input_precision precision, tj_dtype c_dtype)
+{
+    tj_val tiles = tj_mul(tj_cdiv(M, BM), tj_cdiv(N, BN));
+    TJ_FOR(tile, tj_program_id(0), tiles, tj_num_programs(0)) {
+        matmul_block_ptr_tile(tile, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                              stride_cn, BM, BN, BK, group_m, precision, c_dtype);
+    }
 }
 
 /* The tutorial as a kernel of its own: A, B and C of dtypes a_dt, b_dt, c_dt

@@ -82,6 +82,12 @@ static void test_device(void)
            name ? name : "(null)");
     tap_ok(tj_device_get_kind(dev) == TJ_DEVICE_CPU, "tj_device_get_kind is TJ_DEVICE_CPU");
     tap_ok(tj_synchronize(dev) == TJ_OK, "tj_synchronize on the CPU");
+    char threads[48];
+    snprintf(threads, sizeof threads, ", %d thread", tj_device_processors(dev));
+    tap_ok(tj_device_processors(dev) >= 1 && strstr(name, threads),
+           "tj_device_processors of the CPU device: its %d worker threads", tj_device_processors(dev));
+    tap_ok(tj_device_processors(NULL) == 0 && strstr(tj_last_error(), "tj_device_processors"),
+           "tj_device_processors(NULL) is 0, with an error");
 
     tj_device *d2 = NULL;
     setenv("TJIT_DEVICE", "cpu", 1);
@@ -96,8 +102,11 @@ static void test_device(void)
     d2 = NULL;
     st = tj_device_open(&d2, TJ_DEVICE_GPU, 0);
     if (st == TJ_OK) {
-        tap_ok(d2 && tj_device_get_kind(d2) == TJ_DEVICE_GPU, "a GPU device opens: %s",
-               tj_device_name(d2));
+        char sms[48];
+        snprintf(sms, sizeof sms, ", %d SMs)", tj_device_processors(d2));
+        tap_ok(d2 && tj_device_get_kind(d2) == TJ_DEVICE_GPU && tj_device_processors(d2) > 0 &&
+                   strstr(tj_device_name(d2), sms),
+               "a GPU device opens: %s, %d processors", tj_device_name(d2), tj_device_processors(d2));
         tj_device_close(d2);
     } else {
         tap_ok(*tj_last_error() != '\0', "no GPU: tj_device_open fails with a message (%s: %s)",

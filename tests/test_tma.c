@@ -14,7 +14,12 @@
  *  - N = 100: B's row stride is no multiple of 16, so B is copied by the
  *    threads while A keeps TMA;
  *  - the same problem twice with other extents (the encoder's cache must
- *    not hand back the first launch's maps).
+ *    not hand back the first launch's maps);
+ *  - a long K (37 iterations: each slot's full and empty phases wrap many
+ *    times) with warp specialization forced on and off (on the CPU the
+ *    option is ignored), and an option that is no tj_warp_specialize;
+ *  - the persistent kernel (a tile loop around the K loop) with fewer
+ *    programs than tiles, specialized and not, and with B by threads.
  * Inputs are small integers (exact in f16 and f32 sums), C is poisoned
  * with NaN; on the CPU the same kernel and checks run without TMA.
  */
@@ -38,10 +43,24 @@ TJ_KERNEL(tma_matmul,
                           BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
 }
 
+/* Persistent: programs walk the tiles (samples/matmul_kernel.h). */
+TJ_KERNEL(tma_persistent,
+          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
+                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
+                    TJ_SCALAR(stride_cn, i32)),
+          TJ_CONSTS(BM, BN, BK))
+{
+    matmul_persistent_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                           BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
+}
+
 static tj_device *dev;
 
-/* C = A B for A M x K (row stride K), B K x N (row stride N). */
-static int run(int m, int n, int k, const char *what)
+/* C = A B for A M x K (row stride K), B K x N (row stride N), launched
+ * with warp specialization ws; programs > 0: the persistent kernel on that
+ * many programs. */
+static int run_kernel(int m, int n, int k, tj_warp_specialize ws, int programs, const char *what)
 {
     size_t a_count = (size_t)m * (size_t)(k ? k : 1), b_count = (size_t)(k ? k : 1) * (size_t)n;
     uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
@@ -58,10 +77,12 @@ static int run(int m, int n, int k, const char *what)
     ok = ok && tj_buffer_write(dev, a, 0, ha, a_count * 2) == TJ_OK &&
          tj_buffer_write(dev, b, 0, hb, b_count * 2) == TJ_OK && tj_buffer_write(dev, c, 0, hc, (size_t)m * n * 4) == TJ_OK;
     int64_t consts[3] = {128, 128, 64};
-    tj_launch_cfg cfg = {.grid = {(m + 127) / 128 * ((n + 127) / 128)}, .num_warps = 8, .num_stages = 3};
+    tj_launch_cfg cfg = {.grid = {programs ? programs : (m + 127) / 128 * ((n + 127) / 128)}, .num_warps = 8,
+                         .num_stages = 3, .warp_specialize = ws};
     tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
                        TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
-    tj_status st = ok ? tj_launch(dev, tma_matmul, &cfg, args, 12, consts, 3) : TJ_ERR_LAUNCH;
+    tj_status st = ok ? tj_launch(dev, programs ? tma_persistent : tma_matmul, &cfg, args, 12, consts, 3)
+                      : TJ_ERR_LAUNCH;
     if (st == TJ_OK)
         st = tj_buffer_read(dev, c, 0, hc, (size_t)m * n * 4);
     int bad = -1;
@@ -84,10 +105,32 @@ static int run(int m, int n, int k, const char *what)
     return tap_ok(ok && st == TJ_OK && bad < 0, "%s: %d x %d x %d", what, m, n, k);
 }
 
+static int run(int m, int n, int k, const char *what)
+{
+    return run_kernel(m, n, k, TJ_WARP_SPECIALIZE_DEFAULT, 0, what);
+}
+
+static void bad_option(void)
+{
+    tj_buffer buf;
+    tj_status st = tj_buffer_alloc(dev, 4096, &buf);
+    int64_t consts[3] = {128, 128, 64};
+    tj_launch_cfg cfg = {.grid = {1}, .num_warps = 8, .warp_specialize = (tj_warp_specialize)7};
+    tj_arg args[12] = {TJ_ARG_BUF(buf), TJ_ARG_BUF(buf), TJ_ARG_BUF(buf), TJ_ARG_I32(16), TJ_ARG_I32(16),
+                       TJ_ARG_I32(16), TJ_ARG_I32(16), TJ_ARG_I32(1), TJ_ARG_I32(16), TJ_ARG_I32(1),
+                       TJ_ARG_I32(16), TJ_ARG_I32(1)};
+    if (st == TJ_OK)
+        st = tj_launch(dev, tma_matmul, &cfg, args, 12, consts, 3);
+    tap_ok(st == TJ_ERR_INVALID_ARG && strstr(tj_last_error(), "warp_specialize = 7") &&
+               strstr(tj_last_error(), "tma_matmul"),
+           "a warp_specialize that is no tj_warp_specialize is refused, naming the kernel");
+    tj_buffer_free(dev, buf);
+}
+
 int main(void)
 {
     dev = tl_setup("test_tma");
-    tap_plan(7);
+    tap_plan(14);
     run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
     run(1, 128, 16, "one row, K below one block");
     run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
@@ -95,6 +138,13 @@ int main(void)
     run(256, 256, 256, "256^3");
     run(256, 256, 320, "the same shapes but K (no stale tensor map)");
     run(96, 144, 64, "M and N below one block");
+    run_kernel(256, 384, 37 * 64, TJ_WARP_SPECIALIZE_ON, 0, "warp-specialized, 37 iterations (phases wrap)");
+    run_kernel(256, 384, 37 * 64, TJ_WARP_SPECIALIZE_OFF, 0, "not warp-specialized, 37 iterations");
+    run_kernel(200, 272, 208, TJ_WARP_SPECIALIZE_ON, 4, "persistent, 4 programs for 6 ragged tiles, specialized");
+    run_kernel(200, 272, 208, TJ_WARP_SPECIALIZE_OFF, 4, "persistent, 4 programs for 6 ragged tiles, not specialized");
+    run_kernel(520, 384, 11 * 64, TJ_WARP_SPECIALIZE_DEFAULT, 5, "persistent, 5 programs for 15 tiles");
+    run_kernel(130, 100, 96, TJ_WARP_SPECIALIZE_DEFAULT, 2, "persistent, B by threads (no TMA for B)");
+    bad_option();
     tj_device_close(dev);
     return tap_done();
 }

@@ -24,7 +24,10 @@
  *  - sm_90 (no "a"), or the launch's fallback (no_tma), has no TMA at all;
  *  - the explainer says which copies are TMA's;
  *  - a block-pointer load that is not pipelined (a copy) compiles too.
- * Where make check sets TJIT_PTXAS, every PTX is assembled by ptxas.
+ * The kernels are compiled without warp specialization (every warp runs
+ * the loop, thread 0 issuing the copies): test_warp_spec_ptx reads the
+ * specialized form. Where make check sets TJIT_PTXAS, every PTX is
+ * assembled by ptxas.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,7 +92,7 @@ static int compile(int32_t k, int sm, int arch_specific, int no_tma, tjj_artifac
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = 8,
                                                    .spec = spec_of(4096, 4096, k), .num_stages = 3,
-                                                   .no_tma = no_tma},
+                                                   .no_tma = no_tma, .warp_specialize = TJ_WARP_SPECIALIZE_OFF},
                              art);
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, sm, arch_specific, fn->name);

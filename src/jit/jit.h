@@ -98,7 +98,8 @@ typedef struct tjj_gpu_code {
     char *ptx;            /* malloc'ed PTX text */
     char *entry;          /* malloc'ed name of the kernel function in it */
     size_t shared_bytes;  /* dynamic shared memory a launch gives it (the plan's) */
-    int num_warps;
+    int num_warps;        /* computing warps; the block has */
+    int producer_warps;   /*   these after them (warp specialization) */
     int ntmaps;           /* tensor maps its TMA copies read (tensor_map.h): */
     tjj_tmap_info *tmaps; /*   malloc'ed; parameters after the assert record */
 } tjj_gpu_code;

@@ -20,6 +20,8 @@
  *       swizzle      (each shared-memory step's swizzle)
  *       alloc-shared (byte offsets, the kernel's total)
  *       barriers     (where bar.sync goes)
+ *       specialize-warps (a producer warpgroup
+ *                    for the TMA copies)
  *     the explainer (TJIT_DUMP=layouts)
  *     code generation, O3, PTX
  *     the device asserts' sites
@@ -119,7 +121,7 @@ static tj_status after_pass(tj_status st, const char *pass, const tji_func *fn,
 /* --- the stable variant key ------------------------------------------------ */
 
 tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
-                               int num_warps, int num_stages, int no_tma)
+                               int num_warps, int num_stages, int no_tma, int warp_specialize)
 {
     unsigned major, minor, patch;
     LLVMGetVersion(&major, &minor, &patch);
@@ -130,6 +132,8 @@ tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int ar
                        num_warps, tjj_num_stages(num_stages));
         if (no_tma) /* only where set: every other variant keeps the key it had */
             tjs_buf_printf(&b, "no_tma 1\n");
+        if (warp_specialize)
+            tjs_buf_printf(&b, "warp_specialize %d\n", warp_specialize);
     } else {
         tjs_buf_printf(&b, "target cpu\n");
     }
@@ -162,10 +166,10 @@ int tjj_num_stages(int num_stages)
 
 /* What every artifact starts with, from fn as built. */
 static void start_artifact(const tji_func *fn, uint64_t spec, int sm, int arch_specific, int num_warps,
-                           int num_stages, int no_tma, tjj_artifact *a)
+                           int num_stages, int no_tma, int warp_specialize, tjj_artifact *a)
 {
     memset(a, 0, sizeof *a);
-    a->key = tjj_variant_key(fn, spec, sm, arch_specific, num_warps, num_stages, no_tma);
+    a->key = tjj_variant_key(fn, spec, sm, arch_specific, num_warps, num_stages, no_tma, warp_specialize);
     a->kernel_name = tjs_xstrdup(fn->name);
     a->check_bounds = fn->check_bounds;
     if (fn->check_bounds)
@@ -288,6 +292,9 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     if (st == TJ_OK)
         st = after_pass(tjp_place_barriers(fn, &out->plan), "barriers", fn, &out->plan, 0);
     if (st == TJ_OK)
+        st = after_pass(tjp_specialize_warps(fn, &target, t->warp_specialize, &out->plan), "specialize-warps",
+                        fn, &out->plan, 0);
+    if (st == TJ_OK)
         st = tjp_check_roundtrip(fn, &out->plan);
     if (st == TJ_OK)
         axis_info_of_added(fn, &out->plan, &out->axis);
@@ -302,7 +309,8 @@ char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned)
 
 tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
 {
-    start_artifact(fn, t->spec, t->sm, t->arch_specific, t->num_warps, t->num_stages, t->no_tma, out);
+    start_artifact(fn, t->spec, t->sm, t->arch_specific, t->num_warps, t->num_stages, t->no_tma,
+                   t->warp_specialize, out);
     tjj_gpu_planned planned = {0};
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st == TJ_OK)
@@ -329,7 +337,7 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
 
 tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
 {
-    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, 0, 0, out);
+    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, 0, 0, 0, out);
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st != TJ_OK)
         return st;

@@ -37,7 +37,11 @@
  * reuses their bytes, as Triton's does, which is what lets a 128x256x64
  * tile take 3 stages, and so do the rings of a later loop (attention's
  * second stage of keys). The wait's barrier orders the last ring reads
- * before those writes.
+ * before those writes. Not so for a ring whose loop runs inside another
+ * (a persistent kernel's tile loop): the next trip's prologue copies would
+ * overwrite the epilogue's buffer while slower warps still read it (and a
+ * producer warpgroup fills them a whole tile ahead), so such a ring is
+ * live across the whole outermost loop around it (ring_span).
  *
  * The limit. The allocation is the kernel's dynamic shared memory: a launch
  * above 48 KiB opts in (cuFuncSetAttribute) up to the device's maximum.
@@ -240,6 +244,41 @@ static int32_t ring_start(const tji_func *fn, const tjp_layout_plan *plan, int r
     return start;
 }
 
+/* Ops nested in op's regions, at any depth. */
+static int32_t nested_ops(const tji_func *fn, int32_t opi)
+{
+    int32_t n = 0;
+    for (int k = 0; k < 2; k++) {
+        int32_t rid = fn->ops[opi].region[k];
+        for (int32_t i = 0; rid >= 0 && i < fn->regions[rid].nops; i++)
+            n += 1 + nested_ops(fn, fn->regions[rid].ops[i]);
+    }
+    return n;
+}
+
+/* A ring read in a loop inside another loop is live across the outermost
+ * one (the liveness essay above): widens [*first, *last]. */
+static void ring_span(const tji_func *fn, int ring, const int32_t *pos, int32_t *first, int32_t *last)
+{
+    for (int32_t i = 0; i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
+            continue;
+        int32_t loop = fn->regions[op->parent].parent_op, outer = -1;
+        for (int32_t at = loop; at >= 0 && fn->ops[at].parent >= 0;) {
+            at = fn->regions[fn->ops[at].parent].parent_op;
+            if (at >= 0 && fn->ops[at].code == TJI_FOR)
+                outer = at;
+        }
+        if (outer < 0)
+            continue;
+        if (pos[outer] < *first)
+            *first = pos[outer];
+        if (pos[outer] + nested_ops(fn, outer) > *last)
+            *last = pos[outer] + nested_ops(fn, outer);
+    }
+}
+
 /* The step's buffers (1 or 2) into out; returns how many. */
 static int buffers_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, buffer *out)
 {
@@ -291,20 +330,24 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
      * the kernel's start) to the wait after its loop, placed first
      * (index = -1 - ring) */
     for (int ring = 0; ring < plan->nrings; ring++)
-        if (plan->rings[ring].op >= 0)
-            bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - ring,
-                                 .align = ring_align(&plan->rings[ring]),
-                                 .bytes = plan->rings[ring].slot_bytes *
-                                          (uint64_t)plan->rings[ring].slots,
-                                 .live_first = ring_start(fn, plan, ring, pos),
-                                 .live_last = ring_end(fn, ring, pos)};
+        if (plan->rings[ring].op >= 0) {
+            bufs[n] = (buffer){.op = plan->rings[ring].op, .index = -1 - ring,
+                               .align = ring_align(&plan->rings[ring]),
+                               .bytes = plan->rings[ring].slot_bytes * (uint64_t)plan->rings[ring].slots,
+                               .live_first = ring_start(fn, plan, ring, pos),
+                               .live_last = ring_end(fn, ring, pos)};
+            ring_span(fn, ring, pos, &bufs[n].live_first, &bufs[n].live_last);
+            n++;
+        }
     /* a TMA ring's mbarriers live for the whole kernel: they are set up
      * once, and each slot's phase runs on across every run of the loop
-     * (index = -1 - nrings - ring) */
+     * (index = -1 - nrings - ring); per slot a "full" one, and an "empty"
+     * one that only a warp-specialized kernel uses (warp_specialize.c
+     * runs after this pass) */
     for (int ring = 0; ring < plan->nrings; ring++)
         if (plan->rings[ring].op >= 0 && plan->rings[ring].tma)
             bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - plan->nrings - ring, .align = 8,
-                                 .bytes = 8 * (uint64_t)plan->rings[ring].slots, .live_first = 0,
+                                 .bytes = 16 * (uint64_t)plan->rings[ring].slots, .live_first = 0,
                                  .live_last = INT32_MAX};
     for (int32_t i = 0; i < fn->nops; i++) {
         int k = buffers_of(fn, plan, i, bufs + n);
@@ -370,7 +413,7 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     if (total > TJP_SHARED_MAX && ring_bytes)
         return tji_error_at(fn, plan->rings[0].op, TJ_ERR_COMPILE,
                             "needs %llu bytes of shared memory, %llu of them for the rings of "
-                            "the pipelined loads (%d stages); no GPU gives a block more than %d "
+                            "the pipelined loads (%d slots each); no GPU gives a block more than %d "
                             "(227 KiB): lower num_stages or use a smaller tile",
                             (unsigned long long)total, (unsigned long long)ring_bytes,
                             plan->rings[0].slots, TJP_SHARED_MAX);

@@ -443,10 +443,18 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
         uint32_t box[2];
         int nboxes;
         tjp_tma_box(R, tji_typeof(fn, v), box, &nboxes);
-        tjs_buf_printf(b, "    copies: TMA (cp.async.bulk.tensor) from tensor map %d, %d box%s of %u x %u, "
-                          "thread 0 issuing, completed on the slot's mbarrier (at byte %llu)\n",
-                       R->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1],
-                       (unsigned long long)R->barriers);
+        if (plan->warp_spec)
+            tjs_buf_printf(b, "    copies: TMA (cp.async.bulk.tensor) from tensor map %d, %d box%s of %u x %u, "
+                              "the producer warp issuing once the slot's empty mbarrier (at byte %llu) says "
+                              "the consumers are done with it, completed on its full mbarrier (at byte %llu)\n",
+                           R->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1],
+                           (unsigned long long)(R->barriers + 8 * (uint64_t)R->slots),
+                           (unsigned long long)R->barriers);
+        else
+            tjs_buf_printf(b, "    copies: TMA (cp.async.bulk.tensor) from tensor map %d, %d box%s of %u x %u, "
+                              "thread 0 issuing, completed on the slot's mbarrier (at byte %llu)\n",
+                           R->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1],
+                           (unsigned long long)R->barriers);
     } else if (copy) {
         int vector = plan->vector && i < plan->nops ? plan->vector[i] : 1;
         tjs_buf_printf(b, "    copies: cp.async of up to %d bytes per thread and vector%s\n", vector * R->elem_bytes,
@@ -464,6 +472,30 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
     } else {
         explain_banks(b, "reads", &plan->of[v], &R->swizzle, 1);
     }
+}
+
+/* Warp specialization (warp_specialize.c): the two sides, or why not
+ * where the kernel has TMA rings that could have had a producer. */
+static void explain_warp_spec(tjs_buf *b, const tjp_layout_plan *plan)
+{
+    const tjp_warp_spec *ws = plan->warp_spec;
+    if (ws) {
+        tjs_buf_printf(b, "warp specialization: warps %d..%d are the producer (the first issues the TMA copies "
+                          "of the loop, op %d), warps 0..%d the consumers (everything else)",
+                       plan->num_warps, plan->num_warps + ws->producer_warps - 1, (int)ws->loop,
+                       plan->num_warps - 1);
+        if (ws->consumer_regs)
+            tjs_buf_printf(b, "; setmaxnreg %d for the producer, %d for the consumers (%d at entry)",
+                           ws->producer_regs, ws->consumer_regs, ws->entry_regs);
+        tjs_buf_printf(b, "\n");
+        return;
+    }
+    for (int r = 0; plan->rings && r < plan->nrings; r++)
+        if (plan->rings[r].op >= 0 && plan->rings[r].tma) {
+            tjs_buf_printf(b, "warp specialization: none (%s)\n",
+                           plan->why_not_specialized ? plan->why_not_specialized : "not planned");
+            return;
+        }
 }
 
 static void explain_region(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan,
@@ -501,6 +533,7 @@ char *tjp_explain(const tji_func *fn, const tjp_layout_plan *plan, const tjp_axi
                        (unsigned long long)plan->shared_bytes);
     else
         tjs_buf_printf(&b, "shared memory: not planned (tjp_alloc_shared has not run)\n");
+    explain_warp_spec(&b, plan);
     explain_region(&b, fn, plan, axis, 0);
     return b.data;
 }

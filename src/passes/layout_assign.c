@@ -881,6 +881,8 @@ void tjp_layout_plan_free(tjp_layout_plan *plan)
     plan->dot = NULL;
     free(plan->rings);
     plan->rings = NULL;
+    tjp_warp_spec_free(plan->warp_spec);
+    plan->warp_spec = NULL;
     plan->nrings = 0;
     plan->of = NULL;
     plan->vector = NULL;

@@ -119,6 +119,9 @@ typedef struct tjp_layout_plan {
     /* Filled by tjp_accelerate_dots before tjp_assign_layouts (NULL: every
      * DOT in the FMA form); per op index. */
     struct tjp_dot_choice *dot;
+    /* Filled by tjp_specialize_warps (warp_specialize.c), last: */
+    struct tjp_warp_spec *warp_spec; /* NULL: every warp runs every op */
+    const char *why_not_specialized; /* static text where warp_spec is NULL */
 } tjp_layout_plan;
 struct tjp_coalesce_result;
 /* coalesced: the coalescing pass's table (coalesce.c below), anchoring
@@ -452,7 +455,8 @@ typedef struct tjp_ring {
                                  slot's completion on an mbarrier */
     int tma_contiguous;       /*   the tensor's dimension of stride 1 */
     int tma_map;              /*   the kernel's tensor map it reads (0, 1, ...) */
-    uint64_t barriers;        /*   byte offset of the slots' mbarriers (8 bytes each) */
+    uint64_t barriers;        /*   byte offset of the slots' mbarriers (8 bytes
+                                   each): "full" ones, then "empty" ones */
     uint64_t offset, slot_bytes;
     int32_t op;               /* an op of the ring, for errors */
 } tjp_ring;
@@ -542,6 +546,31 @@ typedef struct tjp_wgmma_desc {
 } tjp_wgmma_desc;
 TJI_FUNC void tjp_wgmma_operand(const struct tjp_ring *R, const tji_type *t, int is_b, tjp_wgmma_desc *out);
 TJI_FUNC uint64_t tjp_wgmma_offset(const struct tjp_ring *R, const tji_type *t, uint32_t row, uint32_t col);
+
+/* warp_specialize.c — a producer warpgroup for the TMA copies (its
+ * essay). Where the plan's TMA loop allows it, the kernel runs
+ * num_warps consumer warps (every op but the copies) and one warpgroup
+ * more after them, whose first warp computes the copies' coordinates and
+ * issues them, each slot freed by an "empty" mbarrier that the consumers
+ * arrive on once their wgmma has read it. */
+enum { TJP_ROLE_CONSUMER = 1, TJP_ROLE_PRODUCER = 2 };
+typedef struct tjp_warp_spec {
+    int producer_warps;       /* 4: warps num_warps .. num_warps + 3 */
+    int producer_regs;        /* setmaxnreg of each side; 0: none (the */
+    int consumer_regs;        /*   block's registers suffice without) */
+    int entry_regs;           /* the register cap at entry (nvvm.maxnreg) */
+    int32_t loop;             /* the FOR whose copies the producer issues */
+    uint8_t *role;            /* per op index: TJP_ROLE_* bits, 0: nobody
+                                 (the loop's waits and commits) */
+    uint8_t *producer_value;  /* per value id: the producer computes it */
+} tjp_warp_spec;
+/* mode: TJ_WARP_SPECIALIZE_* (tjit.h). DEFAULT specializes where it can
+ * and elsewhere leaves plan->warp_spec NULL and says why in
+ * plan->why_not_specialized; ON fails there with that reason; OFF never
+ * specializes. Runs after tjp_place_barriers. */
+TJI_FUNC tj_status tjp_specialize_warps(const tji_func *fn, const tjp_target *t, int mode,
+                                        tjp_layout_plan *plan);
+TJI_FUNC void tjp_warp_spec_free(tjp_warp_spec *ws);
 
 /* tma.c — Hopper's tensor-memory accelerator (its essay).
  * tjp_tma_source: integer (or pointer) v is kernel parameter *param (an

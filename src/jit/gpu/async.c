@@ -29,7 +29,9 @@
  * fence.proxy.async.shared::cta before the barrier: cp.async and plain
  * stores write through the generic proxy, wgmma reads through the async
  * one, and each thread must order its own writes before the barrier
- * tells the warpgroups they are there.
+ * tells the warpgroups they are there. In a warp-specialized kernel
+ * (warp_spec.c) the producer issues the copies; the consumers run only
+ * the waits after loops, as a barrier among themselves.
  */
 #include <stdio.h>
 
@@ -104,6 +106,10 @@ void tjj_gpu_emit_async_copy(codegen *c, const tji_op *op)
 {
     const tjp_ring *R = ring_of(c, op);
     int32_t ptr = op->args[0], mask = op->args[2];
+    if (R && R->tma && c->role == TJP_ROLE_PRODUCER) {
+        tjj_gpu_produce(c, op, R);
+        return;
+    }
     if (R && R->tma) {
         tjj_gpu_emit_tma_copy(c, op, R);
         return;
@@ -153,11 +159,15 @@ static int rings_read_by_wgmma(const codegen *c)
 
 void tjj_gpu_emit_async_wait(codegen *c, const tji_op *op)
 {
-    LLVMValueRef n = c_i32(c, op->ival), zero = c_i32(c, 0);
+    if (c->role == TJP_ROLE_CONSUMER) { /* a loop's end: no cp.async, only TMA's barriers */
+        tjj_gpu_bar_sync(c);
+        return;
+    }
+    LLVMValueRef n = c_i32(c, op->ival);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.cp.async.wait.group", NULL, 0, &n, 1);
     if (rings_read_by_wgmma(c)) /* this thread's copies, seen by wgmma's async proxy */
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
-    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+    tjj_gpu_bar_sync(c);
 }
 
 void tjj_gpu_emit_local_load(codegen *c, const tji_op *op)

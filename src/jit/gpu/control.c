@@ -7,6 +7,9 @@
  * layout wherever they appear (checked). The barriers that memory order
  * needs across them (a loop body's writes seen by the next trip's reads)
  * are in the plan already (src/passes/barriers.c).
+ *
+ * In a warp-specialized kernel (warp_spec.c) each side emits the ops it
+ * runs, and the producer's loops carry only the values it computes.
  */
 #include "gen.h"
 
@@ -86,6 +89,8 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
     LLVMValueRef iv = c->ssa[iv_id];
     LLVMAddIncoming(iv, &lo, &pre, 1);
     for (int k = 0; k < ncarried; k++) {
+        if (!tjj_gpu_computes(c, region->args[1 + k]))
+            continue;
         make_phis(c, region->args[1 + k]);
         if (tjj_gpu_wgmma_skips_init(c, opi, k))
             undefined_incoming(c, region->args[1 + k], pre);
@@ -114,12 +119,15 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     LLVMAddIncoming(iv, &next, &latch, 1);
     for (int k = 0; k < ncarried; k++)
-        add_incoming(c, region->args[1 + k], yield->args[k], latch);
+        if (tjj_gpu_computes(c, region->args[1 + k]))
+            add_incoming(c, region->args[1 + k], yield->args[k], latch);
     LLVMBuildCondBr(b, more, body, exit);
 
     LLVMPositionBuilderAtEnd(b, exit);
     for (int k = 0; k < ncarried; k++) {
         int32_t res = op->result + k;
+        if (!tjj_gpu_computes(c, region->args[1 + k]))
+            continue;
         make_phis(c, res);
         if (tjj_gpu_wgmma_skips_init(c, opi, k))
             undefined_incoming(c, res, pre);
@@ -133,7 +141,7 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
      * the zeros in the accumulator's registers on a path that ptxas takes
      * for part of the pipeline (C7515). */
     for (int k = 0; k < ncarried && c->g.status == TJ_OK; k++) {
-        if (!tjj_gpu_wgmma_skips_init(c, opi, k))
+        if (!tjj_gpu_computes(c, region->args[1 + k]) || !tjj_gpu_wgmma_skips_init(c, opi, k))
             continue;
         LLVMValueRef *regs = tjj_gpu_regs_for(c, op->result + k);
         for (int r = 0; r < nregs_of(c, op->result + k); r++)
@@ -158,7 +166,7 @@ static int emit_if_arm(codegen *c, int32_t opi, int arm, LLVMBasicBlockRef block
         return 0;
     }
     for (int k = 0; k < n; k++)
-        if (!check_carried(c, (*yield)->args[k], op->result + k))
+        if (tjj_gpu_computes(c, op->result + k) && !check_carried(c, (*yield)->args[k], op->result + k))
             return 0;
     *end = LLVMGetInsertBlock(c->g.b);
     LLVMBuildBr(c->g.b, merge);
@@ -181,6 +189,8 @@ void tjj_gpu_emit_if(codegen *c, int32_t opi)
         return;
     LLVMPositionBuilderAtEnd(b, merge);
     for (int k = 0; k < n; k++) {
+        if (!tjj_gpu_computes(c, op->result + k))
+            continue;
         make_phis(c, op->result + k);
         for (int arm = 0; arm < 2; arm++)
             add_incoming(c, op->result + k, yields[arm]->args[k], ends[arm]);
@@ -196,7 +206,7 @@ void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield)
         const tji_op *op = &c->g.fn->ops[region->ops[i]];
         if (op->code == TJI_YIELD)
             *yield = op;
-        else
+        else if (tjj_gpu_runs(c, region->ops[i]))
             tjj_gpu_emit_op(c, region->ops[i]);
     }
 }

@@ -24,6 +24,8 @@
  *   dot.c        DOT: fma per thread or mma.sync, as the plan chose
  *   async.c      the rings of pipelined loads: cp.async copies, commit,
  *                wait (and its barrier), LOCAL_LOAD
+ *   tma.c        rings that the tensor-memory accelerator fills
+ *   warp_spec.c  the producer and consumer warps of a specialized kernel
  *   target.c     the NVPTX target, the optimizer, PTX and its fix-ups
  *   math.c       one element of an element-wise op (backend.h)
  *
@@ -90,6 +92,10 @@ typedef struct codegen {
 
     LLVMValueRef smem;          /* the dynamic shared array, once an op uses it */
     LLVMValueRef *tma_phase;    /* per ring: the i32 alloca of its slots' parities (tma.c) */
+    int role;                   /* warp specialization (warp_spec.c): the side being
+                                   emitted, TJP_ROLE_*; 0: not specialized */
+    LLVMValueRef *empty_phase;  /* per TMA ring: the producer's parities of its empty barriers */
+    LLVMValueRef *unreleased;   /* per TMA ring: the slot an in-flight wgmma reads, or -1 */
     unsigned tma_first_param;   /* the first tensor map's parameter */
     tjj_bounds_gen *bounds;     /* TJIT_CHECK_BOUNDS: every access is checked */
 } codegen;
@@ -293,6 +299,40 @@ TJI_FUNC void tjj_gpu_tma_params(codegen *c, LLVMValueRef f, unsigned first, int
 /* At the kernel's start: the rings' mbarriers and phase words. */
 TJI_FUNC void tjj_gpu_tma_setup(codegen *c);
 TJI_FUNC void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R);
+/* The copy's "the iteration exists" (NULL: always); the copy issued by the
+ * thread where go (i1) holds, arriving on its slot's full barrier. */
+TJI_FUNC LLVMValueRef tjj_gpu_tma_exists(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLVMValueRef go);
+/* The empty mbarrier of ring R's slot (an i32 value): its shared address. */
+TJI_FUNC LLVMValueRef tjj_gpu_tma_empty_barrier(codegen *c, const tjp_ring *R, LLVMValueRef slot);
+/* The parity to wait for at slot's bit of the phase word at word_at (an
+ * i32 alloca), which flips. */
+TJI_FUNC LLVMValueRef tjj_gpu_next_parity(codegen *c, LLVMValueRef word_at, LLVMValueRef slot);
+/* Spins until mbarrier bar (shared address) completes the phase of parity. */
+TJI_FUNC void tjj_gpu_mbarrier_wait(codegen *c, LLVMValueRef bar, LLVMValueRef parity);
+/* Inline PTX with side effects on memory (at most 8 operands). */
+TJI_FUNC LLVMValueRef tjj_gpu_ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
+                                  LLVMValueRef *args, unsigned nargs);
+
+/* --- warp_spec.c: producer and consumer warps ------------------------------------- */
+
+/* In tjj_gpu_tma_setup: the phase words and unreleased slots. */
+TJI_FUNC void tjj_gpu_warp_spec_setup(codegen *c);
+/* The kernel's body as two sides, after the set-up (kernel.c). */
+TJI_FUNC void tjj_gpu_emit_specialized(codegen *c);
+/* Does the side being emitted run op opi? */
+TJI_FUNC int tjj_gpu_runs(const codegen *c, int32_t opi);
+/* Does the side being emitted compute value id (a carried value)? */
+TJI_FUNC int tjj_gpu_computes(const codegen *c, int32_t id);
+/* bar.sync among the warps that run the side being emitted. */
+TJI_FUNC void tjj_gpu_bar_sync(codegen *c);
+/* The producer's TMA copy: waits for the slot's empty barrier, then issues. */
+TJI_FUNC void tjj_gpu_produce(codegen *c, const tji_op *op, const tjp_ring *R);
+/* After a consumer's wgmma wait: ring R's slot is read (async: by a group
+ * still in flight, released at the next wait; else released now). */
+TJI_FUNC void tjj_gpu_release_after_wait(codegen *c, const tjp_ring *R, LLVMValueRef slot, int async);
+/* After the final wait of a loop: the slots still unreleased. */
+TJI_FUNC void tjj_gpu_release_pending(codegen *c, const tjp_ring *R);
 /* The wait of LOCAL_LOAD op for its slot's copy. */
 TJI_FUNC void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R);
 /* What each map holds, for the launch (malloc'ed, *n of them; NULL if none). */

@@ -181,10 +181,17 @@ static void build_kernel(codegen *c, const char *entry_name)
     c->tma_first_param = (unsigned)(np + 1 + nsizes);
     tjj_gpu_tma_params(c, f, c->tma_first_param, nmaps);
     LLVMSetFunctionCallConv(f, LLVMPTXKernelCallConv);
+    const tjp_warp_spec *ws = c->g.plan->warp_spec;
     char ntid[16];
-    snprintf(ntid, sizeof ntid, "%d", c->num_warps * 32);
+    snprintf(ntid, sizeof ntid, "%d", (c->num_warps + (ws ? ws->producer_warps : 0)) * 32);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(c->g.ctx, "nvvm.reqntid", 12, ntid, (unsigned)strlen(ntid)));
+    if (ws && ws->entry_regs) { /* setmaxnreg needs a register cap at entry */
+        char regs[16];
+        snprintf(regs, sizeof regs, "%d", ws->entry_regs);
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(c->g.ctx, "nvvm.maxnreg", 12, regs, (unsigned)strlen(regs)));
+    }
     unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(c->g.ctx, nounwind, 0));
 
@@ -216,7 +223,10 @@ static void build_kernel(codegen *c, const char *entry_name)
     LLVMPositionBuilderAtEnd(c->g.b, body);
     tjj_gpu_tma_setup(c);
     const tji_op *yield = NULL;
-    tjj_gpu_emit_region(c, 0, &yield);
+    if (c->g.plan->warp_spec)
+        tjj_gpu_emit_specialized(c);
+    else
+        tjj_gpu_emit_region(c, 0, &yield);
     LLVMBuildRetVoid(c->g.b);
     LLVMBuildBr(c->eb, body);
 }
@@ -248,5 +258,7 @@ tj_status tjj_gpu_generate(codegen *c, const char *entry_name)
     free(c->uses);
     free(c->parts);
     free(c->tma_phase);
+    free(c->empty_phase);
+    free(c->unreleased);
     return c->g.status;
 }

@@ -48,13 +48,12 @@ const tjp_shared_step *tjj_gpu_step(codegen *c, int kind)
 /* bar.sync 0 where the plan puts one (flag: TJP_BARRIER_*) at the op being
  * emitted: every thread of the CTA, at a point all of them reach. It also
  * makes each thread's earlier memory accesses, global ones included,
- * visible to the others. */
+ * visible to the others. (In a warp-specialized kernel: every consumer
+ * thread, tjj_gpu_bar_sync.) */
 void tjj_gpu_barrier(codegen *c, int flag)
 {
-    if (!(c->g.plan->barrier[c->g.cur_op] & flag))
-        return;
-    LLVMValueRef zero = c_i32(c, 0);
-    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+    if (c->g.plan->barrier[c->g.cur_op] & flag)
+        tjj_gpu_bar_sync(c);
 }
 
 /* Element `index` (of t, which may be a vector of elements) of the buffer at base. */

@@ -183,6 +183,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
         entry = NULL;
         out->shared_bytes = (size_t)plan->shared_bytes;
         out->num_warps = plan->num_warps;
+        out->producer_warps = plan->warp_spec ? plan->warp_spec->producer_warps : 0;
         out->tmaps = tjj_gpu_tma_maps(fn, plan, &out->ntmaps);
         if (tjs_dump_enabled("ptx"))
             fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (%s) ----\n%s", fn->name, cpu, out->ptx);

@@ -25,7 +25,9 @@
  * The wait that starts each iteration still ends with bar.sync (async.c):
  * it is what tells thread 0 that every warpgroup is done with the slot it
  * refills next (the ring's extra slot keeps the one an asynchronous
- * wgmma still reads out of its way).
+ * wgmma still reads out of its way). A warp-specialized kernel
+ * (warp_spec.c) has no such wait: its producer warp issues the copies once
+ * each slot's "empty" mbarrier says the consumers are done with it.
  *
  * The tensor maps are parameters of the kernel, 128 bytes each, after the
  * assert record: byval and "nvvm.grid_constant", so that the kernel reads
@@ -37,9 +39,8 @@
 
 #include "gen.h"
 
-/* Inline PTX with side effects on memory. */
-static LLVMValueRef ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
-                        LLVMValueRef *args, unsigned nargs)
+LLVMValueRef tjj_gpu_ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
+                         LLVMValueRef *args, unsigned nargs)
 {
     LLVMTypeRef params[8];
     for (unsigned i = 0; i < nargs; i++)
@@ -83,10 +84,15 @@ static LLVMValueRef shared_address(codegen *c, uint64_t offset, LLVMValueRef ext
     return extra ? LLVMBuildAdd(c->g.b, a, extra, "") : a;
 }
 
-/* The mbarrier of the slot (an i32 value) of ring R. */
+/* The "full" mbarrier of the slot (an i32 value) of ring R. */
 static LLVMValueRef barrier_of(codegen *c, const tjp_ring *R, LLVMValueRef slot)
 {
     return shared_address(c, R->barriers, LLVMBuildMul(c->g.b, slot, c_i32(c, 8), ""));
+}
+
+LLVMValueRef tjj_gpu_tma_empty_barrier(codegen *c, const tjp_ring *R, LLVMValueRef slot)
+{
+    return shared_address(c, R->barriers + 8 * (uint64_t)R->slots, LLVMBuildMul(c->g.b, slot, c_i32(c, 8), ""));
 }
 
 void tjj_gpu_tma_setup(codegen *c)
@@ -97,12 +103,16 @@ void tjj_gpu_tma_setup(codegen *c)
     LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.init");
     for (int r = 0; r < plan->nrings; r++) {
         const tjp_ring *R = &plan->rings[r];
-        for (int s = 0; R->op >= 0 && R->tma && s < R->slots; s++)
-            ptx(c, c->g.ty.t_void, "mbarrier.init.shared::cta.b64 [$0], 1;", "r",
+        for (int s = 0; R->op >= 0 && R->tma && s < R->slots; s++) {
+            tjj_gpu_ptx(c, c->g.ty.t_void, "mbarrier.init.shared::cta.b64 [$0], 1;", "r",
                 (LLVMValueRef[]){barrier_of(c, R, c_i32(c, s))}, 1);
+            if (plan->warp_spec) /* one arrival per consumer warp (warp_spec.c) */
+                tjj_gpu_ptx(c, c->g.ty.t_void, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
+                            (LLVMValueRef[]){tjj_gpu_tma_empty_barrier(c, R, c_i32(c, s)), c_i32(c, c->num_warps)}, 2);
+        }
     }
     /* the barriers' set-up, seen by the async proxy that completes them */
-    ptx(c, c->g.ty.t_void, "fence.mbarrier_init.release.cluster;", "", NULL, 0);
+    tjj_gpu_ptx(c, c->g.ty.t_void, "fence.mbarrier_init.release.cluster;", "", NULL, 0);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
     tjj_llvm_guard_end(c->g.b, cont);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, (LLVMValueRef[]){c_i32(c, 0)}, 1);
@@ -112,19 +122,51 @@ void tjj_gpu_tma_setup(codegen *c)
             c->tma_phase[r] = LLVMBuildAlloca(c->eb, c->g.ty.t_i32, "tma.phase");
             LLVMBuildStore(c->eb, c_i32(c, 0), c->tma_phase[r]);
         }
+    if (plan->warp_spec)
+        tjj_gpu_warp_spec_setup(c);
+}
+
+LLVMValueRef tjj_gpu_next_parity(codegen *c, LLVMValueRef word_at, LLVMValueRef slot)
+{
+    LLVMBuilderRef b = c->g.b;
+    LLVMValueRef word = LLVMBuildLoad2(b, c->g.ty.t_i32, word_at, "");
+    LLVMValueRef parity = LLVMBuildAnd(b, LLVMBuildLShr(b, word, slot, ""), c_i32(c, 1), "");
+    LLVMBuildStore(b, LLVMBuildXor(b, word, LLVMBuildShl(b, c_i32(c, 1), slot, ""), ""), word_at);
+    return parity;
+}
+
+void tjj_gpu_mbarrier_wait(codegen *c, LLVMValueRef bar, LLVMValueRef parity)
+{
+    LLVMBuilderRef b = c->g.b;
+    LLVMBasicBlockRef spin = new_block(c, "mbar.wait"), done = new_block(c, "mbar.ready");
+    LLVMBuildBr(b, spin);
+    LLVMPositionBuilderAtEnd(b, spin);
+    LLVMValueRef ready = tjj_gpu_ptx(c, c->g.ty.t_i32,
+                                     "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
+                                     "selp.u32 $0, 1, 0, p; }",
+                                     "=r,r,r", (LLVMValueRef[]){bar, parity}, 2);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, ready, c_i32(c, 0), ""), done, spin);
+    LLVMPositionBuilderAtEnd(b, done);
+}
+
+LLVMValueRef tjj_gpu_tma_exists(codegen *c, const tji_op *op)
+{
+    return live_cond(tjj_gpu_reg(c, op->args[TJI_TMA_FIRST + 3 * op->tma_rank + 1], 0));
 }
 
 void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
+{
+    LLVMValueRef exists = tjj_gpu_tma_exists(c, op), go = tjj_gpu_thread0_cond(c);
+    tjj_gpu_issue_tma_copy(c, op, R, exists ? LLVMBuildAnd(c->g.b, go, exists, "") : go);
+}
+
+void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLVMValueRef go)
 {
     const tji_type *t = type_of(c, op->args[0]);
     int r = op->tma_rank, cd = R->tma_contiguous, nboxes;
     uint32_t box[2];
     tjp_tma_box(R, t, box, &nboxes);
     const int32_t *offsets = op->args + TJI_TMA_FIRST + 1 + 2 * r;
-    LLVMValueRef exists = live_cond(tjj_gpu_reg(c, op->args[TJI_TMA_FIRST + 3 * r + 1], 0));
-    LLVMValueRef go = tjj_gpu_thread0_cond(c);
-    if (exists)
-        go = LLVMBuildAnd(c->g.b, go, exists, "");
     LLVMValueRef slot = tjj_gpu_reg(c, op->args[1], 0);
     LLVMValueRef inner = tjj_gpu_reg(c, offsets[cd], 0), outer = tjj_gpu_reg(c, offsets[1 - cd], 0);
     LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)R->tma_map);
@@ -132,7 +174,7 @@ void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
      * warpgroup-wide wgmma that follows */
     LLVMValueRef on = LLVMBuildZExt(c->g.b, go, c->g.ty.t_i32, "");
     LLVMValueRef bar = barrier_of(c, R, slot);
-    ptx(c, c->g.ty.t_void,
+    tjj_gpu_ptx(c, c->g.ty.t_void,
         "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1; }",
         "r,r,r", (LLVMValueRef[]){bar, c_i32(c, (int64_t)(tji_numel(t) * R->elem_bytes)), on}, 3);
     LLVMValueRef dst = shared_address(c, R->offset, LLVMBuildMul(c->g.b, slot, c_i32(c, (int64_t)R->slot_bytes), ""));
@@ -140,7 +182,7 @@ void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
     for (int j = 0; j < nboxes; j++) {
         LLVMValueRef x = LLVMBuildAdd(c->g.b, inner, c_i32(c, (int64_t)j * box[cd]), "");
         LLVMValueRef at = LLVMBuildAdd(c->g.b, dst, c_i32(c, (int64_t)(j * box_bytes)), "");
-        ptx(c, c->g.ty.t_void,
+        tjj_gpu_ptx(c, c->g.ty.t_void,
             "{ .reg .pred p; setp.ne.b32 p, $5, 0; "
             "@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
             "[$0], [$1, {$2, $3}], [$4]; }",
@@ -155,21 +197,8 @@ void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R)
         FAIL(c, "internal error: TMA ring %d has no phase", ring);
         return;
     }
-    LLVMBuilderRef b = c->g.b;
     LLVMValueRef slot = tjj_gpu_reg(c, op->args[0], 0);
-    LLVMValueRef word = LLVMBuildLoad2(b, c->g.ty.t_i32, c->tma_phase[ring], "");
-    LLVMValueRef parity = LLVMBuildAnd(b, LLVMBuildLShr(b, word, slot, ""), c_i32(c, 1), "");
-    LLVMBuildStore(b, LLVMBuildXor(b, word, LLVMBuildShl(b, c_i32(c, 1), slot, ""), ""), c->tma_phase[ring]);
-    LLVMValueRef bar = barrier_of(c, R, slot);
-    LLVMBasicBlockRef spin = new_block(c, "tma.wait"), done = new_block(c, "tma.ready");
-    LLVMBuildBr(b, spin);
-    LLVMPositionBuilderAtEnd(b, spin);
-    LLVMValueRef ready = ptx(c, c->g.ty.t_i32,
-                             "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
-                             "selp.u32 $0, 1, 0, p; }",
-                             "=r,r,r", (LLVMValueRef[]){bar, parity}, 2);
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, ready, c_i32(c, 0), ""), done, spin);
-    LLVMPositionBuilderAtEnd(b, done);
+    tjj_gpu_mbarrier_wait(c, barrier_of(c, R, slot), tjj_gpu_next_parity(c, c->tma_phase[ring], slot));
 }
 
 tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan, int *n)

@@ -345,6 +345,9 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         return;
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
     wait_group(c, ch->async ? 1 : 0, acc, nacc, is_int);
+    if (RA)
+        tjj_gpu_release_after_wait(c, RA, tjj_gpu_reg(c, slot_a, 0), ch->async);
+    tjj_gpu_release_after_wait(c, RB, tjj_gpu_reg(c, slot_b, 0), ch->async);
     LLVMValueRef *out = tjj_gpu_regs_for(c, res);
     for (int r = 0; r < nacc; r++)
         out[r] = acc[r];
@@ -355,7 +358,7 @@ void tjj_gpu_wgmma_after_loop(codegen *c, int32_t opi)
     const tji_func *fn = c->g.fn;
     const tjp_layout_plan *p = c->g.plan;
     const tji_region *body = &fn->regions[fn->ops[opi].region[0]];
-    if (!p->dot || !body->nops || c->g.status != TJ_OK)
+    if (!p->dot || !body->nops || c->g.status != TJ_OK || c->role == TJP_ROLE_PRODUCER)
         return;
     const tji_op *yield = &fn->ops[body->ops[body->nops - 1]];
     for (int32_t k = 0; k < body->nops; k++) {
@@ -364,8 +367,13 @@ void tjj_gpu_wgmma_after_loop(codegen *c, int32_t opi)
             continue;
         for (int y = 0; y < yield->nargs; y++)
             if (yield->args[y] == fn->ops[i].result) {
-                int32_t res = fn->ops[opi].result + y;
+                int32_t res = fn->ops[opi].result + y, slot;
                 wait_group(c, 0, tjj_gpu_regs_for(c, res), nregs_of(c, res), type_of(c, res)->dtype == TJ_I32);
+                for (int a = p->dot[i].a_in_regs; a < 2 && c->role; a++) {
+                    const tjp_ring *R = operand_ring(c, fn->ops[i].args[a], &slot);
+                    if (R)
+                        tjj_gpu_release_pending(c, R);
+                }
             }
     }
 }

@@ -121,6 +121,16 @@ const char *tj_device_name(const tj_device *dev)
     return dev->name;
 }
 
+int tj_device_processors(const tj_device *dev)
+{
+    tjs_clear_error();
+    if (!dev) {
+        tjs_error(TJ_ERR_INVALID_ARG, "tj_device_processors: dev is NULL");
+        return 0;
+    }
+    return dev->processors;
+}
+
 tj_status tj_synchronize(tj_device *dev)
 {
     tjs_clear_error();

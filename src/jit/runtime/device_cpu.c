@@ -31,6 +31,7 @@ static tj_status open_cpu(int ordinal, tj_device **out)
                          "tj_device_open: ordinal %d: there is one CPU device, ordinal 0", ordinal);
     tj_device *dev = tjj_device_new(&tjj_cpu_ops);
     dev->nworkers = tjj_pool_workers();
+    dev->processors = dev->nworkers;
     dev->scratch = tjs_xcalloc((size_t)dev->nworkers, sizeof *dev->scratch);
     struct utsname u;
     const char *arch = uname(&u) == 0 ? u.machine : "unknown";

@@ -185,6 +185,7 @@ static tj_status open_gpu(int ordinal, tj_device **out)
     dev->cu_device = cu_device;
     dev->context = context;
     dev->sm = sm;
+    dev->processors = sms;
     dev->assert_record = record;
     const char *blocking = getenv("TJIT_LAUNCH_BLOCKING");
     dev->blocking = blocking && *blocking && strcmp(blocking, "0") != 0;
@@ -312,6 +313,7 @@ static tj_status opt_in_shared(tj_device *dev, const char *kernel_name, const tj
 {
     enum { SHARED_WITHOUT_OPT_IN = 48 * 1024 };
     v->shared_bytes = code->shared_bytes;
+    v->threads = 32 * (code->num_warps + code->producer_warps);
     if (code->shared_bytes <= SHARED_WITHOUT_OPT_IN)
         return TJ_OK;
     int most = 0;
@@ -339,7 +341,8 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
     /* sm_90a on a 9.0 device: its PTX runs on that chip only, which is
      * this one, and it may use what sm_90 lacks (Hopper's wgmma and TMA) */
     tjj_gpu_target target = {.sm = dev->sm, .arch_specific = dev->sm == 90, .num_warps = v->num_warps,
-                             .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma};
+                             .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma,
+                             .warp_specialize = v->warp_specialize};
     tj_status st = tjj_compile_gpu(fn, &target, a);
     if (st == TJ_OK)
         st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);
@@ -395,7 +398,10 @@ static tj_status tma_fallback(tj_device *dev, const tj_kernel *kernel, const var
         fprintf(stderr, "// TJIT_DUMP=tma: kernel '%s': %s; launching its variant without TMA\n",
                 kernel->name, why);
     return tjj_get_variant(dev, kernel, var->consts, var->nconsts, var->num_warps, var->num_stages,
-                           var->spec, var->check_bounds, 1, out);
+                           var->spec, var->check_bounds, 1,
+                           var->warp_specialize == TJ_WARP_SPECIALIZE_ON ? TJ_WARP_SPECIALIZE_DEFAULT
+                                                                         : var->warp_specialize,
+                           out);
 }
 
 /* One program per CTA of num_warps * 32 threads on the default stream;
@@ -451,7 +457,7 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
     for (int m = 0; maps && m < var->tmaps.n; m++)
         params[k++] = &maps[m];
     tjcu_result r = dev->cu->cuLaunchKernel(var->function, (unsigned)nprog[0], (unsigned)nprog[1],
-                                            (unsigned)nprog[2], (unsigned)var->num_warps * 32, 1, 1,
+                                            (unsigned)nprog[2], (unsigned)var->threads, 1, 1,
                                             (unsigned)var->shared_bytes, NULL, params, NULL);
     /* the driver has copied the parameters by the time it returns */
     free(params);

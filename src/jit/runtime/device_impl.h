@@ -63,6 +63,7 @@ typedef struct variant {
     int check_bounds;     /* part of the key: a bounds-checked variant (bounds.h) */
     int no_tma;           /* part of the key on a GPU: compiled without TMA copies (the
                            * fallback where a launch's tensor maps cannot be encoded) */
+    int warp_specialize;  /* part of the key on a GPU: tj_warp_specialize */
     /* variants_lock: */
     variant_state state;
     int waiters;          /* threads waiting for this compile */
@@ -75,6 +76,7 @@ typedef struct variant {
     tjcu_module module;             /* GPU */
     tjcu_function function;
     size_t shared_bytes;  /* dynamic shared memory each launch gives it */
+    int threads;          /* GPU: per block (num_warps and any producer warpgroup) */
     int nasserts;
     tjj_assert_site *asserts;
     tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or checked, else the device's */
@@ -112,6 +114,7 @@ struct tj_device {
     size_t nbuckets, nvariants;
     int variant_waiters;  /* threads waiting for a compile (variants_lock) */
     pthread_mutex_t build_lock; /* kernel bodies run one at a time per device */
+    int processors;       /* tj_device_processors: SMs, or the pool's workers */
 
     /* CPU */
     int nworkers;
@@ -215,7 +218,7 @@ TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
 TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
                                    const int64_t *consts, int nconsts, int num_warps,
                                    int num_stages, uint64_t spec, int check_bounds,
-                                   int no_tma, variant **out);
+                                   int no_tma, int warp_specialize, variant **out);
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);

@@ -92,6 +92,9 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     if (cfg->num_stages < 0 || cfg->num_stages > MAX_NUM_STAGES)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_stages = %d (1 to %d, or 0 for %d)",
                          kernel->name, cfg->num_stages, MAX_NUM_STAGES, TJJ_DEFAULT_NUM_STAGES);
+    if ((unsigned)cfg->warp_specialize > (unsigned)TJ_WARP_SPECIALIZE_OFF)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->warp_specialize = %d (expected a tj_warp_specialize)",
+                         kernel->name, (int)cfg->warp_specialize);
     if (cfg->num_warps < 0)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps = %d is negative", kernel->name,
                          cfg->num_warps);
@@ -148,7 +151,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     if (st == TJ_OK)
         st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps, cfg->num_stages,
                              tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs),
-                             check_bounds, dev->no_tma, &var);
+                             check_bounds, dev->no_tma, cfg->warp_specialize, &var);
     if (st == TJ_OK)
         st = dev->ops->launch(dev, kernel, var, values, sizes, nprog, total);
     for (int i = 0; i < nuses; i++)

@@ -59,10 +59,10 @@ static void free_variant(tj_device *dev, variant *v)
 
 static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
                              int num_warps, int num_stages, uint64_t spec, int check_bounds,
-                             int no_tma)
+                             int no_tma, int warp_specialize)
 {
     uint64_t h = (0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel) + (uint64_t)check_bounds +
-                 ((uint64_t)no_tma << 1);
+                 ((uint64_t)no_tma << 1) + ((uint64_t)warp_specialize << 2);
     h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
     h = (h ^ (uint64_t)num_stages) * 0x100000001b3u;
     h = (h ^ spec) * 0x100000001b3u;
@@ -126,14 +126,14 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
 
 static variant *find_variant(const tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
                              int nconsts, int num_warps, int num_stages, uint64_t spec,
-                             int check_bounds, int no_tma, uint64_t hash)
+                             int check_bounds, int no_tma, int warp_specialize, uint64_t hash)
 {
     if (!dev->nbuckets)
         return NULL;
     for (variant *v = dev->buckets[hash % dev->nbuckets]; v; v = v->next)
         if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
             v->num_warps == num_warps && v->num_stages == num_stages && v->spec == spec &&
-            v->check_bounds == check_bounds && v->no_tma == no_tma &&
+            v->check_bounds == check_bounds && v->no_tma == no_tma && v->warp_specialize == warp_specialize &&
             (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0))
             return v;
     return NULL;
@@ -153,18 +153,19 @@ static void remove_variant(tj_device *dev, variant *v)
  * from another thread's compile of it, or compiled now. */
 tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
                           int nconsts, int num_warps, int num_stages, uint64_t spec,
-                          int check_bounds, int no_tma, variant **out)
+                          int check_bounds, int no_tma, int warp_specialize, variant **out)
 {
     int specializes = dev->ops->specializes;
     int key_warps = specializes ? num_warps : 0;
     int key_stages = specializes ? tjj_num_stages(num_stages) : 0;
     uint64_t key_spec = specializes ? spec : spec & TJF_SPEC_ALIASED; /* CPU: aliasing only */
     int key_no_tma = specializes && no_tma;
+    int key_ws = specializes ? warp_specialize : 0;
     uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_stages, key_spec,
-                                 check_bounds, key_no_tma);
+                                 check_bounds, key_no_tma, key_ws);
     pthread_mutex_lock(&dev->variants_lock);
     variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_stages, key_spec,
-                              check_bounds, key_no_tma, hash);
+                              check_bounds, key_no_tma, key_ws, hash);
     if (!v) {
         v = tjs_xcalloc(1, sizeof *v);
         v->kernel = kernel;
@@ -174,6 +175,7 @@ tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t
         v->spec = key_spec;
         v->check_bounds = check_bounds;
         v->no_tma = key_no_tma;
+        v->warp_specialize = key_ws;
         tjj_tmap_set_init(&v->tmaps, NULL, 0);
         v->nconsts = nconsts;
         v->consts = tjs_xmalloc((size_t)nconsts * sizeof *consts);
