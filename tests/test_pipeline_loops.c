@@ -260,7 +260,7 @@ static void rings_too_big(void)
                                                             .num_stages = 8}, &a)
                       : TJ_ERR_BUILD;
     tap_ok(st == TJ_ERR_COMPILE && tl_error_mentions("matmul_tutorial", "lower num_stages",
-                                                     "8 stages", NULL),
+                                                     "8 slots each", NULL),
            "8 stages of 128x128 f16 rings: %s (%s)", tj_status_name(st), tj_last_error());
     tjj_artifact_free(&a);
     tji_func_free(fn);
