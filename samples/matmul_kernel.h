@@ -138,4 +138,19 @@ static inline void matmul_persistent_body(tj_val a, tj_val b, tj_val c, tj_val M
                              stride_cn, BM, BN, BK, GROUP, precision, c_dtype);                              \
     }
 
+/* A kernel of one of the bodies above with A and B of dtype ab_dt, C of
+ * c_dt (stored as c_dtype), IEEE precision, groups of 8 and the tile sizes
+ * as constants BM, BN, BK: the tests' kernels. */
+#define MATMUL_BODY_KERNEL(name, ab_dt, c_dt, c_dtype, body)                                                \
+    TJ_KERNEL(name,                                                                                          \
+              TJ_PARAMS(TJ_PTR(a, ab_dt), TJ_PTR(b, ab_dt), TJ_PTR(c, c_dt), TJ_SCALAR(M, i32),              \
+                        TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),                     \
+                        TJ_SCALAR(stride_ak, i32), TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32),     \
+                        TJ_SCALAR(stride_cm, i32), TJ_SCALAR(stride_cn, i32)),                               \
+              TJ_CONSTS(BM, BN, BK))                                                                         \
+    {                                                                                                        \
+        body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM, BN, BK, \
+             8, TJ_PRECISION_IEEE, c_dtype);                                                                 \
+    }
+
 #endif

@@ -33,6 +33,9 @@
 #  6b. the attention benchmark: bench/gpu_attention.sh (tjit against Triton
 #     and torch's SDPA) under TJIT_ATTENTION_LIMIT (200; left out with the
 #     benchmark, or alone with TJIT_SKIP_ATTENTION=1), appended likewise.
+#  6c. the LLM shapes (bf16) and fp8: bench/gpu_llm.sh (tjit against
+#     cuBLAS and torch._scaled_mm) under TJIT_LLM_LIMIT (150; left out with
+#     the benchmark, or alone with TJIT_SKIP_LLM=1), appended likewise.
 #  7. Nsight Compute on the matmul's configurations, tjit's and Triton's
 #     (scripts/gpu-ncu.sh matmul; left out with the benchmark, not with
 #     TJIT_SKIP_MATMUL). TJIT_SKIP_TESTS=1 leaves out 1 and 2.
@@ -357,6 +360,23 @@ elif [ -f bench/gpu_attention.sh ] && [ -x "$root/bench/gpu_attention" ]; then
     fi
 else
     say "== no bench/gpu_attention.sh or gpu_attention: attention benchmark skipped"
+fi
+# --- 6c. the LLM shapes and fp8 --------------------------------------------------
+LLM_LIMIT=${TJIT_LLM_LIMIT:-150}
+say ""
+if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${TJIT_SKIP_LLM:-}" ]; then
+    say "== LLM-shape benchmark skipped (TJIT_SKIP_BENCH or TJIT_SKIP_LLM)"
+elif [ -f bench/gpu_llm.sh ] && [ -x "$root/bench/gpu_llm" ]; then
+    say "== bench/gpu_llm.sh (limit ${LLM_LIMIT}s; $(elapsed))"
+    mkdir -p "$out/bench"
+    GPU_LLM_OUT=$logs/llm TJIT_LLM_PART_LIMIT=$((LLM_LIMIT / 2)) \
+        timeout $((LLM_LIMIT + 10)) bash bench/gpu_llm.sh "$root/bench/gpu_llm" >"$logs/llm.out" 2>&1
+    say "gpu_llm exit status $?"
+    cat "$logs"/llm/tjit.jsonl >>"$out/bench/tjit.jsonl" 2>/dev/null
+    cat "$logs"/llm/torch.jsonl >>"$out/bench/triton.jsonl" 2>/dev/null
+    tee -a "$out/bench/table.txt" <"$logs/llm.out" | tee -a "$summary"
+else
+    say "== no bench/gpu_llm.sh or gpu_llm: LLM-shape benchmark skipped"
 fi
 # --- 7. Nsight Compute: the matmul's configurations (also without step 6)
 [ -z "${TJIT_SKIP_BENCH:-}" ] && [ -x "$root/bench/gpu_matmul" ] && ncu_part matmul

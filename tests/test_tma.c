@@ -32,28 +32,10 @@
 #include "testlib.h"
 #include "../samples/matmul_kernel.h"
 
-TJ_KERNEL(tma_matmul,
-          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
-                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
-                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
-                    TJ_SCALAR(stride_cn, i32)),
-          TJ_CONSTS(BM, BN, BK))
-{
-    matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                          BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
-}
+MATMUL_BODY_KERNEL(tma_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)
 
 /* Persistent: programs walk the tiles (samples/matmul_kernel.h). */
-TJ_KERNEL(tma_persistent,
-          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
-                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
-                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
-                    TJ_SCALAR(stride_cn, i32)),
-          TJ_CONSTS(BM, BN, BK))
-{
-    matmul_persistent_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                           BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
-}
+MATMUL_BODY_KERNEL(tma_persistent, f16, f32, TJ_F32, matmul_persistent_body)
 
 static tj_device *dev;
 

@@ -39,40 +39,13 @@
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
-TJ_KERNEL(bp_matmul,
-          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
-                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
-                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
-                    TJ_SCALAR(stride_cn, i32)),
-          TJ_CONSTS(BM, BN, BK))
-{
-    matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                          BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
-}
+MATMUL_BODY_KERNEL(bp_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)
 
 /* The tutorial's pointer tiles: cp.async rings, no TMA. */
-TJ_KERNEL(ptr_matmul,
-          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
-                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
-                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
-                    TJ_SCALAR(stride_cn, i32)),
-          TJ_CONSTS(BM, BN, BK))
-{
-    matmul_tutorial_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                         BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F32);
-}
+MATMUL_BODY_KERNEL(ptr_matmul, f16, f32, TJ_F32, matmul_tutorial_body)
 
 /* Persistent (Triton's tutorial 09): the tile loop around the K loop. */
-TJ_KERNEL(ps_matmul,
-          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f16), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
-                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
-                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
-                    TJ_SCALAR(stride_cn, i32)),
-          TJ_CONSTS(BM, BN, BK))
-{
-    matmul_persistent_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                           BM, BN, BK, 8, TJ_PRECISION_IEEE, TJ_F16);
-}
+MATMUL_BODY_KERNEL(ps_matmul, f16, f16, TJ_F16, matmul_persistent_body)
 
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
 
