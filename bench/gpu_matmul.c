@@ -18,7 +18,7 @@
  * of its block-pointer form (samples/matmul_kernel.h's
  * matmul_block_ptr_body, whose loads are TMA copies on Hopper, issued by a
  * producer warpgroup; one configuration again without it, "no warp spec")
- * and in two or three of its persistent form (matmul_persistent_body: one
+ * and in three or four of its persistent form (matmul_persistent_body: one
  * program per SM walking the tiles, the producer loading the next tile
  * while the consumers store C);
  * each is a record, and the table keeps the best one. --profile DTYPE runs
@@ -93,14 +93,14 @@ typedef struct config {
     int block_ptr; /* the block-pointer kernel (TMA on Hopper); 2: its persistent form */
     int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
 } config;
-enum { NHALF_CONFIGS = 16, NTF32_CONFIGS = 12 };
+enum { NHALF_CONFIGS = 17, NTF32_CONFIGS = 12 };
 static const config half_configs[NHALF_CONFIGS] = {
     {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 0, 0},
     {64, 256, 32, 4, 4, 0, 0},  {128, 256, 32, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 0, 0},
     {128, 128, 64, 4, 2, 0, 0}, {128, 128, 64, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 1, 0},
     {128, 256, 64, 8, 2, 1, 0}, {128, 128, 64, 8, 4, 1, 0}, {128, 256, 64, 8, 3, 1, 1},
     {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 2, 2, 0}, {128, 256, 64, 8, 2, 2, 1},
-    {128, 128, 64, 8, 3, 2, 0}};
+    {128, 256, 32, 8, 4, 2, 0}, {128, 256, 32, 8, 5, 2, 0}};
 static const config tf32_configs[NTF32_CONFIGS] = {
     {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 3, 0, 0}, {128, 128, 16, 4, 4, 0, 0}, {64, 256, 32, 4, 4, 0, 0},
     {128, 256, 32, 8, 3, 0, 0}, {128, 128, 32, 8, 3, 0, 0}, {128, 128, 16, 4, 3, 0, 0}, {128, 64, 32, 4, 4, 0, 0},

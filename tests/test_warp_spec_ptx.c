@@ -19,7 +19,8 @@
  *  - with 4 warps, 256 threads keep 255 registers: no setmaxnreg;
  *  - TJ_WARP_SPECIALIZE_OFF keeps the unspecialized kernel; _ON where it
  *    cannot be (sm_90; the tutorial's pointer tiles, copied by cp.async)
- *    fails with the reason; the default there is the plain kernel;
+ *    fails with the reason; the default there is the plain kernel, and so
+ *    it is where C may alias A or B (one buffer for several pointers);
  *  - the persistent form (a tile loop around the K loop): its rings never
  *    share bytes with the epilogue's conversion (they did, racing with the
  *    next tile's copies), and on sm_90a it is specialized as well;
@@ -240,6 +241,28 @@ static void not_specialized(void)
         tjj_artifact_free(&art);
 }
 
+/* A launch that passed one buffer for several pointers: C may be A or B,
+ * and the producer's copies would not wait for the consumers' stores. */
+static void aliased(void)
+{
+    int64_t consts[3] = {128, 256, 64};
+    tji_func *fn = NULL;
+    tjj_gpu_planned planned;
+    tj_status st = tji_build(bp_matmul, consts, 3, &fn);
+    if (st == TJ_OK) {
+        fn->params_may_alias = 1;
+        st = tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8,
+                                                .spec = spec_of(bp_matmul), .num_stages = 3},
+                          &planned);
+    }
+    tap_ok(st == TJ_OK && !planned.plan.warp_spec && planned.plan.why_not_specialized &&
+               strstr(planned.plan.why_not_specialized, "writes memory that its TMA copies may read"),
+           "pointers that may alias: not specialized (%s)",
+           st == TJ_OK && planned.plan.why_not_specialized ? planned.plan.why_not_specialized : tj_last_error());
+    tjj_gpu_planned_free(&planned);
+    tji_func_free(fn);
+}
+
 /* The persistent kernel: its rings live across the tile loop (the next
  * tile's prologue must not overwrite the epilogue's buffer: every warp's
  * cp.async on sm_80 and sm_90, the producer a tile ahead on sm_90a), and
@@ -287,12 +310,13 @@ static void explained(void)
 
 int main(void)
 {
-    tap_plan(18);
+    tap_plan(19);
     set_args();
     plan_8_warps();
     ptx_8_warps();
     ptx_4_warps();
     not_specialized();
+    aliased();
     persistent();
     explained();
     return tap_done();

@@ -35,7 +35,9 @@
  * producer starts while the consumers store this one's C: that is why a
  * ring in a nested loop never shares bytes with the epilogue
  * (alloc_shared.c) — and the slice is scalars computed without memory
- * (the producer holds no tile and reads nothing).
+ * (the producer holds no tile and reads nothing), and nothing the kernel
+ * writes may be what a copy reads (alias.c): the producer's copies are
+ * ordered after no write of the consumers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +201,27 @@ static int32_t copy_loop(const tji_func *fn, const tjp_layout_plan *plan, const 
     return loop;
 }
 
+/* Does the kernel write memory that a TMA copy may read? The producer's
+ * copies are ordered after no consumer's write (the unspecialized kernel's
+ * barrier before a load that follows a store, barriers.c, has no
+ * counterpart across the two sides). */
+static int writes_what_copies_read(const tji_func *fn)
+{
+    tjp_provenance prov;
+    tjp_find_provenance(fn, &prov);
+    int found = 0;
+    for (int32_t w = 0; w < fn->nops && !found; w++) {
+        const tji_op *wr = &fn->ops[w];
+        if (wr->parent < 0 || (wr->code != TJI_STORE && wr->code != TJI_ATOMIC && wr->code != TJI_ATOMIC_CAS))
+            continue;
+        for (int32_t r = 0; r < fn->nops && !found; r++)
+            found = fn->ops[r].parent >= 0 && fn->ops[r].code == TJI_ASYNC_COPY &&
+                    tjp_may_alias(fn, &prov, wr->args[0], fn->ops[r].args[0]);
+    }
+    tjp_provenance_free(&prov);
+    return found;
+}
+
 void tjp_warp_spec_free(tjp_warp_spec *ws)
 {
     if (!ws)
@@ -240,6 +263,11 @@ static tjp_warp_spec *plan_specialization(const tji_func *fn, const tjp_target *
     int32_t loop = copy_loop(fn, plan, why);
     if (loop < 0)
         return NULL;
+    if (writes_what_copies_read(fn)) {
+        *why = "the kernel writes memory that its TMA copies may read (one buffer for several pointers, "
+               "or a pointer both written and copied)";
+        return NULL;
+    }
     slice s = {fn, tjs_xcalloc((size_t)fn->nvalues + 1, 1), tjs_xcalloc((size_t)fn->nops + 1, 1),
                tjs_xcalloc(4 * (size_t)fn->nvalues + 4, sizeof(int32_t)), 0};
     for (int32_t i = 0; i < fn->nops; i++) {
