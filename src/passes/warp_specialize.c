@@ -40,7 +40,6 @@
  * ordered after no write of the consumers.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "passes.h"
 
