@@ -16,7 +16,8 @@
  *    consumers arriving after each wgmma wait and after the loop; one
  *    bar.sync 0 (the set-up's, before the split) and the consumers' named
  *    barrier 1 of 256 threads after it; the same 15 TMA copies;
- *  - with 4 warps, 256 threads keep 255 registers: no setmaxnreg;
+ *  - with 4 warps, 256 threads keep 255 registers: no setmaxnreg; with 16,
+ *    640 threads start at 96 and the consumers take 112;
  *  - TJ_WARP_SPECIALIZE_OFF keeps the unspecialized kernel; _ON where it
  *    cannot be (sm_90; the tutorial's pointer tiles, copied by cp.async)
  *    fails with the reason; the default there is the plain kernel, and so
@@ -185,26 +186,43 @@ static void ptx_8_warps(void)
         tjj_artifact_free(&art);
 }
 
-static void ptx_4_warps(void)
+/* The artifact of bp_matmul at bm x bn x 64 on sm_90a with `warps` warps. */
+static tj_status compile_tile(int64_t bm, int64_t bn, int warps, int stages, tjj_artifact *art)
 {
-    int64_t consts[3] = {128, 128, 64};
+    int64_t consts[3] = {bm, bn, 64};
     tji_func *fn = NULL;
-    tjj_artifact art;
     tj_status st = tji_build(bp_matmul, consts, 3, &fn);
     if (st == TJ_OK)
-        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 4,
-                                                   .spec = spec_of(bp_matmul), .num_stages = 3},
-                             &art);
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = warps,
+                                                   .spec = spec_of(bp_matmul), .num_stages = stages},
+                             art);
     if (st == TJ_OK && tjj_ptxas_path())
-        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
+        st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, 90, 1, fn->name);
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tji_func_free(fn);
+    return st;
+}
+
+static void other_warps(void)
+{
+    tjj_artifact art;
+    tj_status st = compile_tile(128, 128, 4, 3, &art);
     tap_ok(st == TJ_OK && art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 256") &&
                !strstr(art.gpu.ptx, "setmaxnreg") && !strstr(art.gpu.ptx, ".maxnreg"),
            "4 warps, 128x128x64: specialized, 256 threads keep their 255 registers (no setmaxnreg)");
-    if (st != TJ_OK)
-        tap_diag("%s", tj_last_error());
-    else
+    if (st == TJ_OK)
         tjj_artifact_free(&art);
-    tji_func_free(fn);
+    /* 640 threads: 96 at entry (65536 / 640, by 8), 112 for the consumers
+     * ((65536 - 128 x 40) / 512, by 8) */
+    st = compile_tile(256, 128, 16, 2, &art);
+    tap_ok(st == TJ_OK && art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 640") &&
+               strstr(art.gpu.ptx, ".maxnreg 96") && strstr(art.gpu.ptx, "setmaxnreg.inc.sync.aligned.u32 112;") &&
+               strstr(art.gpu.ptx, "bar.sync \t1, 512;"),
+           "16 warps, 256x128x64: 640 threads, 96 registers at entry, 112 for the consumers, their "
+           "barrier of 512");
+    if (st == TJ_OK)
+        tjj_artifact_free(&art);
 }
 
 static void not_specialized(void)
@@ -310,11 +328,11 @@ static void explained(void)
 
 int main(void)
 {
-    tap_plan(19);
+    tap_plan(20);
     set_args();
     plan_8_warps();
     ptx_8_warps();
-    ptx_4_warps();
+    other_warps();
     not_specialized();
     aliased();
     persistent();
