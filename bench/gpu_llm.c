@@ -206,7 +206,8 @@ int main(int argc, char **argv)
         return 2;
     }
     static const int ms[] = {1, 16, 128, 1024, 4096, 16384};
-    static const int nk[][2] = {{4096, 4096}, {11008, 4096}, {4096, 11008}, {12288, 4096}, {28672, 8192}, {8192, 28672}};
+    static const int nk[][2] = {{4096, 4096},  {11008, 4096}, {4096, 11008},
+                                {12288, 4096}, {28672, 8192}, {8192, 28672}};
     const int nm = quick ? 2 : 6, nnk = quick ? 1 : 6;
     size_t max_a = (size_t)16384 * 28672, max_b = (size_t)28672 * 8192, max_c = (size_t)16384 * 28672;
     if (quick)

@@ -19,7 +19,8 @@
  *    times) with warp specialization forced on and off (on the CPU the
  *    option is ignored), and an option that is no tj_warp_specialize;
  *  - the persistent kernel (a tile loop around the K loop) with fewer
- *    programs than tiles, specialized and not, and with B by threads.
+ *    programs than tiles, specialized and not, and with B by threads;
+ *  - 16 warps in 256x128 tiles, specialized (four consumer warpgroups).
  * Inputs are small integers (exact in f16 and f32 sums), C is poisoned
  * with NaN; on the CPU the same kernel and checks run without TMA.
  */
@@ -39,10 +40,16 @@ MATMUL_BODY_KERNEL(tma_persistent, f16, f32, TJ_F32, matmul_persistent_body)
 
 static tj_device *dev;
 
-/* C = A B for A M x K (row stride K), B K x N (row stride N), launched
- * with warp specialization ws; programs > 0: the persistent kernel on that
- * many programs. */
-static int run_kernel(int m, int n, int k, tj_warp_specialize ws, int programs, const char *what)
+/* The tile and the warps of a launch. */
+typedef struct tiling {
+    int bm, bn, warps;
+} tiling;
+static const tiling tile_128 = {128, 128, 8};
+
+/* C = A B for A M x K (row stride K), B K x N (row stride N), in tiles of
+ * t, launched with warp specialization ws; programs > 0: the persistent
+ * kernel on that many programs. */
+static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int programs, const char *what)
 {
     size_t a_count = (size_t)m * (size_t)(k ? k : 1), b_count = (size_t)(k ? k : 1) * (size_t)n;
     uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
@@ -58,8 +65,9 @@ static int run_kernel(int m, int n, int k, tj_warp_specialize ws, int programs, 
              tj_buffer_alloc(dev, (size_t)m * n * 4, &c) == TJ_OK;
     ok = ok && tj_buffer_write(dev, a, 0, ha, a_count * 2) == TJ_OK &&
          tj_buffer_write(dev, b, 0, hb, b_count * 2) == TJ_OK && tj_buffer_write(dev, c, 0, hc, (size_t)m * n * 4) == TJ_OK;
-    int64_t consts[3] = {128, 128, 64};
-    tj_launch_cfg cfg = {.grid = {programs ? programs : (m + 127) / 128 * ((n + 127) / 128)}, .num_warps = 8,
+    int64_t consts[3] = {t.bm, t.bn, 64};
+    tj_launch_cfg cfg = {.grid = {programs ? programs : (m + t.bm - 1) / t.bm * ((n + t.bn - 1) / t.bn)},
+                         .num_warps = t.warps,
                          .num_stages = 3, .warp_specialize = ws};
     tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
                        TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
@@ -89,7 +97,7 @@ static int run_kernel(int m, int n, int k, tj_warp_specialize ws, int programs, 
 
 static int run(int m, int n, int k, const char *what)
 {
-    return run_kernel(m, n, k, TJ_WARP_SPECIALIZE_DEFAULT, 0, what);
+    return run_kernel(m, n, k, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 0, what);
 }
 
 static void bad_option(void)
@@ -112,7 +120,7 @@ static void bad_option(void)
 int main(void)
 {
     dev = tl_setup("test_tma");
-    tap_plan(14);
+    tap_plan(15);
     run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
     run(1, 128, 16, "one row, K below one block");
     run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
@@ -120,12 +128,16 @@ int main(void)
     run(256, 256, 256, "256^3");
     run(256, 256, 320, "the same shapes but K (no stale tensor map)");
     run(96, 144, 64, "M and N below one block");
-    run_kernel(256, 384, 37 * 64, TJ_WARP_SPECIALIZE_ON, 0, "warp-specialized, 37 iterations (phases wrap)");
-    run_kernel(256, 384, 37 * 64, TJ_WARP_SPECIALIZE_OFF, 0, "not warp-specialized, 37 iterations");
-    run_kernel(200, 272, 208, TJ_WARP_SPECIALIZE_ON, 4, "persistent, 4 programs for 6 ragged tiles, specialized");
-    run_kernel(200, 272, 208, TJ_WARP_SPECIALIZE_OFF, 4, "persistent, 4 programs for 6 ragged tiles, not specialized");
-    run_kernel(520, 384, 11 * 64, TJ_WARP_SPECIALIZE_DEFAULT, 5, "persistent, 5 programs for 15 tiles");
-    run_kernel(130, 100, 96, TJ_WARP_SPECIALIZE_DEFAULT, 2, "persistent, B by threads (no TMA for B)");
+    run_kernel(256, 384, 37 * 64, tile_128, TJ_WARP_SPECIALIZE_ON, 0, "warp-specialized, 37 iterations (phases wrap)");
+    run_kernel(256, 384, 37 * 64, tile_128, TJ_WARP_SPECIALIZE_OFF, 0, "not warp-specialized, 37 iterations");
+    run_kernel(200, 272, 208, tile_128, TJ_WARP_SPECIALIZE_ON, 4,
+               "persistent, 4 programs for 6 ragged tiles, specialized");
+    run_kernel(200, 272, 208, tile_128, TJ_WARP_SPECIALIZE_OFF, 4,
+               "persistent, 4 programs for 6 ragged tiles, not specialized");
+    run_kernel(520, 384, 11 * 64, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 5, "persistent, 5 programs for 15 tiles");
+    run_kernel(130, 100, 96, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 2, "persistent, B by threads (no TMA for B)");
+    run_kernel(300, 200, 9 * 64, (tiling){256, 128, 16}, TJ_WARP_SPECIALIZE_ON, 0,
+               "16 warps, 256x128 tiles, specialized (640 threads, setmaxnreg 40 / 112)");
     bad_option();
     tj_device_close(dev);
     return tap_done();

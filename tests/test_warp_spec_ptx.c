@@ -64,8 +64,9 @@ static tj_arg args4096[12];
 /* A launch's arguments with M = N = K = 4096, row-major. */
 static void set_args(void)
 {
-    tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096),
-                       TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1)};
+    tj_arg args[12] = {NO_BUFFER,        NO_BUFFER,        NO_BUFFER,     TJ_ARG_I32(4096),
+                       TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(1),
+                       TJ_ARG_I32(4096), TJ_ARG_I32(1),    TJ_ARG_I32(4096), TJ_ARG_I32(1)};
     memcpy(args4096, args, sizeof args);
 }
 

@@ -173,7 +173,8 @@ static int32_t copy_loop(const tji_func *fn, const tjp_layout_plan *plan, const 
             return -1;
         }
         int32_t owner = fn->regions[op->parent].parent_op;
-        if (op->code == TJI_LOCAL_LOAD && (owner < 0 || fn->ops[owner].code != TJI_FOR || (loop >= 0 && owner != loop))) {
+        if (op->code == TJI_LOCAL_LOAD &&
+            (owner < 0 || fn->ops[owner].code != TJI_FOR || (loop >= 0 && owner != loop))) {
             *why = "more than one loop reads the rings";
             return -1;
         }
