@@ -136,7 +136,7 @@ int main(void)
                "persistent, 4 programs for 6 ragged tiles, not specialized");
     run_kernel(520, 384, 11 * 64, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 5, "persistent, 5 programs for 15 tiles");
     run_kernel(130, 100, 96, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 2, "persistent, B by threads (no TMA for B)");
-    run_kernel(300, 200, 9 * 64, (tiling){256, 128, 16}, TJ_WARP_SPECIALIZE_ON, 0,
+    run_kernel(300, 208, 9 * 64, (tiling){256, 128, 16}, TJ_WARP_SPECIALIZE_ON, 0,
                "16 warps, 256x128 tiles, specialized (640 threads, setmaxnreg 40 / 112)");
     bad_option();
     tj_device_close(dev);
