@@ -16,8 +16,8 @@
  *    consumers arriving after each wgmma wait and after the loop; one
  *    bar.sync 0 (the set-up's, before the split) and the consumers' named
  *    barrier 1 of 256 threads after it; the same 15 TMA copies;
- *  - with 4 warps, 256 threads keep 255 registers: no setmaxnreg; with 16,
- *    640 threads start at 96 and the consumers take 112;
+ *  - with 4 warps, 256 threads keep 255 registers: no setmaxnreg; 16 warps
+ *    are not specialized (their register budget hung the H200 once);
  *  - TJ_WARP_SPECIALIZE_OFF keeps the unspecialized kernel; _ON where it
  *    cannot be (sm_90; the tutorial's pointer tiles, copied by cp.async)
  *    fails with the reason; the default there is the plain kernel, and so
@@ -214,14 +214,13 @@ static void other_warps(void)
            "4 warps, 128x128x64: specialized, 256 threads keep their 255 registers (no setmaxnreg)");
     if (st == TJ_OK)
         tjj_artifact_free(&art);
-    /* 640 threads: 96 at entry (65536 / 640, by 8), 112 for the consumers
-     * ((65536 - 128 x 40) / 512, by 8) */
+    /* 16 warps hung the H200 in setmaxnreg.inc with a budget that fit the
+     * register file but not the block (112 where 104 fit): not specialized */
     st = compile_tile(256, 128, 16, 2, &art);
-    tap_ok(st == TJ_OK && art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 640") &&
-               strstr(art.gpu.ptx, ".maxnreg 96") && strstr(art.gpu.ptx, "setmaxnreg.inc.sync.aligned.u32 112;") &&
-               strstr(art.gpu.ptx, "bar.sync \t1, 512;"),
-           "16 warps, 256x128x64: 640 threads, 96 registers at entry, 112 for the consumers, their "
-           "barrier of 512");
+    tap_ok(st == TJ_OK && !art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 512") &&
+               !strstr(art.gpu.ptx, "setmaxnreg") && strstr(art.plan.why_not_specialized, "num_warps 4 or 8"),
+           "16 warps, 256x128x64: not specialized, and why (%s)",
+           st == TJ_OK && art.plan.why_not_specialized ? art.plan.why_not_specialized : "-");
     if (st == TJ_OK)
         tjj_artifact_free(&art);
 }

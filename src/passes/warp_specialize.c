@@ -232,7 +232,12 @@ void tjp_warp_spec_free(tjp_warp_spec *ws)
 }
 
 /* The registers of each side: none moved where every thread of the
- * bigger block can still have 255. */
+ * bigger block can still have 255. setmaxnreg.inc takes registers only
+ * from those the block's other warps gave back: the block keeps what it
+ * got at launch (entry_regs per thread), so both sides' budgets together
+ * must fit in that, not in the register file — with the file as the
+ * bound, 16 consumer warps asked for 112 where 104 fit, and the H200 hung
+ * in setmaxnreg.inc. */
 static void budget(tjp_warp_spec *ws, int num_warps)
 {
     int threads = 32 * (num_warps + PRODUCER_WARPS);
@@ -240,7 +245,7 @@ static void budget(tjp_warp_spec *ws, int num_warps)
         return;
     ws->entry_regs = REGISTER_FILE / threads / 8 * 8;
     ws->producer_regs = PRODUCER_REGS;
-    int consumer = (REGISTER_FILE - 32 * PRODUCER_WARPS * PRODUCER_REGS) / (32 * num_warps) / 8 * 8;
+    int consumer = (ws->entry_regs * threads - 32 * PRODUCER_WARPS * PRODUCER_REGS) / (32 * num_warps) / 8 * 8;
     ws->consumer_regs = consumer > 256 ? 256 : consumer; /* setmaxnreg's range is 24 .. 256 */
 }
 
@@ -252,8 +257,9 @@ static tjp_warp_spec *plan_specialization(const tji_func *fn, const tjp_target *
         *why = "warp specialization needs the sm_90a target (TMA and wgmma)";
         return NULL;
     }
-    if (t->num_warps % 4 || t->num_warps + PRODUCER_WARPS > 32) {
-        *why = "num_warps must be whole warpgroups (4, 8 or 16) with room for one more";
+    if (t->num_warps != 4 && t->num_warps != 8) {
+        /* 16 ran on no GPU with the budget below (the earlier one hung) */
+        *why = "warp specialization takes num_warps 4 or 8 (one or two consumer warpgroups)";
         return NULL;
     }
     if (!plan->rings || !plan->nrings) {
