@@ -183,8 +183,7 @@ static void ptx_8_warps(void)
            "PTX: one bar.sync 0 (the set-up's), the consumers' named barrier 1 of 256 threads after it");
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
-    else
-        tjj_artifact_free(&art);
+    tjj_artifact_free(&art); /* also after a failure: the plan stays in it */
 }
 
 /* The artifact of bp_matmul at bm x bn x 64 on sm_90a with `warps` warps. */
@@ -192,6 +191,7 @@ static tj_status compile_tile(int64_t bm, int64_t bn, int warps, int stages, tjj
 {
     int64_t consts[3] = {bm, bn, 64};
     tji_func *fn = NULL;
+    memset(art, 0, sizeof *art);
     tj_status st = tji_build(bp_matmul, consts, 3, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = warps,
@@ -212,8 +212,7 @@ static void other_warps(void)
     tap_ok(st == TJ_OK && art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 256") &&
                !strstr(art.gpu.ptx, "setmaxnreg") && !strstr(art.gpu.ptx, ".maxnreg"),
            "4 warps, 128x128x64: specialized, 256 threads keep their 255 registers (no setmaxnreg)");
-    if (st == TJ_OK)
-        tjj_artifact_free(&art);
+    tjj_artifact_free(&art);
     /* 16 warps hung the H200 in setmaxnreg.inc with a budget that fit the
      * register file but not the block (112 where 104 fit): not specialized */
     st = compile_tile(256, 128, 16, 2, &art);
@@ -221,8 +220,7 @@ static void other_warps(void)
                !strstr(art.gpu.ptx, "setmaxnreg") && strstr(art.plan.why_not_specialized, "num_warps 4 or 8"),
            "16 warps, 256x128x64: not specialized, and why (%s)",
            st == TJ_OK && art.plan.why_not_specialized ? art.plan.why_not_specialized : "-");
-    if (st == TJ_OK)
-        tjj_artifact_free(&art);
+    tjj_artifact_free(&art);
 }
 
 static void not_specialized(void)
@@ -233,30 +231,26 @@ static void not_specialized(void)
                !strstr(art.gpu.ptx, "setmaxnreg") && count(art.gpu.ptx, "bar.sync \t0;") > 1 &&
                art.gpu.producer_warps == 0,
            "TJ_WARP_SPECIALIZE_OFF: 256 threads, the loop's bar.sync 0, no setmaxnreg");
-    if (st == TJ_OK)
-        tjj_artifact_free(&art);
+    tjj_artifact_free(&art);
 
     st = compile(bp_matmul, 90, 0, 8, TJ_WARP_SPECIALIZE_ON, &art);
     tap_ok(st == TJ_ERR_UNSUPPORTED && strstr(tj_last_error(), "warp specialization was asked for") &&
                strstr(tj_last_error(), "sm_90a") && strstr(tj_last_error(), "bp_matmul"),
            "TJ_WARP_SPECIALIZE_ON on sm_90 fails, naming the kernel and the target it needs");
-    if (st == TJ_OK)
-        tjj_artifact_free(&art);
+    tjj_artifact_free(&art);
     tap_diag("%s", tj_last_error());
 
     st = compile(ptr_matmul, 90, 1, 8, TJ_WARP_SPECIALIZE_ON, &art);
     tap_ok(st == TJ_ERR_UNSUPPORTED && strstr(tj_last_error(), "cp.async, not TMA"),
            "TJ_WARP_SPECIALIZE_ON with the tutorial's pointer tiles fails: its rings are cp.async's");
-    if (st == TJ_OK)
-        tjj_artifact_free(&art);
+    tjj_artifact_free(&art);
     tap_diag("%s", tj_last_error());
 
     st = compile(ptr_matmul, 90, 1, 8, TJ_WARP_SPECIALIZE_DEFAULT, &art);
     tap_ok(st == TJ_OK && !art.plan.warp_spec && art.plan.why_not_specialized &&
                strstr(art.gpu.ptx, ".reqntid 256"),
            "the default with pointer tiles: the plain kernel, and why");
-    if (st == TJ_OK)
-        tjj_artifact_free(&art);
+    tjj_artifact_free(&art);
 }
 
 /* A launch that passed one buffer for several pointers: C may be A or B,
@@ -305,8 +299,7 @@ static void persistent(void)
             tap_ok(st == TJ_OK && art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 384") &&
                        count(art.gpu.ptx, "cp.async.bulk.tensor") == 10,
                    "persistent, sm_90a: warp-specialized, the producer walking the tiles too (10 TMA copies)");
-        if (st == TJ_OK)
-            tjj_artifact_free(&art);
+        tjj_artifact_free(&art);
     }
 }
 
