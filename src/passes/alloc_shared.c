@@ -272,10 +272,11 @@ static void ring_span(const tji_func *fn, int ring, const int32_t *pos, int32_t 
         }
         if (outer < 0)
             continue;
+        int32_t end = pos[outer] + nested_ops(fn, outer);
         if (pos[outer] < *first)
             *first = pos[outer];
-        if (pos[outer] + nested_ops(fn, outer) > *last)
-            *last = pos[outer] + nested_ops(fn, outer);
+        if (end > *last)
+            *last = end;
     }
 }
 

@@ -443,18 +443,15 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
         uint32_t box[2];
         int nboxes;
         tjp_tma_box(R, tji_typeof(fn, v), box, &nboxes);
+        tjs_buf_printf(b, "    copies: TMA (cp.async.bulk.tensor) from tensor map %d, %d box%s of %u x %u, ",
+                       R->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1]);
         if (plan->warp_spec)
-            tjs_buf_printf(b, "    copies: TMA (cp.async.bulk.tensor) from tensor map %d, %d box%s of %u x %u, "
-                              "the producer warp issuing once the slot's empty mbarrier (at byte %llu) says "
-                              "the consumers are done with it, completed on its full mbarrier (at byte %llu)\n",
-                           R->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1],
-                           (unsigned long long)(R->barriers + 8 * (uint64_t)R->slots),
-                           (unsigned long long)R->barriers);
+            tjs_buf_printf(b, "the producer warp issuing once the slot's empty mbarrier (at byte %llu) says "
+                              "the consumers are done with it, completed on its full mbarrier",
+                           (unsigned long long)tjp_ring_empty_barriers(R));
         else
-            tjs_buf_printf(b, "    copies: TMA (cp.async.bulk.tensor) from tensor map %d, %d box%s of %u x %u, "
-                              "thread 0 issuing, completed on the slot's mbarrier (at byte %llu)\n",
-                           R->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1],
-                           (unsigned long long)R->barriers);
+            tjs_buf_printf(b, "thread 0 issuing, completed on the slot's mbarrier");
+        tjs_buf_printf(b, " (at byte %llu)\n", (unsigned long long)R->barriers);
     } else if (copy) {
         int vector = plan->vector && i < plan->nops ? plan->vector[i] : 1;
         tjs_buf_printf(b, "    copies: cp.async of up to %d bytes per thread and vector%s\n", vector * R->elem_bytes,

@@ -460,6 +460,11 @@ typedef struct tjp_ring {
     uint64_t offset, slot_bytes;
     int32_t op;               /* an op of the ring, for errors */
 } tjp_ring;
+/* Byte offset of ring R's "empty" mbarriers (after its "full" ones). */
+static inline uint64_t tjp_ring_empty_barriers(const tjp_ring *R)
+{
+    return R->barriers + 8 * (uint64_t)R->slots;
+}
 
 /* barriers.c — where bar.sync goes, per op index (plan->barrier):
  *   TJP_BARRIER_BEFORE        before the op's global access: a load after

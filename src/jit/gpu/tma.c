@@ -92,7 +92,7 @@ static LLVMValueRef barrier_of(codegen *c, const tjp_ring *R, LLVMValueRef slot)
 
 LLVMValueRef tjj_gpu_tma_empty_barrier(codegen *c, const tjp_ring *R, LLVMValueRef slot)
 {
-    return shared_address(c, R->barriers + 8 * (uint64_t)R->slots, LLVMBuildMul(c->g.b, slot, c_i32(c, 8), ""));
+    return shared_address(c, tjp_ring_empty_barriers(R), LLVMBuildMul(c->g.b, slot, c_i32(c, 8), ""));
 }
 
 void tjj_gpu_tma_setup(codegen *c)
