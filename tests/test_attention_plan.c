@@ -35,6 +35,7 @@
 #include "jit/runtime/ptxas.h"
 #include "passes/passes.h"
 #include "tap.h"
+#include "testlib.h"
 #include "tjit.h"
 #include "../samples/attention_kernel.h"
 
@@ -167,14 +168,6 @@ static void plans(const config *k)
            k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full", mma, dots, conv);
 }
 
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
-
 /* The PTX for sm_90a (wgmma) and sm_80 (mma.sync), each through ptxas
  * where make check gives one. */
 static void ptx(const config *k)
@@ -194,9 +187,9 @@ static void ptx(const config *k)
         const char *p = st == TJ_OK ? art.gpu.ptx : "";
         /* per loop: D/16 steps of Q K^T and BN/16 of P V, per 64-row block of a warpgroup */
         int blocks = (int)(k->bm / (k->warps / 4) / 64), wg = 2 * blocks * (int)(k->d / 16 + k->bn / 16);
-        int ok = st == TJ_OK && (t ? count(p, "mma.sync.aligned.m16n8k16") > 0 && !count(p, "wgmma")
-                                   : count(p, "wgmma.mma_async.sync.aligned.") == wg &&
-                                         count(p, "}, {%r") == wg && count(p, "wgmma.wait_group.sync.aligned 0;") == 4);
+        int ok = st == TJ_OK && (t ? tl_count(p, "mma.sync.aligned.m16n8k16") > 0 && !tl_count(p, "wgmma")
+                                   : tl_count(p, "wgmma.mma_async.sync.aligned.") == wg &&
+                                         tl_count(p, "}, {%r") == wg && tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 4);
         if (st != TJ_OK)
             tap_diag("%s", tj_last_error());
         tap_ok(ok, "%s PTX, attention %s d=%lld %s %lldx%lld %d warps: %s%s", t ? "sm_80" : "sm_90a",

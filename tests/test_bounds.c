@@ -601,14 +601,6 @@ static void test_modes(void)
     tj_buffer_free(dev, bo);
 }
 
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
-
 /* The PTX of the checked kernel has the checks, the unchecked one not. */
 static void test_ptx(void)
 {
@@ -629,16 +621,16 @@ static void test_ptx(void)
         return;
     }
     /* parameters x, out, start, the record; checked: x's and out's sizes */
-    int params[2] = {count(ptx[0], ".param ."), count(ptx[1], ".param .")};
-    int cas[2] = {count(ptx[0], "atom."), count(ptx[1], "atom.")};
+    int params[2] = {tl_count(ptx[0], ".param ."), tl_count(ptx[1], ".param .")};
+    int cas[2] = {tl_count(ptx[0], "atom."), tl_count(ptx[1], "atom.")};
     tap_ok(params[0] == 4 && params[1] == 6, "PTX parameters: unchecked %d (4), checked %d (6)", params[0],
            params[1]);
     tap_ok(cas[0] == 0 && cas[1] > 0 && strstr(ptx[1], "cas"),
            "the checked PTX records a violation by compare-and-swap (%d atom.), the unchecked has none (%d)",
            cas[1], cas[0]);
-    tap_ok(count(ptx[1], "setp.") > count(ptx[0], "setp.") && count(ptx[1], "@%p") > count(ptx[0], "@%p"),
+    tap_ok(tl_count(ptx[1], "setp.") > tl_count(ptx[0], "setp.") && tl_count(ptx[1], "@%p") > tl_count(ptx[0], "@%p"),
            "the checked PTX compares addresses and predicates its accesses (setp %d vs %d)",
-           count(ptx[1], "setp."), count(ptx[0], "setp."));
+           tl_count(ptx[1], "setp."), tl_count(ptx[0], "setp."));
     free(ptx[0]), free(ptx[1]);
 }
 

@@ -22,6 +22,7 @@
 #include "jit/pipeline.h"
 #include "passes/passes.h"
 #include "tap.h"
+#include "testlib.h"
 
 static int vadd_load_line, transpose_store_line;
 
@@ -93,14 +94,6 @@ static char *explain(const tj_kernel *k, int64_t c)
     return text;
 }
 
-static int count(const char *text, const char *needle)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
 /* The text names "test_explain.c:LINE". */
 static int names_line(const char *text, int line)
 {
@@ -118,8 +111,8 @@ static void test_public_api(void)
                      TJ_ARG_I32(1 << 20)};
     char *text = NULL;
     tj_status st = tj_kernel_explain(vadd, args, 4, &block, 1, 4, &text);
-    tap_ok(st == TJ_OK && count(text, "vector: 4 element(s) = 16 bytes") == 3 &&
-               count(text, "sectors per warp request: 16 (minimum possible 16)") == 3,
+    tap_ok(st == TJ_OK && tl_count(text, "vector: 4 element(s) = 16 bytes") == 3 &&
+               tl_count(text, "sectors per warp request: 16 (minimum possible 16)") == 3,
            "tj_kernel_explain, vector add with n = 2^20: 16-byte vectors, 16 sectors per warp request, the minimum");
     if (text)
         tap_diag("%s", text);
@@ -127,22 +120,22 @@ static void test_public_api(void)
     text = NULL;
     args[3] = TJ_ARG_I32(1000);
     st = tj_kernel_explain(vadd, args, 4, &block, 1, 4, &text);
-    tap_ok(st == TJ_OK && count(text, "vector: 1 element(s) = 4 bytes") == 3 &&
-               count(text, "mask constancy 1)") == 3,
+    tap_ok(st == TJ_OK && tl_count(text, "vector: 1 element(s) = 4 bytes") == 3 &&
+               tl_count(text, "mask constancy 1)") == 3,
            "tj_kernel_explain, n = 1000: the mask allows 1 element per access");
     free(text);
     text = NULL;
     int64_t b = 64;
     st = tj_kernel_explain(transpose, NULL, 0, &b, 1, 4, &text);
-    tap_ok(st == TJ_OK && count(text, "convert (op") == 1 &&
-               count(text, "bank conflicts: none") == 2 && count(text, "bank conflicts: ") == 2,
+    tap_ok(st == TJ_OK && tl_count(text, "convert (op") == 1 &&
+               tl_count(text, "bank conflicts: none") == 2 && tl_count(text, "bank conflicts: ") == 2,
            "tj_kernel_explain, 64x64 transpose: one conversion, writes and reads free of bank conflicts");
     free(text);
     int64_t row = 4096;
     st = tj_kernel_explain(row_reduce, NULL, 0, &row, 1, 16, &text);
-    tap_ok(st == TJ_OK && count(text, "convert (op") == 0 &&
-               count(text, "partial results of 16 warps through shared memory, lane l reads part l % 16") == 2 &&
-               count(text, "shared reads (a part per lane): 1 wavefront(s) per warp request at worst (minimum 1); "
+    tap_ok(st == TJ_OK && tl_count(text, "convert (op") == 0 &&
+               tl_count(text, "partial results of 16 warps through shared memory, lane l reads part l % 16") == 2 &&
+               tl_count(text, "shared reads (a part per lane): 1 wavefront(s) per warp request at worst (minimum 1); "
                            "16 requests, 16 wavefronts (minimum 16); bank conflicts: none") == 2,
            "tj_kernel_explain, row sum and max at 16 warps: reduced where the load put the row (no "
            "conversion), a part per lane, one conflict-free read per warp");
@@ -166,15 +159,15 @@ int main(void)
     tap_ok(v != NULL, "vector add is explained");
     if (v) {
         tap_diag("%s", v);
-        tap_ok(count(v, "load (op") == 2 && count(v, "store (op") == 1,
+        tap_ok(tl_count(v, "load (op") == 2 && tl_count(v, "store (op") == 1,
                "vector add: two loads and one store explained");
-        tap_ok(count(v, "pointer: contiguous along dim 0") == 3,
+        tap_ok(tl_count(v, "pointer: contiguous along dim 0") == 3,
                "vector add: every access contiguous along dim 0");
-        tap_ok(count(v, "sectors per warp request: 4 (minimum possible 4)") == 3,
+        tap_ok(tl_count(v, "sectors per warp request: 4 (minimum possible 4)") == 3,
                "vector add: 4 sectors per warp request, minimum 4 (32 lanes x 4 bytes / 32)");
         tap_ok(names_line(v, vadd_load_line), "vector add: the load's source line (%d) is named",
                vadd_load_line);
-        tap_ok(count(v, "convert (op") == 0, "vector add: no conversion");
+        tap_ok(tl_count(v, "convert (op") == 0, "vector add: no conversion");
     } else {
         tap_skip(5, "no explanation");
     }
@@ -183,17 +176,17 @@ int main(void)
     tap_ok(t != NULL, "transpose is explained");
     if (t) {
         tap_diag("%s", t);
-        tap_ok(count(t, "convert (op") == 1, "transpose: one conversion");
-        tap_ok(count(t, "class: shared") == 1, "transpose: the conversion goes through shared memory");
+        tap_ok(tl_count(t, "convert (op") == 1, "transpose: one conversion");
+        tap_ok(tl_count(t, "class: shared") == 1, "transpose: the conversion goes through shared memory");
         tap_ok(names_line(t, transpose_store_line),
                "transpose: the store's source line (%d) is named", transpose_store_line);
-        tap_ok(count(t, "stride unknown") == 0 && count(t, "sectors per warp request: 4") == 2,
+        tap_ok(tl_count(t, "stride unknown") == 0 && tl_count(t, "sectors per warp request: 4") == 2,
                "transpose: each warp request reads one row run of 32 floats, 4 sectors");
-        tap_ok(count(t, "shared memory: 1 x 1024 elements of 4 bytes, swizzle: index ^= bit") == 1,
+        tap_ok(tl_count(t, "shared memory: 1 x 1024 elements of 4 bytes, swizzle: index ^= bit") == 1,
                "transpose: the shared buffer's swizzle is shown");
-        tap_ok(count(t, "shared writes: 1 wavefront(s) per warp request at worst (minimum 1); "
+        tap_ok(tl_count(t, "shared writes: 1 wavefront(s) per warp request at worst (minimum 1); "
                         "32 requests, 32 wavefronts (minimum 32); bank conflicts: none") == 1 &&
-                   count(t, "shared reads: 1 wavefront(s) per warp request at worst (minimum 1); "
+                   tl_count(t, "shared reads: 1 wavefront(s) per warp request at worst (minimum 1); "
                             "32 requests, 32 wavefronts (minimum 32); bank conflicts: none") == 1,
                "transpose: writes and reads through shared memory without bank conflicts, "
                "1 wavefront per warp request");
@@ -202,11 +195,11 @@ int main(void)
     }
 
     char *s = explain(sums_and_scan, 64);
-    tap_ok(s && count(s, "reduce (op") == 1 && count(s, "partial results of 4 warps through shared memory") == 1 &&
-               count(s, "shared memory: 4 x 64 elements of 4 bytes") == 1 &&
-               count(s, "shared reads (of each part): ") == 1 && count(s, "cumsum (op") == 1 &&
-               count(s, "bank conflicts: none") >= 4 &&
-               count(s, "bank conflicts: none") == count(s, "bank conflicts: "),
+    tap_ok(s && tl_count(s, "reduce (op") == 1 && tl_count(s, "partial results of 4 warps through shared memory") == 1 &&
+               tl_count(s, "shared memory: 4 x 64 elements of 4 bytes") == 1 &&
+               tl_count(s, "shared reads (of each part): ") == 1 && tl_count(s, "cumsum (op") == 1 &&
+               tl_count(s, "bank conflicts: none") >= 4 &&
+               tl_count(s, "bank conflicts: none") == tl_count(s, "bank conflicts: "),
            "column sums and a prefix sum: their shared-memory steps are shown, without bank conflicts");
     if (s)
         tap_diag("%s", s);

@@ -43,6 +43,7 @@
 #include "jit/pipeline.h"
 #include "jit/runtime/ptxas.h"
 #include "tap.h"
+#include "testlib.h"
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
@@ -51,14 +52,6 @@ MATMUL_TUTORIAL_KERNEL(tutorial_matmul_f16, f16, f16, f16, TJ_F16, TJ_PRECISION_
 
 /* A buffer argument that is only a slot: compiles without launches look up no handle. */
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
 
 /* A launch's arguments for these sizes (row-major A and C; B row-major,
  * or for NT stored N x K and read through its strides), and their
@@ -114,8 +107,8 @@ static const char *b_read(int nt) { return nt ? "x4 (stored transposed)" : "x4.t
 
 static int ldmatrix_as_expected(const char *ptx, int nt)
 {
-    int plain = count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
-    int trans = count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+    int plain = tl_count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+    int trans = tl_count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
     return nt ? plain > 0 && trans == 0 : plain > 0 && trans > 0;
 }
 
@@ -123,10 +116,10 @@ static void unpipelined(int nt)
 {
     char *ptx = ptx_of(4096, 1, nt);
     const char *p = nt ? "NT" : "NN";
-    tap_ok(ptx && count(ptx, "ld.global.b16") == 0 && count(ptx, "ld.global.v4.b32") >= 2,
+    tap_ok(ptx && tl_count(ptx, "ld.global.b16") == 0 && tl_count(ptx, "ld.global.v4.b32") >= 2,
            "%s, num_stages 1: A and B load 16-byte vectors (ld.global.b16: %d)", p,
-           ptx ? count(ptx, "ld.global.b16") : -1);
-    int b16 = ptx ? count(ptx, "st.shared.b16") + count(ptx, "ld.shared.b16") : -1;
+           ptx ? tl_count(ptx, "ld.global.b16") : -1);
+    int b16 = ptx ? tl_count(ptx, "st.shared.b16") + tl_count(ptx, "ld.shared.b16") : -1;
     tap_ok(ptx && b16 == 0 && ldmatrix_as_expected(ptx, nt),
            "%s, num_stages 1: A read by ldmatrix.x4, B by ldmatrix.%s, no 16-bit shared accesses (%d)", p,
            b_read(nt), b16);
@@ -137,10 +130,10 @@ static void pipelined(int nt)
 {
     char *ptx = ptx_of(4096, 3, nt);
     const char *p = nt ? "NT" : "NN";
-    int copies16 = ptx ? count(ptx, "cp.async.cg.shared.global") : 0;
-    tap_ok(ptx && copies16 > 0 && count(ptx, "cp.async.ca.") == 0 && count(ptx, "st.shared.b16") == 0,
+    int copies16 = ptx ? tl_count(ptx, "cp.async.cg.shared.global") : 0;
+    tap_ok(ptx && copies16 > 0 && tl_count(ptx, "cp.async.ca.") == 0 && tl_count(ptx, "st.shared.b16") == 0,
            "%s, num_stages 3: every copy a 16-byte cp.async.cg (%d), none element by element", p, copies16);
-    int b16 = ptx ? count(ptx, "ld.shared.b16") + count(ptx, "ld.shared.u16") : -1;
+    int b16 = ptx ? tl_count(ptx, "ld.shared.b16") + tl_count(ptx, "ld.shared.u16") : -1;
     tap_ok(ptx && b16 == 0 && ldmatrix_as_expected(ptx, nt),
            "%s, num_stages 3: the rings are read by ldmatrix (A x4, B %s), no 16-bit shared loads (%d)", p,
            b_read(nt), b16);
@@ -171,8 +164,8 @@ static void pipelined(int nt)
            p, offset, ldm);
     /* the f32 epilogue: the accumulator's pairs written as 8 bytes, the
      * store's 16-byte vectors read back whole */
-    int v2 = ptx ? count(ptx, "st.shared.v2.b32") : 0, v4 = ptx ? count(ptx, "ld.shared.v4.b32") : 0;
-    int scalar = ptx ? count(ptx, "st.shared.b32") + count(ptx, "ld.shared.b32") : -1;
+    int v2 = ptx ? tl_count(ptx, "st.shared.v2.b32") : 0, v4 = ptx ? tl_count(ptx, "ld.shared.v4.b32") : 0;
+    int scalar = ptx ? tl_count(ptx, "st.shared.b32") + tl_count(ptx, "ld.shared.b32") : -1;
     tap_ok(ptx && v2 > 0 && v4 > 0 && scalar == 0,
            "%s, num_stages 3: the epilogue's conversion writes st.shared.v2 (%d) and reads ld.shared.v4 (%d), "
            "no 4-byte shared accesses (%d)", p, v2, v4, scalar);
@@ -182,9 +175,9 @@ static void pipelined(int nt)
 static void ragged_columns(void)
 {
     char *ptx = ptx_of(1000, 1, 0);
-    tap_ok(ptx && count(ptx, "ld.global.b16") > 0,
+    tap_ok(ptx && tl_count(ptx, "ld.global.b16") > 0,
            "N = 1000: the wrapped columns may break anywhere, so B loads elements (%d ld.global.b16)",
-           ptx ? count(ptx, "ld.global.b16") : -1);
+           ptx ? tl_count(ptx, "ld.global.b16") : -1);
     free(ptx);
 }
 
@@ -245,7 +238,7 @@ static void rings_explained(void)
     launch_args(4096, 4096, 4096, 0, args);
     char *text = NULL;
     tj_status st = tj_kernel_explain(tutorial_matmul, args, 12, consts, 4, 4, &text);
-    int copies = text ? count(text, "async copy (op") : 0, reads = text ? count(text, "ring read (op") : 0;
+    int copies = text ? tl_count(text, "async copy (op") : 0, reads = text ? tl_count(text, "ring read (op") : 0;
     tap_ok(st == TJ_OK && copies >= 4 && reads == 2 &&
                strstr(text, "shared reads: ldmatrix.sync.aligned.m8n8.x4.trans.b16") &&
                !strstr(text, "bank conflicts: some"),

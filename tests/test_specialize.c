@@ -163,14 +163,6 @@ static char *ptx_for(const tj_kernel *k, int32_t n, int64_t c0)
 
 static int has(const char *ptx, const char *what) { return ptx && strstr(ptx, what) != NULL; }
 
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; p && (p = strstr(p, what)); p += strlen(what))
-        n++;
-    return n;
-}
-
 static void test_ptx(void)
 {
     char *p1024 = ptx_for(vadd, 1024, BLOCK), *p1000 = ptx_for(vadd, 1000, BLOCK);
@@ -216,9 +208,9 @@ static void test_ptx(void)
     /* Without the hint: idx in one vector, x in 4 scalar loads a thread.
      * With it: x in one vector, of which only idx's first element is
      * needed (LLVM drops the other three idx loads). */
-    tap_ok(count(plain_g, "ld.global.b32") == 4 && count(plain_g, "ld.global.v4.") == 1,
+    tap_ok(tl_count(plain_g, "ld.global.b32") == 4 && tl_count(plain_g, "ld.global.v4.") == 1,
            "gather without hints: scalar loads of x");
-    tap_ok(count(hinted_g, "ld.global.v4.") == 1 && count(hinted_g, "ld.global.b32") == 1,
+    tap_ok(tl_count(hinted_g, "ld.global.v4.") == 1 && tl_count(hinted_g, "ld.global.b32") == 1,
            "gather with tj_max_contiguous(tj_multiple_of(ix, 4), 4): 16-byte loads of x");
     free(plain_g), free(hinted_g);
 }

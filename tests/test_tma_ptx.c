@@ -38,6 +38,7 @@
 #include "jit/pipeline.h"
 #include "jit/runtime/ptxas.h"
 #include "tap.h"
+#include "testlib.h"
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
@@ -54,14 +55,6 @@ TJ_KERNEL(bp_copy, TJ_PARAMS(TJ_PTR(src, f16), TJ_PTR(dst, f16), TJ_SCALAR(M, i3
 }
 
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
 
 static uint64_t spec_of(int32_t m, int32_t n, int32_t k)
 {
@@ -103,16 +96,16 @@ static void both_by_tma(void)
     tjj_artifact art;
     int ok = compile(4096, 90, 1, 0, &art);
     const char *ptx = ok ? art.gpu.ptx : "";
-    tap_ok(ok && count(ptx, "cp.async.bulk.tensor.2d") == 15 && !count(ptx, "cp.async.cg") &&
-               !count(ptx, "cp.async.ca"),
+    tap_ok(ok && tl_count(ptx, "cp.async.bulk.tensor.2d") == 15 && !tl_count(ptx, "cp.async.cg") &&
+               !tl_count(ptx, "cp.async.ca"),
            "sm_90a, 4096^3: A and B by TMA (2 + 1 stages x (1 + 4) boxes), no cp.async (%d bulk copies)",
-           count(ptx, "cp.async.bulk.tensor.2d"));
-    tap_ok(ok && count(ptx, "mbarrier.try_wait.parity") == 2 && count(ptx, "mbarrier.init") == 8 &&
-               count(ptx, "mbarrier.arrive.expect_tx") == 6,
+           tl_count(ptx, "cp.async.bulk.tensor.2d"));
+    tap_ok(ok && tl_count(ptx, "mbarrier.try_wait.parity") == 2 && tl_count(ptx, "mbarrier.init") == 8 &&
+               tl_count(ptx, "mbarrier.arrive.expect_tx") == 6,
            "one wait per ring and iteration, 4 + 4 mbarriers set up, an expect_tx per copy");
-    tap_ok(ok && count(ptx, ".param .align 64 .b8") == 2 && count(ptx, "[128]") == 2,
+    tap_ok(ok && tl_count(ptx, ".param .align 64 .b8") == 2 && tl_count(ptx, "[128]") == 2,
            "two 128-byte, 64-byte aligned tensor-map parameters");
-    tap_ok(ok && count(ptx, "@p cp.async.bulk.tensor") == 15 && count(ptx, "wgmma.mma_async") > 0,
+    tap_ok(ok && tl_count(ptx, "@p cp.async.bulk.tensor") == 15 && tl_count(ptx, "wgmma.mma_async") > 0,
            "copies predicated (the warp stays converged for wgmma)");
     const tjj_tmap_info *m = ok && art.gpu.ntmaps == 2 ? art.gpu.tmaps : NULL;
     tap_ok(m && m[0].base_param == 0 && src_is(&m[0].shape[0], 3, 0) && src_is(&m[0].shape[1], 5, 0) &&
@@ -133,10 +126,10 @@ static void a_falls_back(void)
     tjj_artifact art;
     int ok = compile(1000, 90, 1, 0, &art);
     const char *ptx = ok ? art.gpu.ptx : "";
-    tap_ok(ok && count(ptx, "cp.async.bulk.tensor.2d") == 12 && count(ptx, "st.shared.b16") > 0 &&
+    tap_ok(ok && tl_count(ptx, "cp.async.bulk.tensor.2d") == 12 && tl_count(ptx, "st.shared.b16") > 0 &&
                art.gpu.ntmaps == 1 && art.gpu.tmaps[0].base_param == 1,
            "K = 1000 (A's row stride not known to be a multiple of 16): A copied by the threads, "
-           "B by TMA (%d bulk copies)", count(ptx, "cp.async.bulk.tensor.2d"));
+           "B by TMA (%d bulk copies)", tl_count(ptx, "cp.async.bulk.tensor.2d"));
     if (ok)
         tjj_artifact_free(&art);
 }
@@ -145,8 +138,8 @@ static void no_tma(int sm, int arch_specific, int fallback, const char *what)
 {
     tjj_artifact art;
     int ok = compile(4096, sm, arch_specific, fallback, &art);
-    tap_ok(ok && !count(art.gpu.ptx, "cp.async.bulk") && !count(art.gpu.ptx, "mbarrier") && !art.gpu.ntmaps &&
-               count(art.gpu.ptx, "cp.async.cg") > 0,
+    tap_ok(ok && !tl_count(art.gpu.ptx, "cp.async.bulk") && !tl_count(art.gpu.ptx, "mbarrier") && !art.gpu.ntmaps &&
+               tl_count(art.gpu.ptx, "cp.async.cg") > 0,
            "%s: no TMA, cp.async", what);
     if (ok)
         tjj_artifact_free(&art);
@@ -178,7 +171,7 @@ static void unpipelined_copy(void)
     int64_t consts[2] = {64, 64};
     char *ptx = NULL;
     tj_status st = tj_kernel_ptx_args(bp_copy, args, 4, consts, 2, "sm_90a", 4, &ptx);
-    tap_ok(st == TJ_OK && !count(ptx, "cp.async.bulk"), "a block copy (no dot) compiles for sm_90a, without TMA");
+    tap_ok(st == TJ_OK && !tl_count(ptx, "cp.async.bulk"), "a block copy (no dot) compiles for sm_90a, without TMA");
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     free(ptx);

@@ -38,6 +38,7 @@
 #include "jit/pipeline.h"
 #include "jit/runtime/ptxas.h"
 #include "tap.h"
+#include "testlib.h"
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
@@ -50,14 +51,6 @@ MATMUL_BODY_KERNEL(ptr_matmul, f16, f32, TJ_F32, matmul_tutorial_body)
 MATMUL_BODY_KERNEL(ps_matmul, f16, f16, TJ_F16, matmul_persistent_body)
 
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
 
 static tj_arg args4096[12];
 
@@ -167,19 +160,19 @@ static void ptx_8_warps(void)
     tj_status st = compile(bp_matmul, 90, 1, 8, TJ_WARP_SPECIALIZE_DEFAULT, &art);
     const char *p = st == TJ_OK ? art.gpu.ptx : "";
     tap_ok(st == TJ_OK && strstr(p, ".reqntid 384") && strstr(p, ".maxnreg 168") &&
-               count(p, "setmaxnreg.dec.sync.aligned.u32 40;") == 1 &&
-               count(p, "setmaxnreg.inc.sync.aligned.u32 232;") == 1 && art.gpu.producer_warps == 4,
+               tl_count(p, "setmaxnreg.dec.sync.aligned.u32 40;") == 1 &&
+               tl_count(p, "setmaxnreg.inc.sync.aligned.u32 232;") == 1 && art.gpu.producer_warps == 4,
            "PTX: 384 threads, a cap of 168 registers, setmaxnreg.dec 40 and .inc 232");
-    tap_ok(st == TJ_OK && count(p, "mbarrier.init.shared::cta.b64") == 16, /* 4 slots x 2 rings x 2 */
+    tap_ok(st == TJ_OK && tl_count(p, "mbarrier.init.shared::cta.b64") == 16, /* 4 slots x 2 rings x 2 */
            "PTX: full and empty mbarriers for 4 slots of both rings");
-    tap_ok(st == TJ_OK && count(p, "cp.async.bulk.tensor") == 15 && count(p, "mbarrier.arrive.expect_tx") == 6 &&
-               count(p, "cp.async.cg") == 0,
+    tap_ok(st == TJ_OK && tl_count(p, "cp.async.bulk.tensor") == 15 && tl_count(p, "mbarrier.arrive.expect_tx") == 6 &&
+               tl_count(p, "cp.async.cg") == 0,
            "PTX: the same 15 TMA copies (6 arrivals with their bytes), no cp.async");
-    tap_ok(st == TJ_OK && count(p, "mbarrier.try_wait.parity") == 6 + 2 &&
-               count(p, "@p mbarrier.arrive.shared::cta.b64") == 4,
+    tap_ok(st == TJ_OK && tl_count(p, "mbarrier.try_wait.parity") == 6 + 2 &&
+               tl_count(p, "@p mbarrier.arrive.shared::cta.b64") == 4,
            "PTX: the producer waits on an empty barrier before each of its 6 arrivals, the consumers on 2 "
            "full ones; they release both rings after the loop's wgmma wait and after the loop");
-    tap_ok(st == TJ_OK && count(p, "bar.sync \t0;") == 1 && count(p, "bar.sync \t1, 256;") >= 1,
+    tap_ok(st == TJ_OK && tl_count(p, "bar.sync \t0;") == 1 && tl_count(p, "bar.sync \t1, 256;") >= 1,
            "PTX: one bar.sync 0 (the set-up's), the consumers' named barrier 1 of 256 threads after it");
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
@@ -228,7 +221,7 @@ static void not_specialized(void)
     tjj_artifact art;
     tj_status st = compile(bp_matmul, 90, 1, 8, TJ_WARP_SPECIALIZE_OFF, &art);
     tap_ok(st == TJ_OK && !art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 256") &&
-               !strstr(art.gpu.ptx, "setmaxnreg") && count(art.gpu.ptx, "bar.sync \t0;") > 1 &&
+               !strstr(art.gpu.ptx, "setmaxnreg") && tl_count(art.gpu.ptx, "bar.sync \t0;") > 1 &&
                art.gpu.producer_warps == 0,
            "TJ_WARP_SPECIALIZE_OFF: 256 threads, the loop's bar.sync 0, no setmaxnreg");
     tjj_artifact_free(&art);
@@ -297,7 +290,7 @@ static void persistent(void)
             tap_diag("%s", tj_last_error());
         if (t == 2)
             tap_ok(st == TJ_OK && art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 384") &&
-                       count(art.gpu.ptx, "cp.async.bulk.tensor") == 10,
+                       tl_count(art.gpu.ptx, "cp.async.bulk.tensor") == 10,
                    "persistent, sm_90a: warp-specialized, the producer walking the tiles too (10 TMA copies)");
         tjj_artifact_free(&art);
     }

@@ -39,6 +39,7 @@
 #include "jit/runtime/ptxas.h"
 #include "passes/passes.h"
 #include "tap.h"
+#include "testlib.h"
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
@@ -320,14 +321,6 @@ static void explained(void)
 
 /* --- the PTX ---------------------------------------------------------------------------- */
 
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
-        n++;
-    return n;
-}
-
 static void ptx(const config *k)
 {
     int eb = elem_bytes_of(k);
@@ -346,10 +339,10 @@ static void ptx(const config *k)
     char shape[48];
     snprintf(shape, sizeof shape, "m64n%lldk%d.f32.%s", (long long)(k->bn < 256 ? k->bn : 256), 32 / eb,
              k->in == IN_TF32 ? "tf32.tf32" : k->in == IN_FP8 ? "e4m3.e5m2" : "f16.f16");
-    int ok = st == TJ_OK && count(p, "wgmma.mma_async.sync.aligned.") == instr && count(p, shape) == instr &&
-             count(p, "wgmma.wait_group.sync.aligned 1;") == 1 && count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
-             count(p, "fence.proxy.async.shared::cta") >= 1 && !count(p, "ldmatrix") && count(p, "cp.async.cg") >= 2 &&
-             (!k->c_f16 || (count(p, "cvt.rn.f16x2.f32") && !count(p, "cvt.rn.f16.f32")));
+    int ok = st == TJ_OK && tl_count(p, "wgmma.mma_async.sync.aligned.") == instr && tl_count(p, shape) == instr &&
+             tl_count(p, "wgmma.wait_group.sync.aligned 1;") == 1 && tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
+             tl_count(p, "fence.proxy.async.shared::cta") >= 1 && !tl_count(p, "ldmatrix") && tl_count(p, "cp.async.cg") >= 2 &&
+             (!k->c_f16 || (tl_count(p, "cvt.rn.f16x2.f32") && !tl_count(p, "cvt.rn.f16.f32")));
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, wait_group 1 in the loop and 0 "

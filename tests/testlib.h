@@ -43,6 +43,16 @@
            tj_expand_dims(TL_TILE_IDX(R, C), 0))
 #define TL_IDX(B_, R, C) (B_ > 1 ? TL_BATCH_IDX(B_, R, C) : TL_TILE_IDX(R, C))
 
+/* How many times `what` occurs in text (NULL: none): counting
+ * instructions in a kernel's PTX or lines of an explainer's text. */
+static inline int tl_count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; p && (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
 /* ---- random numbers ------------------------------------------------------ */
 
 static inline uint64_t *tl__rng(void)
