@@ -5,9 +5,10 @@
  * and torch's scaled_dot_product_attention (bench/triton_attention.py;
  * bench/gpu_attention.sh runs both and joins them).
  *
- * The kernel is samples/attention_kernel.h's. Problems (the issue's): Z =
- * 4, H = 32, N_CTX 4096 and 16384, head dim 64 and 128, f16, causal and
- * not; each in the configurations of CONFIGS (BM, BN, warps, stages), each
+ * The kernels are samples/attention_kernel.h's, with K and V as pointer
+ * tiles and as block pointers. Problems (the issue's): Z = 4, H = 32,
+ * N_CTX 4096 and 16384, head dim 64 and 128, f16, causal and not; each in
+ * the configurations of CONFIGS (BM, BN, warps, stages, kernel form), each
  * a record; the table keeps the best.
  *
  * Method, the same as triton_attention.py: Q, K, V random normal (one of
@@ -20,7 +21,7 @@
  * exit status is 1 when anything failed or computed a wrong result.
  *
  *     usage: gpu_attention [--runs N] [--warmup N] [--quick] [--device gpu|cpu]
- *     (--quick: N_CTX 1024 on two problems, one configuration)
+ *     (--quick: N_CTX 1024 on two problems, one configuration of each form)
  */
 #define _GNU_SOURCE /* unsetenv */
 #include <errno.h>
@@ -35,15 +36,19 @@
 #include "../samples/attention_kernel.h"
 
 ATTENTION_KERNEL(attention_f16, f16, TJ_F16)
+ATTENTION_BLOCK_PTR_KERNEL(attention_block_ptr_f16, f16, TJ_F16)
 
-enum { Z = 4, H = 32, CHECKED_ROWS = 64, NCONFIGS = 4 };
+enum { Z = 4, H = 32, CHECKED_ROWS = 64, NCONFIGS = 8 };
 
 typedef struct config {
     int bm, bn, warps, stages;
+    int block_ptrs; /* K and V by block pointers (TMA and a producer warpgroup on Hopper) */
 } config;
-/* The same list as triton_attention.py's. */
-static const config configs[NCONFIGS] = {{128, 64, 4, 3}, {128, 64, 8, 3}, {128, 128, 8, 3},
-                                         {64, 64, 4, 3}};
+/* Triton's list (triton_attention.py's), with K and V as pointer tiles
+ * and as block pointers. */
+static const config configs[NCONFIGS] = {{128, 64, 4, 3, 0},  {128, 64, 8, 3, 0}, {128, 128, 8, 3, 0},
+                                         {64, 64, 4, 3, 0},   {128, 64, 4, 3, 1}, {128, 64, 8, 3, 1},
+                                         {128, 128, 8, 3, 1}, {64, 64, 4, 3, 1}};
 
 typedef struct problem {
     int n_ctx, d, causal;
@@ -58,9 +63,9 @@ static void record_begin(const problem *p)
 {
     printf("{\"impl\":\"tjit\",\"what\":\"attention\",\"dtype\":\"f16\",\"n_ctx\":%d,"
            "\"head_dim\":%d,\"causal\":%s,\"z\":%d,\"h\":%d,"
-           "\"config\":\"%dx%d, %d warps, %d stages\"",
+           "\"config\":\"%dx%d, %d warps, %d stages%s\"",
            p->n_ctx, p->d, p->causal ? "true" : "false", Z, H, p->cfg.bm, p->cfg.bn, p->cfg.warps,
-           p->cfg.stages);
+           p->cfg.stages, p->cfg.block_ptrs ? ", K/V block pointers" : "");
 }
 
 static void record_end(void)
@@ -95,6 +100,9 @@ static tj_status launch(const void *problem_)
     tj_launch_cfg cfg = {.grid = {(p->n_ctx + p->cfg.bm - 1) / p->cfg.bm, Z * H},
                          .num_warps = p->cfg.warps, .num_stages = p->cfg.stages};
     const int stride_m = p->d, stride_h = p->n_ctx * p->d, stride_z = H * stride_h;
+    if (p->cfg.block_ptrs)
+        return attention_block_ptr_f16_launch(dev, &cfg, p->q, p->k, p->v, p->o, 1.0 / sqrt(p->d), H, p->n_ctx,
+                                              Z * H * p->n_ctx, p->cfg.bm, p->cfg.bn, p->d, p->causal);
     return attention_f16_launch(dev, &cfg, p->q, p->k, p->v, p->o, 1.0 / sqrt(p->d), H, p->n_ctx,
                                 stride_z, stride_h, stride_m, p->cfg.bm, p->cfg.bn, p->d,
                                 p->causal);
@@ -263,7 +271,9 @@ int main(int argc, char **argv)
             ok = record_error(&p, tj_failure(st));
             continue;
         }
-        for (size_t ci = 0; ci < (quick ? 1 : NCONFIGS); ci++) {
+        for (size_t ci = 0; ci < NCONFIGS; ci++) {
+            if (quick && ci % (NCONFIGS / 2))
+                continue;
             p.cfg = configs[ci];
             ok &= bench(&p, scores);
         }

@@ -15,7 +15,10 @@
  * exp2 is the instruction the GPU has. The kernel is in
  * attention_kernel.h, shared with the benchmark and a test.
  *
- * For f16 and bf16, head dims 64 and 128, causal and not, the sample checks
+ * K and V are read either by pointer tiles (any strides) or by block
+ * pointers over all heads' keys as one [Z * H * N_CTX, HEAD_DIM] tensor
+ * (contiguous tensors; on Hopper TMA copies, with a producer warpgroup).
+ * For both, f16 and bf16, head dims 64 and 128, causal and not, it checks
  * O against a C reference in double (sampled rows for long sequences;
  * tolerance: P is rounded to the input dtype before the second dot, as in
  * the tutorial, and O once more at the store) and prints TFLOP/s, counting
@@ -29,12 +32,15 @@
 
 ATTENTION_KERNEL(attention_f16, f16, TJ_F16)
 ATTENTION_KERNEL(attention_bf16, bf16, TJ_BF16)
+ATTENTION_BLOCK_PTR_KERNEL(attention_block_ptr_f16, f16, TJ_F16)
+ATTENTION_BLOCK_PTR_KERNEL(attention_block_ptr_bf16, bf16, TJ_BF16)
 
 typedef struct attention_problem {
     tj_device *dev;
     tj_dtype dtype; /* f16 or bf16: Q, K, V and O */
     int32_t z, h, n_ctx, d;
     int causal;
+    int block_ptrs; /* K and V by block pointers (attention_kernel.h) */
     int64_t bm, bn;
     int warps;
     tj_buffer q, k, v, o;
@@ -75,7 +81,14 @@ static void launch(void *problem)
                          .num_warps = p->warps};
     const double sm_scale = 1.0 / sqrt((double)p->d);
     const int32_t stride_m = p->d, stride_h = p->n_ctx * p->d, stride_z = p->h * stride_h;
-    if (p->dtype == TJ_F16)
+    const int32_t kv_rows = p->z * stride_z / p->d;
+    if (p->block_ptrs && p->dtype == TJ_F16)
+        CHECK(attention_block_ptr_f16_launch(p->dev, &cfg, p->q, p->k, p->v, p->o, sm_scale, p->h, p->n_ctx,
+                                             kv_rows, p->bm, p->bn, p->d, p->causal));
+    else if (p->block_ptrs)
+        CHECK(attention_block_ptr_bf16_launch(p->dev, &cfg, p->q, p->k, p->v, p->o, sm_scale, p->h, p->n_ctx,
+                                              kv_rows, p->bm, p->bn, p->d, p->causal));
+    else if (p->dtype == TJ_F16)
         CHECK(attention_f16_launch(p->dev, &cfg, p->q, p->k, p->v, p->o, sm_scale, p->h,
                                    p->n_ctx, stride_z, stride_h, stride_m, p->bm, p->bn, p->d,
                                    p->causal));
@@ -151,10 +164,11 @@ static int run(attention_problem *p)
 
     double seconds = median_seconds(p->dev, 10, launch, p);
     double flops = 4.0 * p->z * p->h * (double)p->n_ctx * p->n_ctx * p->d * (p->causal ? 0.5 : 1);
-    printf("%s  attention %s %s d=%d, %d x %d x %d, blocks %lld x %lld, %d warps: "
+    printf("%s  attention %s %s d=%d, K/V by %s, %d x %d x %d, blocks %lld x %lld, %d warps: "
            "%.3f TFLOP/s (%.3f ms, median of 10 runs)\n",
            ok ? "PASS" : "FAIL", p->dtype == TJ_F16 ? "f16" : "bf16",
-           p->causal ? "causal" : "full", p->d, p->z, p->h, p->n_ctx, (long long)p->bm,
+           p->causal ? "causal" : "full", p->d, p->block_ptrs ? "block pointers" : "pointer tiles", p->z,
+           p->h, p->n_ctx, (long long)p->bm,
            (long long)p->bn, p->warps, flops / seconds / 1e12, seconds * 1e3);
     tj_buffer bufs[4] = {p->q, p->k, p->v, p->o};
     for (int t = 0; t < 4; t++)
@@ -182,12 +196,13 @@ int main(int argc, char **argv)
     int ok = 1;
     for (int dt = 0; dt < 2; dt++)
         for (int d = 64; d <= 128; d *= 2)
-            for (int causal = 0; causal < 2; causal++) {
-                attention_problem p = {dev, dt == 0 ? TJ_F16 : TJ_BF16, (int32_t)z, (int32_t)h,
-                                       (int32_t)n_ctx, d, causal, .bm = 128, .bn = 64,
-                                       .warps = 8};
-                ok &= run(&p);
-            }
+            for (int causal = 0; causal < 2; causal++)
+                for (int block_ptrs = 0; block_ptrs < 2; block_ptrs++) {
+                    attention_problem p = {dev, dt == 0 ? TJ_F16 : TJ_BF16, (int32_t)z, (int32_t)h,
+                                           (int32_t)n_ctx, d, causal, block_ptrs, .bm = 128, .bn = 64,
+                                           .warps = 8};
+                    ok &= run(&p);
+                }
     tj_device_close(dev);
     return !ok;
 }

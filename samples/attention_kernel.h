@@ -25,6 +25,10 @@
  *     garbage);
  *   - not causal: every whole block (no mask), then at most one partial
  *     block at the end of the sequence, keys past N_CTX masked.
+ * With K and V by block pointers over every head's keys (the TMA form,
+ * ATTENTION_BLOCK_PTR_KERNEL), a block past N_CTX reads the next head's
+ * keys (or zeros past the tensor's end): finite where the inputs are, so
+ * their P = 0 still adds nothing.
  * Masked scores are -inf, which never wins the max and adds exp2(-inf) = 0;
  * every query row sees at least one key (its own position, or the first
  * key of the tail), so m stays finite. BM must be a multiple of BN (the
@@ -51,28 +55,60 @@ typedef enum attention_mask {
     ATTENTION_TAIL_MASK    /* key < N_CTX */
 } attention_mask;
 
-/* Folds the keys [lo, hi) of one (batch, head) pair into st, BN at a time. */
-static inline void attention_keys(attention_state *st, tj_val q, tj_val k_head, tj_val v_head,
-                                  tj_val stride_m, tj_val n_ctx, tj_val offs_m, tj_val lo,
-                                  tj_val hi, tj_val qk_scale, int64_t BM, int64_t BN, int64_t D,
-                                  tj_dtype dtype, attention_mask mask)
+/* Where a loop's K and V blocks come from: pointer tiles over one head
+ * (any strides; loads masked at N_CTX), or block pointers over the
+ * [rows, HEAD_DIM] tensor of every head's keys one after the other (TMA
+ * copies on Hopper; keys past N_CTX are the next head's, or zeros past the
+ * tensor's end, and masked in the scores). */
+typedef struct attention_kv {
+    int block_ptrs;
+    tj_val kt, v;     /* K^T [D, BN] and V [BN, D] of the first block */
+    tj_val stride_m;  /* pointer tiles: the key stride, in elements */
+} attention_kv;
+
+static inline attention_kv attention_kv_ptrs(tj_val k_head, tj_val v_head, tj_val stride_m, tj_val lo,
+                                             int64_t BN, int64_t D)
 {
-    tj_val offs_n = tj_arange(0, BN), offs_d = tj_arange(0, D);
-    /* K^T: [D, BN], key n of the block at column n. */
-    tj_val kt_ptrs = tj_add(k_head, tj_add(tj_expand_dims(offs_d, 1),
-                                           tj_mul(tj_expand_dims(tj_add(lo, offs_n), 0), stride_m)));
-    tj_val v_ptrs = tj_add(v_head, tj_add(tj_mul(tj_expand_dims(tj_add(lo, offs_n), 1), stride_m),
-                                          tj_expand_dims(offs_d, 0)));
-    tj_val acc = st->acc, m_i = st->m, l_i = st->l;
-    TJ_FOR(start_n, lo, hi, BN, &acc, &m_i, &l_i, &kt_ptrs, &v_ptrs) {
+    tj_val keys = tj_add(lo, tj_arange(0, BN)), offs_d = tj_arange(0, D);
+    return (attention_kv){
+        .kt = tj_add(k_head, tj_add(tj_expand_dims(offs_d, 1), tj_mul(tj_expand_dims(keys, 0), stride_m))),
+        .v = tj_add(v_head, tj_add(tj_mul(tj_expand_dims(keys, 1), stride_m), tj_expand_dims(offs_d, 0))),
+        .stride_m = stride_m};
+}
+
+/* Block pointers at key lo of the head whose first key is row head_row. */
+static inline attention_kv attention_kv_blocks(tj_val k, tj_val v, tj_val rows, tj_val head_row, tj_val lo,
+                                               int64_t BN, int64_t D)
+{
+    tj_val row = tj_add(head_row, lo);
+    return (attention_kv){
+        .block_ptrs = 1,
+        .kt = tj_make_block_ptr(k, TJ_VALS(D, rows), TJ_VALS(1, D), TJ_VALS(0, row), TJ_SHAPE(D, BN),
+                                TJ_SHAPE(0, 1)),
+        .v = tj_make_block_ptr(v, TJ_VALS(rows, D), TJ_VALS(D, 1), TJ_VALS(row, 0), TJ_SHAPE(BN, D),
+                               TJ_SHAPE(1, 0))};
+}
+
+/* Folds the keys [lo, hi) of one (batch, head) pair into st, BN at a time,
+ * kv at key lo. */
+static inline void attention_keys(attention_state *st, tj_val q, attention_kv kv, tj_val n_ctx, tj_val offs_m,
+                                  tj_val lo, tj_val hi, tj_val qk_scale, int64_t BM, int64_t BN, tj_dtype dtype,
+                                  attention_mask mask)
+{
+    tj_val offs_n = tj_arange(0, BN);
+    tj_val acc = st->acc, m_i = st->m, l_i = st->l, kt_at = kv.kt, v_at = kv.v;
+    TJ_FOR(start_n, lo, hi, BN, &acc, &m_i, &l_i, &kt_at, &v_at) {
         tj_val keys = tj_add(start_n, offs_n);
         tj_val kt, v;
-        if (mask != ATTENTION_NO_MASK) {
-            kt = tj_load(kt_ptrs, .mask = tj_lt(tj_expand_dims(keys, 0), n_ctx));
-            v = tj_load(v_ptrs, .mask = tj_lt(tj_expand_dims(keys, 1), n_ctx));
+        if (kv.block_ptrs) {
+            kt = tj_load(kt_at, .boundary_check = TJ_DIMS(0, 1));
+            v = tj_load(v_at, .boundary_check = TJ_DIMS(0, 1));
+        } else if (mask != ATTENTION_NO_MASK) {
+            kt = tj_load(kt_at, .mask = tj_lt(tj_expand_dims(keys, 0), n_ctx));
+            v = tj_load(v_at, .mask = tj_lt(tj_expand_dims(keys, 1), n_ctx));
         } else {
-            kt = tj_load(kt_ptrs);
-            v = tj_load(v_ptrs);
+            kt = tj_load(kt_at);
+            v = tj_load(v_at);
         }
         tj_val s = tj_dot(q, kt, tj_zeros(TJ_SHAPE(BM, BN), TJ_F32));
         tj_val m_new, shifted;
@@ -92,17 +128,27 @@ static inline void attention_keys(attention_state *st, tj_val q, tj_val k_head, 
         l_i = tj_add(tj_mul(l_i, alpha), tj_sum(p, 1));
         acc = tj_dot(tj_cast(p, dtype), v, tj_mul(acc, tj_expand_dims(alpha, 1)));
         m_i = m_new;
-        kt_ptrs = tj_add(kt_ptrs, tj_mul(stride_m, BN));
-        v_ptrs = tj_add(v_ptrs, tj_mul(stride_m, BN));
+        if (kv.block_ptrs) {
+            kt_at = tj_advance(kt_at, TJ_VALS(0, BN));
+            v_at = tj_advance(v_at, TJ_VALS(BN, 0));
+        } else {
+            kt_at = tj_add(kt_at, tj_mul(kv.stride_m, BN));
+            v_at = tj_add(v_at, tj_mul(kv.stride_m, BN));
+        }
     }
     st->acc = acc;
     st->m = m_i;
     st->l = l_i;
 }
 
+/* The kernel's body. kv_rows is TJ_NONE for K and V as pointer tiles
+ * over [Z, H, N_CTX, HEAD_DIM] of any strides; else Z * H * N_CTX, and the
+ * four tensors are contiguous (stride_m = HEAD_DIM, stride_h = N_CTX *
+ * HEAD_DIM, stride_z = H * stride_h) and K and V are read by block
+ * pointers over their [kv_rows, HEAD_DIM] view. */
 static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val sm_scale,
                                   tj_val H, tj_val n_ctx, tj_val stride_z, tj_val stride_h,
-                                  tj_val stride_m, int64_t BM, int64_t BN, int64_t D,
+                                  tj_val stride_m, tj_val kv_rows, int64_t BM, int64_t BN, int64_t D,
                                   int64_t causal, tj_dtype dtype)
 {
     tj_val start_m = tj_program_id(0), off_hz = tj_program_id(1);
@@ -120,20 +166,22 @@ static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val
         .m = tj_full(TJ_SHAPE(BM), tj_f32(-INFINITY), TJ_F32),
         .l = tj_zeros(TJ_SHAPE(BM), TJ_F32),
     };
-    tj_val k_head = tj_add(k, head), v_head = tj_add(v, head);
     tj_val diag = tj_mul(start_m, BM);
+    tj_val lo[2], hi[2];
+    attention_mask masks[2];
     if (causal) {
-        attention_keys(&st, q_block, k_head, v_head, stride_m, n_ctx, offs_m, tj_i32(0), diag,
-                       qk_scale, BM, BN, D, dtype, ATTENTION_NO_MASK);
-        attention_keys(&st, q_block, k_head, v_head, stride_m, n_ctx, offs_m, diag,
-                       tj_minimum(tj_add(diag, BM), n_ctx), qk_scale, BM, BN, D, dtype,
-                       ATTENTION_CAUSAL_MASK);
+        lo[0] = tj_i32(0), hi[0] = diag, masks[0] = ATTENTION_NO_MASK;
+        lo[1] = diag, hi[1] = tj_minimum(tj_add(diag, BM), n_ctx), masks[1] = ATTENTION_CAUSAL_MASK;
     } else {
         tj_val whole = tj_mul(tj_floordiv(n_ctx, BN), BN);
-        attention_keys(&st, q_block, k_head, v_head, stride_m, n_ctx, offs_m, tj_i32(0), whole,
-                       qk_scale, BM, BN, D, dtype, ATTENTION_NO_MASK);
-        attention_keys(&st, q_block, k_head, v_head, stride_m, n_ctx, offs_m, whole, n_ctx,
-                       qk_scale, BM, BN, D, dtype, ATTENTION_TAIL_MASK);
+        lo[0] = tj_i32(0), hi[0] = whole, masks[0] = ATTENTION_NO_MASK;
+        lo[1] = whole, hi[1] = n_ctx, masks[1] = ATTENTION_TAIL_MASK;
+    }
+    for (int part = 0; part < 2; part++) {
+        attention_kv kv = kv_rows.id ? attention_kv_blocks(k, v, kv_rows, tj_mul(off_hz, n_ctx), lo[part], BN, D)
+                                     : attention_kv_ptrs(tj_add(k, head), tj_add(v, head), stride_m, lo[part],
+                                                         BN, D);
+        attention_keys(&st, q_block, kv, n_ctx, offs_m, lo[part], hi[part], qk_scale, BM, BN, dtype, masks[part]);
     }
     tj_val out = tj_div(st.acc, tj_expand_dims(st.l, 1));
     tj_store(tj_add(tj_add(o, head), rows), tj_cast(out, dtype), .mask = row_ok);
@@ -148,8 +196,23 @@ static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val
                         TJ_SCALAR(stride_m, i32)),                                                 \
               TJ_CONSTS(BM, BN, HEAD_DIM, CAUSAL))                                                 \
     {                                                                                              \
-        attention_body(q, k, v, o, sm_scale, H, n_ctx, stride_z, stride_h, stride_m, BM, BN,      \
-                       HEAD_DIM, CAUSAL, dtype);                                                   \
+        attention_body(q, k, v, o, sm_scale, H, n_ctx, stride_z, stride_h, stride_m, TJ_NONE, BM, \
+                       BN, HEAD_DIM, CAUSAL, dtype);                                               \
+    }
+
+/* The same for contiguous tensors, K and V by block pointers (TMA on
+ * Hopper, as Triton's tutorial reads them through tensor descriptors):
+ * kv_rows = Z * H * N_CTX. */
+#define ATTENTION_BLOCK_PTR_KERNEL(name, dt, dtype)                                                \
+    TJ_KERNEL(name,                                                                                \
+              TJ_PARAMS(TJ_PTR(q, dt), TJ_PTR(k, dt), TJ_PTR(v, dt), TJ_PTR(o, dt),                \
+                        TJ_SCALAR(sm_scale, f32), TJ_SCALAR(H, i32), TJ_SCALAR(n_ctx, i32),        \
+                        TJ_SCALAR(kv_rows, i32)),                                                  \
+              TJ_CONSTS(BM, BN, HEAD_DIM, CAUSAL))                                                 \
+    {                                                                                              \
+        tj_val stride_h = tj_mul(n_ctx, HEAD_DIM);                                                 \
+        attention_body(q, k, v, o, sm_scale, H, n_ctx, tj_mul(H, stride_h), stride_h,             \
+                       tj_i32(HEAD_DIM), kv_rows, BM, BN, HEAD_DIM, CAUSAL, dtype);                \
     }
 
 #endif

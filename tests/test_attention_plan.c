@@ -23,7 +23,11 @@
  *  - the PTX for sm_90a has its wgmma.mma_async with register A
  *    fragments, and (where make check sets TJIT_PTXAS) ptxas assembles it
  *    and the sm_80 PTX without spills being reported as serialization
- *    (C7510-C7520 fail the check).
+ *    (C7510-C7520 fail the check);
+ *  - with K and V by block pointers (the TMA form), a producer warpgroup
+ *    fills the rings of both loops, and the second loop's rings are in
+ *    the families of the first's (alloc_shared.c): one set of bytes and
+ *    mbarriers per tensor.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,8 @@
 
 ATTENTION_KERNEL(attention_f16, f16, TJ_F16)
 ATTENTION_KERNEL(attention_bf16, bf16, TJ_BF16)
+ATTENTION_BLOCK_PTR_KERNEL(attention_block_ptr_f16, f16, TJ_F16)
+ATTENTION_BLOCK_PTR_KERNEL(attention_block_ptr_bf16, bf16, TJ_BF16)
 
 /* --- the register A operand ------------------------------------------------------ */
 
@@ -96,11 +102,19 @@ typedef struct config {
     int64_t bm, bn, d;
     int causal, warps;
     int bf16;
+    int block_ptrs; /* K and V by block pointers (ATTENTION_BLOCK_PTR_KERNEL) */
 } config;
 
 enum { N_CTX = 4096, HEADS = 32 };
 
-static const tj_kernel *kernel_of(const config *k) { return k->bf16 ? attention_bf16 : attention_f16; }
+static const tj_kernel *kernel_of(const config *k)
+{
+    if (k->block_ptrs)
+        return k->bf16 ? attention_block_ptr_bf16 : attention_block_ptr_f16;
+    return k->bf16 ? attention_bf16 : attention_f16;
+}
+
+static const char *form_of(const config *k) { return k->block_ptrs ? ", K/V block pointers" : ""; }
 
 /* The kernel built as a launch on Z = 4, H = 32, N_CTX = 4096 would: its
  * program and specialization key. */
@@ -110,10 +124,15 @@ static tj_status build(const config *k, tji_func **fn, uint64_t *spec)
     tj_arg args[10] = {TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}),
                        TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_F32(0.125), TJ_ARG_I32(HEADS), TJ_ARG_I32(N_CTX),
                        TJ_ARG_I32(HEADS * N_CTX * d), TJ_ARG_I32(N_CTX * d), TJ_ARG_I32(d)};
+    int nargs = 10;
+    if (k->block_ptrs) { /* kv_rows = Z * H * N_CTX after n_ctx */
+        args[7] = TJ_ARG_I32(4 * HEADS * N_CTX);
+        nargs = 8;
+    }
     tjf_value values[10];
     int64_t consts[4] = {k->bm, k->bn, k->d, k->causal};
     *fn = NULL;
-    tj_status st = tjf_check_args(kernel_of(k), args, 10, values);
+    tj_status st = tjf_check_args(kernel_of(k), args, nargs, values);
     if (st == TJ_OK)
         st = tji_build(kernel_of(k), consts, 4, fn);
     *spec = st == TJ_OK ? tjf_spec_key(kernel_of(k), values) | tjj_spec_of_buffers(kernel_of(k)) : 0;
@@ -159,13 +178,13 @@ static void plans(const config *k)
 {
     int conv, wg, mma, dots;
     int ok = plan_counts(k, 90, 1, &conv, &wg, &mma, &dots) && dots == 4 && wg == 4 && conv == 0;
-    tap_ok(ok, "sm_90a attention %s d=%lld %s, %lldx%lld, %d warps: %d of %d dots wgmma with A in registers, "
+    tap_ok(ok, "sm_90a attention %s d=%lld %s%s, %lldx%lld, %d warps: %d of %d dots wgmma with A in registers, "
            "%d conversions in the loops that move data", k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full",
-           (long long)k->bm, (long long)k->bn, k->warps, wg, dots, conv);
+           form_of(k), (long long)k->bm, (long long)k->bn, k->warps, wg, dots, conv);
     ok = plan_counts(k, 80, 0, &conv, &wg, &mma, &dots) && dots == 4 && mma == 4 && conv == 0;
-    tap_ok(ok, "sm_80 attention %s d=%lld %s: %d of %d dots mma.sync split over M alone, %d conversions in the loops "
-           "that move data",
-           k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full", mma, dots, conv);
+    tap_ok(ok, "sm_80 attention %s d=%lld %s%s: %d of %d dots mma.sync split over M alone, %d conversions in the "
+           "loops that move data",
+           k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full", form_of(k), mma, dots, conv);
 }
 
 /* The PTX for sm_90a (wgmma) and sm_80 (mma.sync), each through ptxas
@@ -192,8 +211,8 @@ static void ptx(const config *k)
                                          tl_count(p, "}, {%r") == wg && tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 4);
         if (st != TJ_OK)
             tap_diag("%s", tj_last_error());
-        tap_ok(ok, "%s PTX, attention %s d=%lld %s %lldx%lld %d warps: %s%s", t ? "sm_80" : "sm_90a",
-               k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full", (long long)k->bm,
+        tap_ok(ok, "%s PTX, attention %s d=%lld %s%s %lldx%lld %d warps: %s%s", t ? "sm_80" : "sm_90a",
+               k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full", form_of(k), (long long)k->bm,
                (long long)k->bn, k->warps, t ? "mma.sync, no wgmma" : "wgmma.mma_async with register A, each waited for",
                tjj_ptxas_path() ? "; ptxas assembles it and reports no serialization" : "");
         if (fn)
@@ -202,16 +221,77 @@ static void ptx(const config *k)
     }
 }
 
+/* With K and V by block pointers, on sm_90a: every ring a TMA ring, a
+ * producer warpgroup for both loops, each ring of the second loop in the
+ * family of the first loop's ring of the same tensor (the same bytes and
+ * mbarriers: the producer's fills of the second loop follow the first's
+ * slot by slot); and its PTX initializes the mbarriers of the two
+ * families only, full and empty per slot. */
+static void specialized(const config *k)
+{
+    tji_func *fn = NULL;
+    tjj_gpu_planned out = {0};
+    uint64_t spec;
+    int ok = build(k, &fn, &spec) == TJ_OK &&
+             tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = k->warps, .spec = spec,
+                                                .num_stages = 3},
+                          &out) == TJ_OK;
+    const tjp_layout_plan *p = &out.plan;
+    int rings = 0, tma = 0, joined = 0, slots = 0;
+    for (int r = 0; ok && r < p->nrings; r++) {
+        const tjp_ring *R = &p->rings[r], *F = &p->rings[R->family];
+        rings += R->op >= 0;
+        tma += R->op >= 0 && R->tma;
+        joined += R->family != r && R->family == r - 2 && F->offset == R->offset && F->barriers == R->barriers;
+        slots = R->slots;
+    }
+    ok = ok && p->warp_spec && p->warp_spec->nloops == 2 && rings == 4 && tma == 4 && joined == 2;
+    tap_ok(ok, "sm_90a attention %s d=%lld %s%s %lldx%lld %d warps: %d TMA rings of %d, %d in the family of the "
+           "first loop's ring of their tensor, a producer for %d loops%s%s",
+           k->bf16 ? "bf16" : "f16", (long long)k->d, k->causal ? "causal" : "full", form_of(k), (long long)k->bm,
+           (long long)k->bn, k->warps, tma, rings, joined, p->warp_spec ? p->warp_spec->nloops : 0,
+           p->warp_spec ? "" : ": ", p->warp_spec ? "" : p->why_not_specialized ? p->why_not_specialized : "?");
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+
+    tjj_artifact art = {0};
+    tj_status st = build(k, &fn, &spec);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = k->warps,
+                                                   .spec = spec, .num_stages = 3},
+                             &art);
+    const char *text = st == TJ_OK ? art.gpu.ptx : "";
+    int inits = tl_count(text, "mbarrier.init.shared::cta.b64");
+    /* 8 consumer warps and a producer warpgroup: 384 threads, 168 registers at entry */
+    int moves_regs = k->warps == 8;
+    tap_ok(st == TJ_OK && inits == 2 * 2 * slots && tl_count(text, "setmaxnreg.inc") == moves_regs &&
+               !tl_count(text, "cp.async.cg"),
+           "its PTX: %d mbarrier.init (2 families x %d slots x full and empty), %s, no cp.async", inits, slots,
+           moves_regs ? "setmaxnreg" : "no setmaxnreg (256 threads have 255 registers each)");
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    if (fn)
+        tjj_artifact_free(&art);
+    tji_func_free(fn);
+}
+
 int main(void)
 {
-    static const config cs[] = {{128, 64, 64, 0, 8, 0}, {128, 64, 128, 1, 8, 0}, {128, 64, 64, 1, 4, 1},
-                                {128, 128, 64, 0, 8, 1}};
+    static const config cs[] = {{128, 64, 64, 0, 8, 0, 0},  {128, 64, 128, 1, 8, 0, 0}, {128, 64, 64, 1, 4, 1, 0},
+                                {128, 128, 64, 0, 8, 1, 0}, {128, 64, 64, 0, 8, 0, 1},  {128, 128, 128, 1, 8, 1, 1},
+                                {128, 64, 64, 0, 4, 0, 1}};
     const int n = (int)(sizeof cs / sizeof cs[0]);
-    tap_plan(1 + 4 * n);
+    int nblock = 0;
+    for (int i = 0; i < n; i++)
+        nblock += cs[i].block_ptrs;
+    tap_plan(1 + 4 * n + 2 * nblock);
     a_layouts();
     for (int i = 0; i < n; i++)
         plans(&cs[i]);
     for (int i = 0; i < n; i++)
         ptx(&cs[i]);
+    for (int i = 0; i < n; i++)
+        if (cs[i].block_ptrs)
+            specialized(&cs[i]);
     return tap_done();
 }

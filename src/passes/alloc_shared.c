@@ -43,6 +43,16 @@
  * producer warpgroup fills them a whole tile ahead), so such a ring is
  * live across the whole outermost loop around it (ring_span).
  *
+ * Ring families. A TMA ring of a loop that follows another in the same
+ * region, with the same slots of the same size as one of that loop's TMA
+ * rings, joins its family (ring_families): one buffer, live from the first
+ * member's start to the last one's end, one set of mbarriers, and in the
+ * code one phase word — the later loop's fills continue the earlier's slot
+ * by slot. Attention's two stages of keys read K and V so. Without it a
+ * producer warpgroup (warp_specialize.c) would start the second loop's
+ * copies into bytes the consumers still read in the first, guarded by
+ * barriers of their own that nothing ever waited on.
+ *
  * The limit. The allocation is the kernel's dynamic shared memory: a launch
  * above 48 KiB opts in (cuFuncSetAttribute) up to the device's maximum.
  * More than any GPU gives a block (TJP_SHARED_MAX) is refused here, naming
@@ -199,6 +209,44 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
     free(vectors);
 }
 
+/* The FOR whose body reads ring, -1 where none does. */
+static int32_t ring_loop(const tji_func *fn, int ring)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_LOCAL_LOAD && fn->ops[i].ring == ring) {
+            int32_t loop = fn->regions[fn->ops[i].parent].parent_op;
+            return loop >= 0 && fn->ops[loop].code == TJI_FOR ? loop : -1;
+        }
+    return -1;
+}
+
+/* Each ring's family (the essay): a TMA ring joins the first earlier
+ * family of the same geometry whose rings are read in sibling loops other
+ * than its own, one ring per loop. */
+static void ring_families(const tji_func *fn, tjp_layout_plan *plan)
+{
+    int32_t *loop = tjs_xcalloc((size_t)plan->nrings, sizeof *loop);
+    for (int r = 0; r < plan->nrings; r++) {
+        plan->rings[r].family = r;
+        loop[r] = plan->rings[r].op >= 0 && plan->rings[r].tma ? ring_loop(fn, r) : -1;
+    }
+    for (int b = 0; b < plan->nrings; b++) {
+        const tjp_ring *B = &plan->rings[b];
+        for (int a = 0; a < b && loop[b] >= 0 && B->family == b; a++) {
+            const tjp_ring *A = &plan->rings[a];
+            if (A->family != a || loop[a] < 0 || fn->ops[loop[a]].parent != fn->ops[loop[b]].parent ||
+                A->slots != B->slots || A->slot_bytes != B->slot_bytes)
+                continue;
+            int taken = 0;
+            for (int m = a; m < b && !taken; m++)
+                taken = plan->rings[m].family == a && loop[m] == loop[b];
+            if (!taken)
+                plan->rings[b].family = a;
+        }
+    }
+    free(loop);
+}
+
 /* Where ring stops being live: at the ASYNC_WAIT that follows the loop
  * of its reads (pipeline_loops.c puts one there, and until it the last
  * copies, masked off, still write zeros); the kernel's end where there is
@@ -329,15 +377,24 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     uint64_t total = 0, largest_bytes = 0, ring_bytes = 0;
     /* a ring is live from the wait that ends an earlier loop's rings (or
      * the kernel's start) to the wait after its loop, placed first
-     * (index = -1 - ring) */
+     * (index = -1 - ring); a family is one buffer, its first ring's */
+    ring_families(fn, plan);
     for (int ring = 0; ring < plan->nrings; ring++)
-        if (plan->rings[ring].op >= 0) {
+        if (plan->rings[ring].op >= 0 && plan->rings[ring].family == ring) {
             bufs[n] = (buffer){.op = plan->rings[ring].op, .index = -1 - ring,
                                .align = ring_align(&plan->rings[ring]),
                                .bytes = plan->rings[ring].slot_bytes * (uint64_t)plan->rings[ring].slots,
-                               .live_first = ring_start(fn, plan, ring, pos),
-                               .live_last = ring_end(fn, ring, pos)};
-            ring_span(fn, ring, pos, &bufs[n].live_first, &bufs[n].live_last);
+                               .live_first = INT32_MAX, .live_last = -1};
+            for (int m = ring; m < plan->nrings; m++) {
+                if (plan->rings[m].op < 0 || plan->rings[m].family != ring)
+                    continue;
+                int32_t first = ring_start(fn, plan, m, pos), last = ring_end(fn, m, pos);
+                ring_span(fn, m, pos, &first, &last);
+                if (first < bufs[n].live_first)
+                    bufs[n].live_first = first;
+                if (last > bufs[n].live_last)
+                    bufs[n].live_last = last;
+            }
             n++;
         }
     /* a TMA ring's mbarriers live for the whole kernel: they are set up
@@ -346,7 +403,7 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
      * one that only a warp-specialized kernel uses (warp_specialize.c
      * runs after this pass) */
     for (int ring = 0; ring < plan->nrings; ring++)
-        if (plan->rings[ring].op >= 0 && plan->rings[ring].tma)
+        if (plan->rings[ring].op >= 0 && plan->rings[ring].tma && plan->rings[ring].family == ring)
             bufs[n++] = (buffer){.op = plan->rings[ring].op, .index = -1 - plan->nrings - ring, .align = 8,
                                  .bytes = 16 * (uint64_t)plan->rings[ring].slots, .live_first = 0,
                                  .live_last = INT32_MAX};
@@ -406,6 +463,11 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
             largest_bytes = step_end;
             largest = bufs[a].op;
         }
+    }
+    for (int ring = 0; ring < plan->nrings; ring++) {
+        tjp_ring *R = &plan->rings[ring];
+        R->offset = plan->rings[R->family].offset;
+        R->barriers = plan->rings[R->family].barriers;
     }
     free(bufs);
     free(pos);

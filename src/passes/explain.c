@@ -478,9 +478,10 @@ static void explain_warp_spec(tjs_buf *b, const tjp_layout_plan *plan)
     const tjp_warp_spec *ws = plan->warp_spec;
     if (ws) {
         tjs_buf_printf(b, "warp specialization: warps %d..%d are the producer (the first issues the TMA copies "
-                          "of the loop, op %d), warps 0..%d the consumers (everything else)",
-                       plan->num_warps, plan->num_warps + ws->producer_warps - 1, (int)ws->loop,
-                       plan->num_warps - 1);
+                          "of %s op %d%s), warps 0..%d the consumers (everything else)",
+                       plan->num_warps, plan->num_warps + ws->producer_warps - 1,
+                       ws->nloops > 1 ? "the loops from" : "the loop,", (int)ws->loop,
+                       ws->nloops > 1 ? " on" : "", plan->num_warps - 1);
         if (ws->consumer_regs)
             tjs_buf_printf(b, "; setmaxnreg %d for the producer, %d for the consumers (%d at entry)",
                            ws->producer_regs, ws->consumer_regs, ws->entry_regs);

@@ -459,6 +459,11 @@ typedef struct tjp_ring {
                                    each): "full" ones, then "empty" ones */
     uint64_t offset, slot_bytes;
     int32_t op;               /* an op of the ring, for errors */
+    int family;               /* the ring whose bytes, mbarriers and phases
+                                 it shares (itself where none): a TMA ring
+                                 of a later sibling loop of the same slots
+                                 continues an earlier one's fills
+                                 (alloc_shared.c) */
 } tjp_ring;
 /* Byte offset of ring R's "empty" mbarriers (after its "full" ones). */
 static inline uint64_t tjp_ring_empty_barriers(const tjp_ring *R)
@@ -564,7 +569,8 @@ typedef struct tjp_warp_spec {
     int producer_regs;        /* setmaxnreg of each side; 0: none (the */
     int consumer_regs;        /*   block's registers suffice without) */
     int entry_regs;           /* the register cap at entry (nvvm.maxnreg) */
-    int32_t loop;             /* the FOR whose copies the producer issues */
+    int32_t loop;             /* the first FOR whose copies the producer issues */
+    int nloops;               /* how many such FORs (their rings: alloc_shared.c's families) */
     uint8_t *role;            /* per op index: TJP_ROLE_* bits, 0: nobody
                                  (the loop's waits and commits) */
     uint8_t *producer_value;  /* per value id: the producer computes it */

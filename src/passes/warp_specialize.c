@@ -158,47 +158,87 @@ static int producer_can_run(const tji_func *fn, const tji_op *op)
     return 1;
 }
 
-/* The one FOR that reads every ring (each ring a TMA ring) and whose body
- * or whose region holds every copy (its prologue's), inside nothing but
- * loops; -1 (with *why) where the kernel is not so. */
-static int32_t copy_loop(const tji_func *fn, const tjp_layout_plan *plan, const char **why)
+/* Is opi inside nothing but loops? */
+static int only_loops_around(const tji_func *fn, int32_t opi)
 {
-    int32_t loop = -1;
-    for (int32_t i = 0; i < fn->nops; i++) {
+    for (int32_t at = fn->regions[fn->ops[opi].parent].parent_op; at >= 0;
+         at = fn->regions[fn->ops[at].parent].parent_op)
+        if (fn->ops[at].code != TJI_FOR)
+            return 0;
+    return 1;
+}
+
+/* Does region rid read a ring (the body of a pipelined loop)? */
+static int reads_rings(const tji_func *fn, int32_t rid)
+{
+    if (rid < 0)
+        return 0;
+    for (int32_t k = 0; k < fn->regions[rid].nops; k++)
+        if (fn->ops[fn->regions[rid].ops[k]].code == TJI_LOCAL_LOAD)
+            return 1;
+    return 0;
+}
+
+/* Do rings a and b overlap in shared memory without being one family? */
+static int share_bytes_apart(const tjp_ring *A, const tjp_ring *B)
+{
+    return A->family != B->family && A->offset < B->offset + B->slots * B->slot_bytes &&
+           B->offset < A->offset + A->slots * A->slot_bytes;
+}
+
+/* The FORs that read the rings, each ring a TMA ring, each loop inside
+ * nothing but loops, every copy in the body of one of them or just before
+ * one (its prologue), rings of different loops either one family
+ * (alloc_shared.c) or apart in shared memory — the producer fills a later
+ * loop's slots while the consumers still read an earlier one's. Returns
+ * how many (the first in *first), 0 with *why where the kernel is not so. */
+static int copy_loops(const tji_func *fn, const tjp_layout_plan *plan, int32_t *first, const char **why)
+{
+    int32_t *loop_of = tjs_xcalloc((size_t)plan->nrings + 1, sizeof *loop_of);
+    int nloops = 0;
+    *first = -1;
+    for (int r = 0; r < plan->nrings; r++)
+        loop_of[r] = -1;
+    for (int32_t i = 0; i < fn->nops && !*why; i++) {
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || (op->code != TJI_ASYNC_COPY && op->code != TJI_LOCAL_LOAD))
             continue;
         if (!plan->rings[op->ring].tma) {
             *why = "a ring of the kernel is filled by cp.async, not TMA";
-            return -1;
+        } else if (op->code == TJI_LOCAL_LOAD) {
+            int32_t owner = fn->regions[op->parent].parent_op;
+            if (owner < 0 || fn->ops[owner].code != TJI_FOR)
+                *why = "a ring is read outside a loop";
+            else if (!only_loops_around(fn, owner))
+                *why = "a TMA loop is inside a branch";
+            else
+                loop_of[op->ring] = owner;
         }
-        int32_t owner = fn->regions[op->parent].parent_op;
-        if (op->code == TJI_LOCAL_LOAD &&
-            (owner < 0 || fn->ops[owner].code != TJI_FOR || (loop >= 0 && owner != loop))) {
-            *why = "more than one loop reads the rings";
-            return -1;
-        }
-        if (op->code == TJI_LOCAL_LOAD)
-            loop = owner;
     }
-    if (loop < 0) {
+    for (int r = 0; r < plan->nrings && !*why; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = loop_of[q] == loop_of[r];
+        if (loop_of[r] >= 0 && !seen && nloops++ == 0)
+            *first = loop_of[r];
+        for (int q = 0; q < r && !*why; q++)
+            if (loop_of[q] >= 0 && loop_of[r] >= 0 && loop_of[q] != loop_of[r] &&
+                share_bytes_apart(&plan->rings[q], &plan->rings[r]))
+                *why = "the rings of two loops share shared memory but not their barriers (different tiles)";
+    }
+    for (int32_t i = 0; i < fn->nops && !*why; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_ASYNC_COPY)
+            continue;
+        int32_t loop = loop_of[op->ring];
+        if (loop < 0 || (op->parent != fn->ops[loop].region[0] && op->parent != fn->ops[loop].parent))
+            *why = "a TMA copy is neither in the loop that reads its ring nor just before it";
+    }
+    free(loop_of);
+    if (!*why && !nloops)
         *why = "no loop has TMA copies (block pointers or tensor descriptors feeding a wgmma dot, "
                "pipelined, on sm_90a)";
-        return -1;
-    }
-    for (int32_t i = 0; i < fn->nops; i++)
-        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_ASYNC_COPY &&
-            fn->ops[i].parent != fn->ops[loop].region[0] && fn->ops[i].parent != fn->ops[loop].parent) {
-            *why = "a TMA copy is neither in the loop that reads its ring nor just before it";
-            return -1;
-        }
-    for (int32_t at = fn->regions[fn->ops[loop].parent].parent_op; at >= 0;
-         at = fn->regions[fn->ops[at].parent].parent_op)
-        if (fn->ops[at].code != TJI_FOR) {
-            *why = "the TMA loop is inside a branch";
-            return -1;
-        }
-    return loop;
+    return *why ? 0 : nloops;
 }
 
 /* Does the kernel write memory that a TMA copy may read? The producer's
@@ -266,8 +306,9 @@ static tjp_warp_spec *plan_specialization(const tji_func *fn, const tjp_target *
         *why = "the kernel has no pipelined loop";
         return NULL;
     }
-    int32_t loop = copy_loop(fn, plan, why);
-    if (loop < 0)
+    int32_t loop;
+    int nloops = copy_loops(fn, plan, &loop, why);
+    if (!nloops)
         return NULL;
     if (writes_what_copies_read(fn)) {
         *why = "the kernel writes memory that its TMA copies may read (one buffer for several pointers, "
@@ -298,14 +339,14 @@ static tjp_warp_spec *plan_specialization(const tji_func *fn, const tjp_target *
     tjp_warp_spec *ws = tjs_xcalloc(1, sizeof *ws);
     ws->producer_warps = PRODUCER_WARPS;
     ws->loop = loop;
+    ws->nloops = nloops;
     ws->producer_value = s.need_value;
     ws->role = tjs_xcalloc((size_t)fn->nops + 1, 1);
-    int32_t body = fn->ops[loop].region[0];
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         if (op->code == TJI_ASYNC_COPY)
             ws->role[i] = TJP_ROLE_PRODUCER;
-        else if (op->code == TJI_ASYNC_COMMIT || (op->code == TJI_ASYNC_WAIT && op->parent == body))
+        else if (op->code == TJI_ASYNC_COMMIT || (op->code == TJI_ASYNC_WAIT && reads_rings(fn, op->parent)))
             ws->role[i] = 0; /* no cp.async; the empty barriers free the slots */
         else
             ws->role[i] = (uint8_t)(TJP_ROLE_CONSUMER | (s.need_op[i] ? TJP_ROLE_PRODUCER : 0));

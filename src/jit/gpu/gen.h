@@ -308,6 +308,9 @@ TJI_FUNC LLVMValueRef tjj_gpu_tma_empty_barrier(codegen *c, const tjp_ring *R, L
 /* The parity to wait for at slot's bit of the phase word at word_at (an
  * i32 alloca), which flips. */
 TJI_FUNC LLVMValueRef tjj_gpu_next_parity(codegen *c, LLVMValueRef word_at, LLVMValueRef slot);
+/* Per ring (malloc'ed): an i32 alloca in the entry block starting at init,
+ * one per ring family (its members share it); NULL for other rings. */
+TJI_FUNC LLVMValueRef *tjj_gpu_ring_words(codegen *c, int32_t init, const char *name);
 /* Spins until mbarrier bar (shared address) completes the phase of parity. */
 TJI_FUNC void tjj_gpu_mbarrier_wait(codegen *c, LLVMValueRef bar, LLVMValueRef parity);
 /* Inline PTX with side effects on memory (at most 8 operands). */

@@ -20,7 +20,9 @@
  * LLVM turns into registers; it runs on across every run of the loop (an
  * outer loop, the next row block), as the barriers' phases do — they are
  * set up once, at the kernel's start (count 1: thread 0's arrival), and
- * live for the whole kernel (alloc_shared.c).
+ * live for the whole kernel (alloc_shared.c). The rings of a family
+ * (alloc_shared.c) share their barriers and so their phase words: a later
+ * loop's fills of a slot follow the earlier loop's.
  *
  * The wait that starts each iteration still ends with bar.sync (async.c):
  * it is what tells thread 0 that every warpgroup is done with the slot it
@@ -103,7 +105,7 @@ void tjj_gpu_tma_setup(codegen *c)
     LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.init");
     for (int r = 0; r < plan->nrings; r++) {
         const tjp_ring *R = &plan->rings[r];
-        for (int s = 0; R->op >= 0 && R->tma && s < R->slots; s++) {
+        for (int s = 0; R->op >= 0 && R->tma && R->family == r && s < R->slots; s++) {
             tjj_gpu_ptx(c, c->g.ty.t_void, "mbarrier.init.shared::cta.b64 [$0], 1;", "r",
                 (LLVMValueRef[]){barrier_of(c, R, c_i32(c, s))}, 1);
             if (plan->warp_spec) /* one arrival per consumer warp (warp_spec.c) */
@@ -116,14 +118,23 @@ void tjj_gpu_tma_setup(codegen *c)
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
     tjj_llvm_guard_end(c->g.b, cont);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, (LLVMValueRef[]){c_i32(c, 0)}, 1);
-    c->tma_phase = tjs_xcalloc((size_t)plan->nrings, sizeof *c->tma_phase);
-    for (int r = 0; r < plan->nrings; r++)
-        if (plan->rings[r].op >= 0 && plan->rings[r].tma) {
-            c->tma_phase[r] = LLVMBuildAlloca(c->eb, c->g.ty.t_i32, "tma.phase");
-            LLVMBuildStore(c->eb, c_i32(c, 0), c->tma_phase[r]);
-        }
+    c->tma_phase = tjj_gpu_ring_words(c, 0, "tma.phase");
     if (plan->warp_spec)
         tjj_gpu_warp_spec_setup(c);
+}
+
+LLVMValueRef *tjj_gpu_ring_words(codegen *c, int32_t init, const char *name)
+{
+    const tjp_layout_plan *plan = c->g.plan;
+    LLVMValueRef *words = tjs_xcalloc((size_t)plan->nrings, sizeof *words);
+    for (int r = 0; r < plan->nrings; r++)
+        if (plan->rings[r].op >= 0 && plan->rings[r].tma && plan->rings[r].family == r) {
+            words[r] = LLVMBuildAlloca(c->eb, c->g.ty.t_i32, name);
+            LLVMBuildStore(c->eb, c_i32(c, init), words[r]);
+        }
+    for (int r = 0; r < plan->nrings; r++)
+        words[r] = words[plan->rings[r].family];
+    return words;
 }
 
 LLVMValueRef tjj_gpu_next_parity(codegen *c, LLVMValueRef word_at, LLVMValueRef slot)

@@ -55,25 +55,12 @@ void tjj_gpu_bar_sync(codegen *c)
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, (LLVMValueRef[]){c_i32(c, 0)}, 1);
 }
 
-/* A per-ring i32 alloca in the entry block, starting at init. */
-static LLVMValueRef *ring_words(codegen *c, int32_t init, const char *name)
-{
-    const tjp_layout_plan *plan = c->g.plan;
-    LLVMValueRef *words = tjs_xcalloc((size_t)plan->nrings, sizeof *words);
-    for (int r = 0; r < plan->nrings; r++)
-        if (plan->rings[r].op >= 0 && plan->rings[r].tma) {
-            words[r] = LLVMBuildAlloca(c->eb, c->g.ty.t_i32, name);
-            LLVMBuildStore(c->eb, c_i32(c, init), words[r]);
-        }
-    return words;
-}
-
 void tjj_gpu_warp_spec_setup(codegen *c)
 {
     /* all ones: each slot's first fill waits for parity 1, which a fresh
      * barrier has already completed */
-    c->empty_phase = ring_words(c, -1, "empty.phase");
-    c->unreleased = ring_words(c, -1, "unreleased");
+    c->empty_phase = tjj_gpu_ring_words(c, -1, "empty.phase");
+    c->unreleased = tjj_gpu_ring_words(c, -1, "unreleased");
 }
 
 static void set_regs(codegen *c, const char *dir, int regs)
