@@ -16,8 +16,10 @@
  *    consumers arriving after each wgmma wait and after the loop; one
  *    bar.sync 0 (the set-up's, before the split) and the consumers' named
  *    barrier 1 of 256 threads after it; the same 15 TMA copies;
- *  - with 4 warps, 256 threads keep 255 registers: no setmaxnreg; 16 warps
- *    are not specialized (their register budget hung the H200 once);
+ *  - with 4 warps, 256 threads keep 255 registers: no setmaxnreg; with 16
+ *    the budgets fit the block's registers at launch (a budget that fit
+ *    only the register file hung the H200 once); 32 have no room for a
+ *    producer;
  *  - TJ_WARP_SPECIALIZE_OFF keeps the unspecialized kernel; _ON where it
  *    cannot be (sm_90; the tutorial's pointer tiles, copied by cp.async)
  *    fails with the reason; the default there is the plain kernel, and so
@@ -207,11 +209,18 @@ static void other_warps(void)
            "4 warps, 128x128x64: specialized, 256 threads keep their 255 registers (no setmaxnreg)");
     tjj_artifact_free(&art);
     /* 16 warps hung the H200 in setmaxnreg.inc with a budget that fit the
-     * register file but not the block (112 where 104 fit): not specialized */
+     * register file but not the block (112 where 640 threads x 96 at launch
+     * leave 104): the budget is the block's */
     st = compile_tile(256, 128, 16, 2, &art);
-    tap_ok(st == TJ_OK && !art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 512") &&
-               !strstr(art.gpu.ptx, "setmaxnreg") && strstr(art.plan.why_not_specialized, "num_warps 4 or 8"),
-           "16 warps, 256x128x64: not specialized, and why (%s)",
+    tap_ok(st == TJ_OK && art.plan.warp_spec && strstr(art.gpu.ptx, ".reqntid 640") &&
+               strstr(art.gpu.ptx, ".maxnreg 96") && tl_count(art.gpu.ptx, "setmaxnreg.inc.sync.aligned.u32 104;") == 1 &&
+               tl_count(art.gpu.ptx, "setmaxnreg.dec.sync.aligned.u32 40;") == 1,
+           "16 warps, 256x128x64: specialized, 640 threads, registers 40 / 104 from 96 at entry "
+           "(16 x 32 x 104 + 4 x 32 x 40 <= 640 x 96)");
+    tjj_artifact_free(&art);
+    st = compile_tile(128, 128, 32, 2, &art);
+    tap_ok(st == TJ_OK && !art.plan.warp_spec && strstr(art.plan.why_not_specialized, "num_warps 4, 8 or 16"),
+           "32 warps: not specialized (no room for a producer warpgroup), and why (%s)",
            st == TJ_OK && art.plan.why_not_specialized ? art.plan.why_not_specialized : "-");
     tjj_artifact_free(&art);
 }
@@ -314,7 +323,7 @@ static void explained(void)
 
 int main(void)
 {
-    tap_plan(20);
+    tap_plan(21);
     set_args();
     plan_8_warps();
     ptx_8_warps();

@@ -690,6 +690,7 @@ LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef 
         return tjj_gpu_fround(g, tjj_gpu_intrinsic(g, "llvm.nvvm.div.full", NULL, 0, xy, 2), dt);
     }
     tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
+    ls.native_f32_min_max = 1; /* max.f32, max.NaN.f32 (sm_80 on) */
     LLVMValueRef r = tjj_ls_elementwise(&ls, g->fn, op, a, target_math, g);
     if (r)
         return r;

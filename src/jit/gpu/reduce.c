@@ -18,26 +18,36 @@
 
 /* --- reductions and scans ------------------------------------------------------------------ */
 
-/* acc = acc (op) (v, i), symmetric: both orders give the same bits. Float
- * max/min/argmax/argmin arrive here as the integer order keys of
+/* acc = acc (op) (v, i), symmetric: both orders give the same bits. f32
+ * max and min (f16 and bf16 are combined in f32) are LLVM's maximum /
+ * minimum (NaN propagated) or maximumnum / minimumnum (NaN ignored): -0 <
+ * +0 as on the CPU, one max.NaN.f32 or max.f32 instruction each. f64
+ * max/min and every argmax/argmin arrive as the integer order keys of
  * llvm_scalar.c (dt a signed integer dtype), which place -0, +0 and NaN as
  * the CPU does. argmax and argmin carry (value, index): equal values go to
  * the smaller index, so the first extreme element wins (an ignored NaN's
  * key loses to every number's; all NaN gives index 0), as on the CPU. */
-static void combine(codegen *c, tj_reduce_op rop, tj_dtype dt, LLVMValueRef *acc, LLVMValueRef *acc_i,
+static void combine(codegen *c, const tji_op *op, tj_dtype dt, LLVMValueRef *acc, LLVMValueRef *acc_i,
                     LLVMValueRef v, LLVMValueRef i)
 {
     LLVMBuilderRef b = c->g.b;
+    tj_reduce_op rop = op->reduce;
     int is_float = tjs_dtype_is_float(dt), is_signed = tjs_dtype_is_signed(dt);
     switch (rop) {
     case TJ_REDUCE_SUM:
         *acc = is_float ? LLVMBuildFAdd(b, *acc, v, "") : LLVMBuildAdd(b, *acc, v, "");
         return;
     case TJ_REDUCE_MAX:
-        *acc = tjj_gpu_intrinsic2(&c->g, is_signed ? "llvm.smax" : "llvm.umax", *acc, v);
+        if (is_float)
+            *acc = tjj_gpu_intrinsic2(&c->g, op->propagate_nan ? "llvm.maximum" : "llvm.maximumnum", *acc, v);
+        else
+            *acc = tjj_gpu_intrinsic2(&c->g, is_signed ? "llvm.smax" : "llvm.umax", *acc, v);
         return;
     case TJ_REDUCE_MIN:
-        *acc = tjj_gpu_intrinsic2(&c->g, is_signed ? "llvm.smin" : "llvm.umin", *acc, v);
+        if (is_float)
+            *acc = tjj_gpu_intrinsic2(&c->g, op->propagate_nan ? "llvm.minimum" : "llvm.minimumnum", *acc, v);
+        else
+            *acc = tjj_gpu_intrinsic2(&c->g, is_signed ? "llvm.smin" : "llvm.umin", *acc, v);
         return;
     default: {
         int is_max = rop == TJ_REDUCE_ARGMAX;
@@ -76,9 +86,10 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
     int is_arg = op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN;
     int is_max = op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_ARGMAX;
     int is_float = tjs_dtype_is_float(dt);
-    /* float max/min/argmax/argmin combine order keys (see combine) */
-    int by_key = is_float && op->reduce != TJ_REDUCE_SUM;
-    tj_dtype combine_dt = by_key ? (dt == TJ_F64 ? TJ_I64 : TJ_I32) : dt;
+    /* f64 max/min and float argmax/argmin combine order keys, f32 max/min
+     * floats (see combine) */
+    int by_key = is_float && op->reduce != TJ_REDUCE_SUM && (is_arg || dt == TJ_F64);
+    tj_dtype combine_dt = by_key ? (dt == TJ_F64 ? TJ_I64 : TJ_I32) : is_float && dt != TJ_F64 ? TJ_F32 : dt;
     uint32_t axis_bits = (uint32_t)((xt->shape[axis] - 1) << dim_shift(xt, axis));
 
     /* Which input bits move along the axis (A), hold copies (Z), or neither. */
@@ -124,7 +135,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
                 acc[r] = v;
                 acc_i[r] = i;
             } else {
-                combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
+                combine(c, op, combine_dt, &acc[r], &acc_i[r], v, i);
             }
             if (s == along[TJP_REG])
                 break;
@@ -139,7 +150,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
                 continue;
             LLVMValueRef v = tjj_gpu_shuffle(c, 1, acc[r], c_i32(c, 1 << b));
             LLVMValueRef i = is_arg ? tjj_gpu_shuffle(c, 1, acc_i[r], c_i32(c, 1 << b)) : NULL;
-            combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
+            combine(c, op, combine_dt, &acc[r], &acc_i[r], v, i);
         }
     }
     /* 3: warps along the axis, through shared memory in warp order: part p
@@ -186,7 +197,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
                     continue;
                 LLVMValueRef v = tjj_gpu_shuffle(c, 1, acc[r], c_i32(c, 1 << b));
                 LLVMValueRef i = is_arg ? tjj_gpu_shuffle(c, 1, acc_i[r], c_i32(c, 1 << b)) : NULL;
-                combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
+                combine(c, op, combine_dt, &acc[r], &acc_i[r], v, i);
             }
         }
         for (uint32_t r = 0; !use->part_lanes && r < n; r++) {
@@ -203,7 +214,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
                     acc[r] = v;
                     acc_i[r] = i;
                 } else {
-                    combine(c, op->reduce, combine_dt, &acc[r], &acc_i[r], v, i);
+                    combine(c, op, combine_dt, &acc[r], &acc_i[r], v, i);
                 }
             }
         }

@@ -20,7 +20,9 @@
  * cast to i1 is "!= 0" (NaN is true, as in C); float min/max order -0
  * below +0 and ignore NaN, or propagate it (a NaN result is the quiet NaN
  * 0x7fc00000, or its f64 and f16/bf16 forms), through integer keys that the reductions of both back ends
- * use too (tjj_ls_order_key); abs(INT_MIN) is INT_MIN. f16 and bf16 are computed in f32
+ * use too (tjj_ls_order_key) — except f32 on the GPU, where LLVM's
+ * maximum/maximumnum are one max.NaN.f32 / max.f32 with the same order
+ * (and the instruction's NaN); abs(INT_MIN) is INT_MIN. f16 and bf16 are computed in f32
  * and rounded back after every op: f16 is LLVM half; bf16 is carried as its
  * 16 bits and rounded with integer code (round to nearest even, a NaN keeps
  * its top bits, made quiet). Every conversion rounds once: f64 to bf16 rounds
@@ -44,7 +46,7 @@
 tjj_ls tjj_ls_view(const tjj_llvm_types *ty, LLVMModuleRef mod, LLVMBuilderRef b)
 {
     return (tjj_ls){ty->ctx,   mod,       b,          ty->t_i1,    ty->t_i8,    ty->t_i16,
-                    ty->t_i32, ty->t_i64, ty->t_half, ty->t_float, ty->t_double};
+                    ty->t_i32, ty->t_i64, ty->t_half, ty->t_float, ty->t_double, 0};
 }
 
 LLVMTypeRef tjj_ls_dtype_type(const tjj_ls *ls, tj_dtype dt)
@@ -458,6 +460,9 @@ LLVMValueRef tjj_ls_from_order_key(const tjj_ls *ls, LLVMValueRef key, LLVMTypeR
 static LLVMValueRef float_min_max(const tjj_ls *ls, int is_max, int propagate_nan, LLVMValueRef x,
                                   LLVMValueRef y)
 {
+    if (ls->native_f32_min_max && LLVMTypeOf(x) == ls->t_float)
+        return tjj_ls_intrinsic2(ls, is_max ? (propagate_nan ? "llvm.maximum" : "llvm.maximumnum")
+                                            : (propagate_nan ? "llvm.minimum" : "llvm.minimumnum"), x, y);
     LLVMValueRef kx = tjj_ls_order_key(ls, x, is_max, propagate_nan);
     LLVMValueRef ky = tjj_ls_order_key(ls, y, is_max, propagate_nan);
     LLVMValueRef k = tjj_ls_intrinsic2(ls, is_max ? "llvm.smax" : "llvm.smin", kx, ky);

@@ -19,6 +19,9 @@ typedef struct tjj_ls {
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     LLVMTypeRef t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_float, t_double;
+    int native_f32_min_max; /* f32 min/max as LLVM's maximum(num) and
+                               minimum(num), which the target has as one
+                               instruction (NVPTX); else order keys */
 } tjj_ls;
 
 /* The view of a back end whose types are ty, emitting at b into mod. */
