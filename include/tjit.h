@@ -300,9 +300,12 @@ typedef struct tj_minmax_opts {
  * than a memory-bound kernel can hide — what Triton's `/` and tl.exp are.
  * On a GPU for f32 (and f16/bf16, computed in f32): tj_fast_div is
  * div.full.f32, within 2 ulp for divisors in [2^-126, 2^126]; tj_fast_exp
- * is ex2.approx.f32 of x * log2(e), whose error grows with |x| (relative
- * error below 2^-21 + 2^-23 |x|). Elsewhere (f64, the CPU) they are
- * tj_div and tj_exp. */
+ * is ex2.approx.ftz.f32 of x * log2(e), whose error grows with |x|
+ * (relative error below 2^-21 + 2^-23 |x|), and tj_fast_exp2 is
+ * ex2.approx.ftz.f32 of x (relative error below 2^-21): one instruction
+ * each, where tj_exp2 takes two of the GPU's scarce exponential units and
+ * three more to keep results under 2^-126 (the fast ones give 0 there).
+ * Elsewhere (f64, the CPU) they are tj_div, tj_exp and tj_exp2. */
 #define tj_fast_div(a, b) TJ__BIN(TJ_OP_FAST_DIV, a, b)
 /* ceil(a / b) for integers and b > 0: floordiv(a + b - 1, b). */
 #define tj_cdiv(a, b)     tj_floordiv(tj_sub(tj_add(a, b), 1), b)
@@ -312,7 +315,8 @@ typedef enum tj_unop {
     TJ_OP_EXP, TJ_OP_EXP2, TJ_OP_LOG, TJ_OP_LOG2,
     TJ_OP_SQRT, TJ_OP_RSQRT, TJ_OP_SIGMOID, TJ_OP_FLOOR, TJ_OP_CEIL,
     TJ_OP_FAST_EXP,  /* tj_fast_exp: see tj_fast_div */
-    TJ_OP_SIN, TJ_OP_COS, TJ_OP_TANH, TJ_OP_ERF
+    TJ_OP_SIN, TJ_OP_COS, TJ_OP_TANH, TJ_OP_ERF,
+    TJ_OP_FAST_EXP2  /* tj_fast_exp2: see tj_fast_div */
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -329,6 +333,7 @@ typedef enum tj_unop {
 #define tj_floor(x)    TJ__UN(TJ_OP_FLOOR, x)
 #define tj_ceil(x)     TJ__UN(TJ_OP_CEIL, x)
 #define tj_fast_exp(x) TJ__UN(TJ_OP_FAST_EXP, x)
+#define tj_fast_exp2(x) TJ__UN(TJ_OP_FAST_EXP2, x)
 /* sin, cos, tanh, erf and pow(x, y) as C's (CPU: libm; GPU: tjit's own, error
  * bounds in README.md); integers become f32, f16/bf16 are computed in f32. */
 #define tj_sin(x)      TJ__UN(TJ_OP_SIN, x)

@@ -17,7 +17,9 @@
  *     l     = l * exp2(m - m_new) + rowsum(P)
  *     acc   = acc * exp2(m - m_new) + P V       P rounded to the input dtype
  *
- * and O = acc / l at the end. The keys come in two stages, so that the
+ * and O = acc / l at the end. exp2 is tj_fast_exp2: one op of the GPU's
+ * exponential units, which the softmax waits on (0 below 2^-126, which P
+ * can spare). The keys come in two stages, so that the
  * mask costs nothing where no key of a block can be masked:
  *   - causal: every block left of the diagonal block (no mask), then the
  *     diagonal block with the mask key <= query (its loads masked at
@@ -123,8 +125,8 @@ static inline void attention_keys(attention_state *st, tj_val q, attention_kv kv
             m_new = tj_maximum(m_i, tj_max(scaled, 1));
             shifted = tj_sub(scaled, tj_expand_dims(m_new, 1));
         }
-        tj_val p = tj_exp2(shifted);
-        tj_val alpha = tj_exp2(tj_sub(m_i, m_new));
+        tj_val p = tj_fast_exp2(shifted);
+        tj_val alpha = tj_fast_exp2(tj_sub(m_i, m_new));
         l_i = tj_add(tj_mul(l_i, alpha), tj_sum(p, 1));
         acc = tj_dot(tj_cast(p, dtype), v, tj_mul(acc, tj_expand_dims(alpha, 1)));
         m_i = m_new;
@@ -183,7 +185,7 @@ static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val
                                                          BN, D);
         attention_keys(&st, q_block, kv, n_ctx, offs_m, lo[part], hi[part], qk_scale, BM, BN, dtype, masks[part]);
     }
-    tj_val out = tj_div(st.acc, tj_expand_dims(st.l, 1));
+    tj_val out = tj_fast_div(st.acc, tj_expand_dims(st.l, 1)); /* l >= 1: div.full is within 2 ulp */
     tj_store(tj_add(tj_add(o, head), rows), tj_cast(out, dtype), .mask = row_ok);
 }
 

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_fast_math.c — tj_fast_exp and tj_fast_div.
+ * test_fast_math.c — tj_fast_exp, tj_fast_exp2 and tj_fast_div.
  *
- * They are the precise ops' fast forms on a GPU (f32: ex2.approx of
- * x*log2(e), div.full.f32) and the precise ops elsewhere. Checked here:
- *  - the IR marks them (exp.fast, div.fast) and the PTX holds ex2.approx
- *    and div.full.f32 where the precise kernel holds div.rn.f32;
+ * They are the precise ops' fast forms on a GPU (f32: ex2.approx.ftz of
+ * x*log2(e) or of x, div.full.f32) and the precise ops elsewhere. Checked
+ * here:
+ *  - the IR marks them (exp.fast, exp2.fast, div.fast) and the PTX holds
+ *    ex2.approx.ftz.f32 (one exponential unit op; the precise exp2's
+ *    ex2.approx.f32 is two) and div.full.f32 where the precise kernel holds
+ *    div.rn.f32;
  *  - on the test device (TJIT_TEST_DEVICE), with fresh random inputs and a
  *    poisoned output, every f32 result is within the documented bound of
  *    the exact value (computed in double): exp's relative error below
  *    2^-21 + 2^-23 |x|, div's below 2 ulp (2^-22 relative) for divisors in
- *    [2^-126, 2^126]; f64 results are the precise ops' (1 ulp of exp);
+ *    [2^-126, 2^126]; exp2's on [-125, 125] below 2^-21; f64 results are
+ *    the precise ops' (1 ulp of exp);
  *  - bad uses are errors naming the op and this file's line.
  */
 #include "testlib.h"
@@ -48,6 +52,13 @@ TJ_KERNEL(fast_f16, TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(e, f16), TJ
     exp_and_div(a, b, e, q, n, 1);
 }
 
+TJ_KERNEL(fast_exp2_f32, TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(e, f32), TJ_SCALAR(n, i32)), TJ_CONSTS())
+{
+    tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
+    tj_val mask = tj_lt(offs, n);
+    tj_store(tj_add(e, offs), tj_fast_exp2(tj_load(tj_add(a, offs), .mask = mask)), .mask = mask);
+}
+
 static int bad_line;
 TJ_KERNEL(bad_fast, TJ_PARAMS(TJ_PTR(p, f32)), TJ_CONSTS(WHICH))
 {
@@ -73,8 +84,8 @@ static void test_text(void)
     tap_ok(st == TJ_OK && strstr(ir, "exp.fast") && strstr(ir, "div.fast"), "the IR marks exp.fast and div.fast");
     free(ir);
     char *fast = ptx_of(1), *precise = ptx_of(0);
-    tap_ok(fast && strstr(fast, "ex2.approx") && strstr(fast, "div.full.f32") && !strstr(fast, "div.rn.f32"),
-           "fast PTX: ex2.approx and div.full.f32, no div.rn.f32");
+    tap_ok(fast && strstr(fast, "ex2.approx.ftz.f32") && strstr(fast, "div.full.f32") && !strstr(fast, "div.rn.f32"),
+           "fast PTX: ex2.approx.ftz.f32 and div.full.f32, no div.rn.f32");
     tap_ok(precise && strstr(precise, "div.rn.f32") && !strstr(precise, "div.full.f32"),
            "precise PTX: div.rn.f32");
     free(fast);
@@ -84,6 +95,14 @@ static void test_text(void)
     tap_ok(st == TJ_OK && strstr(half, "ex2.approx") && strstr(half, "div.full.f32") && !strstr(half, "div.rn"),
            "f16 fast PTX: computed in f32 with ex2.approx and div.full.f32");
     free(half);
+    st = tj_kernel_ir(fast_exp2_f32, NULL, 0, &ir);
+    char *exp2 = NULL;
+    tj_status pst = tj_kernel_ptx(fast_exp2_f32, NULL, 0, "sm_90", 4, &exp2);
+    tap_ok(st == TJ_OK && strstr(ir, "exp2.fast") && pst == TJ_OK && strstr(exp2, "ex2.approx.ftz.f32") &&
+               !strstr(exp2, "ex2.approx.f32"),
+           "tj_fast_exp2: exp2.fast in the IR, ex2.approx.ftz.f32 (never ex2.approx.f32) in the PTX");
+    free(ir);
+    free(exp2);
     for (int64_t w = 0; w < 2; w++) {
         st = tj_kernel_ir(bad_fast, &w, 1, &ir);
         char where[64];
@@ -146,6 +165,31 @@ static void test_f32(tj_device *dev)
     tap_ok(ok && !bad_q, "f32 tj_fast_div, divisors 2^[-100, 100]: within 2 ulp");
 }
 
+static void test_exp2(tj_device *dev)
+{
+    static float a[N], e[N];
+    for (int i = 0; i < N; i++)
+        a[i] = (float)tl_rand_double(-125, 125);
+    memset(e, TL_POISON, sizeof e);
+    tj_buffer ba, be;
+    int ok = tj_buffer_alloc(dev, sizeof a, &ba) == TJ_OK && tj_buffer_alloc(dev, sizeof e, &be) == TJ_OK &&
+             tj_buffer_write(dev, ba, 0, a, sizeof a) == TJ_OK && tj_buffer_write(dev, be, 0, e, sizeof e) == TJ_OK;
+    tj_launch_cfg cfg = {.grid = {N / BLOCK}};
+    tj_arg args[] = {TJ_ARG_BUF(ba), TJ_ARG_BUF(be), TJ_ARG_I32(N)};
+    ok = ok && tj_launch(dev, fast_exp2_f32, &cfg, args, 3, NULL, 0) == TJ_OK &&
+         tj_buffer_read(dev, be, 0, e, sizeof e) == TJ_OK;
+    if (!ok)
+        tap_diag("fast_exp2_f32: %s", tj_last_error());
+    tj_buffer_free(dev, ba), tj_buffer_free(dev, be);
+    int bad = 0;
+    for (int i = 0; ok && i < N; i++) {
+        double want = exp2((double)a[i]), r = fabs(((double)e[i] - want) / want);
+        if (!(r <= ldexp(1, -21)) && bad++ < 3)
+            tap_diag("fast_exp2(%.9g) = %.9g, exact %.9g (relative error %.3g)", a[i], e[i], want, r);
+    }
+    tap_ok(ok && !bad, "f32 tj_fast_exp2 on [-125, 125]: relative error below 2^-21");
+}
+
 /* f16: the fast ops in f32, rounded once: within an f16 ulp (2^-10 relative,
  * and below 2^-14, where f16 is subnormal, half its spacing of 2^-24: a
  * tiny x gives a subnormal quotient). */
@@ -193,9 +237,10 @@ static void test_f64(tj_device *dev)
 int main(void)
 {
     tj_device *dev = tl_setup("test_fast_math");
-    tap_plan(10);
+    tap_plan(12);
     test_text();
     test_f32(dev);
+    test_exp2(dev);
     test_f16(dev);
     test_f64(dev);
     tj_device_close(dev);

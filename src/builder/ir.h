@@ -177,8 +177,9 @@ typedef struct tji_op {
     tj_evict evict;       /* LOAD, STORE */
     int is_volatile;      /* LOAD */
     tji_assume assume;    /* ASSUME */
-    int approx;           /* DIV, EXP: the GPU's fast f32 form (tj_fast_div,
-                             tj_fast_exp); the CPU computes the precise op */
+    int approx;           /* DIV, EXP, EXP2: the GPU's fast f32 form (tj_fast_div,
+                             tj_fast_exp, tj_fast_exp2); the CPU computes the
+                             precise op */
     int propagate_nan;    /* MIN, MAX, REDUCE max/min/argmax/argmin of floats:
                              a NaN operand wins instead of being ignored */
     tj_input_precision precision; /* DOT of f32: IEEE, TF32 or TF32X3 */

@@ -167,11 +167,11 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
 {
     static const char *const names[] = {"neg", "not", "abs", "exp", "exp2", "log", "log2",
                                         "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp",
-                                        "sin", "cos", "tanh", "erf"};
+                                        "sin", "cos", "tanh", "erf", "fast_exp2"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
                                        TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
-                                       TJI_ERF};
+                                       TJI_ERF, TJI_EXP2};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!tji_enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;
@@ -192,7 +192,7 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
     if (!v)
         return NONE;
     int32_t r = tji_emit(codes[op], ARGS(v), type_of(v));
-    op_of(r)->approx = op == TJ_OP_FAST_EXP;
+    op_of(r)->approx = op == TJ_OP_FAST_EXP || op == TJ_OP_FAST_EXP2;
     return val(r);
 }
 

@@ -53,11 +53,14 @@
  * erf by its Maclaurin series below 1 and Taylor series at j + 1/2 on
  * [j, j+1) up to 6, whose coefficients are computed from erfl and expl.
  *
- * tj_fast_exp and tj_fast_div (op->approx) trade that accuracy for speed on
- * f32, as Triton's tl.exp and `/` do: ex2.approx.f32 of x*log2(e) (relative
- * error below 2^-21 + 2^-23 |x|: the product's rounding is not put back) and
- * div.full.f32 (2 ulp for divisors in [2^-126, 2^126]). f64 keeps the
- * precise forms.
+ * tj_fast_exp, tj_fast_exp2 and tj_fast_div (op->approx) trade that
+ * accuracy for speed on f32, as Triton's tl.exp, tl.exp2 and `/` do:
+ * ex2.approx.ftz.f32 of x*log2(e) (relative error below 2^-21 + 2^-23 |x|:
+ * the product's rounding is not put back) or of x, and div.full.f32 (2 ulp
+ * for divisors in [2^-126, 2^126]). The .ftz form is one MUFU.EX2; without
+ * it ptxas computes two (of x and x/2) and squares the second where the
+ * result would be subnormal (seen in the H200's SASS), and the exponential
+ * units are what attention's softmax waits on. f64 keeps the precise forms.
  *
  * f16 and bf16 are computed in f32 and rounded: in the same run, f16 and
  * bf16 expressions with exp and log (2048 elements each) matched the CPU bit
@@ -652,16 +655,20 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     LLVMBuilderRef b = g->b;
     LLVMTypeRef t = LLVMTypeOf(x);
     LLVMValueRef one = c_real(t, 1.0);
+    int approx = g->cur_op >= 0 && g->fn->ops[g->cur_op].approx;
     switch (code) {
     case TJI_REM: {
         LLVMValueRef args[2] = {x, y};
         return call_math(g, "fmod", args, 2, fmod_body);
     }
     case TJI_EXP:
-        if (t == g->ty.t_float && g->cur_op >= 0 && g->fn->ops[g->cur_op].approx) /* tj_fast_exp */
-            return tjj_gpu_intrinsic1(g, "llvm.exp2", LLVMBuildFMul(b, x, c_real(t, 1.4426950408889634), ""));
+        if (t == g->ty.t_float && approx) /* tj_fast_exp */
+            return tjj_gpu_intrinsic1(g, "llvm.nvvm.ex2.approx.ftz.f",
+                                      LLVMBuildFMul(b, x, c_real(t, 1.4426950408889634), ""));
         return emit_exp(g, x);
     case TJI_EXP2:
+        if (t == g->ty.t_float && approx) /* tj_fast_exp2 */
+            return tjj_gpu_intrinsic1(g, "llvm.nvvm.ex2.approx.ftz.f", x);
         return t == g->ty.t_double ? math1(g, "exp2", exp2_f64_body, x) : tjj_gpu_intrinsic1(g, "llvm.exp2", x);
     case TJI_LOG: return math1(g, "log", log_body, x);
     case TJI_LOG2: return math1(g, "log2", log2_body, x);
