@@ -18,7 +18,8 @@
 #     its plan and the program exited 0.
 #  2. samples: each sample once more at its default (large) size on the GPU;
 #     then compute-sanitizer (memcheck, racecheck, synccheck) on the matmul
-#     samples at 512^3 and on attention (TJIT_SKIP_SANITIZER=1 leaves it out).
+#     samples at 512^3, on attention and on test_tma (TJIT_SKIP_SANITIZER=1
+#     leaves it out).
 #  3. Nsight Compute on the transpose sample: its shared-memory bank
 #     conflicts (scripts/gpu-ncu.sh transpose).
 #  4. the benchmark: bench/gpu_compare.sh, where it exists, under a limit
@@ -244,11 +245,13 @@ done
 say "samples done ($(elapsed))"
 fi
 
-# --- 2b. compute-sanitizer on the matmul and attention samples --------------------
+# --- 2b. compute-sanitizer on the matmul and attention samples and test_tma ------
 # memcheck, racecheck and synccheck on matmul and matmul_block_ptr at 512^3
-# (the wgmma path on sm_90a: rings, fences, barriers) and on attention at
-# 1 x 2 x 300 (its eight kernels, ragged tails); each run's output
-# goes to samples.log, its ERROR SUMMARY line to the summary.
+# (the wgmma path on sm_90a: rings, fences, barriers), on attention at
+# 1 x 2 x 300 (its sixteen kernels, ragged tails, a producer warpgroup
+# across two loops) and on test_tma (producers with 8 and 16 consumer
+# warps, persistent kernels, phases that wrap); each run's output goes to
+# samples.log, its ERROR SUMMARY line to the summary.
 # TJIT_SKIP_SANITIZER=1 leaves it out; TJIT_SANITIZER_LIMIT per run (120 s).
 say ""
 if [ -n "${TJIT_SKIP_SANITIZER:-}" ]; then
@@ -258,15 +261,17 @@ elif ! command -v compute-sanitizer >/dev/null 2>&1; then
 elif [ "$has_gpu_status" -ne 0 ]; then
     say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
-    say "== compute-sanitizer on the matmul samples (512^3) and attention (1 x 2 x 300) ($(elapsed))"
-    for run in "matmul 512 512 512" "matmul_block_ptr 512 512 512" "attention 1 2 300"; do
+    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300) and test_tma ($(elapsed))"
+    for run in "samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 512" "samples/attention 1 2 300" \
+        "tests/test_tma"; do
         sample=${run%% *}
+        sample=${sample#*/}
         for tool in memcheck racecheck synccheck; do
             {
                 echo "======== compute-sanitizer --tool $tool $run"
-                # shellcheck disable=SC2086  # run is a sample and its sizes
-                TJIT_DEVICE=gpu timeout "${TJIT_SANITIZER_LIMIT:-120}" compute-sanitizer --tool "$tool" \
-                    --error-exitcode 3 "$root/samples/"$run
+                # shellcheck disable=SC2086  # run is a program and its sizes
+                TJIT_DEVICE=gpu TJIT_TEST_DEVICE=gpu timeout "${TJIT_SANITIZER_LIMIT:-120}" \
+                    compute-sanitizer --tool "$tool" --error-exitcode 3 "$root/"$run
                 echo "# exit status $?"
             } >>"$out/samples.log" 2>&1 </dev/null
             say "$(printf '%-16s %-9s %s; %s' "$sample" "$tool" \

@@ -24,6 +24,8 @@
  *    cannot be (sm_90; the tutorial's pointer tiles, copied by cp.async)
  *    fails with the reason; the default there is the plain kernel, and so
  *    it is where C may alias A or B (one buffer for several pointers);
+ *  - two sibling loops whose rings differ in size (no ring family): not
+ *    specialized, with that reason;
  *  - the persistent form (a tile loop around the K loop): its rings never
  *    share bytes with the epilogue's conversion (they did, racing with the
  *    next tile's copies), and on sm_90a it is specialized as well;
@@ -51,6 +53,37 @@ MATMUL_BODY_KERNEL(ptr_matmul, f16, f32, TJ_F32, matmul_tutorial_body)
 
 /* Persistent (Triton's tutorial 09): the tile loop around the K loop. */
 MATMUL_BODY_KERNEL(ps_matmul, f16, f16, TJ_F16, matmul_persistent_body)
+
+/* Two sibling loops of TMA rings whose slots differ (K blocks of BK over
+ * the first half of K, then of BK / 2): the second loop's rings can join
+ * no family of the first's (alloc_shared.c). */
+static void two_tiles_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K, tj_val stride_am,
+                           tj_val stride_ak, tj_val stride_bk, tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
+                           int64_t BM, int64_t BN, int64_t BK, int64_t group_m, tj_input_precision precision,
+                           tj_dtype c_dtype)
+{
+    (void)group_m;
+    tj_val row0 = tj_mul(tj_program_id(0), BM), col0 = tj_mul(tj_program_id(1), BN), half = tj_floordiv(K, 2);
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    for (int part = 0; part < 2; part++) {
+        int64_t bk = part ? BK / 2 : BK;
+        tj_val k0 = part ? half : tj_i32(0);
+        tj_val ab = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(stride_am, stride_ak), TJ_VALS(row0, k0),
+                                      TJ_SHAPE(BM, bk), TJ_SHAPE(1, 0));
+        tj_val bb = tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(stride_bk, stride_bn), TJ_VALS(k0, col0),
+                                      TJ_SHAPE(bk, BN), TJ_SHAPE(1, 0));
+        TJ_FOR(k, k0, part ? K : half, bk, &acc, &ab, &bb) {
+            acc = tj_dot(tj_load(ab, .boundary_check = TJ_DIMS(0, 1)), tj_load(bb, .boundary_check = TJ_DIMS(0, 1)),
+                         acc, .input_precision = precision);
+            ab = tj_advance(ab, TJ_VALS(0, bk));
+            bb = tj_advance(bb, TJ_VALS(bk, 0));
+        }
+    }
+    tj_val cb = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(stride_cm, stride_cn), TJ_VALS(row0, col0),
+                                  TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_store(cb, tj_cast(acc, c_dtype), .boundary_check = TJ_DIMS(0, 1));
+}
+MATMUL_BODY_KERNEL(two_tiles, f16, f32, TJ_F32, two_tiles_body)
 
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
 
@@ -305,6 +338,30 @@ static void persistent(void)
     }
 }
 
+/* Two loops of rings whose tiles differ: not specialized, and why; the
+ * plain kernel still assembles. */
+static void loops_apart(void)
+{
+    int64_t consts[3] = {128, 128, 64};
+    tji_func *fn = NULL;
+    tjj_artifact art = {0};
+    tj_status st = tji_build(two_tiles, consts, 3, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8,
+                                                   .spec = spec_of(two_tiles), .num_stages = 3},
+                             &art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
+    const char *why = st == TJ_OK && art.plan.why_not_specialized ? art.plan.why_not_specialized : "-";
+    tap_ok(st == TJ_OK && !art.plan.warp_spec && strstr(why, "in no family of the first loop's rings") &&
+               tl_count(art.gpu.ptx, "cp.async.bulk.tensor") > 0 && !strstr(art.gpu.ptx, "setmaxnreg"),
+           "two loops with K blocks of 64 and 32: TMA, not specialized (%s)", why);
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tjj_artifact_free(&art);
+    tji_func_free(fn);
+}
+
 static void explained(void)
 {
     int64_t consts[3] = {128, 256, 64};
@@ -323,7 +380,7 @@ static void explained(void)
 
 int main(void)
 {
-    tap_plan(21);
+    tap_plan(22);
     set_args();
     plan_8_warps();
     ptx_8_warps();
@@ -331,6 +388,7 @@ int main(void)
     not_specialized();
     aliased();
     persistent();
+    loops_apart();
     explained();
     return tap_done();
 }

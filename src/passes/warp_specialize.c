@@ -179,19 +179,15 @@ static int reads_rings(const tji_func *fn, int32_t rid)
     return 0;
 }
 
-/* Do rings a and b overlap in shared memory without being one family? */
-static int share_bytes_apart(const tjp_ring *A, const tjp_ring *B)
-{
-    return A->family != B->family && A->offset < B->offset + B->slots * B->slot_bytes &&
-           B->offset < A->offset + A->slots * A->slot_bytes;
-}
-
 /* The FORs that read the rings, each ring a TMA ring, each loop inside
  * nothing but loops, every copy in the body of one of them or just before
- * one (its prologue), rings of different loops either one family
- * (alloc_shared.c) or apart in shared memory — the producer fills a later
- * loop's slots while the consumers still read an earlier one's. Returns
- * how many (the first in *first), 0 with *why where the kernel is not so. */
+ * one (its prologue), and every ring of a later loop in the family of a
+ * ring of the first (alloc_shared.c). The producer starts at once and runs
+ * ahead of the consumers, so every ring must be live from the kernel's
+ * start, as the first loop's rings and their families are; a later loop's
+ * ring of its own is live only from the wait after the loop before, and
+ * may share bytes with what the consumers still use. Returns how many
+ * loops (the first in *first), 0 with *why where the kernel is not so. */
 static int copy_loops(const tji_func *fn, const tjp_layout_plan *plan, int32_t *first, const char **why)
 {
     int32_t *loop_of = tjs_xcalloc((size_t)plan->nrings + 1, sizeof *loop_of);
@@ -221,10 +217,9 @@ static int copy_loops(const tji_func *fn, const tjp_layout_plan *plan, int32_t *
             seen = loop_of[q] == loop_of[r];
         if (loop_of[r] >= 0 && !seen && nloops++ == 0)
             *first = loop_of[r];
-        for (int q = 0; q < r && !*why; q++)
-            if (loop_of[q] >= 0 && loop_of[r] >= 0 && loop_of[q] != loop_of[r] &&
-                share_bytes_apart(&plan->rings[q], &plan->rings[r]))
-                *why = "the rings of two loops share shared memory but not their barriers (different tiles)";
+        if (loop_of[r] >= 0 && loop_of[plan->rings[r].family] != *first)
+            *why = "a later loop's ring is in no family of the first loop's rings (its tile or slots differ): "
+                   "a producer would fill it before its bytes are free";
     }
     for (int32_t i = 0; i < fn->nops && !*why; i++) {
         const tji_op *op = &fn->ops[i];
