@@ -29,12 +29,15 @@
  * around them; the loop's waits and commits: nobody), the register
  * budgets, or why not. Code generation executes it (src/jit/gpu/
  * warp_spec.c). It specializes only a plain shape, which is the matmul
- * loop's: every ring of the kernel is a TMA ring (so no cp.async needs
- * the barrier), all of them filled in one loop (and its prologue), inside
- * nothing but loops — a persistent kernel's tile loop, whose next trip the
- * producer starts while the consumers store this one's C: that is why a
- * ring in a nested loop never shares bytes with the epilogue
- * (alloc_shared.c) — and the slice is scalars computed without memory
+ * loop's and attention's: every ring of the kernel is a TMA ring (so no
+ * cp.async needs the barrier), each filled in the loop that reads it (and
+ * its prologue), the loops inside nothing but loops — a persistent
+ * kernel's tile loop, whose next trip the producer starts while the
+ * consumers store this one's C: that is why a ring in a nested loop never
+ * shares bytes with the epilogue (alloc_shared.c) — a later sibling
+ * loop's rings in the families of the first loop's (alloc_shared.c: one
+ * set of bytes and mbarriers, whose fills continue from loop to loop),
+ * and the slice is scalars computed without memory
  * (the producer holds no tile and reads nothing), and nothing the kernel
  * writes may be what a copy reads (alias.c): the producer's copies are
  * ordered after no write of the consumers.
@@ -293,7 +296,7 @@ static tjp_warp_spec *plan_specialization(const tji_func *fn, const tjp_target *
         return NULL;
     }
     if (t->num_warps < 4 || t->num_warps > 16) {
-        /* a block holds at most 32 warps: 16 consumers and the producer's 4 fit */
+        /* num_warps is a power of two; with 32 the producer's 4 would pass a block's 32 */
         *why = "warp specialization takes num_warps 4, 8 or 16 (whole consumer warpgroups)";
         return NULL;
     }
