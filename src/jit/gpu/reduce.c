@@ -86,10 +86,10 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
     int is_arg = op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN;
     int is_max = op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_ARGMAX;
     int is_float = tjs_dtype_is_float(dt);
-    /* f64 max/min and float argmax/argmin combine order keys, f32 max/min
-     * floats (see combine) */
+    /* f64 max/min and float argmax/argmin combine order keys, the other
+     * float max/min the values in f32 (see combine) */
     int by_key = is_float && op->reduce != TJ_REDUCE_SUM && (is_arg || dt == TJ_F64);
-    tj_dtype combine_dt = by_key ? (dt == TJ_F64 ? TJ_I64 : TJ_I32) : is_float && dt != TJ_F64 ? TJ_F32 : dt;
+    tj_dtype combine_dt = by_key ? (dt == TJ_F64 ? TJ_I64 : TJ_I32) : dt;
     uint32_t axis_bits = (uint32_t)((xt->shape[axis] - 1) << dim_shift(xt, axis));
 
     /* Which input bits move along the axis (A), hold copies (Z), or neither. */
