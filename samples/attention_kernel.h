@@ -8,8 +8,8 @@
  * Q, K, V and O are [Z, H, N_CTX, HEAD_DIM] tensors with unit stride along
  * the head dimension; stride_z, stride_h and stride_m are their other
  * strides, in elements, the same for the four. A program owns BM rows of Q
- * of one (batch, head) pair: program id 0 picks the rows, program id 1 the
- * pair. It keeps its Q block in registers and walks the keys in blocks of
+ * of one (batch, head) pair: program id 0 picks the rows (from the last
+ * block down), program id 1 the pair. It keeps its Q block in registers and walks the keys in blocks of
  * BN in runtime loops, with the online softmax:
  *
  *     m_new = max(m, rowmax(S) * scale)         S = Q K^T of the block
@@ -153,7 +153,9 @@ static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val
                                   tj_val stride_m, tj_val kv_rows, int64_t BM, int64_t BN, int64_t D,
                                   int64_t causal, tj_dtype dtype)
 {
-    tj_val start_m = tj_program_id(0), off_hz = tj_program_id(1);
+    /* the last row blocks first: causal ones see the most keys, and the
+     * launch's last wave is then the lightest */
+    tj_val start_m = tj_sub(tj_sub(tj_num_programs(0), 1), tj_program_id(0)), off_hz = tj_program_id(1);
     tj_val head = tj_add(tj_mul(tj_floordiv(off_hz, H), stride_z),
                          tj_mul(tj_mod(off_hz, H), stride_h));
     tj_val offs_m = tj_add(tj_mul(start_m, BM), tj_arange(0, BM));
