@@ -27,7 +27,7 @@
  *  - with K and V by block pointers (the TMA form), a producer warpgroup
  *    fills the rings of both loops, and the second loop's rings are in
  *    the families of the first's (alloc_shared.c): one set of bytes and
- *    mbarriers per tensor.
+ *    mbarriers per tensor, which the explainer names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +254,23 @@ static void specialized(const config *k)
     tjj_gpu_planned_free(&out);
     tji_func_free(fn);
 
+    char *explained = NULL;
+    int32_t d = (int32_t)k->d;
+    tj_arg args[8] = {TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_BUF((tj_buffer){0}),
+                      TJ_ARG_BUF((tj_buffer){0}), TJ_ARG_F32(0.125), TJ_ARG_I32(HEADS), TJ_ARG_I32(N_CTX),
+                      TJ_ARG_I32(4 * HEADS * N_CTX)};
+    int64_t consts[4] = {k->bm, k->bn, d, k->causal};
+    setenv("TJIT_PTX_TARGET", "sm_90a", 1);
+    tj_status est = tj_kernel_explain(kernel_of(k), args, 8, consts, 4, k->warps, &explained);
+    unsetenv("TJIT_PTX_TARGET");
+    tap_ok(est == TJ_OK && tl_count(explained, "in ring 0's family") == 4 &&
+               tl_count(explained, "in ring 1's family") == 4 && strstr(explained, "the TMA copies of the loops from op"),
+           "the explainer names the families (the second loop's copies and reads in ring 0's and 1's) and the "
+           "producer's loops");
+    if (est != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    free(explained);
+
     tjj_artifact art = {0};
     tj_status st = build(k, &fn, &spec);
     if (st == TJ_OK)
@@ -284,7 +301,7 @@ int main(void)
     int nblock = 0;
     for (int i = 0; i < n; i++)
         nblock += cs[i].block_ptrs;
-    tap_plan(1 + 4 * n + 2 * nblock);
+    tap_plan(1 + 4 * n + 3 * nblock);
     a_layouts();
     for (int i = 0; i < n; i++)
         plans(&cs[i]);

@@ -436,6 +436,9 @@ static void explain_ring_op(tjs_buf *b, const tji_func *fn, const tjp_layout_pla
                    (long long)R->numel, R->elem_bytes);
     tjp_swizzle_print(b, &R->swizzle);
     tjs_buf_printf(b, "\n");
+    if (R->family != op->ring)
+        tjs_buf_printf(b, "    in ring %d's family: its bytes and mbarriers, the fills of each slot following "
+                          "that ring's\n", R->family);
     if (R->wgmma)
         tjs_buf_printf(b, "    NVMMA layout for wgmma: %d-byte swizzle, stored %s\n", R->swizzle_bytes,
                        R->transposed ? "with its last two dimensions swapped" : "by rows");
