@@ -9,8 +9,9 @@
  * the head dimension; stride_z, stride_h and stride_m are their other
  * strides, in elements, the same for the four. A program owns BM rows of Q
  * of one (batch, head) pair: program id 0 picks the rows (from the last
- * block down), program id 1 the pair. It keeps its Q block in registers and walks the keys in blocks of
- * BN in runtime loops, with the online softmax:
+ * block down), program id 1 the pair. It keeps its Q block in registers
+ * and walks the keys in blocks of BN in runtime loops, with the online
+ * softmax:
  *
  *     m_new = max(m, rowmax(S) * scale)         S = Q K^T of the block
  *     P     = exp2(S * scale - m_new)           scale = sm_scale * log2(e)
@@ -19,8 +20,8 @@
  *
  * and O = acc / l at the end. exp2 is tj_fast_exp2: one op of the GPU's
  * exponential units, which the softmax waits on (0 below 2^-126, which P
- * can spare). The keys come in two stages, so that the
- * mask costs nothing where no key of a block can be masked:
+ * can spare). The keys come in two stages, so that the mask costs nothing
+ * where no key of a block can be masked:
  *   - causal: every block left of the diagonal block (no mask), then the
  *     diagonal block with the mask key <= query (its loads masked at
  *     N_CTX: keys past it are read as 0, as P V would take NaN * 0 from
