@@ -67,7 +67,7 @@ TJ_KERNEL(add_one, TJ_PARAMS(TJ_PTR(x, f32), TJ_SCALAR(n, i32)), TJ_CONSTS(BLOCK
 }
 
 /* A block-pointer matmul, f16 in, f32 out: what the code generator gives
- * TMA copies on sm_90a (src/passes/tma.c). */
+ * TMA copies and a TMA store on sm_90a (src/passes/tma.c). */
 TJ_KERNEL(bp_matmul,
           TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
                     TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_bk, i32)),
@@ -532,7 +532,7 @@ typedef struct thread_job {
 static void *launcher(void *arg)
 {
     thread_job *job = arg;
-    tjcu_tensor_map *out = tjj_tmap_storage(2);
+    tjcu_tensor_map *out = tjj_tmap_storage(3);
     char why[512];
     for (int r = 0; r < ROUNDS && !job->wrong; r++) {
         /* half the rounds share arguments with every other thread */
@@ -637,9 +637,9 @@ static void test_compiled_maps(void)
     tji_func_free(fn);
     if (st != TJ_OK)
         tap_diag("compile: %s", tj_last_error());
-    tap_ok(st == TJ_OK && art.gpu.ntmaps == 2, "the matmul for sm_90a reads %d tensor maps (A's and B's)",
+    tap_ok(st == TJ_OK && art.gpu.ntmaps == 3, "the matmul for sm_90a uses %d tensor maps (A's, B's and C's)",
            art.gpu.ntmaps);
-    if (st != TJ_OK || art.gpu.ntmaps != 2) {
+    if (st != TJ_OK || art.gpu.ntmaps != 3) {
         tjj_artifact_free(&art);
         return;
     }
@@ -648,27 +648,28 @@ static void test_compiled_maps(void)
     art.gpu.tmaps = NULL;
     art.gpu.ntmaps = 0;
     tjj_artifact_free(&art);
-    tjcu_tensor_map *out = tjj_tmap_storage(2);
+    tjcu_tensor_map *out = tjj_tmap_storage(3);
     char why[512];
     int fallback = -1;
     memset(&last_call, 0, sizeof last_call);
     st = tjj_tmaps_prepare(&set, fake_encode, bp_matmul, values, "kernel 'bp_matmul'", out, &fallback, why,
                            sizeof why);
-    /* A's and B's, in the order of their rings: each at its pointer, 256
-     * elements innermost, rows of 512 bytes; the last one encoded 128-byte
-     * rows of f16 in its box */
+    /* A's and B's, in the order of their rings (either first): each at its pointer, 256
+     * elements innermost, rows of 512 bytes; then C's (f32: rows of 1024
+     * bytes), the last one encoded, with 128-byte rows of f32 in its box */
     const encode_call *c = &last_call;
     int bases = 0, right = st == TJ_OK && !fallback;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         int p = set.maps[i].base_param;
         bases |= 1 << (p & 7);
-        right = right && (p == 0 || p == 1) && holds(&out[i], ptrs[p], 256, 512);
+        right = right && (i < 2 ? p < 2 : p == 2) && holds(&out[i], ptrs[p], 256, p == 2 ? 1024 : 512);
     }
-    tap_ok(right && bases == 3 && c->data_type == TJCU_TENSOR_MAP_DATA_TYPE_FLOAT16 &&
-               c->swizzle == TJCU_TENSOR_MAP_SWIZZLE_128B && c->box[0] * 2 == 128,
-           "its maps, resolved from a launch of 256^3, encode A's and B's (at 0x%llx and 0x%llx, rows of %llu "
-           "bytes; the last box %u x %u) %s", (unsigned long long)out[0].opaque[0],
-           (unsigned long long)out[1].opaque[0], (unsigned long long)out[0].opaque[3], c->box[0], c->box[1], why);
+    tap_ok(right && bases == 7 && c->data_type == TJCU_TENSOR_MAP_DATA_TYPE_FLOAT32 &&
+               c->swizzle == TJCU_TENSOR_MAP_SWIZZLE_128B && c->box[0] * 4 == 128,
+           "its maps, resolved from a launch of 256^3, encode A's, B's and C's (at 0x%llx, 0x%llx and 0x%llx, "
+           "rows of %llu and %llu bytes; the last box %u x %u) %s", (unsigned long long)out[0].opaque[0],
+           (unsigned long long)out[1].opaque[0], (unsigned long long)out[2].opaque[0],
+           (unsigned long long)out[0].opaque[3], (unsigned long long)out[2].opaque[3], c->box[0], c->box[1], why);
     /* the same specialization (every integer a multiple of 16), A's rows overlapping */
     mm_values(256, 256, 256, 64, ptrs, values);
     st = tjj_tmaps_prepare(&set, fake_encode, bp_matmul, values, "kernel 'bp_matmul'", out, &fallback, why,

@@ -22,8 +22,12 @@
  *    encoded for every launch of the variant: A is copied by the threads
  *    (element by element here, as before), B (stride N) keeps TMA (12);
  *  - sm_90 (no "a"), or the launch's fallback (no_tma), has no TMA at all;
- *  - the explainer says which copies are TMA's;
- *  - a block-pointer load that is not pipelined (a copy) compiles too.
+ *  - C (f32, 128 x 256) is a TMA store: staged in shared memory in the
+ *    NVMMA layout, 8 boxes of 128 x 32, the third map (stride_cm, 1);
+ *  - the explainer says which copies and stores are TMA's;
+ *  - a block-pointer load that is not pipelined (a copy) compiles too, its
+ *    store a TMA store; a store in a loop, or followed by a load, stays
+ *    the threads'; of two stores, the first waits for its writes.
  * The kernels are compiled without warp specialization (every warp runs
  * the loop, thread 0 issuing the copies): test_warp_spec_ptx reads the
  * specialized form. Where make check sets TJIT_PTXAS, every PTX is
@@ -54,7 +58,47 @@ TJ_KERNEL(bp_copy, TJ_PARAMS(TJ_PTR(src, f16), TJ_PTR(dst, f16), TJ_SCALAR(M, i3
     tj_store(b, tj_load(a, .boundary_check = TJ_DIMS(0, 1)), .boundary_check = TJ_DIMS(0, 1));
 }
 
+/* The block stored in every trip of a loop. */
+TJ_KERNEL(bp_store_in_loop, TJ_PARAMS(TJ_PTR(src, f16), TJ_PTR(dst, f16), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32)),
+          TJ_CONSTS(BM, BN))
+{
+    tj_val o0 = tj_mul(tj_program_id(0), BM);
+    tj_val a = tj_make_block_ptr(src, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(o0, 0), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_val b = tj_make_block_ptr(dst, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(o0, 0), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    TJ_FOR(j, 0, tj_cdiv(N, BN), 1) {
+        tj_val col = tj_mul(j, BN);
+        tj_store(tj_advance(b, TJ_VALS(0, col)), tj_load(tj_advance(a, TJ_VALS(0, col))));
+    }
+}
+
+/* A block stored, then a row of it loaded back: the store must have landed. */
+TJ_KERNEL(bp_store_then_load, TJ_PARAMS(TJ_PTR(src, f16), TJ_PTR(dst, f16), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32)),
+          TJ_CONSTS(BM, BN))
+{
+    tj_val o0 = tj_mul(tj_program_id(0), BM), o1 = tj_mul(tj_program_id(1), BN);
+    tj_val a = tj_make_block_ptr(src, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(o0, o1), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_val b = tj_make_block_ptr(dst, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(o0, o1), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_store(b, tj_load(a));
+    tj_val back = tj_load(b);
+    tj_store(a, tj_add(back, back));
+}
+
+/* Two blocks stored, one after the other. */
+TJ_KERNEL(bp_two_stores, TJ_PARAMS(TJ_PTR(src, f16), TJ_PTR(dst, f16), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32)),
+          TJ_CONSTS(BM, BN))
+{
+    tj_val o0 = tj_mul(tj_program_id(0), BM), o1 = tj_mul(tj_program_id(1), BN);
+    tj_val a = tj_make_block_ptr(src, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(o0, o1), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_val b = tj_make_block_ptr(dst, TJ_VALS(M, N), TJ_VALS(N, 1), TJ_VALS(o0, o1), TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_val x = tj_load(a);
+    tj_store(b, x);
+    tj_store(a, tj_add(x, x));
+}
+
 #define NO_BUFFER TJ_ARG_BUF((tj_buffer){0})
+#define LOAD_BOX "cp.async.bulk.tensor.2d.shared::cluster.global"
+#define STORE_BOX "cp.async.bulk.tensor.2d.global.shared::cta"
+
 
 static uint64_t spec_of(int32_t m, int32_t n, int32_t k)
 {
@@ -96,18 +140,22 @@ static void both_by_tma(void)
     tjj_artifact art;
     int ok = compile(4096, 90, 1, 0, &art);
     const char *ptx = ok ? art.gpu.ptx : "";
-    tap_ok(ok && tl_count(ptx, "cp.async.bulk.tensor.2d") == 15 && !tl_count(ptx, "cp.async.cg") &&
-               !tl_count(ptx, "cp.async.ca"),
+    tap_ok(ok && tl_count(ptx, LOAD_BOX) == 15 && !tl_count(ptx, "cp.async.cg") && !tl_count(ptx, "cp.async.ca"),
            "sm_90a, 4096^3: A and B by TMA (2 + 1 stages x (1 + 4) boxes), no cp.async (%d bulk copies)",
-           tl_count(ptx, "cp.async.bulk.tensor.2d"));
+           tl_count(ptx, LOAD_BOX));
+    tap_ok(ok && tl_count(ptx, STORE_BOX) == 8 && tl_count(ptx, "cp.async.bulk.commit_group") == 1 &&
+               tl_count(ptx, "cp.async.bulk.wait_group.read 0") == 1 && !tl_count(ptx, "st.global") &&
+               tl_count(ptx, "fence.proxy.async.shared::cta") >= 2,
+           "C by a TMA store: 8 boxes of 128 x 32 f32 after a proxy fence, one bulk group, waited for "
+           "until read; no st.global (%d boxes)", tl_count(ptx, STORE_BOX));
     tap_ok(ok && tl_count(ptx, "mbarrier.try_wait.parity") == 2 && tl_count(ptx, "mbarrier.init") == 8 &&
                tl_count(ptx, "mbarrier.arrive.expect_tx") == 6,
            "one wait per ring and iteration, 4 + 4 mbarriers set up, an expect_tx per copy");
-    tap_ok(ok && tl_count(ptx, ".param .align 64 .b8") == 2 && tl_count(ptx, "[128]") == 2,
-           "two 128-byte, 64-byte aligned tensor-map parameters");
+    tap_ok(ok && tl_count(ptx, ".param .align 64 .b8") == 3 && tl_count(ptx, "[128]") == 3,
+           "three 128-byte, 64-byte aligned tensor-map parameters (A, B, C)");
     tap_ok(ok && tl_count(ptx, "@p cp.async.bulk.tensor") == 15 && tl_count(ptx, "wgmma.mma_async") > 0,
            "copies predicated (the warp stays converged for wgmma)");
-    const tjj_tmap_info *m = ok && art.gpu.ntmaps == 2 ? art.gpu.tmaps : NULL;
+    const tjj_tmap_info *m = ok && art.gpu.ntmaps == 3 ? art.gpu.tmaps : NULL;
     tap_ok(m && m[0].base_param == 0 && src_is(&m[0].shape[0], 3, 0) && src_is(&m[0].shape[1], 5, 0) &&
                src_is(&m[0].strides[0], 6, 0) && src_is(&m[0].strides[1], -1, 1) && m[0].contiguous == 1 &&
                m[0].box[0] == 128 && m[0].box[1] == 64 && m[0].swizzle_bytes == 128 && m[0].elem_bytes == 2 &&
@@ -117,6 +165,11 @@ static void both_by_tma(void)
                src_is(&m[1].strides[0], 8, 0) && src_is(&m[1].strides[1], -1, 1) && m[1].contiguous == 1 &&
                m[1].box[0] == 64 && m[1].box[1] == 64,
            "B's map: parameter 1, extents (K, N), strides (stride_bk, 1), box 64 x 64");
+    tap_ok(m && m[2].base_param == 2 && src_is(&m[2].shape[0], 3, 0) && src_is(&m[2].shape[1], 4, 0) &&
+               src_is(&m[2].strides[0], 10, 0) && src_is(&m[2].strides[1], -1, 1) && m[2].contiguous == 1 &&
+               m[2].box[0] == 128 && m[2].box[1] == 32 && m[2].swizzle_bytes == 128 && m[2].elem_bytes == 4 &&
+               m[2].dtype == TJ_F32,
+           "C's map: parameter 2, extents (M, N), strides (stride_cm, 1), box 128 x 32 f32, 128-byte swizzle");
     if (ok)
         tjj_artifact_free(&art);
 }
@@ -126,10 +179,10 @@ static void a_falls_back(void)
     tjj_artifact art;
     int ok = compile(1000, 90, 1, 0, &art);
     const char *ptx = ok ? art.gpu.ptx : "";
-    tap_ok(ok && tl_count(ptx, "cp.async.bulk.tensor.2d") == 12 && tl_count(ptx, "st.shared.b16") > 0 &&
-               art.gpu.ntmaps == 1 && art.gpu.tmaps[0].base_param == 1,
+    tap_ok(ok && tl_count(ptx, LOAD_BOX) == 12 && tl_count(ptx, "st.shared.b16") > 0 && art.gpu.ntmaps == 2 &&
+               art.gpu.tmaps[0].base_param == 1 && art.gpu.tmaps[1].base_param == 2,
            "K = 1000 (A's row stride not known to be a multiple of 16): A copied by the threads, "
-           "B by TMA (%d bulk copies)", tl_count(ptx, "cp.async.bulk.tensor.2d"));
+           "B by TMA (%d bulk copies), C's map after B's", tl_count(ptx, LOAD_BOX));
     if (ok)
         tjj_artifact_free(&art);
 }
@@ -156,35 +209,75 @@ static void explained(void)
     tj_status st = tj_kernel_explain(bp_matmul, args, 12, consts, 3, 8, &text);
     unsetenv("TJIT_PTX_TARGET");
     tap_ok(st == TJ_OK && strstr(text, "copies: TMA (cp.async.bulk.tensor) from tensor map 0, 1 box of 128 x 64") &&
-               strstr(text, "from tensor map 1, 4 boxes of 64 x 64") && !strstr(text, "copies: cp.async"),
-           "the explainer says the copies are TMA's, with their boxes");
+               strstr(text, "from tensor map 1, 4 boxes of 64 x 64") && !strstr(text, "copies: cp.async") &&
+               strstr(text, "TMA store (cp.async.bulk.tensor) to tensor map 2, 8 boxes of 128 x 32"),
+           "the explainer says the copies and the store are TMA's, with their boxes");
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     free(text);
 }
 
-/* A block-pointer load left as a load compiles for sm_90a with a spec that
- * would allow TMA (its tensor operands once reached code generation). */
-static void unpipelined_copy(void)
+/* The PTX of kernel k (4 arguments: two pointers, M, N; 64 x 64 blocks)
+ * for sm_90a, as a launch with M = N = 4096 would specialize it. */
+static char *copy_ptx(const tj_kernel *k)
 {
     tj_arg args[4] = {NO_BUFFER, NO_BUFFER, TJ_ARG_I32(4096), TJ_ARG_I32(4096)};
     int64_t consts[2] = {64, 64};
     char *ptx = NULL;
-    tj_status st = tj_kernel_ptx_args(bp_copy, args, 4, consts, 2, "sm_90a", 4, &ptx);
-    tap_ok(st == TJ_OK && !tl_count(ptx, "cp.async.bulk"), "a block copy (no dot) compiles for sm_90a, without TMA");
-    if (st != TJ_OK)
+    if (tj_kernel_ptx_args(k, args, 4, consts, 2, "sm_90a", 4, &ptx) != TJ_OK) {
         tap_diag("%s", tj_last_error());
+        return NULL;
+    }
+    if (tjj_ptxas_path() && tjj_ptxas_check(tjj_ptxas_path(), ptx, 90, 1, "copy") != TJ_OK) {
+        tap_diag("%s", tj_last_error());
+        free(ptx);
+        return NULL;
+    }
+    return ptx;
+}
+
+/* A block-pointer load left as a load compiles for sm_90a with a spec that
+ * would allow TMA (its tensor operands once reached code generation); the
+ * store after it is a TMA store. */
+static void unpipelined_copy(void)
+{
+    char *ptx = copy_ptx(bp_copy);
+    tap_ok(ptx && !tl_count(ptx, LOAD_BOX) && tl_count(ptx, "ld.global") && tl_count(ptx, STORE_BOX) == 1 &&
+               !tl_count(ptx, "st.global") && tl_count(ptx, "st.shared.v4.b32") == 4 &&
+               tl_count(ptx, "cp.async.bulk.wait_group.read 0") == 1,
+           "a block copy (no dot) for sm_90a: its load by the threads, its store by TMA (one 64 x 64 box, "
+           "staged by 16-byte writes)");
+    free(ptx);
+}
+
+/* Where a TMA store could be seen early, the threads store. */
+static void stores_kept(void)
+{
+    char *ptx = copy_ptx(bp_store_in_loop);
+    tap_ok(ptx && !tl_count(ptx, "cp.async.bulk") && tl_count(ptx, "st.global"),
+           "a block store inside a loop: the threads store it");
+    free(ptx);
+    ptx = copy_ptx(bp_store_then_load);
+    tap_ok(ptx && tl_count(ptx, STORE_BOX) == 1 && tl_count(ptx, "st.global") &&
+               tl_count(ptx, "cp.async.bulk.wait_group 0") == 0,
+           "a store followed by a load of the tensor: the threads store it; the last store is TMA's");
+    free(ptx);
+    ptx = copy_ptx(bp_two_stores);
+    tap_ok(ptx && tl_count(ptx, STORE_BOX) == 2 && tl_count(ptx, "cp.async.bulk.wait_group 0;") == 1 &&
+               tl_count(ptx, "cp.async.bulk.wait_group.read 0;") == 1,
+           "two TMA stores: the first waits for its writes (a store follows), the last until read");
     free(ptx);
 }
 
 int main(void)
 {
-    tap_plan(11);
+    tap_plan(16);
     both_by_tma();
     a_falls_back();
     no_tma(90, 0, 0, "sm_90");
     no_tma(90, 1, 1, "sm_90a with no_tma (the launch's fallback)");
     explained();
     unpipelined_copy();
+    stores_kept();
     return tap_done();
 }

@@ -200,9 +200,10 @@ static void ptx_8_warps(void)
            "PTX: 384 threads, a cap of 168 registers, setmaxnreg.dec 40 and .inc 232");
     tap_ok(st == TJ_OK && tl_count(p, "mbarrier.init.shared::cta.b64") == 16, /* 4 slots x 2 rings x 2 */
            "PTX: full and empty mbarriers for 4 slots of both rings");
-    tap_ok(st == TJ_OK && tl_count(p, "cp.async.bulk.tensor") == 15 && tl_count(p, "mbarrier.arrive.expect_tx") == 6 &&
-               tl_count(p, "cp.async.cg") == 0,
-           "PTX: the same 15 TMA copies (6 arrivals with their bytes), no cp.async");
+    tap_ok(st == TJ_OK && tl_count(p, "cp.async.bulk.tensor.2d.shared::cluster.global") == 15 &&
+               tl_count(p, "mbarrier.arrive.expect_tx") == 6 && tl_count(p, "cp.async.cg") == 0 &&
+               tl_count(p, "cp.async.bulk.tensor.2d.global.shared::cta") == 8,
+           "PTX: the same 15 TMA copies (6 arrivals with their bytes), no cp.async; C by a TMA store (8 boxes)");
     tap_ok(st == TJ_OK && tl_count(p, "mbarrier.try_wait.parity") == 6 + 2 &&
                tl_count(p, "@p mbarrier.arrive.shared::cta.b64") == 4,
            "PTX: the producer waits on an empty barrier before each of its 6 arrivals, the consumers on 2 "

@@ -81,7 +81,8 @@ typedef enum tji_opcode {
                          was follows: base, shape x r, strides x r (i64),
                          offsets x r (i32), all scalars (TJI_TMA_OPERANDS) */
     TJI_STORE,        /* (ptr, value, mask|0) -> nothing; value has the pointee dtype;
-                         a block pointer as LOAD's, with [boundary_check] */
+                         a block pointer as LOAD's, with [boundary_check]; with
+                         [tma_rank], its tensor as a LOAD's (a TMA store's) */
     TJI_ATOMIC,       /* (ptr, value, mask|0) -> old values; [atomic] */
     TJI_ATOMIC_CAS,   /* (ptr, cmp, value) -> old values */
 
@@ -136,7 +137,7 @@ typedef enum tji_opcode {
     TJI_OPCODE_COUNT
 } tji_opcode;
 
-/* The tensor of a LOAD or ASYNC_COPY with tma_rank r: operands from 3 on
+/* The tensor of a LOAD, STORE or ASYNC_COPY with tma_rank r: operands from 3 on
  * (base, shape, strides, offsets); an ASYNC_COPY's "exists" after them. */
 enum { TJI_TMA_FIRST = 3 };
 #define TJI_TMA_OPERANDS(r) (1 + 3 * (r))
@@ -186,7 +187,7 @@ typedef struct tji_op {
     unsigned boundary_check; /* LOAD, STORE of a block pointer: bit d checks dim d */
     tj_padding padding;   /* LOAD of a block pointer: outside the checked bounds */
     int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
-    int tma_rank;         /* LOAD, ASYNC_COPY: the tensor's rank where it has one */
+    int tma_rank;         /* LOAD, STORE, ASYNC_COPY: the tensor's rank where it has one */
     const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
     tji_loc loc;
 } tji_op;

@@ -80,7 +80,7 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
     return 1;
 }
 
-/* ", tma(values)" after a LOAD's or ASYNC_COPY's first three operands
+/* ", tma(values)" after a LOAD's, STORE's or ASYNC_COPY's first three operands
  * (print.c's print_tma), if it comes next: appended to op's operands;
  * their count gives tma_rank (ir.h). */
 static int tma_operands(tji_parser *ps, tji_op *op)
@@ -345,7 +345,7 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
         } else {
             ps->p = save;
         }
-        if (load && !tma_operands(ps, &op))
+        if (code != TJI_ATOMIC && !tma_operands(ps, &op))
             return 0;
         if (!mem_attrs(ps, &op))
             return 0;

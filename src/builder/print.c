@@ -66,8 +66,8 @@ static void print_values(tjs_buf *b, const int32_t *ids, int n)
     }
 }
 
-/* ", tma(base, shape..., strides..., offsets...[, exists])" of a LOAD or
- * ASYNC_COPY that carries its tensor (ir.h). */
+/* ", tma(base, shape..., strides..., offsets...[, exists])" of a LOAD,
+ * STORE or ASYNC_COPY that carries its tensor (ir.h). */
 static void print_tma(tjs_buf *b, const tji_op *op)
 {
     if (!op->tma_rank || op->nargs <= TJI_TMA_FIRST)

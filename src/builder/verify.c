@@ -152,7 +152,7 @@ static int scalars_of(const tji_func *fn, const tji_op *op, int first, int n, tj
     return 1;
 }
 
-/* The tensor operands of a LOAD or ASYNC_COPY of elem with tma_rank r
+/* The tensor operands of a LOAD, STORE or ASYNC_COPY of elem with tma_rank r
  * (ir.h): a pointer to elem, shape and strides in i64, offsets in i32 (and
  * a copy's i1 "exists"), all scalars. */
 static int tma_operands_ok(const tji_func *fn, const tji_op *op, tj_dtype elem)
@@ -180,7 +180,7 @@ static int check_types(const verifier *v, int32_t idx)
     tji_opcode c = op->code;
     NEED((unsigned)c < TJI_OPCODE_COUNT, "unknown opcode %d", (int)c);
     int nargs = operand_count(c), nresults = result_count(c);
-    int tma = c == TJI_LOAD || c == TJI_ASYNC_COPY;
+    int tma = c == TJI_LOAD || c == TJI_STORE || c == TJI_ASYNC_COPY;
     NEED(op->tma_rank == 0 || (tma && op->tma_rank > 0 && op->tma_rank <= TJ_MAX_RANK),
          "tma_rank %d", op->tma_rank);
     if (op->tma_rank)
@@ -372,7 +372,7 @@ static int check_types(const verifier *v, int32_t idx)
             NEED(EQ(T(2), &elem), "other %s for a pointer %s", TXT(T(2), t1), TXT(p, t2));
         if (op->tma_rank)
             NEED(!block && p->rank == op->tma_rank && tma_operands_ok(fn, op, elem.dtype),
-                 "tma operands of a load of %s", TXT(p, t1));
+                 "tma operands of a %s of %s", c == TJI_LOAD ? "load" : "store", TXT(p, t1));
         NEED((unsigned)op->cache <= TJ_CACHE_WT && (unsigned)op->evict <= TJ_EVICT_LAST,
              "cache %d, evict %d", (int)op->cache, (int)op->evict);
         if (c == TJI_ATOMIC)

@@ -12,7 +12,9 @@
  * gets its buffers: a CONVERT one of the tile's elements, a REDUCE one of
  * parts x result elements of its combine type (argmax/argmin a second of
  * i32 indices), a CUMSUM one of the tile in its compute type (16-bit floats
- * as f32), a BROADCAST one of the value's elements; i1 as a byte.
+ * as f32), a BROADCAST one of the value's elements, a TMA_STORE one of the
+ * block in the NVMMA layout (its copy engine's reads end inside the op:
+ * thread 0 waits for them); i1 as a byte.
  *
  * Liveness. A buffer is live from its step's first write to its last read,
  * and both happen inside the step's op: the code generator writes, waits
@@ -56,9 +58,12 @@
  * The limit. The allocation is the kernel's dynamic shared memory: a launch
  * above 48 KiB opts in (cuFuncSetAttribute) up to the device's maximum.
  * More than any GPU gives a block (TJP_SHARED_MAX) is refused here, naming
- * the op of the largest step.
+ * the op of the largest step — after the blocks staged for TMA stores
+ * (tma.c; 1024-byte aligned, live at their store) have been given back to
+ * the threads' stores, where dropping them makes the rest fit.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes.h"
 
@@ -209,6 +214,31 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
     free(vectors);
 }
 
+/* The TMA stores' tensor maps, in op order after the rings'. */
+static void number_store_maps(const tji_func *fn, tjp_layout_plan *plan)
+{
+    int maps = 0;
+    for (int r = 0; r < plan->nrings; r++)
+        if (plan->rings[r].op >= 0 && plan->rings[r].tma && plan->rings[r].tma_map + 1 > maps)
+            maps = plan->rings[r].tma_map + 1;
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (plan->shared[i].kind == TJP_STEP_TMA_STORE)
+            plan->shared[i].tma_map = maps++;
+}
+
+/* Where the blocks staged for TMA stores do not fit beside the rest, the
+ * threads store them instead (their STOREs keep the pointers and masks). */
+static int drop_tma_stores(const tji_func *fn, tjp_layout_plan *plan)
+{
+    int dropped = 0;
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (plan->shared[i].kind == TJP_STEP_TMA_STORE) {
+            memset(&plan->shared[i], 0, sizeof plan->shared[i]);
+            dropped = 1;
+        }
+    return dropped;
+}
+
 /* The FOR whose body reads ring, -1 where none does. */
 static int32_t ring_loop(const tji_func *fn, int ring)
 {
@@ -355,6 +385,10 @@ static int buffers_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i
         out[1] = (buffer){.op = i, .index = 1, .align = 4, .bytes = slots * 4};
         return 2;
     }
+    case TJP_STEP_TMA_STORE: /* the NVMMA layout repeats every 1024 bytes */
+        out[0].align = 1024;
+        out[0].bytes = (uint64_t)step->use.numel * (uint64_t)step->use.swizzle.elem_bytes;
+        return 1;
     case TJP_STEP_BROADCAST:
         out[0].align = elem_bytes(rt, 0);
         out[0].bytes = (uint64_t)tji_numel(rt) * out[0].align;
@@ -370,6 +404,7 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
         return tjs_error(TJ_ERR_INVALID_ARG, "tjp_alloc_shared: no program or no swizzle plan");
     add_broadcasts(fn, plan);
     plan_rings(fn, plan);
+    number_store_maps(fn, plan);
     int32_t *pos = tjs_xcalloc((size_t)fn->nops + 1, sizeof *pos), next = 0;
     number_ops(fn, 0, pos, &next);
     buffer *bufs = tjs_xcalloc(2 * (size_t)fn->nops + 2 * (size_t)plan->nrings + 1, sizeof *bufs);
@@ -473,6 +508,8 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
     free(pos);
     plan->shared_bytes = total;
     plan->shared_allocated = 1;
+    if (total > TJP_SHARED_MAX && drop_tma_stores(fn, plan))
+        return tjp_alloc_shared(fn, plan);
     if (total > TJP_SHARED_MAX && ring_bytes)
         return tji_error_at(fn, plan->rings[0].op, TJ_ERR_COMPILE,
                             "needs %llu bytes of shared memory, %llu of them for the rings of "

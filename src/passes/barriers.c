@@ -211,6 +211,8 @@ static void walk_op(order *s, int32_t opi)
         return;
     case TJI_STORE:
         after_loads(s, opi, op->args[0]);
+        if (step) /* a TMA store: the block staged, then read by the copy engine */
+            shared_step(s, opi);
         s->stored |= STORED_PLAIN;
         return;
     case TJI_ATOMIC: case TJI_ATOMIC_CAS:

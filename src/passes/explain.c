@@ -196,6 +196,8 @@ static void explain_request(tjs_buf *b, const tjp_layout *L, const tjp_axis_valu
     tjs_buf_printf(b, "\n");
 }
 
+static void explain_tma_store(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan, int32_t i);
+
 static void explain_access(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan,
                            const tjp_axis_info_result *axis, int32_t i)
 {
@@ -209,6 +211,11 @@ static void explain_access(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
     tjs_buf_printf(b, "\n");
     if (t->rank == 0) {
         tjs_buf_printf(b, "    scalar pointer: every thread uses one address, 1 sector\n");
+        return;
+    }
+    if (plan->shared && i < plan->nops && plan->shared[i].kind == TJP_STEP_TMA_STORE) {
+        explain_tma_store(b, fn, plan, i);
+        explain_plan_steps(b, plan, i);
         return;
     }
     if (ptr > axis->nvalues || ptr > plan->nvalues) {
@@ -270,6 +277,21 @@ static void explain_banks(tjs_buf *b, const char *side, const tjp_layout *L, con
         tjs_buf_printf(b, "bank conflicts: none\n");
     else
         tjs_buf_printf(b, "bank conflicts: %lld extra wavefronts\n", (long long)(n.wavefronts - n.minimum));
+}
+
+/* A TMA store: the block staged by the threads, stored by the engine. */
+static void explain_tma_store(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
+{
+    const tjp_shared_step *step = &plan->shared[i];
+    uint32_t box[2];
+    int nboxes;
+    tjp_tma_store_box(step, tji_typeof(fn, fn->ops[i].args[1]), box, &nboxes);
+    tjs_buf_printf(b, "    TMA store (cp.async.bulk.tensor) to tensor map %d, %d box%s of %u x %u, issued by "
+                      "thread 0 once every thread has written the block to shared memory in the NVMMA layout "
+                      "(%d-byte swizzle); the engine clips at the tensor's edges; thread 0 then waits until "
+                      "%s\n", step->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1], step->swizzle_bytes,
+                   step->tma_complete ? "the writes are done (a store follows)" : "the block has been read");
+    explain_banks(b, "writes", &step->use.write, &step->use.swizzle, step->use.write_vector);
 }
 
 static void explain_buffer(tjs_buf *b, const char *what, const tjp_shared_use *use, const tjp_swizzle *S)

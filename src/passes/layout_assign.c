@@ -582,11 +582,14 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         return;
     }
     case TJI_STORE: case TJI_PRINT: case TJI_ASSERT: case TJI_ASYNC_COPY:
-        /* No result: a store works in its coalesced layout; otherwise in
-         * whatever layout the first operand already has. */
+        /* No result: a store works in its coalesced layout (a TMA store in
+         * the value's: the threads only write it to shared memory);
+         * otherwise in whatever layout the first operand already has. */
         if (!is_tile(fn, op.args[0]))
             return;
-        if (coalesced_of(A, opidx))
+        if (op.code == TJI_STORE && A->set[op.args[1]] && tjp_tma_store_fits(fn, opidx))
+            L = A->of[op.args[1]];
+        else if (coalesced_of(A, opidx))
             L = *coalesced_of(A, opidx);
         else if (A->set[op.args[0]])
             L = A->of[op.args[0]];

@@ -17,10 +17,11 @@
  *     in boundary_check, computed on the expanded [1.., B_d, ..1] tile and
  *     broadcast, ANDed over the dimensions;
  *   other  NaN where the load asked for NaN padding, else none (zero);
- *   on Hopper (tma_spec), for a load whose tensor the tensor-memory
- *     accelerator can read at every launch of the variant (tma.c), the
- *     tensor itself too: base, shape, strides and offsets as the LOAD's
- *     tma operands, so that the pipeliner can make it one TMA copy.
+ *   on Hopper (tma_spec), for a load or store whose tensor the
+ *     tensor-memory accelerator can reach at every launch of the variant
+ *     (tma.c), the tensor itself too: base, shape, strides and offsets as
+ *     the op's tma operands, so that the pipeliner can make a load one TMA
+ *     copy and the shared-memory plan a store a TMA store.
  *
  * So the axis analysis sees what it sees in a hand-written kernel: along
  * the block's fast dimension, an arange plus constants, times a stride it
@@ -240,11 +241,14 @@ static void lower_access(lowering *L, int32_t idx)
     int32_t base = to_shape(L, p->base, &full);
     int32_t ptr = emit(L, TJI_ADDPTR, (int32_t[]){base, offs}, 2, shaped(bt.dtype, 1, bt.rank, bt.shape));
     tji_op *op = &fn->ops[idx];
-    int contiguous = op->code == TJI_LOAD && L->tma_spec && !nan && !op->is_volatile && !fn->check_bounds
+    int load = op->code == TJI_LOAD;
+    int contiguous = L->tma_spec && !nan && !op->is_volatile && !fn->check_bounds
                          ? tjp_tma_tensor(fn, L->tma_spec, bt.rank, p->base, p->shape, p->strides)
                          : -1;
     if (contiguous >= 0) { /* the tensor too, for TMA (tma.c) */
-        int32_t args[TJI_TMA_FIRST + TJI_TMA_OPERANDS(TJ_MAX_RANK)] = {ptr, mask, 0, p->base}, r = bt.rank;
+        int32_t args[TJI_TMA_FIRST + TJI_TMA_OPERANDS(TJ_MAX_RANK)] = {ptr, load ? mask : op->args[1],
+                                                                        load ? 0 : mask, p->base};
+        int32_t r = bt.rank;
         for (int d = 0; d < r; d++) {
             args[TJI_TMA_FIRST + 1 + d] = p->shape[d];
             args[TJI_TMA_FIRST + 1 + r + d] = d == contiguous ? constant(L, TJ_I64, 1, 0) : p->strides[d];
@@ -252,7 +256,7 @@ static void lower_access(lowering *L, int32_t idx)
         }
         tji_set_operands(fn, idx, args, TJI_TMA_FIRST + TJI_TMA_OPERANDS(r));
         fn->ops[idx].tma_rank = r;
-    } else if (op->code == TJI_LOAD) {
+    } else if (load) {
         int32_t other = nan ? to_shape(L, constant(L, bt.dtype, 0, NAN), &full) : 0;
         tji_set_operands(fn, idx, (int32_t[]){ptr, mask, other}, 3);
     } else {

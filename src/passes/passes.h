@@ -357,7 +357,9 @@ TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, 
  *   kind        TJP_STEP_NONE, or what moves through shared memory:
  *               CONVERT, REDUCE (partials across warps), CUMSUM (the
  *               tile), BROADCAST (an atomic's old value handed from its
- *               owners to copies in other warps);
+ *               owners to copies in other warps), TMA_STORE (a block
+ *               stored by the tensor-memory accelerator: written by the
+ *               threads in the NVMMA layout, read by TMA; tma.c);
  *   use         CONVERT, REDUCE, CUMSUM: tjp_shared_use_of's answer (the
  *               layouts and the chosen swizzle), set by tjp_choose_swizzles;
  *   offset, bytes              the step's buffer (values, partials) in the
@@ -365,12 +367,18 @@ TJI_FUNC int tjp_shared_use_of(const tji_func *fn, const tjp_layout_plan *plan, 
  *   index_offset, index_bytes  argmax/argmin's second buffer (i32 indices).
  * Printed (plan_text.c), a step reads e.g. "#shared<convert, elem_bytes=4,
  * swizzle=[32->1], offset=0, bytes=4096>". */
-enum { TJP_STEP_NONE, TJP_STEP_CONVERT, TJP_STEP_REDUCE, TJP_STEP_CUMSUM, TJP_STEP_BROADCAST };
+enum { TJP_STEP_NONE, TJP_STEP_CONVERT, TJP_STEP_REDUCE, TJP_STEP_CUMSUM, TJP_STEP_BROADCAST,
+       TJP_STEP_TMA_STORE, TJP_STEP_KINDS };
 typedef struct tjp_shared_step {
     int kind;
     tjp_shared_use use;
     uint64_t offset, bytes;
     uint64_t index_offset, index_bytes;
+    int tma_map;              /* TMA_STORE: the kernel's tensor map it writes
+                                 (after the rings'; tjp_alloc_shared) */
+    int swizzle_bytes;        /* TMA_STORE: the NVMMA row of its buffer */
+    int tma_complete;         /* TMA_STORE: a store follows, so thread 0 waits
+                                 for its writes, not only its reads */
 } tjp_shared_step;
 /* The step of op i that the layouts imply (CONVERT, REDUCE, CUMSUM; its
  * use with the swizzles chosen, or with choose_swizzle 0 none yet), into
@@ -556,6 +564,10 @@ typedef struct tjp_wgmma_desc {
 } tjp_wgmma_desc;
 TJI_FUNC void tjp_wgmma_operand(const struct tjp_ring *R, const tji_type *t, int is_b, tjp_wgmma_desc *out);
 TJI_FUNC uint64_t tjp_wgmma_offset(const struct tjp_ring *R, const tji_type *t, uint32_t row, uint32_t col);
+/* The NVMMA layout (the essay of wgmma.c) of a rows x cols tile, stored
+ * transposed or not, in rows of sw bytes of eb-byte elements, as a
+ * swizzle: what wgmma reads and TMA writes and reads. */
+TJI_FUNC void tjp_nvmma_swizzle(int32_t rows, int32_t cols, int transposed, int sw, int eb, tjp_swizzle *out);
 
 /* warp_specialize.c — a producer warpgroup for the TMA copies (its
  * essay). Where the plan's TMA loop allows it, the kernel runs
@@ -597,6 +609,16 @@ TJI_FUNC int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int 
                             const int32_t *shape, const int32_t *strides);
 TJI_FUNC int tjp_tma_ring(const tji_func *fn, int ring, struct tjp_ring *R);
 TJI_FUNC void tjp_tma_box(const struct tjp_ring *R, const tji_type *tile, uint32_t box[2], int *nboxes);
+/* tjp_tma_store_fits: whether STORE op i (with its tensor, tma_rank) can
+ * be a TMA store — a 2-D block of 8 to 256 rows of 32 bytes or more that
+ * run along the tensor's contiguous dimension, outside every loop, with no
+ * load or atomic after it (the layout pass then stores the value in the
+ * layout it has). tjp_tma_store: if so, fills *out (kind TMA_STORE, the
+ * value's layout, the NVMMA swizzle, the write vector) and returns 1. */
+TJI_FUNC int tjp_tma_store_fits(const tji_func *fn, int32_t i);
+TJI_FUNC int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tjp_shared_step *out);
+/* A TMA store's box (tile order) and how many make its block. */
+TJI_FUNC void tjp_tma_store_box(const tjp_shared_step *step, const tji_type *tile, uint32_t box[2], int *nboxes);
 
 /* registry.c — the passes by name, for tjit-opt (and the pipeline): each
  * runs on a state that holds the program and what earlier passes found. */

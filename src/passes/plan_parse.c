@@ -382,20 +382,21 @@ static int parse_step(text_state *t, cursor *c, tji_func *fn, int32_t op, int li
     shared_note note = {.op = op, .line = line, .col = t->op_col[op]};
     tjp_shared_step *step = &note.step;
     spaces(c);
-    for (int k = TJP_STEP_CONVERT; k <= TJP_STEP_BROADCAST && !step->kind; k++)
+    for (int k = TJP_STEP_CONVERT; k < TJP_STEP_KINDS && !step->kind; k++)
         if (take(c, tjp_text_step_kinds[k]))
             step->kind = k;
     if (!step->kind)
-        return bad(c, "a step kind: convert, reduce, cumsum or broadcast");
+        return bad(c, "a step kind: convert, reduce, cumsum, broadcast or tma-store");
     tji_opcode code = fn->ops[op].code;
     int fits = step->kind == TJP_STEP_CONVERT ? code == TJI_CONVERT
              : step->kind == TJP_STEP_REDUCE ? code == TJI_REDUCE
              : step->kind == TJP_STEP_CUMSUM ? code == TJI_CUMSUM
+             : step->kind == TJP_STEP_TMA_STORE ? code == TJI_STORE
              : code == TJI_ATOMIC || code == TJI_ATOMIC_CAS;
     if (!fits) {
         c->s -= strlen(tjp_text_step_kinds[step->kind]);
         return bad(c, "the step of this op (convert on convert_layout, reduce, cumsum, "
-                   "broadcast on an atomic)");
+                   "broadcast on an atomic, tma-store on a store)");
     }
     long long v;
     if (step->kind != TJP_STEP_BROADCAST) {
@@ -610,6 +611,10 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
             return fail_at_op(t, n->line, n->col, "offset=%llu is not a multiple of the "
                               "element size (%llu)", (unsigned long long)got->offset,
                               (unsigned long long)align);
+        if (got->kind == TJP_STEP_TMA_STORE && got->offset % 1024)
+            return fail_at_op(t, n->line, n->col, "offset=%llu: a TMA store's buffer starts at a "
+                              "multiple of 1024 bytes (where its NVMMA layout repeats)",
+                              (unsigned long long)got->offset);
         if (got->index_offset % 4)
             return fail_at_op(t, n->line, n->col, "index_offset=%llu is not a multiple of 4 "
                               "(i32 indices)", (unsigned long long)got->index_offset);
@@ -628,6 +633,10 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
          (want->use.has_index && !tjp_swizzle_permutes(&got->use.index_swizzle, want->use.numel))))
         return fail_at_op(t, n->line, n->col, "the swizzle does not map the buffer's %lld indices "
                           "one to one onto themselves", (long long)want->use.numel);
+    if (got->kind == TJP_STEP_TMA_STORE &&
+        memcmp(want->use.swizzle.flip, got->use.swizzle.flip, sizeof want->use.swizzle.flip))
+        return fail_at_op(t, n->line, n->col, "a TMA store's buffer is in the NVMMA layout of "
+                          "%d-byte rows, which this swizzle is not", want->swizzle_bytes);
     memcpy(want->use.swizzle.flip, got->use.swizzle.flip, sizeof want->use.swizzle.flip);
     if (got->use.ldmatrix) {
         int trans, fit = tjp_ldmatrix_of(fn, t->out, n->op, &want->use, &trans);

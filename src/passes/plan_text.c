@@ -199,7 +199,7 @@ static void print_swizzle(tjs_buf *b, const tjp_swizzle *S)
     tjs_buf_printf(b, "]");
 }
 
-const char *const tjp_text_step_kinds[] = {"none", "convert", "reduce", "cumsum", "broadcast"};
+const char *const tjp_text_step_kinds[] = {"none", "convert", "reduce", "cumsum", "broadcast", "tma-store"};
 
 /* " #shared<convert, elem_bytes=4, swizzle=[..], offset=0, bytes=4096>":
  * the step's kind and swizzle(s), its buffers once allocated. */
@@ -216,7 +216,7 @@ static void print_step(tjs_buf *b, const tjp_shared_step *step, int allocated)
     }
     if (step->use.ldmatrix)
         tjs_buf_printf(b, ", ldmatrix=x%d%s", step->use.ldmatrix, step->use.ldmatrix_trans ? ".trans" : "");
-    else if (step->use.write_vector > 1 || step->use.read_vector > 1)
+    else if (step->kind != TJP_STEP_TMA_STORE && (step->use.write_vector > 1 || step->use.read_vector > 1))
         tjs_buf_printf(b, ", vector=%d/%d", step->use.write_vector, step->use.read_vector);
     if (allocated) {
         tjs_buf_printf(b, ", offset=%llu, bytes=%llu", (unsigned long long)step->offset,

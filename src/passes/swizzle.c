@@ -540,6 +540,8 @@ int tjp_shared_step_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t 
                        int choose_swizzle, tjp_shared_step *out)
 {
     memset(out, 0, sizeof *out);
+    if (fn->ops[i].code == TJI_STORE) /* the hardware's layout: nothing to choose */
+        return tjp_tma_store(fn, plan, i, out) ? TJP_STEP_TMA_STORE : TJP_STEP_NONE;
     if (!shared_use(fn, plan, i, choose_swizzle, &out->use))
         return TJP_STEP_NONE;
     tji_opcode code = fn->ops[i].code;

@@ -25,7 +25,20 @@
  * by the stored rows (Sw the NVMMA row: 128, 64 or 32 bytes), each box
  * one column block of the layout, completing on the slot's mbarrier.
  * Everything else keeps cp.async, which the same copy op still describes.
+ *
+ * Stores go the other way (tjp_tma_store): the threads write the block
+ * into a shared buffer in the NVMMA layout, and thread 0 has TMA store it
+ * box by box, which clips at the tensor's edges as a boundary check would.
+ * That is one instruction where the threads' stores would be a row of
+ * strided 16-byte writes each, and it lets the block leave while the
+ * kernel ends. The copy runs asynchronously, so a store becomes one only
+ * where nothing could observe it early: outside every loop (the buffer is
+ * not refilled while TMA reads it), and with no load or atomic after it —
+ * a later store waits for its writes to complete first (the code
+ * generator's wait), the last one only for its buffer to be read.
  */
+#include <string.h>
+
 #include "passes.h"
 
 int tjp_tma_source(const tji_func *fn, int32_t v, int32_t *param, int64_t *value)
@@ -137,4 +150,86 @@ void tjp_tma_box(const tjp_ring *R, const tji_type *tile, uint32_t box[2], int *
     box[c] = per_row;
     box[1 - c] = (uint32_t)tile->shape[1 - c];
     *nboxes = (int)((uint32_t)tile->shape[c] / per_row);
+}
+
+/* Bytes of the largest block staged for a TMA store: the NVMMA buffer is
+ * live only at the store, where the loop's rings are done, but a bigger
+ * one would crowd out what may be live beside it. */
+enum { TMA_STORE_MAX_BYTES = 128 * 1024 };
+
+static int in_loop(const tji_func *fn, const tji_op *op)
+{
+    for (int32_t r = op->parent; r >= 0 && fn->regions[r].parent_op >= 0;) {
+        const tji_op *outer = &fn->ops[fn->regions[r].parent_op];
+        if (outer->code == TJI_FOR)
+            return 1;
+        r = outer->parent;
+    }
+    return 0;
+}
+
+/* Walks region rid in emission order: after op `store` (*seen set), a
+ * load, atomic or copy sets *observed, a store *stored. */
+static void accesses_after(const tji_func *fn, int32_t rid, int32_t store, int *seen, int *observed, int *stored)
+{
+    const tji_region *region = &fn->regions[rid];
+    for (int32_t k = 0; k < region->nops && !*observed; k++) {
+        const tji_op *op = &fn->ops[region->ops[k]];
+        if (region->ops[k] == store)
+            *seen = 1;
+        else if (*seen && (op->code == TJI_LOAD || op->code == TJI_ATOMIC || op->code == TJI_ATOMIC_CAS ||
+                           op->code == TJI_ASYNC_COPY))
+            *observed = 1;
+        else if (*seen && op->code == TJI_STORE)
+            *stored = 1;
+        for (int j = 0; j < 2; j++)
+            if ((op->code == TJI_FOR || op->code == TJI_IF) && op->region[j] >= 0)
+                accesses_after(fn, op->region[j], store, seen, observed, stored);
+    }
+}
+
+int tjp_tma_store_fits(const tji_func *fn, int32_t i)
+{
+    const tji_op *op = &fn->ops[i];
+    if (op->parent < 0 || op->code != TJI_STORE || op->tma_rank != 2)
+        return 0;
+    const tji_type *t = tji_typeof(fn, op->args[1]);
+    int eb = tjs_dtype_bits(t->dtype) / 8;
+    int64_t row_bytes = (int64_t)t->shape[1] * eb;
+    if (t->rank != 2 || contiguous_dim(fn, op) != 1 || row_bytes < 32 || t->shape[0] % 8 ||
+        t->shape[0] > 256 || tji_numel(t) * eb > TMA_STORE_MAX_BYTES || in_loop(fn, op))
+        return 0;
+    int seen = 0, observed = 0, stored = 0;
+    accesses_after(fn, 0, i, &seen, &observed, &stored);
+    return !observed;
+}
+
+int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tjp_shared_step *out)
+{
+    if (!plan->of || !tjp_tma_store_fits(fn, i))
+        return 0;
+    const tji_op *op = &fn->ops[i];
+    const tji_type *t = tji_typeof(fn, op->args[1]);
+    int eb = tjs_dtype_bits(t->dtype) / 8;
+    int64_t row_bytes = (int64_t)t->shape[1] * eb;
+    memset(out, 0, sizeof *out);
+    out->kind = TJP_STEP_TMA_STORE;
+    out->swizzle_bytes = row_bytes >= 128 ? 128 : row_bytes >= 64 ? 64 : 32;
+    tjp_nvmma_swizzle(t->shape[0], t->shape[1], 0, out->swizzle_bytes, eb, &out->use.swizzle);
+    out->use.write = out->use.read = plan->of[op->args[1]];
+    out->use.numel = tji_numel(t);
+    out->use.parts = 1;
+    out->use.write_vector = tjp_vector_max(&out->use.write, &out->use.swizzle);
+    out->use.read_vector = 1;
+    int seen = 0, observed = 0;
+    accesses_after(fn, 0, i, &seen, &observed, &out->tma_complete);
+    return 1;
+}
+
+/* The store's boxes: as a ring's copy of the same block would be (one
+ * column block of swizzle_bytes each). */
+void tjp_tma_store_box(const tjp_shared_step *step, const tji_type *tile, uint32_t box[2], int *nboxes)
+{
+    tjp_ring R = {.tma_contiguous = 1, .swizzle_bytes = step->swizzle_bytes, .elem_bytes = step->use.swizzle.elem_bytes};
+    tjp_tma_box(&R, tile, box, nboxes);
 }

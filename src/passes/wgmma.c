@@ -167,6 +167,15 @@ static uint32_t nvmma_index(uint32_t e, int32_t rows, int32_t cols, int transpos
     return u / (uint32_t)eb;
 }
 
+void tjp_nvmma_swizzle(int32_t rows, int32_t cols, int transposed, int sw, int eb, tjp_swizzle *out)
+{
+    memset(out, 0, sizeof *out);
+    out->elem_bytes = eb;
+    int bits = tjp_log2_exact((int64_t)rows * cols);
+    for (int i = 0; i < bits; i++)
+        out->flip[i] = nvmma_index(1u << i, rows, cols, transposed, sw, eb) ^ (1u << i);
+}
+
 int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tjp_ring *R)
 {
     int k_major;
@@ -185,11 +194,7 @@ int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tj
     int sw = row_bytes >= 128 ? 128 : row_bytes >= 64 ? 64 : 32;
     if (row_bytes < 32)
         return 0;
-    memset(&R->swizzle, 0, sizeof R->swizzle);
-    R->swizzle.elem_bytes = eb;
-    int bits = tjp_log2_exact(R->numel);
-    for (int i = 0; i < bits; i++)
-        R->swizzle.flip[i] = nvmma_index(1u << i, rows, cols, transposed, sw, eb) ^ (1u << i);
+    tjp_nvmma_swizzle(rows, cols, transposed, sw, eb, &R->swizzle);
     R->ldmatrix = R->ldmatrix_trans = R->read_at_use = 0;
     R->wgmma = 1;
     R->transposed = transposed;

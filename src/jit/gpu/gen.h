@@ -249,6 +249,9 @@ TJI_FUNC void tjj_gpu_defer_ldmatrix_reads(codegen *c, int32_t id, const tjp_swi
 /* The deferred ldmatrix of value id's register r, into its registers. */
 TJI_FUNC void tjj_gpu_deferred_read(codegen *c, int32_t id, uint32_t r);
 TJI_FUNC void tjj_gpu_emit_convert(codegen *c, const tji_op *op);
+/* Tile x written to the shared buffer at offset under swizzle S, vector
+ * elements at a time (a CONVERT's writes, a TMA store's staging). */
+TJI_FUNC void tjj_gpu_write_tile(codegen *c, int32_t x, const tjp_swizzle *S, uint64_t offset, int vector);
 
 /* --- memory.c -------------------------------------------------------------- */
 
@@ -292,13 +295,16 @@ TJI_FUNC void tjj_gpu_emit_local_load(codegen *c, const tji_op *op);
 
 /* --- tma.c: rings filled by the tensor-memory accelerator ------------------------- */
 
-/* How many tensor maps the plan's TMA rings read (their parameters). */
+/* How many tensor maps the plan's TMA rings and stores use (their parameters). */
 TJI_FUNC int tjj_gpu_tma_count(const tjp_layout_plan *plan);
 /* Parameters first .. first+n-1 of kernel f become the 128-byte maps. */
 TJI_FUNC void tjj_gpu_tma_params(codegen *c, LLVMValueRef f, unsigned first, int n);
 /* At the kernel's start: the rings' mbarriers and phase words. */
 TJI_FUNC void tjj_gpu_tma_setup(codegen *c);
 TJI_FUNC void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R);
+/* A STORE whose plan step is TMA_STORE: the block staged in shared memory,
+ * then thread 0's bulk tensor stores. */
+TJI_FUNC void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step *step);
 /* The copy's "the iteration exists" (NULL: always); the copy issued by the
  * thread where go (i1) holds, arriving on its slot's full barrier. */
 TJI_FUNC LLVMValueRef tjj_gpu_tma_exists(codegen *c, const tji_op *op);

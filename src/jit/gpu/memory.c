@@ -471,6 +471,10 @@ void tjj_gpu_emit_store(codegen *c, const tji_op *op)
     int rank = rank_of(c, ptr), v = 1, run = 1;
     LLVMValueRef owner;
     uint32_t n = 1, rdup = 0;
+    if (c->g.plan->shared && c->g.plan->shared[c->g.cur_op].kind == TJP_STEP_TMA_STORE) {
+        tjj_gpu_emit_tma_store(c, op, &c->g.plan->shared[c->g.cur_op]);
+        return;
+    }
     tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
     if (rank == 0) {
         owner = tjj_gpu_thread0_cond(c);

@@ -299,6 +299,27 @@ void tjj_gpu_deferred_read(codegen *c, int32_t id, uint32_t r)
     ldmatrix_group(c, d, r - r % step, c->regs[id]);
 }
 
+void tjj_gpu_write_tile(codegen *c, int32_t x, const tjp_swizzle *S, uint64_t offset, int vector)
+{
+    const tjp_layout *L = layout_of(c, x);
+    LLVMTypeRef vt = tjj_gpu_value_type(&c->g, type_of(c, x));
+    LLVMValueRef smem = tjj_gpu_shared(c), thread = tjj_gpu_swizzled_thread_index(c, S, L);
+    uint32_t n = (uint32_t)nregs_of(c, x), dup = reg_dup_mask(L), wv = vector > 1 ? (uint32_t)vector : 1;
+    for (uint32_t r = 0; r < n; r += wv) {
+        if (r & dup)
+            continue;
+        LLVMValueRef index = tjj_gpu_swizzled_index(c, S, thread, L, r);
+        if (wv == 1) {
+            tjj_gpu_shared_store(c, smem, offset, index, tjj_gpu_reg(c, x, r));
+            continue;
+        }
+        LLVMValueRef v = LLVMGetPoison(LLVMVectorType(vt, wv));
+        for (uint32_t k = 0; k < wv; k++)
+            v = LLVMBuildInsertElement(c->g.b, v, tjj_gpu_reg(c, x, r + k), c_i32(c, k), "");
+        tjj_gpu_shared_store(c, smem, offset, index, v);
+    }
+}
+
 void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
 {
     int32_t x = op->args[0], id = op->result;
@@ -323,24 +344,12 @@ void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
     }
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, t);
     LLVMValueRef smem = tjj_gpu_shared(c);
-    uint32_t sdup = reg_dup_mask(Ls), ddup = reg_dup_mask(Ld);
+    uint32_t ddup = reg_dup_mask(Ld);
     const tjp_swizzle *S = &step->use.swizzle;
-    LLVMValueRef ts = tjj_gpu_swizzled_thread_index(c, S, Ls), td = tjj_gpu_swizzled_thread_index(c, S, Ld);
+    LLVMValueRef td = tjj_gpu_swizzled_thread_index(c, S, Ld);
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
-    uint32_t wv = (uint32_t)step->use.write_vector, rv = (uint32_t)step->use.read_vector;
-    for (uint32_t r = 0; r < ns; r += wv ? wv : 1) {
-        if (r & sdup)
-            continue;
-        LLVMValueRef index = tjj_gpu_swizzled_index(c, S, ts, Ls, r);
-        if (wv <= 1) {
-            tjj_gpu_shared_store(c, smem, step->offset, index, tjj_gpu_reg(c, x, r));
-            continue;
-        }
-        LLVMValueRef v = LLVMGetPoison(LLVMVectorType(vt, wv));
-        for (uint32_t k = 0; k < wv; k++)
-            v = LLVMBuildInsertElement(c->g.b, v, tjj_gpu_reg(c, x, r + k), c_i32(c, k), "");
-        tjj_gpu_shared_store(c, smem, step->offset, index, v);
-    }
+    tjj_gpu_write_tile(c, x, S, step->offset, step->use.write_vector);
+    uint32_t rv = (uint32_t)step->use.read_vector;
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
     if (step->use.ldmatrix) {
         LLVMValueRef off = c_i64(c, (int64_t)step->offset);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tma.c — the rings that Hopper's tensor-memory accelerator fills
- * (src/passes/tma.c chose them; the plan marks them tma).
+ * (src/passes/tma.c chose them; the plan marks them tma), and the blocks
+ * it stores.
  *
  * Such a ring's copy is not one cp.async per thread: thread 0 announces
  * the slot's bytes on the slot's mbarrier (arrive.expect_tx) and issues
@@ -31,6 +32,15 @@
  * (warp_spec.c) has no such wait: its producer warp issues the copies once
  * each slot's "empty" mbarrier says the consumers are done with it.
  *
+ * A TMA store (a STORE whose plan step is TMA_STORE) runs the other way:
+ * every thread writes its registers of the block into the step's buffer
+ * in the NVMMA layout and fences them for the async proxy
+ * (fence.proxy.async), a barrier gathers the writes, and thread 0 issues
+ * one cp.async.bulk.tensor store per column block, commits them as a bulk
+ * group and waits until the engine has read the buffer (or, where another
+ * store follows, until the writes are done) — so the buffer is free again
+ * when the next step's barrier lets anyone write it.
+ *
  * The tensor maps are parameters of the kernel, 128 bytes each, after the
  * assert record: byval and "nvvm.grid_constant", so that the kernel reads
  * them where the launch put them (a copy in local memory is no address
@@ -55,12 +65,22 @@ LLVMValueRef tjj_gpu_ptx(codegen *c, LLVMTypeRef ret, const char *text, const ch
     return LLVMBuildCall2(c->g.b, fty, fn, args, nargs, "");
 }
 
-int tjj_gpu_tma_count(const tjp_layout_plan *plan)
+/* How many tensor maps the TMA rings read (the stores' come after). */
+static int ring_maps(const tjp_layout_plan *plan)
 {
     int n = 0;
     for (int r = 0; plan->rings && r < plan->nrings; r++)
         if (plan->rings[r].op >= 0 && plan->rings[r].tma && plan->rings[r].tma_map + 1 > n)
             n = plan->rings[r].tma_map + 1;
+    return n;
+}
+
+int tjj_gpu_tma_count(const tjp_layout_plan *plan)
+{
+    int n = ring_maps(plan);
+    for (int32_t i = 0; plan->shared && i < plan->nops; i++)
+        if (plan->shared[i].kind == TJP_STEP_TMA_STORE && plan->shared[i].tma_map + 1 > n)
+            n = plan->shared[i].tma_map + 1;
     return n;
 }
 
@@ -100,7 +120,7 @@ LLVMValueRef tjj_gpu_tma_empty_barrier(codegen *c, const tjp_ring *R, LLVMValueR
 void tjj_gpu_tma_setup(codegen *c)
 {
     const tjp_layout_plan *plan = c->g.plan;
-    if (!tjj_gpu_tma_count(plan))
+    if (!ring_maps(plan))
         return;
     LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.init");
     for (int r = 0; r < plan->nrings; r++) {
@@ -212,12 +232,57 @@ void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R)
     tjj_gpu_mbarrier_wait(c, barrier_of(c, R, slot), tjj_gpu_next_parity(c, c->tma_phase[ring], slot));
 }
 
+void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step *step)
+{
+    LLVMBuilderRef b = c->g.b;
+    const tji_type *t = type_of(c, op->args[1]);
+    const int32_t *offsets = op->args + TJI_TMA_FIRST + 1 + 2 * op->tma_rank;
+    uint32_t box[2];
+    int nboxes;
+    tjp_tma_store_box(step, t, box, &nboxes);
+    tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
+    tjj_gpu_write_tile(c, op->args[1], &step->use.swizzle, step->offset, step->use.write_vector);
+    /* each thread's writes, seen by the copy engine's (async proxy) reads */
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
+    LLVMValueRef row = tjj_gpu_reg(c, offsets[0], 0), col = tjj_gpu_reg(c, offsets[1], 0);
+    LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)step->tma_map);
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(b, tjj_gpu_thread0_cond(c), "tma.store");
+    uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)step->use.swizzle.elem_bytes;
+    for (int j = 0; j < nboxes; j++) {
+        LLVMValueRef x = LLVMBuildAdd(b, col, c_i32(c, (int64_t)j * box[1]), "");
+        tjj_gpu_ptx(c, c->g.ty.t_void,
+                    "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r",
+                    (LLVMValueRef[]){map, x, row, shared_address(c, step->offset + (uint64_t)j * box_bytes, NULL)}, 4);
+    }
+    tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.commit_group;", "", NULL, 0);
+    /* the buffer is free once read; a later store waits for the writes */
+    tjj_gpu_ptx(c, c->g.ty.t_void, step->tma_complete ? "cp.async.bulk.wait_group 0;" : "cp.async.bulk.wait_group.read 0;",
+                "", NULL, 0);
+    tjj_llvm_guard_end(b, cont);
+}
+
+/* Map m's tensor: the one op (a copy or a store) carries. */
+static void map_tensor(const tji_func *fn, const tji_op *op, tjj_tmap_info *m)
+{
+    const int32_t *tensor = op->args + TJI_TMA_FIRST;
+    int64_t unused;
+    tjp_tma_source(fn, tensor[0], &m->base_param, &unused);
+    m->rank = op->tma_rank;
+    for (int d = 0; d < m->rank; d++) {
+        tjp_tma_source(fn, tensor[1 + d], &m->shape[d].param, &m->shape[d].value);
+        tjp_tma_source(fn, tensor[1 + m->rank + d], &m->strides[d].param, &m->strides[d].value);
+    }
+}
+
 tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan, int *n)
 {
     *n = tjj_gpu_tma_count(plan);
     if (!*n)
         return NULL;
     tjj_tmap_info *maps = tjs_xcalloc((size_t)*n, sizeof *maps);
+    int nboxes;
     for (int r = 0; r < plan->nrings; r++) {
         const tjp_ring *R = &plan->rings[r];
         if (R->op < 0 || !R->tma)
@@ -228,20 +293,25 @@ tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan,
                 copy = &fn->ops[i];
         const tji_type *t = tji_typeof(fn, copy->args[0]);
         tjj_tmap_info *m = &maps[R->tma_map];
-        int rank = copy->tma_rank, nboxes;
-        const int32_t *tensor = copy->args + TJI_TMA_FIRST;
-        int64_t unused;
-        tjp_tma_source(fn, tensor[0], &m->base_param, &unused);
-        m->rank = rank;
+        map_tensor(fn, copy, m);
         m->dtype = t->dtype;
         m->elem_bytes = R->elem_bytes;
-        for (int d = 0; d < rank; d++) {
-            tjp_tma_source(fn, tensor[1 + d], &m->shape[d].param, &m->shape[d].value);
-            tjp_tma_source(fn, tensor[1 + rank + d], &m->strides[d].param, &m->strides[d].value);
-        }
         m->contiguous = R->tma_contiguous;
         tjp_tma_box(R, t, m->box, &nboxes);
         m->swizzle_bytes = R->swizzle_bytes;
+    }
+    for (int32_t i = 0; i < plan->nops; i++) {
+        const tjp_shared_step *step = &plan->shared[i];
+        if (step->kind != TJP_STEP_TMA_STORE)
+            continue;
+        const tji_type *t = tji_typeof(fn, fn->ops[i].args[1]);
+        tjj_tmap_info *m = &maps[step->tma_map];
+        map_tensor(fn, &fn->ops[i], m);
+        m->dtype = t->dtype;
+        m->elem_bytes = step->use.swizzle.elem_bytes;
+        m->contiguous = 1;
+        tjp_tma_store_box(step, t, m->box, &nboxes);
+        m->swizzle_bytes = step->swizzle_bytes;
     }
     return maps;
 }
