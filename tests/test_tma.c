@@ -21,7 +21,11 @@
  *  - the persistent kernel (a tile loop around the K loop) with fewer
  *    programs than tiles, specialized and not, and with B by threads;
  *  - 16 warps in 256x128 tiles (four consumer warpgroups and a producer:
- *    an earlier register budget hung the H200 in setmaxnreg.inc).
+ *    an earlier register budget hung the H200 in setmaxnreg.inc);
+ *  - C is a TMA store (f32, clipped at the ragged edges);
+ *  - a batch of problems through 3-D descriptors (batched_desc.h): boxes
+ *    of a 3-D tensor that must read zeros past a problem's last row, not
+ *    the next problem's, and a 3-D TMA store that must not write there.
  * Inputs are small integers (exact in f16 and f32 sums), C is poisoned
  * with NaN; on the CPU the same kernel and checks run without TMA.
  */
@@ -33,6 +37,7 @@
 #include "tap.h"
 #include "testlib.h"
 #include "../samples/matmul_kernel.h"
+#include "batched_desc.h"
 
 MATMUL_BODY_KERNEL(tma_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)
 
@@ -101,6 +106,53 @@ static int run(int m, int n, int k, const char *what)
     return run_kernel(m, n, k, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 0, what);
 }
 
+/* C[z] = A[z] B[z] for z < nz through 3-D descriptors (batched_desc.h),
+ * the problems stored back to back; C poisoned with NaN, checked whole. */
+static int run_batched(int nz, int m, int n, int k, const char *what)
+{
+    size_t a_count = (size_t)nz * m * k, b_count = (size_t)nz * k * n, c_count = (size_t)nz * m * n;
+    uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
+    float *hc = malloc(c_count * 4);
+    int8_t *ia = malloc(a_count), *ib = malloc(b_count);
+    for (size_t i = 0; i < a_count; i++)
+        ia[i] = (int8_t)tl_rand_range(-3, 3), ha[i] = tj_f32_to_f16((float)ia[i]);
+    for (size_t i = 0; i < b_count; i++)
+        ib[i] = (int8_t)tl_rand_range(-3, 3), hb[i] = tj_f32_to_f16((float)ib[i]);
+    memset(hc, 0xff, c_count * 4);
+    tj_buffer a, b, c;
+    int ok = tj_buffer_alloc(dev, a_count * 2, &a) == TJ_OK && tj_buffer_alloc(dev, b_count * 2, &b) == TJ_OK &&
+             tj_buffer_alloc(dev, c_count * 4, &c) == TJ_OK;
+    ok = ok && tj_buffer_write(dev, a, 0, ha, a_count * 2) == TJ_OK &&
+         tj_buffer_write(dev, b, 0, hb, b_count * 2) == TJ_OK && tj_buffer_write(dev, c, 0, hc, c_count * 4) == TJ_OK;
+    int64_t consts[3] = {128, 128, 64};
+    tj_launch_cfg cfg = {.grid = {(m + 127) / 128, (n + 127) / 128, nz}, .num_warps = 8, .num_stages = 3};
+    tj_arg args[BMM_NPARAMS] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(nz), TJ_ARG_I32(m),
+                                TJ_ARG_I32(n), TJ_ARG_I32(k), TJ_ARG_I32(m * k), TJ_ARG_I32(k * n),
+                                TJ_ARG_I32(m * n)};
+    tj_status st = ok ? tj_launch(dev, bmm_desc, &cfg, args, BMM_NPARAMS, consts, 3) : TJ_ERR_LAUNCH;
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, c, 0, hc, c_count * 4);
+    long bad = -1;
+    for (int z = 0; st == TJ_OK && z < nz && bad < 0; z++)
+        for (int i = 0; i < m && bad < 0; i++)
+            for (int j = 0; j < n && bad < 0; j++) {
+                long sum = 0;
+                for (int kk = 0; kk < k; kk++)
+                    sum += (long)ia[((size_t)z * m + i) * k + kk] * ib[((size_t)z * k + kk) * n + j];
+                if (hc[((size_t)z * m + i) * n + j] != (float)sum)
+                    bad = ((long)z * m + i) * n + j;
+            }
+    if (st != TJ_OK)
+        tap_diag("%s: %s: %s", what, tj_status_name(st), tj_last_error());
+    else if (bad >= 0)
+        tap_diag("%s: C[%ld][%ld][%ld] = %g", what, bad / ((long)m * n), bad / n % m, bad % n, hc[bad]);
+    tj_buffer_free(dev, a);
+    tj_buffer_free(dev, b);
+    tj_buffer_free(dev, c);
+    free(ha), free(hb), free(hc), free(ia), free(ib);
+    return tap_ok(ok && st == TJ_OK && bad < 0, "%s: %d x (%d x %d x %d)", what, nz, m, n, k);
+}
+
 static void bad_option(void)
 {
     tj_buffer buf;
@@ -121,7 +173,7 @@ static void bad_option(void)
 int main(void)
 {
     dev = tl_setup("test_tma");
-    tap_plan(15);
+    tap_plan(17);
     run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
     run(1, 128, 16, "one row, K below one block");
     run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
@@ -139,6 +191,8 @@ int main(void)
     run_kernel(130, 100, 96, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 2, "persistent, B by threads (no TMA for B)");
     run_kernel(300, 208, 9 * 64, (tiling){256, 128, 16}, TJ_WARP_SPECIALIZE_ON, 0,
                "16 warps, 256x128 tiles (four consumer warpgroups and a producer)");
+    run_batched(3, 200, 136, 72, "3-D descriptors, ragged M, N, K (each problem's edge reads zeros, stores clip)");
+    run_batched(2, 128, 128, 100, "3-D descriptors, K = 100 (A's rows not 16-byte strides: A by threads)");
     bad_option();
     tj_device_close(dev);
     return tap_done();

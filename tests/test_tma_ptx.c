@@ -45,6 +45,7 @@
 #include "testlib.h"
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
+#include "batched_desc.h"
 
 MATMUL_BODY_KERNEL(bp_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)
 
@@ -269,9 +270,51 @@ static void stores_kept(void)
     free(ptx);
 }
 
+/* The batched matmul of 3-D descriptors (batched_desc.h) for sm_90a, with
+ * Z = 4 problems of 512^3 and batch strides that are multiples of 16. */
+static void batched(void)
+{
+    tj_arg args[BMM_NPARAMS] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(4), TJ_ARG_I32(512), TJ_ARG_I32(512),
+                                TJ_ARG_I32(512), TJ_ARG_I32(512 * 512), TJ_ARG_I32(512 * 512),
+                                TJ_ARG_I32(512 * 512)};
+    tjf_value values[BMM_NPARAMS];
+    int64_t consts[3] = {128, 128, 64};
+    tji_func *fn = NULL;
+    tjj_artifact art = {0};
+    tj_status st = tjf_check_args(bmm_desc, args, BMM_NPARAMS, values);
+    if (st == TJ_OK)
+        st = tji_build(bmm_desc, consts, 3, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8,
+                                                   .spec = tjf_spec_key(bmm_desc, values) |
+                                                           tjj_spec_of_buffers(bmm_desc),
+                                                   .num_stages = 3, .warp_specialize = TJ_WARP_SPECIALIZE_OFF},
+                             &art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    const char *ptx = st == TJ_OK ? art.gpu.ptx : "";
+    tap_ok(st == TJ_OK && tl_count(ptx, "cp.async.bulk.tensor.3d.shared::cluster.global") == 3 * 3 &&
+               !tl_count(ptx, "cp.async.cg") && tl_count(ptx, "cp.async.bulk.tensor.3d.global.shared::cta") == 4 &&
+               tl_count(ptx, "wgmma.mma_async") > 0,
+           "3-D descriptors, sm_90a: A and B by 3-D TMA boxes (3 copies x (1 + 2) boxes), C by a 3-D TMA store "
+           "(4 boxes), wgmma");
+    const tjj_tmap_info *m = st == TJ_OK && art.gpu.ntmaps == 3 ? art.gpu.tmaps : NULL;
+    int maps_ok = m != NULL;
+    for (int i = 0; maps_ok && i < 3; i++)
+        maps_ok = m[i].rank == 3 && m[i].contiguous == 2 && m[i].box[0] == 1 && src_is(&m[i].shape[0], 3, 0) &&
+                  src_is(&m[i].strides[0], 7 + m[i].base_param, 0) && src_is(&m[i].strides[2], -1, 1);
+    tap_ok(maps_ok && m[2].base_param == 2 && m[2].box[1] == 128 && m[2].box[2] == 32,
+           "their maps are 3-D: extent Z and the batch stride argument in dimension 0, a box of one problem's "
+           "tile (C's 1 x 128 x 32)");
+    tji_func_free(fn);
+    tjj_artifact_free(&art);
+}
+
 int main(void)
 {
-    tap_plan(16);
+    tap_plan(18);
     both_by_tma();
     a_falls_back();
     no_tma(90, 0, 0, "sm_90");
@@ -279,5 +322,6 @@ int main(void)
     explained();
     unpipelined_copy();
     stores_kept();
+    batched();
     return tap_done();
 }

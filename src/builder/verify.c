@@ -164,6 +164,13 @@ static int tma_operands_ok(const tji_func *fn, const tji_op *op, tj_dtype elem)
            (op->code != TJI_ASYNC_COPY || scalars_of(fn, op, first + 1 + 3 * r, 1, TJ_I1));
 }
 
+/* The block of an op with its tensor: of the tensor's rank, or a 2-D one
+ * of a 3-D tensor (a batch's [1, R, C] block as [R, C]). */
+static int tma_block_ok(const tji_type *block, const tji_op *op)
+{
+    return block->rank == op->tma_rank || (block->rank == 2 && op->tma_rank == 3);
+}
+
 /* Per-opcode checks of operand and result types. T(i) is operand i's type,
  * R the first result's. Returns 1, or reports and returns 0. */
 static int check_types(const verifier *v, int32_t idx)
@@ -371,7 +378,7 @@ static int check_types(const verifier *v, int32_t idx)
         if (c == TJI_LOAD && HAS(2))
             NEED(EQ(T(2), &elem), "other %s for a pointer %s", TXT(T(2), t1), TXT(p, t2));
         if (op->tma_rank)
-            NEED(!block && p->rank == op->tma_rank && tma_operands_ok(fn, op, elem.dtype),
+            NEED(!block && tma_block_ok(p, op) && tma_operands_ok(fn, op, elem.dtype),
                  "tma operands of a %s of %s", c == TJI_LOAD ? "load" : "store", TXT(p, t1));
         NEED((unsigned)op->cache <= TJ_CACHE_WT && (unsigned)op->evict <= TJ_EVICT_LAST,
              "cache %d, evict %d", (int)op->cache, (int)op->evict);
@@ -429,7 +436,7 @@ static int check_types(const verifier *v, int32_t idx)
             NEED(is_i1(T(2)) && tji_same_shape(T(2), T(0)), "mask %s for a pointer %s",
                  TXT(T(2), t1), TXT(T(0), t2));
         if (op->tma_rank)
-            NEED(T(0)->rank == op->tma_rank && tma_operands_ok(fn, op, T(0)->dtype),
+            NEED(tma_block_ok(T(0), op) && tma_operands_ok(fn, op, T(0)->dtype),
                  "tma operands of a copy of %s", TXT(T(0), t1));
         NEED((unsigned)op->cache <= TJ_CACHE_WT, "cache %d", (int)op->cache);
         break;

@@ -29,7 +29,7 @@
 #include "../internal.h"
 #include "runtime/cuda_api.h"
 
-enum { TJJ_TMAP_MAX_RANK = 2, TJJ_TMAP_BYTES = 128 };
+enum { TJJ_TMAP_MAX_RANK = 3, TJJ_TMAP_BYTES = 128 };
 
 /* One integer of a map: the value of parameter `param` (>= 0, an integer
  * parameter) or, where param < 0, the constant `value`. */
@@ -40,7 +40,7 @@ typedef struct tjj_tmap_src {
 
 typedef struct tjj_tmap_info {
     int32_t base_param;               /* the pointer parameter */
-    int rank;                         /* 2 */
+    int rank;                         /* 2, or 3 (a batch of 2-D tensors) */
     tj_dtype dtype;
     int elem_bytes;
     tjj_tmap_src shape[TJJ_TMAP_MAX_RANK];   /* extents, in elements */

@@ -71,6 +71,7 @@ typedef struct lowering {
     int32_t *old_nresults;  /*   old result and their number, for its yields */
     uint32_t *carry;        /* per carried block pointer (FOR/IF result): which of
                                base, shape and strides its op carries */
+    uint8_t *made;          /* per op: a reshape this pass made a load (lowered) */
     const tjp_param_spec *tma_spec; /* tjp_lower_block_ptrs's */
     int32_t region, pos;    /* where new ops go: before the op being lowered */
     tji_loc loc;            /* the user's line of that op */
@@ -211,6 +212,41 @@ static int32_t positions(lowering *L, const parts *p, const tji_type *bt, int d)
     return pos;
 }
 
+/* A batched descriptor's [1, R, C] block as the 2-D tile it is (TMA then
+ * copies it as a box of a 3-D tensor into a 2-D ring). For the LOAD at idx
+ * whose one use reshapes it to [R, C]: that use, which becomes the load;
+ * else -1. */
+static int32_t squeezed_use(lowering *L, int32_t idx)
+{
+    tji_func *fn = L->fn;
+    int32_t v = fn->ops[idx].result, use = -1;
+    for (int32_t i = 0; i < fn->nops; i++)
+        for (int k = 0; i != idx && fn->ops[i].parent >= 0 && k < fn->ops[i].nargs; k++)
+            if (fn->ops[i].args[k] == v) {
+                if (use >= 0 || fn->ops[i].code != TJI_RESHAPE)
+                    return -1;
+                use = i;
+            }
+    const tji_type *bt = tji_typeof(fn, v), *rt = use >= 0 ? tji_typeof(fn, fn->ops[use].result) : NULL;
+    return rt && fn->ops[use].parent == fn->ops[idx].parent && rt->rank == 2 && rt->shape[0] == bt->shape[1] &&
+           rt->shape[1] == bt->shape[2] ? use : -1;
+}
+
+/* For a STORE's value of type [1, R, C] made from an [R, C] tile by a
+ * reshape, expand_dims or broadcast: that tile; else 0. */
+static int32_t squeezed_value(lowering *L, int32_t value)
+{
+    tji_func *fn = L->fn;
+    int32_t d = fn->values[value].def_op;
+    if (d < 0)
+        return 0;
+    const tji_op *op = &fn->ops[d];
+    const tji_type *src = op->nargs ? tji_typeof(fn, op->args[0]) : NULL, *t = tji_typeof(fn, value);
+    int flat = op->code == TJI_RESHAPE || (op->code == TJI_EXPAND_DIMS && op->axis == 0) || op->code == TJI_BROADCAST;
+    return flat && src->rank == 2 && src->dtype == t->dtype && src->shape[0] == t->shape[1] &&
+           src->shape[1] == t->shape[2] ? op->args[0] : 0;
+}
+
 /* The LOAD or STORE at idx of block pointer bp: operand 1 becomes the
  * pointer tile, the mask and other its boundary check and padding. */
 static void lower_access(lowering *L, int32_t idx)
@@ -246,16 +282,39 @@ static void lower_access(lowering *L, int32_t idx)
                          ? tjp_tma_tensor(fn, L->tma_spec, bt.rank, p->base, p->shape, p->strides)
                          : -1;
     if (contiguous >= 0) { /* the tensor too, for TMA (tma.c) */
-        int32_t args[TJI_TMA_FIRST + TJI_TMA_OPERANDS(TJ_MAX_RANK)] = {ptr, load ? mask : op->args[1],
-                                                                        load ? 0 : mask, p->base};
-        int32_t r = bt.rank;
+        int32_t r = bt.rank, target = idx, value = load ? 0 : op->args[1];
+        int32_t use = r == 3 && contiguous == 2 && bt.shape[0] == 1 && load ? squeezed_use(L, idx) : -1;
+        int32_t flat = r == 3 && contiguous == 2 && bt.shape[0] == 1 && !load ? squeezed_value(L, value) : 0;
+        if (use >= 0 || flat) {
+            tji_type t2 = shaped(bt.dtype, 1, 2, bt.shape + 1);
+            ptr = emit(L, TJI_RESHAPE, &ptr, 1, t2);
+            t2.dtype = TJ_I1;
+            t2.is_ptr = 0;
+            mask = mask ? emit(L, TJI_RESHAPE, &mask, 1, t2) : 0;
+            value = flat ? flat : value;
+        }
+        if (use >= 0) { /* the reshape becomes the load */
+            tji_op *u = &fn->ops[use], *o = &fn->ops[idx];
+            u->code = TJI_LOAD;
+            u->cache = o->cache;
+            u->evict = o->evict;
+            u->loc = o->loc;
+            L->retire[o->result] = 1;
+            L->made[use] = 1;
+            tji_detach_op(fn, idx);
+            target = use;
+        }
+        int32_t args[TJI_TMA_FIRST + TJI_TMA_OPERANDS(TJ_MAX_RANK)] = {ptr, load ? mask : value, load ? 0 : mask,
+                                                                        p->base};
         for (int d = 0; d < r; d++) {
             args[TJI_TMA_FIRST + 1 + d] = p->shape[d];
             args[TJI_TMA_FIRST + 1 + r + d] = d == contiguous ? constant(L, TJ_I64, 1, 0) : p->strides[d];
             args[TJI_TMA_FIRST + 1 + 2 * r + d] = p->offsets[d];
         }
-        tji_set_operands(fn, idx, args, TJI_TMA_FIRST + TJI_TMA_OPERANDS(r));
-        fn->ops[idx].tma_rank = r;
+        tji_set_operands(fn, target, args, TJI_TMA_FIRST + TJI_TMA_OPERANDS(r));
+        fn->ops[target].tma_rank = r;
+        fn->ops[target].boundary_check = 0;
+        fn->ops[target].padding = TJ_PADDING_ZERO;
     } else if (load) {
         int32_t other = nan ? to_shape(L, constant(L, bt.dtype, 0, NAN), &full) : 0;
         tji_set_operands(fn, idx, (int32_t[]){ptr, mask, other}, 3);
@@ -472,6 +531,8 @@ static void lower_yield(lowering *L, int32_t idx, int32_t region)
 static void lower_op(lowering *L, int32_t idx)
 {
     tji_func *fn = L->fn;
+    if (L->made[idx]) /* its operands are this pass's */
+        return;
     tji_rename_operands(fn, idx, L->rename);
     tji_op *op = &fn->ops[idx];
     L->loc = op->loc;
@@ -559,6 +620,7 @@ tj_status tjp_lower_block_ptrs(tji_func *fn, const tjp_param_spec *tma_spec)
     L.old_result = tjs_xcalloc(no, sizeof *L.old_result);
     L.old_nresults = tjs_xcalloc(no, sizeof *L.old_nresults);
     L.carry = tjs_xcalloc(nv, sizeof *L.carry);
+    L.made = tjs_xcalloc(no, 1);
     root_block_args(&L);
     find_roots(&L, 0);
     lower_region(&L, 0);
@@ -572,5 +634,6 @@ tj_status tjp_lower_block_ptrs(tji_func *fn, const tjp_param_spec *tma_spec)
     free(L.old_result);
     free(L.old_nresults);
     free(L.carry);
+    free(L.made);
     return TJ_OK;
 }

@@ -88,7 +88,7 @@ int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int rank, int
     int64_t value;
     const tji_type *bt = tji_typeof(fn, base);
     int eb = tjs_dtype_bits(bt->dtype) / 8;
-    if (!spec || rank != 2 || (eb != 1 && eb != 2 && eb != 4) || !tjp_tma_source(fn, base, &param, &value) ||
+    if (!spec || rank < 2 || rank > 3 || (eb != 1 && eb != 2 && eb != 4) || !tjp_tma_source(fn, base, &param, &value) ||
         param < 0 || !spec[param].ptr_align16)
         return -1;
     int contiguous = -1;
@@ -104,17 +104,22 @@ int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int rank, int
     return contiguous;
 }
 
-/* The dimension of the copy's tensor whose stride is the constant 1 (the
- * lowering writes a stride the launch specialized as 1 so), -1 if none. */
-static int contiguous_dim(const tji_func *fn, const tji_op *copy)
+/* The dimension of the 2-D block of op (a copy or a store) that runs
+ * along its tensor's dimension of stride 1 (the lowering writes a stride
+ * the launch specialized as 1 so); -1 where there is none, or where the
+ * block is no 2-D tile of a 2-D tensor's two dimensions or a 3-D tensor's
+ * last two (a batched descriptor's [1, R, C] block, lower_block_ptr.c). */
+static int contiguous_dim(const tji_func *fn, const tji_op *op)
 {
-    int r = copy->tma_rank;
+    int r = op->tma_rank, batch = r - 2;
+    if ((r != 2 && r != 3) || tji_typeof(fn, op->args[op->code == TJI_STORE])->rank != 2)
+        return -1;
     for (int d = 0; d < r; d++) {
         int32_t param;
         int64_t value;
-        if (tjp_tma_source(fn, copy->args[TJI_TMA_FIRST + 1 + r + d], &param, &value) && param < 0 &&
+        if (tjp_tma_source(fn, op->args[TJI_TMA_FIRST + 1 + r + d], &param, &value) && param < 0 &&
             value == 1)
-            return d;
+            return d - batch;
     }
     return -1;
 }
@@ -124,15 +129,16 @@ int tjp_tma_ring(const tji_func *fn, int ring, tjp_ring *R)
     R->tma = 0;
     if (!R->wgmma)
         return 0;
-    int copies = 0, contiguous = -1;
+    int copies = 0, contiguous = -1, rank = 0;
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || op->code != TJI_ASYNC_COPY || op->ring != ring)
             continue;
-        int d = op->tma_rank == 2 ? contiguous_dim(fn, op) : -1;
-        if (d < 0 || (contiguous >= 0 && d != contiguous))
+        int d = contiguous_dim(fn, op);
+        if (d < 0 || (contiguous >= 0 && d != contiguous) || (rank && op->tma_rank != rank))
             return 0;
         contiguous = d;
+        rank = op->tma_rank;
         copies++;
     }
     /* the stored rows must be the tensor's: a transposed ring runs along dim 0 */
@@ -140,6 +146,7 @@ int tjp_tma_ring(const tji_func *fn, int ring, tjp_ring *R)
         return 0;
     R->tma = 1;
     R->tma_contiguous = contiguous;
+    R->tma_rank = rank;
     return 1;
 }
 
@@ -191,7 +198,7 @@ static void accesses_after(const tji_func *fn, int32_t rid, int32_t store, int *
 int tjp_tma_store_fits(const tji_func *fn, int32_t i)
 {
     const tji_op *op = &fn->ops[i];
-    if (op->parent < 0 || op->code != TJI_STORE || op->tma_rank != 2)
+    if (op->parent < 0 || op->code != TJI_STORE || !op->tma_rank)
         return 0;
     const tji_type *t = tji_typeof(fn, op->args[1]);
     int eb = tjs_dtype_bits(t->dtype) / 8;

@@ -185,6 +185,19 @@ LLVMValueRef tjj_gpu_tma_exists(codegen *c, const tji_op *op)
     return live_cond(tjj_gpu_reg(c, op->args[TJI_TMA_FIRST + 3 * op->tma_rank + 1], 0));
 }
 
+/* A box's coordinates from op's tensor offsets, the tile's dimension cd
+ * being the contiguous one: along it, across it, and (a 3-D tensor's) the
+ * batch, NULL for a 2-D tensor. */
+static void box_origin(codegen *c, const tji_op *op, int cd, LLVMValueRef *inner, LLVMValueRef *outer,
+                       LLVMValueRef *batch)
+{
+    int r = op->tma_rank, first = r - 2; /* the tile's dims are the tensor's last two */
+    const int32_t *offsets = op->args + TJI_TMA_FIRST + 1 + 2 * r;
+    *inner = tjj_gpu_reg(c, offsets[first + cd], 0);
+    *outer = tjj_gpu_reg(c, offsets[first + 1 - cd], 0);
+    *batch = first ? tjj_gpu_reg(c, offsets[0], 0) : NULL;
+}
+
 void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
 {
     LLVMValueRef exists = tjj_gpu_tma_exists(c, op), go = tjj_gpu_thread0_cond(c);
@@ -194,12 +207,11 @@ void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
 void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLVMValueRef go)
 {
     const tji_type *t = type_of(c, op->args[0]);
-    int r = op->tma_rank, cd = R->tma_contiguous, nboxes;
+    int cd = R->tma_contiguous, nboxes;
     uint32_t box[2];
     tjp_tma_box(R, t, box, &nboxes);
-    const int32_t *offsets = op->args + TJI_TMA_FIRST + 1 + 2 * r;
-    LLVMValueRef slot = tjj_gpu_reg(c, op->args[1], 0);
-    LLVMValueRef inner = tjj_gpu_reg(c, offsets[cd], 0), outer = tjj_gpu_reg(c, offsets[1 - cd], 0);
+    LLVMValueRef slot = tjj_gpu_reg(c, op->args[1], 0), inner, outer, batch;
+    box_origin(c, op, cd, &inner, &outer, &batch);
     LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)R->tma_map);
     /* predicated, not branched around: the warp stays converged for the
      * warpgroup-wide wgmma that follows */
@@ -213,11 +225,18 @@ void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLV
     for (int j = 0; j < nboxes; j++) {
         LLVMValueRef x = LLVMBuildAdd(c->g.b, inner, c_i32(c, (int64_t)j * box[cd]), "");
         LLVMValueRef at = LLVMBuildAdd(c->g.b, dst, c_i32(c, (int64_t)(j * box_bytes)), "");
-        tjj_gpu_ptx(c, c->g.ty.t_void,
-            "{ .reg .pred p; setp.ne.b32 p, $5, 0; "
-            "@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-            "[$0], [$1, {$2, $3}], [$4]; }",
-            "r,l,r,r,r,r", (LLVMValueRef[]){at, map, x, outer, bar, on}, 6);
+        if (batch)
+            tjj_gpu_ptx(c, c->g.ty.t_void,
+                "{ .reg .pred p; setp.ne.b32 p, $6, 0; "
+                "@p cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                "[$0], [$1, {$2, $3, $4}], [$5]; }",
+                "r,l,r,r,r,r,r", (LLVMValueRef[]){at, map, x, outer, batch, bar, on}, 7);
+        else
+            tjj_gpu_ptx(c, c->g.ty.t_void,
+                "{ .reg .pred p; setp.ne.b32 p, $5, 0; "
+                "@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+                "[$0], [$1, {$2, $3}], [$4]; }",
+                "r,l,r,r,r,r", (LLVMValueRef[]){at, map, x, outer, bar, on}, 6);
     }
 }
 
@@ -236,7 +255,6 @@ void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step 
 {
     LLVMBuilderRef b = c->g.b;
     const tji_type *t = type_of(c, op->args[1]);
-    const int32_t *offsets = op->args + TJI_TMA_FIRST + 1 + 2 * op->tma_rank;
     uint32_t box[2];
     int nboxes;
     tjp_tma_store_box(step, t, box, &nboxes);
@@ -246,15 +264,22 @@ void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step 
     /* each thread's writes, seen by the copy engine's (async proxy) reads */
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
-    LLVMValueRef row = tjj_gpu_reg(c, offsets[0], 0), col = tjj_gpu_reg(c, offsets[1], 0);
+    LLVMValueRef col, row, batch;
+    box_origin(c, op, 1, &col, &row, &batch);
     LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)step->tma_map);
     LLVMBasicBlockRef cont = tjj_llvm_guard_begin(b, tjj_gpu_thread0_cond(c), "tma.store");
     uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)step->use.swizzle.elem_bytes;
     for (int j = 0; j < nboxes; j++) {
         LLVMValueRef x = LLVMBuildAdd(b, col, c_i32(c, (int64_t)j * box[1]), "");
-        tjj_gpu_ptx(c, c->g.ty.t_void,
-                    "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r",
-                    (LLVMValueRef[]){map, x, row, shared_address(c, step->offset + (uint64_t)j * box_bytes, NULL)}, 4);
+        LLVMValueRef from = shared_address(c, step->offset + (uint64_t)j * box_bytes, NULL);
+        if (batch)
+            tjj_gpu_ptx(c, c->g.ty.t_void,
+                        "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [$0, {$1, $2, $3}], [$4];",
+                        "l,r,r,r,r", (LLVMValueRef[]){map, x, row, batch, from}, 5);
+        else
+            tjj_gpu_ptx(c, c->g.ty.t_void,
+                        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];",
+                        "l,r,r,r", (LLVMValueRef[]){map, x, row, from}, 4);
     }
     tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.commit_group;", "", NULL, 0);
     /* the buffer is free once read; a later store waits for the writes */
@@ -276,12 +301,25 @@ static void map_tensor(const tji_func *fn, const tji_op *op, tjj_tmap_info *m)
     }
 }
 
+/* Map m's box and contiguous dimension from a 2-D tile's (cd, box): a
+ * 3-D tensor's box is one tile of the batch. */
+static void map_box(tjj_tmap_info *m, int cd, const uint32_t box[2])
+{
+    int first = m->rank - 2;
+    m->contiguous = first + cd;
+    for (int d = 0; d < first; d++)
+        m->box[d] = 1;
+    m->box[first] = box[0];
+    m->box[first + 1] = box[1];
+}
+
 tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan, int *n)
 {
     *n = tjj_gpu_tma_count(plan);
     if (!*n)
         return NULL;
     tjj_tmap_info *maps = tjs_xcalloc((size_t)*n, sizeof *maps);
+    uint32_t box[2];
     int nboxes;
     for (int r = 0; r < plan->nrings; r++) {
         const tjp_ring *R = &plan->rings[r];
@@ -296,8 +334,8 @@ tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan,
         map_tensor(fn, copy, m);
         m->dtype = t->dtype;
         m->elem_bytes = R->elem_bytes;
-        m->contiguous = R->tma_contiguous;
-        tjp_tma_box(R, t, m->box, &nboxes);
+        tjp_tma_box(R, t, box, &nboxes);
+        map_box(m, R->tma_contiguous, box);
         m->swizzle_bytes = R->swizzle_bytes;
     }
     for (int32_t i = 0; i < plan->nops; i++) {
@@ -309,8 +347,8 @@ tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan,
         map_tensor(fn, &fn->ops[i], m);
         m->dtype = t->dtype;
         m->elem_bytes = step->use.swizzle.elem_bytes;
-        m->contiguous = 1;
-        tjp_tma_store_box(step, t, m->box, &nboxes);
+        tjp_tma_store_box(step, t, box, &nboxes);
+        map_box(m, 1, box);
         m->swizzle_bytes = step->swizzle_bytes;
     }
     return maps;
