@@ -20,8 +20,10 @@
  * a failed build or launch is a line with "error" and the run goes on. The
  * exit status is 1 when anything failed or computed a wrong result.
  *
- *     usage: gpu_attention [--runs N] [--warmup N] [--quick] [--device gpu|cpu]
- *     (--quick: N_CTX 1024 on two problems, one configuration of each form)
+ *     usage: gpu_attention [--runs N] [--warmup N] [--quick | --profile] [--device gpu|cpu]
+ *     (--quick: N_CTX 1024 on two problems, one configuration of each form;
+ *     --profile: N_CTX 4096, d 64, causal, every configuration launched
+ *     twice, a check and one timed run: for scripts/gpu-ncu.sh attention)
  */
 #define _GNU_SOURCE /* unsetenv */
 #include <errno.h>
@@ -210,11 +212,13 @@ static int parse_count(const char *text, int *out)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, profile = 0;
     tj_device_kind kind = TJ_DEVICE_GPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--profile"))
+            profile = 1;
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc && parse_count(argv[i + 1], &runs))
             i++;
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc &&
@@ -224,12 +228,14 @@ int main(int argc, char **argv)
                  (!strcmp(argv[i + 1], "gpu") || !strcmp(argv[i + 1], "cpu")))
             kind = !strcmp(argv[++i], "cpu") ? TJ_DEVICE_CPU : TJ_DEVICE_GPU;
         else {
-            fprintf(stderr, "usage: %s [--runs N] [--warmup N] [--quick] [--device gpu|cpu]\n",
+            fprintf(stderr, "usage: %s [--runs N] [--warmup N] [--quick | --profile] [--device gpu|cpu]\n",
                     argv[0]);
             return 2;
         }
     }
     use_events = kind == TJ_DEVICE_GPU;
+    if (profile)
+        runs = 1, warmup = 0;
     unsetenv("TJIT_PTXAS"); /* debugging aids that would change what is timed */
     unsetenv("TJIT_LAUNCH_BLOCKING");
     unsetenv("TJIT_DUMP");
@@ -249,16 +255,16 @@ int main(int argc, char **argv)
     static const int full[][3] = {{4096, 64, 0},   {4096, 64, 1},   {4096, 128, 0},
                                   {4096, 128, 1},  {16384, 64, 0},  {16384, 64, 1},
                                   {16384, 128, 0}, {16384, 128, 1}};
-    static const int small[][3] = {{1024, 64, 0}, {1024, 128, 1}};
-    const size_t nproblems = quick ? 2 : sizeof full / sizeof full[0];
-    const int max_n = quick ? 1024 : 16384;
+    static const int small[][3] = {{1024, 64, 0}, {1024, 128, 1}}, profiled[][3] = {{4096, 64, 1}};
+    const size_t nproblems = quick ? 2 : profile ? 1 : sizeof full / sizeof full[0];
+    const int max_n = quick ? 1024 : profile ? 4096 : 16384;
     const size_t max_bytes = (size_t)Z * H * max_n * 128 * sizeof(uint16_t);
     for (int t = 0; t < 4; t++)
         host[t] = xmalloc(max_bytes);
     double *scores = xmalloc((size_t)max_n * sizeof(double));
     int ok = 1;
     for (size_t pi = 0; pi < nproblems; pi++) {
-        const int *pr = quick ? small[pi] : full[pi];
+        const int *pr = quick ? small[pi] : profile ? profiled[pi] : full[pi];
         problem p = {.n_ctx = pr[0], .d = pr[1], .causal = pr[2]};
         const size_t count = (size_t)Z * H * p.n_ctx * p.d, bytes = count * sizeof(uint16_t);
         fill_inputs(count);

@@ -41,6 +41,7 @@ Z, H = 4, 32
 CONFIGS = ((128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 3))
 PROBLEMS = tuple((n, d, causal) for n in (4096, 16384) for d in (64, 128) for causal in (False, True))
 QUICK_PROBLEMS = ((1024, 64, False), (1024, 128, True))
+PROFILE_PROBLEMS = ((4096, 64, True),)  # --profile: for scripts/gpu-ncu.sh attention
 
 
 @triton.jit
@@ -125,7 +126,10 @@ def main():
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="N_CTX 4096, d 64, causal; one run per config")
     args = parser.parse_args()
+    if args.profile:
+        args.runs, args.warmup = 1, 0
     device_name = torch.cuda.get_device_name(0)
 
     def emit(record):
@@ -135,7 +139,7 @@ def main():
     emit({"impl": "triton", "what": "versions", "torch": torch.__version__,
           "triton": triton.__version__, "cuda": torch.version.cuda})
     failed = False
-    for n, d, causal in QUICK_PROBLEMS if args.quick else PROBLEMS:
+    for n, d, causal in QUICK_PROBLEMS if args.quick else PROFILE_PROBLEMS if args.profile else PROBLEMS:
         torch.manual_seed(n + d)
         q, k, v = (torch.randn(Z, H, n, d, device="cuda", dtype=torch.float16) for _ in range(3))
         o = torch.empty_like(q)

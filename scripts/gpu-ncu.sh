@@ -25,9 +25,15 @@
 #   matmul     tjit's matmul, 4096^3 NN and NT in each configuration
 #              (bench/gpu_matmul --profile DTYPE for each DTYPE of the list
 #              TJIT_NCU_MATMUL_DTYPE, of f16, bf16 and tf32: f16 unless set), then Triton's on mma.sync in
-#              the same (bench/triton_matmul.py --profile DTYPE): registers, time,
-#              instructions, shared-memory bank conflicts, tensor pipe
-#              utilization, top stall reasons.
+#              the same (bench/triton_matmul.py --profile DTYPE), and cuBLAS's
+#              (torch): registers, time, instructions, shared-memory bank
+#              conflicts, tensor pipe utilization, top stall reasons.
+#   attention  fused attention forward, N_CTX 4096, d 64, causal (the
+#              problem where tjit trailed Triton): tjit's configurations
+#              (bench/gpu_attention --profile) and Triton's tutorial kernel
+#              in its own (bench/triton_attention.py --profile): registers,
+#              blocks per SM the registers allow, occupancy, time,
+#              instructions, tensor pipe, top stall reasons.
 #
 # ncu runs with --clock-control none (the clocks stay as the machine has
 # them). A failure of ncu — none installed, no permission to read the
@@ -38,13 +44,14 @@
 # Output: a summary on stdout (one table per part, or why there is none);
 # everything ncu and the programs printed, appended to OUTFILE.
 #
-#     usage: scripts/gpu-ncu.sh transpose|kernels|matmul ROOT OUTFILE
+#     usage: scripts/gpu-ncu.sh transpose|kernels|matmul|attention ROOT OUTFILE
 #     (ROOT: the unpacked package; TJIT_NCU_LIMIT: seconds per ncu run, 60)
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 2
-if [ $# -ne 3 ] || { [ "$1" != transpose ] && [ "$1" != kernels ] && [ "$1" != matmul ]; }; then
-    echo "usage: $0 transpose|kernels|matmul ROOT OUTFILE" >&2
+if [ $# -ne 3 ] || { [ "$1" != transpose ] && [ "$1" != kernels ] && [ "$1" != matmul ] &&
+    [ "$1" != attention ]; }; then
+    echo "usage: $0 transpose|kernels|matmul|attention ROOT OUTFILE" >&2
     exit 2
 fi
 part=$1 root=$2 outfile=$3
@@ -175,8 +182,8 @@ elif kind == "matmul":
     for (rep, lid), e in launches.items():
         by_id.setdefault(int(lid), {}).update(e)
     print(f"{title}: one launch per configuration (gpu_matmul --profile order)")
-    print(f"  {'#':>3}{'grid':>12}{'block':>12}{'regs':>6}{'us':>9}{'tensor%':>9}{'Minstr':>8}"
-          f"{'ld confl.':>11}{'st confl.':>11}  top stalls (warp cycles per issue)")
+    print(f"  {'#':>3}{'grid':>12}{'block':>12}{'regs':>6}{'CTA/SM':>7}{'occ.%':>7}{'us':>9}{'tensor%':>9}"
+          f"{'Minstr':>8}{'ld confl.':>11}{'st confl.':>11}  top stalls (warp cycles per issue)")
     stall = "smsp__average_warps_issue_stalled_"
     for lid in sorted(by_id)[::2]:
         e = by_id[lid]
@@ -186,13 +193,16 @@ elif kind == "matmul":
                         reverse=True)[:3]
         print(f"  {lid:>3}{e.get('grid', '?'):>12}{e.get('block', '?'):>12}"
               f"{fmt(e.get('launch__registers_per_thread')):>6}"
+              f"{fmt(e.get('launch__occupancy_limit_registers')):>7}"
+              f"{fmt(e.get('sm__warps_active.avg.pct_of_peak_sustained_active'), '{:.1f}'):>7}"
               f"{fmt(None if ns is None else ns / 1e3, '{:.1f}'):>9}"
               f"{fmt(e.get('sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active'), '{:.1f}'):>9}"
               f"{fmt(None if e.get('smsp__inst_executed.sum') is None else e['smsp__inst_executed.sum'] / 1e6, '{:.1f}'):>8}"
               f"{fmt(e.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum')):>11}"
               f"{fmt(e.get('l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum')):>11}  "
               + ", ".join(f"{n} {v:.1f}" for v, n in stalls))
-    print("  (tensor%: sm__pipe_tensor_op_hmma_cycles_active of peak; conflicts: shared loads"
+    print("  (CTA/SM: blocks per SM the registers allow; occ.%: achieved occupancy; tensor%:"
+          " sm__pipe_tensor_op_hmma_cycles_active of peak; conflicts: shared loads"
           " (ldmatrix too) and stores; a missing column is a metric this ncu lacks)")
 else:
     print(f"{title}: first launch of each kernel and launch shape")
@@ -224,6 +234,23 @@ EOF
 report() {
     python3 -c "$report_py" "$1" "$2"
 }
+
+# cuBLAS's 4096^3 product through torch (argument: f16, bf16 or tf32), NN
+# then NT, each launched twice; its kernels' names as cuBLAS 12 on Hopper
+# gives them.
+cublas_py=$(cat <<'EOF'
+import sys
+import torch
+dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}[sys.argv[1]]
+torch.backends.cuda.matmul.allow_tf32 = sys.argv[1] == "tf32"
+a, b = (torch.randn(4096, 4096, device="cuda", dtype=dtype) for _ in range(2))
+for rhs in (b, b.t()):
+    for _ in range(2):
+        a @ rhs
+torch.cuda.synchronize()
+EOF
+)
+cublas_regex='(nvjet|sm90|gemm|cutlass)'
 
 {
     echo
@@ -311,7 +338,40 @@ case $part in
                 run_ncu "Triton mma.sync matmul: tensor pipe" "$tensor" '^matmul_kernel' "$count" "${triton[@]}"
                 run_ncu "Triton mma.sync matmul: stalls" "$stalls" '^matmul_kernel' "$count" "${triton[@]}"
             } | report "Triton mma.sync matmul $dtype 4096^3, the same configurations (triton_matmul.py --profile $dtype)" matmul
+            # cuBLAS (through torch), the bar of the benchmark: 4096^3 NN
+            # then NT, each twice, whatever kernels it picks.
+            cublas=(python3 -c "$cublas_py" "$dtype")
+            {
+                run_ncu "cuBLAS matmul: shape, conflicts" "$metrics" "$cublas_regex" 4 "${cublas[@]}"
+                run_ncu "cuBLAS matmul: tensor pipe" "$tensor" "$cublas_regex" 4 "${cublas[@]}"
+                run_ncu "cuBLAS matmul: stalls" "$stalls" "$cublas_regex" 4 "${cublas[@]}"
+            } | report "cuBLAS matmul $dtype 4096^3 through torch: NN twice, NT twice" matmul
         done
+        ;;
+    attention)
+        # tjit: 8 configurations, Triton: 4, each launched twice (check, run).
+        metrics=launch__registers_per_thread,launch__occupancy_limit_registers
+        metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum
+        metrics+=,smsp__inst_executed.sum
+        tensor=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+        stalls=""
+        for reason in long_scoreboard short_scoreboard barrier mio_throttle math_pipe_throttle \
+            wait not_selected dispatch_stall; do
+            stalls+=${stalls:+,}smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
+        done
+        prog=("$root/bench/gpu_attention" --profile)
+        {
+            run_ncu "tjit attention: shape" "$metrics" '^tjk_attention' 16 "${prog[@]}"
+            run_ncu "tjit attention: tensor pipe" "$tensor" '^tjk_attention' 16 "${prog[@]}"
+            run_ncu "tjit attention: stalls" "$stalls" '^tjk_attention' 16 "${prog[@]}"
+        } | report "tjit attention 4 x 32 x 4096, d 64, causal: 8 configurations (gpu_attention --profile)" matmul
+        triton=(python3 bench/triton_attention.py --profile)
+        export PYTHONUNBUFFERED=1
+        {
+            run_ncu "Triton attention: shape" "$metrics" '^attention_kernel' 8 "${triton[@]}"
+            run_ncu "Triton attention: tensor pipe" "$tensor" '^attention_kernel' 8 "${triton[@]}"
+            run_ncu "Triton attention: stalls" "$stalls" '^attention_kernel' 8 "${triton[@]}"
+        } | report "Triton attention, the same problem: 4 configurations (triton_attention.py --profile)" matmul
         ;;
 esac
 exit 0

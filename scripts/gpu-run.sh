@@ -38,8 +38,9 @@
 #     cuBLAS and torch._scaled_mm) under TJIT_LLM_LIMIT (150; left out with
 #     the benchmark, or alone with TJIT_SKIP_LLM=1), appended likewise.
 #  7. Nsight Compute on the matmul's configurations, tjit's and Triton's
-#     (scripts/gpu-ncu.sh matmul; left out with the benchmark, not with
-#     TJIT_SKIP_MATMUL). TJIT_SKIP_TESTS=1 leaves out 1 and 2.
+#     (scripts/gpu-ncu.sh matmul), and on attention's (scripts/gpu-ncu.sh
+#     attention); left out with the benchmark, not with TJIT_SKIP_MATMUL.
+#     TJIT_SKIP_TESTS=1 leaves out 1 and 2.
 #  TJIT_SKIP_NCU=1 leaves out 3, 5 and 7 (TJIT_NCU_PARTS="matmul" keeps only
 #  the parts it names); a failure of ncu (no permission for the counters,
 #  say) is reported and changes nothing else.
@@ -383,8 +384,10 @@ elif [ -f bench/gpu_llm.sh ] && [ -x "$root/bench/gpu_llm" ]; then
 else
     say "== no bench/gpu_llm.sh or gpu_llm: LLM-shape benchmark skipped"
 fi
-# --- 7. Nsight Compute: the matmul's configurations (also without step 6)
+# --- 7. Nsight Compute: the matmul's and attention's configurations (also
+# without steps 6 and 6b)
 [ -z "${TJIT_SKIP_BENCH:-}" ] && [ -x "$root/bench/gpu_matmul" ] && ncu_part matmul
+[ -z "${TJIT_SKIP_BENCH:-}" ] && [ -x "$root/bench/gpu_attention" ] && ncu_part attention
 
 say ""
 if [ -s "$failures" ]; then
