@@ -216,7 +216,7 @@ static void test_resolve(void)
         {"a base that is an integer parameter", "parameter 4", map_a16()},
         {"an extent from a pointer parameter", "parameter 1", map_a16()},
         {"a stride from past the parameters", "parameter 12", map_a16()},
-        {"rank 3", "rank 3", map_a16()},
+        {"rank 4", "rank 4", map_a16()},
         {"a contiguous dimension past the rank", "contiguous dimension 2", map_a16()},
         {"an element size not the dtype's", "dtype f16 of 4 bytes", map_a16()},
         {"a dtype not the pointer's size", "(the pointer's: f16)", map_a16()},
@@ -224,7 +224,7 @@ static void test_resolve(void)
     bad[0].m.base_param = P_ROWS;
     bad[1].m.shape[1] = par(P_ABF);
     bad[2].m.strides[0] = par(12);
-    bad[3].m.rank = 3;
+    bad[3].m.rank = 4;
     bad[4].m.contiguous = 2;
     bad[5].m.elem_bytes = 4;
     bad[6].m.dtype = TJ_F32;
@@ -814,8 +814,8 @@ static void test_gpu(void)
     gpu_matmul(dev, 256, 256, 256, 256, "by TMA");
     gpu_matmul(dev, 256, 256, 256, 256, "by TMA again");
     variant *v = cached(dev, bp_matmul, 0);
-    tap_ok(v && v->tmaps.n == 2 && v->tmaps.encodes == 2 && !cached(dev, bp_matmul, 1),
-           "the variant reads 2 maps, encoded once for both launches (%llu encoded), and none fell back",
+    tap_ok(v && v->tmaps.n == 3 && v->tmaps.encodes == 3 && !cached(dev, bp_matmul, 1),
+           "the variant uses 3 maps (A, B, C), encoded once for both launches (%llu encoded), and none fell back",
            v ? (unsigned long long)v->tmaps.encodes : 0ull);
     /* ragged: the boxes past M, N and K are filled with zeros */
     gpu_matmul(dev, 200, 144, 208, 208, "by TMA, ragged in M, N and K");

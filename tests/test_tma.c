@@ -22,7 +22,11 @@
  *    programs than tiles, specialized and not, and with B by threads;
  *  - 16 warps in 256x128 tiles (four consumer warpgroups and a producer:
  *    an earlier register budget hung the H200 in setmaxnreg.inc);
- *  - C is a TMA store (f32, clipped at the ragged edges);
+ *  - C is a TMA store (f32, clipped at the ragged edges) where N is a
+ *    multiple of 16 elements (the engine stores whole 16-byte chunks:
+ *    N = 100 keeps the threads' store);
+ *  - A as a view, K = 100 of rows of 112: A's boxes end inside a 16-byte
+ *    chunk, and its padding columns hold values that must not be read;
  *  - a batch of problems through 3-D descriptors (batched_desc.h): boxes
  *    of a 3-D tensor that must read zeros past a problem's last row, not
  *    the next problem's, and a 3-D TMA store that must not write there.
@@ -52,12 +56,15 @@ typedef struct tiling {
 } tiling;
 static const tiling tile_128 = {128, 128, 8};
 
-/* C = A B for A M x K (row stride K), B K x N (row stride N), in tiles of
- * t, launched with warp specialization ws; programs > 0: the persistent
- * kernel on that many programs. */
-static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int programs, const char *what)
+/* C = A B for A M x K (row stride lda, K where 0: the columns past K are
+ * random values the product must not read), B K x N (row stride N), in
+ * tiles of t, launched with warp specialization ws; programs > 0: the
+ * persistent kernel on that many programs. */
+static int run_view(int m, int n, int k, int lda, tiling t, tj_warp_specialize ws, int programs,
+                    const char *what)
 {
-    size_t a_count = (size_t)m * (size_t)(k ? k : 1), b_count = (size_t)(k ? k : 1) * (size_t)n;
+    lda = lda ? lda : k;
+    size_t a_count = (size_t)m * (size_t)(lda ? lda : 1), b_count = (size_t)(k ? k : 1) * (size_t)n;
     uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
     float *hc = malloc((size_t)m * n * 4);
     int8_t *ia = malloc(a_count), *ib = malloc(b_count);
@@ -76,7 +83,7 @@ static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int 
                          .num_warps = t.warps,
                          .num_stages = 3, .warp_specialize = ws};
     tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
-                       TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
+                       TJ_ARG_I32(lda), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
     tj_status st = ok ? tj_launch(dev, programs ? tma_persistent : tma_matmul, &cfg, args, 12, consts, 3)
                       : TJ_ERR_LAUNCH;
     if (st == TJ_OK)
@@ -86,7 +93,7 @@ static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int 
         for (int j = 0; j < n && bad < 0; j++) {
             long sum = 0;
             for (int kk = 0; kk < k; kk++)
-                sum += (long)ia[(size_t)i * k + kk] * ib[(size_t)kk * n + j];
+                sum += (long)ia[(size_t)i * lda + kk] * ib[(size_t)kk * n + j];
             if (hc[(size_t)i * n + j] != (float)sum)
                 bad = i * n + j;
         }
@@ -99,6 +106,11 @@ static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int 
     tj_buffer_free(dev, c);
     free(ha), free(hb), free(hc), free(ia), free(ib);
     return tap_ok(ok && st == TJ_OK && bad < 0, "%s: %d x %d x %d", what, m, n, k);
+}
+
+static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int programs, const char *what)
+{
+    return run_view(m, n, k, 0, t, ws, programs, what);
 }
 
 static int run(int m, int n, int k, const char *what)
@@ -173,7 +185,7 @@ static void bad_option(void)
 int main(void)
 {
     dev = tl_setup("test_tma");
-    tap_plan(17);
+    tap_plan(19);
     run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
     run(1, 128, 16, "one row, K below one block");
     run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
@@ -191,6 +203,10 @@ int main(void)
     run_kernel(130, 100, 96, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 2, "persistent, B by threads (no TMA for B)");
     run_kernel(300, 208, 9 * 64, (tiling){256, 128, 16}, TJ_WARP_SPECIALIZE_ON, 0,
                "16 warps, 256x128 tiles (four consumer warpgroups and a producer)");
+    run_view(200, 144, 100, 112, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 0,
+             "A a view: K = 100 of rows of 112 (its boxes end inside a 16-byte chunk; C's N = 144 a TMA store)");
+    run_view(130, 100, 64, 0, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 0,
+             "N = 100 f32 wide C (no multiple of 16 elements: the threads store C)");
     run_batched(3, 200, 136, 72, "3-D descriptors, ragged M, N, K (each problem's edge reads zeros, stores clip)");
     run_batched(2, 128, 128, 100, "3-D descriptors, K = 100 (A's rows not 16-byte strides: A by threads)");
     bad_option();

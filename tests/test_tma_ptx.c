@@ -23,7 +23,9 @@
  *    (element by element here, as before), B (stride N) keeps TMA (12);
  *  - sm_90 (no "a"), or the launch's fallback (no_tma), has no TMA at all;
  *  - C (f32, 128 x 256) is a TMA store: staged in shared memory in the
- *    NVMMA layout, 8 boxes of 128 x 32, the third map (stride_cm, 1);
+ *    NVMMA layout, 8 boxes of 128 x 32, the third map (stride_cm, 1); not
+ *    where N is no multiple of 16 elements (the engine stores whole
+ *    16-byte chunks past the edge);
  *  - the explainer says which copies and stores are TMA's;
  *  - a block-pointer load that is not pipelined (a copy) compiles too, its
  *    store a TMA store; a store in a loop, or followed by a load, stays
@@ -101,10 +103,15 @@ TJ_KERNEL(bp_two_stores, TJ_PARAMS(TJ_PTR(src, f16), TJ_PTR(dst, f16), TJ_SCALAR
 #define STORE_BOX "cp.async.bulk.tensor.2d.global.shared::cta"
 
 
+/* N of the launch the compiles below specialize for, and the row stride
+ * of B and C (0: N). */
+static int32_t spec_n = 4096, spec_ld = 0;
+
 static uint64_t spec_of(int32_t m, int32_t n, int32_t k)
 {
+    int32_t ld = spec_ld ? spec_ld : n;
     tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
-                       TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
+                       TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(ld), TJ_ARG_I32(1), TJ_ARG_I32(ld), TJ_ARG_I32(1)};
     tjf_value values[12];
     if (tjf_check_args(bp_matmul, args, 12, values) != TJ_OK)
         return 0;
@@ -120,7 +127,7 @@ static int compile(int32_t k, int sm, int arch_specific, int no_tma, tjj_artifac
     tj_status st = tji_build(bp_matmul, consts, 3, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = 8,
-                                                   .spec = spec_of(4096, 4096, k), .num_stages = 3,
+                                                   .spec = spec_of(4096, spec_n, k), .num_stages = 3,
                                                    .no_tma = no_tma, .warp_specialize = TJ_WARP_SPECIALIZE_OFF},
                              art);
     if (st == TJ_OK && tjj_ptxas_path())
@@ -184,6 +191,23 @@ static void a_falls_back(void)
                art.gpu.tmaps[0].base_param == 1 && art.gpu.tmaps[1].base_param == 2,
            "K = 1000 (A's row stride not known to be a multiple of 16): A copied by the threads, "
            "B by TMA (%d bulk copies), C's map after B's", tl_count(ptx, LOAD_BOX));
+    if (ok)
+        tjj_artifact_free(&art);
+}
+
+/* N = 4104 in rows of 4112: B's and C's rows are 16-byte strides, but C's
+ * extent is no multiple of 16 elements, and the engine would store the
+ * last chunk of a row whole. */
+static void ragged_store(void)
+{
+    tjj_artifact art;
+    spec_n = 4104, spec_ld = 4112;
+    int ok = compile(4096, 90, 1, 0, &art);
+    spec_n = 4096, spec_ld = 0;
+    const char *ptx = ok ? art.gpu.ptx : "";
+    tap_ok(ok && tl_count(ptx, LOAD_BOX) == 15 && !tl_count(ptx, STORE_BOX) && tl_count(ptx, "st.global") &&
+               art.gpu.ntmaps == 2,
+           "N = 4104 in rows of 4112 (C's extent no multiple of 16 elements): A and B by TMA, C by the threads");
     if (ok)
         tjj_artifact_free(&art);
 }
@@ -314,9 +338,10 @@ static void batched(void)
 
 int main(void)
 {
-    tap_plan(18);
+    tap_plan(19);
     both_by_tma();
     a_falls_back();
+    ragged_store();
     no_tma(90, 0, 0, "sm_90");
     no_tma(90, 1, 1, "sm_90a with no_tma (the launch's fallback)");
     explained();

@@ -281,6 +281,8 @@ static void lower_access(lowering *L, int32_t idx)
     int contiguous = L->tma_spec && !nan && !op->is_volatile && !fn->check_bounds
                          ? tjp_tma_tensor(fn, L->tma_spec, bt.rank, p->base, p->shape, p->strides)
                          : -1;
+    if (contiguous >= 0 && !load && !tjp_tma_store_extent(fn, L->tma_spec, p->shape[contiguous], bt.dtype))
+        contiguous = -1;
     if (contiguous >= 0) { /* the tensor too, for TMA (tma.c) */
         int32_t r = bt.rank, target = idx, value = load ? 0 : op->args[1];
         int32_t use = r == 3 && contiguous == 2 && bt.shape[0] == 1 && load ? squeezed_use(L, idx) : -1;

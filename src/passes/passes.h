@@ -609,6 +609,10 @@ TJI_FUNC void tjp_warp_spec_free(tjp_warp_spec *ws);
 TJI_FUNC int tjp_tma_source(const tji_func *fn, int32_t v, int32_t *param, int64_t *value);
 TJI_FUNC int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int rank, int32_t base,
                             const int32_t *shape, const int32_t *strides);
+/* Whether extent (a value id) is known, for every launch of a variant with
+ * spec, to be a multiple of 16 bytes of dtype: a TMA store writes whole
+ * 16-byte chunks along the contiguous dimension, past the edge too. */
+TJI_FUNC int tjp_tma_store_extent(const tji_func *fn, const tjp_param_spec *spec, int32_t extent, tj_dtype dtype);
 TJI_FUNC int tjp_tma_ring(const tji_func *fn, int ring, struct tjp_ring *R);
 TJI_FUNC void tjp_tma_box(const struct tjp_ring *R, const tji_type *tile, uint32_t box[2], int *nboxes);
 /* tjp_tma_store_fits: whether STORE op i (with its tensor, tma_rank) can

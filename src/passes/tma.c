@@ -28,7 +28,11 @@
  *
  * Stores go the other way (tjp_tma_store): the threads write the block
  * into a shared buffer in the NVMMA layout, and thread 0 has TMA store it
- * box by box, which clips at the tensor's edges as a boundary check would.
+ * box by box, which clips at the tensor's edges as a boundary check would
+ * — but along the contiguous dimension in whole 16-byte chunks (seen on
+ * the H200: an f32 tensor 41 wide got its columns 41..43 written), so a
+ * store is TMA's only where that extent is known to be a multiple of 16
+ * bytes (tjp_tma_store_extent); loads fill zeros element by element.
  * That is one instruction where the threads' stores would be a row of
  * strided 16-byte writes each, and it lets the block leave while the
  * kernel ends. The copy runs asynchronously, so a store becomes one only
@@ -79,6 +83,12 @@ static int known(const tji_func *fn, const tjp_param_spec *spec, int32_t v, int 
     if (param < 0)
         return one ? value == 1 : value > 0 && value * eb % 16 == 0;
     return one ? spec[param].is_one : spec[param].int_div16;
+}
+
+int tjp_tma_store_extent(const tji_func *fn, const tjp_param_spec *spec, int32_t extent, tj_dtype dtype)
+{
+    int eb = tjs_dtype_bits(dtype) / 8;
+    return eb > 0 && known(fn, spec, extent, 0, eb);
 }
 
 int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int rank, int32_t base,
