@@ -143,6 +143,6 @@ rm -f "$stage.list"
 size=$(stat -c %s "$carry/tjit-gpu.tar.xz")
 say "carry/tjit-gpu.tar.xz: $((size / 1024)) KiB (unpacked: $(du -sk "$root" | cut -f1) KiB)"
 [ "$size" -le "$max_bytes" ] || die "the package is over $((max_bytes / 1024 / 1024)) MiB"
-grep -qx '/carry/' "$src/.git/info/exclude" 2>/dev/null ||
-    say "warning: /carry/ is not in .git/info/exclude; it would travel as part of the tree"
+git -C "$src" check-ignore -q carry/tjit-gpu.tar.xz 2>/dev/null ||
+    say "warning: git does not ignore carry/; it would travel (and be committed) as part of the tree"
 say "done; on the GPU machine: bash scripts/gpu-run.sh   (run with carry=[\"carry\"])"

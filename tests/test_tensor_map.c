@@ -739,7 +739,8 @@ static void gpu_encode(tj_device *dev, uint64_t addr)
 
 /* One bp_matmul launch of M x N x K with A's row stride lda on dev,
  * against the product computed here; small integers, so exact. */
-static int gpu_matmul(tj_device *dev, int32_t m, int32_t n, int32_t k, int32_t lda, const char *what)
+static int gpu_matmul_n(tj_device *dev, int32_t m, int32_t n, int32_t k, int32_t lda, int launches,
+                        const char *what)
 {
     size_t na = (size_t)(m - 1) * (size_t)lda + (size_t)k, nb = (size_t)k * n, nc = (size_t)m * n;
     uint16_t *a = malloc(na * 2), *b = malloc(nb * 2);
@@ -766,7 +767,7 @@ static int gpu_matmul(tj_device *dev, int32_t m, int32_t n, int32_t k, int32_t l
         st = tj_buffer_write(dev, ba, 0, a, na * 2);
     if (st == TJ_OK)
         st = tj_buffer_write(dev, bb, 0, b, nb * 2);
-    if (st == TJ_OK)
+    for (int l = 0; l < launches && st == TJ_OK; l++)
         st = bp_matmul_launch(dev, &cfg, ba, bb, bc, m, n, k, lda, n, mm_consts[0], mm_consts[1], mm_consts[2]);
     if (st == TJ_OK)
         st = tj_buffer_read(dev, bc, 0, c, nc * 4);
@@ -790,6 +791,11 @@ static int gpu_matmul(tj_device *dev, int32_t m, int32_t n, int32_t k, int32_t l
     return ok;
 }
 
+static int gpu_matmul(tj_device *dev, int32_t m, int32_t n, int32_t k, int32_t lda, const char *what)
+{
+    return gpu_matmul_n(dev, m, n, k, lda, 1, what);
+}
+
 static void test_gpu(void)
 {
     const char *env = getenv("TJIT_TEST_DEVICE");
@@ -811,8 +817,7 @@ static void test_gpu(void)
         tj_device_close(dev);
         return;
     }
-    gpu_matmul(dev, 256, 256, 256, 256, "by TMA");
-    gpu_matmul(dev, 256, 256, 256, 256, "by TMA again");
+    gpu_matmul_n(dev, 256, 256, 256, 256, 2, "by TMA, launched twice on the same buffers");
     variant *v = cached(dev, bp_matmul, 0);
     tap_ok(v && v->tmaps.n == 3 && v->tmaps.encodes == 3 && !cached(dev, bp_matmul, 1),
            "the variant uses 3 maps (A, B, C), encoded once for both launches (%llu encoded), and none fell back",
