@@ -119,10 +119,21 @@ static inline void attention_keys(attention_state *st, tj_val q, attention_kv kv
             m_new = tj_maximum(m_i, tj_mul(tj_max(s, 1), qk_scale));
             shifted = tj_fma(s, qk_scale, tj_neg(tj_expand_dims(m_new, 1)));
         } else {
-            tj_val keep = mask == ATTENTION_CAUSAL_MASK
-                              ? tj_ge(tj_expand_dims(offs_m, 1), tj_expand_dims(keys, 0))
-                              : tj_lt(tj_expand_dims(keys, 0), n_ctx);
-            tj_val scaled = tj_where(keep, tj_mul(s, qk_scale), tj_f32(-INFINITY));
+            tj_val scaled;
+            if (mask == ATTENTION_CAUSAL_MASK) {
+                /* key <= row as arithmetic, not a compare: d = row - key,
+                 * bias -1 (masked) or 0 from its sign, the masked scores
+                 * pushed to -3e38 (exp2 gives 0). A tile of compares would
+                 * be 32 predicates per thread at 128x64 that ptxas keeps
+                 * in registers (159 of them instead of 128: one block per
+                 * SM where two fit). */
+                tj_val d = tj_sub(tj_expand_dims(tj_sub(offs_m, start_n), 1), tj_expand_dims(offs_n, 0));
+                tj_val bias = tj_cast(tj_shr(d, 31), TJ_F32);
+                scaled = tj_fma(bias, tj_f32(3e38f), tj_mul(s, qk_scale));
+            } else {
+                tj_val keep = tj_lt(tj_expand_dims(keys, 0), n_ctx);
+                scaled = tj_where(keep, tj_mul(s, qk_scale), tj_f32(-INFINITY));
+            }
             m_new = tj_maximum(m_i, tj_max(scaled, 1));
             shifted = tj_sub(scaled, tj_expand_dims(m_new, 1));
         }
