@@ -641,6 +641,34 @@ TJ_API tj_status tj_buffer_read(tj_device *dev, tj_buffer src, size_t offset,
                                 void *dst, size_t bytes);
 TJ_API size_t tj_buffer_size(tj_device *dev, tj_buffer buf); /* 0 if invalid */
 
+/* Memory tjit does not own, and parts of buffers.
+ *
+ * tj_buffer_wrap gives a handle to `bytes` bytes at `address` that the
+ * application (or cudaMalloc, or another library) allocated: on a GPU a
+ * device address that the CUDA driver places in an allocation of this
+ * device's context (its GPU's primary context, which the CUDA runtime
+ * uses too) holding the whole range, checked; on the CPU a host address,
+ * taken on the caller's word. tjit never frees that memory: tj_buffer_free
+ * ends the handle only, and the memory must outlive every launch and copy
+ * that uses it (tj_synchronize waits for them).
+ *
+ * tj_buffer_view gives a handle to `bytes` bytes of buf from byte `offset`,
+ * usable wherever a buffer is (launch arguments, copies, views). A view
+ * keeps the memory it shows alive: buf may be freed first, its memory goes
+ * with the last view. Alignment is whatever the address is: a launch
+ * specializes each pointer on its actual alignment, and pointer arguments
+ * whose bytes overlap (a buffer and a view of it, two views) are compiled
+ * as possibly aliased.
+ *
+ * tj_buffer_address gives the device address (GPU) or host pointer (CPU)
+ * of a buffer's first byte, for cuMemcpy, another library's kernels or the
+ * application's own code; it stays valid while the buffer (or a view of
+ * it) lives. */
+TJ_API tj_status tj_buffer_wrap(tj_device *dev, uint64_t address, size_t bytes, tj_buffer *out);
+TJ_API tj_status tj_buffer_view(tj_device *dev, tj_buffer buf, size_t offset, size_t bytes,
+                                tj_buffer *out);
+TJ_API tj_status tj_buffer_address(tj_device *dev, tj_buffer buf, uint64_t *out);
+
 /* One kernel argument for tj_launch(): a buffer or a scalar of a dtype. */
 typedef struct tj_arg {
     tj_dtype dtype;  /* scalars: the value's dtype; buffers: ignored */

@@ -52,7 +52,8 @@ TJCU_CONSTANTS(CHECK_CONSTANT)
     X(tjcu_tensor_map_interleave, CUtensorMapInterleave)                         \
     X(tjcu_tensor_map_swizzle, CUtensorMapSwizzle)                               \
     X(tjcu_tensor_map_l2_promotion, CUtensorMapL2promotion)                      \
-    X(tjcu_tensor_map_oob_fill, CUtensorMapFloatOOBfill)
+    X(tjcu_tensor_map_oob_fill, CUtensorMapFloatOOBfill)                         \
+    X(tjcu_pointer_attribute, CUpointer_attribute)
 #define CHECK_TYPE(ours, cuda)                                                   \
     _Static_assert(sizeof(ours) == sizeof(cuda), "sizeof " #ours " != sizeof " #cuda); \
     _Static_assert(SAME_TYPE(ours, cuda), #ours " is not compatible with " #cuda);

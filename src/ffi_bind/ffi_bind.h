@@ -51,9 +51,11 @@ TJI_FUNC tj_status tjf_check_args(const tj_kernel *kernel, const tj_arg *args, i
 enum { TJF_SPEC_ALIGN16 = 1, TJF_SPEC_DIV16 = 2, TJF_SPEC_ONE = 4, TJF_SPEC_BITS = 3,
        TJF_SPEC_PARAMS = 21 };
 TJI_FUNC uint64_t tjf_spec_key(const tj_kernel *kernel, const tjf_value *values);
-/* The key's last bit (alias.c): the launch passes one buffer for several
- * pointer parameters, so their accesses may overlap. Both back ends compile
- * for it; args as checked by tjf_check_args. */
+/* The key's last bit (alias.c): pointer parameters whose accesses may
+ * overlap. Both back ends compile for it. A launch sets it where two
+ * arguments' bytes overlap (launch.c); tjf_alias_bit, for compiles without
+ * a launch, where one buffer handle is passed for several pointers (args
+ * as checked by tjf_check_args). */
 #define TJF_SPEC_ALIASED (UINT64_C(1) << 63)
 TJI_FUNC uint64_t tjf_alias_bit(const tj_kernel *kernel, const tj_arg *args, int nargs);
 

@@ -117,13 +117,27 @@ static void map_remove(tj_device *dev, uint64_t handle)
 
 /* --- memory ---------------------------------------------------------------- */
 
+static int done_with(const tj_device *dev, const buffer_slot *s);
+
 /* Puts a slot whose memory is being released back on the free list and
- * returns the address to free (after unlocking). buffers_lock held. */
+ * returns the address to free (after unlocking), 0 where the memory is
+ * not the slot's to free: a wrapped buffer's, or a view's — whose end
+ * gives back its use of the buffer it shows, which may release that one's
+ * memory. buffers_lock held. */
 static uint64_t recycle(tj_device *dev, buffer_slot *s)
 {
-    uint64_t addr = s->addr;
+    uint64_t addr = s->foreign ? 0 : s->addr;
+    uint32_t owner = s->owner;
     *s = (buffer_slot){.next_free = dev->free_head};
     dev->free_head = (uint32_t)(s - dev->slots) + 1;
+    if (owner) {
+        buffer_slot *o = &dev->slots[owner - 1];
+        o->uses--;
+        if (!o->handle && done_with(dev, o)) {
+            dev->nheld--;
+            addr = recycle(dev, o);
+        }
+    }
     return addr;
 }
 
@@ -198,7 +212,8 @@ void tjj_buffers_synced(tj_device *dev, uint64_t epoch)
     dev->nheld -= n;
     pthread_mutex_unlock(&dev->buffers_lock);
     for (uint32_t i = 0; i < n; i++)
-        dev->ops->free(dev, addrs[i]);
+        if (addrs[i])
+            dev->ops->free(dev, addrs[i]);
     free(addrs);
 }
 
@@ -206,11 +221,39 @@ void tjj_buffers_synced(tj_device *dev, uint64_t epoch)
 void tjj_buffers_close(tj_device *dev)
 {
     for (uint32_t i = 0; i < dev->nslots; i++)
-        if (dev->slots[i].addr)
+        if (dev->slots[i].addr && !dev->slots[i].foreign)
             dev->ops->free(dev, dev->slots[i].addr);
     free(dev->slots);
     free(dev->map_keys);
     free(dev->map_slots);
+}
+
+/* A live slot for *init (its handle made here), into *out. buffers_lock
+ * held. */
+static tj_status new_slot(tj_device *dev, const char *who, buffer_slot init, tj_buffer *out)
+{
+    uint32_t index;
+    if (dev->free_head) {
+        index = dev->free_head - 1;
+        dev->free_head = dev->slots[index].next_free;
+    } else if (dev->nslots < MAX_SLOTS) {
+        if (dev->nslots == dev->slots_cap) {
+            uint32_t cap = dev->slots_cap ? dev->slots_cap * 2 : 64;
+            if (cap < dev->slots_cap) /* past 2^31 */
+                cap = MAX_SLOTS;
+            dev->slots = tjs_xrealloc(dev->slots, (size_t)cap * sizeof *dev->slots);
+            dev->slots_cap = cap;
+        }
+        index = dev->nslots++;
+    } else {
+        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: the device already holds %llu buffers", who,
+                         (unsigned long long)MAX_SLOTS);
+    }
+    init.handle = scramble(atomic_fetch_add(&buffer_serial, 1) + 1);
+    dev->slots[index] = init;
+    map_put(dev, init.handle, index);
+    out->handle = init.handle;
+    return TJ_OK;
 }
 
 tj_status tjj_dead_buffer(const char *who, tj_buffer buf)
@@ -237,33 +280,78 @@ tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
     tj_status st = dev->ops->alloc(dev, bytes, &addr);
     if (st != TJ_OK)
         return st;
-
     pthread_mutex_lock(&dev->buffers_lock);
-    uint32_t index;
-    if (dev->free_head) {
-        index = dev->free_head - 1;
-        dev->free_head = dev->slots[index].next_free;
-    } else if (dev->nslots < MAX_SLOTS) {
-        if (dev->nslots == dev->slots_cap) {
-            uint32_t cap = dev->slots_cap ? dev->slots_cap * 2 : 64;
-            if (cap < dev->slots_cap) /* past 2^31 */
-                cap = MAX_SLOTS;
-            dev->slots = tjs_xrealloc(dev->slots, (size_t)cap * sizeof *dev->slots);
-            dev->slots_cap = cap;
-        }
-        index = dev->nslots++;
-    } else {
-        pthread_mutex_unlock(&dev->buffers_lock);
-        dev->ops->free(dev, addr);
-        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "tj_buffer_alloc: the device already holds %llu buffers",
-                         (unsigned long long)MAX_SLOTS);
-    }
-    uint64_t handle = scramble(atomic_fetch_add(&buffer_serial, 1) + 1);
-    dev->slots[index] = (buffer_slot){.addr = addr, .size = bytes, .handle = handle};
-    map_put(dev, handle, index);
-    out->handle = handle;
+    st = new_slot(dev, "tj_buffer_alloc", (buffer_slot){.addr = addr, .size = bytes}, out);
     pthread_mutex_unlock(&dev->buffers_lock);
-    return TJ_OK;
+    if (st != TJ_OK)
+        dev->ops->free(dev, addr);
+    return st;
+}
+
+tj_status tj_buffer_wrap(tj_device *dev, uint64_t address, size_t bytes, tj_buffer *out)
+{
+    static const char who[] = "tj_buffer_wrap";
+    tjs_clear_error();
+    if (!out)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: out is NULL", who);
+    out->handle = 0;
+    if (!dev)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
+    if (!address || !bytes)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: %s", who, !address ? "the address is 0" : "a buffer of 0 bytes");
+    tj_status st = dev->ops->check_foreign(dev, address, bytes, who);
+    if (st != TJ_OK)
+        return st;
+    pthread_mutex_lock(&dev->buffers_lock);
+    st = new_slot(dev, who, (buffer_slot){.addr = address, .size = bytes, .foreign = 1}, out);
+    pthread_mutex_unlock(&dev->buffers_lock);
+    return st;
+}
+
+tj_status tj_buffer_view(tj_device *dev, tj_buffer buf, size_t offset, size_t bytes, tj_buffer *out)
+{
+    static const char who[] = "tj_buffer_view";
+    tjs_clear_error();
+    if (!out)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: out is NULL", who);
+    out->handle = 0;
+    if (!dev)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
+    if (!bytes)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: a view of 0 bytes", who);
+    pthread_mutex_lock(&dev->buffers_lock);
+    int64_t slot = map_get(dev, buf.handle);
+    tj_status st = TJ_OK;
+    size_t end;
+    if (slot < 0) {
+        st = tjj_dead_buffer(who, buf);
+    } else if (__builtin_add_overflow(offset, bytes, &end) || end > dev->slots[slot].size) {
+        st = tjs_error(TJ_ERR_INVALID_ARG, "%s: %zu bytes at offset %zu do not fit in buffer 0x%llx of %zu bytes",
+                       who, bytes, offset, (unsigned long long)buf.handle, dev->slots[slot].size);
+    } else {
+        /* a view of a view shows the memory's owner directly */
+        const buffer_slot *b = &dev->slots[slot];
+        uint32_t owner = b->owner ? b->owner : (uint32_t)slot + 1;
+        st = new_slot(dev, who, (buffer_slot){.addr = b->addr + offset, .size = bytes, .foreign = 1,
+                                               .owner = owner}, out);
+        if (st == TJ_OK)
+            dev->slots[owner - 1].uses++;
+    }
+    pthread_mutex_unlock(&dev->buffers_lock);
+    return st;
+}
+
+tj_status tj_buffer_address(tj_device *dev, tj_buffer buf, uint64_t *out)
+{
+    static const char who[] = "tj_buffer_address";
+    tjs_clear_error();
+    if (!out)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: out is NULL", who);
+    *out = 0;
+    if (!dev)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
+    *out = tjj_buffer_address(dev, buf);
+    return *out ? TJ_OK : tjj_dead_buffer(who, buf);
 }
 
 tj_status tj_buffer_free(tj_device *dev, tj_buffer buf)

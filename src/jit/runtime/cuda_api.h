@@ -52,6 +52,7 @@ typedef unsigned int tjcu_tensor_map_interleave; /* CUtensorMapInterleave */
 typedef unsigned int tjcu_tensor_map_swizzle;    /* CUtensorMapSwizzle */
 typedef unsigned int tjcu_tensor_map_l2_promotion; /* CUtensorMapL2promotion */
 typedef unsigned int tjcu_tensor_map_oob_fill;   /* CUtensorMapFloatOOBfill */
+typedef unsigned int tjcu_pointer_attribute;     /* CUpointer_attribute */
 
 /* CUtensorMap: the 128 opaque bytes cuTensorMapEncodeTiled writes and a
  * kernel takes as a parameter. The driver wants them 64-byte aligned (its
@@ -130,7 +131,11 @@ typedef struct tjcu_tensor_map {
     X(TJCU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_SWIZZLE_128B, 3)                           \
     X(TJCU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, 2)           \
     X(TJCU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, 3)           \
-    X(TJCU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, 0)
+    X(TJCU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE, 0)            \
+    /* CUpointer_attribute: what tj_buffer_wrap asks of foreign memory */                    \
+    X(TJCU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_CONTEXT, 1)                       \
+    X(TJCU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, 11)    \
+    X(TJCU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_RANGE_SIZE, 12)
 
 #define TJCU_ENUMERATOR(ours, cuda, value) ours = value,
 enum { TJCU_CONSTANTS(TJCU_ENUMERATOR) };
@@ -179,6 +184,8 @@ typedef tjcu_result (*tjcu_cuEventSynchronize_fn)(tjcu_event event);
 typedef tjcu_result (*tjcu_cuEventElapsedTime_fn)(float *milliseconds, tjcu_event start,
                                                    tjcu_event end);
 typedef tjcu_result (*tjcu_cuEventDestroy_fn)(tjcu_event event);
+typedef tjcu_result (*tjcu_cuPointerGetAttribute_fn)(void *data, tjcu_pointer_attribute attribute,
+                                                      tjcu_deviceptr ptr);
 typedef tjcu_result (*tjcu_cuGetErrorName_fn)(tjcu_result error, const char **name);
 typedef tjcu_result (*tjcu_cuGetErrorString_fn)(tjcu_result error, const char **text);
 /* cuTensorMapEncodeTiled's parameters over the type of the map it writes:
@@ -225,6 +232,7 @@ typedef tjcu_result(*tjcu_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(tj
     X(cuEventSynchronize, "cuEventSynchronize", NULL)                            \
     X(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime")         \
     X(cuEventDestroy, "cuEventDestroy_v2", NULL)                                 \
+    X(cuPointerGetAttribute, "cuPointerGetAttribute", NULL)                      \
     X(cuGetErrorName, "cuGetErrorName", NULL)                                    \
     X(cuGetErrorString, "cuGetErrorString", NULL)
 

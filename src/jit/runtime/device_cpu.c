@@ -171,6 +171,18 @@ static void free_memory(tj_device *dev, uint64_t addr)
     free((void *)(uintptr_t)addr);
 }
 
+/* Host memory cannot be asked about: any address and size that do not
+ * wrap around the address space are taken on the caller's word. */
+static tj_status check_foreign(tj_device *dev, uint64_t addr, size_t bytes, const char *who)
+{
+    (void)dev;
+    uint64_t end;
+    if (__builtin_add_overflow(addr, (uint64_t)bytes, &end))
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: %zu bytes at 0x%llx run past the end of the address space",
+                         who, bytes, (unsigned long long)addr);
+    return TJ_OK;
+}
+
 static tj_status write_memory(tj_device *dev, uint64_t dst, const void *src, size_t bytes,
                               const char *who)
 {
@@ -225,6 +237,7 @@ const tjj_backend tjj_cpu_ops = {
     .synchronize = synchronize,
     .alloc = alloc_memory,
     .free = free_memory,
+    .check_foreign = check_foreign,
     .write = write_memory,
     .read = read_memory,
     .pass_buffer = pass_buffer,

@@ -242,6 +242,39 @@ static tj_status alloc_memory(tj_device *dev, size_t bytes, uint64_t *addr)
     return TJ_OK;
 }
 
+/* The driver's word on foreign memory: an allocation of this device's
+ * context (cuMemAlloc, cudaMalloc on the primary context, another
+ * library's) that holds the whole range. */
+static tj_status check_foreign(tj_device *dev, uint64_t addr, size_t bytes, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st != TJ_OK)
+        return st;
+    tjcu_context context = NULL;
+    tjcu_deviceptr start = 0;
+    size_t size = 0;
+    tjcu_result r = dev->cu->cuPointerGetAttribute(&context, TJCU_POINTER_ATTRIBUTE_CONTEXT, addr);
+    if (r == TJCU_SUCCESS)
+        r = dev->cu->cuPointerGetAttribute(&start, TJCU_POINTER_ATTRIBUTE_RANGE_START_ADDR, addr);
+    if (r == TJCU_SUCCESS)
+        r = dev->cu->cuPointerGetAttribute(&size, TJCU_POINTER_ATTRIBUTE_RANGE_SIZE, addr);
+    if (r != TJCU_SUCCESS) {
+        char why[256];
+        tjj_cu_check(r, who, "cuPointerGetAttribute");
+        snprintf(why, sizeof why, "%s", tj_last_error());
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: 0x%llx is no device memory the CUDA driver knows (%s)", who,
+                         (unsigned long long)addr, why);
+    }
+    if (context != dev->context)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: 0x%llx belongs to another CUDA context than the device's "
+                         "(the primary context of its GPU)", who, (unsigned long long)addr);
+    if (addr - start > size || bytes > size - (addr - start))
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: %zu bytes at 0x%llx run past the end of its allocation "
+                         "(%zu bytes at 0x%llx)", who, bytes, (unsigned long long)addr, size,
+                         (unsigned long long)start);
+    return TJ_OK;
+}
+
 static void free_memory(tj_device *dev, uint64_t addr)
 {
     dev->cu->cuMemFree(addr);
@@ -481,6 +514,7 @@ const tjj_backend tjj_gpu_ops = {
     .synchronize = synchronize,
     .alloc = alloc_memory,
     .free = free_memory,
+    .check_foreign = check_foreign,
     .write = write_memory,
     .read = read_memory,
     .pass_buffer = pass_buffer,

@@ -45,6 +45,10 @@ typedef struct buffer_slot {
     uint32_t uses;        /* launches and copies using the memory now */
     uint32_t next_free;   /* free list: index + 1 of the next free slot, 0 = end */
     uint64_t gpu_epoch;   /* GPU: the use epoch of its last use (see buffers.c) */
+    uint32_t owner;       /* a view: index + 1 of the slot whose memory it shows
+                             (holding one use of it); 0: none */
+    uint8_t foreign;      /* the memory is not tjit's (tj_buffer_wrap) or is a
+                             view's: never freed through this slot */
 } buffer_slot;
 
 typedef struct tjj_bounds_sites tjj_bounds_sites; /* bounds.h */
@@ -162,6 +166,9 @@ struct tjj_backend {
      * first waits for the kernels that may write it. */
     tj_status (*alloc)(tj_device *dev, size_t bytes, uint64_t *addr);
     void (*free)(tj_device *dev, uint64_t addr);
+    /* Whether [addr, addr + bytes) is memory of this device that a buffer
+     * may wrap (tj_buffer_wrap); else the error, naming who. */
+    tj_status (*check_foreign)(tj_device *dev, uint64_t addr, size_t bytes, const char *who);
     tj_status (*write)(tj_device *dev, uint64_t dst, const void *src, size_t bytes,
                        const char *who);
     tj_status (*read)(tj_device *dev, void *dst, uint64_t src, size_t bytes, const char *who);

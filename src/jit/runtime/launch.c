@@ -68,6 +68,19 @@ static tj_status check_grid(const tj_device *dev, const tj_kernel *kernel, const
     return TJ_OK;
 }
 
+/* TJF_SPEC_ALIASED where two pointer arguments reach overlapping bytes:
+ * the same buffer twice, or views and wrapped buffers over one memory
+ * (values: the addresses the launch passes, sizes: their buffers'). */
+static uint64_t aliased(const tj_kernel *kernel, const tjf_value *values, const uint64_t *sizes)
+{
+    for (int i = 0; i < kernel->nparams; i++)
+        for (int j = 0; kernel->params[i].is_ptr && j < i; j++)
+            if (kernel->params[j].is_ptr && values[i].u64 < values[j].u64 + sizes[j] &&
+                values[j].u64 < values[i].u64 + sizes[i])
+                return TJF_SPEC_ALIASED;
+    return 0;
+}
+
 tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg *cfg,
                     const tj_arg *args, int nargs, const int64_t *consts, int nconsts)
 {
@@ -150,7 +163,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     variant *var = NULL;
     if (st == TJ_OK)
         st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps, cfg->num_stages,
-                             tjf_spec_key(kernel, values) | tjf_alias_bit(kernel, args, nargs),
+                             tjf_spec_key(kernel, values) | aliased(kernel, values, sizes),
                              check_bounds, dev->no_tma, cfg->warp_specialize, &var);
     if (st == TJ_OK)
         st = dev->ops->launch(dev, kernel, var, values, sizes, nprog, total);
