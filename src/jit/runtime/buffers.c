@@ -28,6 +28,14 @@
  * epoch it waited for (tjj_buffers_synced), and held memory whose last use
  * is no later is released then: at tj_synchronize, tj_buffer_read,
  * tj_device_close, or an allocation that failed for want of memory.
+ *
+ * Not every slot owns its memory. A wrapped buffer (tj_buffer_wrap) shows
+ * memory someone else allocated, and a view (tj_buffer_view) a byte range
+ * of another slot's: both are `foreign`, never freed through their own
+ * slot. A view holds one use of the slot that owns its memory (a view of a
+ * view, of the owner directly) from its making to its slot's release, so
+ * the owner's memory outlives a freed owner handle as it outlives a
+ * running launch, and the view's release may be what lets it go.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -228,6 +236,19 @@ void tjj_buffers_close(tj_device *dev)
     free(dev->map_slots);
 }
 
+/* The checks of every call that makes a handle: the error cleared, dev
+ * and out given, *out the zero handle until the call succeeds. */
+static tj_status out_of(const char *who, tj_device *dev, tj_buffer *out)
+{
+    tjs_clear_error();
+    if (!out)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: out is NULL", who);
+    out->handle = 0;
+    if (!dev)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
+    return TJ_OK;
+}
+
 /* A live slot for *init (its handle made here), into *out. buffers_lock
  * held. */
 static tj_status new_slot(tj_device *dev, const char *who, buffer_slot init, tj_buffer *out)
@@ -268,20 +289,18 @@ tj_status tjj_dead_buffer(const char *who, tj_buffer buf)
 
 tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
 {
-    tjs_clear_error();
-    if (!out)
-        return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_alloc: out is NULL");
-    out->handle = 0;
-    if (!dev)
-        return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_alloc: dev is NULL");
+    static const char who[] = "tj_buffer_alloc";
+    tj_status st = out_of(who, dev, out);
+    if (st != TJ_OK)
+        return st;
     if (bytes == 0)
-        return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_alloc: a buffer of 0 bytes");
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: a buffer of 0 bytes", who);
     uint64_t addr = 0;
-    tj_status st = dev->ops->alloc(dev, bytes, &addr);
+    st = dev->ops->alloc(dev, bytes, &addr);
     if (st != TJ_OK)
         return st;
     pthread_mutex_lock(&dev->buffers_lock);
-    st = new_slot(dev, "tj_buffer_alloc", (buffer_slot){.addr = addr, .size = bytes}, out);
+    st = new_slot(dev, who, (buffer_slot){.addr = addr, .size = bytes}, out);
     pthread_mutex_unlock(&dev->buffers_lock);
     if (st != TJ_OK)
         dev->ops->free(dev, addr);
@@ -291,15 +310,12 @@ tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
 tj_status tj_buffer_wrap(tj_device *dev, uint64_t address, size_t bytes, tj_buffer *out)
 {
     static const char who[] = "tj_buffer_wrap";
-    tjs_clear_error();
-    if (!out)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: out is NULL", who);
-    out->handle = 0;
-    if (!dev)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
+    tj_status st = out_of(who, dev, out);
+    if (st != TJ_OK)
+        return st;
     if (!address || !bytes)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: %s", who, !address ? "the address is 0" : "a buffer of 0 bytes");
-    tj_status st = dev->ops->check_foreign(dev, address, bytes, who);
+    st = dev->ops->check_foreign(dev, address, bytes, who);
     if (st != TJ_OK)
         return st;
     pthread_mutex_lock(&dev->buffers_lock);
@@ -311,17 +327,13 @@ tj_status tj_buffer_wrap(tj_device *dev, uint64_t address, size_t bytes, tj_buff
 tj_status tj_buffer_view(tj_device *dev, tj_buffer buf, size_t offset, size_t bytes, tj_buffer *out)
 {
     static const char who[] = "tj_buffer_view";
-    tjs_clear_error();
-    if (!out)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: out is NULL", who);
-    out->handle = 0;
-    if (!dev)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
+    tj_status st = out_of(who, dev, out);
+    if (st != TJ_OK)
+        return st;
     if (!bytes)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: a view of 0 bytes", who);
     pthread_mutex_lock(&dev->buffers_lock);
     int64_t slot = map_get(dev, buf.handle);
-    tj_status st = TJ_OK;
     size_t end;
     if (slot < 0) {
         st = tjj_dead_buffer(who, buf);
