@@ -28,18 +28,22 @@
  *
  * Stores go the other way (tjp_tma_store): the threads write the block
  * into a shared buffer in the NVMMA layout, and thread 0 has TMA store it
- * box by box, which clips at the tensor's edges as a boundary check would
- * — but along the contiguous dimension in whole 16-byte chunks (seen on
- * the H200: an f32 tensor 41 wide got its columns 41..43 written), so a
- * store is TMA's only where that extent is known to be a multiple of 16
- * bytes (tjp_tma_store_extent); loads fill zeros element by element.
- * That is one instruction where the threads' stores would be a row of
- * strided 16-byte writes each, and it lets the block leave while the
- * kernel ends. The copy runs asynchronously, so a store becomes one only
- * where nothing could observe it early: outside every loop (the buffer is
- * not refilled while TMA reads it), and with no load or atomic after it —
- * a later store waits for its writes to complete first (the code
- * generator's wait), the last one only for its buffer to be read.
+ * box by box — a few instructions where the threads' stores would be rows
+ * of strided writes, and the block leaves while the kernel ends. The
+ * engine clips at the tensor's edges as a boundary check would, but along
+ * the contiguous dimension in whole 16-byte chunks (seen on the H200: an
+ * f32 tensor 41 wide got its columns 41..43 written), so a store is TMA's
+ * only where that extent is known to be a multiple of 16 bytes
+ * (tjp_tma_store_extent); loads fill zeros element by element. The copy
+ * runs asynchronously, so a store becomes one only where nothing could
+ * observe it early: outside every loop (the buffer is not refilled while
+ * TMA reads it), and with no load or atomic after it — a later store
+ * waits for its writes to complete first (the code generator's wait), the
+ * last one only for its buffer to be read.
+ *
+ * A batched (3-D) tensor's [1, R, C] block, reshaped to the 2-D tile a dot
+ * takes (lower_block_ptr.c), is one box of the 3-D tensor: the ring and
+ * the staging buffer are 2-D, the batch is one more coordinate.
  */
 #include <string.h>
 
@@ -98,8 +102,8 @@ int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int rank, int
     int64_t value;
     const tji_type *bt = tji_typeof(fn, base);
     int eb = tjs_dtype_bits(bt->dtype) / 8;
-    if (!spec || rank < 2 || rank > 3 || (eb != 1 && eb != 2 && eb != 4) || !tjp_tma_source(fn, base, &param, &value) ||
-        param < 0 || !spec[param].ptr_align16)
+    if (!spec || rank < 2 || rank > 3 || (eb != 1 && eb != 2 && eb != 4) ||
+        !tjp_tma_source(fn, base, &param, &value) || param < 0 || !spec[param].ptr_align16)
         return -1;
     int contiguous = -1;
     for (int d = 0; d < rank; d++) {
@@ -187,7 +191,8 @@ static int in_loop(const tji_func *fn, const tji_op *op)
 
 /* Walks region rid in emission order: after op `store` (*seen set), a
  * load, atomic or copy sets *observed, a store *stored. */
-static void accesses_after(const tji_func *fn, int32_t rid, int32_t store, int *seen, int *observed, int *stored)
+static void accesses_after(const tji_func *fn, int32_t rid, int32_t store, int *seen, int *observed,
+                           int *stored)
 {
     const tji_region *region = &fn->regions[rid];
     for (int32_t k = 0; k < region->nops && !*observed; k++) {

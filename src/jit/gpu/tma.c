@@ -283,8 +283,8 @@ void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step 
     }
     tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.commit_group;", "", NULL, 0);
     /* the buffer is free once read; a later store waits for the writes */
-    tjj_gpu_ptx(c, c->g.ty.t_void, step->tma_complete ? "cp.async.bulk.wait_group 0;" : "cp.async.bulk.wait_group.read 0;",
-                "", NULL, 0);
+    tjj_gpu_ptx(c, c->g.ty.t_void,
+                step->tma_complete ? "cp.async.bulk.wait_group 0;" : "cp.async.bulk.wait_group.read 0;", "", NULL, 0);
     tjj_llvm_guard_end(b, cont);
 }
 
@@ -338,7 +338,7 @@ tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan,
         map_box(m, R->tma_contiguous, box);
         m->swizzle_bytes = R->swizzle_bytes;
     }
-    for (int32_t i = 0; i < plan->nops; i++) {
+    for (int32_t i = 0; plan->shared && i < plan->nops; i++) {
         const tjp_shared_step *step = &plan->shared[i];
         if (step->kind != TJP_STEP_TMA_STORE)
             continue;
