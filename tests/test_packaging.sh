@@ -4,8 +4,13 @@
 # installed: tjit.pc for pkg-config (a static link's flags too) and the
 # CMake package (find_package(tjit), the tjit::tjit target). tjit is
 # installed into a temporary DESTDIR, and a program is built against each
-# and run. Without cmake its points are skipped.
+# and run, with the compiler and flags tjit was built with (TJIT_CC,
+# TJIT_CFLAGS: make check passes them; a sanitizer's runtime must come
+# first in a program that loads a sanitized libtjit). Without cmake its
+# points are skipped.
 set -u
+cc=${TJIT_CC:-cc}
+cflags=${TJIT_CFLAGS:-}
 top=$(pwd) # the build folder, where make check runs this
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tjit-packaging-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -50,7 +55,7 @@ int main(void)
 }
 EOF
 run_pc_program() {
-    cc -o "$tmp/by_pc" "$tmp/main.c" $(pc --cflags --libs tjit) &&
+    $cc $cflags -o "$tmp/by_pc" "$tmp/main.c" $(pc --cflags --libs tjit) &&
         LD_LIBRARY_PATH=$root$libdir "$tmp/by_pc" | grep -q '^tjit '
 }
 check "a program built with pkg-config's flags links and runs" run_pc_program
@@ -75,7 +80,8 @@ add_executable(by_cmake ../main.c)
 target_link_libraries(by_cmake PRIVATE tjit::tjit)
 EOF
 cmake_build() { # cmake_build FOLDER PREFIX WANT (what cmake says also in FOLDER.out)
-    cmake -S "$tmp/cmake" -B "$1" -DCMAKE_PREFIX_PATH="$2" -DWANT="$3" >"$1.out" 2>&1 &&
+    cmake -S "$tmp/cmake" -B "$1" -DCMAKE_PREFIX_PATH="$2" -DWANT="$3" -DCMAKE_C_COMPILER="$cc" \
+        -DCMAKE_C_FLAGS="$cflags" >"$1.out" 2>&1 &&
         cmake --build "$1" >>"$1.out" 2>&1
     status=$?
     cat "$1.out"
