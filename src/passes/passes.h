@@ -463,8 +463,6 @@ typedef struct tjp_ring {
                                  slot's completion on an mbarrier */
     int tma_contiguous;       /*   the tensor's dimension of stride 1 */
     int tma_map;              /*   the kernel's tensor map it reads (0, 1, ...) */
-    int tma_rank;             /*   that tensor's rank: 2, or 3 (a batch of
-                                   2-D tensors, one box of each copy's) */
     uint64_t barriers;        /*   byte offset of the slots' mbarriers (8 bytes
                                    each): "full" ones, then "empty" ones */
     uint64_t offset, slot_bytes;

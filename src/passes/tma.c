@@ -160,7 +160,6 @@ int tjp_tma_ring(const tji_func *fn, int ring, tjp_ring *R)
         return 0;
     R->tma = 1;
     R->tma_contiguous = contiguous;
-    R->tma_rank = rank;
     return 1;
 }
 
