@@ -131,7 +131,7 @@ static void wrapped_device(void)
     tap_ok(bad == TJ_ERR_INVALID_ARG && strstr(tj_last_error(), "tj_buffer_wrap") &&
                strstr(tj_last_error(), "0x1000"),
            "GPU: wrapping memory the driver does not know is refused: %s", tj_last_error());
-    bad = tj_buffer_wrap(dev, pa + 64, N * 4, &d);
+    bad = tj_buffer_wrap(dev, pa + 64, (size_t)1 << 30, &d); /* a GiB: past any rounding of 4000 bytes */
     tap_ok(bad == TJ_ERR_INVALID_ARG && strstr(tj_last_error(), "past the end of its allocation"),
            "GPU: wrapping past the end of an allocation is refused: %s", tj_last_error());
     tj_buffer_free(dev, s);
