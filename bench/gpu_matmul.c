@@ -90,17 +90,20 @@ MATMUL_KERNEL(matmul_ps_f32, f32, TJ_F32, matmul_persistent_body)
  * first, one stage, shows what pipelining gives). */
 typedef struct config {
     int bm, bn, bk, warps, stages;
-    int block_ptr; /* the block-pointer kernel (TMA on Hopper); 2: its persistent form */
+    int block_ptr; /* the block-pointer kernel (TMA on Hopper; a launch makes it persistent
+                      there, src/passes/persistent.c); 2: its hand-written persistent form
+                      (tutorial 09); 3: the block-pointer kernel as written */
     int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
 } config;
-enum { NHALF_CONFIGS = 17, NTF32_CONFIGS = 12 };
+enum { NHALF_CONFIGS = 19, NTF32_CONFIGS = 12 };
 static const config half_configs[NHALF_CONFIGS] = {
     {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 0, 0},
     {64, 256, 32, 4, 4, 0, 0},  {128, 256, 32, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 0, 0},
     {128, 128, 64, 4, 2, 0, 0}, {128, 128, 64, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 1, 0},
     {128, 256, 64, 8, 2, 1, 0}, {128, 128, 64, 8, 4, 1, 0}, {128, 256, 64, 8, 3, 1, 1},
     {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 2, 2, 0}, {128, 256, 64, 8, 2, 2, 1},
-    {128, 256, 32, 8, 4, 2, 0}, {128, 256, 32, 8, 5, 2, 0}};
+    {128, 256, 32, 8, 4, 2, 0}, {128, 256, 32, 8, 5, 2, 0}, {128, 256, 64, 8, 3, 3, 0},
+    {128, 128, 64, 8, 4, 3, 0}};
 static const config tf32_configs[NTF32_CONFIGS] = {
     {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 3, 0, 0}, {128, 128, 16, 4, 4, 0, 0}, {64, 256, 32, 4, 4, 0, 0},
     {128, 256, 32, 8, 3, 0, 0}, {128, 128, 32, 8, 3, 0, 0}, {128, 128, 16, 4, 3, 0, 0}, {128, 64, 32, 4, 4, 0, 0},
@@ -125,7 +128,11 @@ static void record_begin(const problem *p)
     printf("{\"impl\":\"tjit\",\"what\":\"matmul\",\"dtype\":\"%s\",\"size\":%d,\"layout\":\"%s\","
            "\"config\":\"%dx%dx%d, %d warps, %d stages%s%s\"",
            p->dtype, p->n, p->nt ? "NT" : "NN", p->cfg.bm, p->cfg.bn, p->cfg.bk, p->cfg.warps,
-           p->cfg.stages, p->cfg.block_ptr == 2 ? ", persistent" : p->cfg.block_ptr ? ", block ptr" : "",
+           p->cfg.stages,
+           p->cfg.block_ptr == 2   ? ", persistent"
+           : p->cfg.block_ptr == 3 ? ", block ptr, not persistent"
+           : p->cfg.block_ptr      ? ", block ptr"
+                                   : "",
            p->cfg.no_warp_spec ? ", no warp spec" : "");
 }
 
@@ -162,7 +169,8 @@ static tj_status launch(const void *problem_)
     tj_launch_cfg cfg = {.grid = {(int64_t)((p->n + p->cfg.bm - 1) / p->cfg.bm) *
                                   ((p->n + p->cfg.bn - 1) / p->cfg.bn)},
                          .num_warps = p->cfg.warps, .num_stages = p->cfg.stages,
-                         .warp_specialize = p->cfg.no_warp_spec ? TJ_WARP_SPECIALIZE_OFF : TJ_WARP_SPECIALIZE_DEFAULT};
+                         .warp_specialize = p->cfg.no_warp_spec ? TJ_WARP_SPECIALIZE_OFF : TJ_WARP_SPECIALIZE_DEFAULT,
+                         .persistent = p->cfg.block_ptr == 3 ? TJ_PERSISTENT_OFF : TJ_PERSISTENT_DEFAULT};
     const int n = p->n;
     /* NN: B(k, j) at k * N + j; NT: at j * K + k. */
     const int sbk = p->nt ? 1 : n, sbn = p->nt ? n : 1;

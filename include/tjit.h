@@ -718,6 +718,26 @@ typedef enum tj_warp_specialize {
     TJ_WARP_SPECIALIZE_OFF
 } tj_warp_specialize;
 
+/* Persistence (GPU): a launch of a 1-D grid may run as a persistent
+ * kernel — as many programs as the GPU holds at once, each walking the
+ * grid's programs (tiles) in turn: program_id(0) and num_programs(0) are
+ * the grid's as always, the tiles run in the order of their ids, and no
+ * program starts cold after a wave (Triton's tutorial 09 by hand). */
+typedef enum tj_persistent {
+    TJ_PERSISTENT_DEFAULT, /* on Hopper (sm_90a), for a kernel whose main loop
+                              is a dot fed by block pointers or tensor
+                              descriptors and that does not read num_programs(0) */
+    TJ_PERSISTENT_ON,      /* any kernel (a grid of more than one axis is an error) */
+    TJ_PERSISTENT_OFF
+} tj_persistent;
+
+/* A launch's configuration; zero-initialize it and set what you need
+ * (designated initializers). The fields up to .version are version 0;
+ * fields added in later releases are read only where .version says the
+ * caller knows them, so a program compiled against this header keeps
+ * working with a newer libtjit. A .version above TJ_LAUNCH_CFG_VERSION
+ * (a program built against a newer tjit) is refused. */
+#define TJ_LAUNCH_CFG_VERSION 0
 typedef struct tj_launch_cfg {
     int64_t grid[3];  /* programs along each axis; 0 in y or z means 1 */
     int num_warps;    /* GPU threads per program / 32 (0: 4); ignored on CPU */
@@ -729,6 +749,8 @@ typedef struct tj_launch_cfg {
                          that runs as wgmma keeps num_stages + 1 buffers
                          of each operand; ignored on the CPU */
     tj_warp_specialize warp_specialize; /* GPU (sm_90a); ignored on the CPU */
+    tj_persistent persistent; /* GPU; ignored on the CPU */
+    int version;      /* 0, or TJ_LAUNCH_CFG_VERSION */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */

@@ -27,6 +27,10 @@
  *    N = 100 keeps the threads' store);
  *  - A as a view, K = 100 of rows of 112: A's boxes end inside a 16-byte
  *    chunk, and its padding columns hold values that must not be read;
+ *  - the kernel made persistent by the launch (src/passes/persistent.c):
+ *    forced on and by default, with more tiles (160) than the H200 holds
+ *    programs at once (132), specialized and not, and with B by threads;
+ *    every other case here is launched with it off, as written;
  *  - a batch of problems through 3-D descriptors (batched_desc.h): boxes
  *    of a 3-D tensor that must read zeros past a problem's last row, not
  *    the next problem's, and a 3-D TMA store that must not write there.
@@ -49,6 +53,8 @@ MATMUL_BODY_KERNEL(tma_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)
 MATMUL_BODY_KERNEL(tma_persistent, f16, f32, TJ_F32, matmul_persistent_body)
 
 static tj_device *dev;
+/* The launches' tj_persistent: off but where a case says (run_persistent). */
+static tj_persistent persistence = TJ_PERSISTENT_OFF;
 
 /* The tile and the warps of a launch. */
 typedef struct tiling {
@@ -81,7 +87,7 @@ static int run_view(int m, int n, int k, int lda, tiling t, tj_warp_specialize w
     int64_t consts[3] = {t.bm, t.bn, 64};
     tj_launch_cfg cfg = {.grid = {programs ? programs : (m + t.bm - 1) / t.bm * ((n + t.bn - 1) / t.bn)},
                          .num_warps = t.warps,
-                         .num_stages = 3, .warp_specialize = ws};
+                         .num_stages = 3, .warp_specialize = ws, .persistent = persistence};
     tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
                        TJ_ARG_I32(lda), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
     tj_status st = ok ? tj_launch(dev, programs ? tma_persistent : tma_matmul, &cfg, args, 12, consts, 3)
@@ -111,6 +117,15 @@ static int run_view(int m, int n, int k, int lda, tiling t, tj_warp_specialize w
 static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int programs, const char *what)
 {
     return run_view(m, n, k, 0, t, ws, programs, what);
+}
+
+/* The block-pointer kernel, one program per tile, made persistent as p says. */
+static int run_persistent(int m, int n, int k, tj_persistent p, tj_warp_specialize ws, const char *what)
+{
+    persistence = p;
+    int ok = run_kernel(m, n, k, tile_128, ws, 0, what);
+    persistence = TJ_PERSISTENT_OFF;
+    return ok;
 }
 
 static int run(int m, int n, int k, const char *what)
@@ -185,7 +200,7 @@ static void bad_option(void)
 int main(void)
 {
     dev = tl_setup("test_tma");
-    tap_plan(19);
+    tap_plan(23);
     run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
     run(1, 128, 16, "one row, K below one block");
     run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
@@ -207,6 +222,14 @@ int main(void)
              "A a view: K = 100 of rows of 112 (its boxes end inside a 16-byte chunk; C's N = 144 a TMA store)");
     run_view(130, 100, 64, 0, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 0,
              "N = 100 f32 wide C (no multiple of 16 elements: the threads store C)");
+    run_persistent(2000, 1200, 200, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
+                   "made persistent: 160 ragged tiles, specialized");
+    run_persistent(2000, 1200, 200, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_OFF,
+                   "made persistent: 160 ragged tiles, not specialized");
+    run_persistent(2000, 1200, 200, TJ_PERSISTENT_DEFAULT, TJ_WARP_SPECIALIZE_DEFAULT,
+                   "persistent by default (on sm_90a): 160 ragged tiles");
+    run_persistent(1300, 100, 96, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
+                   "made persistent, B by threads (no TMA for B)");
     run_batched(3, 200, 136, 72, "3-D descriptors, ragged M, N, K (each problem's edge reads zeros, stores clip)");
     run_batched(2, 128, 128, 100, "3-D descriptors, K = 100 (A's rows not 16-byte strides: A by threads)");
     bad_option();

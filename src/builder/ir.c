@@ -77,7 +77,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_MAKE_BLOCK_PTR] = "make_block_ptr", [TJI_ADVANCE] = "advance",
         [TJI_ASYNC_COPY] = "async_copy",
         [TJI_ASYNC_COMMIT] = "async_commit", [TJI_ASYNC_WAIT] = "async_wait",
-        [TJI_LOCAL_LOAD] = "local_load",
+        [TJI_LOCAL_LOAD] = "local_load", [TJI_LOGICAL_PROGRAMS] = "logical_programs",
     };
     return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
 }

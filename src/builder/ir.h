@@ -134,6 +134,10 @@ typedef enum tji_opcode {
                          flight (the thread's own copies: a barrier makes them
                          everyone's) */
     TJI_LOCAL_LOAD,   /* (slot: i32 scalar) -> tile of [ring]'s type; reads slot */
+    TJI_LOGICAL_PROGRAMS, /* () -> i32 scalar: the programs along axis 0 the launch
+                         asked for, where a persistent kernel's resident programs
+                         walk them (made only by tjp_make_persistent; a hidden
+                         kernel parameter) */
     TJI_OPCODE_COUNT
 } tji_opcode;
 

@@ -97,7 +97,7 @@ static int operand_count(tji_opcode c)
 {
     switch (c) {
     case TJI_CONST: case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_ARANGE:
-    case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT:
+    case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT: case TJI_LOGICAL_PROGRAMS:
         return 0;
     case TJI_FMA: case TJI_WHERE: case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC:
     case TJI_ATOMIC_CAS: case TJI_DOT: case TJI_ASYNC_COPY:
@@ -232,6 +232,9 @@ static int check_types(const verifier *v, int32_t idx)
     case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS:
         NEED(EQ(R, &(tji_type){.dtype = TJ_I32}), "result %s is not i32", TXT(R, t1));
         NEED(op->axis >= 0 && op->axis <= 2, "axis %d", op->axis);
+        break;
+    case TJI_LOGICAL_PROGRAMS:
+        NEED(EQ(R, &(tji_type){.dtype = TJ_I32}), "result %s is not i32", TXT(R, t1));
         break;
     case TJI_ARANGE:
         NEED(R->dtype == TJ_I32 && !R->is_ptr && R->rank == 1, "result %s is not i32[n]",

@@ -78,7 +78,9 @@ TJI_FUNC void tjj_pool_run(int64_t n, int64_t chunk, tjj_task_fn fn, void *ctx);
  *     kernel(<params>, ptr assert_info)   (ptx_kernel calling convention)
  *
  * (a bounds-checked variant, bounds.h, takes the byte size of each pointer
- * parameter's buffer after assert_info, as i64s)
+ * parameter's buffer after assert_info, as i64s; then come the tensor maps
+ * of TMA copies, and last, in a persistent kernel (src/passes/persistent.c),
+ * the logical program count as an i32)
  * with pointers as global pointers and scalars as jit.h's CPU ABI gives them.
  * assert_info points at a tjj_gpu_assert record in device memory; the first
  * failing device assert fills it (atomically) and the launch reports it.
@@ -102,6 +104,8 @@ typedef struct tjj_gpu_code {
     int producer_warps;   /*   these after them (warp specialization) */
     int ntmaps;           /* tensor maps its TMA copies read (tensor_map.h): */
     tjj_tmap_info *tmaps; /*   malloc'ed; parameters after the assert record */
+    int persistent;       /* walks the launch's programs as tiles: a launch makes
+                             fewer and passes their count (persistent.c) */
 } tjj_gpu_code;
 
 /* Compiles for sm_<sm> (e.g. 90; sm_<sm>a with arch_specific), optimizing

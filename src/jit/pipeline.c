@@ -121,7 +121,8 @@ static tj_status after_pass(tj_status st, const char *pass, const tji_func *fn,
 /* --- the stable variant key ------------------------------------------------ */
 
 tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
-                               int num_warps, int num_stages, int no_tma, int warp_specialize)
+                               int num_warps, int num_stages, int no_tma, int warp_specialize,
+                               int persistent)
 {
     unsigned major, minor, patch;
     LLVMGetVersion(&major, &minor, &patch);
@@ -134,6 +135,8 @@ tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int ar
             tjs_buf_printf(&b, "no_tma 1\n");
         if (warp_specialize)
             tjs_buf_printf(&b, "warp_specialize %d\n", warp_specialize);
+        if (persistent)
+            tjs_buf_printf(&b, "persistent %d\n", persistent);
     } else {
         tjs_buf_printf(&b, "target cpu\n");
     }
@@ -165,17 +168,18 @@ int tjj_num_stages(int num_stages)
 /* --- artifacts ------------------------------------------------------------- */
 
 /* What every artifact starts with, from fn as built. */
-static void start_artifact(const tji_func *fn, uint64_t spec, int sm, int arch_specific, int num_warps,
-                           int num_stages, int no_tma, int warp_specialize, tjj_artifact *a)
+static void start_artifact(const tji_func *fn, uint64_t spec, const tjj_gpu_target *t, tjj_artifact *a)
 {
     memset(a, 0, sizeof *a);
-    a->key = tjj_variant_key(fn, spec, sm, arch_specific, num_warps, num_stages, no_tma, warp_specialize);
+    a->key = t ? tjj_variant_key(fn, spec, t->sm, t->arch_specific, t->num_warps, t->num_stages, t->no_tma,
+                                 t->warp_specialize, t->persistent)
+               : tjj_variant_key(fn, spec, 0, 0, 0, 0, 0, 0, 0);
     a->kernel_name = tjs_xstrdup(fn->name);
     a->check_bounds = fn->check_bounds;
     if (fn->check_bounds)
         a->bounds = tjj_bounds_sites_new(fn);
-    a->sm = sm;
-    a->arch_specific = arch_specific;
+    a->sm = t ? t->sm : 0;
+    a->arch_specific = t && t->arch_specific;
 }
 
 /* The asserts of fn, so that a failure can be told by op index. */
@@ -269,7 +273,10 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
     tjp_target target = {t->sm, t->arch_specific, t->num_warps};
     int tma = t->sm >= 90 && t->arch_specific && !t->no_tma;
-    tj_status st = after_pass(tjp_lower_block_ptrs(fn, tma ? spec : NULL), "lower-block-ptrs", fn, NULL, 0);
+    tj_status st = after_pass(tjp_make_persistent(fn, &target, t->persistent, NULL), "make-persistent", fn,
+                              NULL, 0);
+    if (st == TJ_OK)
+        st = after_pass(tjp_lower_block_ptrs(fn, tma ? spec : NULL), "lower-block-ptrs", fn, NULL, 0);
     /* bounds-checked code checks every access: its loads stay loads */
     if (st == TJ_OK && !fn->check_bounds)
         st = after_pass(tjp_pipeline_loops(fn, tjj_num_stages(t->num_stages), &target), "pipeline-loops",
@@ -309,8 +316,7 @@ char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned)
 
 tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
 {
-    start_artifact(fn, t->spec, t->sm, t->arch_specific, t->num_warps, t->num_stages, t->no_tma,
-                   t->warp_specialize, out);
+    start_artifact(fn, t->spec, t, out);
     tjj_gpu_planned planned = {0};
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st == TJ_OK)
@@ -337,7 +343,7 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
 
 tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
 {
-    start_artifact(fn, spec & TJF_SPEC_ALIASED, 0, 0, 0, 0, 0, 0, out);
+    start_artifact(fn, spec & TJF_SPEC_ALIASED, NULL, out);
     tj_status st = tjp_check_roundtrip(fn, NULL);
     if (st != TJ_OK)
         return st;

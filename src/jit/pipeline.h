@@ -43,6 +43,8 @@ typedef struct tjj_gpu_target {
                              a tensor map cannot be encoded */
     int warp_specialize;  /* tj_warp_specialize: a producer warpgroup for the TMA copies
                              (src/passes/warp_specialize.c) */
+    int persistent;       /* tjp_persistence (src/passes/persistent.c): NEVER unless a
+                             launch of a 1-D grid asks */
 } tjj_gpu_target;
 
 /* The GPU passes' results up to the layouts (tjj_gpu_plan). */
@@ -86,13 +88,14 @@ TJI_FUNC tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *ou
 TJI_FUNC uint64_t tjj_spec_of_buffers(const tj_kernel *kernel);
 
 /* The stable key of a built fn (before any pass) for a target: sm 0 is
- * the CPU (num_warps, num_stages, no_tma and warp_specialize then
- * ignored); no_tma (a GPU variant without TMA copies) and warp_specialize
- * are in the key only where not 0. */
+ * the CPU (num_warps, num_stages, no_tma, warp_specialize and persistent
+ * then ignored); no_tma (a GPU variant without TMA copies),
+ * warp_specialize and persistent are in the key only where not 0. */
 /* A launch's num_stages with 0 meaning the default (3, as Triton). */
 enum { TJJ_DEFAULT_NUM_STAGES = 3 }; /* why: tjj_num_stages in pipeline.c */
 TJI_FUNC int tjj_num_stages(int num_stages);
 TJI_FUNC tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
-                                        int num_warps, int num_stages, int no_tma, int warp_specialize);
+                                        int num_warps, int num_stages, int no_tma, int warp_specialize,
+                                        int persistent);
 
 #endif

@@ -190,7 +190,8 @@ static int is_candidate(const loop *L, int32_t i)
 /* Ops a slice may hold: pure, one result, no region. */
 static int sliceable(tji_opcode c)
 {
-    return c == TJI_CONST || c == TJI_PROGRAM_ID || c == TJI_NUM_PROGRAMS || c == TJI_ARANGE ||
+    return c == TJI_CONST || c == TJI_PROGRAM_ID || c == TJI_NUM_PROGRAMS ||
+           c == TJI_LOGICAL_PROGRAMS || c == TJI_ARANGE ||
            c == TJI_BROADCAST || c == TJI_EXPAND_DIMS || c == TJI_RESHAPE || c == TJI_PERMUTE ||
            c == TJI_ASSUME || tji_is_elementwise(c);
 }

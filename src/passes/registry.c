@@ -155,6 +155,28 @@ static tj_status run_pipeline_loops(tjp_pass_state *s)
     return st;
 }
 
+/* The body moves into a loop over tiles: before block pointers are lowered
+ * and before anything else, as in the pipeline. */
+static tj_status make_persistent(tjp_pass_state *s, tjp_persistence mode)
+{
+    if (s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "make-persistent: the program has layouts already "
+                         "(the pass runs first)");
+    drop_axis(s);
+    drop_coalesce(s);
+    return tjp_make_persistent(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps}, mode, NULL);
+}
+
+static tj_status run_make_persistent(tjp_pass_state *s)
+{
+    return make_persistent(s, TJP_PERSIST_WHERE_IT_PAYS);
+}
+
+static tj_status run_make_persistent_always(tjp_pass_state *s)
+{
+    return make_persistent(s, TJP_PERSIST_ALWAYS);
+}
+
 static tj_status run_verify(tjp_pass_state *s) { return tji_verify(s->fn); }
 
 static tj_status run_carry_offsets(tjp_pass_state *s)
@@ -181,6 +203,10 @@ static tj_status run_materialize(tjp_pass_state *s)
 }
 
 static const tjp_pass_info passes[] = {
+    {"make-persistent", "the body walks the launch's programs as tiles in a loop, where it pays "
+     "on --sm (a launch's TJ_PERSISTENT_DEFAULT)", run_make_persistent},
+    {"make-persistent-always", "make-persistent on any kernel (TJ_PERSISTENT_ON)",
+     run_make_persistent_always},
     {"lower-block-ptrs", "block pointers become pointer tiles, masks and carried offsets",
      run_lower_block_ptrs},
     {"pipeline-loops", "loads feeding a dot issued num_stages - 1 iterations ahead into shared "

@@ -149,7 +149,8 @@ static int producer_can_run(const tji_func *fn, const tji_op *op)
     switch (op->code) {
     case TJI_FOR: case TJI_IF: case TJI_ASYNC_COPY:
         return 1;
-    case TJI_CONST: case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_ASSUME:
+    case TJI_CONST: case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_LOGICAL_PROGRAMS:
+    case TJI_ASSUME:
         break;
     default:
         if (!tji_is_elementwise(op->code))

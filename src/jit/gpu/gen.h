@@ -78,6 +78,7 @@ typedef struct codegen {
     LLVMBasicBlockRef entry;    /* thread-invariant values; branches to the body at the end */
     LLVMBuilderRef eb;          /* appends to entry */
     LLVMValueRef tid, lane, warp, pid[3], nprog[3], assert_info;
+    LLVMValueRef logical_programs; /* a persistent kernel's hidden parameter (jit.h) */
     int num_warps, warp_bits;
     int sm;                     /* the target: instructions are gated on it */
     int arch_specific;          /* sm_90a: wgmma */

@@ -41,6 +41,7 @@ void tjj_gpu_emit_op(codegen *c, int32_t opi)
     case TJI_CONST: tjj_gpu_emit_const(c, op); return;
     case TJI_PROGRAM_ID: c->ssa[op->result] = c->pid[op->axis >= 0 && op->axis < 3 ? op->axis : 0]; return;
     case TJI_NUM_PROGRAMS: c->ssa[op->result] = c->nprog[op->axis >= 0 && op->axis < 3 ? op->axis : 0]; return;
+    case TJI_LOGICAL_PROGRAMS: c->ssa[op->result] = c->logical_programs; return;
     case TJI_ARANGE: tjj_gpu_emit_arange(c, op); return;
     case TJI_SPLAT: tjj_gpu_emit_splat(c, op); return;
     case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE: case TJI_PERMUTE: tjj_gpu_emit_shape_op(c, op); return;
@@ -166,7 +167,8 @@ static void build_kernel(codegen *c, const char *entry_name)
 {
     const tji_func *fn = c->g.fn;
     int np = fn->nparams, nsizes = fn->check_bounds ? tjj_bounds_nbuffers(fn) : 0;
-    int nmaps = tjj_gpu_tma_count(c->g.plan), n = np + 1 + nsizes + nmaps;
+    int nmaps = tjj_gpu_tma_count(c->g.plan), persistent = tjp_is_persistent(fn);
+    int n = np + 1 + nsizes + nmaps + persistent;
     LLVMTypeRef *params = tjs_xcalloc((size_t)n, sizeof(LLVMTypeRef));
     for (int i = 0; i < np; i++)
         params[i] = tjj_llvm_param_type(&c->g.ty, &fn->params[i], c->g.t_gptr);
@@ -175,6 +177,8 @@ static void build_kernel(codegen *c, const char *entry_name)
         params[np + 1 + k] = c->g.ty.t_i64;
     for (int k = 0; k < nmaps; k++) /* tma.c: the tensor maps */
         params[np + 1 + nsizes + k] = LLVMPointerTypeInContext(c->g.ctx, 0);
+    if (persistent) /* persistent.c: the programs the launch asked for */
+        params[n - 1] = c->g.ty.t_i32;
     LLVMTypeRef fty = LLVMFunctionType(c->g.ty.t_void, params, (unsigned)n, 0);
     free(params);
     LLVMValueRef f = c->g.func = LLVMAddFunction(c->g.mod, entry_name, fty);
@@ -209,6 +213,8 @@ static void build_kernel(codegen *c, const char *entry_name)
     c->lane = LLVMBuildAnd(c->eb, c->tid, c_i32(c, 31), "lane");
     c->warp = LLVMBuildLShr(c->eb, c->tid, c_i32(c, 5), "warp");
     c->assert_info = LLVMGetParam(f, (unsigned)np);
+    if (persistent)
+        c->logical_programs = LLVMGetParam(f, (unsigned)n - 1);
     for (int i = 0; i < np; i++) {
         const tji_param *p = &fn->params[i];
         LLVMValueRef v = tjj_llvm_param_value(&c->g.ty, c->eb, p, LLVMGetParam(f, (unsigned)i));

@@ -170,6 +170,10 @@ typedef tjcu_result (*tjcu_cuModuleGetFunction_fn)(tjcu_function *function, tjcu
                                                     const char *name);
 typedef tjcu_result (*tjcu_cuFuncSetAttribute_fn)(tjcu_function function,
                                                    tjcu_function_attribute attribute, int value);
+typedef tjcu_result (*tjcu_cuOccupancyMaxActiveBlocksPerMultiprocessor_fn)(int *blocks,
+                                                                          tjcu_function function,
+                                                                          int block_size,
+                                                                          size_t shared_bytes);
 typedef tjcu_result (*tjcu_cuLaunchKernel_fn)(tjcu_function function, unsigned int grid_x,
                                                unsigned int grid_y, unsigned int grid_z,
                                                unsigned int block_x, unsigned int block_y,
@@ -223,6 +227,8 @@ typedef tjcu_result(*tjcu_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(tj
     X(cuModuleUnload, "cuModuleUnload", NULL)                                    \
     X(cuModuleGetFunction, "cuModuleGetFunction", NULL)                          \
     X(cuFuncSetAttribute, "cuFuncSetAttribute", NULL)                            \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor,                               \
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL)                       \
     X(cuLaunchKernel, "cuLaunchKernel", NULL)                                    \
     X(cuStreamCreate, "cuStreamCreate", NULL)                                    \
     X(cuStreamDestroy, "cuStreamDestroy_v2", NULL)                               \

@@ -366,6 +366,21 @@ static tj_status opt_in_shared(tj_device *dev, const char *kernel_name, const tj
     return st;
 }
 
+/* A persistent kernel runs as many programs as the GPU holds at once: every
+ * SM as many blocks as its registers, shared memory and threads allow. */
+static tj_status count_resident_programs(tj_device *dev, const char *kernel_name, variant *v)
+{
+    int per_sm = 0;
+    tj_status st = tjj_cu_check(dev->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                                    &per_sm, v->function, v->threads, v->shared_bytes),
+                                kernel_name, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    if (st == TJ_OK && per_sm < 1)
+        st = tjs_error(TJ_ERR_LAUNCH, "kernel '%s': no block of %d threads and %zu bytes of shared "
+                       "memory fits on an SM", kernel_name, v->threads, v->shared_bytes);
+    v->resident_programs = per_sm * dev->processors;
+    return st;
+}
+
 static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
                          tjj_artifact *a)
 {
@@ -375,7 +390,7 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
      * this one, and it may use what sm_90 lacks (Hopper's wgmma and TMA) */
     tjj_gpu_target target = {.sm = dev->sm, .arch_specific = dev->sm == 90, .num_warps = v->num_warps,
                              .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma,
-                             .warp_specialize = v->warp_specialize};
+                             .warp_specialize = v->warp_specialize, .persistent = v->persistent};
     tj_status st = tjj_compile_gpu(fn, &target, a);
     if (st == TJ_OK)
         st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);
@@ -383,6 +398,8 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
         st = load_module(dev, fn->name, &a->gpu, v);
     if (st == TJ_OK)
         st = opt_in_shared(dev, fn->name, &a->gpu, v);
+    if (st == TJ_OK && a->gpu.persistent)
+        st = count_resident_programs(dev, fn->name, v);
     if (st == TJ_OK) {
         v->nasserts = a->nasserts;
         v->asserts = a->asserts;
@@ -434,7 +451,7 @@ static tj_status tma_fallback(tj_device *dev, const tj_kernel *kernel, const var
                            var->spec, var->check_bounds, 1,
                            var->warp_specialize == TJ_WARP_SPECIALIZE_ON ? TJ_WARP_SPECIALIZE_DEFAULT
                                                                          : var->warp_specialize,
-                           out);
+                           var->persistent, out);
 }
 
 /* One program per CTA of num_warps * 32 threads on the default stream;
@@ -479,17 +496,24 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
     pthread_mutex_unlock(&dev->pending_lock);
 
     /* jit.h's order: the user's parameters, the assert record, a checked
-     * variant's buffer sizes (bounds.h), the tensor maps */
+     * variant's buffer sizes (bounds.h), the tensor maps, a persistent
+     * kernel's program count (its grid: the programs it holds at once) */
     uint64_t assert_info = var->assert_record;
+    int32_t logical_programs = nprog[0];
+    unsigned grid_x = (unsigned)nprog[0];
+    if (var->resident_programs && var->resident_programs < nprog[0])
+        grid_x = (unsigned)var->resident_programs;
     int k = var->sig.nparams + 1;
-    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 1 + (size_t)var->tmaps.n) * sizeof *params);
+    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 2 + (size_t)var->tmaps.n) * sizeof *params);
     tjf_gpu_params(&var->sig, values, &assert_info, params);
     for (int i = 0; var->check_bounds && i < kernel->nparams; i++)
         if (kernel->params[i].is_ptr) /* bounds.h: each buffer's bytes */
             params[k++] = &sizes[i];
     for (int m = 0; maps && m < var->tmaps.n; m++)
         params[k++] = &maps[m];
-    tjcu_result r = dev->cu->cuLaunchKernel(var->function, (unsigned)nprog[0], (unsigned)nprog[1],
+    if (var->resident_programs)
+        params[k++] = &logical_programs;
+    tjcu_result r = dev->cu->cuLaunchKernel(var->function, grid_x, (unsigned)nprog[1],
                                             (unsigned)nprog[2], (unsigned)var->threads, 1, 1,
                                             (unsigned)var->shared_bytes, NULL, params, NULL);
     /* the driver has copied the parameters by the time it returns */

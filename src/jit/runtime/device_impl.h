@@ -68,6 +68,7 @@ typedef struct variant {
     int no_tma;           /* part of the key on a GPU: compiled without TMA copies (the
                            * fallback where a launch's tensor maps cannot be encoded) */
     int warp_specialize;  /* part of the key on a GPU: tj_warp_specialize */
+    int persistent;       /* part of the key on a GPU: tjp_persistence */
     /* variants_lock: */
     variant_state state;
     int waiters;          /* threads waiting for this compile */
@@ -81,6 +82,9 @@ typedef struct variant {
     tjcu_function function;
     size_t shared_bytes;  /* dynamic shared memory each launch gives it */
     int threads;          /* GPU: per block (num_warps and any producer warpgroup) */
+    int resident_programs;/* GPU, a persistent kernel (persistent.c): the programs
+                             a launch runs at most, SMs x the blocks one holds;
+                             0 for any other kernel */
     int nasserts;
     tjj_assert_site *asserts;
     tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or checked, else the device's */
@@ -225,7 +229,8 @@ TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
 TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
                                    const int64_t *consts, int nconsts, int num_warps,
                                    int num_stages, uint64_t spec, int check_bounds,
-                                   int no_tma, int warp_specialize, variant **out);
+                                   int no_tma, int warp_specialize, int persistent,
+                                   variant **out);
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);

@@ -68,6 +68,24 @@ static tj_status check_grid(const tj_device *dev, const tj_kernel *kernel, const
     return TJ_OK;
 }
 
+/* What the launch asks of persistent.c: a kernel walks a 1-D grid only. */
+static tjp_persistence persistence(const tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg *cfg,
+                                   const int32_t nprog[3], tj_status *st)
+{
+    *st = TJ_OK;
+    if (!dev->ops->specializes || cfg->persistent == TJ_PERSISTENT_OFF)
+        return TJP_PERSIST_NEVER;
+    if (nprog[1] > 1 || nprog[2] > 1) {
+        if (cfg->persistent == TJ_PERSISTENT_ON)
+            *st = tjs_error(TJ_ERR_LAUNCH,
+                            "kernel '%s': a persistent launch (cfg->persistent = TJ_PERSISTENT_ON) "
+                            "walks a 1-D grid; this grid is %d x %d x %d programs",
+                            kernel->name, nprog[0], nprog[1], nprog[2]);
+        return TJP_PERSIST_NEVER;
+    }
+    return cfg->persistent == TJ_PERSISTENT_ON ? TJP_PERSIST_ALWAYS : TJP_PERSIST_WHERE_IT_PAYS;
+}
+
 /* TJF_SPEC_ALIASED where two pointer arguments reach overlapping bytes:
  * the same buffer twice, or views and wrapped buffers over one memory
  * (values: the addresses the launch passes, sizes: their buffers'). */
@@ -94,6 +112,11 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         return st;
     if (!cfg)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_launch: kernel '%s': cfg is NULL", kernel->name);
+    if (cfg->version < 0 || cfg->version > TJ_LAUNCH_CFG_VERSION)
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "kernel '%s': cfg->version = %d, but this libtjit (%s) knows tj_launch_cfg "
+                         "up to version %d (a program built against a newer tjit?)",
+                         kernel->name, cfg->version, tj_version(), TJ_LAUNCH_CFG_VERSION);
     if (cfg->stream && !dev->ops->has_streams)
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': the CPU device has no streams (cfg->stream must be NULL)",
                          kernel->name);
@@ -108,6 +131,9 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     if ((unsigned)cfg->warp_specialize > (unsigned)TJ_WARP_SPECIALIZE_OFF)
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->warp_specialize = %d (expected a tj_warp_specialize)",
                          kernel->name, (int)cfg->warp_specialize);
+    if ((unsigned)cfg->persistent > (unsigned)TJ_PERSISTENT_OFF)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->persistent = %d (expected a tj_persistent)",
+                         kernel->name, (int)cfg->persistent);
     if (cfg->num_warps < 0)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_warps = %d is negative", kernel->name,
                          cfg->num_warps);
@@ -124,6 +150,9 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     int32_t nprog[3];
     int64_t total = 0;
     if ((st = check_grid(dev, kernel, cfg, nprog, &total)) != TJ_OK)
+        return st;
+    int persistent = persistence(dev, kernel, cfg, nprog, &st);
+    if (st != TJ_OK)
         return st;
     if (nconsts != kernel->nconsts)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': expects %d constant%s, got %d", kernel->name,
@@ -164,7 +193,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     if (st == TJ_OK)
         st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps, cfg->num_stages,
                              tjf_spec_key(kernel, values) | aliased(kernel, values, sizes),
-                             check_bounds, dev->no_tma, cfg->warp_specialize, &var);
+                             check_bounds, dev->no_tma, cfg->warp_specialize, persistent, &var);
     if (st == TJ_OK)
         st = dev->ops->launch(dev, kernel, var, values, sizes, nprog, total);
     for (int i = 0; i < nuses; i++)

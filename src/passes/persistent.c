@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * persistent.c — a persistent kernel: the launch's programs become tiles
+ * that resident programs walk (passes.h: tjp_make_persistent).
+ *
+ * A matmul launched as one program per C tile runs in waves: 132 SMs take
+ * a wave of tiles, each program loads its prologue, computes, stores and
+ * exits, and the next wave's programs start cold — the tensor cores idle
+ * through every epilogue and every prologue. A persistent kernel (Triton's
+ * tutorial 09, CUTLASS's tile schedulers) launches only as many programs
+ * as fit on the GPU at once, and each walks tiles t = pid, pid + P,
+ * pid + 2P, ... of the grid the user asked for. With warp specialization
+ * (warp_specialize.c) the producer warpgroup then starts the next tile's
+ * copies while the consumers still store this one's C.
+ *
+ * The rewrite is the same for every kernel, so this pass does it where the
+ * launch asks and the user wrote one program per tile: the whole body moves
+ * into a FOR from program_id(0) (the hardware's, ctaid.x) to the logical
+ * program count (a new op, LOGICAL_PROGRAMS: a hidden parameter the launch
+ * passes) by num_programs(0) (the hardware's, nctaid.x); inside, the
+ * body's program_id(0) is the loop's index and its num_programs(0) the
+ * logical count, so the kernel computes what it always did. Programs of a
+ * tile grid never wait for each other (nothing in tjit lets one program
+ * wait for another), so running them one after another in fewer programs
+ * is the same kernel; only a device assert's report names the resident
+ * program, not the tile. The launch makes the grid 1-D, min(tiles, SMs x
+ * the blocks an SM holds), and passes the tile count.
+ *
+ * Where: forced (TJP_PERSIST_ALWAYS) on any kernel; by default only where it
+ * pays — on Hopper (sm_90a), a kernel whose top level has a loop with a
+ * dot fed by block-pointer loads (the shape warp specialization takes), and
+ * which does not already read num_programs(0) (a kernel that walks its own
+ * tiles, as tutorial 09 does, is persistent already).
+ */
+#include <stdlib.h>
+
+#include "passes.h"
+
+static int uses_num_programs(const tji_func *fn)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_NUM_PROGRAMS && fn->ops[i].axis == 0)
+            return 1;
+    return 0;
+}
+
+/* Region r holds, at any depth, a DOT and a LOAD of a block pointer. */
+static void find_dot_and_block_loads(const tji_func *fn, int32_t r, int *dot, int *block_load)
+{
+    const tji_region *region = &fn->regions[r];
+    for (int k = 0; k < region->nops; k++) {
+        const tji_op *op = &fn->ops[region->ops[k]];
+        *dot |= op->code == TJI_DOT;
+        *block_load |= op->code == TJI_LOAD && tji_is_block_ptr(tji_typeof(fn, op->args[0]));
+        for (int s = 0; s < 2; s++)
+            if (op->region[s] >= 0)
+                find_dot_and_block_loads(fn, op->region[s], dot, block_load);
+    }
+}
+
+/* The default's test: the main loop is a matmul's that TMA can feed. */
+static const char *why_not_by_default(const tji_func *fn, const tjp_target *t)
+{
+    if (t->sm < 90 || !t->arch_specific)
+        return "not a Hopper target (sm_90a)";
+    if (uses_num_programs(fn))
+        return "the kernel reads num_programs(0): it walks its own tiles";
+    const tji_region *body = &fn->regions[0];
+    for (int k = 0; k < body->nops; k++) {
+        const tji_op *op = &fn->ops[body->ops[k]];
+        int dot = 0, block_load = 0;
+        if (op->code == TJI_FOR)
+            find_dot_and_block_loads(fn, op->region[0], &dot, &block_load);
+        if (dot && block_load)
+            return NULL;
+    }
+    return "no top-level loop with a dot of block-pointer loads";
+}
+
+/* Moves region 0's ops into a new FOR over the tiles. */
+static void wrap_body(tji_func *fn)
+{
+    const tji_type i32 = {.dtype = TJ_I32};
+    int nold = fn->regions[0].nops;
+    tji_loc loc = nold ? fn->ops[fn->regions[0].ops[0]].loc : (tji_loc){fn->name, 0};
+    int32_t *old = tjs_xmalloc((size_t)(nold ? nold : 1) * sizeof *old);
+    for (int k = 0; k < nold; k++)
+        old[k] = fn->regions[0].ops[k];
+
+    int32_t first = tji_insert_op(fn, TJI_PROGRAM_ID, 0, 0, loc);
+    fn->ops[first].axis = 0;
+    int32_t resident = tji_insert_op(fn, TJI_NUM_PROGRAMS, 0, 1, loc);
+    fn->ops[resident].axis = 0;
+    int32_t logical = tji_insert_op(fn, TJI_LOGICAL_PROGRAMS, 0, 2, loc);
+    int32_t loop = tji_insert_op(fn, TJI_FOR, 0, 3, loc);
+    int32_t bounds[3];
+    bounds[0] = tji_new_results(fn, first, &i32, 1);
+    bounds[2] = tji_new_results(fn, resident, &i32, 1);
+    bounds[1] = tji_new_results(fn, logical, &i32, 1);
+    tji_set_operands(fn, loop, bounds, 3);
+    int32_t tiles = tji_new_region(fn, loop);
+    tji_set_block_args(fn, tiles, &i32, 1);
+    int32_t tile = fn->regions[tiles].args[0];
+
+    /* the body's own grid ops read the tile and the logical count */
+    int32_t *rename = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *rename);
+    for (int k = 0; k < nold; k++) {
+        const tji_op *op = &fn->ops[old[k]];
+        if ((op->code == TJI_PROGRAM_ID || op->code == TJI_NUM_PROGRAMS) && op->axis == 0)
+            rename[op->result] = op->code == TJI_PROGRAM_ID ? tile : bounds[1];
+    }
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0)
+            tji_rename_operands(fn, i, rename);
+    for (int k = 0; k < nold; k++) {
+        int32_t i = old[k];
+        int32_t replaced = fn->ops[i].nresults == 1 ? rename[fn->ops[i].result] : 0;
+        tji_detach_op(fn, i);
+        if (replaced)
+            tji_retire_value(fn, fn->ops[i].result);
+        else
+            tji_append_op(fn, tiles, i);
+    }
+    tji_drop_detached(fn, 0);
+    tji_new_op(fn, TJI_YIELD, tiles, loc);
+    free(rename);
+    free(old);
+}
+
+tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, tjp_persistence mode,
+                              const char **why_not)
+{
+    const char *why = mode == TJP_PERSIST_NEVER    ? "not asked for by the launch"
+                      : mode == TJP_PERSIST_ALWAYS ? NULL
+                                                   : why_not_by_default(fn, t);
+    if (why_not)
+        *why_not = why;
+    if (!why)
+        wrap_body(fn);
+    return TJ_OK;
+}
+
+int tjp_is_persistent(const tji_func *fn)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_LOGICAL_PROGRAMS)
+            return 1;
+    return 0;
+}

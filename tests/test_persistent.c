@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_persistent.c — persistent kernels made by the pass
+ * (src/passes/persistent.c) and the launch option that asks for them.
+ *
+ * Without a GPU (the PTX, assembled by ptxas where make check sets
+ * TJIT_PTXAS):
+ *  - forced on (TJP_PERSIST_ALWAYS), a kernel that writes its program id
+ *    and count reads ctaid.x and nctaid.x once, before a loop, and takes
+ *    one i32 parameter more, last;
+ *  - where it pays (a launch's default): the block-pointer matmul on
+ *    sm_90a becomes persistent and stays warp-specialized; on sm_90, the
+ *    tutorial's pointer tiles, and tutorial 09's own tile loop (it reads
+ *    num_programs) stay as they are.
+ * On any device (the GPU when tests/gpu-test.sh runs it):
+ *  - the ids kernel on 5000 programs with persistence forced on: every
+ *    program's slot holds its id and the count 5000 (on a GPU the launch
+ *    runs a few hundred programs, each walking ~20 tiles; the CPU ignores
+ *    the option);
+ *  - forced on, a 2-D grid is refused on a GPU and ignored on the CPU;
+ *    a persistent value that is no tj_persistent, and a tj_launch_cfg
+ *    version newer than the library's, are refused naming the kernel.
+ * The matmul itself runs persistent in test_tma (ragged tiles, more tiles
+ * than resident programs, specialized or not).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/ir.h"
+#include "ffi_bind/ffi_bind.h"
+#include "jit/pipeline.h"
+#include "jit/runtime/ptxas.h"
+#include "tap.h"
+#include "testlib.h"
+#include "tjit.h"
+#include "../samples/matmul_kernel.h"
+
+/* ids[p] = p, counts[p] = num_programs(0), for p < n. */
+TJ_KERNEL(program_ids, TJ_PARAMS(TJ_PTR(ids, i32), TJ_PTR(counts, i32), TJ_SCALAR(n, i32)), TJ_CONSTS())
+{
+    tj_val p = tj_program_id(0);
+    tj_val mask = tj_lt(p, n);
+    tj_store(tj_add(ids, p), p, .mask = mask);
+    tj_store(tj_add(counts, p), tj_num_programs(0), .mask = mask);
+}
+
+MATMUL_BODY_KERNEL(bp_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)
+MATMUL_BODY_KERNEL(ptr_matmul, f16, f32, TJ_F32, matmul_tutorial_body)
+MATMUL_BODY_KERNEL(own_tiles, f16, f16, TJ_F16, matmul_persistent_body)
+
+static tj_device *dev;
+
+/* The specialization of a matmul launch with M = N = K = 4096, row-major
+ * (strides multiples of 16 bytes: TMA's), or of tjit buffers for k with
+ * no arguments. */
+static uint64_t spec_of(const tj_kernel *k, int matmul)
+{
+    enum { NARGS = 12 };
+    const tj_arg none = TJ_ARG_BUF((tj_buffer){0});
+    tj_arg args[NARGS] = {none,          none,          none,          TJ_ARG_I32(4096),
+                          TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(1),
+                          TJ_ARG_I32(4096), TJ_ARG_I32(1),    TJ_ARG_I32(4096), TJ_ARG_I32(1)};
+    tjf_value values[NARGS];
+    if (!matmul || tjf_check_args(k, args, NARGS, values) != TJ_OK)
+        return tjj_spec_of_buffers(k);
+    return tjf_spec_key(k, values) | tjj_spec_of_buffers(k);
+}
+
+/* The artifact of kernel k (constants consts[0..n)) for sm<sm>[a] with
+ * persistence mode; ptxas checks the PTX where it is set. */
+static tj_status compile(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
+                         int warps, tjp_persistence mode, tjj_artifact *art)
+{
+    tji_func *fn = NULL;
+    memset(art, 0, sizeof *art);
+    tj_status st = tji_build(k, consts, nconsts, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = warps,
+                                                   .spec = spec_of(k, nconsts == 3), .persistent = mode},
+                             art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, sm, arch_specific, fn->name);
+    tji_func_free(fn);
+    return st;
+}
+
+/* The .param lines of ptx's entry; *last gets the last one. */
+static int entry_params(const char *ptx, const char **last)
+{
+    const char *entry = strstr(ptx, ".entry");
+    const char *body = entry ? strchr(entry, '{') : NULL;
+    int params = 0;
+    *last = NULL;
+    for (const char *s = entry; s && body && (s = strstr(s, ".param")) && s < body; s++) {
+        params++;
+        *last = s;
+    }
+    return params;
+}
+
+static void ptx_of_forced(void)
+{
+    tjj_artifact art;
+    tj_status st = compile(program_ids, NULL, 0, 80, 0, 4, TJP_PERSIST_ALWAYS, &art);
+    const char *ptx = st == TJ_OK ? art.gpu.ptx : "";
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    /* the entry's parameters: 3 of the user's, the assert record, the count */
+    const char *last_param = NULL;
+    int params = entry_params(ptx, &last_param);
+    tap_ok(st == TJ_OK && art.gpu.persistent && params == 5 && last_param && !strncmp(last_param, ".param .u32", 11),
+           "forced on: one i32 parameter more, last (%d parameters)", params);
+    tap_ok(st == TJ_OK && tl_count(ptx, "%ctaid.x") == 1 && tl_count(ptx, "%nctaid.x") == 1 &&
+               strstr(ptx, "bra"),
+           "forced on: ctaid.x and nctaid.x read once, a loop around the body");
+    tjj_artifact_free(&art);
+
+    st = compile(program_ids, NULL, 0, 80, 0, 4, TJP_PERSIST_NEVER, &art);
+    params = st == TJ_OK ? entry_params(art.gpu.ptx, &last_param) : 0;
+    tap_ok(st == TJ_OK && !art.gpu.persistent && params == 4, "never: the kernel as written (%d parameters)",
+           params);
+    tjj_artifact_free(&art);
+}
+
+/* Is k's artifact persistent where it pays on sm<sm>[a]? -1 on failure. */
+static int persistent_by_default(const tj_kernel *k, int sm, int arch_specific, int *specialized)
+{
+    int64_t consts[3] = {128, 128, 64};
+    tjj_artifact art;
+    tj_status st = compile(k, consts, 3, sm, arch_specific, 8, TJP_PERSIST_WHERE_IT_PAYS, &art);
+    if (st != TJ_OK)
+        tap_diag("%s: %s", k->name, tj_last_error());
+    int persistent = st == TJ_OK ? art.gpu.persistent : -1;
+    if (specialized)
+        *specialized = st == TJ_OK && art.gpu.producer_warps > 0;
+    tjj_artifact_free(&art);
+    return persistent;
+}
+
+static void where_it_pays(void)
+{
+    int specialized = 0;
+    tap_ok(persistent_by_default(bp_matmul, 90, 1, &specialized) == 1 && specialized,
+           "by default: the block-pointer matmul on sm_90a walks its tiles, warp-specialized");
+    tap_ok(persistent_by_default(bp_matmul, 90, 0, NULL) == 0, "by default: not on sm_90 (no TMA, no wgmma)");
+    tap_ok(persistent_by_default(ptr_matmul, 90, 1, NULL) == 0,
+           "by default: not the tutorial's pointer tiles (cp.async rings)");
+    tap_ok(persistent_by_default(own_tiles, 90, 1, NULL) == 0,
+           "by default: not a kernel that walks its own tiles (reads num_programs)");
+}
+
+static tj_status launch_ids(const tj_launch_cfg *cfg, tj_buffer ids, tj_buffer counts, int n)
+{
+    tj_arg args[3] = {TJ_ARG_BUF(ids), TJ_ARG_BUF(counts), TJ_ARG_I32(n)};
+    return tj_launch(dev, program_ids, cfg, args, 3, NULL, 0);
+}
+
+static void ids_on_device(void)
+{
+    enum { N = 5000 };
+    int gpu = tj_device_get_kind(dev) == TJ_DEVICE_GPU;
+    tj_buffer ids = tl_poisoned(dev, N * 4), counts = tl_poisoned(dev, N * 4);
+    tj_launch_cfg cfg = {.grid = {N}, .persistent = TJ_PERSISTENT_ON};
+    tj_status st = launch_ids(&cfg, ids, counts, N);
+    int32_t *got_ids = malloc(N * 4), *got_counts = malloc(N * 4);
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, ids, 0, got_ids, N * 4);
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, counts, 0, got_counts, N * 4);
+    int bad = -1;
+    for (int i = 0; st == TJ_OK && i < N && bad < 0; i++)
+        if (got_ids[i] != i || got_counts[i] != N)
+            bad = i;
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    else if (bad >= 0)
+        tap_diag("program %d: id %d, count %d", bad, got_ids[bad], got_counts[bad]);
+    tap_ok(st == TJ_OK && bad < 0, "forced on, %d programs: each sees its own id and the count %d", N, N);
+
+    cfg = (tj_launch_cfg){.grid = {4, 2}, .persistent = TJ_PERSISTENT_ON};
+    st = launch_ids(&cfg, ids, counts, 8);
+    if (gpu)
+        tap_ok(st == TJ_ERR_LAUNCH && tl_error_mentions("program_ids", "1-D grid", "4 x 2 x 1", NULL),
+               "forced on, a 2-D grid is refused: %s", tj_last_error());
+    else
+        tap_ok(st == TJ_OK, "forced on, a 2-D grid runs on the CPU (the option is ignored there)");
+
+    cfg = (tj_launch_cfg){.grid = {8}, .persistent = (tj_persistent)9};
+    st = launch_ids(&cfg, ids, counts, 8);
+    tap_ok(st == TJ_ERR_INVALID_ARG && tl_error_mentions("program_ids", "persistent = 9", NULL),
+           "a persistent that is no tj_persistent is refused: %s", tj_last_error());
+    cfg = (tj_launch_cfg){.grid = {8}, .version = TJ_LAUNCH_CFG_VERSION + 1};
+    st = launch_ids(&cfg, ids, counts, 8);
+    tap_ok(st == TJ_ERR_INVALID_ARG && tl_error_mentions("program_ids", "version", NULL),
+           "a tj_launch_cfg version newer than the library's is refused: %s", tj_last_error());
+    tj_buffer_free(dev, ids);
+    tj_buffer_free(dev, counts);
+    free(got_ids);
+    free(got_counts);
+}
+
+int main(void)
+{
+    dev = tl_setup("test_persistent");
+    tap_plan(11);
+    ptx_of_forced();
+    where_it_pays();
+    ids_on_device();
+    tj_device_close(dev);
+    return tap_done();
+}
