@@ -669,6 +669,57 @@ TJ_API tj_status tj_buffer_view(tj_device *dev, tj_buffer buf, size_t offset, si
                                 tj_buffer *out);
 TJ_API tj_status tj_buffer_address(tj_device *dev, tj_buffer buf, uint64_t *out);
 
+/* Streams and events: work queued in order, waited for one queue at a time.
+ *
+ * A stream is an ordered queue of launches (tj_launch_cfg.stream) and
+ * copies; work on different streams may overlap. On a GPU a stream is a
+ * CUstream of the device's context: tj_stream_create makes one (blocking
+ * with respect to the legacy default stream, which the plain tj_buffer_*
+ * copies and a NULL cfg->stream use, so mixing both stays ordered), and
+ * tj_stream_wrap adopts the application's (cudaStream_t and CUstream are
+ * the same pointer; it must belong to the device's GPU's primary context,
+ * which the CUDA runtime uses too), which tj_stream_destroy then ends
+ * without destroying. On the CPU a stream is accepted everywhere a GPU's
+ * is, and its work is done when the call returns, so code written for
+ * streams runs on both.
+ *
+ * tj_stream_synchronize waits for one stream's work, then reports a
+ * failed device assert or a fault as tj_synchronize does (an assert record
+ * names its kernel, whichever stream ran it). tj_synchronize still waits
+ * for every stream and is what lets the memory of freed buffers go.
+ *
+ * tj_buffer_write_async / tj_buffer_read_async queue a copy on a stream
+ * and return: the host memory must stay valid, and unchanged for a write,
+ * until the stream has done it (synchronize the stream, or an event after
+ * it). Host memory from tj_host_alloc is page-locked on a GPU: copies from
+ * and to it run asynchronously at full speed (other host memory is staged
+ * by the driver). tj_host_free frees it; on the CPU it is plain aligned
+ * memory.
+ *
+ * An event marks a point in a stream: tj_event_record places it after the
+ * work queued so far (stream NULL: the default stream), tj_event_synchronize
+ * waits for that work, tj_event_elapsed gives the milliseconds between two
+ * completed events (GPU: the device's clock; CPU: the host's monotonic
+ * clock at each record). Ownership: the creator destroys; destroying a
+ * device frees its streams and events' resources, after which only
+ * tj_stream_destroy / tj_event_destroy may be called on them. */
+typedef struct tj_event tj_event; /* opaque */
+TJ_API tj_status tj_stream_create(tj_device *dev, tj_stream **out);
+TJ_API tj_status tj_stream_wrap(tj_device *dev, void *cuda_stream, tj_stream **out);
+TJ_API tj_status tj_stream_destroy(tj_stream *stream); /* NULL is fine */
+TJ_API tj_status tj_stream_synchronize(tj_stream *stream);
+TJ_API tj_status tj_buffer_write_async(tj_device *dev, tj_buffer dst, size_t offset, const void *src,
+                                       size_t bytes, tj_stream *stream);
+TJ_API tj_status tj_buffer_read_async(tj_device *dev, tj_buffer src, size_t offset, void *dst,
+                                      size_t bytes, tj_stream *stream);
+TJ_API tj_status tj_host_alloc(tj_device *dev, size_t bytes, void **out);
+TJ_API tj_status tj_host_free(tj_device *dev, void *ptr); /* NULL is fine */
+TJ_API tj_status tj_event_create(tj_device *dev, tj_event **out);
+TJ_API tj_status tj_event_destroy(tj_event *event); /* NULL is fine */
+TJ_API tj_status tj_event_record(tj_event *event, tj_stream *stream);
+TJ_API tj_status tj_event_synchronize(tj_event *event);
+TJ_API tj_status tj_event_elapsed(tj_event *start, tj_event *end, float *milliseconds);
+
 /* One kernel argument for tj_launch(): a buffer or a scalar of a dtype. */
 typedef struct tj_arg {
     tj_dtype dtype;  /* scalars: the value's dtype; buffers: ignored */

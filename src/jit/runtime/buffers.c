@@ -397,8 +397,8 @@ tj_status tj_buffer_free(tj_device *dev, tj_buffer buf)
 /* The checks read and write share: a live buffer, a host pointer, and a
  * range [offset, offset + bytes) inside the buffer; the buffer is held in
  * *use for the copy. */
-static tj_status copy_target(const char *who, tj_device *dev, tj_buffer buf, size_t offset,
-                             const void *host, size_t bytes, tjj_buffer_use *use)
+tj_status tjj_copy_target(const char *who, tj_device *dev, tj_buffer buf, size_t offset,
+                          const void *host, size_t bytes, tjj_buffer_use *use)
 {
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
@@ -422,7 +422,7 @@ tj_status tj_buffer_write(tj_device *dev, tj_buffer dst, size_t offset, const vo
     static const char who[] = "tj_buffer_write";
     tjs_clear_error();
     tjj_buffer_use use;
-    tj_status st = copy_target(who, dev, dst, offset, src, bytes, &use);
+    tj_status st = tjj_copy_target(who, dev, dst, offset, src, bytes, &use);
     if (st != TJ_OK)
         return st;
     st = dev->ops->write(dev, use.addr + offset, src, bytes, who);
@@ -435,7 +435,7 @@ tj_status tj_buffer_read(tj_device *dev, tj_buffer src, size_t offset, void *dst
     static const char who[] = "tj_buffer_read";
     tjs_clear_error();
     tjj_buffer_use use;
-    tj_status st = copy_target(who, dev, src, offset, dst, bytes, &use);
+    tj_status st = tjj_copy_target(who, dev, src, offset, dst, bytes, &use);
     if (st != TJ_OK)
         return st;
     st = dev->ops->read(dev, dst, use.addr + offset, bytes, who);

@@ -161,6 +161,8 @@ typedef tjcu_result (*tjcu_cuMemcpyHtoDAsync_fn)(tjcu_deviceptr dst, const void 
                                                   tjcu_stream stream);
 typedef tjcu_result (*tjcu_cuMemcpyDtoHAsync_fn)(void *dst, tjcu_deviceptr src, size_t bytes,
                                                   tjcu_stream stream);
+typedef tjcu_result (*tjcu_cuMemAllocHost_fn)(void **ptr, size_t bytes);
+typedef tjcu_result (*tjcu_cuMemFreeHost_fn)(void *ptr);
 typedef tjcu_result (*tjcu_cuMemsetD8_fn)(tjcu_deviceptr dst, unsigned char value, size_t count);
 typedef tjcu_result (*tjcu_cuModuleLoadDataEx_fn)(tjcu_module *module, const void *image,
                                                    unsigned int noptions, tjcu_jit_option *options,
@@ -223,6 +225,8 @@ typedef tjcu_result(*tjcu_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(tj
     X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL)                           \
     X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL)                           \
     X(cuMemsetD8, "cuMemsetD8_v2", NULL)                                         \
+    X(cuMemAllocHost, "cuMemAllocHost_v2", NULL)                                 \
+    X(cuMemFreeHost, "cuMemFreeHost", NULL)                                      \
     X(cuModuleLoadDataEx, "cuModuleLoadDataEx", NULL)                            \
     X(cuModuleUnload, "cuModuleUnload", NULL)                                    \
     X(cuModuleGetFunction, "cuModuleGetFunction", NULL)                          \

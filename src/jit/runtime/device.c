@@ -42,6 +42,7 @@ tj_device *tjj_device_new(const tjj_backend *ops)
     pthread_cond_init(&dev->variant_done, NULL);
     pthread_mutex_init(&dev->build_lock, NULL);
     pthread_mutex_init(&dev->pending_lock, NULL);
+    pthread_mutex_init(&dev->streams_lock, NULL);
     return dev;
 }
 
@@ -52,6 +53,7 @@ void tjj_device_free(tj_device *dev)
     pthread_cond_destroy(&dev->variant_done);
     pthread_mutex_destroy(&dev->build_lock);
     pthread_mutex_destroy(&dev->pending_lock);
+    pthread_mutex_destroy(&dev->streams_lock);
     free(dev);
 }
 
@@ -94,6 +96,7 @@ void tj_device_close(tj_device *dev)
     if (!dev)
         return;
     dev->ops->idle(dev);
+    tjj_streams_close(dev);
     tjj_buffers_close(dev);
     tjj_variants_close(dev);
     dev->ops->close(dev);

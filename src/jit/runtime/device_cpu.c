@@ -8,6 +8,9 @@
  * ptxas to assemble, so that a machine without a GPU still proves the PTX
  * valid; num_warps and the specialization key matter only to that check.
  *
+ * Streams (streams.c) need nothing here: work is done in call order. An
+ * event is the monotonic clock's reading when it was recorded.
+ *
  * The grid is a range of program instances run by the thread pool
  * (threadpool.c); each call of the compiled function computes a chunk of
  * programs (one libffi call per chunk, a compiled loop inside). The pool
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #include "../llvm/bounds.h"
 #include "device_impl.h"
@@ -93,8 +97,9 @@ static void run_programs(void *ctx, int worker, int64_t first, int64_t count)
 }
 
 static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, tjf_value *values,
-                        uint64_t *sizes, const int32_t nprog[3], int64_t total)
+                        uint64_t *sizes, const int32_t nprog[3], int64_t total, uint64_t stream)
 {
+    (void)stream; /* done before the call returns: in order on any stream */
     tjj_gpu_assert bounds = {0};
     tjj_cpu_rt rt = {.kernel_name = kernel->name, .buffer_sizes = sizes, .bounds = &bounds};
     pthread_mutex_init(&rt.lock, NULL);
@@ -227,6 +232,77 @@ static void free_variant(tj_device *dev, variant *v)
     tjj_cpu_kernel_free(v->compiled);
 }
 
+/* --- streams and events: work is done when its call returns ----------------- */
+
+static tj_status stream_new(tj_device *dev, uint64_t *native, const char *who)
+{
+    (void)dev, (void)who;
+    *native = 0;
+    return TJ_OK;
+}
+
+static void stream_free(tj_device *dev, uint64_t native) { (void)dev, (void)native; }
+
+static tj_status stream_wait(tj_device *dev, uint64_t native, const char *who)
+{
+    (void)dev, (void)native, (void)who;
+    return TJ_OK;
+}
+
+static tj_status copy_async(tj_device *dev, int to_device, uint64_t device_addr, void *host, size_t bytes,
+                            uint64_t stream, const char *who)
+{
+    (void)stream;
+    return to_device ? write_memory(dev, device_addr, host, bytes, who)
+                     : read_memory(dev, host, device_addr, bytes, who);
+}
+
+/* An event: the nanoseconds of the monotonic clock at its record. */
+static tj_status event_new(tj_device *dev, uint64_t *native, const char *who)
+{
+    (void)dev, (void)who;
+    *native = (uint64_t)(uintptr_t)tjs_xcalloc(1, sizeof(int64_t));
+    return TJ_OK;
+}
+
+static void event_free(tj_device *dev, uint64_t native)
+{
+    (void)dev;
+    free((void *)(uintptr_t)native);
+}
+
+static tj_status event_record(tj_device *dev, uint64_t event, uint64_t stream, const char *who)
+{
+    (void)dev, (void)stream, (void)who;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    *(int64_t *)(uintptr_t)event = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+    return TJ_OK;
+}
+
+static tj_status event_elapsed(tj_device *dev, uint64_t start, uint64_t end, float *ms, const char *who)
+{
+    (void)dev, (void)who;
+    *ms = (float)((double)(*(int64_t *)(uintptr_t)end - *(int64_t *)(uintptr_t)start) * 1e-6);
+    return TJ_OK;
+}
+
+static tj_status host_alloc(tj_device *dev, size_t bytes, void **out, const char *who)
+{
+    (void)dev;
+    if (posix_memalign(out, ALIGNMENT, bytes) != 0) {
+        *out = NULL;
+        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", who, bytes);
+    }
+    return TJ_OK;
+}
+
+static void host_free(tj_device *dev, void *ptr)
+{
+    (void)dev;
+    free(ptr);
+}
+
 const tjj_backend tjj_cpu_ops = {
     .kind = TJ_DEVICE_CPU,
     .max_grid_yz = INT32_MAX,
@@ -244,4 +320,15 @@ const tjj_backend tjj_cpu_ops = {
     .compile = compile,
     .free_variant = free_variant,
     .launch = launch,
+    .stream_new = stream_new,
+    .stream_free = stream_free,
+    .stream_wait = stream_wait,
+    .copy_async = copy_async,
+    .event_new = event_new,
+    .event_free = event_free,
+    .event_record = event_record,
+    .event_wait = stream_wait, /* recorded means done */
+    .event_elapsed = event_elapsed,
+    .host_alloc = host_alloc,
+    .host_free = host_free,
 };

@@ -10,7 +10,8 @@
  *
  * A variant is compiled to PTX by the GPU pipeline (../pipeline.c) and
  * loaded by the driver, whose JIT log becomes the error message when it
- * refuses. A launch is cuLaunchKernel on the default stream, one CTA of
+ * refuses. A launch is cuLaunchKernel on its stream (the legacy default
+ * stream, or a tj_stream's CUstream), one CTA of
  * num_warps * 32 threads per program, and returns at once
  * (TJIT_LAUNCH_BLOCKING=1 makes it wait, for debugging). Faults and failed
  * device asserts are therefore found when the host next waits:
@@ -20,7 +21,10 @@
  * names its kernel, op and program exactly; the others share the device's
  * record, which they never write. So does a bounds-checked variant
  * (bounds.h), whose violations come back through that record with
- * TJ_ERR_BOUNDS.
+ * TJ_ERR_BOUNDS. tj_stream_synchronize and tj_event_synchronize wait for
+ * their stream only, then read the records the same way (a kernel with
+ * asserts launched on another stream and still running makes that read,
+ * a copy on the legacy default stream, wait for it too).
  *
  * A variant with TMA copies (sm_90a) takes its tensor maps after the
  * assert record, 128 bytes each, encoded at the launch from the arguments
@@ -457,7 +461,7 @@ static tj_status tma_fallback(tj_device *dev, const tj_kernel *kernel, const var
 /* One program per CTA of num_warps * 32 threads on the default stream;
  * returns once the launch is queued (or, blocking, has finished). */
 static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, tjf_value *values,
-                        uint64_t *sizes, const int32_t nprog[3], int64_t total)
+                        uint64_t *sizes, const int32_t nprog[3], int64_t total, uint64_t stream)
 {
     (void)total;
     char who[160];
@@ -515,7 +519,8 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
         params[k++] = &logical_programs;
     tjcu_result r = dev->cu->cuLaunchKernel(var->function, grid_x, (unsigned)nprog[1],
                                             (unsigned)nprog[2], (unsigned)var->threads, 1, 1,
-                                            (unsigned)var->shared_bytes, NULL, params, NULL);
+                                            (unsigned)var->shared_bytes, (tjcu_stream)(uintptr_t)stream,
+                                            params, NULL);
     /* the driver has copied the parameters by the time it returns */
     free(params);
     free(maps);
@@ -525,11 +530,115 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
     return st;
 }
 
+/* --- streams, events, page-locked memory (streams.c) ------------------------- */
+
+static tj_status stream_new(tj_device *dev, uint64_t *native, const char *who)
+{
+    tjcu_stream s = NULL;
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st == TJ_OK) /* flags 0: ordered with the legacy default stream */
+        st = tjj_cu_check(dev->cu->cuStreamCreate(&s, 0), who, "cuStreamCreate");
+    *native = (uint64_t)(uintptr_t)s;
+    return st;
+}
+
+static void stream_free(tj_device *dev, uint64_t native)
+{
+    if (tjj_gpu_enter(dev, "tj_stream_destroy") == TJ_OK)
+        dev->cu->cuStreamDestroy((tjcu_stream)(uintptr_t)native);
+}
+
+/* A failed wait is a fault of some kernel queued there; the assert records
+ * of every kernel launched since the last check are read after it. */
+static tj_status stream_wait(tj_device *dev, uint64_t native, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuStreamSynchronize((tjcu_stream)(uintptr_t)native), who,
+                          "cuStreamSynchronize (a kernel on the stream failed)");
+    return st == TJ_OK ? check_asserts(dev, who) : st;
+}
+
+static tj_status copy_async(tj_device *dev, int to_device, uint64_t device_addr, void *host, size_t bytes,
+                            uint64_t stream, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    tjcu_stream s = (tjcu_stream)(uintptr_t)stream;
+    if (st == TJ_OK && to_device)
+        st = tjj_cu_check(dev->cu->cuMemcpyHtoDAsync(device_addr, host, bytes, s), who, "cuMemcpyHtoDAsync");
+    else if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuMemcpyDtoHAsync(host, device_addr, bytes, s), who, "cuMemcpyDtoHAsync");
+    if (st == TJ_OK && dev->blocking)
+        st = stream_wait(dev, stream, who);
+    return st;
+}
+
+static tj_status event_new(tj_device *dev, uint64_t *native, const char *who)
+{
+    tjcu_event e = NULL;
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st == TJ_OK) /* flags 0: it times */
+        st = tjj_cu_check(dev->cu->cuEventCreate(&e, 0), who, "cuEventCreate");
+    *native = (uint64_t)(uintptr_t)e;
+    return st;
+}
+
+static void event_free(tj_device *dev, uint64_t native)
+{
+    if (tjj_gpu_enter(dev, "tj_event_destroy") == TJ_OK)
+        dev->cu->cuEventDestroy((tjcu_event)(uintptr_t)native);
+}
+
+static tj_status event_record(tj_device *dev, uint64_t event, uint64_t stream, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    return st == TJ_OK ? tjj_cu_check(dev->cu->cuEventRecord((tjcu_event)(uintptr_t)event,
+                                                             (tjcu_stream)(uintptr_t)stream),
+                                      who, "cuEventRecord")
+                       : st;
+}
+
+static tj_status event_wait(tj_device *dev, uint64_t event, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuEventSynchronize((tjcu_event)(uintptr_t)event), who,
+                          "cuEventSynchronize (a kernel before the event failed)");
+    return st == TJ_OK ? check_asserts(dev, who) : st;
+}
+
+static tj_status event_elapsed(tj_device *dev, uint64_t start, uint64_t end, float *ms, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuEventElapsedTime(ms, (tjcu_event)(uintptr_t)start,
+                                                      (tjcu_event)(uintptr_t)end),
+                          who, "cuEventElapsedTime (are both events complete? tj_event_synchronize)");
+    return st;
+}
+
+static tj_status host_alloc(tj_device *dev, size_t bytes, void **out, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    char call[64];
+    snprintf(call, sizeof call, "cuMemAllocHost of %zu bytes", bytes);
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuMemAllocHost(out, bytes), who, call);
+    if (st != TJ_OK)
+        *out = NULL;
+    return st;
+}
+
+static void host_free(tj_device *dev, void *ptr)
+{
+    if (tjj_gpu_enter(dev, "tj_host_free") == TJ_OK)
+        dev->cu->cuMemFreeHost(ptr);
+}
+
 const tjj_backend tjj_gpu_ops = {
     .kind = TJ_DEVICE_GPU,
     .asynchronous = 1,
     .specializes = 1,
-    .has_streams = 1,
     .max_grid_yz = MAX_GRID_YZ,
     .open = open_gpu,
     .idle = idle,
@@ -545,4 +654,15 @@ const tjj_backend tjj_gpu_ops = {
     .compile = compile,
     .free_variant = free_variant,
     .launch = launch,
+    .stream_new = stream_new,
+    .stream_free = stream_free,
+    .stream_wait = stream_wait,
+    .copy_async = copy_async,
+    .event_new = event_new,
+    .event_free = event_free,
+    .event_record = event_record,
+    .event_wait = event_wait,
+    .event_elapsed = event_elapsed,
+    .host_alloc = host_alloc,
+    .host_free = host_free,
 };

@@ -123,6 +123,9 @@ struct tj_device {
     int variant_waiters;  /* threads waiting for a compile (variants_lock) */
     pthread_mutex_t build_lock; /* kernel bodies run one at a time per device */
     int processors;       /* tj_device_processors: SMs, or the pool's workers */
+    pthread_mutex_t streams_lock;
+    struct tj_stream *streams; /* live streams and events (streams.c), whose */
+    struct tj_event *events;   /*   resources tj_device_close frees */
 
     /* CPU */
     int nworkers;
@@ -143,6 +146,21 @@ struct tj_device {
     const char *last_kernel; /* the name of the last kernel launched */
 };
 
+/* A stream or event: the device's native handle (tjj_backend), in the
+ * device's lists until destroyed or the device closes (dev then NULL). */
+struct tj_stream {
+    tj_device *dev;
+    uint64_t native;      /* 0 on the CPU */
+    int owned;            /* made by tj_stream_create (not wrapped): destroyed with it */
+    struct tj_stream *prev, *next;
+};
+struct tj_event {
+    tj_device *dev;
+    uint64_t native;
+    int recorded;
+    struct tj_event *prev, *next;
+};
+
 /* One device kind's half of the runtime. The flags say how the kind
  * behaves where the shared code must know; the functions do the work. */
 struct tjj_backend {
@@ -152,8 +170,6 @@ struct tjj_backend {
     int specializes;      /* a variant per num_warps and per argument
                            * specialization key (tjf_spec_key); otherwise
                            * num_warps is ignored and only aliasing is keyed */
-    int has_streams;      /* cfg->stream names one of its streams (none is
-                           * supported yet) */
     int32_t max_grid_yz;  /* programs along y and z */
     /* A device of this kind (dev->ops set); the ordinal is >= 0. */
     tj_status (*open)(int ordinal, tj_device **out);
@@ -185,9 +201,27 @@ struct tjj_backend {
                          tjj_artifact *a);
     void (*free_variant)(tj_device *dev, variant *v);
     /* Runs var over the grid nprog (total programs) with the arguments'
-     * values and the byte sizes of their buffers. */
+     * values and the byte sizes of their buffers, queued on stream (a
+     * native handle, below; 0: the default stream). */
     tj_status (*launch)(tj_device *dev, const tj_kernel *kernel, variant *var, tjf_value *values,
-                        uint64_t *sizes, const int32_t nprog[3], int64_t total);
+                        uint64_t *sizes, const int32_t nprog[3], int64_t total, uint64_t stream);
+    /* Streams, events and page-locked host memory (streams.c), by native
+     * handles (a GPU's CUstream and CUevent; the CPU's own). */
+    tj_status (*stream_new)(tj_device *dev, uint64_t *native, const char *who);
+    void (*stream_free)(tj_device *dev, uint64_t native);
+    /* Waits for the stream's work, reporting faults and failed asserts. */
+    tj_status (*stream_wait)(tj_device *dev, uint64_t native, const char *who);
+    /* Queues a copy between host and device memory on stream. */
+    tj_status (*copy_async)(tj_device *dev, int to_device, uint64_t device_addr, void *host,
+                            size_t bytes, uint64_t stream, const char *who);
+    tj_status (*event_new)(tj_device *dev, uint64_t *native, const char *who);
+    void (*event_free)(tj_device *dev, uint64_t native);
+    tj_status (*event_record)(tj_device *dev, uint64_t event, uint64_t stream, const char *who);
+    tj_status (*event_wait)(tj_device *dev, uint64_t event, const char *who);
+    /* Milliseconds between two events recorded and complete. */
+    tj_status (*event_elapsed)(tj_device *dev, uint64_t start, uint64_t end, float *ms, const char *who);
+    tj_status (*host_alloc)(tj_device *dev, size_t bytes, void **out, const char *who);
+    void (*host_free)(tj_device *dev, void *ptr);
 };
 
 /* device_cpu.c, device_gpu.c */
@@ -199,6 +233,11 @@ TJI_FUNC tj_device *tjj_device_new(const tjj_backend *ops);
 TJI_FUNC void tjj_device_free(tj_device *dev);
 /* A power of two from 1 to MAX_NUM_WARPS. */
 TJI_FUNC int tjj_valid_num_warps(int n);
+
+/* streams.c: at close, every stream's and event's resources go. */
+TJI_FUNC void tjj_streams_close(tj_device *dev);
+/* The native handle of a launch's stream (NULL: 0), checked to be dev's. */
+TJI_FUNC tj_status tjj_stream_native(tj_device *dev, tj_stream *stream, const char *who, uint64_t *out);
 
 /* device_gpu.c: the CUDA calls other files make for a GPU device. */
 TJI_FUNC tj_status tjj_cu_check(tjcu_result r, const char *who, const char *call);
@@ -216,6 +255,10 @@ typedef struct tjj_buffer_use {
 TJI_FUNC int tjj_buffer_acquire(tj_device *dev, tj_buffer buf, tjj_buffer_use *use);
 /* Ends a use; on a GPU the use may still be running on the device. */
 TJI_FUNC void tjj_buffer_release(tj_device *dev, const tjj_buffer_use *use);
+/* The checks of a copy (a live buffer, a host pointer, the range inside the
+ * buffer), holding the buffer in *use. */
+TJI_FUNC tj_status tjj_copy_target(const char *who, tj_device *dev, tj_buffer buf, size_t offset,
+                                   const void *host, size_t bytes, tjj_buffer_use *use);
 /* GPU: the epoch of the uses queued so far, and (after a synchronize that
  * began later) the memory of freed buffers whose uses all have finished. */
 TJI_FUNC uint64_t tjj_buffers_epoch(tj_device *dev);

@@ -24,6 +24,7 @@
  * TJ_ERR_BOUNDS. On a GPU that must do without TMA (TJIT_NO_TMA=1, an old
  * driver) the variant asked for is the one compiled without it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../llvm/bounds.h"
@@ -117,14 +118,11 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
                          "kernel '%s': cfg->version = %d, but this libtjit (%s) knows tj_launch_cfg "
                          "up to version %d (a program built against a newer tjit?)",
                          kernel->name, cfg->version, tj_version(), TJ_LAUNCH_CFG_VERSION);
-    if (cfg->stream && !dev->ops->has_streams)
-        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': the CPU device has no streams (cfg->stream must be NULL)",
-                         kernel->name);
-    if (cfg->stream)
-        return tjs_error(TJ_ERR_UNSUPPORTED,
-                         "kernel '%s': streams are not supported yet (cfg->stream must be NULL: the "
-                         "default stream)",
-                         kernel->name);
+    uint64_t stream = 0;
+    char who[160];
+    snprintf(who, sizeof who, "kernel '%s'", kernel->name);
+    if ((st = tjj_stream_native(dev, cfg->stream, who, &stream)) != TJ_OK)
+        return st;
     if (cfg->num_stages < 0 || cfg->num_stages > MAX_NUM_STAGES)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_stages = %d (1 to %d, or 0 for %d)",
                          kernel->name, cfg->num_stages, MAX_NUM_STAGES, TJJ_DEFAULT_NUM_STAGES);
@@ -195,7 +193,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
                              tjf_spec_key(kernel, values) | aliased(kernel, values, sizes),
                              check_bounds, dev->no_tma, cfg->warp_specialize, persistent, &var);
     if (st == TJ_OK)
-        st = dev->ops->launch(dev, kernel, var, values, sizes, nprog, total);
+        st = dev->ops->launch(dev, kernel, var, values, sizes, nprog, total, stream);
     for (int i = 0; i < nuses; i++)
         tjj_buffer_release(dev, &uses[i]);
     free(uses);
