@@ -208,12 +208,13 @@ static void pass_buffer(tjf_value *value, uint64_t addr)
 }
 
 static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
-                         tjj_artifact *a)
+                         tjj_stage_times *times, tjj_artifact *a)
 {
     (void)dev;
-    tj_status st = tjj_compile_cpu(fn, spec, a);
-    if (st == TJ_OK)
-        st = tjj_check_with_ptxas(fn, a, num_warps, spec);
+    tj_status st = tjj_compile_cpu(fn, spec, times, a);
+    /* with TJIT_PTXAS: the GPU pipeline's PTX of the kernel, and ptxas on it */
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_timed(times, "ptxas-check", tjj_check_with_ptxas(fn, a, num_warps, spec));
     if (st == TJ_OK) {
         v->compiled = a->cpu;
         a->cpu = NULL;

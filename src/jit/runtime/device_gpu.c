@@ -382,7 +382,7 @@ static tj_status count_resident_programs(tj_device *dev, const char *kernel_name
 }
 
 static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
-                         tjj_artifact *a)
+                         tjj_stage_times *times, tjj_artifact *a)
 {
     (void)num_warps; /* the variant's own */
     (void)spec;
@@ -390,12 +390,13 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
      * this one, and it may use what sm_90 lacks (Hopper's wgmma and TMA) */
     tjj_gpu_target target = {.sm = dev->sm, .arch_specific = dev->sm == 90, .num_warps = v->num_warps,
                              .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma,
-                             .warp_specialize = v->warp_specialize, .persistent = v->persistent};
+                             .warp_specialize = v->warp_specialize, .persistent = v->persistent,
+                             .times = times};
     tj_status st = tjj_compile_gpu(fn, &target, a);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_timed(times, "ptxas", tjj_check_with_ptxas(fn, a, v->num_warps, v->spec));
     if (st == TJ_OK)
-        st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);
-    if (st == TJ_OK)
-        st = load_module(dev, fn->name, &a->gpu, v);
+        st = tjj_timed(times, "module-load", load_module(dev, fn->name, &a->gpu, v));
     if (st == TJ_OK)
         st = opt_in_shared(dev, fn->name, &a->gpu, v);
     if (st == TJ_OK && a->gpu.persistent)

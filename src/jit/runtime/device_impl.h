@@ -180,9 +180,10 @@ struct tjj_backend {
     void (*pass_buffer)(tjf_value *value, uint64_t addr);
     /* Compiles the built tile program fn for the in-flight variant v by the
      * kind's pipeline (pipeline.h) into *a, and takes the code it runs
-     * (num_warps and spec: a launch's, which the ptxas check uses). */
+     * (num_warps and spec: a launch's, which the ptxas check uses); times
+     * (TJIT_LOG=compile; NULL: none) gets each stage's time. */
     tj_status (*compile)(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
-                         tjj_artifact *a);
+                         tjj_stage_times *times, tjj_artifact *a);
     void (*free_variant)(tj_device *dev, variant *v);
     /* Runs var over the grid nprog (total programs) with the arguments'
      * values and the byte sizes of their buffers. */
