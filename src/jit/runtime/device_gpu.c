@@ -31,6 +31,11 @@
  * Every launch does so with TJIT_NO_TMA=1, or where the driver lacks
  * cuTensorMapEncodeTiled (older than CUDA 12); TJIT_DUMP=tma says why each
  * fallback happened.
+ *
+ * tj_bench's timer is a pair of CUDA events per timed call, recorded on
+ * the default stream that launches use; events of one stream complete in
+ * order, so waiting for the last one waits for them all. A fault of the
+ * work fails that wait, and is then reported as tj_synchronize would.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -526,6 +531,57 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
     return st;
 }
 
+/* --- tj_bench's timer ------------------------------------------------------ */
+
+static tj_status timer_new(tj_device *dev, tjj_timer *t, int n, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st != TJ_OK)
+        return st;
+    t->events = calloc(2 * (size_t)n, sizeof *t->events);
+    if (!t->events)
+        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: no memory for %d events", who, 2 * n);
+    t->n = n;
+    for (int e = 0; e < 2 * n && st == TJ_OK; e++)
+        st = tjj_cu_check(dev->cu->cuEventCreate(&t->events[e], TJCU_EVENT_DEFAULT), who, "cuEventCreate");
+    return st;
+}
+
+static tj_status timer_mark(tj_device *dev, tjj_timer *t, int i, int end, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who); /* run() may have made another context current */
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuEventRecord(t->events[2 * i + end], NULL), who, "cuEventRecord");
+    return st;
+}
+
+static tj_status timer_read(tj_device *dev, tjj_timer *t, int n, double *ms, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st != TJ_OK)
+        return st;
+    tjcu_result r = dev->cu->cuEventSynchronize(t->events[2 * n - 1]);
+    if (r != TJCU_SUCCESS) { /* the work's fault, told with the last kernel's name */
+        st = tjj_gpu_finish(dev, who);
+        return st != TJ_OK ? st : tjj_cu_check(r, who, "cuEventSynchronize");
+    }
+    for (int i = 0; i < n && st == TJ_OK; i++) {
+        float elapsed = 0;
+        st = tjj_cu_check(dev->cu->cuEventElapsedTime(&elapsed, t->events[2 * i], t->events[2 * i + 1]), who,
+                          "cuEventElapsedTime");
+        ms[i] = elapsed;
+    }
+    return st;
+}
+
+static void timer_free(tj_device *dev, tjj_timer *t)
+{
+    for (int e = 0; t->events && e < 2 * t->n; e++)
+        if (t->events[e])
+            dev->cu->cuEventDestroy(t->events[e]);
+    free(t->events);
+}
+
 const tjj_backend tjj_gpu_ops = {
     .kind = TJ_DEVICE_GPU,
     .asynchronous = 1,
@@ -546,4 +602,8 @@ const tjj_backend tjj_gpu_ops = {
     .compile = compile,
     .free_variant = free_variant,
     .launch = launch,
+    .timer_new = timer_new,
+    .timer_mark = timer_mark,
+    .timer_read = timer_read,
+    .timer_free = timer_free,
 };
