@@ -875,6 +875,46 @@ TJ_API tj_status tj_kernel_explain(const tj_kernel *kernel, const tj_arg *args, 
                                    char **out_text);
 
 /* ------------------------------------------------------------------------ */
+/* Benchmarking your kernels                                                */
+/* ------------------------------------------------------------------------ */
+
+/* tj_bench times work that run(dev, user) launches (any tj_launch calls);
+ * run returns TJ_OK, or an error, which ends the benchmark and is
+ * tj_bench's (its message prefixed with the call that failed). run is
+ * called opts->warmup times untimed; then the device is synchronized, and
+ * run is called opts->reps times, each call timed alone — on a GPU by CUDA
+ * events recorded on the stream tjit launches on just before and after it
+ * (the GPU's time for the work; a call made while the GPU is idle also
+ * includes the launch's own host time), on the CPU by the monotonic clock
+ * around it (a CPU launch is finished when it returns). The device is
+ * synchronized at the end, so a fault or a failed assert of the work is
+ * reported. The times' quantiles are linearly interpolated between the
+ * sorted times (the q-quantile of n times sits at position q (n - 1),
+ * counted from 0: numpy's default), so the median of an even count is the
+ * mean of the two middle times.
+ *
+ * Versions: both structs start with size, which the caller sets to sizeof
+ * the struct as its tjit.h declares it (TJ_BENCH_OPTS_INIT does); a later
+ * tjit appends fields, and tells the versions apart by it. A size tjit
+ * does not know is TJ_ERR_INVALID_ARG. opts NULL: the defaults. */
+typedef struct tj_bench_opts {
+    size_t size;  /* sizeof(tj_bench_opts) */
+    int warmup;   /* untimed calls first, >= 0 (TJ_BENCH_OPTS_INIT: 10) */
+    int reps;     /* timed calls, >= 1 (TJ_BENCH_OPTS_INIT: 100) */
+} tj_bench_opts;
+#define TJ_BENCH_OPTS_INIT {sizeof(tj_bench_opts), 10, 100}
+
+typedef struct tj_bench_result {
+    size_t size;       /* set by the caller: sizeof(tj_bench_result) */
+    int reps;          /* calls timed */
+    double min_ms, p10_ms, median_ms, p90_ms, max_ms;
+    double mean_ms;
+} tj_bench_result;
+
+TJ_API tj_status tj_bench(tj_device *dev, tj_status (*run)(tj_device *dev, void *user), void *user,
+                          const tj_bench_opts *opts, tj_bench_result *out);
+
+/* ------------------------------------------------------------------------ */
 /* Internals used by the macros above (names with tj__ are not API)         */
 /* ------------------------------------------------------------------------ */
 

@@ -143,7 +143,7 @@ static int same_shared_plan(const tjp_layout_plan *a, int32_t na, const tjp_layo
 static char *ptx_of(const tji_func *fn, const tjp_layout_plan *plan)
 {
     tjj_gpu_code code = {0};
-    if (tjj_gpu_compile(fn, plan, 90, 0, &code) != TJ_OK)
+    if (tjj_gpu_compile(fn, plan, 90, 0, NULL, &code) != TJ_OK)
         return NULL;
     char *ptx = code.ptx;
     code.ptx = NULL;

@@ -23,6 +23,7 @@
 #include <pthread.h>
 
 #include "../passes/passes.h"
+#include "compile_log.h"
 #include "tensor_map.h"
 
 /* Per-launch runtime state that compiled CPU code reports into. */
@@ -43,8 +44,10 @@ TJI_FUNC uint64_t tjj_buffer_address(tj_device *dev, tj_buffer buf);
 
 /* Compiles a verified tile program and its fusion plan (tjp_materialize)
  * for the host CPU with ORC LLJIT. TJIT_DUMP=llvm prints the LLVM IR
- * before and after optimization. */
-TJI_FUNC tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_cpu_kernel **out);
+ * before and after optimization. times (NULL: none) gets the stages
+ * llvm-ir, llvm-opt and emit-object (ORC's code generation). */
+TJI_FUNC tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_stage_times *times,
+                                   tjj_cpu_kernel **out);
 TJI_FUNC void *tjj_cpu_kernel_entry(const tjj_cpu_kernel *k);
 TJI_FUNC size_t tjj_cpu_kernel_scratch(const tjj_cpu_kernel *k);
 TJI_FUNC void tjj_cpu_kernel_free(tjj_cpu_kernel *k);
@@ -115,8 +118,9 @@ typedef struct tjj_gpu_code {
  * thread would hold more registers of it than the code generator allows
  * (the error names the largest such tile's op and line). */
 TJI_FUNC tj_status tjj_gpu_check_tile_sizes(const tji_func *fn, int num_warps);
+/* times (NULL: none) gets the stages llvm-ir, llvm-opt and emit-ptx. */
 TJI_FUNC tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan,
-                                   int sm, int arch_specific, tjj_gpu_code *out);
+                                   int sm, int arch_specific, tjj_stage_times *times, tjj_gpu_code *out);
 TJI_FUNC void tjj_gpu_code_free(tjj_gpu_code *code);
 
 #endif

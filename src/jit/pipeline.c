@@ -39,6 +39,10 @@
  * always were. A new pass is one more line in the list: its call, then
  * after_pass with its name.
  *
+ * With a tjj_stage_times (TJIT_LOG=compile, compile_log.h) every step is
+ * timed as it returns: after_pass times its pass, and tjj_timed wraps the
+ * other calls, so the list stays a list of calls. NULL times nothing.
+ *
  * The specialization key of a launch (tjf_spec_key: which pointers are
  * 16-byte aligned, which integers are multiples of 16 or equal to 1) says
  * what axis info may assume. The explainer reads the pipeline's axis info:
@@ -99,22 +103,24 @@ static tj_status check_ir(const tji_func *fn, const tjp_layout_plan *plan)
  * stderr. */
 static void dump_ir(const tji_func *fn, const char *pass, const tjp_layout_plan *plan)
 {
-    if (!tjs_dump_enabled(pass))
-        return;
     char *text = tjp_print_annotated(fn, &(tjp_annotations){.layouts = plan});
     fprintf(stderr, "// TJIT_DUMP=%s: kernel '%s' after %s\n%s", pass, fn->name, pass, text);
     free(text);
 }
 
-/* What follows a pass that returned st: the check (always where `checked`,
- * otherwise with pass checks on), then the dump. */
+/* What follows a pass that returned st: its time (TJIT_LOG=compile), the
+ * check (always where `checked`, otherwise with pass checks on), then the
+ * dump; the checks and the dumps are timed as stages of their own. */
 static tj_status after_pass(tj_status st, const char *pass, const tji_func *fn,
-                            const tjp_layout_plan *plan, int checked)
+                            const tjp_layout_plan *plan, int checked, tjj_stage_times *times)
 {
+    tjj_stage_done(times, pass);
     if (st == TJ_OK && (checked || pass_checks()))
-        st = check_ir(fn, plan);
-    if (st == TJ_OK)
+        st = tjj_timed(times, "checks", check_ir(fn, plan));
+    if (st == TJ_OK && tjs_dump_enabled(pass)) {
         dump_ir(fn, pass, plan);
+        tjj_stage_done(times, "dumps");
+    }
     return st;
 }
 
@@ -269,40 +275,41 @@ void tjj_gpu_planned_free(tjj_gpu_planned *p)
 tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *out)
 {
     memset(out, 0, sizeof *out);
+    tjj_stage_times *times = t->times;
     tjp_param_spec *spec = spec_of_key(fn, t->spec);
     const tjp_coalesce_result *coalesced = t->default_layouts ? NULL : &out->coalesced;
     tjp_target target = {t->sm, t->arch_specific, t->num_warps};
     int tma = t->sm >= 90 && t->arch_specific && !t->no_tma;
     tj_status st = after_pass(tjp_make_persistent(fn, &target, t->persistent, NULL), "make-persistent", fn,
-                              NULL, 0);
+                              NULL, 0, times);
     if (st == TJ_OK)
-        st = after_pass(tjp_lower_block_ptrs(fn, tma ? spec : NULL), "lower-block-ptrs", fn, NULL, 0);
+        st = after_pass(tjp_lower_block_ptrs(fn, tma ? spec : NULL), "lower-block-ptrs", fn, NULL, 0, times);
     /* bounds-checked code checks every access: its loads stay loads */
     if (st == TJ_OK && !fn->check_bounds)
         st = after_pass(tjp_pipeline_loops(fn, tjj_num_stages(t->num_stages), &target), "pipeline-loops",
-                        fn, NULL, 0);
+                        fn, NULL, 0, times);
     if (st == TJ_OK)
-        st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0);
+        st = after_pass(tjp_axis_info(fn, spec, &out->axis), "axis-info", fn, NULL, 0, times);
     if (st == TJ_OK && coalesced)
         st = after_pass(tjp_coalesce(fn, &out->axis, t->num_warps, &out->coalesced), "coalesce",
-                        fn, NULL, 0);
+                        fn, NULL, 0, times);
     if (st == TJ_OK)
         st = after_pass(tjp_accelerate_dots(fn, &target, &out->axis, &out->plan), "accelerate-dot",
-                        fn, NULL, 0);
+                        fn, NULL, 0, times);
     if (st == TJ_OK)
         st = after_pass(tjp_assign_layouts(fn, t->num_warps, coalesced, &out->plan),
-                        "assign-layouts", fn, &out->plan, 1);
+                        "assign-layouts", fn, &out->plan, 1, times);
     if (st == TJ_OK)
-        st = after_pass(tjp_choose_swizzles(fn, &out->plan), "swizzle", fn, &out->plan, 0);
+        st = after_pass(tjp_choose_swizzles(fn, &out->plan), "swizzle", fn, &out->plan, 0, times);
     if (st == TJ_OK)
-        st = after_pass(tjp_alloc_shared(fn, &out->plan), "alloc-shared", fn, &out->plan, 0);
+        st = after_pass(tjp_alloc_shared(fn, &out->plan), "alloc-shared", fn, &out->plan, 0, times);
     if (st == TJ_OK)
-        st = after_pass(tjp_place_barriers(fn, &out->plan), "barriers", fn, &out->plan, 0);
+        st = after_pass(tjp_place_barriers(fn, &out->plan), "barriers", fn, &out->plan, 0, times);
     if (st == TJ_OK)
         st = after_pass(tjp_specialize_warps(fn, &target, t->warp_specialize, &out->plan), "specialize-warps",
-                        fn, &out->plan, 0);
+                        fn, &out->plan, 0, times);
     if (st == TJ_OK)
-        st = tjp_check_roundtrip(fn, &out->plan);
+        st = tjj_timed(times, "checks", tjp_check_roundtrip(fn, &out->plan));
     if (st == TJ_OK)
         axis_info_of_added(fn, &out->plan, &out->axis);
     free(spec);
@@ -316,11 +323,13 @@ char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned)
 
 tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
 {
+    tjj_stage_times *times = t->times;
     start_artifact(fn, t->spec, t, out);
+    tjj_stage_done(times, "key");
     tjj_gpu_planned planned = {0};
-    tj_status st = tjp_check_roundtrip(fn, NULL);
+    tj_status st = tjj_timed(times, "checks", tjp_check_roundtrip(fn, NULL));
     if (st == TJ_OK)
-        st = tjj_gpu_check_tile_sizes(fn, t->num_warps);
+        st = tjj_timed(times, "tile-sizes", tjj_gpu_check_tile_sizes(fn, t->num_warps));
     if (st == TJ_OK)
         st = tjj_gpu_plan(fn, t, &planned);
     if (st == TJ_OK && tjs_dump_enabled("layouts")) {
@@ -328,9 +337,10 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
         if (text)
             fprintf(stderr, "%s", text);
         free(text);
+        tjj_stage_done(times, "dumps");
     }
     if (st == TJ_OK)
-        st = tjj_gpu_compile(fn, &planned.plan, t->sm, t->arch_specific, &out->gpu);
+        st = tjj_gpu_compile(fn, &planned.plan, t->sm, t->arch_specific, times, &out->gpu);
     if (st == TJ_OK)
         collect_asserts(fn, out);
     out->plan = planned.plan;
@@ -341,26 +351,27 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
 
 /* --- CPU --------------------------------------------------------------------- */
 
-tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out)
+tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_stage_times *times, tjj_artifact *out)
 {
     start_artifact(fn, spec & TJF_SPEC_ALIASED, NULL, out);
-    tj_status st = tjp_check_roundtrip(fn, NULL);
+    tjj_stage_done(times, "key");
+    tj_status st = tjj_timed(times, "checks", tjp_check_roundtrip(fn, NULL));
     if (st != TJ_OK)
         return st;
-    st = after_pass(tjp_lower_block_ptrs(fn, NULL), "lower-block-ptrs", fn, NULL, 0);
+    st = after_pass(tjp_lower_block_ptrs(fn, NULL), "lower-block-ptrs", fn, NULL, 0, times);
     if (st != TJ_OK)
         return st;
-    st = after_pass(tjp_carry_offsets(fn), "carry-offsets", fn, NULL, 0);
+    st = after_pass(tjp_carry_offsets(fn), "carry-offsets", fn, NULL, 0, times);
     if (st != TJ_OK)
         return st;
-    st = after_pass(tjp_widen_fp8_dots(fn), "widen-fp8-dots", fn, NULL, 0);
+    st = after_pass(tjp_widen_fp8_dots(fn), "widen-fp8-dots", fn, NULL, 0, times);
     if (st != TJ_OK)
         return st;
     tjp_plan plan = {0};
     tjp_materialize(fn, &plan);
-    st = after_pass(TJ_OK, "materialize", fn, NULL, 0);
+    st = after_pass(TJ_OK, "materialize", fn, NULL, 0, times);
     if (st == TJ_OK)
-        st = tjj_cpu_compile(fn, &plan, &out->cpu);
+        st = tjj_cpu_compile(fn, &plan, times, &out->cpu);
     tjp_plan_free(&plan);
     return st;
 }

@@ -45,6 +45,7 @@ typedef struct tjj_gpu_target {
                              (src/passes/warp_specialize.c) */
     int persistent;       /* tjp_persistence (src/passes/persistent.c): NEVER unless a
                              launch of a 1-D grid asks */
+    tjj_stage_times *times; /* TJIT_LOG=compile: each step's time is added here; NULL: none */
 } tjj_gpu_target;
 
 /* The GPU passes' results up to the layouts (tjj_gpu_plan). */
@@ -80,8 +81,9 @@ TJI_FUNC tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *target, tjj_
 TJI_FUNC tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *target, tjj_artifact *out);
 /* tj_kernel_explain's text of fn after tjj_gpu_plan (malloc'ed). */
 TJI_FUNC char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned);
-/* The whole CPU pipeline, into the JIT; spec matters only by its aliasing bit. */
-TJI_FUNC tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_artifact *out);
+/* The whole CPU pipeline, into the JIT; spec matters only by its aliasing
+ * bit. times (NULL: none) gets each step's time. */
+TJI_FUNC tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_stage_times *times, tjj_artifact *out);
 
 /* The specialization key of a compile without a launch: every pointer is
  * a tjit buffer, so 16-byte aligned; nothing is known of scalars. */

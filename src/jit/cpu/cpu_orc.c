@@ -182,7 +182,8 @@ static tj_status optimize(LLVMModuleRef mod, const char *name)
     return st;
 }
 
-tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_cpu_kernel **out)
+tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_stage_times *times,
+                          tjj_cpu_kernel **out)
 {
     *out = NULL;
     pthread_once(&host_once, host_init);
@@ -211,7 +212,9 @@ tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_cpu_kern
         return st;
     }
     LLVMDisposeMessage(msg);
+    tjj_stage_done(times, "llvm-ir");
     st = optimize(mod, fn->name);
+    tjj_stage_done(times, "llvm-opt");
     if (st != TJ_OK) {
         LLVMDisposeModule(mod);
         LLVMContextDispose(ctx);
@@ -246,6 +249,7 @@ tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_cpu_kern
         return st;
     }
     pthread_mutex_unlock(&jit_lock);
+    tjj_stage_done(times, "emit-object");
     free(symbol);
     tjj_cpu_kernel *k = tjs_xcalloc(1, sizeof *k);
     k->tracker = tracker;

@@ -118,7 +118,7 @@ static char *ptx_without_s16_neg_abs(const char *ptx, size_t len)
 }
 
 tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int sm, int arch_specific,
-                          tjj_gpu_code *out)
+                          tjj_stage_times *times, tjj_gpu_code *out)
 {
     memset(out, 0, sizeof *out);
     if (!fn || !plan)
@@ -159,11 +159,13 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
     else if (msg)
         LLVMDisposeMessage(msg);
     msg = NULL;
+    tjj_stage_done(times, "llvm-ir");
     if (st == TJ_OK) {
         tjj_llvm_dump(mod, "GPU ", fn->name, "before");
         st = tjj_llvm_optimize(mod, tm, 0, fn->name); /* the vectorizers as LLVM's defaults */
         if (st == TJ_OK)
             tjj_llvm_dump(mod, "GPU ", fn->name, "after");
+        tjj_stage_done(times, "llvm-opt");
     }
     LLVMMemoryBufferRef buf = NULL;
     if (st == TJ_OK && LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf))
@@ -188,6 +190,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
         out->persistent = tjp_is_persistent(fn);
         if (tjs_dump_enabled("ptx"))
             fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (%s) ----\n%s", fn->name, cpu, out->ptx);
+        tjj_stage_done(times, "emit-ptx");
     }
     free(entry);
     LLVMDisposeModule(mod);

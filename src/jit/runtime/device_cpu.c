@@ -16,6 +16,9 @@
  * programs (one libffi call per chunk, a compiled loop inside). The pool
  * runs one launch at a time and a worker index is exclusive while a task
  * runs, so each worker owns its scratch slot here and grows it itself.
+ *
+ * tj_bench's timer reads the monotonic clock at each mark: a launch is
+ * over when it returns, so the clock around it is the work's time.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -213,12 +216,13 @@ static void pass_buffer(tjf_value *value, uint64_t addr)
 }
 
 static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
-                         tjj_artifact *a)
+                         tjj_stage_times *times, tjj_artifact *a)
 {
     (void)dev;
-    tj_status st = tjj_compile_cpu(fn, spec, a);
-    if (st == TJ_OK)
-        st = tjj_check_with_ptxas(fn, a, num_warps, spec);
+    tj_status st = tjj_compile_cpu(fn, spec, times, a);
+    /* with TJIT_PTXAS: the GPU pipeline's PTX of the kernel, and ptxas on it */
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_timed(times, "ptxas-check", tjj_check_with_ptxas(fn, a, num_warps, spec));
     if (st == TJ_OK) {
         v->compiled = a->cpu;
         a->cpu = NULL;
@@ -303,6 +307,39 @@ static void host_free(tj_device *dev, void *ptr)
     free(ptr);
 }
 
+static tj_status timer_new(tj_device *dev, tjj_timer *t, int n, const char *who)
+{
+    (void)dev;
+    t->seconds = calloc(2 * (size_t)n, sizeof *t->seconds);
+    if (!t->seconds)
+        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: no memory for %d timings", who, n);
+    t->n = n;
+    return TJ_OK;
+}
+
+static tj_status timer_mark(tj_device *dev, tjj_timer *t, int i, int end, const char *who)
+{
+    (void)dev;
+    (void)who;
+    t->seconds[2 * i + end] = tjj_monotonic_seconds();
+    return TJ_OK;
+}
+
+static tj_status timer_read(tj_device *dev, tjj_timer *t, int n, double *ms, const char *who)
+{
+    (void)dev;
+    (void)who;
+    for (int i = 0; i < n; i++)
+        ms[i] = (t->seconds[2 * i + 1] - t->seconds[2 * i]) * 1e3;
+    return TJ_OK;
+}
+
+static void timer_free(tj_device *dev, tjj_timer *t)
+{
+    (void)dev;
+    free(t->seconds);
+}
+
 const tjj_backend tjj_cpu_ops = {
     .kind = TJ_DEVICE_CPU,
     .max_grid_yz = INT32_MAX,
@@ -331,4 +368,8 @@ const tjj_backend tjj_cpu_ops = {
     .event_elapsed = event_elapsed,
     .host_alloc = host_alloc,
     .host_free = host_free,
+    .timer_new = timer_new,
+    .timer_mark = timer_mark,
+    .timer_read = timer_read,
+    .timer_free = timer_free,
 };

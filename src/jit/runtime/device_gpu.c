@@ -35,6 +35,11 @@
  * Every launch does so with TJIT_NO_TMA=1, or where the driver lacks
  * cuTensorMapEncodeTiled (older than CUDA 12); TJIT_DUMP=tma says why each
  * fallback happened.
+ *
+ * tj_bench's timer is a pair of CUDA events per timed call, recorded on
+ * the default stream that launches use; events of one stream complete in
+ * order, so waiting for the last one waits for them all. A fault of the
+ * work fails that wait, and is then reported as tj_synchronize would.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -386,7 +391,7 @@ static tj_status count_resident_programs(tj_device *dev, const char *kernel_name
 }
 
 static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps, uint64_t spec,
-                         tjj_artifact *a)
+                         tjj_stage_times *times, tjj_artifact *a)
 {
     (void)num_warps; /* the variant's own */
     (void)spec;
@@ -394,12 +399,13 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
      * this one, and it may use what sm_90 lacks (Hopper's wgmma and TMA) */
     tjj_gpu_target target = {.sm = dev->sm, .arch_specific = dev->sm == 90, .num_warps = v->num_warps,
                              .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma,
-                             .warp_specialize = v->warp_specialize, .persistent = v->persistent};
+                             .warp_specialize = v->warp_specialize, .persistent = v->persistent,
+                             .times = times};
     tj_status st = tjj_compile_gpu(fn, &target, a);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_timed(times, "ptxas", tjj_check_with_ptxas(fn, a, v->num_warps, v->spec));
     if (st == TJ_OK)
-        st = tjj_check_with_ptxas(fn, a, v->num_warps, v->spec);
-    if (st == TJ_OK)
-        st = load_module(dev, fn->name, &a->gpu, v);
+        st = tjj_timed(times, "module-load", load_module(dev, fn->name, &a->gpu, v));
     if (st == TJ_OK)
         st = opt_in_shared(dev, fn->name, &a->gpu, v);
     if (st == TJ_OK && a->gpu.persistent)
@@ -635,6 +641,57 @@ static void host_free(tj_device *dev, void *ptr)
         dev->cu->cuMemFreeHost(ptr);
 }
 
+/* --- tj_bench's timer ------------------------------------------------------ */
+
+static tj_status timer_new(tj_device *dev, tjj_timer *t, int n, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st != TJ_OK)
+        return st;
+    t->events = calloc(2 * (size_t)n, sizeof *t->events);
+    if (!t->events)
+        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: no memory for %d events", who, 2 * n);
+    t->n = n;
+    for (int e = 0; e < 2 * n && st == TJ_OK; e++)
+        st = tjj_cu_check(dev->cu->cuEventCreate(&t->events[e], TJCU_EVENT_DEFAULT), who, "cuEventCreate");
+    return st;
+}
+
+static tj_status timer_mark(tj_device *dev, tjj_timer *t, int i, int end, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who); /* run() may have made another context current */
+    if (st == TJ_OK)
+        st = tjj_cu_check(dev->cu->cuEventRecord(t->events[2 * i + end], NULL), who, "cuEventRecord");
+    return st;
+}
+
+static tj_status timer_read(tj_device *dev, tjj_timer *t, int n, double *ms, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st != TJ_OK)
+        return st;
+    tjcu_result r = dev->cu->cuEventSynchronize(t->events[2 * n - 1]);
+    if (r != TJCU_SUCCESS) { /* the work's fault, told with the last kernel's name */
+        st = tjj_gpu_finish(dev, who);
+        return st != TJ_OK ? st : tjj_cu_check(r, who, "cuEventSynchronize");
+    }
+    for (int i = 0; i < n && st == TJ_OK; i++) {
+        float elapsed = 0;
+        st = tjj_cu_check(dev->cu->cuEventElapsedTime(&elapsed, t->events[2 * i], t->events[2 * i + 1]), who,
+                          "cuEventElapsedTime");
+        ms[i] = elapsed;
+    }
+    return st;
+}
+
+static void timer_free(tj_device *dev, tjj_timer *t)
+{
+    for (int e = 0; t->events && e < 2 * t->n; e++)
+        if (t->events[e])
+            dev->cu->cuEventDestroy(t->events[e]);
+    free(t->events);
+}
+
 const tjj_backend tjj_gpu_ops = {
     .kind = TJ_DEVICE_GPU,
     .asynchronous = 1,
@@ -665,4 +722,8 @@ const tjj_backend tjj_gpu_ops = {
     .event_elapsed = event_elapsed,
     .host_alloc = host_alloc,
     .host_free = host_free,
+    .timer_new = timer_new,
+    .timer_mark = timer_mark,
+    .timer_read = timer_read,
+    .timer_free = timer_free,
 };

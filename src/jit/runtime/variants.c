@@ -33,6 +33,13 @@
  * variant's own where it has device asserts or is bounds-checked
  * (TJIT_CHECK_BOUNDS, bounds.h: a variant of its own in the cache). The
  * variant keeps the artifact's stable key and bounds sites.
+ *
+ * With TJIT_LOG=compile each compile is timed stage by stage
+ * (compile_log.h) — the build here, the pipeline's steps, the back end's
+ * ptxas and load — and a compiled variant writes one line to stderr: the
+ * kernel, the target, what tells the variant from the kernel's others, the
+ * stages and the total. A variant found in the cache compiles nothing and
+ * writes nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,18 +101,50 @@ static void insert_variant(tj_device *dev, variant *v)
     dev->nvariants++;
 }
 
+/* TJIT_LOG=compile's line for the compiled variant v of artifact a. */
+static void log_compile(const variant *v, const tjj_artifact *a, const tjj_stage_times *times)
+{
+    tjs_buf facts = {0};
+    tjs_buf_printf(&facts, "%s ", v->kernel->name);
+    if (a->sm)
+        tjs_buf_printf(&facts, "sm_%d%s", a->sm, a->arch_specific ? "a" : "");
+    else
+        tjs_buf_printf(&facts, "cpu");
+    for (int i = 0; i < v->nconsts && i < v->kernel->nconsts; i++)
+        tjs_buf_printf(&facts, " %s=%lld", v->kernel->consts[i], (long long)v->consts[i]);
+    if (a->sm) {
+        tjs_buf_printf(&facts, " num_warps=%d num_stages=%d spec=0x%llx", v->num_warps, v->num_stages,
+                       (unsigned long long)v->spec);
+        if (v->no_tma)
+            tjs_buf_printf(&facts, " no_tma=1");
+        if (v->warp_specialize)
+            tjs_buf_printf(&facts, " warp_specialize=%d", v->warp_specialize);
+        if (v->persistent)
+            tjs_buf_printf(&facts, " persistent=%d", v->persistent);
+    } else if (v->spec & TJF_SPEC_ALIASED) {
+        tjs_buf_printf(&facts, " aliased=1");
+    }
+    if (v->check_bounds)
+        tjs_buf_printf(&facts, " check_bounds=1");
+    tjj_log_compile(facts.data, times);
+    tjs_buf_free(&facts);
+}
+
 /* Binds, builds and compiles the in-flight variant v, without the lock.
  * num_warps and spec are the variant's on a GPU; on the CPU only
  * TJIT_PTXAS uses them. */
 static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *consts, int nconsts,
                                  int num_warps, uint64_t spec)
 {
+    tjj_stage_times clock, *times = tjj_log_enabled("compile") ? &clock : NULL;
+    tjj_stages_begin(times);
     tji_func *fn = NULL;
     tj_status st = tjf_sig_init(&v->sig, v->kernel);
     if (st == TJ_OK) {
         pthread_mutex_lock(&dev->build_lock);
         st = tji_build(v->kernel, consts, nconsts, &fn);
         pthread_mutex_unlock(&dev->build_lock);
+        tjj_stage_done(times, "build"); /* with any wait for another thread's kernel body */
     }
     if (st == TJ_OK)
         fn->params_may_alias = !!(spec & TJF_SPEC_ALIASED);
@@ -113,11 +152,13 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
         fn->check_bounds = 1;
     tjj_artifact artifact = {0};
     if (st == TJ_OK)
-        st = dev->ops->compile(dev, fn, v, num_warps, spec, &artifact);
+        st = dev->ops->compile(dev, fn, v, num_warps, spec, times, &artifact);
     if (st == TJ_OK) {
         v->key = artifact.key;
         v->bounds = artifact.bounds;
         artifact.bounds = NULL;
+        if (times)
+            log_compile(v, &artifact, times);
     }
     tjj_artifact_free(&artifact);
     tji_func_free(fn);
