@@ -13,6 +13,9 @@
  *  - on a GPU, a CUstream the application made through the driver API
  *    (libcuda loaded here, as an application would), wrapped and used,
  *    then destroyed by the application after tj_stream_destroy;
+ *  - on a GPU, tjit launches on an application's stream captured into a CUDA
+ *    graph (global capture mode, the variant compiled before), the graph
+ *    replayed twice: each replay adds one more;
  *  - on a GPU, a failed device assert in a kernel on a stream is what
  *    tj_stream_synchronize reports.
  * Bad inputs each get their error: the elapsed time of an event never
@@ -219,6 +222,96 @@ static void wrapped_stream(void)
         dlclose(cuda);
 }
 
+/* The driver calls an application makes to capture and replay a graph. */
+typedef struct graph_api {
+    int (*begin)(void *stream, int mode);
+    int (*end)(void *stream, void **graph);
+    int (*instantiate)(void **exec, void *graph, unsigned long long flags);
+    int (*launch)(void *exec, void *stream);
+    int (*sync)(void *stream);
+    int (*exec_destroy)(void *exec);
+    int (*graph_destroy)(void *graph);
+} graph_api;
+
+static void graph_capture(void)
+{
+    if (tj_device_get_kind(dev) != TJ_DEVICE_GPU) {
+        tap_skip(1, "CUDA graphs need a GPU");
+        return;
+    }
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    graph_api g = {0};
+    if (cuda) {
+        *(void **)&g.begin = dlsym(cuda, "cuStreamBeginCapture_v2");
+        *(void **)&g.end = dlsym(cuda, "cuStreamEndCapture");
+        *(void **)&g.instantiate = dlsym(cuda, "cuGraphInstantiateWithFlags");
+        *(void **)&g.launch = dlsym(cuda, "cuGraphLaunch");
+        *(void **)&g.sync = dlsym(cuda, "cuStreamSynchronize");
+        *(void **)&g.exec_destroy = dlsym(cuda, "cuGraphExecDestroy");
+        *(void **)&g.graph_destroy = dlsym(cuda, "cuGraphDestroy");
+    }
+    float *in = malloc(N * 4), *out = malloc(N * 4);
+    fill(in, N);
+    tj_buffer x = tl_upload(dev, in, N * 4);
+    tj_stream *s = NULL;
+    void *graph = NULL, *exec = NULL;
+    int drv = 0;
+    tj_status st = g.begin && g.end && g.instantiate && g.launch && g.sync && g.exec_destroy && g.graph_destroy
+                       ? tj_stream_create(dev, &s)
+                       : TJ_ERR_DEVICE;
+    if (st == TJ_OK) /* x += 1 in place: compiled now, outside the capture */
+        st = launch_on(s, x, x, N);
+    if (st == TJ_OK)
+        st = tj_stream_synchronize(s);
+    void *native = NULL; /* the CUstream: the test's own view of tjit's stream */
+    tj_stream *wrapped = NULL;
+    if (st == TJ_OK && g.begin) {
+        /* capture through a wrapped handle of a stream tjit did not make */
+        int (*create)(void **, unsigned) = NULL;
+        *(void **)&create = dlsym(cuda, "cuStreamCreate");
+        drv = create ? create(&native, 0) : -1;
+        st = drv == 0 ? tj_stream_wrap(dev, native, &wrapped) : TJ_ERR_DEVICE;
+    }
+    if (st == TJ_OK && (drv = g.begin(native, 0)) != 0) /* CU_STREAM_CAPTURE_MODE_GLOBAL */
+        st = TJ_ERR_DEVICE;
+    if (st == TJ_OK) {
+        tj_status in_capture = launch_on(wrapped, x, x, N);
+        drv = g.end(native, &graph);
+        st = in_capture != TJ_OK ? in_capture : drv ? TJ_ERR_DEVICE : TJ_OK;
+    }
+    if (st == TJ_OK && (drv = g.instantiate(&exec, graph, 0)) != 0)
+        st = TJ_ERR_DEVICE;
+    for (int replay = 0; replay < 2 && st == TJ_OK; replay++)
+        if ((drv = g.launch(exec, native)) != 0 || (drv = g.sync(native)) != 0)
+            st = TJ_ERR_DEVICE;
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, x, 0, out, N * 4);
+    /* one launch before the capture, two replays of the captured one */
+    for (int i = 0; i < N && st == TJ_OK; i++)
+        in[i] += 2; /* plus_one adds the third */
+    if (st != TJ_OK)
+        tap_diag("%s (driver result %d)", st == TJ_ERR_DEVICE ? "a driver call failed" : tj_last_error(), drv);
+    tap_ok(st == TJ_OK && plus_one(out, in, N, "graph replays") ,
+           "a tjit launch captured into a CUDA graph on the application's stream, replayed twice");
+    if (exec)
+        g.exec_destroy(exec);
+    if (graph)
+        g.graph_destroy(graph);
+    tj_stream_destroy(wrapped);
+    if (native) {
+        int (*destroy)(void *) = NULL;
+        *(void **)&destroy = dlsym(cuda, "cuStreamDestroy_v2");
+        if (destroy)
+            destroy(native);
+    }
+    tj_stream_destroy(s);
+    tj_buffer_free(dev, x);
+    free(in);
+    free(out);
+    if (cuda)
+        dlclose(cuda);
+}
+
 static void assert_on_stream(void)
 {
     if (tj_device_get_kind(dev) != TJ_DEVICE_GPU) {
@@ -287,11 +380,12 @@ static void bad_inputs(void)
 int main(void)
 {
     dev = tl_setup("test_streams");
-    tap_plan(15);
+    tap_plan(16);
     one_stream();
     two_streams();
     events();
     wrapped_stream();
+    graph_capture();
     assert_on_stream();
     bad_inputs();
     tj_device_close(dev);
