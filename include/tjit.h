@@ -120,8 +120,8 @@ typedef enum tj_dtype {
     TJ_DTYPE_COUNT
 } tj_dtype;
 
-TJ_API const char *tj_dtype_name(tj_dtype dtype); /* "f32" */
-TJ_API size_t tj_dtype_size(tj_dtype dtype);      /* bytes; i1 takes 1 */
+TJ_API const char *tj_dtype_name(tj_dtype dtype); /* its name, "f32" */
+TJ_API size_t tj_dtype_size(tj_dtype dtype);      /* its size in bytes (i1 takes 1) */
 
 /* f16/bf16 values are passed between host and device as their raw 16 bits. */
 TJ_API uint16_t tj_f32_to_f16(float x);
@@ -605,9 +605,9 @@ typedef enum tj_device_kind {
 
 /* Opens a device. ordinal picks among GPUs (0: the first). */
 TJ_API tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal);
-TJ_API void tj_device_close(tj_device *dev); /* frees its buffers and kernels */
-TJ_API tj_device_kind tj_device_get_kind(const tj_device *dev);
-/* "cpu (x86_64, 2 threads)", "NVIDIA H200 (sm_90, 132 SMs)" */
+TJ_API void tj_device_close(tj_device *dev); /* closes it and frees its buffers and kernels */
+TJ_API tj_device_kind tj_device_get_kind(const tj_device *dev); /* TJ_DEVICE_CPU or TJ_DEVICE_GPU */
+/* Its name: "cpu (x86_64, 2 threads)", "NVIDIA H200 (sm_90, 132 SMs)". */
 TJ_API const char *tj_device_name(const tj_device *dev);
 /* How many processors run programs side by side: a GPU's streaming
  * multiprocessors (132 on an H200), the CPU's worker threads; 0 (and the
@@ -633,13 +633,15 @@ typedef struct tj_buffer {
     uint64_t handle;
 } tj_buffer;
 
+/* Buffers: allocation, release, and copies to and from host memory at a
+ * byte offset (tj_buffer_read waits for the device's work first). */
 TJ_API tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out);
 TJ_API tj_status tj_buffer_free(tj_device *dev, tj_buffer buf);
 TJ_API tj_status tj_buffer_write(tj_device *dev, tj_buffer dst, size_t offset,
                                  const void *src, size_t bytes);
 TJ_API tj_status tj_buffer_read(tj_device *dev, tj_buffer src, size_t offset,
                                 void *dst, size_t bytes);
-TJ_API size_t tj_buffer_size(tj_device *dev, tj_buffer buf); /* 0 if invalid */
+TJ_API size_t tj_buffer_size(tj_device *dev, tj_buffer buf); /* its size in bytes; 0 if invalid */
 
 /* Memory tjit does not own, and parts of buffers.
  *
