@@ -66,6 +66,14 @@ function first_sentence(s,    cut) {
 function open_code() { if (!in_code) { desc = desc ".PP\n.RS 4\n.nf\n"; in_code = 1 } }
 function close_code() { if (in_code) { desc = desc ".fi\n.RE\n"; in_code = 0 } }
 function code(s) { open_code(); desc = desc roff(s) "\n" }
+# A comment ends: the first is the essay atop the header (DESCRIPTION in tjit.3),
+# any other waits for what it is about.
+function end_comment() {
+    in_comment = 0
+    comment_first = trim(comment_first)
+    if (essay == "") essay = comment_roff
+    else have_comment = 1
+}
 # The comment just read, into the page being made as paragraphs.
 function emit_comment() {
     close_code()
@@ -127,7 +135,6 @@ function end_prototype(    text, name, note, n, lines, i, line) {
     }
 }
 
-BEGIN { essay = ""; notes = "" }
 done { next }
 /SPDX-License-Identifier/ { next }
 in_comment {
@@ -135,16 +142,14 @@ in_comment {
     closes = sub(/[ \t]*\*\/[ \t]*$/, "", text)
     sub(/^[ \t]*\*?[ \t]?/, "", text)
     text = trim(text)
-    if (text == "") { comment_roff = comment_roff ".PP\n"; comment_para++ }
-    else {
+    if (text != "") {
         comment_roff = comment_roff roff(text) "\n"
         if (!comment_para) comment_first = comment_first " " text
+    } else if (!closes) {
+        comment_roff = comment_roff ".PP\n"
+        comment_para++
     }
-    if (closes) {
-        in_comment = 0
-        comment_first = trim(comment_first)
-        if (essay == "") { essay = comment_roff; have_comment = 0 } else have_comment = 1
-    }
+    if (closes) end_comment()
     next
 }
 depth == 0 && /^\/\* -+ \*\/$/ {
@@ -177,10 +182,7 @@ depth == 0 && /^[ \t]*\/\*/ {
     closes = sub(/[ \t]*\*\/[ \t]*$/, "", text)
     text = trim(text)
     if (text != "") { comment_roff = roff(text) "\n"; comment_first = text }
-    if (closes) {
-        in_comment = 0
-        if (essay == "") { essay = comment_roff } else have_comment = 1
-    }
+    if (closes) end_comment()
     prev = "comment"
     next
 }
