@@ -6,11 +6,12 @@
 # `dpkg-buildpackage -b -us -uc` builds libtjit0, libtjit-dev and
 # tjit-tools; their contents are checked with dpkg-deb -c (the SONAME'd
 # library in libtjit0; headers, .so link, tjit.pc, CMake package and man
-# pages in libtjit-dev), the library's SONAME and the shlibs debhelper
-# wrote; then the packages are unpacked into a scratch root with dpkg -x,
-# and a small program with a kernel is built there through pkg-config (and
-# CMake, where installed) and run on the CPU (TJIT_DEVICE=cpu), and man
-# finds a function's page in that root.
+# pages in libtjit-dev), then the library's SONAME, the shlibs debhelper
+# wrote and the symbols, which must be debian/libtjit0.symbols exactly.
+# The packages are unpacked into a scratch root with dpkg -x, a small
+# program with a kernel is built there through pkg-config (and CMake,
+# where installed) and run on the CPU (TJIT_DEVICE=cpu), and man finds a
+# function's page in that root.
 #
 # The build runs with DEB_BUILD_OPTIONS="nocheck parallel=2": make check
 # inside dpkg-buildpackage is the whole test suite, more than ten minutes
@@ -101,9 +102,12 @@ soname_and_shlibs() {
     for p in libtjit0 libtjit-dev tjit-tools; do dpkg -x "$(deb $p)" "$root" || return 1; done
     objdump -p "$root/$lib/libtjit.so.0" | grep -q 'SONAME *libtjit\.so\.0$' || return 1
     dpkg-deb -e "$(deb libtjit0)" "$tmp/control" && cat "$tmp/control/shlibs" &&
-        grep -q '^libtjit 0 libtjit0' "$tmp/control/shlibs"
+        grep -q '^libtjit 0 libtjit0' "$tmp/control/shlibs" &&
+        grep -q '^ tj_launch@Base' "$tmp/control/symbols" &&
+        ! grep -q 'dpkg-gensymbols: warning' "$tmp/build.log" ||
+        { grep -A20 'dpkg-gensymbols' "$tmp/build.log"; return 1; }
 }
-check "unpacked with dpkg -x: SONAME libtjit.so.0, and libtjit0's shlibs names it" soname_and_shlibs
+check "unpacked with dpkg -x: SONAME libtjit.so.0; libtjit0's shlibs and symbols (debian/libtjit0.symbols, no difference)" soname_and_shlibs
 
 cat >"$tmp/scale.c" <<'EOF'
 /* out[i] = 3 x[i] - 1 over a length that leaves a ragged last tile */

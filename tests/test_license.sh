@@ -18,7 +18,7 @@ missing=$({ find "$srcdir/include" "$srcdir/src" "$srcdir/tests" "$srcdir/sample
                           -o -name run -o -name Makefile.am -o -name configure.ac \) \
                2>/dev/null
            ls -d "$srcdir/debian/rules" "$srcdir/debian/control" "$srcdir/debian/not-installed" \
-                 "$srcdir"/debian/*.install 2>/dev/null; } |
+                 "$srcdir"/debian/*.install "$srcdir"/debian/*.symbols 2>/dev/null; } |
           while IFS= read -r f; do
               head -n 3 "$f" | grep -q 'SPDX-License-Identifier: MIT' || echo "$f"
           done)
