@@ -82,7 +82,7 @@ overview() {
         sed -n '/^\(\.SH \)*ENVIRONMENT$/,/SEE ALSO$/p' "$tmp/page.txt" | grep -q "$var" ||
             { echo "tjit.3's ENVIRONMENT lacks $var"; return 1; }
     done
-    grep -q 'pkg-config' "$tmp/page.txt"
+    grep -q 'find_package(tjit' "$tmp/page.txt" || { echo "tjit.3 does not say how to link"; return 1; }
 }
 rendering=$([ "$have_groff" = yes ] && echo "renders without warnings" || echo "is not rendered (no groff)")
 check "tjit.3, the overview, $rendering, with README's environment variables" overview
