@@ -103,11 +103,14 @@ soname_and_shlibs() {
     objdump -p "$root/$lib/libtjit.so.0" | grep -q 'SONAME *libtjit\.so\.0$' || return 1
     dpkg-deb -e "$(deb libtjit0)" "$tmp/control" && cat "$tmp/control/shlibs" &&
         grep -q '^libtjit 0 libtjit0' "$tmp/control/shlibs" &&
-        grep -q '^ tj_launch@Base' "$tmp/control/symbols" &&
-        ! grep -q 'dpkg-gensymbols: warning' "$tmp/build.log" ||
-        { grep -A20 'dpkg-gensymbols' "$tmp/build.log"; return 1; }
+        grep -q '^ tj_launch@Base' "$tmp/control/symbols" || return 1
+    # the library's exports, both ways (dpkg-gensymbols lets a symbol of the
+    # version being built vanish from the list without a word)
+    nm -D --defined-only "$root/$lib/libtjit.so.0" | awk '{ print $3 }' | sort >"$tmp/exported"
+    sed -n 's/^ \([^ @]*\)@Base .*/\1/p' "$tmp/tjit/debian/libtjit0.symbols" | sort >"$tmp/listed"
+    diff "$tmp/listed" "$tmp/exported"
 }
-check "unpacked with dpkg -x: SONAME libtjit.so.0; libtjit0's shlibs and symbols (debian/libtjit0.symbols, no difference)" soname_and_shlibs
+check "unpacked with dpkg -x: SONAME libtjit.so.0; libtjit0's shlibs and symbols; the exports are debian/libtjit0.symbols" soname_and_shlibs
 
 cat >"$tmp/scale.c" <<'EOF'
 /* out[i] = 3 x[i] - 1 over a length that leaves a ragged last tile */
