@@ -18,8 +18,10 @@
 # (pkg-config, CMake), the main types, every function with a one-line
 # summary and its page, and the environment variables from README.md's
 # table. A function's summary is its declaration's trailing comment, else
-# the first sentence of the comment above its run of prototypes: a TJ_API
-# function with neither is an error, and no pages are written.
+# the first sentence of the last comment before its run of prototypes (one
+# above the typedefs it uses counts; one that served prototypes before a
+# blank line does not): a TJ_API function with neither is an error, and no
+# pages are written.
 set -eu
 if [ $# -ne 4 ]; then
     echo "usage: $0 HEADER README VERSION OUTDIR" >&2
@@ -79,6 +81,7 @@ function emit_comment() {
     close_code()
     desc = desc ".PP\n" comment_roff
     block_summary = first_sentence(comment_first)
+    summary_used = 0
     have_comment = 0
 }
 # The run of prototypes ends: its page, and the links of its other functions.
@@ -124,6 +127,7 @@ function end_prototype(    text, name, note, n, lines, i, line) {
         printf "%s: %s has no comment (on its line, or above its prototypes)\n", FILENAME, name > "/dev/stderr"
         undocumented = 1
     }
+    summary_used = 1
     funcs[++nfuncs] = name
     order[++nall] = name
     n = split(proto_lines, lines, "\n")
@@ -183,7 +187,6 @@ depth == 0 && /^[ \t]*\/\*/ {
     text = trim(text)
     if (text != "") { comment_roff = roff(text) "\n"; comment_first = text }
     if (closes) end_comment()
-    prev = "comment"
     next
 }
 /^[ \t]*$/ {
@@ -195,20 +198,20 @@ depth == 0 && /^[ \t]*\/\*/ {
         else emit_comment()
     }
     close_code()
-    prev = "blank"
+    # a comment that served prototypes before this blank line serves no more
+    if (summary_used) block_summary = ""
     next
 }
 {
     if (in_proto) {
         proto = proto " " trim($0); proto_lines = proto_lines $0 "\n"
-        if (index($0, ";")) { end_prototype(); prev = "proto" }
+        if (index($0, ";")) end_prototype()
         next
     }
     if (depth == 0 && /^TJ_API /) {
         if (have_comment) emit_comment()
-        else if (prev != "proto") block_summary = ""
         in_proto = 1; proto = $0; proto_lines = $0 "\n"
-        if (index($0, ";")) { end_prototype(); prev = "proto" }
+        if (index($0, ";")) end_prototype()
         next
     }
     if (depth == 0 && nfuncs > 0) flush_group()
@@ -217,7 +220,6 @@ depth == 0 && /^[ \t]*\/\*/ {
     line = $0
     sub(/\/\*.*/, "", line)
     depth += gsub(/\{/, "{", line) - gsub(/\}/, "}", line)
-    prev = "code"
 }
 END {
     flush_group()
