@@ -9,7 +9,9 @@
  *    and count reads ctaid.x and nctaid.x once, before a loop, and takes
  *    one i32 parameter more, last;
  *  - where it pays (a launch's default): the block-pointer matmul on
- *    sm_90a becomes persistent and stays warp-specialized; on sm_90, the
+ *    sm_90a becomes persistent and stays warp-specialized, but not at
+ *    128x256x64 (its rings and C would not fit shared memory together: it
+ *    compiles as written, where persistent it would not); on sm_90, the
  *    tutorial's pointer tiles, and tutorial 09's own tile loop (it reads
  *    num_programs) stay as they are.
  * On any device (the GPU when tests/gpu-test.sh runs it):
@@ -123,10 +125,11 @@ static void ptx_of_forced(void)
     tjj_artifact_free(&art);
 }
 
-/* Is k's artifact persistent where it pays on sm<sm>[a]? -1 on failure. */
-static int persistent_by_default(const tj_kernel *k, int sm, int arch_specific, int *specialized)
+/* Is k's artifact, at 128 x bn x 64 and 3 stages, persistent where it
+ * pays on sm<sm>[a]? -1 on failure. */
+static int persistent_by_default(const tj_kernel *k, int64_t bn, int sm, int arch_specific, int *specialized)
 {
-    int64_t consts[3] = {128, 128, 64};
+    int64_t consts[3] = {128, bn, 64};
     tjj_artifact art;
     tj_status st = compile(k, consts, 3, sm, arch_specific, 8, TJP_PERSIST_WHERE_IT_PAYS, &art);
     if (st != TJ_OK)
@@ -141,12 +144,15 @@ static int persistent_by_default(const tj_kernel *k, int sm, int arch_specific, 
 static void where_it_pays(void)
 {
     int specialized = 0;
-    tap_ok(persistent_by_default(bp_matmul, 90, 1, &specialized) == 1 && specialized,
+    tap_ok(persistent_by_default(bp_matmul, 128, 90, 1, &specialized) == 1 && specialized,
            "by default: the block-pointer matmul on sm_90a walks its tiles, warp-specialized");
-    tap_ok(persistent_by_default(bp_matmul, 90, 0, NULL) == 0, "by default: not on sm_90 (no TMA, no wgmma)");
-    tap_ok(persistent_by_default(ptr_matmul, 90, 1, NULL) == 0,
+    tap_ok(persistent_by_default(bp_matmul, 256, 90, 1, &specialized) == 0 && specialized,
+           "by default: not where the rings (192 KiB) and C (128 KiB) would not fit together; it "
+           "compiles as written");
+    tap_ok(persistent_by_default(bp_matmul, 128, 90, 0, NULL) == 0, "by default: not on sm_90 (no TMA, no wgmma)");
+    tap_ok(persistent_by_default(ptr_matmul, 128, 90, 1, NULL) == 0,
            "by default: not the tutorial's pointer tiles (cp.async rings)");
-    tap_ok(persistent_by_default(own_tiles, 90, 1, NULL) == 0,
+    tap_ok(persistent_by_default(own_tiles, 128, 90, 1, NULL) == 0,
            "by default: not a kernel that walks its own tiles (reads num_programs)");
 }
 
@@ -203,7 +209,7 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(11);
+    tap_plan(12);
     ptx_of_forced();
     where_it_pays();
     ids_on_device();

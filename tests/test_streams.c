@@ -320,7 +320,7 @@ static void assert_on_stream(void)
     }
     float x[64];
     for (int i = 0; i < 64; i++)
-        x[i] = i == 37 ? -1.0f : 1.0f;
+        x[i] = i == 36 ? -1.0f : 1.0f; /* program 9 reads x[36] */
     tj_buffer b = tl_upload(dev, x, sizeof x);
     tj_stream *s = NULL;
     tj_status st = tj_stream_create(dev, &s);

@@ -524,16 +524,16 @@ TJI_FUNC tj_status tjp_check_roundtrip(const tji_func *fn, const tjp_layout_plan
 /* persistent.c — the kernel's body becomes a loop over the launch's
  * programs (tiles) that fewer, resident programs walk (its essay). A
  * launch asks for it with a 1-D grid (tj_persistent: OFF, or a grid of
- * more axes, is NEVER; DEFAULT is WHERE_IT_PAYS on t; ON is ALWAYS).
- * *why_not (may be NULL) gets a static text where the body stays as it
- * was. Runs first. */
+ * more axes, is NEVER; DEFAULT is WHERE_IT_PAYS on t with num_stages,
+ * the launch's; ON is ALWAYS). *why_not (may be NULL) gets a static text
+ * where the body stays as it was. Runs first. */
 typedef enum tjp_persistence {
     TJP_PERSIST_NEVER,
     TJP_PERSIST_WHERE_IT_PAYS,
     TJP_PERSIST_ALWAYS
 } tjp_persistence;
-TJI_FUNC tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, tjp_persistence mode,
-                                       const char **why_not);
+TJI_FUNC tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, int num_stages,
+                                       tjp_persistence mode, const char **why_not);
 /* fn was made persistent: it reads TJI_LOGICAL_PROGRAMS. */
 TJI_FUNC int tjp_is_persistent(const tji_func *fn);
 

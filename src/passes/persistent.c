@@ -30,7 +30,13 @@
  * pays — on Hopper (sm_90a), a kernel whose top level has a loop with a
  * dot fed by block-pointer loads (the shape warp specialization takes), and
  * which does not already read num_programs(0) (a kernel that walks its own
- * tiles, as tutorial 09 does, is persistent already).
+ * tiles, as tutorial 09 does, is persistent already) — and where it fits:
+ * a loop nested in the tile loop keeps its rings' bytes apart from the
+ * epilogue's (alloc_shared.c), so the rings (a tile per block-pointer load
+ * of the loop, num_stages + 1 slots: wgmma's) and the largest tile stored
+ * after it must fit a block's shared memory together. Measured on an
+ * H200: 128x256x64 at 3 stages with an f16 C (192 + 64 KiB) did not, and
+ * the default must never turn a kernel that compiles into one that fails.
  */
 #include <stdlib.h>
 
@@ -44,37 +50,57 @@ static int uses_num_programs(const tji_func *fn)
     return 0;
 }
 
-/* Region r holds, at any depth, a DOT and a LOAD of a block pointer. */
-static void find_dot_and_block_loads(const tji_func *fn, int32_t r, int *dot, int *block_load)
+static int64_t tile_bytes(const tji_type *t)
+{
+    return tji_numel(t) * (int64_t)tj_dtype_size(t->dtype);
+}
+
+/* Region r holds, at any depth, a DOT; *block_loads gets the bytes of the
+ * tiles its block-pointer loads read. */
+static void find_dot_and_block_loads(const tji_func *fn, int32_t r, int *dot, int64_t *block_loads)
 {
     const tji_region *region = &fn->regions[r];
     for (int k = 0; k < region->nops; k++) {
         const tji_op *op = &fn->ops[region->ops[k]];
         *dot |= op->code == TJI_DOT;
-        *block_load |= op->code == TJI_LOAD && tji_is_block_ptr(tji_typeof(fn, op->args[0]));
+        if (op->code == TJI_LOAD && tji_is_block_ptr(tji_typeof(fn, op->args[0])))
+            *block_loads += tile_bytes(tji_typeof(fn, op->result));
         for (int s = 0; s < 2; s++)
             if (op->region[s] >= 0)
-                find_dot_and_block_loads(fn, op->region[s], dot, block_load);
+                find_dot_and_block_loads(fn, op->region[s], dot, block_loads);
     }
 }
 
-/* The default's test: the main loop is a matmul's that TMA can feed. */
-static const char *why_not_by_default(const tji_func *fn, const tjp_target *t)
+/* The default's test: the main loop is a matmul's that TMA can feed, and
+ * its rings fit beside the largest tile the kernel stores. */
+static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, int num_stages)
 {
     if (t->sm < 90 || !t->arch_specific)
         return "not a Hopper target (sm_90a)";
     if (uses_num_programs(fn))
         return "the kernel reads num_programs(0): it walks its own tiles";
+    int64_t rings = 0, stored = 0;
+    int matmul_loop = 0;
     const tji_region *body = &fn->regions[0];
     for (int k = 0; k < body->nops; k++) {
         const tji_op *op = &fn->ops[body->ops[k]];
-        int dot = 0, block_load = 0;
+        int dot = 0;
+        int64_t loads = 0;
         if (op->code == TJI_FOR)
-            find_dot_and_block_loads(fn, op->region[0], &dot, &block_load);
-        if (dot && block_load)
-            return NULL;
+            find_dot_and_block_loads(fn, op->region[0], &dot, &loads);
+        if (dot && loads) {
+            matmul_loop = 1;
+            rings = rings > loads ? rings : loads;
+        }
+        if (op->code == TJI_STORE && tile_bytes(tji_typeof(fn, op->args[1])) > stored)
+            stored = tile_bytes(tji_typeof(fn, op->args[1]));
     }
-    return "no top-level loop with a dot of block-pointer loads";
+    if (!matmul_loop)
+        return "no top-level loop with a dot of block-pointer loads";
+    enum { BARRIERS_AND_SLACK = 4096 };
+    if (rings * (num_stages + 1) + stored + BARRIERS_AND_SLACK > TJP_SHARED_MAX)
+        return "the rings and the epilogue would not fit a block's shared memory together";
+    return NULL;
 }
 
 /* Moves region 0's ops into a new FOR over the tiles. */
@@ -127,12 +153,12 @@ static void wrap_body(tji_func *fn)
     free(old);
 }
 
-tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, tjp_persistence mode,
+tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, int num_stages, tjp_persistence mode,
                               const char **why_not)
 {
     const char *why = mode == TJP_PERSIST_NEVER    ? "not asked for by the launch"
                       : mode == TJP_PERSIST_ALWAYS ? NULL
-                                                   : why_not_by_default(fn, t);
+                                                   : why_not_by_default(fn, t, num_stages);
     if (why_not)
         *why_not = why;
     if (!why)

@@ -164,7 +164,8 @@ static tj_status make_persistent(tjp_pass_state *s, tjp_persistence mode)
                          "(the pass runs first)");
     drop_axis(s);
     drop_coalesce(s);
-    return tjp_make_persistent(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps}, mode, NULL);
+    return tjp_make_persistent(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps},
+                               s->num_stages ? s->num_stages : 3, mode, NULL);
 }
 
 static tj_status run_make_persistent(tjp_pass_state *s)
