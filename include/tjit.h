@@ -685,6 +685,13 @@ TJ_API tj_status tj_buffer_address(tj_device *dev, tj_buffer buf, uint64_t *out)
  * is, and its work is done when the call returns, so code written for
  * streams runs on both.
  *
+ * Every tjit call that uses the GPU makes the device's context current
+ * (pushes it, where it is not) and pops it before returning: the calling
+ * thread's current CUDA context is never left changed. A stream may be
+ * captured into a CUDA graph (cuStreamBeginCapture) once each kernel
+ * launched there has run before: a variant's first launch compiles and
+ * loads code, which capture does not allow.
+ *
  * tj_stream_synchronize waits for one stream's work, then reports a
  * failed device assert or a fault as tj_synchronize does (an assert record
  * names its kernel, whichever stream ran it). tj_synchronize still waits

@@ -16,6 +16,8 @@
  *  - on a GPU, tjit launches on an application's stream captured into a CUDA
  *    graph (global capture mode, the variant compiled before), the graph
  *    replayed twice: each replay adds one more;
+ *  - on a GPU, the thread's current context after tjit's calls is what it
+ *    was before: the primary context an application made current, or none;
  *  - on a GPU, a failed device assert in a kernel on a stream is what
  *    tj_stream_synchronize reports.
  * Bad inputs each get their error: the elapsed time of an event never
@@ -184,6 +186,62 @@ static void events(void)
 typedef int (*cu_stream_create_fn)(void **stream, unsigned flags);
 typedef int (*cu_stream_destroy_fn)(void *stream);
 
+/* As a CUDA runtime application does: the GPU's primary context current on
+ * this thread (NULL: none current). Returns 0 where the driver refused. */
+static int app_context(void *cuda, int primary)
+{
+    int (*device_get)(int *, int) = NULL;
+    int (*retain)(void **, int) = NULL;
+    int (*set_current)(void *) = NULL;
+    *(void **)&device_get = dlsym(cuda, "cuDeviceGet");
+    *(void **)&retain = dlsym(cuda, "cuDevicePrimaryCtxRetain");
+    *(void **)&set_current = dlsym(cuda, "cuCtxSetCurrent");
+    int device = 0;
+    void *context = NULL;
+    if (!device_get || !retain || !set_current || device_get(&device, 0) != 0)
+        return 0;
+    if (primary && retain(&context, device) != 0) /* released by the process's end */
+        return 0;
+    return set_current(context) == 0;
+}
+
+/* The thread's current context, or (void *)-1 where the driver refused. */
+static void *current_context(void *cuda)
+{
+    int (*get_current)(void **) = NULL;
+    *(void **)&get_current = dlsym(cuda, "cuCtxGetCurrent");
+    void *context = NULL;
+    return get_current && get_current(&context) == 0 ? context : (void *)-1;
+}
+
+/* tjit's calls push their context and pop it: whatever the thread had
+ * current before (the application's primary context, or none) it has after. */
+static void context_left_alone(void)
+{
+    if (tj_device_get_kind(dev) != TJ_DEVICE_GPU) {
+        tap_skip(2, "CUDA contexts need a GPU");
+        return;
+    }
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    for (int primary = 1; primary >= 0; primary--) {
+        int set = cuda && app_context(cuda, primary);
+        void *before = set ? current_context(cuda) : (void *)-1;
+        tj_buffer x = tl_poisoned(dev, 4096 * 4);
+        tj_status st = launch_on(NULL, x, x, 4096);
+        if (st == TJ_OK)
+            st = tj_synchronize(dev);
+        tj_buffer_free(dev, x);
+        void *after = set ? current_context(cuda) : (void *)-2;
+        if (st != TJ_OK)
+            tap_diag("%s", tj_last_error());
+        tap_ok(set && st == TJ_OK && before == after && (primary ? before != NULL : before == NULL),
+               "the thread's current context (%s) is the same after tjit's calls",
+               primary ? "the primary context, as the CUDA runtime makes it" : "none");
+    }
+    if (cuda)
+        dlclose(cuda);
+}
+
 static void wrapped_stream(void)
 {
     if (tj_device_get_kind(dev) != TJ_DEVICE_GPU) {
@@ -198,9 +256,8 @@ static void wrapped_stream(void)
     cu_stream_create_fn create = cuda ? (cu_stream_create_fn)dlsym(cuda, "cuStreamCreate") : NULL;
     cu_stream_destroy_fn destroy = cuda ? (cu_stream_destroy_fn)dlsym(cuda, "cuStreamDestroy_v2") : NULL;
     void *app_stream = NULL;
-    /* tjit's calls leave the device's (primary) context current: the
-     * application's stream is made in it */
-    int made = create && destroy && tj_synchronize(dev) == TJ_OK && create(&app_stream, 0) == 0;
+    /* the application's stream, made in the primary context it made current */
+    int made = create && destroy && app_context(cuda, 1) && create(&app_stream, 0) == 0;
     tj_stream *s = NULL;
     round_trip r;
     tj_status st = made ? tj_stream_wrap(dev, app_stream, &s) : TJ_ERR_DEVICE;
@@ -269,7 +326,7 @@ static void graph_capture(void)
         /* capture through a wrapped handle of a stream tjit did not make */
         int (*create)(void **, unsigned) = NULL;
         *(void **)&create = dlsym(cuda, "cuStreamCreate");
-        drv = create ? create(&native, 0) : -1;
+        drv = create && app_context(cuda, 1) ? create(&native, 0) : -1;
         st = drv == 0 ? tj_stream_wrap(dev, native, &wrapped) : TJ_ERR_DEVICE;
     }
     if (st == TJ_OK && (drv = g.begin(native, 0)) != 0) /* CU_STREAM_CAPTURE_MODE_GLOBAL */
@@ -380,12 +437,13 @@ static void bad_inputs(void)
 int main(void)
 {
     dev = tl_setup("test_streams");
-    tap_plan(16);
+    tap_plan(18);
     one_stream();
     two_streams();
     events();
     wrapped_stream();
     graph_capture();
+    context_left_alone();
     assert_on_stream();
     bad_inputs();
     tj_device_close(dev);

@@ -130,6 +130,7 @@ static tj_status timed_calls(tj_device *dev, tj_status (*run)(tj_device *, void 
 tj_status tj_bench(tj_device *dev, tj_status (*run)(tj_device *dev, void *user), void *user,
                    const tj_bench_opts *opts, tj_bench_result *out)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     tj_bench_opts o;
     tj_status st = check_args(dev, run, opts, out, &o);

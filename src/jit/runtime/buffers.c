@@ -289,6 +289,7 @@ tj_status tjj_dead_buffer(const char *who, tj_buffer buf)
 
 tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_buffer_alloc";
     tj_status st = out_of(who, dev, out);
     if (st != TJ_OK)
@@ -309,6 +310,7 @@ tj_status tj_buffer_alloc(tj_device *dev, size_t bytes, tj_buffer *out)
 
 tj_status tj_buffer_wrap(tj_device *dev, uint64_t address, size_t bytes, tj_buffer *out)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_buffer_wrap";
     tj_status st = out_of(who, dev, out);
     if (st != TJ_OK)
@@ -326,6 +328,7 @@ tj_status tj_buffer_wrap(tj_device *dev, uint64_t address, size_t bytes, tj_buff
 
 tj_status tj_buffer_view(tj_device *dev, tj_buffer buf, size_t offset, size_t bytes, tj_buffer *out)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_buffer_view";
     tj_status st = out_of(who, dev, out);
     if (st != TJ_OK)
@@ -368,6 +371,7 @@ tj_status tj_buffer_address(tj_device *dev, tj_buffer buf, uint64_t *out)
 
 tj_status tj_buffer_free(tj_device *dev, tj_buffer buf)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_buffer_free: dev is NULL");
@@ -419,6 +423,7 @@ tj_status tjj_copy_target(const char *who, tj_device *dev, tj_buffer buf, size_t
 tj_status tj_buffer_write(tj_device *dev, tj_buffer dst, size_t offset, const void *src,
                           size_t bytes)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_buffer_write";
     tjs_clear_error();
     tjj_buffer_use use;
@@ -432,6 +437,7 @@ tj_status tj_buffer_write(tj_device *dev, tj_buffer dst, size_t offset, const vo
 
 tj_status tj_buffer_read(tj_device *dev, tj_buffer src, size_t offset, void *dst, size_t bytes)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_buffer_read";
     tjs_clear_error();
     tjj_buffer_use use;

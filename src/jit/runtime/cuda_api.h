@@ -152,6 +152,9 @@ typedef tjcu_result (*tjcu_cuDeviceGetAttribute_fn)(int *value, tjcu_device_attr
 typedef tjcu_result (*tjcu_cuDevicePrimaryCtxRetain_fn)(tjcu_context *context, tjcu_device device);
 typedef tjcu_result (*tjcu_cuDevicePrimaryCtxRelease_fn)(tjcu_device device);
 typedef tjcu_result (*tjcu_cuCtxSetCurrent_fn)(tjcu_context context);
+typedef tjcu_result (*tjcu_cuCtxGetCurrent_fn)(tjcu_context *context);
+typedef tjcu_result (*tjcu_cuCtxPushCurrent_fn)(tjcu_context context);
+typedef tjcu_result (*tjcu_cuCtxPopCurrent_fn)(tjcu_context *context);
 typedef tjcu_result (*tjcu_cuCtxSynchronize_fn)(void);
 typedef tjcu_result (*tjcu_cuMemAlloc_fn)(tjcu_deviceptr *ptr, size_t bytes);
 typedef tjcu_result (*tjcu_cuMemFree_fn)(tjcu_deviceptr ptr);
@@ -217,6 +220,9 @@ typedef tjcu_result(*tjcu_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(tj
     X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL)                \
     X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", NULL)          \
     X(cuCtxSetCurrent, "cuCtxSetCurrent", NULL)                                  \
+    X(cuCtxGetCurrent, "cuCtxGetCurrent", NULL)                                  \
+    X(cuCtxPushCurrent, "cuCtxPushCurrent_v2", NULL)                             \
+    X(cuCtxPopCurrent, "cuCtxPopCurrent_v2", NULL)                               \
     X(cuCtxSynchronize, "cuCtxSynchronize", NULL)                                \
     X(cuMemAlloc, "cuMemAlloc_v2", NULL)                                         \
     X(cuMemFree, "cuMemFree_v2", NULL)                                           \

@@ -59,6 +59,7 @@ void tjj_device_free(tj_device *dev)
 
 tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     if (!out)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_device_open: out is NULL");
@@ -92,6 +93,7 @@ tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal)
 
 void tj_device_close(tj_device *dev)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     if (!dev)
         return;
@@ -136,6 +138,7 @@ int tj_device_processors(const tj_device *dev)
 
 tj_status tj_synchronize(tj_device *dev)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_synchronize: dev is NULL");

@@ -4,7 +4,8 @@
  * the CUDA driver API (cuda.c loads it).
  *
  * A device holds the primary context of its GPU, made current on the
- * calling thread at every API call, so any thread may use the device.
+ * calling thread for the length of every API call (context.c), so any
+ * thread may use the device and the caller's own context is left as it was.
  * Buffers are device memory; an allocation that fails for want of memory
  * first waits for the device to release held buffers, then tries once more.
  *
@@ -63,10 +64,11 @@ tj_status tjj_cu_check(tjcu_result r, const char *who, const char *call)
     return tjj_cuda_check(r, what);
 }
 
-/* Makes the device's context current on the calling thread. */
+/* Makes the device's context current on the calling thread, for the rest
+ * of the public call (context.c). */
 tj_status tjj_gpu_enter(tj_device *dev, const char *who)
 {
-    return tjj_cu_check(dev->cu->cuCtxSetCurrent(dev->context), who, "cuCtxSetCurrent");
+    return tjj_cuda_make_current(dev->cu, dev->context, who);
 }
 
 /* Reads, reports and resets the assert records of the variants launched
@@ -180,7 +182,7 @@ static tj_status open_gpu(int ordinal, tj_device **out)
                        "cuDevicePrimaryCtxRetain")) != TJ_OK)
         return st;
     tjcu_deviceptr record = 0;
-    if ((st = tjj_cu_check(cu->cuCtxSetCurrent(context), who, "cuCtxSetCurrent")) != TJ_OK ||
+    if ((st = tjj_cuda_make_current(cu, context, who)) != TJ_OK ||
         (st = tjj_cu_check(cu->cuMemAlloc(&record, sizeof(tjj_gpu_assert)), who, "cuMemAlloc")) != TJ_OK ||
         (st = tjj_cu_check(cu->cuMemsetD8(record, 0, sizeof(tjj_gpu_assert)), who, "cuMemsetD8")) != TJ_OK) {
         if (record)
@@ -284,9 +286,12 @@ static tj_status check_foreign(tj_device *dev, uint64_t addr, size_t bytes, cons
     return TJ_OK;
 }
 
+/* Also reached from a launch that failed before it entered (releasing a
+ * freed buffer it held): enter first. */
 static void free_memory(tj_device *dev, uint64_t addr)
 {
-    dev->cu->cuMemFree(addr);
+    if (tjj_gpu_enter(dev, "tj_buffer_free") == TJ_OK)
+        dev->cu->cuMemFree(addr);
 }
 
 static tj_status write_memory(tj_device *dev, uint64_t dst, const void *src, size_t bytes,

@@ -258,6 +258,20 @@ TJI_FUNC void tjj_streams_close(tj_device *dev);
 /* The native handle of a launch's stream (NULL: 0), checked to be dev's. */
 TJI_FUNC tj_status tjj_stream_native(tj_device *dev, tj_stream *stream, const char *who, uint64_t *out);
 
+/* context.c: a public call's CUDA context. TJJ_CONTEXT_SCOPE, first in a
+ * public function that may reach the driver, opens a scope that pops, when
+ * the function returns, the context tjj_gpu_enter pushed for it. */
+typedef struct tjj_context_scope {
+    int depth;
+} tjj_context_scope;
+TJI_FUNC tjj_context_scope tjj_context_scope_begin(void);
+TJI_FUNC void tjj_context_scope_end(const tjj_context_scope *scope);
+#define TJJ_CONTEXT_SCOPE                                                                    \
+    tjj_context_scope tjj_scope_ __attribute__((cleanup(tjj_context_scope_end), unused)) =   \
+        tjj_context_scope_begin()
+/* Makes context current for the rest of the scope (outside any: for good). */
+TJI_FUNC tj_status tjj_cuda_make_current(const tjcu_driver *cu, tjcu_context context, const char *who);
+
 /* device_gpu.c: the CUDA calls other files make for a GPU device. */
 TJI_FUNC tj_status tjj_cu_check(tjcu_result r, const char *who, const char *call);
 TJI_FUNC tj_status tjj_gpu_enter(tj_device *dev, const char *who);

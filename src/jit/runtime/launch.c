@@ -103,6 +103,7 @@ static uint64_t aliased(const tj_kernel *kernel, const tjf_value *values, const 
 tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg *cfg,
                     const tj_arg *args, int nargs, const int64_t *consts, int nconsts)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_launch: dev is NULL");

@@ -83,6 +83,7 @@ static tj_stream *add_stream(tj_device *dev, uint64_t native, int owned)
 
 tj_status tj_stream_create(tj_device *dev, tj_stream **out)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_stream_create";
     tjs_clear_error();
     if (!dev || !out)
@@ -125,6 +126,7 @@ static tj_status live_stream(const tj_stream *s, const char *who)
 
 tj_status tj_stream_destroy(tj_stream *s)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     if (!s)
         return TJ_OK;
@@ -142,6 +144,7 @@ tj_status tj_stream_destroy(tj_stream *s)
 
 tj_status tj_stream_synchronize(tj_stream *s)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_stream_synchronize";
     tjs_clear_error();
     tj_status st = live_stream(s, who);
@@ -184,17 +187,20 @@ static tj_status copy_async(const char *who, tj_device *dev, tj_buffer buf, size
 tj_status tj_buffer_write_async(tj_device *dev, tj_buffer dst, size_t offset, const void *src, size_t bytes,
                                 tj_stream *stream)
 {
+    TJJ_CONTEXT_SCOPE;
     return copy_async("tj_buffer_write_async", dev, dst, offset, (void *)(uintptr_t)src, bytes, stream, 1);
 }
 
 tj_status tj_buffer_read_async(tj_device *dev, tj_buffer src, size_t offset, void *dst, size_t bytes,
                                tj_stream *stream)
 {
+    TJJ_CONTEXT_SCOPE;
     return copy_async("tj_buffer_read_async", dev, src, offset, dst, bytes, stream, 0);
 }
 
 tj_status tj_host_alloc(tj_device *dev, size_t bytes, void **out)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_host_alloc";
     tjs_clear_error();
     if (!dev || !out)
@@ -207,6 +213,7 @@ tj_status tj_host_alloc(tj_device *dev, size_t bytes, void **out)
 
 tj_status tj_host_free(tj_device *dev, void *ptr)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_host_free: dev is NULL");
@@ -217,6 +224,7 @@ tj_status tj_host_free(tj_device *dev, void *ptr)
 
 tj_status tj_event_create(tj_device *dev, tj_event **out)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_event_create";
     tjs_clear_error();
     if (!dev || !out)
@@ -241,6 +249,7 @@ tj_status tj_event_create(tj_device *dev, tj_event **out)
 
 tj_status tj_event_destroy(tj_event *e)
 {
+    TJJ_CONTEXT_SCOPE;
     tjs_clear_error();
     if (!e)
         return TJ_OK;
@@ -268,6 +277,7 @@ static tj_status live_event(const tj_event *e, const char *name, const char *who
 
 tj_status tj_event_record(tj_event *e, tj_stream *stream)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_event_record";
     tjs_clear_error();
     tj_status st = live_event(e, "event", who);
@@ -283,6 +293,7 @@ tj_status tj_event_record(tj_event *e, tj_stream *stream)
 
 tj_status tj_event_synchronize(tj_event *e)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_event_synchronize";
     tjs_clear_error();
     tj_status st = live_event(e, "event", who);
@@ -293,6 +304,7 @@ tj_status tj_event_synchronize(tj_event *e)
 
 tj_status tj_event_elapsed(tj_event *start, tj_event *end, float *milliseconds)
 {
+    TJJ_CONTEXT_SCOPE;
     static const char who[] = "tj_event_elapsed";
     tjs_clear_error();
     tj_status st = live_event(start, "start", who);
