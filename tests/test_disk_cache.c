@@ -13,8 +13,8 @@
  *
  * What must hold: an empty cache misses and stores both variants, and a
  * second process hits both and compiles nothing; an entry with a flipped
- * byte, cut short, cut below its header, grown, or holding another key's
- * entry is bad: the child recompiles, gets right results, and writes it
+ * byte, cut short, cut below its header, grown, holding another key's
+ * entry, or whose payload is forged or noise under a matching checksum is bad: the child recompiles, gets right results, and writes it
  * over (the next process hits); TJIT_CACHE=0 writes nothing, and a
  * malformed TJIT_CACHE warns and turns the cache off; TJIT_CACHE_DIR,
  * XDG_CACHE_HOME and HOME are honored in that order, directories made
@@ -33,10 +33,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef TJIT_XXHASH_INLINE
+#define XXH_INLINE_ALL /* configure --enable-static-xxhash */
+#endif
+#include <xxhash.h>
+
 #include "../src/jit/runtime/disk_cache.h"
 #include "testlib.h"
 
 enum { ROWS = 37, COLS = 300, BLOCK = 512, N = 256, KERNELS = 2, RACERS = 8 };
+/* The assert kernel's limits: above every value, and below some. Neither is
+ * a multiple of 16 (nor 1), so that on a GPU both launches run one variant
+ * (tjf_spec_key): two kernels, two entries. */
+enum { PASSING = 250, FAILING = 100 };
 
 TJ_KERNEL(row_softmax, TJ_PARAMS(TJ_PTR(src, f32), TJ_PTR(dst, f32), TJ_SCALAR(cols, i32)),
           TJ_CONSTS(B))
@@ -109,7 +118,7 @@ static void assert_kernel(tj_device *dev, outcome *o)
     tj_buffer bx, by;
     tj_launch_cfg cfg = {.grid = {N / 64}};
     if (tj_buffer_alloc(dev, sizeof x, &bx) != TJ_OK || tj_buffer_alloc(dev, sizeof y, &by) != TJ_OK ||
-        tj_buffer_write(dev, bx, 0, x, sizeof x) != TJ_OK || checked_double_launch(dev, &cfg, bx, by, N, 64) != TJ_OK ||
+        tj_buffer_write(dev, bx, 0, x, sizeof x) != TJ_OK || checked_double_launch(dev, &cfg, bx, by, PASSING, 64) != TJ_OK ||
         tj_buffer_read(dev, by, 0, y, sizeof y) != TJ_OK) {
         fprintf(stderr, "checked_double: %s\n", tj_last_error());
         o->correct = 0;
@@ -118,7 +127,7 @@ static void assert_kernel(tj_device *dev, outcome *o)
     for (int i = 0; i < N; i++)
         if (y[i] != 2 * x[i])
             o->correct = 0;
-    tj_status st = checked_double_launch(dev, &cfg, bx, by, 100, 64);
+    tj_status st = checked_double_launch(dev, &cfg, bx, by, FAILING, 64);
     if (st == TJ_OK)
         st = tj_synchronize(dev);
     char where[64];
@@ -285,7 +294,44 @@ static long file_size(const char *path)
 }
 
 /* Damage one way: every entry of dir. */
-typedef enum damage { FLIP, CUT, CUT_HEADER, GROW, SWAP } damage;
+typedef enum damage { FLIP, CUT, CUT_HEADER, GROW, SWAP, FORGED, GARBAGE } damage;
+
+/* The payload of the entry at path changed, its checksum made to match:
+ * FORGED sets its bytes 8..23 (the first sizes and lengths after the
+ * ptxas flag) to 0xff, GARBAGE replaces all of it with noise. Only the
+ * parser's checks can tell. */
+static void forge(const char *path, damage how)
+{
+    enum { HEADER = 48, SUM_AT = 40 };
+    FILE *f = fopen(path, "r+b");
+    long size = file_size(path);
+    if (!f || size < HEADER + 24) {
+        tap_diag("cannot forge %s", path);
+        if (f)
+            fclose(f);
+        return;
+    }
+    unsigned char *data = malloc((size_t)size);
+    if (!data || fread(data, 1, (size_t)size, f) != (size_t)size)
+        tap_bail_out("reading %s", path);
+    unsigned char *payload = data + HEADER;
+    size_t n = (size_t)size - HEADER;
+    if (how == FORGED)
+        memset(payload + 8, 0xff, 16);
+    else
+        for (uint64_t i = 0, x = 12345; i < n; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u; /* an LCG's top byte */
+            payload[i] = (unsigned char)(x >> 56);
+        }
+    uint64_t sum = XXH3_64bits(payload, n);
+    for (int i = 0; i < 8; i++)
+        data[SUM_AT + i] = (unsigned char)(sum >> (8 * i));
+    rewind(f);
+    if (fwrite(data, 1, (size_t)size, f) != (size_t)size)
+        tap_bail_out("writing %s", path);
+    fclose(f);
+    free(data);
+}
 
 static void damage_entries(const char *dir, damage how)
 {
@@ -299,6 +345,10 @@ static void damage_entries(const char *dir, damage how)
         return;
     }
     for (int i = 0; i < n; i++) {
+        if (how == FORGED || how == GARBAGE) {
+            forge(p[i], how);
+            continue;
+        }
         long size = file_size(p[i]);
         if (how == CUT || how == CUT_HEADER) {
             if (truncate(p[i], how == CUT ? size - 7 : 20) != 0)
@@ -390,7 +440,7 @@ static void test_race(const char *const *env, const char *dir)
 
 int main(void)
 {
-    tap_plan(22);
+    tap_plan(26);
     alarm(tl_watchdog_seconds());
     const char *tmp = getenv("TMPDIR");
     snprintf(root, sizeof root, "%s/tjit-disk-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -414,6 +464,8 @@ int main(void)
     test_damage(on, dir, CUT_HEADER, "an entry cut inside its header");
     test_damage(on, dir, GROW, "an entry with bytes after it");
     test_damage(on, dir, SWAP, "an entry under another key's name");
+    test_damage(on, dir, FORGED, "huge sizes under a matching checksum");
+    test_damage(on, dir, GARBAGE, "noise under a matching checksum");
 
     const char *dump_ir[] = {"TJIT_CACHE=1", dir_env, "TJIT_DUMP=ir", NULL};
     outcome d = run(dump_ir, "/dev/null");

@@ -433,9 +433,8 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
     }
     /* a cubin from the disk cache spares the driver its PTX compile; the
      * PTX beside it is loaded where the driver refuses the cubin */
-    if (st == TJ_OK && hit && a->cubin && load_image(dev, a->cubin, &a->gpu, v) == TJ_OK)
-        tjs_clear_error();
-    else if (st == TJ_OK)
+    int loaded = st == TJ_OK && hit && a->cubin && load_image(dev, a->cubin, &a->gpu, v) == TJ_OK;
+    if (st == TJ_OK && !loaded)
         st = load_module(dev, fn->name, &a->gpu, v);
     tjj_stage_done(times, "module-load");
     if (st == TJ_OK && !hit)

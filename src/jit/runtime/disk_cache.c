@@ -527,7 +527,7 @@ int tjj_disk_cache_load(tjj_artifact *a)
     } else {
         atomic_fetch_add(&misses, 1);
         atomic_fetch_add(&bad, 1);
-        dump(a, "bad entry, recompiling:", path, why);
+        dump(a, "bad entry (recompiled):", path, why);
     }
     free(path);
     return hit;
