@@ -333,6 +333,7 @@ static void put_payload(bytes *b, const tjj_artifact *a)
     put_u64(b, g->shared_bytes);
     put_i64(b, g->num_warps);
     put_i64(b, g->producer_warps);
+    put_i64(b, g->persistent);
     put_i64(b, g->ntmaps);
     for (int i = 0; i < g->ntmaps; i++)
         put_tmap(b, &g->tmaps[i]);
@@ -366,6 +367,7 @@ static void get_payload(reader *r, tjj_artifact *a)
     g->shared_bytes = (size_t)get_int(r, 0, MOST_SHARED);
     g->num_warps = (int)get_int(r, 1, MOST_WARPS);
     g->producer_warps = (int)get_int(r, 0, MOST_WARPS);
+    g->persistent = (int)get_int(r, 0, 1);
     int ntmaps = (int)get_int(r, 0, MOST_TMAPS);
     if (r->ok && ntmaps) {
         g->tmaps = tjs_xcalloc((size_t)ntmaps, sizeof *g->tmaps);

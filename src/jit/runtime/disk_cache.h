@@ -8,9 +8,9 @@
  * An entry is the code of one artifact (pipeline.h) under its stable key:
  * on the CPU its object file, on a GPU its PTX (and the cubin ptxas made of
  * it, where TJIT_PTXAS ran) with what a launch needs besides: the entry
- * point's name, shared bytes, warps, tensor maps and device asserts. What
- * the artifact holds that follows from the tile program as built (its
- * bounds sites) is computed again from it, as the key is.
+ * point's name, shared bytes, warps, persistence, tensor maps and device
+ * asserts. What the artifact holds that follows from the tile program as
+ * built (its bounds sites) is computed again from it, as the key is.
  *
  * Where: $TJIT_CACHE_DIR, else $XDG_CACHE_HOME/tjit, else ~/.cache/tjit;
  * TJIT_CACHE=0 turns it off. Nothing here fails a launch: an entry that is
