@@ -74,7 +74,7 @@ static pthread_mutex_t jit_lock = PTHREAD_MUTEX_INITIALIZER;
 static tjj_cpu_kernel *loaded; /* jit_lock */
 
 /* ORC reports errors of lazy steps (materialization, linking) here; the
- * lookup that triggered them then fails and tjj_cpu_compile reports both. */
+ * lookup that triggered them then fails and tjj_cpu_load reports both. */
 static _Thread_local char session_error[1024];
 
 static void report_session_error(void *ctx, LLVMErrorRef err)
