@@ -19,7 +19,8 @@
  * Ownership: tj_device_open() gives a device that the caller closes with
  * tj_device_close(); buffers belong to their device and are released with
  * tj_buffer_free() or when the device closes. Compiled kernels are cached by
- * the device and freed with it. Strings returned by tjit stay valid until the
+ * the device and freed with it, and kept on disk for later processes
+ * (TJIT_CACHE, TJIT_CACHE_DIR: README.md, "Disk cache"). Strings returned by tjit stay valid until the
  * next tjit call on the same thread (tj_last_error) or for the life of the
  * object they describe (tj_device_name).
  *

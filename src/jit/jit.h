@@ -36,18 +36,39 @@ typedef struct tjj_cpu_rt {
     struct tjj_gpu_assert *bounds; /* checked variants: the first bounds violation */
 } tjj_cpu_rt;
 
-typedef struct tjj_cpu_kernel tjj_cpu_kernel; /* a compiled variant */
+typedef struct tjj_cpu_kernel tjj_cpu_kernel; /* a compiled variant, loaded */
+
+/* A compiled variant as an object file for the host: what tjj_cpu_load
+ * links, and what the disk cache keeps. */
+typedef struct tjj_cpu_object {
+    char *data;           /* malloc'ed, size bytes */
+    size_t size;
+    size_t scratch_bytes; /* the per-thread scratch the kernel needs */
+} tjj_cpu_object;
+TJI_FUNC void tjj_cpu_object_free(tjj_cpu_object *o);
 
 /* buffers.c: the host pointer or device address of a live buffer (0: none),
  * for tests that look at the memory around a buffer (test_bounds). */
 TJI_FUNC uint64_t tjj_buffer_address(tj_device *dev, tj_buffer buf);
 
 /* Compiles a verified tile program and its fusion plan (tjp_materialize)
- * for the host CPU with ORC LLJIT. TJIT_DUMP=llvm prints the LLVM IR
- * before and after optimization. times (NULL: none) gets the stages
- * llvm-ir, llvm-opt and emit-object (ORC's code generation). */
-TJI_FUNC tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, tjj_stage_times *times,
-                                   tjj_cpu_kernel **out);
+ * for the host CPU into an object file whose entry point is symbol
+ * (tjj_cpu_entry_symbol). TJIT_DUMP=llvm prints the LLVM IR before and after
+ * optimization. times (NULL: none) gets the stages llvm-ir, llvm-opt and
+ * emit-object (machine code). */
+TJI_FUNC tj_status tjj_cpu_compile(const tji_func *fn, const tjp_plan *plan, const char *symbol,
+                                   tjj_stage_times *times, tjj_cpu_object *out);
+/* The entry point's symbol of a kernel with this stable key (malloc'ed):
+ * the same in every process, so that an object from the disk cache links. */
+struct tjj_stable_key;
+TJI_FUNC char *tjj_cpu_entry_symbol(const char *kernel_name, const struct tjj_stable_key *key);
+/* Links obj into ORC's LLJIT and finds symbol in it; a kernel already
+ * loaded under symbol is shared (same symbol, same key, same code). */
+TJI_FUNC tj_status tjj_cpu_load(const tjj_cpu_object *obj, const char *symbol, const char *kernel_name,
+                                tjj_cpu_kernel **out);
+/* The host the code is for, "triple cpu features" (part of the stable
+ * key); NULL where the JIT cannot start. */
+TJI_FUNC const char *tjj_cpu_host(void);
 TJI_FUNC void *tjj_cpu_kernel_entry(const tjj_cpu_kernel *k);
 TJI_FUNC size_t tjj_cpu_kernel_scratch(const tjj_cpu_kernel *k);
 TJI_FUNC void tjj_cpu_kernel_free(tjj_cpu_kernel *k);

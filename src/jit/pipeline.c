@@ -3,7 +3,7 @@
  * pipeline.c — compiling a built tile program: one function per target,
  * each the straight list of its steps.
  *
- *   GPU (tjj_compile_gpu)               CPU (tjj_compile_cpu)
+ *   GPU (tjj_compile_gpu)               CPU (tjj_compile_cpu_cached)
  *     stable key, bounds sites            stable key, bounds sites
  *     no tile too big for registers       lower-block-ptrs
  *     tjj_gpu_plan:                       carry-offsets (pointer tiles a loop
@@ -51,13 +51,16 @@
  * element, so its facts are copied (axis_info_of_added), not computed again.
  *
  * The stable variant key (tjj_variant_key) is XXH3-128 of the tjit and LLVM
- * versions, the target (cpu, or sm_XX, num_warps and num_stages, and no_tma where
- * set: the launch's fallback from TMA copies), check_bounds, the
- * specialization key, the constants and the printed IR as built (tji_print),
- * in that order — nothing of the process (no pointer, no counter), so the
- * same kernel has the same key in every process: the key of the disk cache
- * to come. The device's in-memory cache keeps its own faster lookup by
- * kernel pointer (runtime/variants.c) and records this key in the variant.
+ * versions, the library's build (tjj_build_id: a hash of libtjit's file),
+ * the target (the host CPU's triple, name and features; or sm_XX, num_warps
+ * and num_stages, and no_tma and warp specialization where set),
+ * check_bounds, the specialization key, the constants and the printed IR
+ * as built (tji_print), in that order — nothing of the process (no pointer,
+ * no counter), so the same kernel has the same key in every process: the
+ * key of the disk cache (runtime/disk_cache.c), which a launch's compile
+ * asks first (tjj_compile_*_cached). The device's in-memory cache keeps its
+ * own faster lookup by kernel pointer (runtime/variants.c) and records this
+ * key in the variant.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +75,7 @@
 #include "../ffi_bind/ffi_bind.h"
 #include "llvm/bounds.h"
 #include "pipeline.h"
+#include "runtime/disk_cache.h"
 
 /* --- checks and dumps between passes -------------------------------------- */
 
@@ -133,7 +137,8 @@ tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int ar
     unsigned major, minor, patch;
     LLVMGetVersion(&major, &minor, &patch);
     tjs_buf b = {0};
-    tjs_buf_printf(&b, "tjit %s\nllvm %u.%u.%u\n", TJ_VERSION_STRING, major, minor, patch);
+    tjs_buf_printf(&b, "tjit %s\nllvm %u.%u.%u\nbuild %s\n", TJ_VERSION_STRING, major, minor, patch,
+                   tjj_build_id());
     if (sm) {
         tjs_buf_printf(&b, "target sm_%d%s num_warps %d num_stages %d\n", sm, arch_specific ? "a" : "",
                        num_warps, tjj_num_stages(num_stages));
@@ -144,7 +149,8 @@ tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int ar
         if (persistent)
             tjs_buf_printf(&b, "persistent %d\n", persistent);
     } else {
-        tjs_buf_printf(&b, "target cpu\n");
+        const char *host = tjj_cpu_host();
+        tjs_buf_printf(&b, "target cpu %s\n", host ? host : "unknown");
     }
     tjs_buf_printf(&b, "check_bounds %d\nspec %llx\nconsts %d:", fn->check_bounds,
                    (unsigned long long)spec, fn->nconsts);
@@ -218,6 +224,8 @@ void tjj_artifact_free(tjj_artifact *a)
     tjj_gpu_code_free(&a->gpu);
     tjp_layout_plan_free(&a->plan);
     tjj_cpu_kernel_free(a->cpu);
+    tjj_cpu_object_free(&a->object);
+    free(a->cubin);
     free(a->kernel_name);
     memset(a, 0, sizeof *a);
 }
@@ -321,11 +329,10 @@ char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned)
     return tjp_explain(fn, &planned->plan, &planned->axis);
 }
 
-tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
+/* The GPU pipeline for a started artifact. */
+static tj_status compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
 {
     tjj_stage_times *times = t->times;
-    start_artifact(fn, t->spec, t, out);
-    tjj_stage_done(times, "key");
     tjj_gpu_planned planned = {0};
     tj_status st = tjj_timed(times, "checks", tjp_check_roundtrip(fn, NULL));
     if (st == TJ_OK)
@@ -349,12 +356,27 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
     return st;
 }
 
+tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
+{
+    start_artifact(fn, t->spec, t, out);
+    tjj_stage_done(t->times, "key");
+    return compile_gpu(fn, t, out);
+}
+
+tj_status tjj_compile_gpu_cached(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out, int *hit)
+{
+    start_artifact(fn, t->spec, t, out);
+    tjj_stage_done(t->times, "key");
+    *hit = tjj_disk_cache_load(out);
+    tjj_stage_done(t->times, "disk-cache");
+    return *hit ? TJ_OK : compile_gpu(fn, t, out);
+}
+
 /* --- CPU --------------------------------------------------------------------- */
 
-tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_stage_times *times, tjj_artifact *out)
+/* The CPU pipeline for a started artifact: the object file, then the JIT. */
+static tj_status compile_cpu(tji_func *fn, tjj_stage_times *times, tjj_artifact *out)
 {
-    start_artifact(fn, spec & TJF_SPEC_ALIASED, NULL, out);
-    tjj_stage_done(times, "key");
     tj_status st = tjj_timed(times, "checks", tjp_check_roundtrip(fn, NULL));
     if (st != TJ_OK)
         return st;
@@ -370,8 +392,38 @@ tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_stage_times *times, t
     tjp_plan plan = {0};
     tjp_materialize(fn, &plan);
     st = after_pass(TJ_OK, "materialize", fn, NULL, 0, times);
+    char *symbol = tjj_cpu_entry_symbol(fn->name, &out->key);
     if (st == TJ_OK)
-        st = tjj_cpu_compile(fn, &plan, times, &out->cpu);
+        st = tjj_cpu_compile(fn, &plan, symbol, times, &out->object);
+    if (st == TJ_OK)
+        st = tjj_timed(times, "link", tjj_cpu_load(&out->object, symbol, fn->name, &out->cpu));
+    free(symbol);
     tjp_plan_free(&plan);
     return st;
+}
+
+tj_status tjj_compile_cpu_cached(tji_func *fn, uint64_t spec, tjj_stage_times *times, tjj_artifact *out,
+                                 int *hit)
+{
+    start_artifact(fn, spec & TJF_SPEC_ALIASED, NULL, out);
+    tjj_stage_done(times, "key");
+    *hit = tjj_disk_cache_load(out);
+    tjj_stage_done(times, "disk-cache");
+    if (*hit) {
+        char *symbol = tjj_cpu_entry_symbol(fn->name, &out->key);
+        tj_status st = tjj_timed(times, "link", tjj_cpu_load(&out->object, symbol, fn->name, &out->cpu));
+        free(symbol);
+        if (st == TJ_OK)
+            return TJ_OK;
+        /* an entry whose object does not link (it passed every check):
+         * compiled again, and written over */
+        if (tjs_dump_enabled("cache"))
+            fprintf(stderr, "// TJIT_DUMP=cache: kernel '%s': its entry does not link (%s); recompiling\n",
+                    fn->name, tj_last_error());
+        tjs_clear_error();
+        tjj_cpu_object_free(&out->object);
+        out->ptxas_checked = 0;
+        *hit = 0;
+    }
+    return compile_cpu(fn, times, out);
 }

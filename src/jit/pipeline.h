@@ -70,6 +70,10 @@ typedef struct tjj_artifact {
     tjp_layout_plan plan;      /* GPU: the layouts the PTX is made of (for PTX
                                 * of another target: the ptxas check) */
     tjj_cpu_kernel *cpu;       /* CPU: the code in the JIT */
+    tjj_cpu_object object;     /* CPU: that code as an object file */
+    char *cubin;               /* GPU: what ptxas made of the PTX, where it ran */
+    size_t cubin_size;
+    int ptxas_checked;         /* TJIT_PTXAS passed the code (ptxas.h) */
 } tjj_artifact;
 /* Frees what the artifact still owns (a caller may take fields, NULLing them). */
 TJI_FUNC void tjj_artifact_free(tjj_artifact *a);
@@ -81,17 +85,25 @@ TJI_FUNC tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *target, tjj_
 TJI_FUNC tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *target, tjj_artifact *out);
 /* tj_kernel_explain's text of fn after tjj_gpu_plan (malloc'ed). */
 TJI_FUNC char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planned);
-/* The whole CPU pipeline, into the JIT; spec matters only by its aliasing
- * bit. times (NULL: none) gets each step's time. */
-TJI_FUNC tj_status tjj_compile_cpu(tji_func *fn, uint64_t spec, tjj_stage_times *times, tjj_artifact *out);
+
+/* A launch's compile, through the disk cache (runtime/disk_cache.h): the
+ * code of the entry for fn's stable key where there is a valid one (*hit
+ * 1), else the whole pipeline's (*hit 0), which the caller stores once it
+ * has passed its checks. On the CPU the code goes into the JIT either way,
+ * and spec matters only by its aliasing bit. times (NULL: none) gets each
+ * step's time. */
+TJI_FUNC tj_status tjj_compile_cpu_cached(tji_func *fn, uint64_t spec, tjj_stage_times *times,
+                                          tjj_artifact *out, int *hit);
+TJI_FUNC tj_status tjj_compile_gpu_cached(tji_func *fn, const tjj_gpu_target *target, tjj_artifact *out,
+                                          int *hit);
 
 /* The specialization key of a compile without a launch: every pointer is
  * a tjit buffer, so 16-byte aligned; nothing is known of scalars. */
 TJI_FUNC uint64_t tjj_spec_of_buffers(const tj_kernel *kernel);
 
 /* The stable key of a built fn (before any pass) for a target: sm 0 is
- * the CPU (num_warps, num_stages, no_tma, warp_specialize and persistent
- * then ignored); no_tma (a GPU variant without TMA copies),
+ * the host CPU (num_warps, num_stages, no_tma, warp_specialize and
+ * persistent then ignored); no_tma (a GPU variant without TMA copies),
  * warp_specialize and persistent are in the key only where not 0. */
 /* A launch's num_stages with 0 meaning the default (3, as Triton). */
 enum { TJJ_DEFAULT_NUM_STAGES = 3 }; /* why: tjj_num_stages in pipeline.c */

@@ -7,6 +7,8 @@
  * by the CPU pipeline (ORC) and, with TJIT_PTXAS set, also to PTX for
  * ptxas to assemble, so that a machine without a GPU still proves the PTX
  * valid; num_warps and the specialization key matter only to that check.
+ * A compile asks the disk cache first (disk_cache.h) and stores what it
+ * compiled once the check has passed.
  *
  * Streams (streams.c) need nothing here: work is done in call order. An
  * event is the monotonic clock's reading when it was recorded.
@@ -30,6 +32,7 @@
 
 #include "../llvm/bounds.h"
 #include "device_impl.h"
+#include "disk_cache.h"
 
 static tj_status open_cpu(int ordinal, tj_device **out)
 {
@@ -219,10 +222,16 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
                          tjj_stage_times *times, tjj_artifact *a)
 {
     (void)dev;
-    tj_status st = tjj_compile_cpu(fn, spec, times, a);
-    /* with TJIT_PTXAS: the GPU pipeline's PTX of the kernel, and ptxas on it */
-    if (st == TJ_OK && tjj_ptxas_path())
+    int hit = 0;
+    tj_status st = tjj_compile_cpu_cached(fn, spec, times, a, &hit);
+    /* with TJIT_PTXAS: the GPU pipeline's PTX of the kernel, and ptxas on it
+     * (unless the entry the disk cache had says it passed) */
+    if (st == TJ_OK && !a->ptxas_checked && tjj_ptxas_path()) {
         st = tjj_timed(times, "ptxas-check", tjj_check_with_ptxas(fn, a, num_warps, spec));
+        a->ptxas_checked = st == TJ_OK;
+    }
+    if (st == TJ_OK && !hit)
+        tjj_disk_cache_store(a);
     if (st == TJ_OK) {
         v->compiled = a->cpu;
         a->cpu = NULL;

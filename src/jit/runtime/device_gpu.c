@@ -27,6 +27,11 @@
  * asserts launched on another stream and still running makes that read,
  * a copy on the legacy default stream, wait for it too).
  *
+ * A compile asks the disk cache first (disk_cache.h): a hit brings the PTX,
+ * what the launch needs besides, and the cubin where ptxas made one (with
+ * TJIT_PTXAS), which is loaded instead of the PTX. What was compiled is
+ * stored once the driver has loaded it.
+ *
  * A variant with TMA copies (sm_90a) takes its tensor maps after the
  * assert record, 128 bytes each, encoded at the launch from the arguments
  * (tensor_map.c; its cache keeps the last encoding). Where a map cannot be
@@ -49,6 +54,7 @@
 
 #include "../llvm/bounds.h"
 #include "device_impl.h"
+#include "disk_cache.h"
 
 enum { MAX_GRID_YZ = 65535 };
 
@@ -352,6 +358,24 @@ static tj_status load_module(tj_device *dev, const char *kernel_name, const tjj_
                     kernel_name, call);
 }
 
+/* Loads a cubin (ptxas's, for this device's target) into the device's
+ * context; on failure nothing is loaded, and the caller loads the PTX. */
+static tj_status load_image(tj_device *dev, const char *cubin, const tjj_gpu_code *code, variant *v)
+{
+    tjcu_result r = dev->cu->cuModuleLoadDataEx(&v->module, cubin, 0, NULL, NULL);
+    if (r != TJCU_SUCCESS) {
+        v->module = NULL;
+        return tjj_cuda_check(r, "cuModuleLoadDataEx (cubin)");
+    }
+    r = dev->cu->cuModuleGetFunction(&v->function, v->module, code->entry);
+    if (r != TJCU_SUCCESS) {
+        dev->cu->cuModuleUnload(v->module);
+        v->module = NULL;
+        return tjj_cuda_check(r, "cuModuleGetFunction (cubin)");
+    }
+    return TJ_OK;
+}
+
 /* The kernel's dynamic shared memory, for its launches: above the 48 KiB
  * every GPU gives a block, the function opts in (cuFuncSetAttribute), up to
  * what this device allows. */
@@ -406,11 +430,20 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
                              .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma,
                              .warp_specialize = v->warp_specialize, .persistent = v->persistent,
                              .times = times};
-    tj_status st = tjj_compile_gpu(fn, &target, a);
-    if (st == TJ_OK && tjj_ptxas_path())
+    int hit = 0;
+    tj_status st = tjj_compile_gpu_cached(fn, &target, a, &hit);
+    if (st == TJ_OK && !a->ptxas_checked && tjj_ptxas_path()) {
         st = tjj_timed(times, "ptxas", tjj_check_with_ptxas(fn, a, v->num_warps, v->spec));
-    if (st == TJ_OK)
-        st = tjj_timed(times, "module-load", load_module(dev, fn->name, &a->gpu, v));
+        a->ptxas_checked = st == TJ_OK;
+    }
+    /* a cubin from the disk cache spares the driver its PTX compile; the
+     * PTX beside it is loaded where the driver refuses the cubin */
+    int loaded = st == TJ_OK && hit && a->cubin && load_image(dev, a->cubin, &a->gpu, v) == TJ_OK;
+    if (st == TJ_OK && !loaded)
+        st = load_module(dev, fn->name, &a->gpu, v);
+    tjj_stage_done(times, "module-load");
+    if (st == TJ_OK && !hit)
+        tjj_disk_cache_store(a);
     if (st == TJ_OK)
         st = opt_in_shared(dev, fn->name, &a->gpu, v);
     if (st == TJ_OK && a->gpu.persistent)

@@ -16,7 +16,10 @@
  * every test kernel into a PTX validity test as well.
  *
  * ptxas reads the PTX from a temporary file (mkstemps under $TMPDIR, removed
- * afterwards) and writes its object to /dev/null. It runs through
+ * afterwards) and writes its object to /dev/null, or, for a GPU variant,
+ * to another such file, read back as the variant's cubin: the disk cache
+ * (disk_cache.c) keeps it, so that a later process's launch loads it
+ * without the driver's PTX compile. It runs through
  * posix_spawnp, never a shell, with stdout and stderr on one pipe whose read
  * end the runtime drains before waiting, so a chatty ptxas cannot block.
  * Both pipe ends are close-on-exec, so a ptxas started by another thread at
@@ -101,8 +104,8 @@ static void drain(int fd, tjs_buf *out)
 
 /* Runs ptxas on the file at ptx_path; its output goes to message. Returns
  * the wait status, or -1 with errno-style err set when it could not run. */
-static int run_ptxas(const char *path, const char *arch, const char *ptx_path, tjs_buf *message,
-                     int *err)
+static int run_ptxas(const char *path, const char *arch, const char *ptx_path, const char *out_path,
+                     tjs_buf *message, int *err)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -114,7 +117,7 @@ static int run_ptxas(const char *path, const char *arch, const char *ptx_path, t
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    char *argv[] = {(char *)path, (char *)arch, "-o", "/dev/null", (char *)ptx_path, NULL};
+    char *argv[] = {(char *)path, (char *)arch, "-o", (char *)out_path, (char *)ptx_path, NULL};
     pid_t pid;
     int rc = posix_spawnp(&pid, path, &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -146,17 +149,62 @@ static int serialized(const char *text)
     return strstr(text, "Potential Performance Loss") != NULL || strstr(text, "are serialized") != NULL;
 }
 
+/* The whole file at path (malloc'ed) and its size; NULL if it cannot be read. */
+static char *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    tjs_buf b = {0};
+    char chunk[1 << 14];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (b.len + n + 1 > b.cap) {
+            b.cap = (b.len + n + 1) * 2;
+            b.data = tjs_xrealloc(b.data, b.cap);
+        }
+        memcpy(b.data + b.len, chunk, n);
+        b.len += n;
+    }
+    int bad = ferror(f) || b.len == 0;
+    fclose(f);
+    if (bad) {
+        free(b.data);
+        return NULL;
+    }
+    *size = b.len;
+    return b.data;
+}
+
 tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_specific, const char *kernel_name)
+{
+    return tjj_ptxas_assemble(path, ptx, sm, arch_specific, kernel_name, NULL, NULL);
+}
+
+tj_status tjj_ptxas_assemble(const char *path, const char *ptx, int sm, int arch_specific,
+                             const char *kernel_name, char **cubin, size_t *cubin_size)
 {
     const char *tmpdir = getenv("TMPDIR");
     if (!tmpdir || !*tmpdir)
         tmpdir = "/tmp";
     char *ptx_path = tjs_asprintf("%s/tjit-ptxas-XXXXXX.ptx", tmpdir);
+    /* the cubin, where wanted: a file of our own, which ptxas overwrites */
+    char *out_path = cubin ? tjs_asprintf("%s/tjit-ptxas-XXXXXX.cubin", tmpdir) : NULL;
+    int out_fd = out_path ? mkstemps(out_path, 6) : -1;
+    if (out_fd >= 0)
+        close(out_fd);
     int fd = mkstemps(ptx_path, 4);
-    if (fd < 0) {
+    if (fd < 0 || (out_path && out_fd < 0)) {
         tj_status st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': no temporary file for ptxas in %s: %s",
                                  kernel_name, tmpdir, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(ptx_path);
+        }
+        if (out_fd >= 0)
+            unlink(out_path);
         free(ptx_path);
+        free(out_path);
         return st;
     }
     int wrote = write_all(fd, ptx, strlen(ptx));
@@ -171,7 +219,7 @@ tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_sp
         snprintf(arch, sizeof arch, "-arch=sm_%d%s", sm, arch_specific ? "a" : "");
         tjs_buf message = {0};
         int err = 0;
-        int status = run_ptxas(path, arch, ptx_path, &message, &err);
+        int status = run_ptxas(path, arch, ptx_path, out_path ? out_path : "/dev/null", &message, &err);
         const char *text = message.data ? message.data : "";
         if (status < 0)
             st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': cannot run ptxas (TJIT_PTXAS=%s): %s",
@@ -189,8 +237,14 @@ tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_sp
                            kernel_name, path, arch, text);
         tjs_buf_free(&message);
     }
+    /* no cubin is no failure: the PTX is what the driver loads otherwise */
+    if (st == TJ_OK && out_path)
+        *cubin = read_file(out_path, cubin_size);
     unlink(ptx_path);
     free(ptx_path);
+    if (out_path)
+        unlink(out_path);
+    free(out_path);
     return st;
 }
 
@@ -200,7 +254,7 @@ const char *tjj_ptxas_path(void)
     return ptxas && *ptxas ? ptxas : NULL;
 }
 
-tj_status tjj_check_with_ptxas(tji_func *fn, const tjj_artifact *a, int num_warps, uint64_t spec)
+tj_status tjj_check_with_ptxas(tji_func *fn, tjj_artifact *a, int num_warps, uint64_t spec)
 {
     const char *ptxas = tjj_ptxas_path();
     if (!ptxas)
@@ -212,8 +266,12 @@ tj_status tjj_check_with_ptxas(tji_func *fn, const tjj_artifact *a, int num_warp
     /* a GPU variant's PTX is checked for the target it was made for: its
      * plan is that target's (sm_90a's wgmma and TMA), which another could
      * not compile */
-    if (a->gpu.ptx)
-        return tjj_ptxas_check(ptxas, a->gpu.ptx, a->sm, a->arch_specific, fn->name);
+    if (a->gpu.ptx) {
+        free(a->cubin);
+        a->cubin = NULL;
+        return tjj_ptxas_assemble(ptxas, a->gpu.ptx, a->sm, a->arch_specific, fn->name, &a->cubin,
+                                  &a->cubin_size);
+    }
     tjj_artifact own = {0};
     st = tjj_compile_gpu(fn,
                          &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = num_warps,

@@ -24,6 +24,11 @@ TJI_FUNC tj_status tjj_ptx_target(const char *who, const char *target, int *sm, 
 TJI_FUNC tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_specific,
                                    const char *kernel_name);
 
+/* tjj_ptxas_check, keeping what ptxas made in *cubin (malloc'ed, *cubin_size
+ * bytes; NULL where it cannot be read back, which is no failure). */
+TJI_FUNC tj_status tjj_ptxas_assemble(const char *path, const char *ptx, int sm, int arch_specific,
+                                      const char *kernel_name, char **cubin, size_t *cubin_size);
+
 /* The ptxas that checks every PTX compiled (TJIT_PTXAS), or NULL. */
 TJI_FUNC const char *tjj_ptxas_path(void);
 
@@ -31,8 +36,8 @@ TJI_FUNC const char *tjj_ptxas_path(void);
  * TJIT_PTX_TARGET with ptxas: a's own PTX where it is for that target;
  * else PTX compiled here from a's layouts (a GPU artifact) or, for a CPU
  * artifact, by the GPU pipeline for num_warps and the arguments spec
- * describes. */
-TJI_FUNC tj_status tjj_check_with_ptxas(tji_func *fn, const tjj_artifact *a, int num_warps,
+ * describes. A GPU artifact keeps what ptxas made of its PTX (a->cubin). */
+TJI_FUNC tj_status tjj_check_with_ptxas(tji_func *fn, tjj_artifact *a, int num_warps,
                                         uint64_t spec);
 
 #endif

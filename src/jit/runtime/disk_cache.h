@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * disk_cache.h — compiled variants kept on disk between processes
+ * (disk_cache.c): the contract between the pipeline (../pipeline.c, which
+ * asks before it compiles a launch's variant) and the device kinds (which
+ * store what they compiled once it has passed every check).
+ *
+ * An entry is the code of one artifact (pipeline.h) under its stable key:
+ * on the CPU its object file, on a GPU its PTX (and the cubin ptxas made of
+ * it, where TJIT_PTXAS ran) with what a launch needs besides: the entry
+ * point's name, shared bytes, warps, persistence, tensor maps and device
+ * asserts. What the artifact holds that follows from the tile program as
+ * built (its bounds sites) is computed again from it, as the key is.
+ *
+ * Where: $TJIT_CACHE_DIR, else $XDG_CACHE_HOME/tjit, else ~/.cache/tjit;
+ * TJIT_CACHE=0 turns it off. Nothing here fails a launch: an entry that is
+ * missing, unreadable or bad is a miss (a bad one said under
+ * TJIT_DUMP=cache), and a store that cannot be written warns once.
+ */
+#ifndef TJIT_DISK_CACHE_H
+#define TJIT_DISK_CACHE_H
+
+#include "../pipeline.h"
+
+/* The library's build, as 16 hex digits (a hash of the file libtjit was
+ * loaded from), part of every stable key so that a rebuilt libtjit never
+ * reads what another build wrote; "unknown" where the file cannot be read
+ * (then the disk cache is off). */
+TJI_FUNC const char *tjj_build_id(void);
+
+/* Fills the started artifact a (key, kernel name and sm set: CPU where sm
+ * is 0) from the entry for a->key: a->object on the CPU; on a GPU a->gpu,
+ * a->asserts and a->cubin. 1 on a hit; 0 on a miss, where the cache is off
+ * or TJIT_DUMP asks for what a compile prints (a is then unchanged). */
+TJI_FUNC int tjj_disk_cache_load(tjj_artifact *a);
+
+/* Stores a's code under a->key: written to a temporary file in the cache
+ * directory, then renamed onto the entry's name, so that a reader sees a
+ * whole entry or none. */
+TJI_FUNC void tjj_disk_cache_store(const tjj_artifact *a);
+
+/* What the disk cache has done in this process (for tests). */
+typedef struct tjj_disk_cache_counts {
+    uint64_t hits, misses, bad, stored;
+} tjj_disk_cache_counts;
+TJI_FUNC tjj_disk_cache_counts tjj_disk_cache_count(void);
+
+#endif
