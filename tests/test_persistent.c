@@ -16,7 +16,8 @@
  *    num_programs) stay as they are.
  * On any device (the GPU when tests/gpu-test.sh runs it):
  *  - the ids kernel on 5000 programs with persistence forced on: every
- *    program's slot holds its id and the count 5000 (on a GPU the launch
+ *    program's slot holds its id and the count 5000, read at the top of
+ *    the body and inside a loop of it (on a GPU the launch
  *    runs a few hundred programs, each walking ~20 tiles; the CPU ignores
  *    the option);
  *  - forced on, a 2-D grid is refused on a GPU and ignored on the CPU;
@@ -38,13 +39,16 @@
 #include "tjit.h"
 #include "../samples/matmul_kernel.h"
 
-/* ids[p] = p, counts[p] = num_programs(0), for p < n. */
+/* ids[p] = p, counts[p] = num_programs(0), for p < n; the counts from
+ * inside a loop of the body, whose grid ops the pass must reach too. */
 TJ_KERNEL(program_ids, TJ_PARAMS(TJ_PTR(ids, i32), TJ_PTR(counts, i32), TJ_SCALAR(n, i32)), TJ_CONSTS())
 {
     tj_val p = tj_program_id(0);
-    tj_val mask = tj_lt(p, n);
-    tj_store(tj_add(ids, p), p, .mask = mask);
-    tj_store(tj_add(counts, p), tj_num_programs(0), .mask = mask);
+    tj_store(tj_add(ids, p), p, .mask = tj_lt(p, n));
+    TJ_FOR(once, 0, 1, 1) {
+        tj_val q = tj_program_id(0);
+        tj_store(tj_add(counts, q), tj_num_programs(0), .mask = tj_lt(q, n));
+    }
 }
 
 MATMUL_BODY_KERNEL(bp_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)

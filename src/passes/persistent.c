@@ -103,10 +103,17 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
     return NULL;
 }
 
-/* Moves region 0's ops into a new FOR over the tiles. */
+static int is_grid_op(const tji_op *op)
+{
+    return op->parent >= 0 && (op->code == TJI_PROGRAM_ID || op->code == TJI_NUM_PROGRAMS) && op->axis == 0;
+}
+
+/* Moves region 0's ops into a new FOR over the tiles; the body's grid ops,
+ * at any depth, give way to the tile and the logical count. */
 static void wrap_body(tji_func *fn)
 {
     const tji_type i32 = {.dtype = TJ_I32};
+    int32_t nops_before = fn->nops;
     int nold = fn->regions[0].nops;
     tji_loc loc = nold ? fn->ops[fn->regions[0].ops[0]].loc : (tji_loc){fn->name, 0};
     int32_t *old = tjs_xmalloc((size_t)(nold ? nold : 1) * sizeof *old);
@@ -128,25 +135,27 @@ static void wrap_body(tji_func *fn)
     tji_set_block_args(fn, tiles, &i32, 1);
     int32_t tile = fn->regions[tiles].args[0];
 
-    /* the body's own grid ops read the tile and the logical count */
     int32_t *rename = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *rename);
-    for (int k = 0; k < nold; k++) {
-        const tji_op *op = &fn->ops[old[k]];
-        if ((op->code == TJI_PROGRAM_ID || op->code == TJI_NUM_PROGRAMS) && op->axis == 0)
-            rename[op->result] = op->code == TJI_PROGRAM_ID ? tile : bounds[1];
-    }
+    for (int32_t i = 0; i < nops_before; i++)
+        if (is_grid_op(&fn->ops[i]))
+            rename[fn->ops[i].result] = fn->ops[i].code == TJI_PROGRAM_ID ? tile : bounds[1];
     for (int32_t i = 0; i < fn->nops; i++)
         if (fn->ops[i].parent >= 0)
             tji_rename_operands(fn, i, rename);
-    for (int k = 0; k < nold; k++) {
-        int32_t i = old[k];
-        int32_t replaced = fn->ops[i].nresults == 1 ? rename[fn->ops[i].result] : 0;
+    for (int32_t i = 0; i < nops_before; i++) {
+        if (!is_grid_op(&fn->ops[i]))
+            continue;
+        int32_t region = fn->ops[i].parent;
         tji_detach_op(fn, i);
-        if (replaced)
-            tji_retire_value(fn, fn->ops[i].result);
-        else
-            tji_append_op(fn, tiles, i);
+        tji_retire_value(fn, fn->ops[i].result);
+        if (region != 0)
+            tji_drop_detached(fn, region);
     }
+    for (int k = 0; k < nold; k++)
+        if (fn->ops[old[k]].parent == 0) {
+            tji_detach_op(fn, old[k]);
+            tji_append_op(fn, tiles, old[k]);
+        }
     tji_drop_detached(fn, 0);
     tji_new_op(fn, TJI_YIELD, tiles, loc);
     free(rename);
