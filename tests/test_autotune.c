@@ -30,8 +30,8 @@ TJ_KERNEL(tune_add, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(acc, f32), TJ_SCALAR(n, i32
 {
     tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
     tj_val mask = tj_lt(offs, n);
-    tj_store(tj_add(acc, offs), tj_add(tj_load(tj_add(acc, offs), .mask = mask), tj_load(tj_add(x, offs), .mask = mask)),
-             .mask = mask);
+    tj_val sum = tj_add(tj_load(tj_add(acc, offs), .mask = mask), tj_load(tj_add(x, offs), .mask = mask));
+    tj_store(tj_add(acc, offs), sum, .mask = mask);
 }
 
 static const int64_t blocks[] = {16, 1024, 3, 256}; /* 3 fails to build */
