@@ -12,7 +12,8 @@
  * (this program again, --child) reads instead of tuning, as its
  * TJIT_PRINT_AUTOTUNING=1 output shows; a damaged file, or one naming a
  * config that is not there, is ignored and written anew; TJIT_CACHE=0
- * tunes without touching the disk; opts->restore gives an accumulating
+ * tunes without touching the disk; the folder and file are 0700 and 0600,
+ * as the disk cache makes its own; opts->restore gives an accumulating
  * kernel its output back, so tj_autotuned_launch adds exactly once;
  * every config failing is an error naming the kernel; bad inputs are
  * refused with a message, before anything is launched.
@@ -182,6 +183,10 @@ int main(int argc, char **argv)
     tap_ok(n == 1 && strncmp(slurp(file), "tjit autotune 1\nkey ", 20) == 0,
            "the choice is one file under TJIT_CACHE_DIR/autotune (%d files)", n);
     tap_diag("  %s", file);
+    struct stat sb, fb;
+    tap_ok(stat(tune_dir, &sb) == 0 && (sb.st_mode & 0777) == 0700 && stat(file, &fb) == 0 &&
+               (fb.st_mode & 0777) == 0600,
+           "the folder is 0700 and the file 0600, as the disk cache makes them");
 
     grid_calls = 0;
     int again = -1;
@@ -232,7 +237,6 @@ int main(int argc, char **argv)
     snprintf(off_dir, sizeof off_dir, "%s/off", dir);
     snprintf(env, sizeof env, "TJIT_CACHE=0 TJIT_PRINT_AUTOTUNING=1 TJIT_CACHE_DIR='%s'", off_dir);
     out = run_child(env);
-    struct stat sb;
     tap_ok(strstr(out, "best ") && strstr(out, "median") && !strstr(out, "saved to") && stat(off_dir, &sb) != 0,
            "TJIT_CACHE=0: tuned, nothing written");
 

@@ -28,8 +28,9 @@
  * read strictly (four lines, each exactly as written, the index in range)
  * and anything else is ignored, then replaced by the tuning that follows.
  * The disk is a cache: failing to write it is said (TJIT_PRINT_AUTOTUNING)
- * and not an error. The cache directory's rule is the one tjit.h states;
- * this file keeps its own small helper for it.
+ * and not an error. The directory is the disk cache's (disk_cache.h:
+ * TJIT_CACHE_DIR, XDG_CACHE_HOME, ~/.cache; TJIT_CACHE=0 turns both off),
+ * made as it makes its own (mode 0700), the files this user's alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +45,7 @@
 
 #include "../llvm/bounds.h"
 #include "device_impl.h"
+#include "disk_cache.h"
 
 enum { MEMO_BUCKETS = 256, MAX_FILE_BYTES = 1 << 20 };
 
@@ -145,56 +147,40 @@ static int printing(void)
 }
 
 /* The autotuner's folder in the cache directory (malloc'ed), or NULL where
- * TJIT_CACHE=0 or no directory can be named. */
+ * TJIT_CACHE turns the disk off or no directory can be named. */
 static char *tune_dir(void)
 {
-    const char *off = getenv("TJIT_CACHE");
-    if (off && strcmp(off, "0") == 0)
-        return NULL;
-    const char *dir = getenv("TJIT_CACHE_DIR");
-    if (dir && *dir)
-        return tjs_asprintf("%s/autotune", dir);
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg == '/')
-        return tjs_asprintf("%s/tjit/autotune", xdg);
-    const char *home = getenv("HOME");
-    if (home && *home)
-        return tjs_asprintf("%s/.cache/tjit/autotune", home);
-    return NULL;
+    char *dir = tjj_cache_dir();
+    char *sub = dir ? tjs_asprintf("%s/autotune", dir) : NULL;
+    free(dir);
+    return sub;
 }
 
-/* mkdir -p; 0 on success, else errno. */
-static int make_dirs(char *path)
-{
-    for (char *p = path + 1;; p++) {
-        if (*p != '/' && *p != 0)
-            continue;
-        char c = *p;
-        *p = 0;
-        int failed = mkdir(path, 0755) != 0 && errno != EEXIST;
-        int err = errno;
-        *p = c;
-        if (failed)
-            return err;
-        if (!c)
-            return 0;
-    }
-}
-
-/* The whole file (malloc'ed, NUL-terminated), or NULL with *why set. */
+/* The whole file (malloc'ed, NUL-terminated), or NULL with *why set (NULL
+ * too where there is no file). A file of another user is not trusted. */
 static char *read_file(const char *path, const char **why)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        *why = errno == ENOENT ? NULL : strerror(errno);
+        *why = errno == ENOENT || errno == ENOTDIR ? NULL : strerror(errno);
         return NULL;
     }
+    struct stat st;
     char *text = tjs_xmalloc(MAX_FILE_BYTES + 1);
-    size_t n = fread(text, 1, MAX_FILE_BYTES + 1, f);
-    int bad = ferror(f);
+    size_t n = 0;
+    int bad = fstat(fileno(f), &st) != 0;
+    if (bad)
+        *why = "it cannot be read";
+    else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+        *why = "it is not a regular file of this user";
+    else if (((n = fread(text, 1, MAX_FILE_BYTES + 1, f)), ferror(f)))
+        *why = "it cannot be read";
+    else if (n > MAX_FILE_BYTES)
+        *why = "it is too large";
+    else
+        *why = NULL;
     fclose(f);
-    if (bad || n > MAX_FILE_BYTES) {
-        *why = bad ? "it cannot be read" : "it is too large";
+    if (*why) {
         free(text);
         return NULL;
     }
@@ -246,15 +232,15 @@ static int parse_choice(char *text, const char *key, int nconfigs, const char **
 }
 
 /* Writes the file through a temporary name and a rename; 0, or errno. */
-static int write_choice(char *dir, const char *path, const char *key, int best, double ms)
+static int write_choice(const char *dir, const char *path, const char *key, int best, double ms)
 {
     static unsigned serial;
-    int err = make_dirs(dir);
-    if (err)
-        return err;
+    if (tjj_cache_make_dirs(dir) != 0)
+        return errno;
+    int err = 0;
     char *tmp = tjs_asprintf("%s.tmp.%ld.%u", path, (long)getpid(),
                              __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         err = errno;

@@ -142,17 +142,12 @@ static void warn_once(const char *fmt, ...)
     fprintf(stderr, "tjit: warning: %s\n", line);
 }
 
-/* The cache directory (malloc'ed), or NULL where the cache is off. */
-static char *cache_dir(void)
+char *tjj_cache_dir(void)
 {
     const char *on = getenv("TJIT_CACHE");
     if (on && *on && strcmp(on, "1") != 0) {
         if (strcmp(on, "0") != 0)
             warn_once("TJIT_CACHE=%s: expected 0 (off) or 1 (on); the disk cache is off", on);
-        return NULL;
-    }
-    if (strcmp(tjj_build_id(), "unknown") == 0) {
-        warn_once("the disk cache is off: the library's own file cannot be read (its build is unknown)");
         return NULL;
     }
     const char *dir = getenv("TJIT_CACHE_DIR");
@@ -165,6 +160,19 @@ static char *cache_dir(void)
     if (home && *home)
         return tjs_asprintf("%s/.cache/tjit", home);
     return NULL;
+}
+
+/* The cache directory of compiled variants (malloc'ed), or NULL where the
+ * cache is off. */
+static char *cache_dir(void)
+{
+    char *dir = tjj_cache_dir();
+    if (dir && strcmp(tjj_build_id(), "unknown") == 0) {
+        warn_once("the disk cache is off: the library's own file cannot be read (its build is unknown)");
+        free(dir);
+        return NULL;
+    }
+    return dir;
 }
 
 static char *entry_path(const char *dir, const tjj_stable_key *key)
@@ -535,8 +543,7 @@ int tjj_disk_cache_load(tjj_artifact *a)
     return hit;
 }
 
-/* Makes dir and the directories above it that are missing, mode 0700. */
-static int make_dirs(const char *dir)
+int tjj_cache_make_dirs(const char *dir)
 {
     char *p = tjs_xstrdup(dir);
     int rc = 0;
@@ -581,7 +588,7 @@ void tjj_disk_cache_store(const tjj_artifact *a)
     put_payload(&payload, a);
     unsigned char header[HEADER_BYTES];
     put_header(header, a, &payload);
-    int fd = make_dirs(dir) == 0 ? mkstemp(tmp) : -1;
+    int fd = tjj_cache_make_dirs(dir) == 0 ? mkstemp(tmp) : -1;
     int ok = fd >= 0 && write_all(fd, header, sizeof header) == 0 &&
              write_all(fd, payload.data, payload.len) == 0;
     int err = errno;

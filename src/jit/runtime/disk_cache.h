@@ -39,6 +39,16 @@ TJI_FUNC int tjj_disk_cache_load(tjj_artifact *a);
  * whole entry or none. */
 TJI_FUNC void tjj_disk_cache_store(const tjj_artifact *a);
 
+/* The cache directory by the rule above (malloc'ed): $TJIT_CACHE_DIR, else
+ * $XDG_CACHE_HOME/tjit, else ~/.cache/tjit; NULL where TJIT_CACHE turns
+ * the disk off (a value other than 0 or 1 warns once) or no directory can
+ * be named. The autotuner (autotune.c) keeps its choices there too. */
+TJI_FUNC char *tjj_cache_dir(void);
+
+/* Makes dir and the directories above it that are missing, mode 0700;
+ * 0, or -1 with errno set. */
+TJI_FUNC int tjj_cache_make_dirs(const char *dir);
+
 /* What the disk cache has done in this process (for tests). */
 typedef struct tjj_disk_cache_counts {
     uint64_t hits, misses, bad, stored;
