@@ -220,14 +220,23 @@ int main(int argc, char **argv)
     if (best_line)
         memcpy(best_line + 6, "9", 1); /* config 9 of 4 */
     damaged[2] = text;
-    for (int i = 0; i < 3; i++) {
-        spit(file, damaged[i]);
+    for (int i = 0; i < 4; i++) {
+        if (i < 3) {
+            spit(file, damaged[i]);
+        } else { /* the good file with a NUL byte after it */
+            FILE *f = fopen(file, "ab");
+            if (f) {
+                fputc(0, f);
+                fclose(f);
+            }
+        }
         out = run_child(env);
         int redone = strstr(out, "ignoring") && tl_count(out, ": median ") == NCONFIGS - 1 &&
                      tl_count(out, "failed (TJ_ERR_SHAPE)") == 1 && strstr(out, "saved to") &&
                      strstr(out, "best ") && strncmp(slurp(file), "tjit autotune 1\nkey tjit", 24) == 0;
         tap_ok(redone, "damaged file %d (%s) is ignored, tuned again and rewritten", i + 1,
-               i == 0 ? "not a tuning file" : i == 1 ? "another key" : "config index out of range");
+               i == 0 ? "not a tuning file" : i == 1 ? "another key" : i == 2 ? "config index out of range"
+                                                                       : "a NUL byte at the end");
         if (!redone)
             tap_diag("  child: %s", out);
     }

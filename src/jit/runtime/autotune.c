@@ -177,6 +177,8 @@ static char *read_file(const char *path, const char **why)
         *why = "it cannot be read";
     else if (n > MAX_FILE_BYTES)
         *why = "it is too large";
+    else if (memchr(text, 0, n))
+        *why = "it holds a NUL byte";
     else
         *why = NULL;
     fclose(f);
