@@ -10,8 +10,10 @@
 # that the header goes with cuda.h included before it, where configure
 # found cuda.h; that, where ptxas ran (TJIT_PTXAS), every variant carries a
 # cubin (ptxas assembled its PTX, warnings of serialization failing the
-# export); then runs the program, which checks its results on a GPU and
-# exits 77 where there is none: a skip.
+# export); runs the launcher over a stand-in libcuda.so.1
+# (tests/aot_fake_cuda.c) to check what it loads and launches for devices
+# of several compute capabilities; then runs the program, which checks its
+# results on a GPU and exits 77 where there is none: a skip.
 tests=${TESTS_DIR:-tests}
 src=${srcdir:-.}
 cc=${TJIT_CC:-cc}
@@ -70,6 +72,26 @@ else
     n=$((n + 1))
     echo "ok $n # SKIP no ptxas"
 fi
+
+# The launcher's logic over a stand-in libcuda.so.1 (tests/aot_fake_cuda.c):
+# the device it plays decides what is loaded. With cubins (ptxas ran), a
+# 9.0 device gets sm_90a's, an 8.6 one sm_80's (same major), a 10.0 one
+# sm_80's PTX (sm_90a runs on 9.0 alone); a 7.5 device nothing.
+mkdir -p "$tmp/fake"
+"$cc" $TJIT_CFLAGS -std=c11 -Wall -Wextra -Werror -shared -fPIC -o "$tmp/fake/libcuda.so.1" \
+    "$src/tests/aot_fake_cuda.c" >"$tmp/fake.log" 2>&1 &&
+"$cc" $TJIT_CFLAGS -std=c11 -Wall -Wextra -Werror -I"$tmp" -o "$tmp/aot_fake_driver" \
+    "$src/tests/aot_fake_driver.c" "$tmp/aot_vadd.c" -ldl -lpthread >>"$tmp/fake.log" 2>&1
+ok $? "the stand-in driver and its program build"
+sed 's/^/# /' "$tmp/fake.log"
+binary=ptx
+[ -n "$TJIT_PTXAS" ] && binary=cubin
+for case in "90 $binary" "86 $binary" "100 ptx" "75 none"; do
+    set -- $case
+    out=$(FAKE_CUDA_CC=$1 LD_LIBRARY_PATH="$tmp/fake" "$tmp/aot_fake_driver" "$2" 2>&1)
+    ok $? "a device of compute capability $1: the launcher loads $2"
+    [ -n "$out" ] && echo "$out" | sed 's/^/# /'
+done
 
 if [ -x "$tmp/aot_driver" ]; then
     out=$("$tmp/aot_driver" 2>&1)
