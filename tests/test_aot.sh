@@ -3,9 +3,10 @@
 # test_aot.sh — a program built from an exported kernel needs neither tjit
 # nor LLVM (tj_kernel_export_c, src/jit/runtime/export_c.c).
 #
-# tests/test_aot_export writes aot_vadd.h and aot_vadd.c; this script
-# compiles them with tests/aot_driver.c using $TJIT_CC (configure's CC) and
-# -Wall -Wextra -Werror, linked with -ldl -lpthread only, and checks that
+# tests/test_aot_export writes aot_vadd.h and aot_vadd.c (and aot_scalars.*,
+# compiled too); this script compiles them with tests/aot_driver.c using
+# $TJIT_CC (configure's CC) and -Wall -Wextra -Werror, linked with -ldl
+# -lpthread only, and checks that
 # the program's dynamic dependencies name neither libtjit nor libLLVM;
 # that the header goes with cuda.h included before it, where configure
 # found cuda.h; that, where ptxas ran (TJIT_PTXAS), every variant carries a
@@ -33,14 +34,19 @@ ok() { # $1: 0 for a pass, $2: what
     fi
 }
 
-"$tests/test_aot_export" "$tmp/aot_vadd" >"$tmp/export.log" 2>&1
-ok $? "test_aot_export exports aot_vadd"
+"$tests/test_aot_export" "$tmp" >"$tmp/export.log" 2>&1
+ok $? "test_aot_export exports aot_vadd and aot_scalars"
 sed 's/^/# /' "$tmp/export.log"
 
 "$cc" $TJIT_CFLAGS -std=c11 -Wall -Wextra -Werror -I"$tmp" -o "$tmp/aot_driver" "$src/tests/aot_driver.c" \
     "$tmp/aot_vadd.c" -ldl -lpthread >"$tmp/cc.log" 2>&1
 ok $? "the driver compiles and links with $cc, -ldl -lpthread only"
 sed 's/^/# /' "$tmp/cc.log"
+
+"$cc" $TJIT_CFLAGS -std=c11 -Wall -Wextra -Werror -I"$tmp" -c -o "$tmp/aot_scalars.o" "$tmp/aot_scalars.c" \
+    >"$tmp/cc2.log" 2>&1
+ok $? "aot_scalars.c (one variant, scalars of five dtypes) compiles cleanly"
+sed 's/^/# /' "$tmp/cc2.log"
 
 if [ -x "$tmp/aot_driver" ]; then
     deps=$(ldd "$tmp/aot_driver" 2>&1)

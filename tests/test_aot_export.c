@@ -8,9 +8,11 @@
  * an exported launcher could not report) — each a clear error, and no
  * file written — and of one export, whose files hold both variants.
  *
- * With an argument OUT, it exports aot_vadd (out = x + scale * y over n
- * floats, masked) to OUT.h and OUT.c for sm_80 and sm_90a and exits 0 on
- * success: tests/test_aot.sh builds and runs a program from them.
+ * With an argument DIR, it exports aot_vadd (out = x + scale * y over n
+ * floats, masked) to DIR/aot_vadd.h and DIR/aot_vadd.c for sm_80 and
+ * sm_90a, and aot_scalars (one variant: no pointer to specialize on) to
+ * DIR/aot_scalars.*, and exits 0 on success: tests/test_aot.sh builds
+ * programs from them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +37,18 @@ TJ_KERNEL(aot_asserting, TJ_PARAMS(TJ_PTR(x, f32), TJ_SCALAR(n, i32)), TJ_CONSTS
 {
     tj_device_assert(tj_gt(n, 0), "n must be positive");
     tj_store(x, tj_mul(tj_load(x), 2.0f));
+}
+
+/* No pointer to specialize on (out is NOSPEC): one variant; scalars of
+ * every width the launcher passes. */
+TJ_KERNEL(aot_scalars,
+          TJ_PARAMS(TJ_PTR_NOSPEC(out, f32), TJ_SCALAR(h, f16), TJ_SCALAR(flag, i1), TJ_SCALAR(k, i64),
+                    TJ_SCALAR(b, u8), TJ_SCALAR(d, f64)),
+          TJ_CONSTS())
+{
+    tj_val sum = tj_add(tj_add(tj_cast(h, TJ_F32), tj_cast(k, TJ_F32)),
+                        tj_add(tj_cast(b, TJ_F32), tj_cast(d, TJ_F32)));
+    tj_store(out, tj_where(flag, sum, 0.0f));
 }
 
 static const int64_t block[] = {256};
@@ -74,7 +88,14 @@ static int contains(const char *path, const char *text)
 int main(int argc, char **argv)
 {
     if (argc == 2) {
-        tj_status st = export_vadd(argv[1]);
+        char path[512];
+        snprintf(path, sizeof path, "%s/aot_vadd", argv[1]);
+        tj_status st = export_vadd(path);
+        tj_export_opts opts = TJ_EXPORT_OPTS_INIT;
+        snprintf(path, sizeof path, "%s/aot_scalars", argv[1]);
+        opts.output = path;
+        if (st == TJ_OK)
+            st = tj_kernel_export_c(aot_scalars, NULL, 0, &opts);
         if (st != TJ_OK)
             fprintf(stderr, "test_aot_export: %s: %s\n", tj_status_name(st), tj_last_error());
         return st == TJ_OK ? 0 : 1;
@@ -137,6 +158,21 @@ int main(int argc, char **argv)
     tap_ok(contains(h, "SPDX-License-Identifier: MIT") && contains(c, "SPDX-License-Identifier: MIT") &&
                contains(c, "constants BLOCK = 256"),
            "both files open with the license and what was exported");
+    remove(h);
+    remove(c);
+
+    snprintf(base, sizeof base, "%s/aot_scalars", dir);
+    snprintf(h, sizeof h, "%s.h", base);
+    snprintf(c, sizeof c, "%s.c", base);
+    opts.output = base;
+    st = tj_kernel_export_c(aot_scalars, NULL, 0, &opts);
+    tap_ok(st == TJ_OK, "aot_scalars exports: %s", st == TJ_OK ? "ok" : tj_last_error());
+    tap_ok(contains(h, "uint16_t h,") && contains(h, "uint8_t flag,") && contains(h, "int64_t k,") &&
+               contains(h, "uint8_t b,") && contains(h, "double d);"),
+           "its scalars' C types: f16 as its bits, i1 as a byte");
+    tap_ok(contains(c, "/* sm_80, variant 0 (generic: the kernel has no pointer") &&
+               !contains(c, "variant 1") && !contains(c, "& 15"),
+           "one variant, and no alignment test, without a pointer to specialize on");
     remove(h);
     remove(c);
     rmdir(dir);
