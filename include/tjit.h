@@ -896,6 +896,17 @@ typedef struct tj_export_opts {
  * No GPU is needed. */
 TJ_API tj_status tj_kernel_export_c(const tj_kernel *kernel, const int64_t *consts, int nconsts,
                                     const tj_export_opts *opts);
+/* The same for the CPU: compiles the kernel for this host's CPU into
+ * OUTPUT.o and writes OUTPUT.h and OUTPUT.c, whose launcher
+ * int NAME(unsigned grid_x, unsigned grid_y, unsigned grid_z, <the
+ * kernel's parameters: void * for pointers, scalars as above>) runs the
+ * grid on the calling thread and returns 0 (or EINVAL, ENOMEM). Link
+ * OUTPUT.o and OUTPUT.c; nothing else is needed. Of opts, size and output
+ * count. A kernel whose code calls tjit's runtime (device asserts, prints,
+ * 16-bit float conversions the CPU lacks instructions for) is refused
+ * (TJ_ERR_UNSUPPORTED). */
+TJ_API tj_status tj_kernel_export_cpu(const tj_kernel *kernel, const int64_t *consts, int nconsts,
+                                      const tj_export_opts *opts);
 
 /* The layout explainer: builds a kernel as a GPU launch with args would
  * (args NULL: tjit buffers and scalars of unknown value, as tj_kernel_ptx)

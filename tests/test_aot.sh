@@ -4,7 +4,8 @@
 # nor LLVM (tj_kernel_export_c, src/jit/runtime/export_c.c).
 #
 # tests/test_aot_export writes aot_vadd.h and aot_vadd.c (and aot_scalars.*,
-# compiled too); this script compiles them with tests/aot_driver.c using
+# compiled too, and the CPU export aot_vadd_cpu.*, built into a program
+# run here, without tjit or LLVM either); this script compiles them with tests/aot_driver.c using
 # $TJIT_CC (configure's CC) and -Wall -Wextra -Werror, linked with -ldl
 # -lpthread only, and checks that
 # the program's dynamic dependencies name neither libtjit nor libLLVM;
@@ -77,6 +78,22 @@ if [ -n "$TJIT_PTXAS" ]; then
 else
     n=$((n + 1))
     echo "ok $n # SKIP no ptxas"
+fi
+
+# The CPU export: a program from aot_vadd_cpu.o and .c alone.
+"$cc" $TJIT_CFLAGS -std=c11 -Wall -Wextra -Werror -I"$tmp" -o "$tmp/aot_cpu_driver" \
+    "$src/tests/aot_cpu_driver.c" "$tmp/aot_vadd_cpu.c" "$tmp/aot_vadd_cpu.o" >"$tmp/cpu.log" 2>&1
+ok $? "a program from the CPU export compiles and links with $cc, nothing else"
+sed 's/^/# /' "$tmp/cpu.log"
+if [ -x "$tmp/aot_cpu_driver" ]; then
+    deps=$(ldd "$tmp/aot_cpu_driver" 2>&1)
+    echo "$deps" | sed 's/^/# ldd: /'
+    echo "# size: $(wc -c <"$tmp/aot_cpu_driver") bytes"
+    ! echo "$deps" | grep -Eq 'libtjit|libLLVM|libffi|not found'
+    ok $? "the CPU program needs neither libtjit nor LLVM"
+    out=$("$tmp/aot_cpu_driver" 2>&1)
+    ok $? "the CPU program's results, aligned and misaligned"
+    echo "$out" | sed 's/^/# /'
 fi
 
 # The launcher's logic over a stand-in libcuda.so.1 (tests/aot_fake_cuda.c):

@@ -6,13 +6,15 @@
  * options, options of another size, a bad target list, an output whose
  * last component is no C identifier, a kernel with a device assert (which
  * an exported launcher could not report) — each a clear error, and no
- * file written — and of one export, whose files hold both variants.
+ * file written — and of one export, whose files hold both variants; and
+ * tj_kernel_export_cpu's refusal of a kernel that calls tjit's runtime.
  *
  * With an argument DIR, it exports aot_vadd (out = x + scale * y over n
  * floats, masked) to DIR/aot_vadd.h and DIR/aot_vadd.c for sm_80 and
  * sm_90a, and aot_scalars (one variant: no pointer to specialize on) to
- * DIR/aot_scalars.*, and exits 0 on success: tests/test_aot.sh builds
- * programs from them.
+ * DIR/aot_scalars.*, and aot_vadd for this CPU (tj_kernel_export_cpu) to
+ * DIR/aot_vadd_cpu.o, .h and .c, and exits 0 on success: tests/test_aot.sh
+ * builds programs from them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -96,6 +98,9 @@ int main(int argc, char **argv)
         opts.output = path;
         if (st == TJ_OK)
             st = tj_kernel_export_c(aot_scalars, NULL, 0, &opts);
+        snprintf(path, sizeof path, "%s/aot_vadd_cpu", argv[1]);
+        if (st == TJ_OK)
+            st = tj_kernel_export_cpu(aot_vadd, block, 1, &opts);
         if (st != TJ_OK)
             fprintf(stderr, "test_aot_export: %s: %s\n", tj_status_name(st), tj_last_error());
         return st == TJ_OK ? 0 : 1;
@@ -175,6 +180,16 @@ int main(int argc, char **argv)
            "one variant, and no alignment test, without a pointer to specialize on");
     remove(h);
     remove(c);
+
+    snprintf(base, sizeof base, "%s/aot_cpu", dir);
+    opts.output = base;
+    refused(tj_kernel_export_cpu(aot_asserting, NULL, 0, &opts), TJ_ERR_UNSUPPORTED,
+            "calls tjit's runtime (tjj_rt_assert_fail", base, "the CPU: a kernel with a device assert");
+    refused(tj_kernel_export_cpu(aot_vadd, block, 1, NULL), TJ_ERR_INVALID_ARG, "TJ_EXPORT_OPTS_INIT",
+            base, "the CPU: no options");
+    opts.output = bad;
+    refused(tj_kernel_export_cpu(aot_vadd, block, 1, &opts), TJ_ERR_INVALID_ARG,
+            "must be a C identifier", bad, "the CPU: an output that names no C identifier");
     rmdir(dir);
     return tap_done();
 }

@@ -47,11 +47,13 @@
 
 #include "../../ffi_bind/ffi_bind.h"
 #include "device_impl.h"
+#include "export.h"
 #include "ptxas.h"
 
 enum { MAX_TARGETS = 16, NVARIANTS = 2, SHARED_WITHOUT_OPT_IN = 48 * 1024 };
 
 static const char who[] = "tj_kernel_export_c";
+
 
 /* One compiled variant of one target. */
 typedef struct variant_code {
@@ -68,12 +70,10 @@ typedef struct export_target {
     variant_code v[NVARIANTS];
 } export_target;
 
-/* The C type a launcher takes for a parameter (jit.h's ABI, f16/bf16 and
- * the 8-bit floats as their bits). */
-static const char *c_type(const tj_param_desc *p)
+const char *tjj_export_c_type(const tj_param_desc *p, const char *pointer)
 {
     if (p->is_ptr)
-        return "CUdeviceptr";
+        return pointer;
     switch (p->dtype) {
     case TJ_I1: return "uint8_t";
     case TJ_I8: return "int8_t";
@@ -88,6 +88,12 @@ static const char *c_type(const tj_param_desc *p)
     case TJ_F64: return "double";
     default: return NULL;
     }
+}
+
+/* A GPU launcher's C type of a parameter. */
+static const char *c_type(const tj_param_desc *p)
+{
+    return tjj_export_c_type(p, "CUdeviceptr");
 }
 
 /* Parses "sm_80,sm_90a" into targets. */
@@ -122,8 +128,7 @@ static tj_status parse_targets(const char *list, export_target *targets, int *n)
     }
 }
 
-/* The launcher's name: the last component of output, a C identifier. */
-static tj_status launcher_name(const char *output, const char **name)
+tj_status tjj_export_launcher_name(const char *who, const char *output, const char **name)
 {
     const char *slash = strrchr(output, '/');
     *name = slash ? slash + 1 : output;
@@ -471,13 +476,13 @@ static void put_source(tjs_buf *b, const char *name, const tj_kernel *kernel,
                    "CUresult %s_unload(void)\n{\n    return (CUresult)tjx_unload();\n}\n", name);
 }
 
-static tj_status write_file(const char *path, const tjs_buf *text)
+tj_status tjj_export_write_file(const char *who, const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: cannot create %s: %s", who, path, strerror(errno));
-    size_t wrote = fwrite(text->data, 1, text->len, f);
-    int failed = wrote != text->len || ferror(f);
+    size_t wrote = fwrite(data, 1, size, f);
+    int failed = wrote != size || ferror(f);
     if (fclose(f) != 0 || failed)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: cannot write %s: %s", who, path, strerror(errno));
     return TJ_OK;
@@ -496,7 +501,7 @@ static tj_status export_c(const tj_kernel *kernel, const int64_t *consts, int nc
                          opts->num_stages, MAX_NUM_STAGES, TJJ_DEFAULT_NUM_STAGES);
     const char *output = opts->output ? opts->output : kernel->name;
     const char *name;
-    tj_status st = launcher_name(output, &name);
+    tj_status st = tjj_export_launcher_name(who, output, &name);
     if (st == TJ_OK)
         st = parse_targets(opts->targets ? opts->targets : "sm_80", targets, ntargets);
     if (st != TJ_OK)
@@ -528,9 +533,9 @@ static tj_status export_c(const tj_kernel *kernel, const int64_t *consts, int nc
     put_header(&h, name, kernel);
     put_banner(&c, c_file, kernel, consts, nconsts, targets, *ntargets, num_warps, opts->num_stages);
     put_source(&c, name, kernel, targets, *ntargets, nvariants);
-    st = write_file(h_path, &h);
+    st = tjj_export_write_file(who, h_path, h.data, h.len);
     if (st == TJ_OK)
-        st = write_file(c_path, &c);
+        st = tjj_export_write_file(who, c_path, c.data, c.len);
     tjs_buf_free(&h);
     tjs_buf_free(&c);
     free(h_path);
