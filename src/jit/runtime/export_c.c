@@ -439,7 +439,7 @@ static void put_source(tjs_buf *b, const char *name, const tj_kernel *kernel,
         tjs_buf_printf(b, "    {");
         for (int v = 0; v < nvariants; v++) {
             const variant_code *c = &targets[t].v[v];
-            char cubin[32] = "NULL";
+            char cubin[48] = "NULL";
             if (c->cubin)
                 snprintf(cubin, sizeof cubin, "tjx_cubin_%d_%d", t, v);
             tjs_buf_printf(b, "%s{%d, %d, tjx_ptx_%d_%d, \"%s\", %s, %zu, %d}", v ? ",\n     " : "",
