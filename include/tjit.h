@@ -867,6 +867,47 @@ TJ_API tj_status tj_kernel_ptx_args(const tj_kernel *kernel, const tj_arg *args,
                                     const int64_t *consts, int nconsts, const char *target,
                                     int num_warps, char **out_ptx);
 
+/* Ahead-of-time export (README, "Ahead-of-time export"): what
+ * tj_kernel_export_c writes. Start from TJ_EXPORT_OPTS_INIT. */
+typedef struct tj_export_opts {
+    size_t size;          /* sizeof(tj_export_opts) */
+    const char *targets;  /* PTX targets, comma-separated ("sm_80,sm_90a"); NULL: "sm_80" */
+    int num_warps;        /* as a launch's (0: 4) */
+    int num_stages;       /* as a launch's (0: 3) */
+    const char *output;   /* writes OUTPUT.h and OUTPUT.c; the launcher is named after
+                             its last component (a C identifier). NULL: the kernel's
+                             name, in the current directory */
+    const char *ptxas;    /* assembles the embedded cubins: NULL: $TJIT_PTXAS, else
+                             "ptxas" in PATH (none found: PTX only); "": PTX only */
+} tj_export_opts;
+#define TJ_EXPORT_OPTS_INIT {sizeof(tj_export_opts), NULL, 0, 0, NULL, NULL}
+
+/* Compiles a kernel for a set of constants and writes it as C source that
+ * launches it with the CUDA driver alone (libcuda.so.1, dlopen'ed; no tjit,
+ * LLVM or cuda.h): OUTPUT.h declares
+ * CUresult NAME(CUstream stream, unsigned grid_x, unsigned grid_y,
+ * unsigned grid_z, <the kernel's parameters: CUdeviceptr for pointers, the
+ * C type of each scalar, f16/bf16/f8 as their bits>) and NAME_unload(),
+ * and OUTPUT.c embeds, for each target, the PTX (and the cubin, where
+ * ptxas runs) of two variants: one for 16-byte aligned pointers, as tjit
+ * buffers are, which the launcher runs where every pointer is so, and one
+ * assuming nothing. Kernels are compiled without TMA, warp specialization
+ * and persistence; one with device asserts is refused (TJ_ERR_UNSUPPORTED).
+ * No GPU is needed. */
+TJ_API tj_status tj_kernel_export_c(const tj_kernel *kernel, const int64_t *consts, int nconsts,
+                                    const tj_export_opts *opts);
+/* The same for the CPU: compiles the kernel for this host's CPU into
+ * OUTPUT.o and writes OUTPUT.h and OUTPUT.c, whose launcher
+ * int NAME(unsigned grid_x, unsigned grid_y, unsigned grid_z, <the
+ * kernel's parameters: void * for pointers, scalars as above>) runs the
+ * grid on the calling thread and returns 0 (or EINVAL, ENOMEM). Link
+ * OUTPUT.o and OUTPUT.c; nothing else is needed. Of opts, size and output
+ * count. A kernel whose code calls tjit's runtime (device asserts, prints,
+ * 16-bit float conversions the CPU lacks instructions for) is refused
+ * (TJ_ERR_UNSUPPORTED). */
+TJ_API tj_status tj_kernel_export_cpu(const tj_kernel *kernel, const int64_t *consts, int nconsts,
+                                      const tj_export_opts *opts);
+
 /* The layout explainer: builds a kernel as a GPU launch with args would
  * (args NULL: tjit buffers and scalars of unknown value, as tj_kernel_ptx)
  * and writes, to a malloc'ed string the caller frees, how each load, store
