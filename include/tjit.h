@@ -577,7 +577,7 @@ typedef struct tj_dot_opts {
     static const tj_kernel kname##__tj_def = {                                  \
         #kname, __FILE__, __LINE__,                                             \
         TJ__NARGS params, kname##__tj_params + 1,                               \
-        TJ__NARGS consts, kname##__tj_consts + 1, kname##__tj_build};           \
+        TJ__NARGS consts, kname##__tj_consts + 1, kname##__tj_build, TJ_KERNEL_ABI}; \
     static const tj_kernel *const kname TJ__UNUSED = &kname##__tj_def;          \
     static inline TJ__UNUSED tj_status kname##_launch(tj_device *tj__dev,                  \
         const tj_launch_cfg *tj__cfg TJ__EACH_P(TJ__P_CARG, params)             \
@@ -822,6 +822,11 @@ typedef struct tj_param_desc {
     int no_specialize;  /* declared with TJ_PTR_NOSPEC / TJ_SCALAR_NOSPEC */
 } tj_param_desc;
 
+/* The kernel ABI: how TJ_KERNEL's code calls the builder (the tj__
+ * functions and the option structs they take by value). A kernel records
+ * the ABI of the tjit.h it was compiled with, and a libtjit of another ABI
+ * refuses to build it, saying so, instead of misreading its calls. */
+#define TJ_KERNEL_ABI 1
 typedef struct tj_kernel {
     const char *name;
     const char *file;
@@ -831,6 +836,7 @@ typedef struct tj_kernel {
     int nconsts;
     const char *const *consts;
     void (*build)(const tj_val *params, const int64_t *consts);
+    int abi;          /* TJ_KERNEL_ABI */
 } tj_kernel;
 
 /* Launches a kernel, building and compiling it first for a set of constants

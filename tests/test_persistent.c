@@ -21,8 +21,9 @@
  *    runs a few hundred programs, each walking ~20 tiles; the CPU ignores
  *    the option);
  *  - forced on, a 2-D grid is refused on a GPU and ignored on the CPU;
- *    a persistent value that is no tj_persistent, and a tj_launch_cfg
- *    version newer than the library's, are refused naming the kernel.
+ *    a persistent value that is no tj_persistent, a tj_launch_cfg version
+ *    newer than the library's, and a kernel of another kernel ABI (one
+ *    compiled against another tjit.h) are refused naming the kernel.
  * The matmul itself runs persistent in test_tma (ragged tiles, more tiles
  * than resident programs, specialized or not).
  */
@@ -204,6 +205,17 @@ static void ids_on_device(void)
     st = launch_ids(&cfg, ids, counts, 8);
     tap_ok(st == TJ_ERR_INVALID_ARG && tl_error_mentions("program_ids", "version", NULL),
            "a tj_launch_cfg version newer than the library's is refused: %s", tj_last_error());
+    /* a kernel compiled against another tjit.h (its ABI field says so) */
+    tj_kernel other_abi = *program_ids;
+    other_abi.abi = TJ_KERNEL_ABI + 1;
+    tj_arg args[3] = {TJ_ARG_BUF(ids), TJ_ARG_BUF(counts), TJ_ARG_I32(8)};
+    cfg = (tj_launch_cfg){.grid = {8}};
+    char *ir = NULL;
+    st = tj_launch(dev, &other_abi, &cfg, args, 3, NULL, 0);
+    tj_status built = tj_kernel_ir(&other_abi, NULL, 0, &ir);
+    tap_ok(st == TJ_ERR_INVALID_ARG && built == TJ_ERR_INVALID_ARG && !ir &&
+               tl_error_mentions("program_ids", "kernel ABI", "rebuild", NULL),
+           "a kernel of another kernel ABI is refused by tj_launch and by tj_kernel_ir: %s", tj_last_error());
     tj_buffer_free(dev, ids);
     tj_buffer_free(dev, counts);
     free(got_ids);
@@ -213,7 +225,7 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(12);
+    tap_plan(13);
     ptx_of_forced();
     where_it_pays();
     ids_on_device();

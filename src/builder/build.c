@@ -200,6 +200,11 @@ static tj_status check_kernel(const tj_kernel *k, const int64_t *consts, int nco
         (k->nparams && !k->params) || (k->nconsts && !k->consts))
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s' is not a kernel made by TJ_KERNEL",
                          name);
+    if (k->abi != TJ_KERNEL_ABI)
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "kernel '%s' was compiled against a tjit.h of kernel ABI %d; this libtjit "
+                         "(%s) builds ABI %d (rebuild the program against its tjit.h)",
+                         name, k->abi, tj_version(), TJ_KERNEL_ABI);
     if (nconsts != k->nconsts)
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s' takes %d constants, got %d", name,
                          k->nconsts, nconsts);

@@ -37,6 +37,11 @@ static tj_status check_kernel(const tj_kernel *kernel)
     if (!kernel->name || !kernel->build || kernel->nparams < 0 || kernel->nconsts < 0 ||
         (kernel->nparams > 0 && !kernel->params) || (kernel->nconsts > 0 && !kernel->consts))
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_launch: the kernel is not one TJ_KERNEL defined");
+    if (kernel->abi != TJ_KERNEL_ABI)
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "tj_launch: kernel '%s' was compiled against a tjit.h of kernel ABI %d; this "
+                         "libtjit (%s) builds ABI %d (rebuild the program against its tjit.h)",
+                         kernel->name, kernel->abi, tj_version(), TJ_KERNEL_ABI);
     return TJ_OK;
 }
 
