@@ -15,6 +15,8 @@ TJI_FUNC const char *tjj_export_c_type(const tj_param_desc *p, const char *point
 /* The launcher's name: the last component of output, which must be a C
  * identifier (else TJ_ERR_INVALID_ARG, who prefixing the message). */
 TJI_FUNC tj_status tjj_export_launcher_name(const char *who, const char *output, const char **name);
+/* Refuses a NULL kernel or options, or options of another size. */
+TJI_FUNC tj_status tjj_export_check_args(const char *who, const tj_kernel *kernel, const tj_export_opts *opts);
 /* Writes size bytes of data to path, replacing it. */
 TJI_FUNC tj_status tjj_export_write_file(const char *who, const char *path, const void *data, size_t size);
 

@@ -476,6 +476,19 @@ static void put_source(tjs_buf *b, const char *name, const tj_kernel *kernel,
                    "CUresult %s_unload(void)\n{\n    return (CUresult)tjx_unload();\n}\n", name);
 }
 
+tj_status tjj_export_check_args(const char *who, const tj_kernel *kernel, const tj_export_opts *opts)
+{
+    if (!kernel)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel is NULL", who);
+    if (!opts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: opts is NULL (start from TJ_EXPORT_OPTS_INIT)", who);
+    if (opts->size != sizeof(tj_export_opts))
+        return tjs_error(TJ_ERR_INVALID_ARG,
+                         "%s: opts->size is %zu; tjit %s knows tj_export_opts of %zu bytes (start from "
+                         "TJ_EXPORT_OPTS_INIT)", who, opts->size, TJ_VERSION_STRING, sizeof(tj_export_opts));
+    return TJ_OK;
+}
+
 tj_status tjj_export_write_file(const char *who, const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "w");
@@ -549,14 +562,9 @@ tj_status tj_kernel_export_c(const tj_kernel *kernel, const int64_t *consts, int
                              const tj_export_opts *opts)
 {
     tjs_clear_error();
-    if (!kernel)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel is NULL", who);
-    if (!opts)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: opts is NULL (start from TJ_EXPORT_OPTS_INIT)", who);
-    if (opts->size != sizeof(tj_export_opts))
-        return tjs_error(TJ_ERR_INVALID_ARG,
-                         "%s: opts->size is %zu; tjit %s knows tj_export_opts of %zu bytes (start from "
-                         "TJ_EXPORT_OPTS_INIT)", who, opts->size, TJ_VERSION_STRING, sizeof(tj_export_opts));
+    tj_status checked = tjj_export_check_args(who, kernel, opts);
+    if (checked != TJ_OK)
+        return checked;
     export_target targets[MAX_TARGETS];
     memset(targets, 0, sizeof targets);
     int ntargets = 0;

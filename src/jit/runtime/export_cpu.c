@@ -167,14 +167,9 @@ tj_status tj_kernel_export_cpu(const tj_kernel *kernel, const int64_t *consts, i
                                const tj_export_opts *opts)
 {
     tjs_clear_error();
-    if (!kernel)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel is NULL", who);
-    if (!opts)
-        return tjs_error(TJ_ERR_INVALID_ARG, "%s: opts is NULL (start from TJ_EXPORT_OPTS_INIT)", who);
-    if (opts->size != sizeof(tj_export_opts))
-        return tjs_error(TJ_ERR_INVALID_ARG,
-                         "%s: opts->size is %zu; tjit %s knows tj_export_opts of %zu bytes (start from "
-                         "TJ_EXPORT_OPTS_INIT)", who, opts->size, TJ_VERSION_STRING, sizeof(tj_export_opts));
+    tj_status checked = tjj_export_check_args(who, kernel, opts);
+    if (checked != TJ_OK)
+        return checked;
     tjj_artifact a = {0};
     tj_status st = export_cpu(kernel, consts, nconsts, opts, &a);
     tjj_artifact_free(&a);
