@@ -23,6 +23,12 @@
  * violations come back through the same records as device asserts, with
  * TJ_ERR_BOUNDS. On a GPU that must do without TMA (TJIT_NO_TMA=1, an old
  * driver) the variant asked for is the one compiled without it.
+ *
+ * The launch queues on cfg->stream (streams.c; NULL: the default stream).
+ * A GPU launch of a 1-D grid asks the pipeline for a persistent kernel
+ * (src/passes/persistent.c: always with TJ_PERSISTENT_ON, where it pays by
+ * default); the choice is part of the variant's key, and the launch then
+ * runs as many programs as the GPU holds, passing the grid's size.
  */
 #include <stdio.h>
 #include <stdlib.h>
