@@ -11,9 +11,9 @@
  * the work ends), and quantiles of the sorted times rather than a mean.
  * tj_bench does these once, for any work a callback launches.
  *
- * The clock is the device kind's timer (device_impl.h): the monotonic
- * clock around each call on the CPU, CUDA events on the launch stream on
- * a GPU. The timed calls run in batches of at most BATCH calls, each
+ * The clock is the device kind's events (device_impl.h, the operations
+ * tj_event_* use): the monotonic clock around each call on the CPU, CUDA
+ * events on the default stream, which launches use, on a GPU. The timed calls run in batches of at most BATCH calls, each
  * batch read before the next begins, so that a GPU needs 2 * BATCH events
  * however many calls are asked for; only the first call of a batch meets
  * an idle GPU.
@@ -109,21 +109,32 @@ static tj_status check_args(tj_device *dev, tj_status (*run)(tj_device *, void *
 static tj_status timed_calls(tj_device *dev, tj_status (*run)(tj_device *, void *), void *user, int reps,
                              double *ms)
 {
-    tjj_timer timer = {0};
-    tj_status st = dev->ops->timer_new(dev, &timer, reps < BATCH ? reps : BATCH, who);
+    int n = reps < BATCH ? reps : BATCH, made = 0;
+    uint64_t *events = tjs_xcalloc(2 * (size_t)n, sizeof *events); /* call i: 2i and 2i + 1 */
+    tj_status st = TJ_OK;
+    while (made < 2 * n && st == TJ_OK)
+        if ((st = dev->ops->event_new(dev, &events[made], who)) == TJ_OK)
+            made++;
     for (int done = 0, batch; st == TJ_OK && done < reps; done += batch) {
-        batch = reps - done < timer.n ? reps - done : timer.n;
+        batch = reps - done < n ? reps - done : n;
         for (int i = 0; i < batch && st == TJ_OK; i++) {
-            st = dev->ops->timer_mark(dev, &timer, i, 0, who);
+            st = dev->ops->event_record(dev, events[2 * i], 0, who);
             if (st == TJ_OK && (st = run(dev, user)) != TJ_OK)
                 st = run_failed(st, "timed", done + i);
             if (st == TJ_OK)
-                st = dev->ops->timer_mark(dev, &timer, i, 1, who);
+                st = dev->ops->event_record(dev, events[2 * i + 1], 0, who);
         }
         if (st == TJ_OK)
-            st = dev->ops->timer_read(dev, &timer, batch, ms + done, who);
+            st = dev->ops->event_wait(dev, events[2 * batch - 1], who);
+        for (int i = 0; i < batch && st == TJ_OK; i++) {
+            float elapsed = 0;
+            st = dev->ops->event_elapsed(dev, events[2 * i], events[2 * i + 1], &elapsed, who);
+            ms[done + i] = elapsed;
+        }
     }
-    dev->ops->timer_free(dev, &timer);
+    for (int e = 0; e < made; e++)
+        dev->ops->event_free(dev, events[e]);
+    free(events);
     return st;
 }
 

@@ -19,8 +19,8 @@
  * runs one launch at a time and a worker index is exclusive while a task
  * runs, so each worker owns its scratch slot here and grows it itself.
  *
- * tj_bench's timer reads the monotonic clock at each mark: a launch is
- * over when it returns, so the clock around it is the work's time.
+ * tj_bench times by these events: a launch is over when it returns, so
+ * the clock around it is the work's time.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <time.h>
 
 #include "../llvm/bounds.h"
 #include "device_impl.h"
@@ -270,11 +269,11 @@ static tj_status copy_async(tj_device *dev, int to_device, uint64_t device_addr,
                      : read_memory(dev, host, device_addr, bytes, who);
 }
 
-/* An event: the nanoseconds of the monotonic clock at its record. */
+/* An event: the monotonic clock's seconds at its record. */
 static tj_status event_new(tj_device *dev, uint64_t *native, const char *who)
 {
     (void)dev, (void)who;
-    *native = (uint64_t)(uintptr_t)tjs_xcalloc(1, sizeof(int64_t));
+    *native = (uint64_t)(uintptr_t)tjs_xcalloc(1, sizeof(double));
     return TJ_OK;
 }
 
@@ -287,16 +286,14 @@ static void event_free(tj_device *dev, uint64_t native)
 static tj_status event_record(tj_device *dev, uint64_t event, uint64_t stream, const char *who)
 {
     (void)dev, (void)stream, (void)who;
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    *(int64_t *)(uintptr_t)event = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+    *(double *)(uintptr_t)event = tjj_monotonic_seconds();
     return TJ_OK;
 }
 
 static tj_status event_elapsed(tj_device *dev, uint64_t start, uint64_t end, float *ms, const char *who)
 {
     (void)dev, (void)who;
-    *ms = (float)((double)(*(int64_t *)(uintptr_t)end - *(int64_t *)(uintptr_t)start) * 1e-6);
+    *ms = (float)((*(double *)(uintptr_t)end - *(double *)(uintptr_t)start) * 1e3);
     return TJ_OK;
 }
 
@@ -314,39 +311,6 @@ static void host_free(tj_device *dev, void *ptr)
 {
     (void)dev;
     free(ptr);
-}
-
-static tj_status timer_new(tj_device *dev, tjj_timer *t, int n, const char *who)
-{
-    (void)dev;
-    t->seconds = calloc(2 * (size_t)n, sizeof *t->seconds);
-    if (!t->seconds)
-        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: no memory for %d timings", who, n);
-    t->n = n;
-    return TJ_OK;
-}
-
-static tj_status timer_mark(tj_device *dev, tjj_timer *t, int i, int end, const char *who)
-{
-    (void)dev;
-    (void)who;
-    t->seconds[2 * i + end] = tjj_monotonic_seconds();
-    return TJ_OK;
-}
-
-static tj_status timer_read(tj_device *dev, tjj_timer *t, int n, double *ms, const char *who)
-{
-    (void)dev;
-    (void)who;
-    for (int i = 0; i < n; i++)
-        ms[i] = (t->seconds[2 * i + 1] - t->seconds[2 * i]) * 1e3;
-    return TJ_OK;
-}
-
-static void timer_free(tj_device *dev, tjj_timer *t)
-{
-    (void)dev;
-    free(t->seconds);
 }
 
 const tjj_backend tjj_cpu_ops = {
@@ -377,8 +341,4 @@ const tjj_backend tjj_cpu_ops = {
     .event_elapsed = event_elapsed,
     .host_alloc = host_alloc,
     .host_free = host_free,
-    .timer_new = timer_new,
-    .timer_mark = timer_mark,
-    .timer_read = timer_read,
-    .timer_free = timer_free,
 };

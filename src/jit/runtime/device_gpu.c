@@ -42,10 +42,11 @@
  * cuTensorMapEncodeTiled (older than CUDA 12); TJIT_DUMP=tma says why each
  * fallback happened.
  *
- * tj_bench's timer is a pair of CUDA events per timed call, recorded on
- * the default stream that launches use; events of one stream complete in
+ * tj_bench times by a pair of events per timed call, recorded on the
+ * default stream that launches use; events of one stream complete in
  * order, so waiting for the last one waits for them all. A fault of the
- * work fails that wait, and is then reported as tj_synchronize would.
+ * work fails a stream's or an event's wait, and is then reported as
+ * tj_synchronize would, naming the last kernel launched.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -592,15 +593,24 @@ static void stream_free(tj_device *dev, uint64_t native)
         dev->cu->cuStreamDestroy((tjcu_stream)(uintptr_t)native);
 }
 
-/* A failed wait is a fault of some kernel queued there; the assert records
- * of every kernel launched since the last check are read after it. */
+/* After a wait's result r: a failed wait is a fault of some kernel queued
+ * before, reported as tj_synchronize reports it (with the last kernel
+ * launched); else the assert records of every kernel launched since the
+ * last check are read. */
+static tj_status after_wait(tj_device *dev, tjcu_result r, const char *who, const char *call)
+{
+    if (r == TJCU_SUCCESS)
+        return check_asserts(dev, who);
+    tj_status st = tjj_gpu_finish(dev, who);
+    return st != TJ_OK ? st : tjj_cu_check(r, who, call);
+}
+
 static tj_status stream_wait(tj_device *dev, uint64_t native, const char *who)
 {
     tj_status st = tjj_gpu_enter(dev, who);
-    if (st == TJ_OK)
-        st = tjj_cu_check(dev->cu->cuStreamSynchronize((tjcu_stream)(uintptr_t)native), who,
-                          "cuStreamSynchronize (a kernel on the stream failed)");
-    return st == TJ_OK ? check_asserts(dev, who) : st;
+    return st == TJ_OK ? after_wait(dev, dev->cu->cuStreamSynchronize((tjcu_stream)(uintptr_t)native), who,
+                                    "cuStreamSynchronize")
+                       : st;
 }
 
 static tj_status copy_async(tj_device *dev, int to_device, uint64_t device_addr, void *host, size_t bytes,
@@ -645,10 +655,9 @@ static tj_status event_record(tj_device *dev, uint64_t event, uint64_t stream, c
 static tj_status event_wait(tj_device *dev, uint64_t event, const char *who)
 {
     tj_status st = tjj_gpu_enter(dev, who);
-    if (st == TJ_OK)
-        st = tjj_cu_check(dev->cu->cuEventSynchronize((tjcu_event)(uintptr_t)event), who,
-                          "cuEventSynchronize (a kernel before the event failed)");
-    return st == TJ_OK ? check_asserts(dev, who) : st;
+    return st == TJ_OK ? after_wait(dev, dev->cu->cuEventSynchronize((tjcu_event)(uintptr_t)event), who,
+                                    "cuEventSynchronize")
+                       : st;
 }
 
 static tj_status event_elapsed(tj_device *dev, uint64_t start, uint64_t end, float *ms, const char *who)
@@ -677,57 +686,6 @@ static void host_free(tj_device *dev, void *ptr)
 {
     if (tjj_gpu_enter(dev, "tj_host_free") == TJ_OK)
         dev->cu->cuMemFreeHost(ptr);
-}
-
-/* --- tj_bench's timer ------------------------------------------------------ */
-
-static tj_status timer_new(tj_device *dev, tjj_timer *t, int n, const char *who)
-{
-    tj_status st = tjj_gpu_enter(dev, who);
-    if (st != TJ_OK)
-        return st;
-    t->events = calloc(2 * (size_t)n, sizeof *t->events);
-    if (!t->events)
-        return tjs_error(TJ_ERR_OUT_OF_MEMORY, "%s: no memory for %d events", who, 2 * n);
-    t->n = n;
-    for (int e = 0; e < 2 * n && st == TJ_OK; e++)
-        st = tjj_cu_check(dev->cu->cuEventCreate(&t->events[e], TJCU_EVENT_DEFAULT), who, "cuEventCreate");
-    return st;
-}
-
-static tj_status timer_mark(tj_device *dev, tjj_timer *t, int i, int end, const char *who)
-{
-    tj_status st = tjj_gpu_enter(dev, who); /* run() may have made another context current */
-    if (st == TJ_OK)
-        st = tjj_cu_check(dev->cu->cuEventRecord(t->events[2 * i + end], NULL), who, "cuEventRecord");
-    return st;
-}
-
-static tj_status timer_read(tj_device *dev, tjj_timer *t, int n, double *ms, const char *who)
-{
-    tj_status st = tjj_gpu_enter(dev, who);
-    if (st != TJ_OK)
-        return st;
-    tjcu_result r = dev->cu->cuEventSynchronize(t->events[2 * n - 1]);
-    if (r != TJCU_SUCCESS) { /* the work's fault, told with the last kernel's name */
-        st = tjj_gpu_finish(dev, who);
-        return st != TJ_OK ? st : tjj_cu_check(r, who, "cuEventSynchronize");
-    }
-    for (int i = 0; i < n && st == TJ_OK; i++) {
-        float elapsed = 0;
-        st = tjj_cu_check(dev->cu->cuEventElapsedTime(&elapsed, t->events[2 * i], t->events[2 * i + 1]), who,
-                          "cuEventElapsedTime");
-        ms[i] = elapsed;
-    }
-    return st;
-}
-
-static void timer_free(tj_device *dev, tjj_timer *t)
-{
-    for (int e = 0; t->events && e < 2 * t->n; e++)
-        if (t->events[e])
-            dev->cu->cuEventDestroy(t->events[e]);
-    free(t->events);
 }
 
 const tjj_backend tjj_gpu_ops = {
@@ -760,8 +718,4 @@ const tjj_backend tjj_gpu_ops = {
     .event_elapsed = event_elapsed,
     .host_alloc = host_alloc,
     .host_free = host_free,
-    .timer_new = timer_new,
-    .timer_mark = timer_mark,
-    .timer_read = timer_read,
-    .timer_free = timer_free,
 };

@@ -12,7 +12,7 @@
  *   variants.c    the cache of compiled variants, compiles outside its lock
  *   ptxas.c       PTX targets, and the ptxas check of every variant
  *   offline.c     compiling without a device: tj_kernel_ptx*, tj_kernel_explain
- *   bench.c       tj_bench: timing the user's work by the kind's timer
+ *   bench.c       tj_bench: timing the user's work by the kind's events
  *
  * What differs between device kinds is one table of operations per kind,
  * tjj_backend (as QBE's Target is per machine): the files above call
@@ -99,14 +99,6 @@ typedef struct scratch_slot {
     void *ptr;
     size_t size;
 } scratch_slot;
-
-/* tj_bench's timer: n intervals of the device's time, each between a
- * start mark and an end mark (bench.c). */
-typedef struct tjj_timer {
-    int n;
-    double *seconds;      /* CPU: the 2n marks' monotonic clock readings */
-    tjcu_event *events;   /* GPU: the 2n marks' events on the launch stream */
-} tjj_timer;
 
 typedef struct tjj_backend tjj_backend;
 
@@ -232,15 +224,6 @@ struct tjj_backend {
     tj_status (*event_elapsed)(tj_device *dev, uint64_t start, uint64_t end, float *ms, const char *who);
     tj_status (*host_alloc)(tj_device *dev, size_t bytes, void **out, const char *who);
     void (*host_free)(tj_device *dev, void *ptr);
-    /* tj_bench's timer of n intervals (t zeroed by the caller; timer_free
-     * frees what timer_new made, also after a failure); a mark of interval
-     * i (end: 0 at its start, 1 at its end); timer_read waits for the end
-     * mark of interval n - 1 and writes intervals 0 to n - 1 in
-     * milliseconds (n up to the timer's). */
-    tj_status (*timer_new)(tj_device *dev, tjj_timer *t, int n, const char *who);
-    tj_status (*timer_mark)(tj_device *dev, tjj_timer *t, int i, int end, const char *who);
-    tj_status (*timer_read)(tj_device *dev, tjj_timer *t, int n, double *ms, const char *who);
-    void (*timer_free)(tj_device *dev, tjj_timer *t);
 };
 
 /* device_cpu.c, device_gpu.c */

@@ -131,10 +131,12 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
                          "up to version %d (a program built against a newer tjit?)",
                          kernel->name, cfg->version, tj_version(), TJ_LAUNCH_CFG_VERSION);
     uint64_t stream = 0;
-    char who[160];
-    snprintf(who, sizeof who, "kernel '%s'", kernel->name);
-    if ((st = tjj_stream_native(dev, cfg->stream, who, &stream)) != TJ_OK)
-        return st;
+    if (cfg->stream) { /* the name is formatted only where a stream is checked */
+        char who[160];
+        snprintf(who, sizeof who, "kernel '%s'", kernel->name);
+        if ((st = tjj_stream_native(dev, cfg->stream, who, &stream)) != TJ_OK)
+            return st;
+    }
     if (cfg->num_stages < 0 || cfg->num_stages > MAX_NUM_STAGES)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': num_stages = %d (1 to %d, or 0 for %d)",
                          kernel->name, cfg->num_stages, MAX_NUM_STAGES, TJJ_DEFAULT_NUM_STAGES);
