@@ -28,31 +28,18 @@ static char *captured_launch(tj_device *dev, tj_buffer b, int64_t block, const c
         setenv("TJIT_LOG", log, 1);
     else
         unsetenv("TJIT_LOG");
-    fflush(stderr);
-    FILE *tmp = tmpfile();
-    int saved = dup(2);
-    if (!tmp || saved < 0)
-        tap_bail_out("cannot redirect stderr");
-    dup2(fileno(tmp), 2);
+    tl_capture capture = tl_stderr_begin();
     tj_launch_cfg cfg = tl_grid(1, 1, 1);
     tj_status st = logged_launch(dev, &cfg, b, block);
     if (st == TJ_OK)
         st = tj_synchronize(dev);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
+    char *text = tl_stderr_end(capture);
     unsetenv("TJIT_LOG");
     if (st != TJ_OK) {
         tap_diag("  launch failed: %s: %s", tj_status_name(st), tj_last_error());
-        fclose(tmp);
+        free(text);
         return NULL;
     }
-    long size = ftell(tmp);
-    char *text = calloc((size_t)size + 1, 1);
-    rewind(tmp);
-    if (size > 0 && fread(text, 1, (size_t)size, tmp) != (size_t)size)
-        text[0] = '\0';
-    fclose(tmp);
     return text;
 }
 

@@ -484,6 +484,37 @@ static inline int tl_error_mentions(const char *first, ...)
     return all;
 }
 
+/* What the process writes to stderr between tl_stderr_begin and
+ * tl_stderr_end, which returns it (malloc'ed). */
+typedef struct tl_capture {
+    FILE *tmp;
+    int saved;
+} tl_capture;
+
+static inline tl_capture tl_stderr_begin(void)
+{
+    fflush(stderr);
+    tl_capture c = {tmpfile(), dup(2)};
+    if (!c.tmp || c.saved < 0)
+        tap_bail_out("cannot redirect stderr");
+    dup2(fileno(c.tmp), 2);
+    return c;
+}
+
+static inline char *tl_stderr_end(tl_capture c)
+{
+    fflush(stderr);
+    dup2(c.saved, 2);
+    close(c.saved);
+    long size = ftell(c.tmp);
+    char *text = calloc((size_t)(size > 0 ? size : 0) + 1, 1);
+    rewind(c.tmp);
+    if (size > 0 && fread(text, 1, (size_t)size, c.tmp) != (size_t)size)
+        text[0] = '\0';
+    fclose(c.tmp);
+    return text;
+}
+
 /* "name.c:LINE" for file:line checks, file given as __FILE__. */
 static inline const char *tl_where(const char *file, int line)
 {
