@@ -245,6 +245,8 @@ static void tutorial_plans(void)
                                   {128, 256, 64, 8, 3, 1, 0, IN_F16}, {128, 128, 32, 4, 4, 0, 0, IN_F16}, {64, 256, 32, 4, 4, 1, 0, IN_F16},
                                   {128, 128, 128, 8, 2, 0, 0, IN_F16}, {64, 64, 16, 4, 3, 1, 0, IN_F16},
                                   {128, 128, 32, 4, 3, 1, 0, IN_TF32}, {128, 256, 32, 8, 3, 1, 0, IN_TF32},
+                                  {128, 128, 32, 4, 3, 0, 0, IN_TF32}, {128, 256, 32, 8, 3, 0, 0, IN_TF32},
+                                  {128, 128, 16, 4, 4, 0, 0, IN_TF32}, {64, 256, 32, 4, 4, 0, 0, IN_TF32},
                                   {128, 128, 64, 4, 3, 1, 0, IN_FP8},  {128, 256, 128, 8, 3, 1, 0, IN_FP8}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
@@ -270,19 +272,63 @@ static void tutorial_plans(void)
     }
 }
 
+/* TF32 NN: B's loads run along N, but its ring is stored K-major (wgmma
+ * has no transposed TF32 form) by 4-byte copies in transpose_copies.c's
+ * layout: every copy request of the ring's writes is one wavefront per
+ * 32 words, where the coalescing layout it replaced (lanes along N, 16-byte
+ * vectors narrowed to 4 bytes) costs several. */
+static void transposed_copies(void)
+{
+    static const config cfgs[] = {{128, 128, 32, 4, 3, 0, 0, IN_TF32}, {128, 256, 32, 8, 3, 0, 0, IN_TF32},
+                                  {128, 128, 16, 4, 4, 0, 0, IN_TF32}, {64, 256, 32, 4, 4, 0, 0, IN_TF32},
+                                  {128, 64, 32, 4, 4, 0, 0, IN_TF32}};
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        const config *k = &cfgs[i];
+        tjp_layout_plan plan;
+        tji_func *fn = plan_tutorial(k, 90, 1, k->stages, &plan);
+        int32_t dot = fn ? dot_of(fn) : -1;
+        int ring = dot >= 0 ? tjp_wgmma_operand_ring(fn, fn->ops[dot].args[1]) : -1, copies = 0;
+        tjp_bank_count cost = {0}, before = {0};
+        for (int32_t c = 0; ring >= 0 && c < fn->nops; c++) {
+            const tji_op *op = &fn->ops[c];
+            if (op->parent < 0 || op->code != TJI_ASYNC_COPY || op->ring != ring)
+                continue;
+            const tji_type *t = tji_typeof(fn, op->args[0]);
+            tjp_bank_count one, old;
+            tjp_layout narrowed; /* coalesce.c's choice: lanes along N, 4 elements each */
+            int32_t per_thread[2] = {1, 4}, lanes[2] = {1, 32}, warps[2] = {k->warps, 1}, order[2] = {1, 0};
+            tjp_layout_blocked(&narrowed, 2, t->shape, per_thread, lanes, warps, order);
+            tjp_bank_cost(&plan.of[op->args[0]], &plan.rings[ring].swizzle, plan.vector[c], &one);
+            tjp_bank_cost(&narrowed, &plan.rings[ring].swizzle, 1, &old);
+            cost.requests += one.requests, cost.wavefronts += one.wavefronts, cost.minimum += one.minimum;
+            before.wavefronts += old.wavefronts, before.minimum += old.minimum;
+            copies++;
+        }
+        int ok = dot >= 0 && plan.dot[dot].form == TJP_DOT_WGMMA && ring >= 0 && plan.rings[ring].transposed &&
+                 copies && cost.requests && cost.wavefronts == cost.minimum && before.wavefronts > before.minimum;
+        tap_ok(ok, "sm_90a tf32 NN %lldx%lldx%lld, %d warps: wgmma, B's ring K-major, its %d copies conflict-free "
+               "(%lld wavefronts, minimum %lld; lanes along N would take %lld)", (long long)k->bm, (long long)k->bn,
+               (long long)k->bk, k->warps, copies, (long long)cost.wavefronts, (long long)cost.minimum,
+               (long long)before.wavefronts);
+        tjp_layout_plan_free(&plan);
+        tji_func_free(fn);
+    }
+}
+
 /* Where wgmma cannot run, the same dot keeps mma.sync. */
 static void gating(void)
 {
-    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16}, tf32 = {128, 128, 32, 4, 3, 0, 0, IN_TF32};
+    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16}, fp8 = {128, 128, 64, 4, 3, 0, 0, IN_FP8};
     static const struct {
         const config *k;
         int sm, arch_specific, stages, slots;
         const char *what;
     } cases[] = {{&f16, 90, 0, 3, 3, "sm_90 (no 'a')"}, {&f16, 90, 1, 1, 0, "sm_90a at num_stages 1 (no rings)"},
                  {&f16, 80, 0, 3, 3, "sm_80"},
-                 /* B's loads run along N: tf32 must be K-major (the ring keeps the slot more
-                  * pipeline-loops gave it before the direction was known) */
-                 {&tf32, 90, 1, 3, 4, "sm_90a, tf32 NN"}};
+                 /* B's loads run along N: fp8 must be K-major, and cp.async cannot move
+                  * single bytes to transpose it (the ring keeps the slot more pipeline-loops
+                  * gave it before the direction was known) */
+                 {&fp8, 90, 1, 3, 4, "sm_90a, fp8 NN"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tjp_layout_plan plan;
         tji_func *fn = plan_tutorial(cases[i].k, cases[i].sm, cases[i].arch_specific, cases[i].stages, &plan);
@@ -357,14 +403,16 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 12 + 4 + 1 + 8);
+    tap_plan(2 + 16 + 5 + 4 + 1 + 10);
     accumulator_layouts();
     tutorial_plans();
+    transposed_copies();
     gating();
     explained();
     static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16}, {128, 128, 64, 4, 4, 1, 0, IN_F16}, {128, 256, 64, 8, 3, 0, 0, IN_F16},
                                 {64, 64, 16, 4, 3, 1, 0, IN_F16},       {128, 128, 64, 4, 4, 0, 1, IN_F16},
                                 {128, 256, 64, 8, 3, 1, 1, IN_F16},     {128, 128, 32, 4, 3, 1, 0, IN_TF32},
+                                {128, 128, 32, 4, 3, 0, 0, IN_TF32},    {128, 256, 32, 8, 3, 0, 0, IN_TF32},
                                 {128, 256, 128, 8, 3, 1, 0, IN_FP8}};
     for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++)
         ptx(&pc[i]);

@@ -304,6 +304,9 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     if (st == TJ_OK)
         st = after_pass(tjp_accelerate_dots(fn, &target, &out->axis, &out->plan), "accelerate-dot",
                         fn, NULL, 0, times);
+    if (st == TJ_OK && coalesced)
+        st = after_pass(tjp_transpose_copies(fn, &out->plan, t->num_warps, &out->coalesced), "transpose-copies",
+                        fn, NULL, 0, times);
     if (st == TJ_OK)
         st = after_pass(tjp_assign_layouts(fn, t->num_warps, coalesced, &out->plan),
                         "assign-layouts", fn, &out->plan, 1, times);

@@ -10,7 +10,9 @@
  *  - WGMMA (sm_90a): wgmma.mma_async with both operands read from the
  *    rings of pipelined loads, where wgmma.c's tjp_wgmma_fits allows it
  *    (and, for operands whose wgmma is K-major only, axis info says the
- *    loads run along K); asynchronous where the accumulator is carried
+ *    loads run along K, or they are 4-byte cp.async copies, which
+ *    transpose_copies.c makes store the tile transposed); asynchronous
+ *    where the accumulator is carried
  *    by the loop and nothing else reads it, and then the zeros it starts
  *    from are skipped (the first step overwrites). With 16-bit operands
  *    B alone may come from a ring and A from registers (attention: Q
@@ -133,10 +135,7 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
 
 /* Do the copies into the ring of operand v (0: A, 1: B) run along K, so
  * that the ring is stored K-major with 16-byte copies (coalesce.c puts
- * them along the pointer's most contiguous dimension, the last on ties)?
- * Storing it K-major anyway, 4 bytes per cp.async, made tf32 NN wgmma run
- * at 80-88 TFLOP/s against mma.sync's 216 on the H200 (RESULTS.md,
- * 2026-12-02 17:55): where it is not, the dot keeps mma.sync. */
+ * them along the pointer's most contiguous dimension, the last on ties)? */
 static int loads_along_k(const tji_func *fn, const tjp_axis_info_result *axis, int32_t v, int is_b)
 {
     int ring = tjp_wgmma_operand_ring(fn, v), copies = 0;
@@ -152,6 +151,13 @@ static int loads_along_k(const tji_func *fn, const tjp_axis_info_result *axis, i
     return copies > 0;
 }
 
+/* Can the ring of operand v be stored K-major: its copies run along K, or
+ * transpose_copies.c can make 4-byte copies store it transposed? */
+static int k_major_ring(const tji_func *fn, const tjp_axis_info_result *axis, int32_t v, int is_b, int eb)
+{
+    return loads_along_k(fn, axis, v, is_b) || tjp_wgmma_transposable(fn, v, eb);
+}
+
 static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_target *t,
                              const tjp_axis_info_result *axis)
 {
@@ -161,7 +167,7 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
     if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
         (a_ring || eb == 2) &&
         (!tjp_wgmma_k_major_only(fn, op) ||
-         (loads_along_k(fn, axis, op->args[0], 0) && loads_along_k(fn, axis, op->args[1], 1)))) {
+         (k_major_ring(fn, axis, op->args[0], 0, eb) && k_major_ring(fn, axis, op->args[1], 1, eb)))) {
         /* A in registers may change while a group is in flight: wait */
         int async = a_ring && async_in_loop(fn, op, &zero_init);
         if (!async)

@@ -585,6 +585,18 @@ TJI_FUNC uint64_t tjp_wgmma_offset(const struct tjp_ring *R, const tji_type *t, 
  * swizzle: what wgmma reads and TMA writes and reads. */
 TJI_FUNC void tjp_nvmma_swizzle(int32_t rows, int32_t cols, int transposed, int sw, int eb, tjp_swizzle *out);
 
+/* transpose_copies.c — copies into the ring of a K-major-only wgmma
+ * operand (TF32) whose addresses run along M or N (its essay).
+ * tjp_wgmma_transposable: operand v (of elem_bytes-byte elements) is a
+ * ring filled by cp.async copies, which can store it transposed.
+ * tjp_transpose_copies: gives those copies the layout that does so
+ * without bank conflicts (vector 1, lanes 8 along the addresses x 4
+ * along K), in the coalescing table that assign-layouts reads; after
+ * accelerate-dot, whose choices it reads from plan->dot. */
+TJI_FUNC int tjp_wgmma_transposable(const tji_func *fn, int32_t v, int elem_bytes);
+TJI_FUNC tj_status tjp_transpose_copies(const tji_func *fn, const tjp_layout_plan *plan, int num_warps,
+                                        tjp_coalesce_result *coalesced);
+
 /* warp_specialize.c — a producer warpgroup for the TMA copies (its
  * essay). Where the plan's TMA loop allows it, the kernel runs
  * num_warps consumer warps (every op but the copies) and one warpgroup

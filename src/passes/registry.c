@@ -79,6 +79,19 @@ static tj_status run_accelerate_dot(tjp_pass_state *s)
     return tjp_accelerate_dots(s->fn, &t, s->has_axis ? &s->axis : NULL, &s->layouts);
 }
 
+/* Between accelerate-dot (whose choices it reads) and assign-layouts
+ * (which reads the copies' layouts it changes); coalesces on the way. */
+static tj_status run_transpose_copies(tjp_pass_state *s)
+{
+    if (s->has_layouts || !s->layouts.dot)
+        return tjs_error(TJ_ERR_INVALID_ARG, "transpose-copies: runs after --accelerate-dot and before "
+                         "--assign-layouts");
+    tj_status st = s->has_coalesce ? TJ_OK : run_coalesce(s);
+    if (st == TJ_OK)
+        st = tjp_transpose_copies(s->fn, &s->layouts, s->num_warps, &s->coalesce);
+    return st;
+}
+
 static tj_status run_check_layouts(tjp_pass_state *s)
 {
     if (!s->has_layouts)
@@ -218,6 +231,8 @@ static const tjp_pass_info passes[] = {
      run_coalesce},
     {"accelerate-dot", "each dot's form: mma.sync (instruction, warp split) or fma, for --sm "
      "(#dot<...> once layouts are assigned)", run_accelerate_dot},
+    {"transpose-copies", "copies into a K-major-only wgmma ring (TF32) that run along M or N store "
+     "it transposed, conflict-free (#coalesce<...>)", run_transpose_copies},
     {"assign-layouts", "every tile value's layout, conversions where they disagree (#L, "
      "#access)", run_assign_layouts},
     {"check-layouts", "checks every op's operands hold the elements it needs", run_check_layouts},
