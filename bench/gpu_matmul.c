@@ -42,8 +42,10 @@
  * a failed build or launch is a line with "error" and the run goes on. The
  * exit status is 1 when anything failed or computed a wrong result.
  *
- *     usage: gpu_matmul [--runs N] [--warmup N] [--quick | --profile DTYPE] [--device gpu|cpu]
+ *     usage: gpu_matmul [--runs N] [--warmup N] [--quick | --profile DTYPE] [--only DTYPE]
+ *                       [--device gpu|cpu]
  *     (--quick: 512^3 and 1024^3, one configuration, for a smoke test;
+ *      --only DTYPE: the problems of that dtype alone;
  *      --device cpu: the same on tjit's CPU back end, timed by wall clock)
  */
 #define _GNU_SOURCE /* setenv */
@@ -320,7 +322,7 @@ static int parse_count(const char *text, int *out)
 int main(int argc, char **argv)
 {
     int quick = 0, profile = 0;
-    const char *profile_dtype = "f16";
+    const char *profile_dtype = "f16", *only = NULL;
     tj_device_kind kind = TJ_DEVICE_GPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -329,6 +331,10 @@ int main(int argc, char **argv)
                  (!strcmp(argv[i + 1], "f16") || !strcmp(argv[i + 1], "bf16") ||
                   !strcmp(argv[i + 1], "tf32")))
             profile = 1, profile_dtype = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "f16") || !strcmp(argv[i + 1], "bf16") ||
+                  !strcmp(argv[i + 1], "tf32")))
+            only = argv[++i];
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc && parse_count(argv[i + 1], &runs))
             i++;
         else if (!strcmp(argv[i], "--warmup") && i + 1 < argc &&
@@ -339,7 +345,7 @@ int main(int argc, char **argv)
             kind = !strcmp(argv[++i], "cpu") ? TJ_DEVICE_CPU : TJ_DEVICE_GPU;
         else {
             fprintf(stderr, "usage: %s [--runs N] [--warmup N] [--quick | --profile f16|bf16|tf32] "
-                            "[--device gpu|cpu]\n",
+                            "[--only f16|bf16|tf32] [--device gpu|cpu]\n",
                     argv[0]);
             return 2;
         }
@@ -378,6 +384,8 @@ int main(int argc, char **argv)
                      .n = quick ? quick_problems[pi].n : problems[pi].n};
         if (profile)
             p.dtype = profile_dtype, p.n = 4096;
+        else if (only && strcmp(p.dtype, only))
+            continue;
         const size_t count = (size_t)p.n * p.n, bytes = count * elem_size(p.dtype);
         fill_inputs(p.dtype, count);
         if ((st = tj_buffer_alloc(dev, bytes, &p.a)) != TJ_OK ||

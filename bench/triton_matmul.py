@@ -27,9 +27,10 @@ then RUNS calls each between two CUDA events on the current stream,
 enqueued back to back; the figure is the median interval, TFLOP/s
 2 M N K over it. Output: one JSON line per measurement.
 
-    usage: python3 bench/triton_matmul.py [--runs N] [--warmup N] [--quick | --profile DTYPE]
+    usage: python3 bench/triton_matmul.py [--runs N] [--warmup N] [--quick | --profile DTYPE] [--only DTYPE]
 
---profile DTYPE runs DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration launched
+--only DTYPE runs the problems of that dtype alone. --profile DTYPE runs DTYPE (f16, bf16 or tf32) at
+4096^3 only, NN then NT, each configuration launched
 twice (the check, one run), as gpu_matmul --profile does, for Nsight
 Compute (scripts/gpu-ncu.sh matmul).
 """
@@ -124,6 +125,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--profile", choices=("f16", "bf16", "tf32"))
+    parser.add_argument("--only", choices=("f16", "bf16", "tf32"))
     parser.add_argument("--device", default="gpu")  # accepted for gpu_matmul's options
     args = parser.parse_args()
     device_name = torch.cuda.get_device_name(0)
@@ -138,6 +140,8 @@ def main():
     if args.profile:
         args.runs, args.warmup = 1, 0
     problems = ((args.profile, 4096),) if args.profile else QUICK_PROBLEMS if args.quick else PROBLEMS
+    if args.only and not args.profile:
+        problems = tuple(p for p in problems if p[0] == args.only)
     for dtype_name, n in problems:
         dtype = DTYPES[dtype_name]
         tf32 = dtype_name == "tf32"

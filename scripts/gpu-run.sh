@@ -48,6 +48,7 @@
 # Limits in seconds: TJIT_TEST_LIMIT per test program (300),
 # TJIT_SAMPLE_LIMIT per sample (60), TJIT_BENCH_LIMIT for the benchmark
 # (240), TJIT_NCU_LIMIT per ncu run (60; 2 runs in 3, 2 in 5),
+# TJIT_MATMUL_ONLY=DTYPE runs the matmul benchmark's problems of that dtype alone;
 # TJIT_MATMUL_LIMIT for the matmul benchmark (210; its three parts get a
 # third each);
 # TJIT_TEST_JOBS test programs at a time (8). Other variables reach the
@@ -332,7 +333,7 @@ elif [ -f bench/gpu_matmul.sh ] && [ -x "$root/bench/gpu_matmul" ]; then
     mkdir -p "$out/bench"
     GPU_MATMUL_OUT=$logs/matmul TJIT_MATMUL_PART_LIMIT=$((MATMUL_LIMIT / 3)) \
         timeout $((MATMUL_LIMIT + 10)) bash bench/gpu_matmul.sh "$root/bench/gpu_matmul" \
-        >"$logs/matmul.out" 2>&1
+        ${TJIT_MATMUL_ONLY:+-- --only "$TJIT_MATMUL_ONLY"} >"$logs/matmul.out" 2>&1
     say "gpu_matmul exit status $?"
     cat "$logs"/matmul/tjit.jsonl >>"$out/bench/tjit.jsonl" 2>/dev/null
     cat "$logs"/matmul/triton.jsonl "$logs"/matmul/triton_mma_v2.jsonl \
