@@ -91,12 +91,9 @@ static void matmul_body(tj_val a, tj_val b, tj_val c, tj_val bias, tj_val M, tj_
 
 /* The same product through block pointers carried by the K loop, their
  * boundary checks instead of masks (issue 10's block-pointer matmul). */
-TJ_KERNEL(mm_block_ptr,
-          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_PTR(bias, f32),
-                    TJ_SCALAR(M, i32), TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(sam, i32),
-                    TJ_SCALAR(sak, i32), TJ_SCALAR(sbk, i32), TJ_SCALAR(sbn, i32),
-                    TJ_SCALAR(scm, i32), TJ_SCALAR(scn, i32)),
-          TJ_CONSTS(BM, BN, BK, PRECISION, EPILOGUE))
+static void block_ptr_body(tj_val a, tj_val b, tj_val c, tj_val bias, tj_val M, tj_val N, tj_val K, tj_val sam,
+                           tj_val sak, tj_val sbk, tj_val sbn, tj_val scm, tj_val scn, int64_t BM, int64_t BN,
+                           int64_t BK, int64_t precision, int64_t epilogue)
 {
     tj_val row0 = tj_mul(tj_program_id(0), BM), col0 = tj_mul(tj_program_id(1), BN);
     tj_val a_bp = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(sam, sak), TJ_VALS(row0, 0),
@@ -107,11 +104,11 @@ TJ_KERNEL(mm_block_ptr,
     TJ_FOR(kt, 0, tj_cdiv(K, BK), 1, &acc, &a_bp, &b_bp) {
         acc = tj_dot(tj_load(a_bp, .boundary_check = TJ_DIMS(0, 1)),
                      tj_load(b_bp, .boundary_check = TJ_DIMS(0, 1)), acc,
-                     .input_precision = (tj_input_precision)PRECISION);
+                     .input_precision = (tj_input_precision)precision);
         a_bp = tj_advance(a_bp, TJ_VALS(0, BK));
         b_bp = tj_advance(b_bp, TJ_VALS(BK, 0));
     }
-    if (EPILOGUE == EPILOGUE_BIAS_RELU)
+    if (epilogue == EPILOGUE_BIAS_RELU)
         acc = tj_maximum(tj_add(acc, tj_load(tj_add(bias, tj_expand_dims(tj_add(col0,
                                                    tj_arange(0, BN)), 0)),
                                              .mask = tj_lt(tj_expand_dims(tj_add(col0,
@@ -120,6 +117,21 @@ TJ_KERNEL(mm_block_ptr,
                                     TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
     tj_store(c_bp, acc, .boundary_check = TJ_DIMS(0, 1));
 }
+
+#define BLOCK_PTR_KERNEL(name, in_dt)                                                                    \
+    TJ_KERNEL(name,                                                                                      \
+              TJ_PARAMS(TJ_PTR(a, in_dt), TJ_PTR(b, in_dt), TJ_PTR(c, f32), TJ_PTR(bias, f32),           \
+                        TJ_SCALAR(M, i32), TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(sam, i32),    \
+                        TJ_SCALAR(sak, i32), TJ_SCALAR(sbk, i32), TJ_SCALAR(sbn, i32),                   \
+                        TJ_SCALAR(scm, i32), TJ_SCALAR(scn, i32)),                                       \
+              TJ_CONSTS(BM, BN, BK, PRECISION, EPILOGUE))                                                \
+    {                                                                                                    \
+        block_ptr_body(a, b, c, bias, M, N, K, sam, sak, sbk, sbn, scm, scn, BM, BN, BK, PRECISION,      \
+                       EPILOGUE);                                                                        \
+    }
+
+BLOCK_PTR_KERNEL(mm_block_ptr, f16)
+BLOCK_PTR_KERNEL(mm_block_ptr_f32, f32)
 
 MATMUL_KERNEL(mm_f16_f32, f16, f32, TJ_F32)
 MATMUL_KERNEL(mm_f16_f16, f16, f16, TJ_F16)
@@ -300,13 +312,13 @@ typedef struct mm_case {
     int64_t bm, bn, bk;
     int warps, stages;
     int epilogue;
-    int block_ptr;     /* f16 -> f32 through mm_block_ptr */
+    int block_ptr;     /* f16 or f32 -> f32 through mm_block_ptr(_f32) */
 } mm_case;
 
 static const tj_kernel *kernel_of(const mm_case *c)
 {
     if (c->block_ptr)
-        return mm_block_ptr;
+        return c->in == TJ_F32 ? mm_block_ptr_f32 : mm_block_ptr;
     if (c->in == TJ_F16)
         return c->out == TJ_F16 ? mm_f16_f16 : mm_f16_f32;
     if (c->in == TJ_BF16)
@@ -627,6 +639,17 @@ static void test_block_ptrs(void)
         c.block_ptr = 1;
         c.m = shapes[i][0], c.n = shapes[i][1], c.k = shapes[i][2];
         c.tb = i == 2, c.pad = i == 2 ? 3 : 0, c.epilogue = i == 3 ? EPILOGUE_BIAS_RELU : 0;
+        run_both(&c);
+    }
+    /* TF32 with B stored [K, N]: on sm_90a A by TMA, B by the threads'
+     * copies that store it K-major for wgmma (transpose_copies.c) */
+    static const struct { int32_t m, n, k; int bm, bn, bk, warps; } tf32[] = {
+        {77, 130, 65, 64, 32, 32, 4}, {200, 136, 100, 128, 128, 32, 8}};
+    for (size_t i = 0; i < TL_COUNT(tf32); i++) {
+        mm_case c = base_case("f32->f32", TJ_F32, TJ_F32, TJ_PRECISION_TF32);
+        c.block_ptr = 1;
+        c.m = tf32[i].m, c.n = tf32[i].n, c.k = tf32[i].k;
+        c.bm = tf32[i].bm, c.bn = tf32[i].bn, c.bk = tf32[i].bk, c.warps = tf32[i].warps;
         run_both(&c);
     }
 }

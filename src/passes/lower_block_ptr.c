@@ -21,7 +21,9 @@
  *     tensor-memory accelerator can reach at every launch of the variant
  *     (tma.c), the tensor itself too: base, shape, strides and offsets as
  *     the op's tma operands, so that the pipeliner can make a load one TMA
- *     copy and the shared-memory plan a store a TMA store.
+ *     copy and the shared-memory plan a store a TMA store — but for a TF32
+ *     dot's operand whose addresses run along M or N, which wgmma needs
+ *     stored K-major: the threads' copies can transpose it, TMA cannot.
  *
  * So the axis analysis sees what it sees in a hand-written kernel: along
  * the block's fast dimension, an arange plus constants, times a stride it
@@ -247,6 +249,24 @@ static int32_t squeezed_value(lowering *L, int32_t value)
            src->shape[1] == t->shape[2] ? op->args[0] : 0;
 }
 
+/* Is load ld's tile (contiguous along dimension `contiguous`) an operand
+ * of a TF32 dot in its region that runs along M or N? wgmma reads TF32
+ * K-major only and TMA cannot transpose: such a load stays a load, whose
+ * cp.async copies store it transposed (transpose_copies.c) — wgmma
+ * rather than mma.sync at half the tensor cores. */
+static int tf32_operand_along_mn(const tji_func *fn, const tji_op *ld, int contiguous)
+{
+    const tji_type *t = tji_typeof(fn, ld->result);
+    for (int32_t i = 0; t->rank == 2 && t->dtype == TJ_F32 && i < fn->nops; i++) {
+        const tji_op *d = &fn->ops[i];
+        if (d->code != TJI_DOT || d->parent != ld->parent || d->precision != TJ_PRECISION_TF32)
+            continue;
+        if ((d->args[0] == ld->result && contiguous != 1) || (d->args[1] == ld->result && contiguous != 0))
+            return 1;
+    }
+    return 0;
+}
+
 /* The LOAD or STORE at idx of block pointer bp: operand 1 becomes the
  * pointer tile, the mask and other its boundary check and padding. */
 static void lower_access(lowering *L, int32_t idx)
@@ -282,6 +302,8 @@ static void lower_access(lowering *L, int32_t idx)
                          ? tjp_tma_tensor(fn, L->tma_spec, bt.rank, p->base, p->shape, p->strides)
                          : -1;
     if (contiguous >= 0 && !load && !tjp_tma_store_extent(fn, L->tma_spec, p->shape[contiguous], bt.dtype))
+        contiguous = -1;
+    if (contiguous >= 0 && load && tf32_operand_along_mn(fn, op, contiguous))
         contiguous = -1;
     if (contiguous >= 0) { /* the tensor too, for TMA (tma.c) */
         int32_t r = bt.rank, target = idx, value = load ? 0 : op->args[1];
