@@ -13,7 +13,11 @@
  *    128x256x64 (its rings and C would not fit shared memory together: it
  *    compiles as written, where persistent it would not); on sm_90, the
  *    tutorial's pointer tiles, and tutorial 09's own tile loop (it reads
- *    num_programs) stay as they are.
+ *    num_programs) stay as they are;
+ *  - made persistent, the block-pointer matmul's C is a TMA store inside
+ *    the tile loop, staged in bytes that no ring takes, left in flight
+ *    until the next trip's store waits for its read (and the loop's end
+ *    for its writes).
  * On any device (the GPU when tests/gpu-test.sh runs it):
  *  - the ids kernel on 5000 programs with persistence forced on: every
  *    program's slot holds its id and the count 5000, read at the top of
@@ -161,6 +165,53 @@ static void where_it_pays(void)
            "by default: not a kernel that walks its own tiles (reads num_programs)");
 }
 
+/* C's TMA store inside the tile loop: staged in bytes no ring takes, left
+ * in flight — thread 0 waits for the engine's read of the last trip's
+ * block before the next trip's writes, and for the writes after the loop. */
+static void store_in_flight(void)
+{
+    int64_t consts[3] = {128, 128, 64};
+    tji_func *fn = NULL;
+    tjj_gpu_planned planned = {0};
+    tjj_gpu_target target = {.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec_of(bp_matmul, 1),
+                             .persistent = TJP_PERSIST_WHERE_IT_PAYS};
+    tj_status st = tji_build(bp_matmul, consts, 3, &fn);
+    if (st == TJ_OK)
+        st = tjj_gpu_plan(fn, &target, &planned);
+    int stores = 0, overlaps = 0, in_loop = 0;
+    for (int32_t i = 0; st == TJ_OK && i < fn->nops; i++) {
+        const tjp_shared_step *step = &planned.plan.shared[i];
+        if (step->kind != TJP_STEP_TMA_STORE)
+            continue;
+        stores++;
+        in_loop += tjp_tma_store_tile_loop(fn, i) >= 0;
+        for (int r = 0; r < planned.plan.nrings; r++) {
+            const tjp_ring *R = &planned.plan.rings[r];
+            uint64_t end = R->offset + R->slot_bytes * (uint64_t)R->slots;
+            overlaps += R->op >= 0 && step->offset < end && R->offset < step->offset + step->bytes;
+        }
+    }
+    tap_ok(st == TJ_OK && stores == 1 && in_loop == 1 && !overlaps,
+           "made persistent: C is a TMA store inside the tile loop, its block in bytes no ring takes "
+           "(%d stores, %d in the loop, %d overlaps)", stores, in_loop, overlaps);
+    tjj_gpu_planned_free(&planned);
+    tji_func_free(fn);
+
+    tjj_artifact art;
+    st = compile(bp_matmul, consts, 3, 90, 1, 8, TJP_PERSIST_WHERE_IT_PAYS, &art);
+    const char *ptx = st == TJ_OK ? art.gpu.ptx : "";
+    const char *store = strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta");
+    const char *read_wait = strstr(ptx, "cp.async.bulk.wait_group.read 0;");
+    const char *write_wait = strstr(ptx, "cp.async.bulk.wait_group 0;");
+    tap_ok(st == TJ_OK && store && read_wait && read_wait < store && write_wait > store &&
+               !strstr(store, "cp.async.bulk.wait_group.read") && tl_count(ptx, "cp.async.bulk.wait_group") == 2,
+           "its PTX: the read wait before the block's writes, the store left in flight, the write wait after the "
+           "loop%s", tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tjj_artifact_free(&art);
+}
+
 static tj_status launch_ids(const tj_launch_cfg *cfg, tj_buffer ids, tj_buffer counts, int n)
 {
     tj_arg args[3] = {TJ_ARG_BUF(ids), TJ_ARG_BUF(counts), TJ_ARG_I32(n)};
@@ -225,9 +276,10 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(13);
+    tap_plan(15);
     ptx_of_forced();
     where_it_pays();
+    store_in_flight();
     ids_on_device();
     tj_device_close(dev);
     return tap_done();

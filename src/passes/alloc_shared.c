@@ -14,7 +14,8 @@
  * i32 indices), a CUMSUM one of the tile in its compute type (16-bit floats
  * as f32), a BROADCAST one of the value's elements, a TMA_STORE one of the
  * block in the NVMMA layout (its copy engine's reads end inside the op:
- * thread 0 waits for them); i1 as a byte.
+ * thread 0 waits for them; in a persistent kernel's tile loop they end
+ * before the next trip's store, see Rings); i1 as a byte.
  *
  * Liveness. A buffer is live from its step's first write to its last read,
  * and both happen inside the step's op: the code generator writes, waits
@@ -43,7 +44,10 @@
  * (a persistent kernel's tile loop): the next trip's prologue copies would
  * overwrite the epilogue's buffer while slower warps still read it (and a
  * producer warpgroup fills them a whole tile ahead), so such a ring is
- * live across the whole outermost loop around it (ring_span).
+ * live across the whole outermost loop around it (ring_span). A TMA
+ * store's block in a persistent kernel's tile loop is live across that
+ * loop too: the engine still reads it while the next tile is computed
+ * (tma.c).
  *
  * Ring families. A TMA ring of a loop that follows another in the same
  * region, with the same slots of the same size as one of that loop's TMA
@@ -444,8 +448,11 @@ tj_status tjp_alloc_shared(const tji_func *fn, tjp_layout_plan *plan)
                                  .live_last = INT32_MAX};
     for (int32_t i = 0; i < fn->nops; i++) {
         int k = buffers_of(fn, plan, i, bufs + n);
-        for (int j = 0; j < k; j++)
-            bufs[n + j].live_first = bufs[n + j].live_last = pos[i];
+        int32_t loop = k && plan->shared[i].kind == TJP_STEP_TMA_STORE ? tjp_tma_store_tile_loop(fn, i) : -1;
+        for (int j = 0; j < k; j++) {
+            bufs[n + j].live_first = loop >= 0 ? pos[loop] : pos[i];
+            bufs[n + j].live_last = loop >= 0 ? pos[loop] + nested_ops(fn, loop) : pos[i];
+        }
         n += k;
     }
     /* first fit, in emission order (bufs are in op order; sort by position) */

@@ -467,6 +467,42 @@ static void carry_dot_layouts(assigner *A, int32_t r, int pos, int32_t opidx)
     }
 }
 
+/* The layout a TMA store of v takes: v's own where it has one; for a
+ * loop's result computed from a tensor-core dot (an accumulator, which the
+ * walk reaches after its store), the layout the loop will carry it in
+ * (carry_dot_layouts); through element-wise ops (C's cast, a bias) that
+ * value's. The threads only write it to shared memory, so a conversion
+ * first would be a second round trip through it. */
+static int tma_store_layout(const assigner *A, int32_t v, tjp_layout *out, int depth)
+{
+    const tji_func *fn = A->fn;
+    int32_t def = v > 0 ? tji_val(fn, v)->def_op : -1;
+    if (A->set[v]) {
+        *out = A->of[v];
+        return 1;
+    }
+    if (def < 0 || depth > 8)
+        return 0;
+    const tji_op *op = &fn->ops[def];
+    if (op->code == TJI_FOR) {
+        const tji_region *body = &fn->regions[op->region[0]];
+        const tji_op *yield = body->nops ? &fn->ops[body->ops[body->nops - 1]] : NULL;
+        int32_t k = v - op->result;
+        return yield && yield->code == TJI_YIELD && k < yield->nargs &&
+               dot_derived_layout(A, op->region[0], yield->args[k], out, 0);
+    }
+    if (!tji_is_elementwise(op->code))
+        return 0;
+    const tji_type *t = tji_typeof(fn, v);
+    for (int k = 0; k < op->nargs; k++) {
+        const tji_type *a = op->args[k] > 0 ? tji_typeof(fn, op->args[k]) : NULL;
+        if (a && a->rank == t->rank && !memcmp(a->shape, t->shape, sizeof a->shape[0] * (size_t)t->rank) &&
+            tma_store_layout(A, op->args[k], out, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
 /* The coalesced layout of an access in a FOR's body whose pointer is
  * carried value k, if any: a pointer tile advanced by the loop stays where
  * the access reads it, instead of being converted there every iteration. */
@@ -587,9 +623,9 @@ static void assign_op(assigner *A, int32_t r, int *pos)
          * otherwise in whatever layout the first operand already has. */
         if (!is_tile(fn, op.args[0]))
             return;
-        if (op.code == TJI_STORE && A->set[op.args[1]] && tjp_tma_store_fits(fn, opidx))
-            L = A->of[op.args[1]];
-        else if (coalesced_of(A, opidx))
+        if (op.code == TJI_STORE && tjp_tma_store_fits(fn, opidx) && tma_store_layout(A, op.args[1], &L, 0))
+            break;
+        if (coalesced_of(A, opidx))
             L = *coalesced_of(A, opidx);
         else if (A->set[op.args[0]])
             L = A->of[op.args[0]];
@@ -751,123 +787,6 @@ tj_status tjp_assign_layouts(tji_func *fn, int num_warps, const tjp_coalesce_res
     memset(plan->dot + nops_before, 0, sizeof *plan->dot * ((size_t)(fn->nops - nops_before) + 1));
     plan->nops = fn->nops;
     access_widths(&A, plan);
-    return TJ_OK;
-}
-
-/* --- checking a plan ------------------------------------------------------ */
-
-static uint32_t element_of(const tjp_layout *L, uint32_t r, uint32_t l, uint32_t w)
-{
-    return tjp_layout_apply(L, r, l, w);
-}
-
-static void coords_of(uint32_t e, const tjp_layout *L, int64_t *c)
-{
-    memset(c, 0, sizeof(int64_t) * TJ_MAX_RANK);
-    for (int d = L->rank - 1; d >= 0; d--) {
-        c[d] = e % (uint32_t)L->shape[d];
-        e /= (uint32_t)L->shape[d];
-    }
-}
-
-/* Does every slot of the operand hold what the same slot of the result needs? */
-static int slots_agree(const tji_op *op, const tjp_layout *res, const tjp_layout *arg)
-{
-    if (memcmp(res->nbits, arg->nbits, sizeof res->nbits))
-        return 0;
-    for (uint32_t w = 0; w < 1u << res->nbits[TJP_WARP]; w++)
-        for (uint32_t l = 0; l < 1u << res->nbits[TJP_LANE]; l++)
-            for (uint32_t r = 0; r < 1u << res->nbits[TJP_REG]; r++) {
-                int64_t cr[TJ_MAX_RANK], ca[TJ_MAX_RANK], want[TJ_MAX_RANK] = {0};
-                coords_of(element_of(res, r, l, w), res, cr);
-                coords_of(element_of(arg, r, l, w), arg, ca);
-                switch (op->code) {
-                case TJI_BROADCAST:
-                    for (int d = 0; d < arg->rank; d++)
-                        want[d] = arg->shape[d] == 1 ? 0 : cr[d];
-                    break;
-                case TJI_EXPAND_DIMS:
-                    for (int d = 0, k = 0; d < res->rank; d++)
-                        if (d != op->axis)
-                            want[k++] = cr[d];
-                    break;
-                case TJI_PERMUTE:
-                    map_permute(cr, res->rank, want, op);
-                    break;
-                case TJI_RESHAPE:
-                    if (element_of(res, r, l, w) != element_of(arg, r, l, w))
-                        return 0;
-                    continue;
-                default:
-                    memcpy(want, cr, sizeof want);
-                }
-                if (memcmp(want, ca, sizeof want))
-                    return 0;
-            }
-    return 1;
-}
-
-/* A DOT's result is in its form's layout (MMA) and its operands in the
- * layouts the form derives from the result's. */
-static tj_status check_dot(const tji_func *fn, const tjp_layout_plan *plan, int32_t i)
-{
-    const tji_op *op = &fn->ops[i];
-    tjp_dot_choice fma = {.form = TJP_DOT_FMA};
-    const tjp_dot_choice *ch = plan->dot && plan->dot[i].form ? &plan->dot[i] : &fma;
-    tjp_layout want[3];
-    if (tjp_dot_result_layout(fn, op, ch, plan->num_warps, &want[2])) {
-        if (!tjp_layout_equal(&want[2], &plan->of[op->result]))
-            return TJ_ERR_BUILD;
-    } else {
-        want[2] = plan->of[op->result];
-    }
-    if (!tjp_dot_operand_layouts(fn, op, ch, plan->num_warps, &want[2], &want[0], &want[1]))
-        return TJ_ERR_BUILD;
-    for (int k = 0; k < op->nargs && k < 3; k++)
-        if (op->args[k] && !tjp_layout_equal(&want[k], &plan->of[op->args[k]]))
-            return TJ_ERR_BUILD;
-    return TJ_OK;
-}
-
-tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan)
-{
-    for (int32_t i = 0; i < fn->nops; i++) {
-        const tji_op *op = &fn->ops[i];
-        if (op->parent < 0 || op->code == TJI_CONVERT || op->code == TJI_FOR ||
-            op->code == TJI_IF || op->code == TJI_YIELD)
-            continue;
-        int32_t anchor = op->nresults == 1 && is_tile(fn, op->result) ? op->result
-                         : op->nargs && is_tile(fn, op->args[0]) ? op->args[0] : 0;
-        if (!anchor)
-            continue;
-        const tjp_layout *L = &plan->of[anchor];
-        if (op->code == TJI_DOT) {
-            if (check_dot(fn, plan, i) != TJ_OK)
-                return tjs_error(TJ_ERR_BUILD, "%s:%d: internal error: layouts: kernel '%s', dot (#%d): "
-                                 "the result or an operand is not in the layout of its form",
-                                 op->loc.file ? op->loc.file : "?", op->loc.line, fn->name, i);
-            continue;
-        }
-        for (int k = 0; k < op->nargs; k++) {
-            int32_t v = op->args[k];
-            if (!is_tile(fn, v) || v == anchor)
-                continue;
-            int ok;
-            if (op->code == TJI_REDUCE) {
-                tjp_layout s;
-                tjp_layout_slice(&s, &plan->of[v], op->axis);
-                ok = tjp_layout_equal(&s, L);
-            } else {
-                ok = slots_agree(op, L, &plan->of[v]);
-            }
-            if (!ok)
-                return tjs_error(TJ_ERR_BUILD,
-                                 "%s:%d: internal error: layouts: kernel '%s', op '%s' "
-                                 "(#%d): operand %d is not where the op needs it",
-                                 op->loc.file ? op->loc.file : "?", op->loc.line, fn->name,
-                                 tji_opcode_name(op->code), i, k + 1);
-        }
-    }
     return TJ_OK;
 }
 

@@ -643,11 +643,15 @@ TJI_FUNC int tjp_tma_ring(const tji_func *fn, int ring, struct tjp_ring *R);
 TJI_FUNC void tjp_tma_box(const struct tjp_ring *R, const tji_type *tile, uint32_t box[2], int *nboxes);
 /* tjp_tma_store_fits: whether STORE op i (with its tensor, tma_rank) can
  * be a TMA store — a 2-D block of 8 to 256 rows of 32 bytes or more that
- * run along the tensor's contiguous dimension, outside every loop, with no
- * load or atomic after it (the layout pass then stores the value in the
- * layout it has). tjp_tma_store: if so, fills *out (kind TMA_STORE, the
- * value's layout, the NVMMA swizzle, the write vector) and returns 1. */
+ * run along the tensor's contiguous dimension, outside every loop but a
+ * persistent kernel's tile loop, with no load or atomic after it (the
+ * layout pass then stores the value in the layout it has). tjp_tma_store:
+ * if so, fills *out (kind TMA_STORE, the value's layout, the NVMMA
+ * swizzle, the write vector) and returns 1. tjp_tma_store_tile_loop: the
+ * tile loop that holds STORE op i, whose TMA store then stays in flight
+ * until the next trip's (tma.c's essay); -1 where none does. */
 TJI_FUNC int tjp_tma_store_fits(const tji_func *fn, int32_t i);
+TJI_FUNC int32_t tjp_tma_store_tile_loop(const tji_func *fn, int32_t i);
 TJI_FUNC int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tjp_shared_step *out);
 /* A TMA store's box (tile order) and how many make its block. */
 TJI_FUNC void tjp_tma_store_box(const tjp_shared_step *step, const tji_type *tile, uint32_t box[2], int *nboxes);

@@ -41,6 +41,16 @@
  * waits for its writes to complete first (the code generator's wait), the
  * last one only for its buffer to be read.
  *
+ * The one loop a store may be in is a persistent kernel's tile loop
+ * (persistent.c; tjp_tma_store_tile_loop): its trips were programs of
+ * their own, which nothing orders, so a later trip's loads need not see
+ * this trip's store. There the store stays in flight while the next tile
+ * is computed — the epilogue overlaps the next mainloop, as CUTLASS's
+ * does: thread 0 waits for the engine to have read the buffer only before
+ * the next trip's threads write it again, and for the writes after the
+ * loop; its buffer is live across the whole loop (alloc_shared.c), so
+ * nothing else, the next tile's rings included, takes its bytes.
+ *
  * A batched (3-D) tensor's [1, R, C] block, reshaped to the 2-D tile a dot
  * takes (lower_block_ptr.c), is one box of the 3-D tensor: the ring and
  * the staging buffer are 2-D, the batch is one more coordinate.
@@ -177,15 +187,30 @@ void tjp_tma_box(const tjp_ring *R, const tji_type *tile, uint32_t box[2], int *
  * one would crowd out what may be live beside it. */
 enum { TMA_STORE_MAX_BYTES = 128 * 1024 };
 
-static int in_loop(const tji_func *fn, const tji_op *op)
+/* The loops around op: -1 none; the index of the persistent kernel's tile
+ * loop (persistent.c: a FOR up to LOGICAL_PROGRAMS) where it is the only
+ * one; -2 where another loop holds op. */
+static int32_t loops_around(const tji_func *fn, const tji_op *op)
 {
+    int32_t tile_loop = -1;
     for (int32_t r = op->parent; r >= 0 && fn->regions[r].parent_op >= 0;) {
-        const tji_op *outer = &fn->ops[fn->regions[r].parent_op];
-        if (outer->code == TJI_FOR)
-            return 1;
+        int32_t at = fn->regions[r].parent_op;
+        const tji_op *outer = &fn->ops[at];
+        if (outer->code == TJI_FOR) {
+            int32_t bound = tji_val(fn, outer->args[1])->def_op;
+            if (tile_loop >= 0 || bound < 0 || fn->ops[bound].code != TJI_LOGICAL_PROGRAMS)
+                return -2;
+            tile_loop = at;
+        }
         r = outer->parent;
     }
-    return 0;
+    return tile_loop;
+}
+
+int32_t tjp_tma_store_tile_loop(const tji_func *fn, int32_t i)
+{
+    int32_t loop = loops_around(fn, &fn->ops[i]);
+    return loop >= 0 ? loop : -1;
 }
 
 /* Walks region rid in emission order: after op `store` (*seen set), a
@@ -218,7 +243,7 @@ int tjp_tma_store_fits(const tji_func *fn, int32_t i)
     int eb = tjs_dtype_bits(t->dtype) / 8;
     int64_t row_bytes = (int64_t)t->shape[1] * eb;
     if (t->rank != 2 || contiguous_dim(fn, op) != 1 || row_bytes < 32 || t->shape[0] % 8 ||
-        t->shape[0] > 256 || tji_numel(t) * eb > TMA_STORE_MAX_BYTES || in_loop(fn, op))
+        t->shape[0] > 256 || tji_numel(t) * eb > TMA_STORE_MAX_BYTES || loops_around(fn, op) == -2)
         return 0;
     int seen = 0, observed = 0, stored = 0;
     accesses_after(fn, 0, i, &seen, &observed, &stored);

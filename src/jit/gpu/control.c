@@ -136,6 +136,7 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
         add_incoming(c, res, yield->args[k], latch);
     }
     tjj_gpu_wgmma_after_loop(c, opi);
+    tjj_gpu_tma_store_after_loop(c, opi);
     /* An accumulator the loop entered undefined is its initial value where
      * the loop did not run, chosen after the wgmma wait: a phi would put
      * the zeros in the accumulator's registers on a path that ptxas takes

@@ -306,6 +306,9 @@ TJI_FUNC void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring
 /* A STORE whose plan step is TMA_STORE: the block staged in shared memory,
  * then thread 0's bulk tensor stores. */
 TJI_FUNC void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step *step);
+/* After FOR opi: where it is the tile loop of a TMA store left in flight,
+ * thread 0 waits for the store's writes. */
+TJI_FUNC void tjj_gpu_tma_store_after_loop(codegen *c, int32_t opi);
 /* The copy's "the iteration exists" (NULL: always); the copy issued by the
  * thread where go (i1) holds, arriving on its slot's full barrier. */
 TJI_FUNC LLVMValueRef tjj_gpu_tma_exists(codegen *c, const tji_op *op);

@@ -39,7 +39,10 @@
  * one cp.async.bulk.tensor store per column block, commits them as a bulk
  * group and waits until the engine has read the buffer (or, where another
  * store follows, until the writes are done) — so the buffer is free again
- * when the next step's barrier lets anyone write it.
+ * when the next step's barrier lets anyone write it. In a persistent
+ * kernel's tile loop (src/passes/tma.c) the group stays in flight: the
+ * next trip's store waits for the read before its barrier and writes, and
+ * the loop's end for the writes (tjj_gpu_tma_store_after_loop).
  *
  * The tensor maps are parameters of the kernel, 128 bytes each, after the
  * assert record: byval and "nvvm.grid_constant", so that the kernel reads
@@ -251,6 +254,14 @@ void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R)
     tjj_gpu_mbarrier_wait(c, barrier_of(c, R, slot), tjj_gpu_next_parity(c, c->tma_phase[ring], slot));
 }
 
+/* Thread 0 waits for its bulk groups as `wait` says. */
+static void bulk_wait(codegen *c, const char *wait)
+{
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.store.wait");
+    tjj_gpu_ptx(c, c->g.ty.t_void, wait, "", NULL, 0);
+    tjj_llvm_guard_end(c->g.b, cont);
+}
+
 void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step *step)
 {
     LLVMBuilderRef b = c->g.b;
@@ -258,8 +269,14 @@ void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step 
     uint32_t box[2];
     int nboxes;
     tjp_tma_store_box(step, t, box, &nboxes);
-    tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
-    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
+    int in_flight = tjp_tma_store_tile_loop(c->g.fn, c->g.cur_op) >= 0;
+    if (in_flight) { /* the last trip's store has read the buffer before anyone writes it */
+        bulk_wait(c, "cp.async.bulk.wait_group.read 0;");
+        tjj_gpu_bar_sync(c);
+    } else {
+        tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
+        tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
+    }
     tjj_gpu_write_tile(c, op->args[1], &step->use.swizzle, step->offset, step->use.write_vector);
     /* each thread's writes, seen by the copy engine's (async proxy) reads */
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
@@ -282,10 +299,23 @@ void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step 
                         "l,r,r,r", (LLVMValueRef[]){map, x, row, from}, 4);
     }
     tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.commit_group;", "", NULL, 0);
-    /* the buffer is free once read; a later store waits for the writes */
-    tjj_gpu_ptx(c, c->g.ty.t_void,
-                step->tma_complete ? "cp.async.bulk.wait_group 0;" : "cp.async.bulk.wait_group.read 0;", "", NULL, 0);
+    /* the buffer is free once read; a later store waits for the writes; in
+     * the tile loop the next trip's store or the loop's end waits */
+    if (step->tma_complete)
+        tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.wait_group 0;", "", NULL, 0);
+    else if (!in_flight)
+        tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.wait_group.read 0;", "", NULL, 0);
     tjj_llvm_guard_end(b, cont);
+}
+
+void tjj_gpu_tma_store_after_loop(codegen *c, int32_t opi)
+{
+    const tji_func *fn = c->g.fn;
+    for (int32_t i = 0; c->role != TJP_ROLE_PRODUCER && i < fn->nops && i < c->g.plan->nops; i++)
+        if (c->g.plan->shared[i].kind == TJP_STEP_TMA_STORE && tjp_tma_store_tile_loop(fn, i) == opi) {
+            bulk_wait(c, "cp.async.bulk.wait_group 0;");
+            return;
+        }
 }
 
 /* Map m's tensor: the one op (a copy or a store) carries. */
