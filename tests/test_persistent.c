@@ -17,7 +17,8 @@
  *  - made persistent, the block-pointer matmul's C is a TMA store inside
  *    the tile loop, staged in bytes that no ring takes, left in flight
  *    until the next trip's store waits for its read (and the loop's end
- *    for its writes).
+ *    for its writes); there and as written, the threads write the
+ *    accumulator to the staging block as it is, no conversion first.
  * On any device (the GPU when tests/gpu-test.sh runs it):
  *  - the ids kernel on 5000 programs with persistence forced on: every
  *    program's slot holds its id and the count 5000, read at the top of
@@ -168,9 +169,12 @@ static void where_it_pays(void)
 /* C's TMA store inside the tile loop: staged in bytes no ring takes, left
  * in flight — thread 0 waits for the engine's read of the last trip's
  * block before the next trip's writes, and for the writes after the loop. */
-static void store_in_flight(void)
+/* The plan of bp_matmul at 128 x bn x 64, persistent where it pays: its
+ * TMA stores, how many are in the tile loop, how many overlap a ring's
+ * bytes, and how many store a value converted first. 0 on failure. */
+static int tma_stores(int64_t bn, int *in_loop, int *overlaps, int *converted)
 {
-    int64_t consts[3] = {128, 128, 64};
+    int64_t consts[3] = {128, bn, 64};
     tji_func *fn = NULL;
     tjj_gpu_planned planned = {0};
     tjj_gpu_target target = {.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec_of(bp_matmul, 1),
@@ -178,27 +182,45 @@ static void store_in_flight(void)
     tj_status st = tji_build(bp_matmul, consts, 3, &fn);
     if (st == TJ_OK)
         st = tjj_gpu_plan(fn, &target, &planned);
-    int stores = 0, overlaps = 0, in_loop = 0;
+    int stores = 0;
+    *in_loop = *overlaps = *converted = 0;
     for (int32_t i = 0; st == TJ_OK && i < fn->nops; i++) {
         const tjp_shared_step *step = &planned.plan.shared[i];
         if (step->kind != TJP_STEP_TMA_STORE)
             continue;
         stores++;
-        in_loop += tjp_tma_store_tile_loop(fn, i) >= 0;
+        *in_loop += tjp_tma_store_tile_loop(fn, i) >= 0;
+        int32_t def = tji_val(fn, fn->ops[i].args[1])->def_op;
+        *converted += def >= 0 && fn->ops[def].code == TJI_CONVERT;
         for (int r = 0; r < planned.plan.nrings; r++) {
             const tjp_ring *R = &planned.plan.rings[r];
             uint64_t end = R->offset + R->slot_bytes * (uint64_t)R->slots;
-            overlaps += R->op >= 0 && step->offset < end && R->offset < step->offset + step->bytes;
+            *overlaps += R->op >= 0 && step->offset < end && R->offset < step->offset + step->bytes;
         }
     }
-    tap_ok(st == TJ_OK && stores == 1 && in_loop == 1 && !overlaps,
-           "made persistent: C is a TMA store inside the tile loop, its block in bytes no ring takes "
-           "(%d stores, %d in the loop, %d overlaps)", stores, in_loop, overlaps);
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
     tjj_gpu_planned_free(&planned);
     tji_func_free(fn);
+    return stores;
+}
+
+static void store_in_flight(void)
+{
+    int64_t consts[3] = {128, 128, 64};
+    int in_loop, overlaps, converted;
+    int stores = tma_stores(128, &in_loop, &overlaps, &converted);
+    tap_ok(stores == 1 && in_loop == 1 && !overlaps && !converted,
+           "made persistent: C is a TMA store inside the tile loop of the accumulator as it is, its block in "
+           "bytes no ring takes (%d stores, %d in the loop, %d overlaps, %d converted)", stores, in_loop, overlaps,
+           converted);
+    stores = tma_stores(256, &in_loop, &overlaps, &converted);
+    tap_ok(stores == 1 && !in_loop && !converted,
+           "as written (128x256): C is a TMA store after the loop, of the accumulator as it is (%d stores, %d "
+           "converted)", stores, converted);
 
     tjj_artifact art;
-    st = compile(bp_matmul, consts, 3, 90, 1, 8, TJP_PERSIST_WHERE_IT_PAYS, &art);
+    tj_status st = compile(bp_matmul, consts, 3, 90, 1, 8, TJP_PERSIST_WHERE_IT_PAYS, &art);
     const char *ptx = st == TJ_OK ? art.gpu.ptx : "";
     const char *store = strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta");
     const char *read_wait = strstr(ptx, "cp.async.bulk.wait_group.read 0;");
@@ -276,7 +298,7 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(15);
+    tap_plan(16);
     ptx_of_forced();
     where_it_pays();
     store_in_flight();
