@@ -21,7 +21,10 @@
  * 0700; a directory that cannot be made warns once and changes no result;
  * a compile that TJIT_DUMP prints does not read the cache; and 8 processes
  * compiling the same kernels at once into an empty cache all succeed,
- * leaving whole entries only — no temporary file — which a ninth hits.
+ * leaving whole entries only — no temporary file — which a ninth hits;
+ * over TJIT_CACHE_MAX_SIZE the least recently used entries go after a
+ * write (a hit counts as a use, the entry written stays), stale temporary
+ * files too, and a malformed cap warns.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -31,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef TJIT_XXHASH_INLINE
@@ -409,6 +413,88 @@ static void test_damage(const char *const *env, const char *dir, damage how, con
            "%s: the next process hits the rewritten entries", what);
 }
 
+/* Sets path's access and modification times to seconds_ago. */
+static void age(const char *path, long seconds_ago)
+{
+    struct timespec t[2] = {{time(NULL) - seconds_ago, 0}, {time(NULL) - seconds_ago, 0}};
+    utimensat(AT_FDCWD, path, t, 0);
+}
+
+static long seconds_since_change(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)(time(NULL) - st.st_mtime) : -1;
+}
+
+static void write_bytes(const char *path, long n)
+{
+    FILE *f = fopen(path, "w");
+    for (long i = 0; f && i < n; i++)
+        fputc(0, f);
+    if (f)
+        fclose(f);
+}
+
+static void remove_entries(const char *dir)
+{
+    char e[KERNELS][512];
+    for (int i = entries(dir, e) - 1; i >= 0; i--)
+        unlink(e[i]);
+}
+
+/* The size cap (src/jit/runtime/cache_trim.c): after a write, the least
+ * recently used entries go until the rest fits; a hit counts as a use; the
+ * entry just written stays whatever the cap; a malformed cap warns. */
+static void test_cap(void)
+{
+    const char *dir = path_in("cap");
+    char dir_env[600], cap_env[64];
+    snprintf(dir_env, sizeof dir_env, "TJIT_CACHE_DIR=%s", dir);
+    const char *fill[] = {"TJIT_CACHE=1", dir_env, "TJIT_CACHE_MAX_SIZE", "TJIT_DUMP", NULL};
+    outcome o = run(fill, NULL);
+    char e[KERNELS][512], foreign[600], stale[600], fresh[600];
+    int n = entries(dir, e);
+    long total = n == KERNELS ? file_size(e[0]) + file_size(e[1]) : 0;
+    /* an entry of another build, older than both and as big; temporary
+     * files of dead writes, one two hours old and one just made */
+    snprintf(foreign, sizeof foreign, "%s/0123456789abcdef0123456789abcdef.tjc", dir);
+    snprintf(stale, sizeof stale, "%s/0.tjc.tmp-AAAAAA", dir);
+    snprintf(fresh, sizeof fresh, "%s/1.tjc.tmp-BBBBBB", dir);
+    write_bytes(foreign, total);
+    write_bytes(stale, 10);
+    write_bytes(fresh, 10);
+    age(foreign, 3 * 86400);
+    age(stale, 7200);
+    for (int i = 0; i < n; i++)
+        age(e[i], 2 * 86400);
+    if (n == KERNELS)
+        unlink(e[1]); /* a miss: the next process writes, then trims */
+    snprintf(cap_env, sizeof cap_env, "TJIT_CACHE_MAX_SIZE=%ld", total + total / 2);
+    const char *capped[] = {"TJIT_CACHE=1", dir_env, cap_env, "TJIT_DUMP", NULL};
+    o = run(capped, NULL);
+    show("capped", &o);
+    long touched = n ? seconds_since_change(e[0]) : -1;
+    tap_ok(all_right(&o) && n == KERNELS && o.n.hits == 1 && o.n.stored == 1 && file_size(foreign) < 0 &&
+               touched >= 0 && touched < 600 && file_size(e[1]) > 0 && file_size(stale) < 0 && file_size(fresh) > 0,
+           "over TJIT_CACHE_MAX_SIZE (%ld bytes): the least recently used entry goes, the one hit (used %ld s ago) "
+           "and the one written stay; a temporary file two hours old goes, a new one stays", total + total / 2,
+           touched);
+
+    remove_entries(dir);
+    const char *tiny[] = {"TJIT_CACHE=1", dir_env, "TJIT_CACHE_MAX_SIZE=1k", "TJIT_DUMP", NULL};
+    o = run(tiny, NULL);
+    int others;
+    tap_ok(all_right(&o) && o.n.stored == KERNELS && count_files(dir, &others) == 1,
+           "a cap below one entry (1k): each write removes the others, the entry just written stays");
+
+    remove_entries(dir);
+    const char *bogus[] = {"TJIT_CACHE=1", dir_env, "TJIT_CACHE_MAX_SIZE=lots", "TJIT_DUMP", NULL};
+    o = run(bogus, path_in("cap.err"));
+    tap_ok(all_right(&o) && o.n.stored == KERNELS && count_files(dir, &others) == KERNELS &&
+               count_lines_with(path_in("cap.err"), "TJIT_CACHE_MAX_SIZE=lots") == 1,
+           "TJIT_CACHE_MAX_SIZE=lots: one warning naming it, and the default cap (both entries kept)");
+}
+
 static void test_race(const char *const *env, const char *dir)
 {
     int go[2];
@@ -440,7 +526,7 @@ static void test_race(const char *const *env, const char *dir)
 
 int main(void)
 {
-    tap_plan(26);
+    tap_plan(29);
     alarm(tl_watchdog_seconds());
     const char *tmp = getenv("TMPDIR");
     snprintf(root, sizeof root, "%s/tjit-disk-cache-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -511,6 +597,8 @@ int main(void)
     tap_ok(all_right(&o) && o.n.stored == 0 && count_lines_with(path_in("unwritable.err"), "tjit: warning") == 1 &&
                count_lines_with(path_in("unwritable.err"), "cannot write the disk cache") == 1,
            "a cache directory that cannot be made: right results, one warning for two stores");
+
+    test_cap();
 
     /* 8 processes at once, into an empty cache */
     char race_env[600];

@@ -37,6 +37,10 @@
  * A compile that TJIT_DUMP asks to print (ir, llvm, ptx, a pass ...) does
  * not read the cache, so it prints what it always did; TJIT_DUMP=cache and
  * TJIT_DUMP=tma print nothing of a compile and leave the cache on.
+ *
+ * The directory's size is capped (TJIT_CACHE_MAX_SIZE): after a write the
+ * least recently used entries go (cache_trim.c), and a hit marks its entry
+ * used.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr */
@@ -128,9 +132,7 @@ static int dumping_compiles(void)
     return 0;
 }
 
-/* One line on stderr, the first time anything here goes wrong. */
-static void warn_once(const char *fmt, ...) TJS_PRINTF(1, 2);
-static void warn_once(const char *fmt, ...)
+void tjj_cache_warn_once(const char *fmt, ...)
 {
     if (atomic_exchange(&warned, 1))
         return;
@@ -147,7 +149,7 @@ char *tjj_cache_dir(void)
     const char *on = getenv("TJIT_CACHE");
     if (on && *on && strcmp(on, "1") != 0) {
         if (strcmp(on, "0") != 0)
-            warn_once("TJIT_CACHE=%s: expected 0 (off) or 1 (on); the disk cache is off", on);
+            tjj_cache_warn_once("TJIT_CACHE=%s: expected 0 (off) or 1 (on); the disk cache is off", on);
         return NULL;
     }
     const char *dir = getenv("TJIT_CACHE_DIR");
@@ -168,7 +170,7 @@ static char *cache_dir(void)
 {
     char *dir = tjj_cache_dir();
     if (dir && strcmp(tjj_build_id(), "unknown") == 0) {
-        warn_once("the disk cache is off: the library's own file cannot be read (its build is unknown)");
+        tjj_cache_warn_once("the disk cache is off: the library's own file cannot be read (its build is unknown)");
         free(dir);
         return NULL;
     }
@@ -529,6 +531,7 @@ int tjj_disk_cache_load(tjj_artifact *a)
     free(data);
     int hit = !why;
     if (hit) {
+        tjj_disk_cache_touch(path); /* recently used: the cap removes it last */
         atomic_fetch_add(&hits, 1);
         dump(a, "hit", path, NULL);
     } else if (missing) {
@@ -603,10 +606,11 @@ void tjj_disk_cache_store(const tjj_artifact *a)
     if (ok) {
         atomic_fetch_add(&stored, 1);
         dump(a, "stored", path, NULL);
+        tjj_disk_cache_trim(dir, path);
     } else {
         if (fd >= 0)
             unlink(tmp);
-        warn_once("cannot write the disk cache (%s): %s; compiled kernels are not kept", dir,
+        tjj_cache_warn_once("cannot write the disk cache (%s): %s; compiled kernels are not kept", dir,
                   strerror(err));
     }
     free(payload.data);

@@ -13,7 +13,8 @@
  * built (its bounds sites) is computed again from it, as the key is.
  *
  * Where: $TJIT_CACHE_DIR, else $XDG_CACHE_HOME/tjit, else ~/.cache/tjit;
- * TJIT_CACHE=0 turns it off. Nothing here fails a launch: an entry that is
+ * TJIT_CACHE=0 turns it off; TJIT_CACHE_MAX_SIZE caps it (cache_trim.c).
+ * Nothing here fails a launch: an entry that is
  * missing, unreadable or bad is a miss (a bad one said under
  * TJIT_DUMP=cache), and a store that cannot be written warns once.
  */
@@ -38,6 +39,20 @@ TJI_FUNC int tjj_disk_cache_load(tjj_artifact *a);
  * directory, then renamed onto the entry's name, so that a reader sees a
  * whole entry or none. */
 TJI_FUNC void tjj_disk_cache_store(const tjj_artifact *a);
+
+/* One line "tjit: warning: ..." on stderr, the first time anything about
+ * the cache goes wrong in this process. */
+TJI_FUNC void tjj_cache_warn_once(const char *fmt, ...) TJS_PRINTF(1, 2);
+
+/* The size cap (cache_trim.c): TJIT_CACHE_MAX_SIZE in bytes (K, M, G
+ * suffixes), 1 GiB where unset or malformed (which warns), 0 for none.
+ * tjj_disk_cache_trim: where the entries in dir add up to more, removes
+ * the least recently used (by modification time) until they fill 90% of
+ * it, never `keep` (the entry just written), and temporary files older
+ * than an hour. tjj_disk_cache_touch: marks an entry used now. */
+TJI_FUNC uint64_t tjj_disk_cache_max_bytes(void);
+TJI_FUNC void tjj_disk_cache_trim(const char *dir, const char *keep);
+TJI_FUNC void tjj_disk_cache_touch(const char *path);
 
 /* The cache directory by the rule above (malloc'ed): $TJIT_CACHE_DIR, else
  * $XDG_CACHE_HOME/tjit, else ~/.cache/tjit; NULL where TJIT_CACHE turns
