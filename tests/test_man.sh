@@ -58,7 +58,7 @@ documented() { # documented FUNCTION
 functions=$(sed -n 's/^TJ_API[^(]*[^A-Za-z0-9_]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$header" |
     grep -v '^tj__')
 count=$(echo "$functions" | wc -l)
-echo "1..$((count + 3))"
+echo "1..$((count + 4))"
 
 check "the header declares public functions ($count)" test "$count" -gt 20
 
@@ -86,6 +86,23 @@ overview() {
 }
 rendering=$([ "$have_groff" = yes ] && echo "renders without warnings" || echo "is not rendered (no groff)")
 check "tjit.3, the overview, $rendering, with README's environment variables" overview
+
+# tjit-opt(1), written by hand: every pass that `tjit-opt --help` lists has
+# its entry, so a new pass cannot go unmentioned
+tool_page() {
+    page=$srcdir/tools/tjit-opt.1
+    if [ "$have_groff" = yes ]; then
+        groff -k -man -Tutf8 -ww "$page" 2>"$tmp/warnings" >/dev/null || return 1
+        if [ -s "$tmp/warnings" ]; then cat "$tmp/warnings"; return 1; fi
+    fi
+    passes=$("$top/tools/tjit-opt" --help | sed -n '/^passes:/,$s/^  --\([a-z0-9-]*\) .*/\1/p')
+    [ -n "$passes" ] || { echo "tjit-opt --help lists no passes"; return 1; }
+    for p in $passes; do
+        want=".B $(printf '%s' "--$p" | sed 's/-/\\-/g')" # .B \-\-make\-persistent
+        grep -qxF "$want" "$page" || { echo "tools/tjit-opt.1 has no entry for --$p ($want)"; return 1; }
+    done
+}
+check "tjit-opt.1 $rendering and has an entry for every pass tjit-opt --help lists" tool_page
 
 for f in $functions; do
     check "$f: man3/$f.3 names it, tjit.3 lists it; it $rendering" documented "$f"

@@ -65,9 +65,9 @@ static void usage(FILE *to)
                 "  -o FILE        write the result to FILE\n"
                 "  --help         this text\n\npasses:\n");
     for (int i = 0; i < n; i++)
-        fprintf(to, "  --%-18s%s\n", passes[i].name, passes[i].help);
+        fprintf(to, "  --%-23s %s\n", passes[i].name, passes[i].help);
     for (int i = 0; i < NBACKEND; i++)
-        fprintf(to, "  --%-18s%s\n", backend_passes[i].name, backend_passes[i].help);
+        fprintf(to, "  --%-23s %s\n", backend_passes[i].name, backend_passes[i].help);
 }
 
 static int fail(const char *fmt, const char *arg)
