@@ -97,7 +97,8 @@ check "libtjit-dev holds the headers, the .so link, tjit.pc, the CMake package a
     holds libtjit-dev usr/include/tjit.h usr/include/tjit/tjit_macros.h "$lib/libtjit.so" \
     "$lib/pkgconfig/tjit.pc" "$lib/cmake/tjit/tjitConfig.cmake" "$lib/cmake/tjit/tjitConfigVersion.cmake" \
     usr/share/man/man3/tjit.3.gz usr/share/man/man3/tj_launch.3.gz usr/share/man/man3/tj_buffer_free.3.gz
-check "tjit-tools holds tjit-opt" holds tjit-tools usr/bin/tjit-opt
+check "tjit-tools holds tjit-opt and its man page" holds tjit-tools usr/bin/tjit-opt \
+    usr/share/man/man1/tjit-opt.1.gz
 
 root=$tmp/root
 soname_and_shlibs() {
@@ -172,6 +173,8 @@ man_and_cmake() {
         grep -q 'tj_buffer_free' "$tmp/man.txt" && grep -q '^SYNOPSIS' "$tmp/man.txt" ||
         { cat "$tmp/man.txt"; return 1; }
     "$root/usr/bin/tjit-opt" --help | grep -q '^usage: tjit-opt' || { echo "tjit-opt does not start"; return 1; }
+    MANPATH=$root/usr/share/man man -P cat tjit-opt 2>&1 | grep -q 'run tjit.s compiler passes' ||
+        { echo "man tjit-opt finds no page"; return 1; }
     command -v cmake >/dev/null 2>&1 || { echo "no cmake: find_package not tried"; return 0; }
     mkdir -p "$tmp/cmake" && cat >"$tmp/cmake/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.16)
