@@ -49,6 +49,13 @@ typedef struct text_state {
     const char *source;       /* names the text in errors */
 } text_state;
 
+/* The parse's per-value and per-op arrays grown to hold id / op
+ * (plan_parse.c); the plan built from what was read, checked
+ * (plan_finish.c: tji_text_hooks' finish). */
+TJI_FUNC void tjp_text_grow_values(text_state *t, int32_t id);
+TJI_FUNC void tjp_text_grow_ops(text_state *t, int32_t op);
+TJI_FUNC int tjp_text_finish(void *ctx, tji_func *fn);
+
 /* "none", "convert", ... by tjp_shared_step kind. */
 TJI_FUNC extern const char *const tjp_text_step_kinds[];
 
