@@ -10,7 +10,9 @@
  * its tile; which ops have a shared step and of what kind, element and
  * buffer sizes (tjp_shared_step_of, and tjp_alloc_shared where the text is
  * allocated); a shared-read barrier in every step and the count of
- * #barriers. So code generation can execute any plan that parses. Errors
+ * #barriers; warp specialization, made again (tjp_specialize_warps) with
+ * the budgets and each op's role the text gives. So code generation can
+ * execute any plan that parses. Errors
  * name the text's line and column.
  */
 #include <stdarg.h>
@@ -208,6 +210,37 @@ static int finish_barriers(const text_state *t, const tji_func *fn, tjp_layout_p
     return 0;
 }
 
+/* Warp specialization, made again for sm_90a (the only target that has
+ * it) where the text has its #warp_spec: its budgets and every op's role
+ * must be the text's. */
+static int finish_warp_spec(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
+{
+    int32_t first_role = 0;
+    while (first_role < fn->nops && !t->role[first_role])
+        first_role++;
+    if (!t->has_warp_spec)
+        return first_role < fn->nops ? fail_at_op(t, t->op_line[first_role], t->op_col[first_role],
+                                                  "#role without '#warp_spec = ...' before the kernel")
+                                     : 0;
+    int line = line_of(t, t->warp_spec_at);
+    if (tjp_specialize_warps(fn, &(tjp_target){90, 1, p->num_warps}, TJ_WARP_SPECIALIZE_ON, p) != TJ_OK)
+        return fail_at_op(t, line, 1, "#warp_spec: the plan cannot be specialized for sm_90a: %s",
+                          p->why_not_specialized ? p->why_not_specialized : tj_last_error());
+    const tjp_warp_spec *w = p->warp_spec, *r = &t->warp_spec;
+    if (w->producer_warps != r->producer_warps || w->producer_regs != r->producer_regs ||
+        w->consumer_regs != r->consumer_regs || w->entry_regs != r->entry_regs)
+        return fail_at_op(t, line, 1, "#warp_spec: the plan gives producer_warps=%d, producer_regs=%d, "
+                          "consumer_regs=%d, entry_regs=%d", w->producer_warps, w->producer_regs,
+                          w->consumer_regs, w->entry_regs);
+    for (int32_t i = 0; i < fn->nops; i++) {
+        int read = t->role[i] ? t->role[i] - 1 : TJP_ROLE_CONSUMER;
+        if (fn->ops[i].parent >= 0 && read != w->role[i])
+            return fail_at_op(t, t->op_line[i], t->op_col[i], "#role<%s>: the plan gives this op to %s",
+                              tjp_text_roles[read], tjp_text_roles[w->role[i]]);
+    }
+    return 0;
+}
+
 /* Every DOT of a layout plan has its form; an MMA one fits its tile. */
 static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
 {
@@ -289,5 +322,5 @@ int tjp_text_finish(void *ctx, tji_func *fn)
         return -1;
     if (t->has_barriers && finish_barriers(t, fn, p) < 0)
         return -1;
-    return 0;
+    return finish_warp_spec(t, fn, p);
 }

@@ -92,6 +92,34 @@ static int parse_layout(cursor *c, int num_warps, tjp_layout *L)
     return need(c, ">", "'>' closing the layout");
 }
 
+/* "#warp_spec = producer_warps=4, producer_regs=40, consumer_regs=232,
+ * entry_regs=168" (after #barriers: warps are specialized last). */
+static int parse_warp_spec(text_state *t, cursor *c, const char *line)
+{
+    static const char *const keys[] = {"producer_warps=", "producer_regs=", "consumer_regs=", "entry_regs="};
+    int *fields[] = {&t->warp_spec.producer_warps, &t->warp_spec.producer_regs, &t->warp_spec.consumer_regs,
+                     &t->warp_spec.entry_regs};
+    if (!t->has_barriers) {
+        c->s = line;
+        return bad(c, "'#barriers = N' before it (warps are specialized after the barriers)"), -1;
+    }
+    if (!need(c, "=", "'='"))
+        return -1;
+    for (int k = 0; k < 4; k++) {
+        long long v;
+        if ((k && !need(c, ",", "','")) || !need(c, keys[k], keys[k]) ||
+            !number(c, 0, 255, &v, "a number of warps or registers (0..255)"))
+            return -1;
+        *fields[k] = (int)v;
+    }
+    spaces(c);
+    if (*c->s && *c->s != '\n' && *c->s != '\r')
+        return bad(c, "the end of the line"), -1;
+    t->has_warp_spec = 1;
+    t->warp_spec_at = line;
+    return 0;
+}
+
 static int parse_header_line(void *ctx, const char *line, const char **err, const char **at)
 {
     text_state *t = ctx;
@@ -104,6 +132,8 @@ static int parse_header_line(void *ctx, const char *line, const char **err, cons
         t->num_warps = (int)v;
         return 0;
     }
+    if (take(&c, "#warp_spec"))
+        return parse_warp_spec(t, &c, line);
     int is_bytes = take(&c, "#shared_bytes"), is_barriers = !is_bytes && take(&c, "#barriers");
     if (is_bytes || is_barriers) {
         if (!t->num_warps) {
@@ -192,7 +222,7 @@ static int parse_value(void *ctx, const char *s, tji_func *fn, int32_t id, const
     spaces(&c);
     if (c.s[0] == '#' && strncmp(c.s, "#axis<", 6) && strncmp(c.s, "#cpu<", 5) &&
         strncmp(c.s, "#access<", 8) && strncmp(c.s, "#shared<", 8) &&
-        strncmp(c.s, "#barrier<", 9) &&
+        strncmp(c.s, "#barrier<", 9) && strncmp(c.s, "#role<", 6) &&
         strncmp(c.s, "#coalesce<", 10)) {
         const char *name = ++c.s;
         while (name_char(*c.s))
@@ -278,6 +308,8 @@ void tjp_text_grow_ops(text_state *t, int32_t op)
     t->barrier = tjs_xrealloc(t->barrier, (size_t)cap);
     t->dot = tjs_xrealloc(t->dot, sizeof *t->dot * (size_t)cap);
     memset(t->dot + t->ops_cap, 0, sizeof *t->dot * more);
+    t->role = tjs_xrealloc(t->role, (size_t)cap);
+    memset(t->role + t->ops_cap, 0, more);
     memset(t->vector + t->ops_cap, 1, more);
     memset(t->addr_run + t->ops_cap, 1, more);
     memset(t->barrier + t->ops_cap, 0, more);
@@ -476,9 +508,9 @@ static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line
     tag = c.s;
     if (take(&c, "#access<")) {
         tji_opcode code = fn->ops[op].code;
-        if (code != TJI_LOAD && code != TJI_STORE) {
+        if (code != TJI_LOAD && code != TJI_STORE && code != TJI_ASYNC_COPY) {
             c.s = tag;
-            return bad(&c, "an access width on a load or store only"), -1;
+            return bad(&c, "an access width on a load, store or async_copy only"), -1;
         }
         if (!need(&c, "vector=", "'vector='") || !number(&c, 1, 128, &v, "a vector width") ||
             (v & (v - 1)) || !need(&c, ",", "','") || !need(&c, "addr_run=", "'addr_run='") ||
@@ -532,6 +564,20 @@ static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line
         t->nbarrier_notes++;
         end = c.s;
     }
+    c.s = end;
+    spaces(&c);
+    if (take(&c, "#role<")) {
+        int role = -1;
+        for (int r = 0; r < 4 && role < 0; r++)
+            if (r != TJP_ROLE_CONSUMER && take(&c, tjp_text_roles[r]))
+                role = r;
+        if (role < 0)
+            return bad(&c, "a role: producer, both or none (ops the consumers alone run have none written)"), -1;
+        if (!need(&c, ">", "'>'"))
+            return -1;
+        t->role[op] = (uint8_t)(1 + role);
+        end = c.s;
+    }
     return (int)(end - s);
 }
 
@@ -554,6 +600,7 @@ tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **f
     free(t.addr_run);
     free(t.barrier);
     free(t.dot);
+    free(t.role);
     free(t.op_line);
     free(t.op_col);
     free(t.barrier_col);

@@ -24,13 +24,18 @@
  * m16n8k16, warps=2x2>" (m16n8k8.tf32, " x3" for TF32X3, m16n8k32.s8;
  * of fp8 operands m16n8k32.e4m3, .e5m2 or, mixed, A's type then B's, as
  * m16n8k32.e4m3.e5m2, or m16n8k16 where they are widened to f16).
- * A LOAD or STORE shows its vector width and address run. Once the swizzle
+ * A LOAD, STORE or ASYNC_COPY shows its vector width and address run (a
+ * ring's swizzle and orientation follow from its copies' vectors). Once the swizzle
  * pass ran, each step through shared memory (plan->shared) shows its kind
  * (convert, reduce, cumsum, broadcast), element size and swizzle (argmax's
  * index buffer its index_swizzle); once the allocation ran, the header's
  * #shared_bytes is the kernel's total and each step shows its buffers'
  * offset and bytes (index_offset, index_bytes); once barriers are placed,
- * #barriers counts the bar.sync sites and each op shows its flags. With
+ * #barriers counts the bar.sync sites and each op shows its flags; once
+ * warps are specialized (warp_specialize.c), the header's "#warp_spec =
+ * producer_warps=4, producer_regs=40, consumer_regs=232, entry_regs=168"
+ * gives the budgets and each op that the consumers alone do not run says
+ * who does: "#role<producer>", "#role<both>" or "#role<none>". With
  * axis info, a value
  * shows "#axis<contig=[..], div=[..], const=[..]>" (and "value=N"), with
  * the coalescing table an access "#coalesce<vector=.., addr_run=.., linear<..>>",
@@ -41,7 +46,8 @@
  * they use a computed one. The text's choices are stored as read: swizzles,
  * offsets, the total, barriers (a hand-edited swizzle is compiled). What the
  * layouts decide is checked instead, so that code generation can execute
- * the plan: which ops have a step and of what kind (tjp_shared_step_of and,
+ * the plan: warp specialization (made again, and it must give the numbers
+ * and roles the text gives), which ops have a step and of what kind (tjp_shared_step_of and,
  * where the text is allocated, tjp_alloc_shared's broadcasts), element
  * sizes, buffer sizes, alignment, buffers inside the total, argmax's two
  * buffers apart, a shared-read barrier in every step, the count of
@@ -150,6 +156,10 @@ static void print_header(void *ctx, tjs_buf *b, const tji_func *fn)
             n += __builtin_popcount(p->barrier[i]);
         tjs_buf_printf(b, "#barriers = %d\n", n);
     }
+    if (p->warp_spec)
+        tjs_buf_printf(b, "#warp_spec = producer_warps=%d, producer_regs=%d, consumer_regs=%d, entry_regs=%d\n",
+                       p->warp_spec->producer_warps, p->warp_spec->producer_regs, p->warp_spec->consumer_regs,
+                       p->warp_spec->entry_regs);
     for (int a = 0; a < t->naliases; a++) {
         tjs_buf_printf(b, "#L%d = ", a + 1);
         print_layout(b, &t->aliases[a]);
@@ -200,6 +210,7 @@ static void print_swizzle(tjs_buf *b, const tjp_swizzle *S)
 }
 
 const char *const tjp_text_step_kinds[] = {"none", "convert", "reduce", "cumsum", "broadcast", "tma-store"};
+const char *const tjp_text_roles[] = {"none", "consumer", "producer", "both"};
 
 /* " #shared<convert, elem_bytes=4, swizzle=[..], offset=0, bytes=4096>":
  * the step's kind and swizzle(s), its buffers once allocated. */
@@ -253,7 +264,7 @@ static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
                        32 / plan->dot[idx].elem_bytes, plan->dot[idx].warps_m,
                        plan->dot[idx].a_in_regs ? ", a-regs" : "", plan->dot[idx].async ? ", async" : "",
                        plan->dot[idx].skip_zero_init ? ", skip-zero-init" : "");
-    if (op->code == TJI_LOAD || op->code == TJI_STORE)
+    if (op->code == TJI_LOAD || op->code == TJI_STORE || op->code == TJI_ASYNC_COPY)
         tjs_buf_printf(b, " #access<vector=%d, addr_run=%d>", plan->vector[idx],
                        plan->addr_run[idx]);
     if (plan->shared && plan->shared[idx].kind != TJP_STEP_NONE)
@@ -266,6 +277,8 @@ static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
                        f & TJP_BARRIER_SHARED_WRITE && f & TJP_BARRIER_SHARED_READ ? ", " : "",
                        f & TJP_BARRIER_SHARED_READ ? "shared-read" : "");
     }
+    if (plan->warp_spec && plan->warp_spec->role[idx] != TJP_ROLE_CONSUMER)
+        tjs_buf_printf(b, " #role<%s>", tjp_text_roles[plan->warp_spec->role[idx]]);
 }
 
 char *tjp_print_annotated(const tji_func *fn, const tjp_annotations *a)

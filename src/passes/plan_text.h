@@ -44,6 +44,10 @@ typedef struct text_state {
     uint64_t shared_bytes;
     int64_t barriers;
     const char *barriers_at;  /* the #barriers line, for its error */
+    int has_warp_spec;        /* a #warp_spec line read: its numbers, where */
+    tjp_warp_spec warp_spec;
+    const char *warp_spec_at;
+    uint8_t *role;            /* per op: the #role<...> read, 1 + TJP_ROLE_* bits; 0: none */
     tjp_layout_plan *out;
     const char *text;         /* all of it, for columns */
     const char *source;       /* names the text in errors */
@@ -56,7 +60,9 @@ TJI_FUNC void tjp_text_grow_values(text_state *t, int32_t id);
 TJI_FUNC void tjp_text_grow_ops(text_state *t, int32_t op);
 TJI_FUNC int tjp_text_finish(void *ctx, tji_func *fn);
 
-/* "none", "convert", ... by tjp_shared_step kind. */
+/* "none", "convert", ... by tjp_shared_step kind; "none", "consumer",
+ * "producer", "both" by TJP_ROLE_* bits. */
 TJI_FUNC extern const char *const tjp_text_step_kinds[];
+TJI_FUNC extern const char *const tjp_text_roles[];
 
 #endif

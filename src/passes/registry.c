@@ -142,6 +142,16 @@ static tj_status run_barriers(tjp_pass_state *s)
     return st;
 }
 
+/* The last of the GPU passes: barriers (and what they need) first. */
+static tj_status run_specialize_warps(tjp_pass_state *s)
+{
+    tj_status st = s->has_layouts && s->layouts.barrier ? TJ_OK : run_barriers(s);
+    if (st == TJ_OK)
+        st = tjp_specialize_warps(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps},
+                                  TJ_WARP_SPECIALIZE_DEFAULT, &s->layouts);
+    return st;
+}
+
 /* Rewrites the program: analyses made before it are stale. */
 static tj_status run_lower_block_ptrs(tjp_pass_state *s)
 {
@@ -241,6 +251,8 @@ static const tjp_pass_info passes[] = {
      "(#shared_bytes; swizzles first if none)", run_alloc_shared},
     {"barriers", "where bar.sync goes (#barrier<...>, #barriers; allocates first if not yet)",
      run_barriers},
+    {"specialize-warps", "a producer warpgroup issues the TMA copies where the loop allows it (#warp_spec, "
+     "#role<...>; barriers first if not yet)", run_specialize_warps},
     {"verify", "checks the IR's invariants", run_verify},
     {"carry-offsets", "a loop's pointer tile moved by a scalar becomes its start plus a "
      "carried i64 offset (CPU)", run_carry_offsets},
