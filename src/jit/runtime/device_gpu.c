@@ -383,10 +383,15 @@ int tjj_peer_access(const tj_device *dev, const tj_device *peer)
 static tj_status copy_peer(tj_device *dev, uint64_t dst, tj_device *src_dev, uint64_t src, size_t bytes,
                            const char *who)
 {
-    enable_peer(dev, src_dev, who);
-    enable_peer(src_dev, dev, who);
+    int one_context = dev->context == src_dev->context; /* one GPU opened twice */
+    if (!one_context) {
+        enable_peer(dev, src_dev, who);
+        enable_peer(src_dev, dev, who);
+    }
     tj_status st = tjj_gpu_enter(dev, who);
-    if (st == TJ_OK && bytes)
+    if (st == TJ_OK && bytes && one_context)
+        st = tjj_cu_check(dev->cu->cuMemcpyDtoD(dst, src, bytes), who, "cuMemcpyDtoD");
+    else if (st == TJ_OK && bytes)
         st = tjj_cu_check(dev->cu->cuMemcpyPeer(dst, dev->context, src, src_dev->context, bytes), who,
                           "cuMemcpyPeer");
     if (st == TJ_OK)
