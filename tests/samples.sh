@@ -24,7 +24,8 @@ set -- \
     "matmul 130 67 45" \
     "matmul_block_ptr 77 130 65" \
     "matmul_block_ptr 1000 272 208" \
-    "attention 2 1 77"
+    "attention 2 1 77" \
+    "multi_gpu 100003 3"
 
 echo "1..$#"
 n=0
