@@ -677,8 +677,8 @@ TJ_API size_t tj_buffer_size(tj_device *dev, tj_buffer buf); /* its size in byte
  * the hardware allows peer access (tjit enables it the first time two
  * devices copy), staged through the host by the driver otherwise; it
  * follows the work queued on both devices and is finished when the call
- * returns (the destination device is synchronized: a fault of its earlier
- * work is reported here, as tj_buffer_read would). Between a GPU and the
+ * returns (both devices are synchronized: a fault of their earlier work is
+ * reported here, as tj_buffer_read would). Between a GPU and the
  * CPU device it is the GPU's copy to or from the CPU buffer's memory,
  * finished when the call returns (from the GPU: after its work, as
  * tj_buffer_read). On the CPU a memcpy. */

@@ -377,9 +377,10 @@ int tjj_peer_access(const tj_device *dev, const tj_device *peer)
 
 /* From a buffer of another GPU device (or another tj_device of this GPU):
  * cuMemcpyPeer, which follows the work queued on both contexts and is
- * asynchronous to the host; the destination's context is then waited for,
- * so the copy is done (and any fault of the work before it reported, as
- * tj_buffer_read reports one) when tj_buffer_copy returns. */
+ * asynchronous to the host; both contexts are then waited for (the driver
+ * does not say in which the copy is queued), so the copy is done, and any
+ * fault of the work before it reported as tj_buffer_read reports one, when
+ * tj_buffer_copy returns. */
 static tj_status copy_peer(tj_device *dev, uint64_t dst, tj_device *src_dev, uint64_t src, size_t bytes,
                            const char *who)
 {
@@ -396,6 +397,8 @@ static tj_status copy_peer(tj_device *dev, uint64_t dst, tj_device *src_dev, uin
                           "cuMemcpyPeer");
     if (st == TJ_OK)
         st = tjj_gpu_finish(dev, who);
+    if (st == TJ_OK && !one_context && (st = tjj_gpu_enter(src_dev, who)) == TJ_OK)
+        st = tjj_gpu_finish(src_dev, who);
     return st;
 }
 
