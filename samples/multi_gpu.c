@@ -9,7 +9,8 @@
  * thread of its own, so that the launches on all GPUs are queued at once.
  * The kernel is one tj_kernel for all: the first GPU to launch it compiles
  * it, the others of the same architecture take that code and only load it
- * (TJIT_LOG=compile shows one compile line). Each thread times its GPU by
+ * (under TJIT_LOG=compile their lines show only the shared-code and
+ * module-load stages). Each thread times its GPU by
  * CUDA events around `reps` launches (tj_event_record and
  * tj_event_elapsed); the total is the bytes all GPUs moved over the wall
  * time from a common start to the last GPU done. With more than one GPU,
