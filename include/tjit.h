@@ -604,7 +604,26 @@ typedef enum tj_device_kind {
     TJ_DEVICE_GPU
 } tj_device_kind;
 
-/* Opens a device. ordinal picks among GPUs (0: the first). */
+/* How many devices of a kind tj_device_open can be asked for (ordinals 0
+ * to the count - 1): the GPUs the CUDA driver sees (cuDeviceGetCount; one
+ * older than sm_80 is counted, and refused by tj_device_open), 0 where no
+ * driver loads or it sees none (tj_last_error() then says why); 1 for
+ * TJ_DEVICE_CPU; for TJ_DEVICE_DEFAULT what tj_device_open would choose
+ * among (TJIT_DEVICE, else the GPUs if there are any, else the CPU: 1).
+ * Never fails otherwise; an unknown kind gives 0 and the error. */
+TJ_API int tj_device_count(tj_device_kind kind);
+/* Opens a device. ordinal picks among GPUs (0: the first).
+ *
+ * Several devices: a process may open every GPU (and the CPU) and use
+ * them at once, from any threads. Each device has its own buffers,
+ * streams and events, and a handle of one device given to another is
+ * refused (TJ_ERR_INVALID_ARG; TJ_ERR_LAUNCH for a launch's arguments)
+ * with a message naming both ("buffer 0x... belongs to GPU 1 (...), not
+ * to GPU 0 (...)"). Kernels belong to no device: one tj_kernel launches
+ * on any, and a variant compiled for one GPU is compiled once for all the
+ * process's GPUs of its architecture (each loads its own module). The
+ * same GPU may be opened twice: two devices, each with its own handles.
+ * tj_buffer_copy copies between devices. */
 TJ_API tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal);
 TJ_API void tj_device_close(tj_device *dev); /* closes it and frees its buffers and kernels */
 TJ_API tj_device_kind tj_device_get_kind(const tj_device *dev); /* TJ_DEVICE_CPU or TJ_DEVICE_GPU */
@@ -643,6 +662,28 @@ TJ_API tj_status tj_buffer_write(tj_device *dev, tj_buffer dst, size_t offset,
 TJ_API tj_status tj_buffer_read(tj_device *dev, tj_buffer src, size_t offset,
                                 void *dst, size_t bytes);
 TJ_API size_t tj_buffer_size(tj_device *dev, tj_buffer buf); /* its size in bytes; 0 if invalid */
+
+/* Copies bytes from byte src_offset of buffer src of device src_dev to
+ * byte dst_offset of buffer dst of device dst_dev: within one device, or
+ * between two (several GPUs, a GPU and the CPU, two CPU devices). Both
+ * buffers must be live buffers of their devices and both ranges inside
+ * them; ranges that overlap in the same memory are refused unless they
+ * are the same bytes (a buffer and a view of it: copy through another
+ * buffer). 0 bytes is no copy, once the buffers are checked.
+ *
+ * Within a GPU the copy is queued as a launch is (cuMemcpyDtoD, on the
+ * default stream: after the work queued before it, before the work queued
+ * after). Between GPUs it is cuMemcpyPeer, directly from GPU to GPU where
+ * the hardware allows peer access (tjit enables it the first time two
+ * devices copy), staged through the host by the driver otherwise; it
+ * follows the work queued on both devices and is finished when the call
+ * returns (both devices are synchronized: a fault of their earlier work is
+ * reported here, as tj_buffer_read would). Between a GPU and the
+ * CPU device it is the GPU's copy to or from the CPU buffer's memory,
+ * finished when the call returns (from the GPU: after its work, as
+ * tj_buffer_read). On the CPU a memcpy. */
+TJ_API tj_status tj_buffer_copy(tj_device *dst_dev, tj_buffer dst, size_t dst_offset, tj_device *src_dev,
+                                tj_buffer src, size_t src_offset, size_t bytes);
 
 /* Memory tjit does not own, and parts of buffers.
  *

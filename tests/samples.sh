@@ -10,6 +10,8 @@
 # The second matmul_block_ptr has strides that are multiples of 16, so on
 # Hopper its loads are TMA copies, ragged along M, N and K (zeros beyond the
 # tensor come from the copy engine).
+# The second multi_gpu uses at most three devices: GPUs where there are
+# some, else three CPU devices (the split, the threads and the check).
 # Run from the top build directory (as `make check` does); SAMPLES_DIR
 # overrides where the sample programs are.
 
@@ -24,7 +26,9 @@ set -- \
     "matmul 130 67 45" \
     "matmul_block_ptr 77 130 65" \
     "matmul_block_ptr 1000 272 208" \
-    "attention 2 1 77"
+    "attention 2 1 77" \
+    "multi_gpu 100003 3" \
+    "multi_gpu 100003 2 3"
 
 echo "1..$#"
 n=0

@@ -76,6 +76,7 @@
 #include "llvm/bounds.h"
 #include "pipeline.h"
 #include "runtime/disk_cache.h"
+#include "runtime/shared_code.h"
 
 /* --- checks and dumps between passes -------------------------------------- */
 
@@ -366,10 +367,18 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
     return compile_gpu(fn, t, out);
 }
 
-tj_status tjj_compile_gpu_cached(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out, int *hit)
+tj_status tjj_compile_gpu_cached(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out, int *hit,
+                                 int *claimed)
 {
     start_artifact(fn, t->spec, t, out);
     tjj_stage_done(t->times, "key");
+    tjj_shared_claim claim = tjj_shared_code_begin(out);
+    tjj_stage_done(t->times, "shared-code"); /* with any wait for another device's compile */
+    *claimed = claim == TJJ_SHARED_MINE;
+    if (claim == TJJ_SHARED_HIT) {
+        *hit = 2;
+        return TJ_OK;
+    }
     *hit = tjj_disk_cache_load(out);
     tjj_stage_done(t->times, "disk-cache");
     return *hit ? TJ_OK : compile_gpu(fn, t, out);

@@ -89,13 +89,16 @@ TJI_FUNC char *tjj_gpu_explain(const tji_func *fn, const tjj_gpu_planned *planne
 /* A launch's compile, through the disk cache (runtime/disk_cache.h): the
  * code of the entry for fn's stable key where there is a valid one (*hit
  * 1), else the whole pipeline's (*hit 0), which the caller stores once it
- * has passed its checks. On the CPU the code goes into the JIT either way,
+ * has passed its checks. On a GPU the process's shared code comes first
+ * (runtime/shared_code.h): another device's compile of the key (*hit 2,
+ * holding a reference), or the claim to compile it (*claimed 1: the caller
+ * publishes or abandons it, whatever the status). On the CPU the code goes into the JIT either way,
  * and spec matters only by its aliasing bit. times (NULL: none) gets each
  * step's time. */
 TJI_FUNC tj_status tjj_compile_cpu_cached(tji_func *fn, uint64_t spec, tjj_stage_times *times,
                                           tjj_artifact *out, int *hit);
 TJI_FUNC tj_status tjj_compile_gpu_cached(tji_func *fn, const tjj_gpu_target *target, tjj_artifact *out,
-                                          int *hit);
+                                          int *hit, int *claimed);
 
 /* The specialization key of a compile without a launch: every pointer is
  * a tjit buffer, so 16-byte aligned; nothing is known of scalars. */

@@ -277,10 +277,24 @@ static tj_status new_slot(tj_device *dev, const char *who, buffer_slot init, tj_
     return TJ_OK;
 }
 
-tj_status tjj_dead_buffer(const char *who, tj_buffer buf)
+int tjj_buffer_live(tj_device *dev, tj_buffer buf)
+{
+    pthread_mutex_lock(&dev->buffers_lock);
+    int live = map_get(dev, buf.handle) >= 0;
+    pthread_mutex_unlock(&dev->buffers_lock);
+    return live;
+}
+
+/* Never called with a buffers_lock held: finding the buffer's device takes
+ * the other devices' (multi.c). */
+tj_status tjj_dead_buffer(const char *who, const tj_device *dev, tj_buffer buf)
 {
     if (buf.handle == 0)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: the buffer handle is 0 (no buffer)", who);
+    char where[512];
+    if (dev && tjj_buffer_elsewhere(dev, buf, where, sizeof where))
+        return tjs_error(TJ_ERR_INVALID_ARG, "%s: buffer 0x%llx %s", who, (unsigned long long)buf.handle,
+                         where);
     return tjs_error(TJ_ERR_INVALID_ARG, "%s: buffer 0x%llx is not a live buffer of this device (freed?)",
                      who, (unsigned long long)buf.handle);
 }
@@ -339,7 +353,7 @@ tj_status tj_buffer_view(tj_device *dev, tj_buffer buf, size_t offset, size_t by
     int64_t slot = map_get(dev, buf.handle);
     size_t end;
     if (slot < 0) {
-        st = tjj_dead_buffer(who, buf);
+        st = TJ_ERR_INVALID_ARG; /* reported below, without the lock */
     } else if (__builtin_add_overflow(offset, bytes, &end) || end > dev->slots[slot].size) {
         st = tjs_error(TJ_ERR_INVALID_ARG, "%s: %zu bytes at offset %zu do not fit in buffer 0x%llx of %zu bytes",
                        who, bytes, offset, (unsigned long long)buf.handle, dev->slots[slot].size);
@@ -353,6 +367,8 @@ tj_status tj_buffer_view(tj_device *dev, tj_buffer buf, size_t offset, size_t by
             dev->slots[owner - 1].uses++;
     }
     pthread_mutex_unlock(&dev->buffers_lock);
+    if (slot < 0)
+        st = tjj_dead_buffer(who, dev, buf);
     return st;
 }
 
@@ -366,7 +382,7 @@ tj_status tj_buffer_address(tj_device *dev, tj_buffer buf, uint64_t *out)
     if (!dev)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: dev is NULL", who);
     *out = tjj_buffer_address(dev, buf);
-    return *out ? TJ_OK : tjj_dead_buffer(who, buf);
+    return *out ? TJ_OK : tjj_dead_buffer(who, dev, buf);
 }
 
 tj_status tj_buffer_free(tj_device *dev, tj_buffer buf)
@@ -383,7 +399,7 @@ tj_status tj_buffer_free(tj_device *dev, tj_buffer buf)
     int64_t slot = map_get(dev, buf.handle);
     if (slot < 0) {
         pthread_mutex_unlock(&dev->buffers_lock);
-        return tjj_dead_buffer("tj_buffer_free", buf);
+        return tjj_dead_buffer("tj_buffer_free", dev, buf);
     }
     map_remove(dev, buf.handle);
     buffer_slot *s = &dev->slots[slot];
@@ -409,7 +425,7 @@ tj_status tjj_copy_target(const char *who, tj_device *dev, tj_buffer buf, size_t
     if (!host)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: the host pointer is NULL", who);
     if (!tjj_buffer_acquire(dev, buf, use))
-        return tjj_dead_buffer(who, buf);
+        return tjj_dead_buffer(who, dev, buf);
     size_t end;
     if (__builtin_add_overflow(offset, bytes, &end) || end > use->size) {
         tjj_buffer_release(dev, use);
@@ -463,7 +479,7 @@ size_t tj_buffer_size(tj_device *dev, tj_buffer buf)
         size = dev->slots[slot].size;
     pthread_mutex_unlock(&dev->buffers_lock);
     if (slot < 0)
-        tjj_dead_buffer("tj_buffer_size", buf);
+        tjj_dead_buffer("tj_buffer_size", dev, buf);
     return size;
 }
 

@@ -85,6 +85,7 @@ typedef struct tjcu_tensor_map {
     X(TJCU_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_ILLEGAL_ADDRESS, 700)                           \
     X(TJCU_ERROR_LAUNCH_OUT_OF_RESOURCES, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701)           \
     X(TJCU_ERROR_ASSERT, CUDA_ERROR_ASSERT, 710)                                             \
+    X(TJCU_ERROR_PEER_ACCESS_ALREADY_ENABLED, CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704)   \
     X(TJCU_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_FAILED, 719)                               \
     X(TJCU_ERROR_UNKNOWN, CUDA_ERROR_UNKNOWN, 999)                                           \
     /* CUdevice_attribute */                                                                 \
@@ -164,6 +165,14 @@ typedef tjcu_result (*tjcu_cuMemcpyHtoDAsync_fn)(tjcu_deviceptr dst, const void 
                                                   tjcu_stream stream);
 typedef tjcu_result (*tjcu_cuMemcpyDtoHAsync_fn)(void *dst, tjcu_deviceptr src, size_t bytes,
                                                   tjcu_stream stream);
+/* Copies between device memory: in one context, and between contexts
+ * (several GPUs: tj_buffer_copy, multi.c), and peer access between them. */
+typedef tjcu_result (*tjcu_cuMemcpyDtoD_fn)(tjcu_deviceptr dst, tjcu_deviceptr src, size_t bytes);
+typedef tjcu_result (*tjcu_cuMemcpyPeer_fn)(tjcu_deviceptr dst, tjcu_context dst_context,
+                                             tjcu_deviceptr src, tjcu_context src_context, size_t bytes);
+typedef tjcu_result (*tjcu_cuDeviceCanAccessPeer_fn)(int *can_access, tjcu_device device,
+                                                      tjcu_device peer);
+typedef tjcu_result (*tjcu_cuCtxEnablePeerAccess_fn)(tjcu_context peer, unsigned int flags);
 typedef tjcu_result (*tjcu_cuMemAllocHost_fn)(void **ptr, size_t bytes);
 typedef tjcu_result (*tjcu_cuMemFreeHost_fn)(void *ptr);
 typedef tjcu_result (*tjcu_cuMemsetD8_fn)(tjcu_deviceptr dst, unsigned char value, size_t count);
@@ -231,6 +240,10 @@ typedef tjcu_result(*tjcu_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(tj
     X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL)                           \
     X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL)                           \
     X(cuMemsetD8, "cuMemsetD8_v2", NULL)                                         \
+    X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", NULL)                                     \
+    X(cuMemcpyPeer, "cuMemcpyPeer", NULL)                                        \
+    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", NULL)                      \
+    X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess", NULL)                      \
     X(cuMemAllocHost, "cuMemAllocHost_v2", NULL)                                 \
     X(cuMemFreeHost, "cuMemFreeHost", NULL)                                      \
     X(cuModuleLoadDataEx, "cuModuleLoadDataEx", NULL)                            \

@@ -9,7 +9,9 @@
  * it does the work are its back end's operations (tjj_backend in
  * device_impl.h; device_cpu.c, device_gpu.c). This file and launch.c only
  * call them. TJ_DEVICE_DEFAULT opens the first usable GPU, else the CPU
- * (TJIT_DEVICE=cpu or gpu says which).
+ * (TJIT_DEVICE=cpu or gpu says which). Every open device is listed in the
+ * process's registry (multi.c) until it closes, so that a handle given to
+ * the wrong device can be told whose it is.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -79,6 +81,8 @@ tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal)
             /* The first GPU if one is usable; otherwise the CPU, where
              * ordinal 0 names it (a GPU ordinal beyond 0 stays an error). */
             tj_status st = tjj_gpu_ops.open(ordinal, out);
+            if (st == TJ_OK)
+                tjj_device_register(*out);
             if (st == TJ_OK || ordinal != 0)
                 return st;
             tjs_clear_error();
@@ -88,7 +92,10 @@ tj_status tj_device_open(tj_device **out, tj_device_kind kind, int ordinal)
     const tjj_backend *ops = backend_of(kind);
     if (!ops)
         return tjs_error(TJ_ERR_INVALID_ARG, "tj_device_open: unknown device kind %d", (int)kind);
-    return ops->open(ordinal, out);
+    tj_status st = ops->open(ordinal, out);
+    if (st == TJ_OK)
+        tjj_device_register(*out);
+    return st;
 }
 
 void tj_device_close(tj_device *dev)
@@ -97,6 +104,7 @@ void tj_device_close(tj_device *dev)
     tjs_clear_error();
     if (!dev)
         return;
+    tjj_device_unregister(dev);
     dev->ops->idle(dev);
     tjj_streams_close(dev);
     tjj_buffers_close(dev);

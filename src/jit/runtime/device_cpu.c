@@ -212,6 +212,17 @@ static tj_status read_memory(tj_device *dev, void *dst, uint64_t src, size_t byt
     return TJ_OK;
 }
 
+/* Between buffers of host memory (two CPU devices' too); tj_buffer_copy
+ * has refused overlapping ranges. */
+static tj_status copy_memory(tj_device *dev, uint64_t dst, uint64_t src, size_t bytes, const char *who)
+{
+    (void)dev;
+    (void)who;
+    if (bytes)
+        memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+    return TJ_OK;
+}
+
 static void pass_buffer(tjf_value *value, uint64_t addr)
 {
     value->ptr = (void *)(uintptr_t)addr;
@@ -316,6 +327,7 @@ static void host_free(tj_device *dev, void *ptr)
 const tjj_backend tjj_cpu_ops = {
     .kind = TJ_DEVICE_CPU,
     .max_grid_yz = INT32_MAX,
+    .host_memory = 1,
     .open = open_cpu,
     .idle = idle,
     .close = close_cpu,
@@ -326,6 +338,7 @@ const tjj_backend tjj_cpu_ops = {
     .check_foreign = check_foreign,
     .write = write_memory,
     .read = read_memory,
+    .copy = copy_memory,
     .pass_buffer = pass_buffer,
     .compile = compile,
     .free_variant = free_variant,

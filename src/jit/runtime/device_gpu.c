@@ -27,7 +27,9 @@
  * asserts launched on another stream and still running makes that read,
  * a copy on the legacy default stream, wait for it too).
  *
- * A compile asks the disk cache first (disk_cache.h): a hit brings the PTX,
+ * A compile asks the process's shared code first (shared_code.h: one
+ * compile per variant and sm for all the process's GPUs; each loads its
+ * own module), then the disk cache (disk_cache.h): a hit brings the PTX,
  * what the launch needs besides, and the cubin where ptxas made one (with
  * TJIT_PTXAS), which is loaded instead of the PTX. What was compiled is
  * stored once the driver has loaded it.
@@ -56,6 +58,7 @@
 #include "../llvm/bounds.h"
 #include "device_impl.h"
 #include "disk_cache.h"
+#include "shared_code.h"
 
 enum { MAX_GRID_YZ = 65535 };
 
@@ -201,6 +204,7 @@ static tj_status open_gpu(int ordinal, tj_device **out)
     tj_device *dev = tjj_device_new(&tjj_gpu_ops);
     dev->cu = cu;
     dev->cu_device = cu_device;
+    dev->ordinal = ordinal;
     dev->context = context;
     dev->sm = sm;
     dev->processors = sms;
@@ -324,6 +328,80 @@ static tj_status read_memory(tj_device *dev, void *dst, uint64_t src, size_t byt
     return st;
 }
 
+/* Between two buffers of the device: on the default stream, after the
+ * kernels queued before it and before those queued after. */
+static tj_status copy_memory(tj_device *dev, uint64_t dst, uint64_t src, size_t bytes, const char *who)
+{
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st == TJ_OK && bytes)
+        st = tjj_cu_check(dev->cu->cuMemcpyDtoD(dst, src, bytes), who, "cuMemcpyDtoD");
+    if (st == TJ_OK && dev->blocking)
+        st = tjj_gpu_finish(dev, who);
+    return st;
+}
+
+/* Peer access: dev's context may read and write peer's memory directly,
+ * where the hardware allows (NVLink, or PCIe peer to peer), so copies go
+ * straight between the GPUs. Asked once per pair of devices; where it is
+ * refused, cuMemcpyPeer stages the copy through the host itself. */
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void enable_peer(tj_device *dev, tj_device *peer, const char *who)
+{
+    if (dev->cu_device == peer->cu_device || peer->ordinal >= 64)
+        return;
+    uint64_t bit = (uint64_t)1 << peer->ordinal;
+    pthread_mutex_lock(&peer_lock);
+    if (!(dev->peers_tried & bit)) {
+        dev->peers_tried |= bit;
+        int can = 0;
+        if (tjj_gpu_enter(dev, who) == TJ_OK &&
+            dev->cu->cuDeviceCanAccessPeer(&can, dev->cu_device, peer->cu_device) == TJCU_SUCCESS && can) {
+            tjcu_result r = dev->cu->cuCtxEnablePeerAccess(peer->context, 0);
+            if (r == TJCU_SUCCESS || r == TJCU_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+                dev->peers_enabled |= bit;
+        }
+    }
+    pthread_mutex_unlock(&peer_lock);
+}
+
+int tjj_peer_access(const tj_device *dev, const tj_device *peer)
+{
+    if (!dev || !peer || dev->ops != &tjj_gpu_ops || peer->ops != &tjj_gpu_ops || peer->ordinal >= 64)
+        return 0;
+    pthread_mutex_lock(&peer_lock);
+    int on = !!(dev->peers_enabled & ((uint64_t)1 << peer->ordinal));
+    pthread_mutex_unlock(&peer_lock);
+    return on;
+}
+
+/* From a buffer of another GPU device (or another tj_device of this GPU):
+ * cuMemcpyPeer, which follows the work queued on both contexts and is
+ * asynchronous to the host; both contexts are then waited for (the driver
+ * does not say in which the copy is queued), so the copy is done, and any
+ * fault of the work before it reported as tj_buffer_read reports one, when
+ * tj_buffer_copy returns. */
+static tj_status copy_peer(tj_device *dev, uint64_t dst, tj_device *src_dev, uint64_t src, size_t bytes,
+                           const char *who)
+{
+    int one_context = dev->context == src_dev->context; /* one GPU opened twice */
+    if (!one_context) {
+        enable_peer(dev, src_dev, who);
+        enable_peer(src_dev, dev, who);
+    }
+    tj_status st = tjj_gpu_enter(dev, who);
+    if (st == TJ_OK && bytes && one_context)
+        st = tjj_cu_check(dev->cu->cuMemcpyDtoD(dst, src, bytes), who, "cuMemcpyDtoD");
+    else if (st == TJ_OK && bytes)
+        st = tjj_cu_check(dev->cu->cuMemcpyPeer(dst, dev->context, src, src_dev->context, bytes), who,
+                          "cuMemcpyPeer");
+    if (st == TJ_OK)
+        st = tjj_gpu_finish(dev, who);
+    if (st == TJ_OK && !one_context && (st = tjj_gpu_enter(src_dev, who)) == TJ_OK)
+        st = tjj_gpu_finish(src_dev, who);
+    return st;
+}
+
 static void pass_buffer(tjf_value *value, uint64_t addr)
 {
     value->u64 = addr;
@@ -431,8 +509,12 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
                              .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma,
                              .warp_specialize = v->warp_specialize, .persistent = v->persistent,
                              .times = times};
-    int hit = 0;
-    tj_status st = tjj_compile_gpu_cached(fn, &target, a, &hit);
+    int hit = 0, claimed = 0;
+    tj_status st = tjj_compile_gpu_cached(fn, &target, a, &hit, &claimed);
+    if (hit == 2) { /* another device's compile: the variant holds its reference */
+        v->shared_code = 1;
+        v->key = a->key;
+    }
     if (st == TJ_OK && !a->ptxas_checked && tjj_ptxas_path()) {
         st = tjj_timed(times, "ptxas", tjj_check_with_ptxas(fn, a, v->num_warps, v->spec));
         a->ptxas_checked = st == TJ_OK;
@@ -445,6 +527,14 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
     tjj_stage_done(times, "module-load");
     if (st == TJ_OK && !hit)
         tjj_disk_cache_store(a);
+    if (st == TJ_OK && claimed) { /* loaded here: the other devices of this sm take it */
+        tjj_shared_code_publish(a);
+        claimed = 0;
+        v->shared_code = 1;
+        v->key = a->key;
+    }
+    if (claimed)
+        tjj_shared_code_abandon(&a->key);
     if (st == TJ_OK)
         st = opt_in_shared(dev, fn->name, &a->gpu, v);
     if (st == TJ_OK && a->gpu.persistent)
@@ -480,6 +570,8 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
 
 static void free_variant(tj_device *dev, variant *v)
 {
+    if (v->shared_code)
+        tjj_shared_code_release(&v->key);
     if (v->module)
         dev->cu->cuModuleUnload(v->module);
     if (v->assert_record && v->assert_record != dev->assert_record)
@@ -703,6 +795,8 @@ const tjj_backend tjj_gpu_ops = {
     .check_foreign = check_foreign,
     .write = write_memory,
     .read = read_memory,
+    .copy = copy_memory,
+    .copy_peer = copy_peer,
     .pass_buffer = pass_buffer,
     .compile = compile,
     .free_variant = free_variant,

@@ -13,6 +13,9 @@
  *   ptxas.c       PTX targets, and the ptxas check of every variant
  *   offline.c     compiling without a device: tj_kernel_ptx*, tj_kernel_explain
  *   bench.c       tj_bench: timing the user's work by the kind's events
+ *   multi.c       several devices: the open devices, tj_device_count, the
+ *                 refusal of another device's handles, tj_buffer_copy
+ *   shared_code.c a GPU compile shared by the devices of one architecture
  *
  * What differs between device kinds is one table of operations per kind,
  * tjj_backend (as QBE's Target is per machine): the files above call
@@ -70,6 +73,8 @@ typedef struct variant {
                            * fallback where a launch's tensor maps cannot be encoded) */
     int warp_specialize;  /* part of the key on a GPU: tj_warp_specialize */
     int persistent;       /* part of the key on a GPU: tjp_persistence */
+    int shared_code;      /* GPU: holds a reference to the process's shared code
+                           * of key (shared_code.h), released with the variant */
     /* variants_lock: */
     variant_state state;
     int waiters;          /* threads waiting for this compile */
@@ -105,6 +110,8 @@ typedef struct tjj_backend tjj_backend;
 struct tj_device {
     const tjj_backend *ops;
     char name[128];
+    int ordinal;          /* tj_device_open's: the GPU's CUDA ordinal; 0 on the CPU */
+    uint64_t serial;      /* the process's count of devices opened, from 1 (multi.c) */
 
     pthread_mutex_t buffers_lock;
     buffer_slot *slots;
@@ -145,6 +152,10 @@ struct tj_device {
     variant **pending;    /* variants with asserts launched since the last check */
     int npending, pending_cap;
     const char *last_kernel; /* the name of the last kernel launched */
+    /* multi.c, under its lock of the open devices: the GPU ordinals (< 64)
+     * whose memory this GPU's context was asked to reach (peer access),
+     * and those it reaches */
+    uint64_t peers_tried, peers_enabled;
 };
 
 /* A stream or event: the device's native handle (tjj_backend), in the
@@ -172,6 +183,7 @@ struct tjj_backend {
                            * specialization key (tjf_spec_key); otherwise
                            * num_warps is ignored and only aliasing is keyed */
     int32_t max_grid_yz;  /* programs along y and z */
+    int host_memory;      /* a buffer's address is a host pointer (the CPU's) */
     /* A device of this kind (dev->ops set); the ordinal is >= 0. */
     tj_status (*open)(int ordinal, tj_device **out);
     /* At close, before the buffers and variants go: waits for the device
@@ -193,6 +205,13 @@ struct tjj_backend {
     tj_status (*write)(tj_device *dev, uint64_t dst, const void *src, size_t bytes,
                        const char *who);
     tj_status (*read)(tj_device *dev, void *dst, uint64_t src, size_t bytes, const char *who);
+    /* A copy between two buffers of the device, queued as a launch is. */
+    tj_status (*copy)(tj_device *dev, uint64_t dst, uint64_t src, size_t bytes, const char *who);
+    /* A copy from a buffer of src_dev (a device of the same kind) to one of
+     * dev, finished when it returns; NULL: tj_buffer_copy stages it
+     * through the host. */
+    tj_status (*copy_peer)(tj_device *dev, uint64_t dst, tj_device *src_dev, uint64_t src, size_t bytes,
+                           const char *who);
     /* A buffer argument's value for the compiled code. */
     void (*pass_buffer)(tjf_value *value, uint64_t addr);
     /* Compiles the built tile program fn for the in-flight variant v by the
@@ -233,6 +252,15 @@ TJI_FUNC extern const tjj_backend tjj_gpu_ops;
 /* device.c: a device of ops' kind with its locks, and its end. */
 TJI_FUNC tj_device *tjj_device_new(const tjj_backend *ops);
 TJI_FUNC void tjj_device_free(tj_device *dev);
+/* multi.c: the devices open in the process, for the messages that name
+ * the device a handle belongs to. */
+TJI_FUNC void tjj_device_register(tj_device *dev);
+TJI_FUNC void tjj_device_unregister(tj_device *dev);
+/* "GPU 1 (NVIDIA H200 (sm_90, 132 SMs))", "the CPU (cpu (x86_64, 2 threads))". */
+TJI_FUNC void tjj_device_label(const tj_device *dev, char *out, size_t size);
+/* Where buf is a live buffer of another open device than dev: 1, with
+ * "belongs to <that device>, not to <dev>" in out. */
+TJI_FUNC int tjj_buffer_elsewhere(const tj_device *dev, tj_buffer buf, char *out, size_t size);
 /* A power of two from 1 to MAX_NUM_WARPS. */
 TJI_FUNC int tjj_valid_num_warps(int n);
 
@@ -259,6 +287,8 @@ TJI_FUNC tj_status tjj_cuda_make_current(const tjcu_driver *cu, tjcu_context con
 TJI_FUNC tj_status tjj_cu_check(tjcu_result r, const char *who, const char *call);
 TJI_FUNC tj_status tjj_gpu_enter(tj_device *dev, const char *who);
 TJI_FUNC tj_status tjj_gpu_finish(tj_device *dev, const char *who);
+/* Whether dev's context was given peer access to peer's memory (tests). */
+TJI_FUNC int tjj_peer_access(const tj_device *dev, const tj_device *peer);
 
 /* buffers.c. A buffer in use: its slot stays allocated until released. */
 typedef struct tjj_buffer_use {
@@ -282,7 +312,11 @@ TJI_FUNC void tjj_buffers_synced(tj_device *dev, uint64_t epoch);
 TJI_FUNC void tjj_buffers_close(tj_device *dev);
 /* Are buffers freed by the user waiting for their last uses? */
 TJI_FUNC int tjj_buffers_held(tj_device *dev);
-TJI_FUNC tj_status tjj_dead_buffer(const char *who, tj_buffer buf);
+/* The error of a buffer that is no live buffer of dev: the zero handle,
+ * another open device's buffer (naming both devices), or a dead one. */
+TJI_FUNC tj_status tjj_dead_buffer(const char *who, const tj_device *dev, tj_buffer buf);
+/* Whether buf is a live buffer of dev (takes dev's buffers_lock). */
+TJI_FUNC int tjj_buffer_live(tj_device *dev, tj_buffer buf);
 
 /* variants.c */
 TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,

@@ -118,7 +118,7 @@ const char *tjj_build_id(void)
 /* --- where --------------------------------------------------------------- */
 
 /* Is TJIT_DUMP asking for anything a compile prints? */
-static int dumping_compiles(void)
+int tjj_dumping_compiles(void)
 {
     const char *env = getenv("TJIT_DUMP");
     if (!env)
@@ -425,6 +425,25 @@ static void drop_payload(tjj_artifact *a)
     a->ptxas_checked = 0;
 }
 
+void *tjj_artifact_pack(const tjj_artifact *a, size_t *len)
+{
+    bytes b = {0};
+    put_payload(&b, a);
+    *len = b.len;
+    return b.data;
+}
+
+int tjj_artifact_unpack(tjj_artifact *a, const void *data, size_t len)
+{
+    reader r = {data, len, 1, NULL};
+    get_payload(&r, a);
+    if (r.ok && r.left)
+        fail(&r, "bytes after the payload");
+    if (!r.ok)
+        drop_payload(a);
+    return r.ok;
+}
+
 /* --- entries ----------------------------------------------------------------- */
 
 static void put_header(unsigned char h[HEADER_BYTES], const tjj_artifact *a, const bytes *payload)
@@ -507,7 +526,7 @@ static const char *check_header(const unsigned char *data, size_t len, const tjj
 
 int tjj_disk_cache_load(tjj_artifact *a)
 {
-    if (dumping_compiles())
+    if (tjj_dumping_compiles())
         return 0;
     char *dir = cache_dir();
     if (!dir)

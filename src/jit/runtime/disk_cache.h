@@ -64,6 +64,16 @@ TJI_FUNC char *tjj_cache_dir(void);
  * 0, or -1 with errno set. */
 TJI_FUNC int tjj_cache_make_dirs(const char *dir);
 
+/* An entry's payload (malloc'ed, *len bytes) of a's code, and the code of
+ * a payload into the started artifact a (1; 0 where it does not parse, a
+ * then unchanged): what the process's shared code (shared_code.c) keeps. */
+TJI_FUNC void *tjj_artifact_pack(const tjj_artifact *a, size_t *len);
+TJI_FUNC int tjj_artifact_unpack(tjj_artifact *a, const void *data, size_t len);
+
+/* Is TJIT_DUMP asking for anything a compile prints? Then no compile is
+ * taken from a cache, so that it prints what it always did. */
+TJI_FUNC int tjj_dumping_compiles(void);
+
 /* What the disk cache has done in this process (for tests). */
 typedef struct tjj_disk_cache_counts {
     uint64_t hits, misses, bad, stored;

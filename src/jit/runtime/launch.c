@@ -189,10 +189,11 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
             continue;
         tjj_buffer_use *use = &uses[nuses];
         if (!tjj_buffer_acquire(dev, args[i].v.buf, use)) {
-            st = tjs_error(TJ_ERR_LAUNCH,
-                           "kernel '%s': argument %d '%s': buffer 0x%llx is not a live buffer of this device (freed?)",
-                           kernel->name, i + 1, kernel->params[i].name,
-                           (unsigned long long)args[i].v.buf.handle);
+            char where[512];
+            if (!tjj_buffer_elsewhere(dev, args[i].v.buf, where, sizeof where))
+                snprintf(where, sizeof where, "is not a live buffer of this device (freed?)");
+            st = tjs_error(TJ_ERR_LAUNCH, "kernel '%s': argument %d '%s': buffer 0x%llx %s", kernel->name,
+                           i + 1, kernel->params[i].name, (unsigned long long)args[i].v.buf.handle, where);
             break;
         }
         nuses++;

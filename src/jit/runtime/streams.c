@@ -22,6 +22,7 @@
  * (buffers.c's epochs), since the copy may still be queued.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "device_impl.h"
 
@@ -157,9 +158,15 @@ tj_status tjj_stream_native(tj_device *dev, tj_stream *stream, const char *who, 
     if (!stream)
         return TJ_OK;
     tj_status st = live_stream(stream, who);
-    if (st == TJ_OK && stream->dev != dev)
-        st = tjs_error(TJ_ERR_INVALID_ARG, "%s: the stream belongs to another device (%s) than this one "
-                       "(%s)", who, stream->dev->name, dev->name);
+    if (st == TJ_OK && stream->dev != dev) {
+        char mine[256], its[256];
+        tjj_device_label(dev, mine, sizeof mine);
+        tjj_device_label(stream->dev, its, sizeof its);
+        st = strcmp(mine, its) != 0
+                 ? tjs_error(TJ_ERR_INVALID_ARG, "%s: the stream belongs to %s, not to %s", who, its, mine)
+                 : tjs_error(TJ_ERR_INVALID_ARG, "%s: the stream belongs to another device opened on %s, "
+                             "not to this one", who, its);
+    }
     if (st == TJ_OK)
         *out = stream->native;
     return st;
@@ -312,8 +319,13 @@ tj_status tj_event_elapsed(tj_event *start, tj_event *end, float *milliseconds)
         st = live_event(end, "end", who);
     if (st == TJ_OK && !milliseconds)
         st = tjs_error(TJ_ERR_INVALID_ARG, "%s: milliseconds is NULL", who);
-    if (st == TJ_OK && start->dev != end->dev)
-        st = tjs_error(TJ_ERR_INVALID_ARG, "%s: the events belong to different devices", who);
+    if (st == TJ_OK && start->dev != end->dev) {
+        char a[256], b[256];
+        tjj_device_label(start->dev, a, sizeof a);
+        tjj_device_label(end->dev, b, sizeof b);
+        st = tjs_error(TJ_ERR_INVALID_ARG, "%s: the events belong to different devices: start to %s, end "
+                       "to %s%s", who, a, b, strcmp(a, b) == 0 ? " (opened separately)" : "");
+    }
     if (st == TJ_OK && (!start->recorded || !end->recorded))
         st = tjs_error(TJ_ERR_INVALID_ARG, "%s: the %s event was never recorded (tj_event_record)", who,
                        start->recorded ? "end" : "start");
