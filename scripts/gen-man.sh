@@ -22,15 +22,56 @@
 # above the typedefs it uses counts; one that served prototypes before a
 # blank line does not): a TJ_API function with neither is an error, and no
 # pages are written.
+#
+# The header's parts (its #include "tjit/NAME.h" lines but the macros'
+# tjit_macros.h) are read where they are included, each from its first
+# section banner to the line before its closing #endif; `gen-man.sh
+# --expand HEADER` prints that text, which tests/test_man.sh reads too.
 set -eu
+
+# HEADER with its parts inlined.
+expand() {
+    awk -v dir="$(dirname "$1")" '
+        /^#include "tjit\/[A-Za-z0-9_]*\.h"/ && $2 != "\"tjit/tjit_macros.h\"" {
+            path = $2
+            gsub(/"/, "", path)
+            path = dir "/" path
+            n = 0
+            while ((getline line < path) > 0)
+                lines[++n] = line
+            close(path)
+            if (n == 0) {
+                print "gen-man.sh: cannot read " path > "/dev/stderr"
+                exit 1
+            }
+            last = n
+            while (last > 0 && lines[last] !~ /^#endif/)
+                last--
+            on = 0
+            for (i = 1; i < last; i++) {
+                if (lines[i] ~ /^\/\* ----/)
+                    on = 1
+                if (on)
+                    print lines[i]
+            }
+            next
+        }
+        { print }' "$1"
+}
+if [ "${1:-}" = --expand ] && [ $# -eq 2 ]; then
+    expand "$2"
+    exit
+fi
 if [ $# -ne 4 ]; then
-    echo "usage: $0 HEADER README VERSION OUTDIR" >&2
+    echo "usage: $0 HEADER README VERSION OUTDIR   or   $0 --expand HEADER" >&2
     exit 2
 fi
 header=$1 readme=$2 version=$3 outdir=$4
 mkdir -p "$outdir"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tjit-man-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+expand "$header" >"$tmp/header.h"
+header=$tmp/header.h
 
 awk -v version="$version" -v outdir="$tmp" -v readme="$readme" '
 # Text for roff: backslashes escaped, a leading control character guarded,

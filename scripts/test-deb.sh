@@ -94,7 +94,7 @@ library_only() {
 }
 check "libtjit0 holds libtjit.so.0 and no development files" library_only
 check "libtjit-dev holds the headers, the .so link, tjit.pc, the CMake package and the man pages" \
-    holds libtjit-dev usr/include/tjit.h usr/include/tjit/tjit_macros.h "$lib/libtjit.so" \
+    holds libtjit-dev usr/include/tjit.h usr/include/tjit/tjit_macros.h usr/include/tjit/tjit_host.h "$lib/libtjit.so" \
     "$lib/pkgconfig/tjit.pc" "$lib/cmake/tjit/tjitConfig.cmake" "$lib/cmake/tjit/tjitConfigVersion.cmake" \
     usr/share/man/man3/tjit.3.gz usr/share/man/man3/tj_launch.3.gz usr/share/man/man3/tj_buffer_free.3.gz
 check "tjit-tools holds tjit-opt and its man page" holds tjit-tools usr/bin/tjit-opt \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # test_man.sh — every public function of tjit can be looked up with man. The
-# functions are read from include/tjit.h itself (each TJ_API declaration;
+# functions are read from include/tjit.h itself and its parts (each TJ_API declaration;
 # tj__ names are the macros' internals, not API), apart from the generator,
 # so that a function the generator misses fails here. For each, man3/NAME.3
 # (written at build time by scripts/gen-man.sh) must exist, render without
@@ -14,7 +14,6 @@
 # groff the rendering is skipped and the pages' text is checked instead.
 set -u
 srcdir=${srcdir:-.}
-header=$srcdir/include/tjit.h
 top=$(pwd) # the build folder, where make check runs this
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tjit-man-test-XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -55,6 +54,9 @@ documented() { # documented FUNCTION
     grep -q "^\.BR $f ()\$" "$top/man3/tjit.3" || { echo "tjit.3 does not list $f"; return 1; }
 }
 
+# the header with its parts, as the generator reads it
+sh "$srcdir/scripts/gen-man.sh" --expand "$srcdir/include/tjit.h" >"$tmp/expanded.h" || exit 1
+header=$tmp/expanded.h
 functions=$(sed -n 's/^TJ_API[^(]*[^A-Za-z0-9_]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$header" |
     grep -v '^tj__')
 count=$(echo "$functions" | wc -l)

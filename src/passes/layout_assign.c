@@ -388,6 +388,13 @@ static void convert_after_casts(assigner *A, int32_t r, int32_t v, const tjp_lay
     }
 }
 
+/* Is operand a (0: none) a tile of v's shape? */
+static int same_shape(const tji_func *fn, int32_t a, int32_t v)
+{
+    const tji_type *x = a > 0 ? tji_typeof(fn, a) : NULL, *t = tji_typeof(fn, v);
+    return x && x->rank == t->rank && !memcmp(x->shape, t->shape, sizeof x->shape[0] * (size_t)t->rank);
+}
+
 /* The layout a value of a loop body has for free when it is computed from
  * a tensor-core dot's result there: the accumulator layout for the dot,
  * its slice for a reduction of such a value, an element-wise op's for an
@@ -409,15 +416,9 @@ static int dot_derived_layout(const assigner *A, int32_t body, int32_t v, tjp_la
         tjp_layout_slice(out, &x, op->axis);
         return 1;
     }
-    if (!tji_is_elementwise(op->code))
-        return 0;
-    const tji_type *t = tji_typeof(fn, v);
-    for (int k = 0; k < op->nargs; k++) {
-        const tji_type *a = op->args[k] > 0 ? tji_typeof(fn, op->args[k]) : NULL;
-        if (a && a->rank == t->rank && !memcmp(a->shape, t->shape, sizeof a->shape[0] * (size_t)t->rank) &&
-            dot_derived_layout(A, body, op->args[k], out, depth + 1))
+    for (int k = 0; tji_is_elementwise(op->code) && k < op->nargs; k++)
+        if (same_shape(fn, op->args[k], v) && dot_derived_layout(A, body, op->args[k], out, depth + 1))
             return 1;
-    }
     return 0;
 }
 
@@ -491,15 +492,9 @@ static int tma_store_layout(const assigner *A, int32_t v, tjp_layout *out, int d
         return yield && yield->code == TJI_YIELD && k < yield->nargs &&
                dot_derived_layout(A, op->region[0], yield->args[k], out, 0);
     }
-    if (!tji_is_elementwise(op->code))
-        return 0;
-    const tji_type *t = tji_typeof(fn, v);
-    for (int k = 0; k < op->nargs; k++) {
-        const tji_type *a = op->args[k] > 0 ? tji_typeof(fn, op->args[k]) : NULL;
-        if (a && a->rank == t->rank && !memcmp(a->shape, t->shape, sizeof a->shape[0] * (size_t)t->rank) &&
-            tma_store_layout(A, op->args[k], out, depth + 1))
+    for (int k = 0; tji_is_elementwise(op->code) && k < op->nargs; k++)
+        if (same_shape(fn, op->args[k], v) && tma_store_layout(A, op->args[k], out, depth + 1))
             return 1;
-    }
     return 0;
 }
 

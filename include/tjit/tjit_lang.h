@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tjit_lang.h — the kernel language of tjit.h: TJ_KERNEL, the tile ops a
+ * kernel body builds its program with, and runtime control flow (TJ_FOR,
+ * TJ_IF). Part of <tjit.h>, which includes it: include that, not this.
+ */
+#ifndef TJIT_PUBLIC_LANG_H
+#define TJIT_PUBLIC_LANG_H
+
+#ifndef TJIT_H
+#error "include <tjit.h>, not its parts"
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* The kernel language                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* A value of a tile program: a scalar or a tile. It is only a handle into the
+ * program being built; it means nothing outside a kernel body, and a value
+ * kept from an earlier build is reported as such (the handle carries a
+ * 40-bit serial of its build). tj_val's id was once 32 bits: code compiled
+ * against a tjit.h of that time must be recompiled. */
+typedef struct tj_val {
+    int64_t id; /* 0: none (an absent optional argument, or a failed op) */
+} tj_val;
+
+#define TJ_MAX_RANK 4
+
+typedef struct tj_shape {
+    int rank;
+    int64_t dims[TJ_MAX_RANK];
+} tj_shape;
+
+/* TJ_SHAPE(64, 32) is a 2-D shape. */
+#define TJ_SHAPE(...) ((tj_shape){TJ__NARGS(__VA_ARGS__), {__VA_ARGS__}})
+
+typedef struct tj_loc {
+    const char *file;
+    int line;
+} tj_loc;
+#define TJ__HERE ((tj_loc){__FILE__, __LINE__})
+
+/* Cache and eviction hints of loads and stores: on the GPU they become the
+ * PTX modifiers of the access (.ca .cg .cs .lu .cv for loads, .wb .cg .cs .wt
+ * for stores; .L1::evict_first / .L1::evict_last). A load or store takes a
+ * cache modifier or an eviction policy, not both, and a volatile load takes
+ * neither (PTX has no such instruction): anything else is TJ_ERR_BUILD. The
+ * CPU back end ignores the hints. */
+typedef enum tj_cache {
+    TJ_CACHE_DEFAULT, TJ_CACHE_CA, TJ_CACHE_CG, TJ_CACHE_CS, TJ_CACHE_LU,
+    TJ_CACHE_CV, TJ_CACHE_WB, TJ_CACHE_WT
+} tj_cache;
+
+typedef enum tj_evict {
+    TJ_EVICT_NORMAL, TJ_EVICT_FIRST, TJ_EVICT_LAST
+} tj_evict;
+
+/* Optional arguments of loads, stores and atomics, written as designated
+ * initializers: tj_load(p, .mask = m, .other = tj_f32(0), .cache = TJ_CACHE_CG).
+ * .mask and .other take values: write a number as TJ_V(0) or tj_f32(0) (a
+ * bare number there is reported as "not a value of this kernel"). */
+typedef enum tj_padding { TJ_PADDING_ZERO, TJ_PADDING_NAN } tj_padding;
+
+typedef struct tj_mem_opts {
+    tj_val mask;     /* i1, same shape as the pointer tile; absent: all lanes */
+    tj_val other;    /* loads: the value of masked-off lanes (default 0) */
+    tj_cache cache;
+    tj_evict evict;
+    int is_volatile;
+    /* Block pointers only (tj_make_block_ptr), instead of mask and other:
+     * the dimensions whose bounds are checked, TJ_DIMS(0, 1), and what a
+     * load reads outside them (zero, or NaN for floats; not on stores). */
+    unsigned boundary_check;
+    tj_padding padding;
+} tj_mem_opts;
+
+/* C numbers mix with tile values: TJ_V(x) makes a value of a C number. An
+ * integer literal adopts the dtype of the value it meets (x + 1 keeps x's
+ * dtype); a floating literal does too when that dtype is floating, and is
+ * f32 otherwise. */
+#define TJ_V(x) _Generic((x),                                               \
+    tj_val: tj__val_id,                                                     \
+    _Bool: tj__weak_int, char: tj__weak_int, signed char: tj__weak_int,     \
+    unsigned char: tj__weak_int, short: tj__weak_int,                       \
+    unsigned short: tj__weak_int, int: tj__weak_int,                        \
+    unsigned int: tj__weak_int, long: tj__weak_int,                         \
+    unsigned long: tj__weak_uint, long long: tj__weak_int,                  \
+    unsigned long long: tj__weak_uint,                                      \
+    float: tj__weak_float, double: tj__weak_float)(x)
+
+/* Typed constants. */
+#define tj_const(value, dtype) _Generic((value), float: tj__const_float,      \
+    double: tj__const_float, long double: tj__const_float,                      \
+    default: tj__const_int)(TJ__HERE, (value), (dtype))
+#define tj_i1(v)  tj_const(v, TJ_I1)
+#define tj_i32(v) tj_const(v, TJ_I32)
+#define tj_i64(v) tj_const(v, TJ_I64)
+#define tj_u32(v) tj_const(v, TJ_U32)
+#define tj_f16(v) tj_const(v, TJ_F16)
+#define tj_bf16(v) tj_const(v, TJ_BF16)
+#define tj_f8e4m3(v) tj_const(v, TJ_F8E4M3)
+#define tj_f8e5m2(v) tj_const(v, TJ_F8E5M2)
+#define tj_f32(v) tj_const(v, TJ_F32)
+#define tj_f64(v) tj_const(v, TJ_F64)
+
+/* Program instance and grid (axis 0, 1 or 2); scalars of type i32. */
+#define tj_program_id(axis)   tj__program_id(TJ__HERE, (axis))
+#define tj_num_programs(axis) tj__num_programs(TJ__HERE, (axis))
+
+/* Tile creation and shape. arange(lo, hi) is [lo, hi) as i32; hi - lo must be
+ * a power of two. */
+#define tj_arange(lo, hi)          tj__arange(TJ__HERE, (lo), (hi))
+#define tj_full(shape, value, dt)  tj__full(TJ__HERE, (shape), TJ_V(value), (dt))
+#define tj_zeros(shape, dt)        tj__full(TJ__HERE, (shape), tj__weak_int(0), (dt))
+#define tj_expand_dims(x, axis)    tj__expand_dims(TJ__HERE, TJ_V(x), (axis))
+#define tj_broadcast_to(x, shape)  tj__broadcast_to(TJ__HERE, TJ_V(x), (shape))
+#define tj_reshape(x, shape)       tj__reshape(TJ__HERE, TJ_V(x), (shape))
+/* trans of a 2-D tile swaps its axes; tj_permute gives the order of any rank. */
+#define tj_trans(x)                tj__permute(TJ__HERE, TJ_V(x), TJ_SHAPE(1, 0))
+#define tj_permute(x, order)       tj__permute(TJ__HERE, TJ_V(x), (order))
+
+/* Element-wise arithmetic with numpy broadcasting and Triton's promotion.
+ * Pointer tiles take integer offsets in elements: tj_add(ptr, offs). */
+typedef enum tj_binop {
+    TJ_OP_ADD, TJ_OP_SUB, TJ_OP_MUL,
+    TJ_OP_DIV,       /* true division: integers are divided as f32 */
+    TJ_OP_FLOORDIV,  /* floor(a / b); on integers Python's // (not C's truncation) */
+    TJ_OP_MOD,       /* a - floordiv(a, b) * b: the sign of b, as Python's % */
+    TJ_OP_AND, TJ_OP_OR, TJ_OP_XOR, TJ_OP_SHL, TJ_OP_SHR,
+    TJ_OP_MINIMUM, TJ_OP_MAXIMUM,
+    TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE,
+    TJ_OP_FAST_DIV,  /* tj_fast_div, below */
+    TJ_OP_POW        /* floats (integers become f32): C's pow */
+} tj_binop;
+
+#define TJ__BIN(op, a, b) tj__binary(TJ__HERE, (op), TJ_V(a), TJ_V(b))
+#define tj_add(a, b)      TJ__BIN(TJ_OP_ADD, a, b)
+#define tj_sub(a, b)      TJ__BIN(TJ_OP_SUB, a, b)
+#define tj_mul(a, b)      TJ__BIN(TJ_OP_MUL, a, b)
+#define tj_div(a, b)      TJ__BIN(TJ_OP_DIV, a, b)
+#define tj_floordiv(a, b) TJ__BIN(TJ_OP_FLOORDIV, a, b)
+#define tj_mod(a, b)      TJ__BIN(TJ_OP_MOD, a, b)
+#define tj_and(a, b)      TJ__BIN(TJ_OP_AND, a, b)
+#define tj_or(a, b)       TJ__BIN(TJ_OP_OR, a, b)
+#define tj_xor(a, b)      TJ__BIN(TJ_OP_XOR, a, b)
+#define tj_shl(a, b)      TJ__BIN(TJ_OP_SHL, a, b)
+#define tj_shr(a, b)      TJ__BIN(TJ_OP_SHR, a, b) /* arithmetic if signed */
+/* Float minimum and maximum order -0 below +0 and ignore a NaN operand (NaN
+ * only if both are), or, with .propagate_nan = TJ_PROPAGATE_NAN_ALL (Triton's
+ * propagate_nan), give NaN if either is; a NaN result is the quiet NaN. The
+ * same on every back end; the reductions max, min, argmax, argmin follow it. */
+typedef enum tj_propagate_nan { TJ_PROPAGATE_NAN_NONE, TJ_PROPAGATE_NAN_ALL } tj_propagate_nan;
+typedef struct tj_minmax_opts {
+    tj_propagate_nan propagate_nan;
+} tj_minmax_opts;
+#define tj_minimum(a, b, ...) \
+    tj__minmax(TJ__HERE, TJ_OP_MINIMUM, TJ_V(a), TJ_V(b), (tj_minmax_opts){__VA_ARGS__})
+#define tj_maximum(a, b, ...) \
+    tj__minmax(TJ__HERE, TJ_OP_MAXIMUM, TJ_V(a), TJ_V(b), (tj_minmax_opts){__VA_ARGS__})
+#define tj_eq(a, b)       TJ__BIN(TJ_OP_EQ, a, b)
+#define tj_ne(a, b)       TJ__BIN(TJ_OP_NE, a, b)
+#define tj_lt(a, b)       TJ__BIN(TJ_OP_LT, a, b)
+#define tj_le(a, b)       TJ__BIN(TJ_OP_LE, a, b)
+#define tj_gt(a, b)       TJ__BIN(TJ_OP_GT, a, b)
+#define tj_ge(a, b)       TJ__BIN(TJ_OP_GE, a, b)
+/* Division and exp as fast as the GPU computes them, where the precise
+ * ones (tj_div: IEEE, correctly rounded; tj_exp: within 2 ulp) cost more
+ * than a memory-bound kernel can hide — what Triton's `/` and tl.exp are.
+ * On a GPU for f32 (and f16/bf16, computed in f32): tj_fast_div is
+ * div.full.f32, within 2 ulp for divisors in [2^-126, 2^126]; tj_fast_exp
+ * is ex2.approx.ftz.f32 of x * log2(e), whose error grows with |x|
+ * (relative error below 2^-21 + 2^-23 |x|), and tj_fast_exp2 is
+ * ex2.approx.ftz.f32 of x (relative error below 2^-21): one instruction
+ * each, where tj_exp2 takes two of the GPU's scarce exponential units and
+ * three more to keep results under 2^-126 (the fast ones give 0 there).
+ * Elsewhere (f64, the CPU) they are tj_div, tj_exp and tj_exp2. */
+#define tj_fast_div(a, b) TJ__BIN(TJ_OP_FAST_DIV, a, b)
+/* ceil(a / b) for integers and b > 0: floordiv(a + b - 1, b). */
+#define tj_cdiv(a, b)     tj_floordiv(tj_sub(tj_add(a, b), 1), b)
+
+typedef enum tj_unop {
+    TJ_OP_NEG, TJ_OP_NOT, TJ_OP_ABS,
+    TJ_OP_EXP, TJ_OP_EXP2, TJ_OP_LOG, TJ_OP_LOG2,
+    TJ_OP_SQRT, TJ_OP_RSQRT, TJ_OP_SIGMOID, TJ_OP_FLOOR, TJ_OP_CEIL,
+    TJ_OP_FAST_EXP,  /* tj_fast_exp: see tj_fast_div */
+    TJ_OP_SIN, TJ_OP_COS, TJ_OP_TANH, TJ_OP_ERF,
+    TJ_OP_FAST_EXP2  /* tj_fast_exp2: see tj_fast_div */
+} tj_unop;
+
+#define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
+#define tj_neg(x)      TJ__UN(TJ_OP_NEG, x)
+#define tj_not(x)      TJ__UN(TJ_OP_NOT, x)  /* bitwise; logical on i1 */
+#define tj_abs(x)      TJ__UN(TJ_OP_ABS, x)
+#define tj_exp(x)      TJ__UN(TJ_OP_EXP, x)  /* math ops take floats; */
+#define tj_exp2(x)     TJ__UN(TJ_OP_EXP2, x) /* integers become f32 */
+#define tj_log(x)      TJ__UN(TJ_OP_LOG, x)
+#define tj_log2(x)     TJ__UN(TJ_OP_LOG2, x)
+#define tj_sqrt(x)     TJ__UN(TJ_OP_SQRT, x)
+#define tj_rsqrt(x)    TJ__UN(TJ_OP_RSQRT, x)
+#define tj_sigmoid(x)  TJ__UN(TJ_OP_SIGMOID, x)
+#define tj_floor(x)    TJ__UN(TJ_OP_FLOOR, x)
+#define tj_ceil(x)     TJ__UN(TJ_OP_CEIL, x)
+#define tj_fast_exp(x) TJ__UN(TJ_OP_FAST_EXP, x)
+#define tj_fast_exp2(x) TJ__UN(TJ_OP_FAST_EXP2, x)
+/* sin, cos, tanh, erf and pow(x, y) as C's (CPU: libm; GPU: tjit's own, error
+ * bounds in README.md); integers become f32, f16/bf16 are computed in f32. */
+#define tj_sin(x)      TJ__UN(TJ_OP_SIN, x)
+#define tj_cos(x)      TJ__UN(TJ_OP_COS, x)
+#define tj_tanh(x)     TJ__UN(TJ_OP_TANH, x)
+#define tj_erf(x)      TJ__UN(TJ_OP_ERF, x)
+#define tj_pow(x, y)   TJ__BIN(TJ_OP_POW, x, y)
+#define tj_fma(a, b, c) tj__fma(TJ__HERE, TJ_V(a), TJ_V(b), TJ_V(c))
+#define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
+#define tj_cast(x, dt)  tj__cast(TJ__HERE, TJ_V(x), (dt))
+
+/* Memory. A pointer tile is a pointer parameter plus offsets. */
+#define tj_load(ptr, ...) \
+    tj__load(TJ__HERE, TJ_V(ptr), (tj_mem_opts){__VA_ARGS__})
+#define tj_store(ptr, value, ...) \
+    tj__store(TJ__HERE, TJ_V(ptr), TJ_V(value), (tj_mem_opts){__VA_ARGS__})
+
+/*
+ * Block pointers, as Triton's make_block_ptr: a view of a strided tensor
+ * (base, shape and strides in elements, i64) and a block of it at offsets
+ * (i32), of a static power-of-two block_shape. order lists the dimensions
+ * from the fastest-varying in memory (TJ_SHAPE(1, 0): row-major), a hint
+ * for the layout of the data. A load gives a tile of block_shape; elements
+ * outside [0, shape) along the dimensions named in .boundary_check read
+ * .padding, and a store leaves them untouched. tj_advance moves the block
+ * by offsets (i32). A block pointer is a value that TJ_FOR and TJ_IF carry
+ * like any other; it is no operand of arithmetic.
+ *
+ *     tj_val a = tj_make_block_ptr(A, TJ_VALS(M, K), TJ_VALS(K, 1),
+ *                                  TJ_VALS(tj_mul(pid, BM), 0),
+ *                                  TJ_SHAPE(BM, BK), TJ_SHAPE(1, 0));
+ *     tj_val x = tj_load(a, .boundary_check = TJ_DIMS(0, 1));
+ *     a = tj_advance(a, TJ_VALS(0, BK));
+ */
+typedef struct tj_vals {
+    int n;
+    tj_val v[TJ_MAX_RANK];
+} tj_vals;
+/* TJ_VALS(M, 1) lists up to TJ_MAX_RANK values (C numbers through TJ_V). */
+#define TJ_VALS(...) ((tj_vals){TJ__NARGS(__VA_ARGS__), {TJ__EACH(TJ__VALS_ITEM, (__VA_ARGS__))}})
+#define TJ__VALS_ITEM(i, x) TJ_V(x),
+/* TJ_DIMS(0, 1): a set of dimensions, for .boundary_check. */
+#define TJ_DIMS(...) (0u TJ__EACH(TJ__DIM_BIT, (__VA_ARGS__)))
+#define TJ__DIM_BIT(i, d) | ((unsigned)(d) < 31u ? 1u << ((unsigned)(d) & 31u) : 1u << 31)
+#define tj_make_block_ptr(base, shape, strides, offsets, block_shape, order) \
+    tj__make_block_ptr(TJ__HERE, TJ_V(base), (shape), (strides), (offsets), (block_shape), (order))
+#define tj_advance(bp, offsets) tj__advance(TJ__HERE, TJ_V(bp), (offsets))
+
+/*
+ * Tensor descriptors, as Triton's make_tensor_descriptor: a strided tensor
+ * of rank 1 to TJ_MAX_RANK (base, shape and strides in elements, widened to
+ * i64) read and written in blocks of a static power-of-two block_shape.
+ * The last stride must be the constant 1 (a C number 1, or tj_i64(1)): the
+ * last dimension is contiguous, as Triton requires; anything else is
+ * TJ_ERR_BUILD at the user's line (tj_make_block_ptr takes any strides).
+ * tj_descriptor_load gives the block at offsets (i32, one per dimension)
+ * as a tile of block_shape, elements outside [0, shape) in any dimension
+ * reading 0; tj_descriptor_store writes value (converted to the element
+ * dtype, broadcast to block_shape) there and leaves every element outside
+ * the tensor untouched. The offsets may be any values, negative too.
+ *
+ * A descriptor is a block pointer (the IR has no type of its own for it):
+ * the one at offsets 0 in row-major order, TJ_SHAPE(R-1, ..., 0); its
+ * accesses are tj_advance to the offsets and a load or store with every
+ * dimension in .boundary_check (zero padding). So TJ_FOR and TJ_IF carry
+ * it, and tj_load, tj_store and tj_advance take it too. Like every value it
+ * belongs to the build that made it.
+ *
+ *     tj_val a = tj_make_tensor_descriptor(A, TJ_VALS(M, K), TJ_VALS(K, 1),
+ *                                          TJ_SHAPE(BM, BK));
+ *     tj_val x = tj_descriptor_load(a, TJ_VALS(tj_mul(pid, BM), k));
+ *     tj_descriptor_store(c, TJ_VALS(tj_mul(pid, BM), 0), acc);
+ */
+#define tj_make_tensor_descriptor(base, shape, strides, block_shape) \
+    tj__make_tensor_descriptor(TJ__HERE, TJ_V(base), (shape), (strides), (block_shape))
+#define tj_descriptor_load(desc, offsets) \
+    tj__descriptor_load(TJ__HERE, TJ_V(desc), (offsets))
+#define tj_descriptor_store(desc, offsets, value) \
+    tj__descriptor_store(TJ__HERE, TJ_V(desc), (offsets), TJ_V(value))
+
+typedef enum tj_atomic_op {
+    TJ_ATOMIC_ADD, TJ_ATOMIC_MAX, TJ_ATOMIC_MIN, TJ_ATOMIC_XCHG
+} tj_atomic_op;
+/* Atomics return the values memory held before. */
+#define tj_atomic_add(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_ADD, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
+#define tj_atomic_max(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_MAX, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
+#define tj_atomic_min(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_MIN, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
+#define tj_atomic_xchg(ptr, v, ...) tj__atomic(TJ__HERE, TJ_ATOMIC_XCHG, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
+#define tj_atomic_cas(ptr, cmp, v)  tj__atomic_cas(TJ__HERE, TJ_V(ptr), TJ_V(cmp), TJ_V(v))
+
+/* Reductions along an axis (negative axes count from the end). The result
+ * has that axis removed; a 1-D tile reduces to a scalar. argmax/argmin give
+ * the first index of the extreme value, as i32. Integers narrower than 32
+ * bits are summed in 32 bits of their signedness (i1: i32), as in Triton.
+ * max, min, argmax, argmin order floats as tj_maximum does and take its
+ * option: tj_max(x, 0, .propagate_nan = TJ_PROPAGATE_NAN_ALL) is NaN where a
+ * NaN is met (argmax: the first NaN's index); by default NaNs are ignored
+ * (all NaN: NaN, argmax 0). */
+typedef enum tj_reduce_op {
+    TJ_REDUCE_SUM, TJ_REDUCE_MAX, TJ_REDUCE_MIN, TJ_REDUCE_ARGMAX, TJ_REDUCE_ARGMIN
+} tj_reduce_op;
+#define tj_sum(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis))
+#define tj_max(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_min(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_argmax(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+#define tj_argmin(x, axis, ...) \
+    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+/* Inclusive prefix sum along an axis; the shape is kept. */
+#define tj_cumsum(x, axis) tj__cumsum(TJ__HERE, TJ_V(x), (axis))
+
+/* Matrix product on tiles: tj_dot(a, b, acc) is a @ b + acc for a [M, K] and b
+ * [K, N] (or batched: [B, M, K] and [B, K, N]); acc is [M, N] ([B, M, N]) or
+ * TJ_NONE (zeros). M, N, K are at least 16. Operands share a dtype:
+ *   f16, bf16 -> f32 (f16 with .out_dtype = TJ_F16 or an f16 acc);
+ *   f32 -> f32, with .input_precision: TJ_PRECISION_IEEE (the default, exact
+ *     products), TF32 (inputs truncated to tf32 — the low 13 bits dropped —
+ *     as tensor cores read an f32, and as in Triton) or TF32X3 (three tf32
+ *     products of a rounded high part and a truncated low part, about f32's
+ *     accuracy);
+ *   i8 -> i32 (exact, wrapping);
+ *   f8e4m3, f8e5m2 -> f32, either with either (as Triton allows): the
+ *     builder widens both operands to f16 (exact for both formats) and
+ *     emits an f16 dot with an f32 accumulator.
+ * Each result element adds the products in the order k = 0, 1, ... to acc,
+ * one fused multiply-add each, on the CPU; a GPU's tensor cores sum in their
+ * own order, so float results agree within rounding. */
+typedef enum tj_input_precision {
+    TJ_PRECISION_IEEE, TJ_PRECISION_TF32, TJ_PRECISION_TF32X3
+} tj_input_precision;
+typedef struct tj_dot_opts {
+    tj_input_precision input_precision;
+    tj_dtype out_dtype; /* 0 (TJ_I1, never a product's dtype): f32 or i32 */
+} tj_dot_opts;
+#define TJ_NONE ((tj_val){0})
+#define tj_dot(a, b, acc, ...) \
+    tj__dot(TJ__HERE, TJ_V(a), TJ_V(b), (acc), (tj_dot_opts){__VA_ARGS__})
+
+/*
+ * Hints: facts about an integer tile (typically the offsets of a load or
+ * store) that tjit cannot prove but may use to choose wider, coalesced
+ * accesses. They return x unchanged. tjit trusts them: a false hint gives
+ * wrong results.
+ *   tj_multiple_of(x, n)     every element of x is a multiple of n
+ *   tj_max_contiguous(x, n)  along x's last dimension, runs of n consecutive
+ *                            integers, each starting at a multiple of n
+ *   tj_max_constancy(x, n)   along x's last dimension, runs of n equal values
+ * For the last two n is a power of two dividing the dimension.
+ */
+#define tj_multiple_of(x, n)    tj__assume(TJ__HERE, 0, TJ_V(x), (n))
+#define tj_max_contiguous(x, n) tj__assume(TJ__HERE, 1, TJ_V(x), (n))
+#define tj_max_constancy(x, n)  tj__assume(TJ__HERE, 2, TJ_V(x), (n))
+
+/* Debugging: print a value with a prefix (each program, each element), and
+ * fail the launch with TJ_ERR_ASSERT where cond is false anywhere. */
+#define tj_print(prefix, x)       tj__print(TJ__HERE, (prefix), TJ_V(x))
+#define tj_device_assert(cond, msg) tj__device_assert(TJ__HERE, TJ_V(cond), (msg))
+
+/*
+ * Runtime control flow. Values that a loop or branch changes are named by
+ * address after the bounds; plain C assignment in the body updates them:
+ *
+ *     tj_val acc = tj_zeros(TJ_SHAPE(BLOCK), TJ_F32);
+ *     TJ_FOR(k, 0, n_chunks, 1, &acc) {
+ *         acc = tj_add(acc, tj_load(tj_add(p, tj_add(tj_mul(k, BLOCK), offs))));
+ *     }
+ *     TJ_IF(tj_gt(s, 0), &acc) { acc = tj_mul(acc, 2); } TJ_ELSE { acc = tj_neg(acc); }
+ *
+ * The body is C that runs once, at build time. Do not leave it with break,
+ * return or goto: the builder reports an unclosed region.
+ */
+#define TJ_FOR(iv, lo, hi, step, ...)                                          \
+    for (TJ__UNUSED tj_val iv = tj__for_begin(TJ__HERE, TJ_V(lo), TJ_V(hi), TJ_V(step),    \
+                                   (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},           \
+                                   TJ__NARGS(__VA_ARGS__));                     \
+         tj__region_next(); )
+#define TJ_IF(cond, ...)                                                        \
+    for (int tj__once_ = tj__if_begin(TJ__HERE, TJ_V(cond),                     \
+                                      (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},        \
+                                      TJ__NARGS(__VA_ARGS__));                  \
+         tj__once_ && tj__region_next(); )
+#define TJ_ELSE                                                                 \
+    for (int tj__once_ = tj__else_begin(TJ__HERE); tj__once_ && tj__region_next(); )
+
+/*
+ * TJ_KERNEL(name, TJ_PARAMS(...), TJ_CONSTS(...)) { body }
+ *
+ * Parameters are TJ_PTR(name, dtype) (a buffer of elements of dtype) and
+ * TJ_SCALAR(name, dtype); dtype is one of i1 i8 i16 i32 i64 u8 u16 u32 u64
+ * f16 bf16 f32 f64 f8e4m3 f8e5m2. Constants are names of compile-time int64
+ * values, plain C in the body.
+ *
+ * A GPU launch specializes the kernel on what it sees of its arguments: a
+ * pointer whose address is a multiple of 16 bytes (every tjit buffer is), an
+ * integer that is a multiple of 16, an integer equal to 1. Each combination
+ * is a variant of its own, compiled once, whose loads and stores can then be
+ * 16-byte vectors. TJ_SCALAR_NOSPEC / TJ_PTR_NOSPEC declare a parameter that
+ * is not specialized on (one variant for all its values), for an argument
+ * that changes at every launch. The macro defines, at file scope:
+ *
+ *   const tj_kernel *name;                   the kernel, for tj_launch()
+ *   tj_status name_launch(tj_device *, const tj_launch_cfg *,
+ *                         args..., consts...);   a launch typed for C
+ *
+ * where a pointer parameter takes a tj_buffer, an integer scalar its C
+ * integer type (a float argument is diagnosed, see the top of this file)
+ * and a float scalar (f16, bf16, f32, f64, f8e4m3, f8e5m2) a double,
+ * rounded to its dtype.
+ * A kernel takes up to TJ_MAX_PARAMS parameters and as many constants;
+ * past that, the compile fails with one error that says so.
+ */
+#define TJ_PTR(name, dt)    (1, name, dt)
+#define TJ_SCALAR(name, dt) (0, name, dt)
+#define TJ_PTR_NOSPEC(name, dt)    (3, name, dt)
+#define TJ_SCALAR_NOSPEC(name, dt) (2, name, dt)
+#define TJ_PARAMS(...) (__VA_ARGS__)
+#define TJ_CONSTS(...) (__VA_ARGS__)
+/* The most parameters, and the most constants, a kernel takes. */
+#define TJ_MAX_PARAMS 64
+
+#define TJ_KERNEL(kname, params, consts)                                        \
+    _Static_assert(TJ__NARGS params <= TJ_MAX_PARAMS,                           \
+                   "TJ_KERNEL " #kname ": too many parameters (at most 64)");   \
+    _Static_assert(TJ__NARGS consts <= TJ_MAX_PARAMS,                           \
+                   "TJ_KERNEL " #kname ": too many constants (at most 64)");    \
+    static void kname##__tj_body(TJ__UNUSED const char *tj__kernel_name_        \
+        TJ__EACH_P(TJ__P_DECL, params) TJ__EACH_C(TJ__C_DECL, consts));         \
+    static void kname##__tj_build(const tj_val *tj__p, const int64_t *tj__c)    \
+    {                                                                           \
+        (void)tj__p; (void)tj__c;                                               \
+        kname##__tj_body(#kname TJ__EACH_P(TJ__P_PASS, params)                  \
+                         TJ__EACH_C(TJ__C_PASS, consts));                       \
+    }                                                                           \
+    static const tj_param_desc kname##__tj_params[] = {                         \
+        {0, TJ_I32, NULL, 0} TJ__EACH_P(TJ__P_DESC, params)};                      \
+    static const char *const kname##__tj_consts[] = {                           \
+        NULL TJ__EACH_C(TJ__C_NAME, consts)};                                   \
+    static const tj_kernel kname##__tj_def = {                                  \
+        #kname, __FILE__, __LINE__,                                             \
+        TJ__NARGS params, kname##__tj_params + 1,                               \
+        TJ__NARGS consts, kname##__tj_consts + 1, kname##__tj_build, TJ_KERNEL_ABI}; \
+    static const tj_kernel *const kname TJ__UNUSED = &kname##__tj_def;          \
+    static inline TJ__UNUSED tj_status kname##_launch(tj_device *tj__dev,                  \
+        const tj_launch_cfg *tj__cfg TJ__EACH_P(TJ__P_CARG, params)             \
+        TJ__EACH_C(TJ__C_DECL, consts))                                         \
+    {                                                                           \
+        const tj_arg tj__a[] = {{TJ_I32, 0, {.i = 0}} TJ__EACH_P(TJ__P_MKARG, params)}; \
+        const int64_t tj__cv[] = {0 TJ__EACH_C(TJ__C_PASSV, consts)};           \
+        return tj_launch(tj__dev, &kname##__tj_def, tj__cfg,                    \
+                         tj__a + 1, TJ__NARGS params, tj__cv + 1, TJ__NARGS consts); \
+    }                                                                           \
+    static void kname##__tj_body(TJ__UNUSED const char *tj__kernel_name_        \
+        TJ__EACH_P(TJ__P_DECL, params) TJ__EACH_C(TJ__C_DECL, consts))
+
+#endif /* TJIT_PUBLIC_LANG_H */
