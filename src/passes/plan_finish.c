@@ -291,6 +291,10 @@ int tjp_text_finish(void *ctx, tji_func *fn)
         if (t->nbarrier_notes)
             return fail_at_op(t, t->op_line[barred], t->barrier_col[barred], "#barrier without "
                               "a layout plan (#num_warps and layouts before the kernel)");
+        for (int32_t i = 0; i < fn->nops; i++)
+            if (t->role[i])
+                return fail_at_op(t, t->op_line[i], t->op_col[i], "#role without a layout plan "
+                                  "(#num_warps, layouts and '#warp_spec = ...' before the kernel)");
         return 0;
     }
     tjp_layout_plan *p = t->out;

@@ -42,7 +42,6 @@ int tjp_wgmma_transposable(const tji_func *fn, int32_t v, int elem_bytes)
     return copies > 0;
 }
 
-
 /* The transposing layout of a copy of tile t whose addresses run along
  * dimension d (the other is K), over num_warps warps. */
 static int transposing_layout(const tji_type *t, int d, int num_warps, tjp_layout *out)
