@@ -21,6 +21,7 @@
  * The same runs on a GPU as tests/gpu/test_autotune.gpu.
  */
 #include <dirent.h>
+#include <stddef.h>
 #include <sys/stat.h>
 
 #include "testlib.h"
@@ -127,6 +128,27 @@ static char *slurp(const char *path)
     if (f)
         fclose(f);
     return text;
+}
+
+static int prune_calls;
+
+/* Keeps the last config, counting its calls in *user (NULL: fails). */
+static int keep_last(const tj_tune_config *c, int n, const int64_t *key, int nkey, unsigned char *keep, void *user)
+{
+    (void)c, (void)key, (void)nkey;
+    if (!user)
+        return -1;
+    ++*(int *)user;
+    for (int i = 0; i + 1 < n; i++)
+        keep[i] = 0;
+    return 0;
+}
+
+static int keep_none(const tj_tune_config *c, int n, const int64_t *key, int nkey, unsigned char *keep, void *user)
+{
+    (void)c, (void)key, (void)nkey, (void)user;
+    memset(keep, 0, (size_t)n);
+    return 0;
 }
 
 static void spit(const char *path, const char *text)
@@ -274,6 +296,41 @@ int main(int argc, char **argv)
     tap_ok(right && grid_calls == 1, "again: no tuning, one launch of the choice (best NULL is fine)");
     o.restore = NULL;
     o.nrestore = 0;
+    o.key = key;
+
+    /* A prune function: only what it keeps is launched; none kept, or a
+     * failure, is an error; an earlier tjit's options (no prune) still read. */
+    int64_t key4[] = {4};
+    o.key = key4;
+    o.prune = keep_last;
+    o.prune_user = &prune_calls;
+    grid_calls = 0;
+    st = tj_autotune(dev, tune_add, &cfg, args, 3, configs, NCONFIGS, &o, &again);
+    tap_ok(st == TJ_OK && again == NCONFIGS - 1 && grid_calls == 1 && prune_calls == 1,
+           "opts->prune keeping the last config: it alone is launched and chosen (best %d, %d grids, %d prunes)",
+           again, grid_calls, prune_calls);
+    st = tj_autotune(dev, tune_add, &cfg, args, 3, configs, NCONFIGS, &o, &again);
+    tap_ok(st == TJ_OK && again == NCONFIGS - 1 && prune_calls == 1, "the choice known: prune is not called again");
+    o.key = (int64_t[]){5};
+    o.prune = keep_none;
+    again = -1;
+    grid_calls = 0;
+    st = tj_autotune(dev, tune_add, &cfg, args, 3, configs, NCONFIGS, &o, &again);
+    tap_ok(refused(st, "kernel 'tune_add': opts->prune kept none of the 4 configs") && again == -1,
+           "a prune that keeps none is refused");
+    o.prune = keep_last;
+    o.prune_user = NULL; /* keep_last fails without its counter */
+    st = tj_autotune(dev, tune_add, &cfg, args, 3, configs, NCONFIGS, &o, &again);
+    tap_ok(refused(st, "opts->prune returned -1"), "a prune that fails fails the tuning");
+    tj_autotune_opts earlier = o;
+    earlier.size = offsetof(tj_autotune_opts, prune);
+    earlier.key = (int64_t[]){6};
+    grid_calls = 0;
+    st = tj_autotune(dev, tune_add, &cfg, args, 3, configs, NCONFIGS, &earlier, &again);
+    tap_ok(st == TJ_OK && grid_calls == NCONFIGS, "options of the size before prune: every config timed (%d grids)",
+           grid_calls);
+    o.prune = NULL;
+    o.prune_user = NULL;
     o.key = key;
 
     /* Every config failing. */

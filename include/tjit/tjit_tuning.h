@@ -77,9 +77,19 @@ typedef struct tj_tune_config {
 typedef void (*tj_tune_grid_fn)(const int64_t *consts, const tj_arg *args, int nargs, int64_t grid[3],
                                 void *user);
 
+/* Which configs to time for a key (Triton's early_config_prune): keep has
+ * nconfigs entries, all 1; the function sets to 0 those not worth timing
+ * (a tile larger than the problem, say) and returns 0, or nonzero to fail
+ * the tuning. It runs only when tuning (not when the choice is known), so
+ * it must depend on nothing but the configs and the key: the choice is
+ * remembered under them. user is tj_autotune_opts.prune_user. */
+typedef int (*tj_tune_prune_fn)(const tj_tune_config *configs, int nconfigs, const int64_t *key, int nkey,
+                                unsigned char *keep, void *user);
+
 /* Options of tj_autotune. size is sizeof the struct as the caller's
- * tjit.h declares it (TJ_AUTOTUNE_OPTS_INIT sets it and the defaults); a
- * size tjit does not know is TJ_ERR_INVALID_ARG. opts NULL: the defaults.
+ * tjit.h declares it (TJ_AUTOTUNE_OPTS_INIT sets it and the defaults);
+ * the size of an earlier tjit's (without prune) is read as that, and any
+ * other is TJ_ERR_INVALID_ARG. opts NULL: the defaults.
  * The choice is made once per key: the values it depends on, usually
  * the arguments' shapes (M, N, K), which the caller picks, as Triton's
  * key= names them. */
@@ -93,8 +103,10 @@ typedef struct tj_autotune_opts {
     int reps;                 /* timed launches of a config, >= 1 (10) */
     const tj_buffer *restore; /* buffers read before tuning and written back after */
     int nrestore;
+    tj_tune_prune_fn prune;   /* NULL: time every config */
+    void *prune_user;         /* passed to prune */
 } tj_autotune_opts;
-#define TJ_AUTOTUNE_OPTS_INIT {sizeof(tj_autotune_opts), NULL, 0, NULL, NULL, 3, 10, NULL, 0}
+#define TJ_AUTOTUNE_OPTS_INIT {sizeof(tj_autotune_opts), NULL, 0, NULL, NULL, 3, 10, NULL, 0, NULL, NULL}
 
 /* The autotuner (Triton's @autotune, as calls): picks the fastest of
  * nconfigs configs of a kernel for a key and remembers the pick.

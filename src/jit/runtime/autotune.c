@@ -15,7 +15,9 @@
  * by itself first: that launch compiles it, and a config that cannot be
  * built or launched (too much shared memory, a block too large) fails
  * there and is skipped with its message kept, rather than ending the
- * tuning. Only when every config fails is there an error.
+ * tuning. Only when every config fails is there an error. A prune
+ * function (opts->prune, Triton's early_config_prune) may drop configs
+ * before any is launched, from the configs and the key alone.
  *
  * A choice is remembered twice. In the process: a hash table keyed by the
  * full key text — tjit's version, the kernel's name and signature, the
@@ -36,6 +38,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,18 +387,52 @@ static tj_status restore_end(const tuning *t, void **saved, int nsaved, tj_statu
     return st;
 }
 
-/* Every config timed; the fastest into *best and its time into *best_ms. */
+/* The configs opts->prune keeps (all where there is none) into keep;
+ * the tuning's error where it fails or keeps none. */
+static tj_status prune(tuning *t, unsigned char *keep)
+{
+    memset(keep, 1, (size_t)t->nconfigs);
+    if (!t->o.prune)
+        return TJ_OK;
+    int rc = t->o.prune(t->configs, t->nconfigs, t->o.key, t->o.nkey, keep, t->o.prune_user), kept = 0;
+    for (int i = 0; i < t->nconfigs; i++)
+        kept += keep[i] != 0;
+    if (rc != 0)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tj_autotune: kernel '%s': opts->prune returned %d", t->kernel->name,
+                         rc);
+    if (!kept)
+        return tjs_error(TJ_ERR_INVALID_ARG, "tj_autotune: kernel '%s': opts->prune kept none of the %d configs",
+                         t->kernel->name, t->nconfigs);
+    return TJ_OK;
+}
+
+/* Every config kept timed; the fastest into *best and its time into *best_ms. */
 static tj_status tune(tuning *t, int *best, double *best_ms)
 {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     tj_status first = TJ_OK;
     char *first_why = NULL;
-    int failed = 0;
+    int failed = 0, timed = 0;
     *best = -1;
+    unsigned char *keep = tjs_xmalloc((size_t)t->nconfigs);
+    tj_status pruned = prune(t, keep);
+    if (pruned != TJ_OK) {
+        free(keep);
+        return pruned;
+    }
     for (int i = 0; i < t->nconfigs; i++) {
+        if (!keep[i]) {
+            if (t->print) {
+                char *name = config_name(t, i);
+                say(t, "%s pruned", name);
+                free(name);
+            }
+            continue;
+        }
         double ms = 0;
         char *why = NULL, *name = config_name(t, i);
+        timed++;
         tj_status st = time_config(t, i, &ms, &why);
         if (st != TJ_OK) {
             failed++;
@@ -420,14 +457,15 @@ static tj_status tune(tuning *t, int *best, double *best_ms)
     tj_status st = TJ_OK;
     if (*best < 0) {
         st = tjs_error(first, "tj_autotune: kernel '%s': all %d configs failed; the first, %s", t->kernel->name,
-                       t->nconfigs, first_why);
+                       timed, first_why);
     } else if (t->print) {
         char *name = config_name(t, *best);
-        say(t, "best %s at %.4f ms, of %d configs (%d failed), tuned in %.1f ms", name, *best_ms, t->nconfigs,
+        say(t, "best %s at %.4f ms, of %d configs (%d failed), tuned in %.1f ms", name, *best_ms, timed,
             failed, (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
         free(name);
     }
     free(first_why);
+    free(keep);
     return st;
 }
 
@@ -504,7 +542,8 @@ static tj_status check_opts(const tj_kernel *kernel, const tj_autotune_opts *opt
     *o = (tj_autotune_opts)TJ_AUTOTUNE_OPTS_INIT;
     if (!opts)
         return TJ_OK;
-    if (opts->size != sizeof(tj_autotune_opts))
+    size_t before_prune = offsetof(tj_autotune_opts, prune);
+    if (opts->size != sizeof(tj_autotune_opts) && opts->size != before_prune)
         return tjs_error(TJ_ERR_INVALID_ARG,
                          "%s: kernel '%s': opts->size is %zu; tjit %s knows tj_autotune_opts of %zu bytes "
                          "(start from TJ_AUTOTUNE_OPTS_INIT)", who, kernel->name, opts->size, TJ_VERSION_STRING,
@@ -518,7 +557,8 @@ static tj_status check_opts(const tj_kernel *kernel, const tj_autotune_opts *opt
     if (opts->warmup < 0 || opts->reps < 1)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel '%s': opts->warmup is %d, opts->reps %d (warmup >= 0, "
                          "reps >= 1)", who, kernel->name, opts->warmup, opts->reps);
-    *o = *opts;
+    memcpy(o, opts, opts->size); /* an earlier tjit's options: no prune */
+    o->size = sizeof *o;
     return TJ_OK;
 }
 
