@@ -13,7 +13,8 @@
  *    128x256x64 (its rings and C would not fit shared memory together: it
  *    compiles as written, where persistent it would not); on sm_90, the
  *    tutorial's pointer tiles, and tutorial 09's own tile loop (it reads
- *    num_programs) stay as they are;
+ *    num_programs) and a TF32 block-pointer matmul (its B may be the
+ *    threads' copies, no producer) stay as they are;
  *  - made persistent, the block-pointer matmul's C is a TMA store inside
  *    the tile loop, staged in bytes that no ring takes, left in flight
  *    until the next trip's store waits for its read (and the loop's end
@@ -58,6 +59,18 @@ TJ_KERNEL(program_ids, TJ_PARAMS(TJ_PTR(ids, i32), TJ_PTR(counts, i32), TJ_SCALA
 }
 
 MATMUL_BODY_KERNEL(bp_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)
+
+/* The block-pointer matmul in f32 with TF32 input precision. */
+TJ_KERNEL(bp_tf32,
+          TJ_PARAMS(TJ_PTR(a, f32), TJ_PTR(b, f32), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
+                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
+                    TJ_SCALAR(stride_cn, i32)),
+          TJ_CONSTS(BM, BN, BK))
+{
+    matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM,
+                          BN, BK, 8, TJ_PRECISION_TF32, TJ_F32);
+}
 MATMUL_BODY_KERNEL(ptr_matmul, f16, f32, TJ_F32, matmul_tutorial_body)
 MATMUL_BODY_KERNEL(own_tiles, f16, f16, TJ_F16, matmul_persistent_body)
 
@@ -164,6 +177,21 @@ static void where_it_pays(void)
            "by default: not the tutorial's pointer tiles (cp.async rings)");
     tap_ok(persistent_by_default(own_tiles, 128, 90, 1, NULL) == 0,
            "by default: not a kernel that walks its own tiles (reads num_programs)");
+    int64_t tf32_consts[3] = {128, 128, 32};
+    tjj_artifact art;
+    tj_status st = compile(bp_tf32, tf32_consts, 3, 90, 1, 8, TJP_PERSIST_WHERE_IT_PAYS, &art);
+    int persistent = st == TJ_OK ? art.gpu.persistent : -1;
+    if (st == TJ_OK)
+        tjj_artifact_free(&art);
+    st = st == TJ_OK ? compile(bp_tf32, tf32_consts, 3, 90, 1, 8, TJP_PERSIST_ALWAYS, &art) : st;
+    int forced = st == TJ_OK ? art.gpu.persistent : -1;
+    if (st == TJ_OK)
+        tjj_artifact_free(&art);
+    else
+        tap_diag("%s", tj_last_error());
+    tap_ok(persistent == 0 && forced == 1,
+           "by default: not a TF32 matmul (B by the threads leaves no producer), which forced on still walks its "
+           "tiles (%d, forced %d)", persistent, forced);
 }
 
 /* C's TMA store inside the tile loop: staged in bytes no ring takes, left
@@ -298,7 +326,7 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(16);
+    tap_plan(17);
     ptx_of_forced();
     where_it_pays();
     store_in_flight();

@@ -30,7 +30,10 @@
  * pays — on Hopper (sm_90a), a kernel whose top level has a loop with a
  * dot fed by block-pointer loads (the shape warp specialization takes), and
  * which does not already read num_programs(0) (a kernel that walks its own
- * tiles, as tutorial 09 does, is persistent already) — and where it fits:
+ * tiles, as tutorial 09 does, is persistent already), and not for a TF32
+ * dot (lower_block_ptr.c may leave one of its operands to the threads,
+ * depending on strides this pass does not see; without a producer
+ * warpgroup persistence lost 28% on the H200) — and where it fits:
  * a loop nested in the tile loop keeps its rings' bytes apart from the
  * epilogue's (alloc_shared.c), so the rings (a tile per block-pointer load
  * of the loop, num_stages + 1 slots: wgmma's) and the largest tile stored
@@ -55,14 +58,15 @@ static int64_t tile_bytes(const tji_type *t)
     return tji_numel(t) * (int64_t)tj_dtype_size(t->dtype);
 }
 
-/* Region r holds, at any depth, a DOT; *block_loads gets the bytes of the
- * tiles its block-pointer loads read. */
+/* Region r holds, at any depth, a DOT (*dot: 1, or 2 for a TF32 one);
+ * *block_loads gets the bytes of the tiles its block-pointer loads read. */
 static void find_dot_and_block_loads(const tji_func *fn, int32_t r, int *dot, int64_t *block_loads)
 {
     const tji_region *region = &fn->regions[r];
     for (int k = 0; k < region->nops; k++) {
         const tji_op *op = &fn->ops[region->ops[k]];
-        *dot |= op->code == TJI_DOT;
+        if (op->code == TJI_DOT)
+            *dot |= op->precision == TJ_PRECISION_TF32 ? 2 : 1;
         if (op->code == TJI_LOAD && tji_is_block_ptr(tji_typeof(fn, op->args[0])))
             *block_loads += tile_bytes(tji_typeof(fn, op->result));
         for (int s = 0; s < 2; s++)
@@ -80,7 +84,7 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
     if (uses_num_programs(fn))
         return "the kernel reads num_programs(0): it walks its own tiles";
     int64_t rings = 0, stored = 0;
-    int matmul_loop = 0;
+    int matmul_loop = 0, tf32 = 0;
     const tji_region *body = &fn->regions[0];
     for (int k = 0; k < body->nops; k++) {
         const tji_op *op = &fn->ops[body->ops[k]];
@@ -90,6 +94,7 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
             find_dot_and_block_loads(fn, op->region[0], &dot, &loads);
         if (dot && loads) {
             matmul_loop = 1;
+            tf32 |= dot & 2;
             rings = rings > loads ? rings : loads;
         }
         if (op->code == TJI_STORE && tile_bytes(tji_typeof(fn, op->args[1])) > stored)
@@ -97,6 +102,9 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
     }
     if (!matmul_loop)
         return "no top-level loop with a dot of block-pointer loads";
+    if (tf32) /* unknown here: which way B's strides run (NN or NT) */
+        return "a TF32 dot: an operand stored along M or N is copied by the threads (wgmma reads TF32 K-major "
+               "only), which leaves no producer warpgroup, and without one persistence loses";
     enum { BARRIERS_AND_SLACK = 4096 };
     if (rings * (num_stages + 1) + stored + BARRIERS_AND_SLACK > TJP_SHARED_MAX)
         return "the rings and the epilogue would not fit a block's shared memory together";
