@@ -248,7 +248,7 @@ typedef enum tj_warp_specialize {
  * program starts cold after a wave (Triton's tutorial 09 by hand). */
 typedef enum tj_persistent {
     TJ_PERSISTENT_DEFAULT, /* on Hopper (sm_90a), for a kernel whose main loop
-                              is a dot fed by block pointers or tensor
+                              is a dot (not TF32) fed by block pointers or tensor
                               descriptors and that does not read num_programs(0) */
     TJ_PERSISTENT_ON,      /* any kernel (a grid of more than one axis is an error) */
     TJ_PERSISTENT_OFF
