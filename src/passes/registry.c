@@ -288,8 +288,7 @@ void tjp_pass_state_free(tjp_pass_state *s)
 {
     drop_axis(s);
     drop_coalesce(s);
-    if (s->has_layouts)
-        tjp_layout_plan_free(&s->layouts);
+    tjp_layout_plan_free(&s->layouts); /* also the dots' forms, chosen before any layout */
     if (s->has_cpu)
         tjp_plan_free(&s->cpu);
     free(s->spec);
