@@ -16,12 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fake_record {
-    int loads, unloads, cubin_loads, ptx_loads, launches, attribute_sets;
-    const void *function;
-    unsigned grid[3], block[3], shared;
-    uint64_t param[6];
-} fake_record;
+#include "aot_fake_record.h"
 
 fake_record fake_cuda;
 static void *current;

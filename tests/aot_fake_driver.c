@@ -19,13 +19,7 @@
 #include <string.h>
 
 #include "aot_vadd.h"
-
-typedef struct fake_record {
-    int loads, unloads, cubin_loads, ptx_loads, launches, attribute_sets;
-    const void *function;
-    unsigned grid[3], block[3], shared;
-    uint64_t param[6];
-} fake_record;
+#include "aot_fake_record.h"
 
 static int failures;
 
