@@ -368,7 +368,9 @@ TJ_API tj_status tj_kernel_export_c(const tj_kernel *kernel, const int64_t *cons
  * OUTPUT.o and writes OUTPUT.h and OUTPUT.c, whose launcher
  * int NAME(unsigned grid_x, unsigned grid_y, unsigned grid_z, <the
  * kernel's parameters: void * for pointers, scalars as above>) runs the
- * grid on the calling thread and returns 0 (or EINVAL, ENOMEM). Link
+ * grid on the online CPUs (the calling thread one of them) and returns 0
+ * (or EINVAL, ENOMEM); NAME_threads(unsigned threads, <the same>) on at
+ * most that many threads (0: the online CPUs, 1: the calling thread). Link
  * OUTPUT.o and OUTPUT.c; nothing else is needed. Of opts, size and output
  * count. A kernel whose code calls tjit's runtime (device asserts, prints,
  * 16-bit float conversions the CPU lacks instructions for) is refused
