@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * math_bounds.h — the error bounds README.md documents for tj_sin, tj_cos,
- * tj_tanh, tj_erf and tj_pow, in ulp of the result dtype, with the inputs,
+ * tj_tanh, tj_erf, tj_pow, tj_log1p and tj_expm1, in ulp of the result dtype, with the inputs,
  * references and error measure of the tests that hold each back end to
  * them: test_math_fns (on the device under test) and test_gpu_math_host
  * (the GPU's code, run on the host).
@@ -11,16 +11,16 @@
 
 #include "testlib.h"
 
-enum { TL_SIN, TL_COS, TL_TANH, TL_ERF, TL_POW, TL_NFN };
-static const char *const tl_fn_names[] = {"sin", "cos", "tanh", "erf", "pow"};
+enum { TL_SIN, TL_COS, TL_TANH, TL_ERF, TL_POW, TL_LOG1P, TL_EXPM1, TL_NFN };
+static const char *const tl_fn_names[] = {"sin", "cos", "tanh", "erf", "pow", "log1p", "expm1"};
 
 /* [function][dtype: f16 bf16 f32 f64]: the C library (glibc) on the CPU */
 static const double tl_cpu_bound[TL_NFN][4] = {
-    {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 2, 2}, {1.5, 1.5, 2, 1.5}, {1, 1, 1, 1},
+    {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 2, 2}, {1.5, 1.5, 2, 1.5}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1},
 };
 /* tjit's own code on the GPU (src/jit/gpu/math.c) */
 static const double tl_gpu_bound[TL_NFN][4] = {
-    {1, 1, 1, 2}, {1, 1, 1, 2}, {1, 1, 1, 3}, {1, 1, 1, 2}, {1, 1, 1, 64},
+    {1, 1, 1, 2}, {1, 1, 1, 2}, {1, 1, 1, 3}, {1, 1, 1, 2}, {1, 1, 1, 64}, {1, 1, 1, 3}, {1, 1, 1, 2},
 };
 
 static inline int tl_dt_index(tj_dtype dt) { return dt == TJ_F16 ? 0 : dt == TJ_BF16 ? 1 : dt == TJ_F32 ? 2 : 3; }
@@ -45,6 +45,8 @@ static inline long double tl_ref(int fn, long double x, long double y)
     case TL_COS: return cosl(x);
     case TL_TANH: return tanhl(x);
     case TL_ERF: return erfl(x);
+    case TL_LOG1P: return log1pl(x);
+    case TL_EXPM1: return expm1l(x);
     default: return powl(x, y);
     }
 }
@@ -91,6 +93,14 @@ static inline void tl_input(int fn, tj_dtype dt, int i, double *x, double *y)
         break;
     case TL_TANH: *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : tl__random_in(dt, -20, 20); break;
     case TL_ERF: *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : tl__random_in(dt, -7, 7); break;
+    case TL_LOG1P:
+        *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : part == 1 ? tl__random_in(dt, -0.999, 0)
+                                                          : tl__random_in(dt, 0, part == 2 ? 10 : 1e6);
+        break;
+    case TL_EXPM1:
+        *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : part < 3 ? tl__random_in(dt, -10, 10)
+                                                          : tl__random_in(dt, -100, dt == TJ_F64 ? 709 : 88);
+        break;
     default:
         if (part < 3) {
             *x = tl__random_in(dt, 0, 16), *y = tl__random_in(dt, -8, 8);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_gpu_math_host.c — the GPU's sin, cos, tanh, erf and pow, run on the
- * host, within the bounds README.md documents.
+ * test_gpu_math_host.c — the GPU's sin, cos, tanh, erf, pow, log1p and
+ * expm1, run on the host, within the bounds README.md documents.
  *
  * There is no libm on the GPU: src/jit/gpu/math.c writes these functions
  * in LLVM IR (in f64 for every float dtype). That IR uses no NVPTX
@@ -26,7 +26,7 @@ enum { N = 1 << 14 };
 typedef double (*fn_f64)(double, double);
 typedef float (*fn_f32)(float, float);
 
-static const tji_opcode codes[TL_NFN] = {TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF, TJI_POW};
+static const tji_opcode codes[TL_NFN] = {TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF, TJI_POW, TJI_LOG1P, TJI_EXPM1};
 
 /* One host function per (function, f32/f64): T f(T x, T y). */
 static void build(LLVMContextRef ctx, LLVMModuleRef mod)

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_math_fns.c — tj_sin, tj_cos, tj_tanh, tj_erf and tj_pow against long
- * double references, in ulp, within the bounds README.md documents.
+ * test_math_fns.c — tj_sin, tj_cos, tj_tanh, tj_erf, tj_pow, tj_log1p and
+ * tj_expm1 against long double references, in ulp, within the bounds
+ * README.md documents.
  *
  * Each function runs over random inputs in the ranges where kernels use
  * it (sin/cos: [-10, 10] and rotary-embedding angles up to 10^4; tanh and
  * erf: across their transition to ±1; pow: bases in [0, 16] with exponents
- * in [-8, 8] and negative bases with integral exponents) and over edge
+ * in [-8, 8] and negative bases with integral exponents; log1p and expm1
+ * near 0, where they are exact and log/exp - 1 are not, and across their
+ * range) and over edge
  * inputs (±0, tiny and subnormal values, ±inf, NaN, integral and odd
  * exponents, pow's special cases of C99 Annex F). The reference is the C
  * library's long double function, rounded to the dtype; the error is
@@ -27,7 +30,8 @@ enum { N = 1024 };
         tj_val offs = tj_arange(0, N);                                                             \
         tj_val a = tj_load(tj_add(x, offs)), b = tj_load(tj_add(y, offs));                         \
         tj_val r = FN == TL_SIN ? tj_sin(a) : FN == TL_COS ? tj_cos(a) : FN == TL_TANH ? tj_tanh(a)                \
-                 : FN == TL_ERF ? tj_erf(a) : tj_pow(a, b);                                             \
+                 : FN == TL_ERF ? tj_erf(a) : FN == TL_LOG1P ? tj_log1p(a) : FN == TL_EXPM1 ? tj_expm1(a) \
+                 : tj_pow(a, b);                                                                    \
         tj_store(tj_add(o, offs), r);                                                              \
     }
 MATH_KERNEL(math_f16, f16)

@@ -184,7 +184,9 @@ typedef enum tj_unop {
     TJ_OP_SQRT, TJ_OP_RSQRT, TJ_OP_SIGMOID, TJ_OP_FLOOR, TJ_OP_CEIL,
     TJ_OP_FAST_EXP,  /* tj_fast_exp: see tj_fast_div */
     TJ_OP_SIN, TJ_OP_COS, TJ_OP_TANH, TJ_OP_ERF,
-    TJ_OP_FAST_EXP2  /* tj_fast_exp2: see tj_fast_div */
+    TJ_OP_FAST_EXP2, /* tj_fast_exp2: see tj_fast_div */
+    TJ_OP_LOG1P, TJ_OP_EXPM1, TJ_OP_RINT, TJ_OP_TRUNC, TJ_OP_ROUND,
+    TJ_OP_ISNAN, TJ_OP_ISINF, TJ_OP_ISFINITE
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -202,12 +204,29 @@ typedef enum tj_unop {
 #define tj_ceil(x)     TJ__UN(TJ_OP_CEIL, x)
 #define tj_fast_exp(x) TJ__UN(TJ_OP_FAST_EXP, x)
 #define tj_fast_exp2(x) TJ__UN(TJ_OP_FAST_EXP2, x)
-/* sin, cos, tanh, erf and pow(x, y) as C's (CPU: libm; GPU: tjit's own, error
+/* sin, cos, tanh, erf, log1p, expm1 and pow(x, y) as C's (CPU: libm; GPU: tjit's own, error
  * bounds in README.md); integers become f32, f16/bf16 are computed in f32. */
 #define tj_sin(x)      TJ__UN(TJ_OP_SIN, x)
 #define tj_cos(x)      TJ__UN(TJ_OP_COS, x)
 #define tj_tanh(x)     TJ__UN(TJ_OP_TANH, x)
 #define tj_erf(x)      TJ__UN(TJ_OP_ERF, x)
+#define tj_log1p(x)    TJ__UN(TJ_OP_LOG1P, x) /* log(1 + x), exact near 0 */
+#define tj_expm1(x)    TJ__UN(TJ_OP_EXPM1, x) /* exp(x) - 1, exact near 0 */
+/* Rounding to an integral value of the same dtype: rint to the nearest,
+ * ties to even (Triton's libdevice rint); round to the nearest, ties away
+ * from zero (C's round, libdevice round); trunc toward zero. */
+#define tj_rint(x)     TJ__UN(TJ_OP_RINT, x)
+#define tj_round(x)    TJ__UN(TJ_OP_ROUND, x)
+#define tj_trunc(x)    TJ__UN(TJ_OP_TRUNC, x)
+/* Float classes, as i1: NaN; +-infinity; neither. Integers are finite. */
+#define tj_isnan(x)    TJ__UN(TJ_OP_ISNAN, x)
+#define tj_isinf(x)    TJ__UN(TJ_OP_ISINF, x)
+#define tj_isfinite(x) TJ__UN(TJ_OP_ISFINITE, x)
+/* x limited to [lo, hi]: minimum(maximum(x, lo), hi) in the dtype the three
+ * meet in (Triton's tl.clamp), NaN as tj_minimum's .propagate_nan says (by
+ * default a NaN x gives lo); lo > hi is the caller's error (the result is hi). */
+#define tj_clamp(x, lo, hi, ...) \
+    tj__clamp(TJ__HERE, TJ_V(x), TJ_V(lo), TJ_V(hi), (tj_minmax_opts){__VA_ARGS__})
 #define tj_pow(x, y)   TJ__BIN(TJ_OP_POW, x, y)
 #define tj_fma(a, b, c) tj__fma(TJ__HERE, TJ_V(a), TJ_V(b), TJ_V(c))
 #define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))

@@ -68,6 +68,8 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_LOG2] = "log2", [TJI_SQRT] = "sqrt", [TJI_RSQRT] = "rsqrt",
         [TJI_SIGMOID] = "sigmoid", [TJI_FLOOR] = "floor", [TJI_CEIL] = "ceil",
         [TJI_SIN] = "sin", [TJI_COS] = "cos", [TJI_TANH] = "tanh", [TJI_ERF] = "erf", [TJI_POW] = "pow",
+        [TJI_LOG1P] = "log1p", [TJI_EXPM1] = "expm1", [TJI_RINT] = "rint", [TJI_TRUNC] = "trunc",
+        [TJI_ROUND] = "round",
         [TJI_FMA] = "fma", [TJI_WHERE] = "where", [TJI_CAST] = "cast",
         [TJI_LOAD] = "load", [TJI_STORE] = "store", [TJI_ATOMIC] = "atomic",
         [TJI_ATOMIC_CAS] = "atomic_cas", [TJI_REDUCE] = "reduce",

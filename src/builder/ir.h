@@ -69,6 +69,10 @@ typedef enum tji_opcode {
     TJI_EXP, TJI_EXP2, TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT,
     TJI_SIGMOID, TJI_FLOOR, TJI_CEIL,
     TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF,
+    TJI_LOG1P, TJI_EXPM1,
+    TJI_RINT,         /* to the nearest integer, ties to even */
+    TJI_TRUNC,        /* toward zero */
+    TJI_ROUND,        /* to the nearest integer, ties away from zero (C's round) */
     TJI_FMA,          /* (a, b, c) floats -> a*b+c, one rounding */
     TJI_WHERE,        /* (c: i1, a, b) -> type of a */
     TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr) */

@@ -12,6 +12,7 @@
  * ones it has (floor division and modulo from IDIV and REM, tj_div of
  * integers as a float DIV), so the back ends stay small.
  */
+#include <math.h>
 #include <stdio.h>
 
 #include "build.h"
@@ -163,15 +164,41 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
     return val(v);
 }
 
+/* isnan: x != x; isinf: |x| == inf; isfinite: |x| < inf (false for NaN).
+ * An integer is a number and finite. */
+static int32_t float_class(tj_unop op, int32_t x)
+{
+    tji_type t = type_of(x);
+    tji_type rt = with_dtype(t, TJ_I1);
+    if (!is_float(t.dtype)) {
+        int32_t c = tji_make_const(TJ_I1, op == TJ_OP_ISFINITE, 0);
+        return c && t.rank ? tji_broadcast_shape(c, rt.rank, rt.shape) : c;
+    }
+    int32_t ids[2] = {x, x};
+    tji_pred pred = TJI_NE;
+    if (op != TJ_OP_ISNAN) {
+        ids[0] = tji_emit(TJI_ABS, &x, 1, t);
+        ids[1] = tji_make_const(t.dtype, 0, INFINITY);
+        if (!ids[1] || !tji_broadcast_all(ids, 2))
+            return 0;
+        pred = op == TJ_OP_ISINF ? TJI_EQ : TJI_LT;
+    }
+    int32_t r = tji_emit(TJI_CMP, ids, 2, rt);
+    op_of(r)->pred = pred;
+    return r;
+}
+
 tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
 {
     static const char *const names[] = {"neg", "not", "abs", "exp", "exp2", "log", "log2",
                                         "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp",
-                                        "sin", "cos", "tanh", "erf", "fast_exp2"};
+                                        "sin", "cos", "tanh", "erf", "fast_exp2", "log1p", "expm1",
+                                        "rint", "trunc", "round", "isnan", "isinf", "isfinite"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
                                        TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
-                                       TJI_ERF, TJI_EXP2};
+                                       TJI_ERF, TJI_EXP2, TJI_LOG1P, TJI_EXPM1, TJI_RINT,
+                                       TJI_TRUNC, TJI_ROUND, TJI_CMP, TJI_CMP, TJI_CMP};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!tji_enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;
@@ -187,6 +214,8 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
         return x; /* i1 and unsigned values are their own absolute value */
     if (op == TJ_OP_NEG && t.dtype == TJ_I1)
         v = tji_to_dtype(v, TJ_I32, 1);
+    if (op >= TJ_OP_ISNAN)
+        return val(float_class(op, v));
     if (op >= TJ_OP_EXP && !is_float(t.dtype))
         v = tji_to_dtype(v, TJ_F32, 1);
     if (!v)
@@ -452,6 +481,32 @@ tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts op
     if (r.id)
         op_of(vid(r))->propagate_nan = opts.propagate_nan;
     return r;
+}
+
+tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts)
+{
+    if (!tji_enter(loc, "clamp", 3, (tj_val[]){x, lo, hi}) || !check_minmax_opts(&opts))
+        return NONE;
+    int32_t ids[3] = {vid(x), vid(lo), vid(hi)};
+    for (int i = 0; i < 3; i++) {
+        tji_type t = type_of(ids[i]);
+        if (t.is_ptr)
+            return tji_fail(TJ_ERR_TYPE, "no rule for 'clamp' of %s", tji_type_text(&t)), NONE;
+    }
+    tj_dtype dt = tji_meet(ids, 3);
+    if (!refuse_fp8(dt))
+        return NONE;
+    for (int i = 0; i < 3; i++)
+        if (!(ids[i] = tji_to_dtype(ids[i], dt, 1)))
+            return NONE;
+    if (!tji_broadcast_all(ids, 3))
+        return NONE;
+    tji_type rt = type_of(ids[0]);
+    int32_t above = tji_emit(TJI_MAX, ids, 2, rt);
+    op_of(above)->propagate_nan = opts.propagate_nan;
+    int32_t r = tji_emit(TJI_MIN, (int32_t[]){above, ids[2]}, 2, rt);
+    op_of(r)->propagate_nan = opts.propagate_nan;
+    return val(r);
 }
 
 tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)

@@ -306,7 +306,8 @@ static int check_types(const verifier *v, int32_t idx)
         break;
     case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_EXP: case TJI_EXP2: case TJI_LOG:
     case TJI_LOG2: case TJI_SQRT: case TJI_RSQRT: case TJI_SIGMOID: case TJI_FLOOR:
-    case TJI_CEIL: case TJI_SIN: case TJI_COS: case TJI_TANH: case TJI_ERF: {
+    case TJI_CEIL: case TJI_SIN: case TJI_COS: case TJI_TANH: case TJI_ERF: case TJI_LOG1P:
+    case TJI_EXPM1: case TJI_RINT: case TJI_TRUNC: case TJI_ROUND: {
         NEED(EQ(T(0), R), "%s -> %s", TXT(T(0), t1), TXT(R, t2));
         int ok = c == TJI_NEG ? (is_int(R) && R->dtype != TJ_I1) || is_float(R)
                : c == TJI_NOT ? is_int(R)

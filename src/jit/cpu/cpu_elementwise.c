@@ -20,12 +20,28 @@
  * log2, sigmoid (LLVM's libm intrinsics) and float remainder (frem) are
  * this file's.
  */
+#include <stdio.h>
+
 #include "cpu_codegen.h"
 
 /* --- element-wise arithmetic ------------------------------------------------ */
 
+/* A call of libm's function name (double) or namef (float), for the
+ * functions LLVM has no intrinsic for; ORC resolves it in the process. */
+static LLVMValueRef libm_call(codegen *g, const char *name, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x);
+    char fname[16];
+    snprintf(fname, sizeof fname, "%s%s", name, t == g->ty.t_double ? "" : "f");
+    LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(g->mod, fname);
+    if (!f)
+        f = LLVMAddFunction(g->mod, fname, fty);
+    return LLVMBuildCall2(g->b, fty, f, &x, 1, "");
+}
+
 /* The float ops whose code is the CPU's own: libm through LLVM's intrinsics
- * and frem (a callback of tjj_ls_elementwise). */
+ * and calls, and frem (a callback of tjj_ls_elementwise). */
 static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, LLVMValueRef y)
 {
     codegen *g = target;
@@ -45,15 +61,9 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     case TJI_COS: return tjj_ls_intrinsic1(&g->ls, "llvm.cos", x);
     case TJI_TANH: return tjj_ls_intrinsic1(&g->ls, "llvm.tanh", x);
     case TJI_POW: return tjj_ls_intrinsic2(&g->ls, "llvm.pow", x, y);
-    case TJI_ERF: { /* no intrinsic: libm's erff / erf */
-        LLVMTypeRef t = LLVMTypeOf(x);
-        const char *name = t == g->ty.t_double ? "erf" : "erff";
-        LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
-        LLVMValueRef f = LLVMGetNamedFunction(g->mod, name);
-        if (!f)
-            f = LLVMAddFunction(g->mod, name, fty);
-        return LLVMBuildCall2(b, fty, f, &x, 1, "");
-    }
+    case TJI_ERF: return libm_call(g, "erf", x);
+    case TJI_LOG1P: return libm_call(g, "log1p", x);
+    case TJI_EXPM1: return libm_call(g, "expm1", x);
     default: return NULL;
     }
 }

@@ -42,14 +42,16 @@
  *   fmod       0    0   exact (binary long division)
  *   floor, ceil, abs, fma and division are IEEE operations: identical.
  *
- * sin, cos, tanh, erf and pow are computed in f64 for every dtype (f32
- * rounded once: within 1 ulp) from plain IR, so tests/test_gpu_math_host
+ * sin, cos, tanh, erf, pow, log1p and expm1 are computed in f64 for every
+ * dtype (f32 rounded once: within 1 ulp) from plain IR, so tests/test_gpu_math_host
  * runs this very code on the host; its f64 errors there, over edges and
  * random inputs (sin/cos up to 10^4, tanh and erf across their range, pow
  * with |y ln x| <= 22), in ulp: sin 1.6, cos 1.7, tanh 2.5, erf 1.4, pow 28
  * (exp(y log x) in double: 2^-53 (1 + |y ln x|) relative, hundreds of ulp
  * near the ends of the range). How: sin/cos by Cody-Waite reduction with
- * pi/2 in three parts (|x| < 2^30) and Taylor series; tanh from expm1;
+ * pi/2 in three parts (|x| < 2^30) and Taylor series; tanh and expm1 from
+ * an expm1 core (Cody-Waite, Taylor series); log1p from log with the
+ * rounding of 1 + x corrected;
  * erf by its Maclaurin series below 1 and Taylor series at j + 1/2 on
  * [j, j+1) up to 6, whose coefficients are computed from erfl and expl.
  *
@@ -541,16 +543,13 @@ static LLVMValueRef sin_cos_f64(tjj_gpu_gen *g, LLVMValueRef x, int quarter)
 static LLVMValueRef sin_body(tjj_gpu_gen *g, LLVMValueRef *args) { return sin_cos_f64(g, args[0], 0); }
 static LLVMValueRef cos_body(tjj_gpu_gen *g, LLVMValueRef *args) { return sin_cos_f64(g, args[0], 1); }
 
-/* tanh |x| = expm1(2|x|) / (expm1(2|x|) + 2), signed; 1 from |x| > 19.1,
- * where tanh rounds to 1. expm1(u) = 2^n expm1(r) + (2^n - 1), u = n ln2 +
- * r (|r| <= ln2/2, ln2 in two parts), expm1(r) by its Taylor series to
- * degree 15: no cancellation for small |x|. */
-static LLVMValueRef tanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
+/* expm1(u) for u in [-40, 700]: u = n ln2 + r (|r| <= ln2/2, ln2 in two
+ * parts), expm1(r) by its Taylor series to degree 15, then 2^n expm1(r) +
+ * (2^n - 1): no cancellation for small |u|. */
+static LLVMValueRef expm1_core(tjj_gpu_gen *g, LLVMValueRef u)
 {
     LLVMBuilderRef b = g->b;
     float_format ff = format_of(g, g->ty.t_double);
-    LLVMValueRef x = args[0], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
-    LLVMValueRef u = LLVMBuildFMul(b, clamp(g, a, 0, 19.5), cd(g, 2), "");
     LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(b, u, cd(g, LOG2E), ""));
     LLVMValueRef neg_n = LLVMBuildFNeg(b, n, "");
     LLVMValueRef r = LLVMBuildFAdd(b, fma3(g, neg_n, cd(g, LN2), u), LLVMBuildFMul(b, neg_n, cd(g, LN2_LO), ""), "");
@@ -560,12 +559,48 @@ static LLVMValueRef tanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
         f *= k + 1, c[k] = 1 / f;
     LLVMValueRef em1r = LLVMBuildFMul(b, r, horner(g, r, c, 15), "");
     LLVMValueRef p2 = pow2_int(g, &ff, LLVMBuildFPToSI(b, n, g->ty.t_i32, ""));
-    LLVMValueRef em1 = fma3(g, p2, em1r, LLVMBuildFSub(b, p2, cd(g, 1), ""));
+    return fma3(g, p2, em1r, LLVMBuildFSub(b, p2, cd(g, 1), ""));
+}
+
+/* tanh |x| = expm1(2|x|) / (expm1(2|x|) + 2), signed; 1 from |x| > 19.1,
+ * where tanh rounds to 1. */
+static LLVMValueRef tanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef x = args[0], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
+    LLVMValueRef em1 = expm1_core(g, LLVMBuildFMul(b, clamp(g, a, 0, 19.5), cd(g, 2), ""));
     LLVMValueRef t = LLVMBuildFDiv(b, em1, LLVMBuildFAdd(b, em1, cd(g, 2), ""), "");
     t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, a, cd(g, 19.1), ""), cd(g, 1), t, "");
     LLVMTypeRef dt = g->ty.t_double;
     LLVMValueRef sign_args[2] = {t, x};
     return keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
+}
+
+/* expm1 x: expm1_core on [-40, 700] (below -40 it rounds to -1), exp x
+ * above (where the 1 is lost in the rounding); zeros kept with their sign. */
+static LLVMValueRef expm1_body(tjj_gpu_gen *g, LLVMValueRef *args)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef x = args[0], r = expm1_core(g, clamp(g, x, -40, 700));
+    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, x, cd(g, 700), "");
+    r = LLVMBuildSelect(b, big, call_math(g, "exp", &x, 1, exp_f64_body), r, "");
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, cd(g, 0), ""), x, r, "");
+    return keep_nan(g, x, r);
+}
+
+/* log1p x = log(u) x / (u - 1) with u = 1 + x rounded (Goldberg's
+ * correction of u's rounding error); x itself where u is 1 (|x| below half
+ * an ulp of 1, zeros with their sign), infinity for infinity. log gives
+ * -inf at x = -1 and NaN below. */
+static LLVMValueRef log1p_body(tjj_gpu_gen *g, LLVMValueRef *args)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef x = args[0], u = LLVMBuildFAdd(b, cd(g, 1), x, "");
+    LLVMValueRef l = call_math(g, "log", &u, 1, log_body);
+    LLVMValueRef r = LLVMBuildFMul(b, l, LLVMBuildFDiv(b, x, LLVMBuildFSub(b, u, cd(g, 1), ""), ""), "");
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, u, cd(g, 1), ""), x, r, "");
+    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, cd(g, INFINITY), ""), x, r, "");
+    return keep_nan(g, x, r);
 }
 
 /* erf |x|: below 1 its Maclaurin series in x^2 (19 terms); on [j, j+1) for
@@ -678,6 +713,8 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     case TJI_COS: return via_f64(g, "cos", cos_body, x, NULL);
     case TJI_TANH: return via_f64(g, "tanh", tanh_body, x, NULL);
     case TJI_ERF: return via_f64(g, "erf", erf_body, x, NULL);
+    case TJI_LOG1P: return via_f64(g, "log1p", log1p_body, x, NULL);
+    case TJI_EXPM1: return via_f64(g, "expm1", expm1_body, x, NULL);
     case TJI_POW: return via_f64(g, "pow", pow_body, x, y);
     default: return NULL;
     }

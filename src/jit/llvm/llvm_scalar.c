@@ -405,6 +405,9 @@ static LLVMValueRef ieee_float_op(const tjj_ls *ls, tji_opcode code, LLVMValueRe
         return LLVMBuildFDiv(b, LLVMConstReal(t, 1.0), tjj_ls_intrinsic1(ls, "llvm.sqrt", x), "");
     case TJI_FLOOR: return tjj_ls_intrinsic1(ls, "llvm.floor", x);
     case TJI_CEIL: return tjj_ls_intrinsic1(ls, "llvm.ceil", x);
+    case TJI_RINT: return tjj_ls_intrinsic1(ls, "llvm.rint", x);
+    case TJI_TRUNC: return tjj_ls_intrinsic1(ls, "llvm.trunc", x);
+    case TJI_ROUND: return tjj_ls_intrinsic1(ls, "llvm.round", x);
     case TJI_FMA: {
         LLVMValueRef args[3] = {x, y, z};
         return tjj_ls_intrinsic(ls, "llvm.fma", &t, 1, args, 3);
