@@ -118,6 +118,14 @@ typedef struct tj_mem_opts {
 /* trans of a 2-D tile swaps its axes; tj_permute gives the order of any rank. */
 #define tj_trans(x)                tj__permute(TJ__HERE, TJ_V(x), TJ_SHAPE(1, 0))
 #define tj_permute(x, order)       tj__permute(TJ__HERE, TJ_V(x), (order))
+/* Triton's tl.join, tl.split and tl.interleave. join: a and b (broadcast
+ * together, their dtypes met) side by side along a new last dimension of
+ * 2; split: the two halves of x along its last dimension, which must be 2
+ * (tj_split(x, &a, &b)); interleave: a0 b0 a1 b1 ... along the last
+ * dimension (join, then the last two dimensions merged). */
+#define tj_join(a, b)              tj__join(TJ__HERE, TJ_V(a), TJ_V(b))
+#define tj_split(x, a, b)          tj__split(TJ__HERE, TJ_V(x), (a), (b))
+#define tj_interleave(a, b)        tj__interleave(TJ__HERE, TJ_V(a), TJ_V(b))
 
 /* Element-wise arithmetic with numpy broadcasting and Triton's promotion.
  * Pointer tiles take integer offsets in elements: tj_add(ptr, offs). */

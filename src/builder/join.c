@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * join.c — tj_join, tj_split and tj_interleave (Triton's tl.join, tl.split
+ * and tl.interleave): two tiles side by side along a new minor dimension
+ * of 2, the two halves of such a tile, and two tiles' elements alternated.
+ *
+ * They are built from ops every pass and both back ends already know, so
+ * that nothing below the builder learns a new op:
+ *
+ *   join(a, b)   = where(iota2 == 0, a[..., None], b[..., None]), each
+ *                  side broadcast to [..., 2];
+ *   split(x)     = for k = 0, 1: max over the last axis of
+ *                  where(iota2 == k, x, lowest), NaN propagated, where
+ *                  lowest is -inf (floats) or the dtype's minimum: the one
+ *                  element kept comes back bit for bit (-0.0 and NaN too);
+ *   interleave   = join, then the last two axes merged by a reshape.
+ *
+ * A maximum rather than a sum picks the element because a sum's start
+ * value (+0) would turn -0.0 into +0.0. i1 is picked as i32 and fp8 as
+ * f16 (exact both ways), since neither has a max of its own (fp8 e4m3 has
+ * no -inf either). The layout passes see a dimension of 2 like any other;
+ * on a GPU it ends up in each thread's registers where the tile allows.
+ */
+#include <math.h>
+
+#include "build.h"
+
+/* An i1 tile of rank+1 dims (dims[rank] == 2): is the last index k? */
+static int32_t is_half(int rank, const int32_t *dims, int k)
+{
+    int32_t two = 2, iota = tji_emit(TJI_ARANGE, NULL, 0, with_shape(scalar_type(TJ_I32), 1, &two));
+    op_of(iota)->ival = 0;
+    int32_t ids[2] = {tji_broadcast_shape(iota, rank + 1, dims), tji_make_const(TJ_I32, k, 0)};
+    if (!ids[1])
+        return 0;
+    ids[1] = tji_broadcast_shape(ids[1], rank + 1, dims);
+    int32_t c = tji_emit(TJI_CMP, ids, 2, with_shape(scalar_type(TJ_I1), rank + 1, dims));
+    op_of(c)->pred = TJI_EQ;
+    return c;
+}
+
+/* x of shape (rank, dims) as [dims..., 1] broadcast to [dims..., 2]. */
+static int32_t widened(int32_t x, int rank, const int32_t *dims)
+{
+    int32_t d[TJ_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        d[i] = dims[i];
+    d[rank] = 1;
+    int32_t v = rank ? tji_emit(TJI_EXPAND_DIMS, ARGS(tji_broadcast_shape(x, rank, dims)),
+                                with_shape(type_of(x), rank + 1, d))
+                     : tji_broadcast_shape(x, 1, d);
+    if (rank)
+        op_of(v)->axis = rank;
+    d[rank] = 2;
+    return tji_broadcast_shape(v, rank + 1, d);
+}
+
+/* The checks and the join of a and b (0 after an error). */
+static int32_t join_ids(const char *name, tj_val a, tj_val b)
+{
+    int32_t ids[2] = {vid(a), vid(b)};
+    for (int i = 0; i < 2; i++) {
+        tji_type t = type_of(ids[i]);
+        if (t.is_ptr)
+            return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", name, tji_type_text(&t));
+    }
+    tj_dtype dt = tji_meet(ids, 2);
+    if (!(ids[0] = tji_to_dtype(ids[0], dt, 1)) || !(ids[1] = tji_to_dtype(ids[1], dt, 1)) ||
+        !tji_broadcast_all(ids, 2))
+        return 0;
+    tji_type t = type_of(ids[0]);
+    if (t.rank == TJ_MAX_RANK)
+        return tji_fail(TJ_ERR_SHAPE, "%s of %s: the result would have more than %d dimensions", name,
+                        tji_type_text(&t), TJ_MAX_RANK);
+    if (tji_numel(&t) * 2 > MAX_NUMEL)
+        return tji_fail(TJ_ERR_SHAPE, "%s of %s: the result would have more than 2^24 elements", name,
+                        tji_type_text(&t));
+    int32_t dims[TJ_MAX_RANK];
+    for (int i = 0; i < t.rank; i++)
+        dims[i] = t.shape[i];
+    dims[t.rank] = 2;
+    int32_t cond = is_half(t.rank, dims, 0);
+    if (!cond)
+        return 0;
+    int32_t wa = widened(ids[0], t.rank, t.shape), wb = widened(ids[1], t.rank, t.shape);
+    return tji_emit(TJI_WHERE, ARGS(cond, wa, wb), type_of(wa));
+}
+
+tj_val tj__join(tj_loc loc, tj_val a, tj_val b)
+{
+    if (!tji_enter(loc, "join", 2, (tj_val[]){a, b}))
+        return NONE;
+    return val(join_ids("join", a, b));
+}
+
+tj_val tj__interleave(tj_loc loc, tj_val a, tj_val b)
+{
+    if (!tji_enter(loc, "interleave", 2, (tj_val[]){a, b}))
+        return NONE;
+    int32_t j = join_ids("interleave", a, b);
+    if (!j)
+        return NONE;
+    tji_type t = type_of(j);
+    if (t.rank == 1) /* two scalars: [2] already */
+        return val(j);
+    tji_type merged = t;
+    merged.rank--;
+    merged.shape[merged.rank - 1] *= 2;
+    merged.shape[merged.rank] = 0;
+    return val(tji_emit(TJI_RESHAPE, ARGS(j), merged));
+}
+
+/* The smallest value of dt (or -inf), from which a max picks the other. */
+static int32_t lowest(tj_dtype dt)
+{
+    if (is_float(dt))
+        return tji_make_const(dt, 0, -INFINITY);
+    if (is_unsigned(dt))
+        return tji_make_const(dt, 0, 0);
+    return tji_make_const(dt, dt == TJ_I8 ? INT8_MIN : dt == TJ_I16 ? INT16_MIN : dt == TJ_I32 ? INT32_MIN
+                                                                                 : INT64_MIN, 0);
+}
+
+void tj__split(tj_loc loc, tj_val x, tj_val *a, tj_val *b)
+{
+    if (a)
+        *a = NONE;
+    if (b)
+        *b = NONE;
+    if (!tji_enter(loc, "split", 1, &x))
+        return;
+    if (!a || !b) {
+        tji_fail(TJ_ERR_INVALID_ARG, "the addresses of both halves are needed (tj_split(x, &a, &b))");
+        return;
+    }
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr) {
+        tji_fail(TJ_ERR_TYPE, "no rule for 'split' of %s", tji_type_text(&t));
+        return;
+    }
+    if (t.rank == 0 || t.shape[t.rank - 1] != 2) {
+        tji_fail(TJ_ERR_SHAPE, "split takes a tile whose last dimension is 2, got %s", tji_type_text(&t));
+        return;
+    }
+    tj_dtype carrier = t.dtype == TJ_I1 ? TJ_I32 : tjs_dtype_is_fp8(t.dtype) ? TJ_F16 : t.dtype;
+    int32_t v = carrier == t.dtype ? vid(x) : tji_to_dtype(vid(x), carrier, 0);
+    int32_t low = v ? lowest(carrier) : 0;
+    if (!low || !(low = tji_broadcast_shape(low, t.rank, t.shape)))
+        return;
+    tji_type half = with_dtype(t, carrier);
+    half.shape[--half.rank] = 0;
+    tj_val *out[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        int32_t cond = is_half(t.rank - 1, t.shape, k);
+        if (!cond)
+            return;
+        int32_t picked = tji_emit(TJI_WHERE, ARGS(cond, v, low), type_of(v));
+        int32_t r = tji_emit(TJI_REDUCE, ARGS(picked), half);
+        op_of(r)->axis = t.rank - 1;
+        op_of(r)->reduce = TJ_REDUCE_MAX;
+        op_of(r)->propagate_nan = TJ_PROPAGATE_NAN_ALL;
+        if (carrier != t.dtype && !(r = tji_to_dtype(r, t.dtype, 0)))
+            return;
+        *out[k] = val(r);
+    }
+}
