@@ -34,6 +34,12 @@ TJ_API tj_val tj__permute(tj_loc loc, tj_val x, tj_shape order);
 TJ_API tj_val tj__join(tj_loc loc, tj_val a, tj_val b);
 TJ_API void tj__split(tj_loc loc, tj_val x, tj_val *a, tj_val *b);
 TJ_API tj_val tj__interleave(tj_loc loc, tj_val a, tj_val b);
+TJ_API tj_val tj__sort(tj_loc loc, tj_val x, tj_sort_opts opts);
+TJ_API tj_val tj__flip(tj_loc loc, tj_val x, int axis);
+TJ_API tj_val tj__gather(tj_loc loc, tj_val src, tj_val index, int axis);
+TJ_API tj_val tj__histogram(tj_loc loc, tj_val x, int64_t num_bins, tj_histogram_opts opts);
+TJ_API void tj__swizzle2d(tj_loc loc, tj_val i, tj_val j, tj_val size_i, tj_val size_j, tj_val size_g,
+                          tj_val *new_i, tj_val *new_j);
 TJ_API tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b);
 TJ_API tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x);
 TJ_API tj_val tj__fma(tj_loc loc, tj_val a, tj_val b, tj_val c);

@@ -240,6 +240,31 @@ typedef enum tj_unop {
 #define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
 #define tj_cast(x, dt)  tj__cast(TJ__HERE, TJ_V(x), (dt))
 
+/* Triton's standard-library algorithms, built from the ops above:
+ * tj_sort(x, .descending): along the last dimension (a bitonic network;
+ * floats order NaN above every number, -0 equal to +0). tj_flip(x, axis):
+ * the axis reversed. tj_gather(src, index, axis): out[..i..] =
+ * src[..index[..i..]..] along axis, index of src's rank and of its dims
+ * elsewhere (Triton's tl.gather; an index outside [0, n) gives the dtype's
+ * lowest value, -inf for floats; the work is index's size times n).
+ * tj_histogram(x, num_bins, .mask): i32 counts of 0 .. num_bins-1 in the
+ * integer tile x (others and masked elements not counted).
+ * tj_swizzle2d(i, j, size_i, size_j, size_g, &new_i, &new_j): Triton's
+ * tl.swizzle2d, the grouped program order of its matmul tutorial. */
+typedef struct tj_sort_opts {
+    int descending;
+} tj_sort_opts;
+typedef struct tj_histogram_opts {
+    tj_val mask; /* TJ_NONE (zero): every element */
+} tj_histogram_opts;
+#define tj_sort(x, ...) tj__sort(TJ__HERE, TJ_V(x), (tj_sort_opts){__VA_ARGS__})
+#define tj_flip(x, axis) tj__flip(TJ__HERE, TJ_V(x), (axis))
+#define tj_gather(src, index, axis) tj__gather(TJ__HERE, TJ_V(src), TJ_V(index), (axis))
+#define tj_histogram(x, num_bins, ...) \
+    tj__histogram(TJ__HERE, TJ_V(x), (num_bins), (tj_histogram_opts){__VA_ARGS__})
+#define tj_swizzle2d(i, j, size_i, size_j, size_g, new_i, new_j)                                      \
+    tj__swizzle2d(TJ__HERE, TJ_V(i), TJ_V(j), TJ_V(size_i), TJ_V(size_j), TJ_V(size_g), (new_i), (new_j))
+
 /* Memory. A pointer tile is a pointer parameter plus offsets. */
 #define tj_load(ptr, ...) \
     tj__load(TJ__HERE, TJ_V(ptr), (tj_mem_opts){__VA_ARGS__})

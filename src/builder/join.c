@@ -18,7 +18,7 @@
  * A maximum rather than a sum picks the element because a sum's start
  * value (+0) would turn -0.0 into +0.0. i1 is picked as i32 and fp8 as
  * f16 (exact both ways), since neither has a max of its own (fp8 e4m3 has
- * no -inf either). The layout passes see a dimension of 2 like any other;
+ * no -inf either). tji_pick_last is that pick, for sort.c's gather too. The layout passes see a dimension of 2 like any other;
  * on a GPU it ends up in each thread's registers where the tile allows.
  */
 #include <math.h>
@@ -121,6 +121,25 @@ static int32_t lowest(tj_dtype dt)
                                                                                  : INT64_MIN, 0);
 }
 
+int32_t tji_pick_last(int32_t cond, int32_t v)
+{
+    tji_type t = type_of(v);
+    tj_dtype carrier = t.dtype == TJ_I1 ? TJ_I32 : tjs_dtype_is_fp8(t.dtype) ? TJ_F16 : t.dtype;
+    if (carrier != t.dtype && !(v = tji_to_dtype(v, carrier, 0)))
+        return 0;
+    int32_t low = lowest(carrier);
+    if (!low || !(low = tji_broadcast_shape(low, t.rank, t.shape)))
+        return 0;
+    int32_t picked = tji_emit(TJI_WHERE, ARGS(cond, v, low), type_of(v));
+    tji_type row = type_of(v);
+    row.shape[--row.rank] = 0;
+    int32_t r = tji_emit(TJI_REDUCE, ARGS(picked), row);
+    op_of(r)->axis = t.rank - 1;
+    op_of(r)->reduce = TJ_REDUCE_MAX;
+    op_of(r)->propagate_nan = TJ_PROPAGATE_NAN_ALL;
+    return carrier == t.dtype ? r : tji_to_dtype(r, t.dtype, 0);
+}
+
 void tj__split(tj_loc loc, tj_val x, tj_val *a, tj_val *b)
 {
     if (a)
@@ -142,24 +161,11 @@ void tj__split(tj_loc loc, tj_val x, tj_val *a, tj_val *b)
         tji_fail(TJ_ERR_SHAPE, "split takes a tile whose last dimension is 2, got %s", tji_type_text(&t));
         return;
     }
-    tj_dtype carrier = t.dtype == TJ_I1 ? TJ_I32 : tjs_dtype_is_fp8(t.dtype) ? TJ_F16 : t.dtype;
-    int32_t v = carrier == t.dtype ? vid(x) : tji_to_dtype(vid(x), carrier, 0);
-    int32_t low = v ? lowest(carrier) : 0;
-    if (!low || !(low = tji_broadcast_shape(low, t.rank, t.shape)))
-        return;
-    tji_type half = with_dtype(t, carrier);
-    half.shape[--half.rank] = 0;
     tj_val *out[2] = {a, b};
     for (int k = 0; k < 2; k++) {
         int32_t cond = is_half(t.rank - 1, t.shape, k);
-        if (!cond)
-            return;
-        int32_t picked = tji_emit(TJI_WHERE, ARGS(cond, v, low), type_of(v));
-        int32_t r = tji_emit(TJI_REDUCE, ARGS(picked), half);
-        op_of(r)->axis = t.rank - 1;
-        op_of(r)->reduce = TJ_REDUCE_MAX;
-        op_of(r)->propagate_nan = TJ_PROPAGATE_NAN_ALL;
-        if (carrier != t.dtype && !(r = tji_to_dtype(r, t.dtype, 0)))
+        int32_t r = cond ? tji_pick_last(cond, vid(x)) : 0;
+        if (!r)
             return;
         *out[k] = val(r);
     }
