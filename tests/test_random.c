@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_random.c — tj_randint, tj_randint4x, tj_rand, tj_randn and
- * tj_umulhi are Triton's, bit for bit.
+ * tj_umulhi (and tj_rand4x, tj_randn4x) are Triton's, bit for bit.
  *
  * The reference is a plain C Philox (4x32 and 4x64, any number of rounds),
  * first checked on Random123's known-answer vectors; Triton's functions
@@ -77,12 +77,13 @@ static float uniform64(uint64_t x)
     return (float)(s < 0 ? ~s : s) * (float)1.0842020432385337e-19;
 }
 
-static float normal(float u1, float u2)
+/* Box-Muller as Triton's pair_uniform_to_normal: r cos(th), r sin(th). */
+static float normal(float u1, float u2, int second)
 {
     u1 = fmaxf((float)1.0e-7, u1);
     float th = (float)6.283185307179586 * u2;
     float r = sqrtf(-2.0f * logf(u1));
-    return r * cosf(th);
+    return second ? r * sinf(th) : r * cosf(th);
 }
 
 static void known_answers(void)
@@ -138,6 +139,21 @@ static void known_answers(void)
     }
 RANDOM_KERNEL(random32, i32, u32)
 RANDOM_KERNEL(random64, i64, u64)
+
+/* rand4x's four uniforms and randn4x's four normals, rows 0-3 and 4-7 of f. */
+#define RANDOM4X_KERNEL(NAME, ODT)                                                                 \
+    TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(offsets, ODT), TJ_SCALAR(seed, i64), TJ_PTR(f, f32)), TJ_CONSTS()) \
+    {                                                                                              \
+        tj_val i = tj_arange(0, N), offs = tj_load(tj_add(offsets, i)), u[4], n[4];                \
+        tj_rand4x(seed, offs, &u[0], &u[1], &u[2], &u[3]);                                         \
+        tj_randn4x(seed, offs, &n[0], &n[1], &n[2], &n[3]);                                        \
+        for (int k = 0; k < 4; k++) {                                                              \
+            tj_store(tj_add(f, tj_add(i, k * N)), u[k]);                                           \
+            tj_store(tj_add(f, tj_add(i, (k + 4) * N)), n[k]);                                     \
+        }                                                                                          \
+    }
+RANDOM4X_KERNEL(random4x_32, u32)
+RANDOM4X_KERNEL(random4x_64, i64)
 
 /* A 32-bit seed (sign-extended, as Triton's seed.to(uint64)), u32 offsets
  * made from a scalar and an arange, randint with the default rounds; a
@@ -243,7 +259,7 @@ static void check_random(int wide, int rounds)
         if (memcmp(&gu[i], &u1, 4) && bad_u++ < 4)
             tap_diag("rand at offset %llx: %.9g, expected %.9g", (unsigned long long)offs[i], gu[i], u1);
         out_of_range += !(gu[i] >= 0 && gu[i] < 1);
-        float n = normal(u1, u2);
+        float n = normal(u1, u2, 0);
         double e = ulps(gn[i], n);
         exact_n += e == 0;
         worst_n = e > worst_n ? e : worst_n;
@@ -261,6 +277,54 @@ static void check_random(int wide, int rounds)
     tj_buffer_free(dev, bo), tj_buffer_free(dev, bu), tj_buffer_free(dev, bn);
     for (int j = 0; j < 5; j++)
         tj_buffer_free(dev, b[j]);
+}
+
+static void check_random4x(int wide)
+{
+    uint64_t seed = tl_rand_u64(), offs[N];
+    uint32_t offs32[N];
+    for (int i = 0; i < N; i++)
+        offs[i] = tl_rand_u64(), offs32[i] = (uint32_t)offs[i];
+    tj_buffer bo = buf(N * (wide ? 8 : 4), wide ? (void *)offs : (void *)offs32), bf = buf(8 * N * 4, NULL);
+    tj_arg args[] = {TJ_ARG_BUF(bo), TJ_ARG_I64((int64_t)seed), TJ_ARG_BUF(bf)};
+    tj_launch_cfg cfg = {.grid = {1}};
+    const tj_kernel *k = wide ? random4x_64 : random4x_32;
+    tj_status st = tj_launch(dev, k, &cfg, args, 3, NULL, 0);
+    if (st != TJ_OK)
+        tap_diag("%s: %s", k->name, tj_last_error());
+    static float got[8][N];
+    if (st == TJ_OK)
+        tl_download(dev, bf, got, sizeof got);
+    int bad_u = 0, bad_n = 0;
+    double worst = 0;
+    for (int i = 0; st == TJ_OK && i < N; i++) {
+        float u[4];
+        if (wide) {
+            uint64_t w[4];
+            ref4x64(seed, offs[i], 10, w);
+            for (int j = 0; j < 4; j++)
+                u[j] = uniform64(w[j]);
+        } else {
+            uint32_t w[4];
+            ref4x32(seed, offs32[i], 10, w);
+            for (int j = 0; j < 4; j++)
+                u[j] = uniform32(w[j]);
+        }
+        for (int j = 0; j < 4; j++) {
+            float n = normal(u[j & 2], u[(j & 2) + 1], j & 1);
+            double e = ulps(got[4 + j][i], n);
+            worst = e > worst ? e : worst;
+            if (memcmp(&got[j][i], &u[j], 4) && bad_u++ < 4)
+                tap_diag("rand4x[%d] at offset %llx: %.9g, expected %.9g", j, (unsigned long long)offs[i], got[j][i], u[j]);
+            if (e > (on_gpu ? 8 : 0) && bad_n++ < 4)
+                tap_diag("randn4x[%d] at offset %llx: %.9g, expected %.9g", j, (unsigned long long)offs[i], got[4 + j][i], n);
+        }
+    }
+    const char *what = wide ? "i64 offsets" : "u32 offsets";
+    tap_ok(st == TJ_OK && !bad_u, "rand4x, %s: the four uniforms bit for bit", what);
+    tap_ok(st == TJ_OK && !bad_n, "randn4x, %s: r cos and r sin of both pairs %s (worst %.1f ulp)", what,
+           on_gpu ? "within 8 ulp" : "bit for bit", worst);
+    tj_buffer_free(dev, bo), tj_buffer_free(dev, bf);
 }
 
 static void check_i32_seed(void)
@@ -398,7 +462,8 @@ static void errors(void)
 static void ptx(void)
 {
     static const char *const targets[] = {"sm_80", "sm_90", "sm_90a"};
-    const tj_kernel *const ks[] = {random32, random64, random_i32_seed, umulhi_i32, umulhi_u64};
+    const tj_kernel *const ks[] = {random32, random64, random4x_32, random4x_64, random_i32_seed, umulhi_i32,
+                                    umulhi_u64};
     const char *path = tjj_ptxas_path();
     for (size_t t = 0; t < TL_COUNT(targets); t++) {
         int sm = 0, arch_specific = 0, ok = tjj_ptx_target("test", targets[t], &sm, &arch_specific) == TJ_OK;
@@ -422,13 +487,15 @@ int main(void)
 {
     dev = tl_setup("test_random");
     on_gpu = tj_device_get_kind(dev) == TJ_DEVICE_GPU;
-    tap_plan(6 + 3 * 6 + 3 + 4 + 7 + 3);
+    tap_plan(6 + 3 * 6 + 4 + 3 + 4 + 7 + 3);
     known_answers();
     for (int wide = 0; wide < 2; wide++)
         for (int rounds = 0; rounds <= 7; rounds += 7)
             check_random(wide, rounds);
     check_random(0, 1);
     check_random(1, 13);
+    check_random4x(0);
+    check_random4x(1);
     check_i32_seed();
     check_umulhi(umulhi_i32, TJ_I32);
     check_umulhi(umulhi_u32, TJ_U32);

@@ -39,8 +39,8 @@ TJ_API tj_val tj__cast(tj_loc loc, tj_val x, tj_dtype dtype);
 TJ_API tj_val tj__umulhi(tj_loc loc, tj_val a, tj_val b);
 TJ_API tj_val tj__random(tj_loc loc, tj_random_kind kind, tj_val seed, tj_val offset,
                          tj_rand_opts opts);
-TJ_API void tj__randint4x(tj_loc loc, tj_val seed, tj_val offset, tj_val *const out[4],
-                          tj_rand_opts opts);
+TJ_API void tj__random4x(tj_loc loc, tj_random_kind kind, tj_val seed, tj_val offset,
+                         tj_val *const out[4], tj_rand_opts opts);
 TJ_API tj_val tj__load(tj_loc loc, tj_val ptr, tj_mem_opts opts);
 TJ_API void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__make_block_ptr(tj_loc loc, tj_val base, tj_vals shape, tj_vals strides,

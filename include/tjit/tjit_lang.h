@@ -227,6 +227,8 @@ typedef enum tj_unop {
  *                              signed integer x, (x < 0 ? -x - 1 : x) * 4.6566127342e-10
  *   tj_randn(seed, offset)     standard normal f32: Box-Muller of the first
  *                              two uniforms, sqrt(-2 log(max(1e-7, u1))) * cos(2 pi u2)
+ *   tj_rand4x, tj_randn4x      as tj_randint4x: the four uniforms; the four
+ *                              normals (r cos, r sin of words 0, 1; of 2, 3)
  * .n_rounds = N (1 to 64) runs N rounds instead of 10, as Triton's n_rounds.
  * tj_umulhi(a, b) is the high half of the unsigned product of two 32- or
  * 64-bit integers (Triton's tl.umulhi), in their dtype.
@@ -243,9 +245,15 @@ typedef struct tj_rand_opts {
     tj__random(TJ__HERE, TJ_RANDOM_UNIFORM, TJ_V(seed), TJ_V(offset), (tj_rand_opts){__VA_ARGS__})
 #define tj_randn(seed, offset, ...) \
     tj__random(TJ__HERE, TJ_RANDOM_NORMAL, TJ_V(seed), TJ_V(offset), (tj_rand_opts){__VA_ARGS__})
-#define tj_randint4x(seed, offset, r0, r1, r2, r3, ...)                              \
-    tj__randint4x(TJ__HERE, TJ_V(seed), TJ_V(offset), (tj_val *const[4]){r0, r1, r2, r3}, \
-                  (tj_rand_opts){__VA_ARGS__})
+#define TJ__RANDOM4X(kind, seed, offset, r0, r1, r2, r3, ...)                          \
+    tj__random4x(TJ__HERE, (kind), TJ_V(seed), TJ_V(offset),                           \
+                 (tj_val *const[4]){r0, r1, r2, r3}, (tj_rand_opts){__VA_ARGS__})
+#define tj_randint4x(seed, offset, r0, r1, r2, r3, ...) \
+    TJ__RANDOM4X(TJ_RANDOM_INT, seed, offset, r0, r1, r2, r3, __VA_ARGS__)
+#define tj_rand4x(seed, offset, r0, r1, r2, r3, ...) \
+    TJ__RANDOM4X(TJ_RANDOM_UNIFORM, seed, offset, r0, r1, r2, r3, __VA_ARGS__)
+#define tj_randn4x(seed, offset, r0, r1, r2, r3, ...) \
+    TJ__RANDOM4X(TJ_RANDOM_NORMAL, seed, offset, r0, r1, r2, r3, __VA_ARGS__)
 #define tj_umulhi(a, b) tj__umulhi(TJ__HERE, TJ_V(a), TJ_V(b))
 
 /* Memory. A pointer tile is a pointer parameter plus offsets. */

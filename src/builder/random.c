@@ -26,6 +26,8 @@
  * -x) and scales it by 4.6566127342e-10 in f32; tj_randn is the first
  * output of Box-Muller on the first two uniforms, in Triton's order of f32
  * operations: r = sqrt(-2 log(max(1e-7, u1))), r cos(6.283185307179586 u2).
+ * The 4x forms (randint4x, rand4x, randn4x) give all four of one draw;
+ * randn4x's are both Box-Muller outputs (r cos, r sin) of each pair.
  */
 #include "build.h"
 
@@ -154,46 +156,69 @@ static int32_t uniform(int32_t x)
     return op2(TJI_MUL, f, splat(TJ_F32, 0, wide ? 1.0842020432385337e-19 : 4.6566127342e-10, f));
 }
 
-/* Box-Muller's first output for the uniforms u1, u2, in Triton's order. */
-static int32_t normal(int32_t u1, int32_t u2)
+/* Box-Muller for the uniforms u1, u2, in Triton's order of f32 operations:
+ * r cos(th) in *c and r sin(th) in *s, each only where asked for. */
+static void normals(int32_t u1, int32_t u2, int32_t *c, int32_t *s)
 {
     tji_type t = type_of(u1);
     u1 = op2(TJI_MAX, splat(TJ_F32, 0, 1.0e-7, u1), u1);
     int32_t th = op2(TJI_MUL, splat(TJ_F32, 0, 6.283185307179586, u2), u2);
     int32_t lg = tji_emit(TJI_LOG, ARGS(u1), t);
     int32_t r = tji_emit(TJI_SQRT, ARGS(op2(TJI_MUL, splat(TJ_F32, 0, -2.0, lg), lg)), t);
-    return op2(TJI_MUL, r, tji_emit(TJI_COS, ARGS(th), t));
+    if (c)
+        *c = op2(TJI_MUL, r, tji_emit(TJI_COS, ARGS(th), t));
+    if (s)
+        *s = op2(TJI_MUL, r, tji_emit(TJI_SIN, ARGS(th), t));
 }
+
+static const char *const names[] = {"randint", "rand", "randn"};
+static const char *const names4x[] = {"randint4x", "rand4x", "randn4x"};
 
 tj_val tj__random(tj_loc loc, tj_random_kind kind, tj_val seed, tj_val offset, tj_rand_opts opts)
 {
-    static const char *const names[] = {"randint", "rand", "randn"};
     int known = (unsigned)kind <= TJ_RANDOM_NORMAL;
     if (!tji_enter(loc, known ? names[kind] : "random", 2, (tj_val[]){seed, offset}))
         return NONE;
     if (!known)
         return tji_fail(TJ_ERR_BUILD, "unknown random op %d", (int)kind), NONE;
-    int32_t c[4];
+    int32_t c[4], r = 0;
     if (!philox(vid(seed), vid(offset), &opts, c))
         return NONE;
     if (kind == TJ_RANDOM_INT)
         return val(c[0]);
     if (kind == TJ_RANDOM_UNIFORM)
         return val(uniform(c[0]));
-    return val(normal(uniform(c[0]), uniform(c[1])));
+    normals(uniform(c[0]), uniform(c[1]), &r, NULL);
+    return val(r);
 }
 
-void tj__randint4x(tj_loc loc, tj_val seed, tj_val offset, tj_val *const out[4], tj_rand_opts opts)
+/* The four values of one Philox draw: the words (randint4x), their
+ * uniforms (rand4x), or Box-Muller's both outputs of each pair of them
+ * (randn4x). An output whose pointer is NULL is not computed. */
+void tj__random4x(tj_loc loc, tj_random_kind kind, tj_val seed, tj_val offset,
+                  tj_val *const out[4], tj_rand_opts opts)
 {
     for (int i = 0; i < 4; i++)
         if (out[i])
             *out[i] = NONE;
-    if (!tji_enter(loc, "randint4x", 2, (tj_val[]){seed, offset}))
+    int known = (unsigned)kind <= TJ_RANDOM_NORMAL;
+    if (!tji_enter(loc, known ? names4x[kind] : "random4x", 2, (tj_val[]){seed, offset}))
         return;
-    int32_t c[4];
+    if (!known) {
+        tji_fail(TJ_ERR_BUILD, "unknown random op %d", (int)kind);
+        return;
+    }
+    int32_t c[4], r[4] = {0, 0, 0, 0};
     if (!philox(vid(seed), vid(offset), &opts, c))
         return;
     for (int i = 0; i < 4; i++)
+        if (out[i] && kind != TJ_RANDOM_NORMAL)
+            r[i] = kind == TJ_RANDOM_INT ? c[i] : uniform(c[i]);
+    for (int i = 0; i < 4 && kind == TJ_RANDOM_NORMAL; i += 2)
+        if (out[i] || out[i + 1])
+            normals(uniform(c[i]), uniform(c[i + 1]), out[i] ? &r[i] : NULL,
+                    out[i + 1] ? &r[i + 1] : NULL);
+    for (int i = 0; i < 4; i++)
         if (out[i])
-            *out[i] = val(c[i]);
+            *out[i] = val(r[i]);
 }
