@@ -12,8 +12,8 @@
  * match: the integers and the uniforms exactly, the normals exactly on the
  * CPU (whose log, sqrt and cos are the C library's, as the reference's)
  * and within a few ulp on a GPU (tjit's own log and cos); an i32 seed, a
- * scalar offset and a C number as the seed are converted as Triton
- * converts them. umulhi of each 32- and 64-bit dtype is checked against
+ * scalar offset, a C number as the seed and a 2-D tile of offsets are
+ * handled as Triton handles them. umulhi of each 32- and 64-bit dtype is checked against
  * the C product's high half. Bad operands are errors naming the
  * file:line, the kernel and the op; the kernels' PTX assembles with ptxas
  * for sm_80, sm_90 and sm_90a where make check sets TJIT_PTXAS.
@@ -160,13 +160,14 @@ RANDOM4X_KERNEL(random4x_64, i64)
  * scalar offset (a scalar result); a C number as the seed. */
 #define LIT_SEED 0xDEADBEEFCAFEF00Dull
 TJ_KERNEL(random_i32_seed, TJ_PARAMS(TJ_SCALAR(seed, i32), TJ_SCALAR(base, u32), TJ_PTR(out, u32),
-                                     TJ_PTR(scalar, u32), TJ_PTR(lit, u32)),
+                                     TJ_PTR(scalar, u32), TJ_PTR(lit, u32), TJ_PTR(two_d, f32)),
           TJ_CONSTS())
 {
-    tj_val i = tj_arange(0, N);
+    tj_val i = tj_arange(0, N), idx = TL_TILE_IDX(16, 32);
     tj_store(tj_add(out, i), tj_randint(seed, tj_add(base, tj_cast(i, TJ_U32))));
     tj_store(scalar, tj_randint(seed, base));
     tj_store(tj_add(lit, i), tj_randint(LIT_SEED, i));
+    tj_store(tj_add(two_d, idx), tj_rand(seed, idx));
 }
 
 /* umulhi of two tiles, and of a tile and a literal. */
@@ -331,26 +332,33 @@ static void check_i32_seed(void)
 {
     int32_t seed = (int32_t)tl_rand_u64() | INT32_MIN; /* negative: its high word is all ones */
     uint32_t base = (uint32_t)tl_rand_u64();
-    tj_buffer bo = buf(N * 4, NULL), bs = buf(4, NULL), bl = buf(N * 4, NULL);
+    tj_buffer bo = buf(N * 4, NULL), bs = buf(4, NULL), bl = buf(N * 4, NULL), b2 = buf(N * 4, NULL);
     tj_launch_cfg cfg = {.grid = {1}};
-    tj_status st = random_i32_seed_launch(dev, &cfg, seed, base, bo, bs, bl);
+    tj_status st = random_i32_seed_launch(dev, &cfg, seed, base, bo, bs, bl, b2);
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     uint32_t got[N], lit[N], one = 0, want[4];
-    int bad = 0, bad_lit = 0;
-    if (st == TJ_OK)
-        tl_download(dev, bo, got, sizeof got), tl_download(dev, bs, &one, 4), tl_download(dev, bl, lit, sizeof lit);
+    float two_d[N];
+    int bad = 0, bad_lit = 0, bad_2d = 0;
+    if (st == TJ_OK) {
+        tl_download(dev, bo, got, sizeof got), tl_download(dev, bs, &one, 4);
+        tl_download(dev, bl, lit, sizeof lit), tl_download(dev, b2, two_d, sizeof two_d);
+    }
     for (int i = 0; st == TJ_OK && i < N; i++) {
         ref4x32((uint64_t)(int64_t)seed, base + (uint32_t)i, 10, want);
         bad += got[i] != want[0];
         ref4x32(LIT_SEED, (uint32_t)i, 10, want);
         bad_lit += lit[i] != want[0];
+        ref4x32((uint64_t)(int64_t)seed, (uint32_t)i, 10, want);
+        float u = uniform32(want[0]);
+        bad_2d += memcmp(&two_d[i], &u, 4) != 0;
     }
     tap_ok(st == TJ_OK && !bad, "randint of an i32 seed (%d, sign-extended) and u32 offsets", (int)seed);
     ref4x32((uint64_t)(int64_t)seed, base, 10, want);
     tap_ok(st == TJ_OK && one == want[0], "randint of a scalar offset is a scalar: %08x", one);
     tap_ok(st == TJ_OK && !bad_lit, "randint of a C number as the seed (%llx)", LIT_SEED);
-    tj_buffer_free(dev, bo), tj_buffer_free(dev, bs), tj_buffer_free(dev, bl);
+    tap_ok(st == TJ_OK && !bad_2d, "rand of a [16, 32] tile of offsets");
+    tj_buffer_free(dev, bo), tj_buffer_free(dev, bs), tj_buffer_free(dev, bl), tj_buffer_free(dev, b2);
 }
 
 static void check_umulhi(const tj_kernel *k, tj_dtype dt)
@@ -487,7 +495,7 @@ int main(void)
 {
     dev = tl_setup("test_random");
     on_gpu = tj_device_get_kind(dev) == TJ_DEVICE_GPU;
-    tap_plan(6 + 3 * 6 + 4 + 3 + 4 + 7 + 3);
+    tap_plan(6 + 3 * 6 + 4 + 4 + 4 + 7 + 3);
     known_answers();
     for (int wide = 0; wide < 2; wide++)
         for (int rounds = 0; rounds <= 7; rounds += 7)
