@@ -13,10 +13,10 @@
  * CPU (whose log, sqrt and cos are the C library's, as the reference's)
  * and within a few ulp on a GPU (tjit's own log and cos); an i32 seed, a
  * scalar offset, a C number as the seed and a 2-D tile of offsets are
- * handled as Triton handles them. umulhi of each 32- and 64-bit dtype is checked against
- * the C product's high half. Bad operands are errors naming the
- * file:line, the kernel and the op; the kernels' PTX assembles with ptxas
- * for sm_80, sm_90 and sm_90a where make check sets TJIT_PTXAS.
+ * handled as Triton handles them. umulhi of each 32- and 64-bit dtype is
+ * checked against the C product's high half. Bad operands are errors
+ * naming the file:line, the kernel and the op; the kernels' PTX assembles
+ * with ptxas for sm_80, sm_90 and sm_90a where make check sets TJIT_PTXAS.
  */
 #include "testlib.h"
 #include "jit/runtime/ptxas.h"
