@@ -230,6 +230,9 @@ typedef enum tj_unop {
  *   tj_rand4x, tj_randn4x      as tj_randint4x: the four uniforms; the four
  *                              normals (r cos, r sin of words 0, 1; of 2, 3)
  * .n_rounds = N (1 to 64) runs N rounds instead of 10, as Triton's n_rounds.
+ * The normals' log, sqrt and cos are the C library's on the CPU (so they
+ * are bit for bit those of C's logf, sqrtf and cosf) and tjit's own on a
+ * GPU (within a few ulp).
  * tj_umulhi(a, b) is the high half of the unsigned product of two 32- or
  * 64-bit integers (Triton's tl.umulhi), in their dtype.
  *
