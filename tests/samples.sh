@@ -23,6 +23,7 @@ set -- \
     "transpose 67 131" \
     "box_filter 45 141" \
     "softmax 37 300" \
+    "dropout 100003" \
     "matmul 130 67 45" \
     "matmul_block_ptr 77 130 65" \
     "matmul_block_ptr 1000 272 208" \

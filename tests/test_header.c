@@ -40,6 +40,19 @@ TJ_KERNEL(block_ptrs, TJ_PARAMS(TJ_PTR(out, f32), TJ_SCALAR(n, i32)), TJ_CONSTS(
     tj_descriptor_store(d, TJ_VALS(16, 0), tj_descriptor_load(d, TJ_VALS(0, 0)));
 }
 
+/* Random numbers: the options' braces and randint4x's outputs (one
+ * skipped) compile cleanly (built only, never launched). */
+TJ_KERNEL(random_ops, TJ_PARAMS(TJ_PTR(out, f32), TJ_SCALAR(seed, i64)), TJ_CONSTS())
+{
+    tj_val offs = tj_arange(0, 16), r0, r2, u3, n1;
+    tj_randint4x(seed, offs, &r0, NULL, &r2, NULL, .n_rounds = 7);
+    tj_rand4x(seed, offs, NULL, NULL, NULL, &u3);
+    tj_randn4x(seed, offs, NULL, &n1, NULL, NULL, .n_rounds = 12);
+    tj_val u = tj_add(tj_add(tj_rand(seed, offs), tj_randn(seed, offs)), tj_add(u3, n1));
+    tj_val i = tj_umulhi(tj_randint(seed, offs), tj_xor(r0, r2));
+    tj_store(tj_add(out, offs), tj_add(u, tj_cast(i, TJ_F32)));
+}
+
 /* Parameters only; a loop whose induction variable goes unused (v times
  * add 1) must not warn. */
 TJ_KERNEL(params_only, TJ_PARAMS(TJ_PTR(out, i32), TJ_SCALAR(v, i32)), TJ_CONSTS())

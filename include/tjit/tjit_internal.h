@@ -45,6 +45,11 @@ TJ_API tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x);
 TJ_API tj_val tj__fma(tj_loc loc, tj_val a, tj_val b, tj_val c);
 TJ_API tj_val tj__where(tj_loc loc, tj_val cond, tj_val a, tj_val b);
 TJ_API tj_val tj__cast(tj_loc loc, tj_val x, tj_dtype dtype);
+TJ_API tj_val tj__umulhi(tj_loc loc, tj_val a, tj_val b);
+TJ_API tj_val tj__random(tj_loc loc, tj_random_kind kind, tj_val seed, tj_val offset,
+                         tj_rand_opts opts);
+TJ_API void tj__random4x(tj_loc loc, tj_random_kind kind, tj_val seed, tj_val offset,
+                         tj_val *const out[4], tj_rand_opts opts);
 TJ_API tj_val tj__load(tj_loc loc, tj_val ptr, tj_mem_opts opts);
 TJ_API void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__make_block_ptr(tj_loc loc, tj_val base, tj_vals shape, tj_vals strides,

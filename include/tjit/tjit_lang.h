@@ -265,6 +265,52 @@ typedef struct tj_histogram_opts {
 #define tj_swizzle2d(i, j, size_i, size_j, size_g, new_i, new_j)                                      \
     tj__swizzle2d(TJ__HERE, TJ_V(i), TJ_V(j), TJ_V(size_i), TJ_V(size_j), TJ_V(size_g), (new_i), (new_j))
 
+/*
+ * Random numbers, bit for bit Triton's (triton/language/random.py):
+ * Philox 4x32-10 of the counter (offset, 0, 0, 0) under the key (seed's low
+ * 32 bits, its high 32 bits). The seed is any integer (converted to u64 as
+ * C converts), the offset a tile (or scalar) of i32 or u32; they broadcast.
+ * An i64 or u64 offset selects Triton's 64-bit Philox (4x64 words and
+ * constants, key (seed, 0)): u64 results, and floats from 64-bit integers.
+ *   tj_randint(seed, offset)   the first Philox output, u32
+ *   tj_randint4x(seed, offset, &r0, &r1, &r2, &r3)
+ *                              all four (u32 tiles); NULL skips one
+ *   tj_rand(seed, offset)      uniform f32 in [0, 1): the first output as a
+ *                              signed integer x, (x < 0 ? -x - 1 : x) * 4.6566127342e-10
+ *   tj_randn(seed, offset)     standard normal f32: Box-Muller of the first
+ *                              two uniforms, sqrt(-2 log(max(1e-7, u1))) * cos(2 pi u2)
+ *   tj_rand4x, tj_randn4x      as tj_randint4x: the four uniforms; the four
+ *                              normals (r cos, r sin of words 0, 1; of 2, 3)
+ * .n_rounds = N (1 to 64) runs N rounds instead of 10, as Triton's n_rounds.
+ * The normals' log, sqrt and cos are the C library's on the CPU (so they
+ * are bit for bit those of C's logf, sqrtf and cosf) and tjit's own on a
+ * GPU (within a few ulp).
+ * tj_umulhi(a, b) is the high half of the unsigned product of two 32- or
+ * 64-bit integers (Triton's tl.umulhi), in their dtype.
+ *
+ *     tj_val keep = tj_gt(tj_rand(seed, offs), p);   // dropout's mask
+ */
+typedef enum tj_random_kind { TJ_RANDOM_INT, TJ_RANDOM_UNIFORM, TJ_RANDOM_NORMAL } tj_random_kind;
+typedef struct tj_rand_opts {
+    int n_rounds; /* 0: 10 */
+} tj_rand_opts;
+#define tj_randint(seed, offset, ...) \
+    tj__random(TJ__HERE, TJ_RANDOM_INT, TJ_V(seed), TJ_V(offset), (tj_rand_opts){__VA_ARGS__})
+#define tj_rand(seed, offset, ...) \
+    tj__random(TJ__HERE, TJ_RANDOM_UNIFORM, TJ_V(seed), TJ_V(offset), (tj_rand_opts){__VA_ARGS__})
+#define tj_randn(seed, offset, ...) \
+    tj__random(TJ__HERE, TJ_RANDOM_NORMAL, TJ_V(seed), TJ_V(offset), (tj_rand_opts){__VA_ARGS__})
+#define TJ__RANDOM4X(kind, seed, offset, r0, r1, r2, r3, ...)                          \
+    tj__random4x(TJ__HERE, (kind), TJ_V(seed), TJ_V(offset),                           \
+                 (tj_val *const[4]){r0, r1, r2, r3}, (tj_rand_opts){__VA_ARGS__})
+#define tj_randint4x(seed, offset, r0, r1, r2, r3, ...) \
+    TJ__RANDOM4X(TJ_RANDOM_INT, seed, offset, r0, r1, r2, r3, __VA_ARGS__)
+#define tj_rand4x(seed, offset, r0, r1, r2, r3, ...) \
+    TJ__RANDOM4X(TJ_RANDOM_UNIFORM, seed, offset, r0, r1, r2, r3, __VA_ARGS__)
+#define tj_randn4x(seed, offset, r0, r1, r2, r3, ...) \
+    TJ__RANDOM4X(TJ_RANDOM_NORMAL, seed, offset, r0, r1, r2, r3, __VA_ARGS__)
+#define tj_umulhi(a, b) tj__umulhi(TJ__HERE, TJ_V(a), TJ_V(b))
+
 /* Memory. A pointer tile is a pointer parameter plus offsets. */
 #define tj_load(ptr, ...) \
     tj__load(TJ__HERE, TJ_V(ptr), (tj_mem_opts){__VA_ARGS__})

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * build.h — what the builder's files share, private to src/builder/'s
- * build.c, literals.c, shapes.c, ops.c and control.c: the state of the build
- * in progress on this thread, value handles, and the helpers every op
- * constructor uses (errors, operand checks, emitting ops, dtypes, shapes).
+ * build.c, literals.c, shapes.c, ops.c, random.c and control.c: the state
+ * of the build in progress on this thread, value handles, and the helpers
+ * every op constructor uses (errors, operand checks, emitting ops, dtypes,
+ * shapes).
  * The rest of tjit sees the builder through ir.h (tji_build) and the public
  * tj__* functions of tjit.h only.
  *
