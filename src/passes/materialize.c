@@ -141,6 +141,7 @@ static int op_has_effects(planner *p, int32_t opi)
     int effects = 0;
     switch (op->code) {
     case TJI_STORE: case TJI_ATOMIC: case TJI_ATOMIC_CAS: case TJI_PRINT: case TJI_ASSERT:
+    case TJI_BARRIER: case TJI_WHILE: /* a while loop may never end */
         effects = 1;
         break;
     case TJI_LOAD:
@@ -373,6 +374,7 @@ void tjp_materialize(const tji_func *fn, tjp_plan *plan)
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         int force = op->code == TJI_PRINT || op->code == TJI_YIELD || op->code == TJI_DOT ||
+                    op->code == TJI_CONDITION ||
                     op->code == TJI_RESHAPE || op->code == TJI_PERMUTE;
         for (int32_t a = 0; force && a < op->nargs; a++)
             if (op->args[a] > 0)
