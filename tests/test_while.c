@@ -14,11 +14,12 @@
  * carried value whose dtype changes, no condition, two, one outside a
  * loop) name the kernel, the op and the line. Each kernel's PTX, with its
  * bar.sync, assembles with ptxas for sm_80, sm_90 and sm_90a where make
- * check found ptxas.
+ * check found ptxas; so do the layer_norm sample's (Triton's tutorial 05).
  */
 #include "testlib.h"
 
 #include "jit/runtime/ptxas.h"
+#include "../samples/layer_norm_kernel.h"
 
 static tj_device *dev;
 
@@ -318,6 +319,28 @@ static void test_errors(void)
 
 /* --- PTX ------------------------------------------------------------------------ */
 
+/* The layer_norm sample's kernels at its default sizes' constants. */
+static void test_layer_norm_ptx(void)
+{
+    static const struct { const tj_kernel *const *k; int64_t consts[2]; int n; } kernels[] = {
+        {&layer_norm_fwd, {1024}, 1}, {&layer_norm_bwd_dx, {256, 1024}, 2}, {&layer_norm_bwd_dwdb, {32, 128}, 2},
+    };
+    static const char *const sm[] = {"sm_80", "sm_90", "sm_90a"};
+    for (size_t i = 0; i < TL_COUNT(kernels); i++)
+        for (int t = 0; t < 3; t++) {
+            const tj_kernel *k = *kernels[i].k;
+            char *ptx = NULL;
+            tj_status st = tj_kernel_ptx(k, kernels[i].consts, kernels[i].n, sm[t], 4, &ptx);
+            if (st == TJ_OK && tjj_ptxas_path())
+                st = tjj_ptxas_check(tjj_ptxas_path(), ptx, t ? 90 : 80, t == 2, k->name);
+            if (st != TJ_OK)
+                tap_diag("  %s", tj_last_error());
+            tap_ok(st == TJ_OK, "layer_norm sample, %s: PTX for %s%s", k->name, sm[t],
+                   tjj_ptxas_path() ? ", assembled by ptxas" : "");
+            free(ptx);
+        }
+}
+
 static void test_ptx(void)
 {
     static const struct { const tj_kernel *const *k; const char *sm; int sm_num, arch_specific; } targets[] = {
@@ -356,6 +379,7 @@ int main(void)
     test_spin_lock();
     test_errors();
     test_ptx();
+    test_layer_norm_ptx();
     tj_device_close(dev);
     return tap_done();
 }
