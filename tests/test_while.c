@@ -6,13 +6,14 @@
  * programs), carrying an i32, an i64, an f64 scalar and an f32 tile; a
  * loop whose body works before its condition (its results are the values
  * there, as a do-while); Collatz step counts: a TJ_WHILE nested in a
- * TJ_FOR that holds a TJ_IF/TJ_ELSE; and a spin lock across programs (the
+ * TJ_FOR that holds a TJ_IF/TJ_ELSE; a TJ_WHILE in a TJ_WHILE; a spin lock across programs (the
  * CPU runs them on a thread pool): tj_atomic_cas takes it, tj_atomic_xchg
  * releases it, and inside it every program adds its row to a shared
  * accumulator and bumps a counter, so the sums are exact only if no two
  * programs were ever inside at once. Then the errors (a tile condition, a
  * carried value whose dtype changes, no condition, two, one outside a
- * loop) name the kernel, the op and the line. Each kernel's PTX, with its
+ * loop) name the kernel, the op and the line, and tj_kernel_explain names
+ * the debug barriers. Each kernel's PTX, with its
  * bar.sync, assembles with ptxas for sm_80, sm_90 and sm_90a where make
  * check found ptxas; so do the layer_norm sample's (Triton's tutorial 05).
  */
@@ -185,6 +186,46 @@ static void test_collatz(void)
            P * COUNT);
 }
 
+/* out[p] = the number of pairs (i, j), 0 <= j <= i < n[p], with (i + j) % 3
+ * == 0: a TJ_WHILE inside a TJ_WHILE, the inner one's bound the outer's
+ * counter. */
+TJ_KERNEL(pairs, TJ_PARAMS(TJ_PTR(ns, i32), TJ_PTR(out, i32)), TJ_CONSTS())
+{
+    tj_val pid = tj_program_id(0), n = tj_load(tj_add(ns, pid));
+    tj_val i = tj_i32(0), hits = tj_i32(0);
+    TJ_WHILE(&i, &hits) {
+        TJ_WHILE_COND(tj_lt(i, n));
+        tj_val j = tj_i32(0);
+        TJ_WHILE(&j, &hits) {
+            TJ_WHILE_COND(tj_le(j, i));
+            hits = tj_add(hits, tj_cast(tj_eq(tj_mod(tj_add(i, j), 3), 0), TJ_I32));
+            j = tj_add(j, 1);
+        }
+        i = tj_add(i, 1);
+    }
+    tj_store(tj_add(out, pid), hits);
+}
+
+static void test_pairs(void)
+{
+    enum { P = 8 };
+    int32_t ns[P], want[P], got[P];
+    for (int p = 0; p < P; p++) {
+        ns[p] = p == 0 ? 0 : (int32_t)tl_rand_range(1, 60);
+        want[p] = 0;
+        for (int i = 0; i < ns[p]; i++)
+            for (int j = 0; j <= i; j++)
+                want[p] += (i + j) % 3 == 0;
+    }
+    tj_buffer bn = tl_upload(dev, ns, sizeof ns), bo = tl_poisoned(dev, sizeof got);
+    tj_launch_cfg cfg = tl_grid(P, 1, 1);
+    if (tl_launch_failed(pairs_launch(dev, &cfg, bn, bo), "pairs"))
+        return;
+    tl_download(dev, bo, got, sizeof got);
+    tap_ok(memcmp(got, want, sizeof want) == 0, "a TJ_WHILE inside a TJ_WHILE (%d programs, "
+           "n = %d first: %d pairs, expected %d)", P, (int)ns[1], (int)got[1], (int)want[1]);
+}
+
 /* Each program adds its row to acc and 1 to count under a spin lock. */
 TJ_KERNEL(locked_sum,
           TJ_PARAMS(TJ_PTR(lock, i32), TJ_PTR(count, i32), TJ_PTR(acc, i64), TJ_PTR(rows, i64)),
@@ -341,13 +382,25 @@ static void test_layer_norm_ptx(void)
         }
 }
 
+/* tj_kernel_explain names each debug barrier with its line. */
+static void test_explain(void)
+{
+    char *text = NULL;
+    tj_status st = tj_kernel_explain(locked_sum, NULL, 0, NULL, 0, 4, &text);
+    if (st != TJ_OK)
+        tap_diag("  %s", tj_last_error());
+    tap_ok(st == TJ_OK && text && tl_count(text, "debug_barrier (op") == 2 && strstr(text, "bar.sync 0"),
+           "tj_kernel_explain names both debug barriers of locked_sum");
+    free(text);
+}
+
 static void test_ptx(void)
 {
     static const struct { const tj_kernel *const *k; const char *sm; int sm_num, arch_specific; } targets[] = {
         {&grow, "sm_80", 80, 0}, {&grow, "sm_90", 90, 0}, {&grow, "sm_90a", 90, 1},
         {&collatz, "sm_80", 80, 0}, {&collatz, "sm_90a", 90, 1},
         {&locked_sum, "sm_80", 80, 0}, {&locked_sum, "sm_90", 90, 0}, {&locked_sum, "sm_90a", 90, 1},
-        {&do_while, "sm_90", 90, 0},
+        {&do_while, "sm_90", 90, 0}, {&pairs, "sm_80", 80, 0}, {&pairs, "sm_90a", 90, 1},
     };
     for (size_t i = 0; i < TL_COUNT(targets); i++) {
         const tj_kernel *k = *targets[i].k;
@@ -376,8 +429,10 @@ int main(void)
     test_do_while(0);
     test_do_while((int32_t)tl_rand_range(-40, -1));
     test_collatz();
+    test_pairs();
     test_spin_lock();
     test_errors();
+    test_explain();
     test_ptx();
     test_layer_norm_ptx();
     tj_device_close(dev);
