@@ -178,7 +178,8 @@ static int iter_args(tji_parser *ps, int32_t body, int32_t iv, int32_t **args, i
     int fixed = iv ? 1 : 0, bounds = iv ? 3 : 0;
     tji_region *r = &ps->fn->regions[body];
     r->args = new_args(ps, n + fixed);
-    r->args[0] = iv;
+    if (fixed)
+        r->args[0] = iv;
     memcpy(r->args + fixed, block, sizeof(int32_t) * (size_t)n);
     r->nargs = n + fixed;
     int32_t *all = new_args(ps, n + bounds);
