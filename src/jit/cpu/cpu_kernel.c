@@ -353,9 +353,10 @@ static int32_t dot_in_place(const tji_func *fn, const tji_op *op, const tjp_plan
     return acc;
 }
 
-/* Every materialized tile that is read gets an array; block arguments and IF
- * results always do (they are written by yields), FOR results share their
- * block arguments' arrays, and a dot accumulating in place its argument's. */
+/* Every materialized tile that is read gets an array; block arguments, IF
+ * results and WHILE results always do (they are written by yields, and a
+ * WHILE's by its condition), FOR results share their block arguments'
+ * arrays, and a dot accumulating in place its argument's. */
 static void layout_scratch(codegen *g)
 {
     const tji_func *fn = g->fn;
