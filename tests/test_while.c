@@ -9,8 +9,10 @@
  * TJ_FOR that holds a TJ_IF/TJ_ELSE; a TJ_WHILE in a TJ_WHILE; a spin lock
  * across programs (the CPU runs them on a thread pool): tj_atomic_cas
  * takes it, tj_atomic_xchg releases it, and inside it every program adds
- * its row to a shared accumulator and bumps a counter, so the sums are
- * exact only if no two programs were ever inside at once. Then the errors
+ * its row to a shared accumulator and bumps a counter, then lingers (a
+ * loop of volatile loads, so that without the lock programs do overlap),
+ * so the sums are exact, and each program saw a count of its own, only if
+ * no two programs were ever inside at once. Then the errors
  * (a tile condition, a carried value whose dtype changes, no condition,
  * two, one outside a loop) name the kernel, the op and the line, and
  * tj_kernel_explain names the debug barriers. Each kernel's PTX, with its
@@ -226,9 +228,11 @@ static void test_pairs(void)
            "n = %d first: %d pairs, expected %d)", P, (int)ns[1], (int)got[1], (int)want[1]);
 }
 
-/* Each program adds its row to acc and 1 to count under a spin lock. */
+/* Each program adds its row to acc and 1 to count under a spin lock, and
+ * writes the count it saw there after releasing it. */
 TJ_KERNEL(locked_sum,
-          TJ_PARAMS(TJ_PTR(lock, i32), TJ_PTR(count, i32), TJ_PTR(acc, i64), TJ_PTR(rows, i64)),
+          TJ_PARAMS(TJ_PTR(lock, i32), TJ_PTR(count, i32), TJ_PTR(acc, i64), TJ_PTR(rows, i64),
+                    TJ_PTR(seen, i32)),
           TJ_CONSTS())
 {
     tj_val pid = tj_program_id(0), offs = tj_arange(0, BLOCK);
@@ -238,37 +242,51 @@ TJ_KERNEL(locked_sum,
     }
     tj_val c = tj_load(count, .is_volatile = 1);
     tj_val a = tj_load(tj_add(acc, offs), .is_volatile = 1);
+    tj_val t = tj_i32(0); /* time inside, for another program to race in without the lock */
+    TJ_FOR(k, 0, 50000, 1, &t) {
+        t = tj_add(t, tj_load(count, .is_volatile = 1));
+    }
     tj_debug_barrier();
     tj_store(count, tj_add(c, 1));
     tj_store(tj_add(acc, offs), tj_add(a, mine));
     tj_debug_barrier();
     tj_atomic_xchg(lock, 0);
+    tj_store(tj_add(seen, pid), c);
 }
 
 static void test_spin_lock(void)
 {
     enum { P = 64 };
     int64_t rows[P * BLOCK], want[BLOCK] = {0}, got[BLOCK];
-    int32_t zero = 0, got_count = -1, got_lock = -1;
+    int32_t zero = 0, got_count = -1, got_lock = -1, seen[P], hits[P] = {0};
     for (int i = 0; i < P * BLOCK; i++) {
         rows[i] = tl_rand_range(-1000000, 1000000);
         want[i % BLOCK] += rows[i];
     }
     int64_t acc0[BLOCK] = {0};
     tj_buffer bl = tl_upload(dev, &zero, 4), bc = tl_upload(dev, &zero, 4),
-              ba = tl_upload(dev, acc0, sizeof acc0), br = tl_upload(dev, rows, sizeof rows);
+              ba = tl_upload(dev, acc0, sizeof acc0), br = tl_upload(dev, rows, sizeof rows),
+              bs = tl_poisoned(dev, sizeof seen);
     tj_launch_cfg cfg = tl_grid(P, 1, 1);
-    if (tl_launch_failed(locked_sum_launch(dev, &cfg, bl, bc, ba, br), "locked_sum"))
+    if (tl_launch_failed(locked_sum_launch(dev, &cfg, bl, bc, ba, br, bs), "locked_sum"))
         return;
+    tl_download(dev, bs, seen, sizeof seen);
+    int distinct = 1; /* the counts seen inside are 0 .. P-1, once each */
+    for (int p = 0; p < P; p++) {
+        if (seen[p] < 0 || seen[p] >= P || hits[seen[p]]++)
+            distinct = 0;
+    }
     tl_download(dev, ba, got, sizeof got);
     tl_download(dev, bc, &got_count, 4);
     tl_download(dev, bl, &got_lock, 4);
-    int ok = memcmp(got, want, sizeof want) == 0 && got_count == P && got_lock == 0;
+    int ok = memcmp(got, want, sizeof want) == 0 && got_count == P && got_lock == 0 && distinct;
     if (!ok)
-        tap_diag("  count %d (expected %d), lock %d, acc[0] %lld (expected %lld)", got_count, P,
-                 got_lock, (long long)got[0], (long long)want[0]);
+        tap_diag("  count %d (expected %d), lock %d, acc[0] %lld (expected %lld), counts seen %s",
+                 got_count, P, got_lock, (long long)got[0], (long long)want[0],
+                 distinct ? "distinct" : "repeated");
     tap_ok(ok, "a spin lock across %d programs (TJ_WHILE on tj_atomic_cas, tj_atomic_xchg): "
-           "exact sums and count", P);
+           "exact sums and count, each count seen by one program (read inside, stored after "
+           "the release)", P);
 }
 
 /* --- errors ------------------------------------------------------------------ */
