@@ -5,7 +5,7 @@
  * A loop that runs a data-dependent number of times (zero for some
  * programs), carrying an i32, an i64, an f64 scalar and an f32 tile; a
  * loop whose body works before its condition (its results are the values
- * there, as a do-while); Collatz step counts: a TJ_WHILE nested in a
+ * there, as a do-while); an integer condition; Collatz step counts: a TJ_WHILE nested in a
  * TJ_FOR that holds a TJ_IF/TJ_ELSE; a TJ_WHILE in a TJ_WHILE; a spin lock
  * across programs (the CPU runs them on a thread pool): tj_atomic_cas
  * takes it, tj_atomic_xchg releases it, and inside it every program adds
@@ -127,6 +127,30 @@ static void test_do_while(int32_t n)
     tl_download(dev, bo, got, sizeof got);
     tap_ok(got[0] == i && got[1] == s, "TJ_WHILE with work before TJ_WHILE_COND, n = %d: "
            "i %d, s %d (expected %d, %d)", (int)n, got[0], got[1], (int)i, (int)s);
+}
+
+/* An integer condition (nonzero: go on): count x down to 0. */
+TJ_KERNEL(count_down, TJ_PARAMS(TJ_PTR(out, i64), TJ_SCALAR(x0, i64)), TJ_CONSTS())
+{
+    tj_val x = x0, n = tj_i32(0);
+    TJ_WHILE(&x, &n) {
+        TJ_WHILE_COND(x);
+        x = tj_sub(x, 1);
+        n = tj_add(n, 1);
+    }
+    tj_store(out, tj_add(tj_mul(tj_cast(n, TJ_I64), 1000), x));
+}
+
+static void test_count_down(int64_t x0)
+{
+    int64_t got = -1;
+    tj_buffer bo = tl_poisoned(dev, sizeof got);
+    tj_launch_cfg cfg = tl_grid(1, 1, 1);
+    if (tl_launch_failed(count_down_launch(dev, &cfg, bo, x0), "count_down"))
+        return;
+    tl_download(dev, bo, &got, sizeof got);
+    tap_ok(got == x0 * 1000, "TJ_WHILE_COND on an i64 (nonzero: go on) from %lld: %lld trips, "
+           "ending at 0 (got %lld)", (long long)x0, (long long)x0, (long long)got);
 }
 
 /* For each of the program's COUNT numbers, its Collatz steps: a TJ_WHILE
@@ -448,6 +472,8 @@ int main(void)
     test_do_while((int32_t)tl_rand_range(1, 40));
     test_do_while(0);
     test_do_while((int32_t)tl_rand_range(-40, -1));
+    test_count_down(tl_rand_range(0, 300));
+    test_count_down(0);
     test_collatz();
     test_pairs();
     test_spin_lock();
