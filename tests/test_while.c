@@ -3,18 +3,18 @@
  * test_while.c — TJ_WHILE loops and tj_debug_barrier.
  *
  * A loop that runs a data-dependent number of times (zero for some
- * programs), carrying an i32, an i64, an f64 scalar and an f32 tile; a
- * loop whose body works before its condition (its results are the values
- * there, as a do-while); an integer condition; Collatz step counts: a TJ_WHILE nested in a
- * TJ_FOR that holds a TJ_IF/TJ_ELSE; a TJ_WHILE in a TJ_WHILE; a spin lock
- * across programs (the CPU runs them on a thread pool): tj_atomic_cas
- * takes it, tj_atomic_xchg releases it, and inside it every program adds
- * its row to a shared accumulator and bumps a counter, then lingers (a
- * loop of volatile loads, so that without the lock programs do overlap),
- * so the sums are exact, and each program saw a count of its own, only if
- * no two programs were ever inside at once. Then the errors
- * (a tile condition, a carried value whose dtype changes, no condition,
- * two, one outside a loop) name the kernel, the op and the line, and
+ * programs), carrying an i32, an i64, an f64 scalar and an f32 tile; a loop
+ * whose body works before its condition (its results are the values there,
+ * as a do-while); an integer condition; Collatz step counts: a TJ_WHILE
+ * nested in a TJ_FOR that holds a TJ_IF/TJ_ELSE; a TJ_WHILE in a TJ_WHILE;
+ * a spin lock across programs (the CPU runs them on a thread pool):
+ * tj_atomic_cas takes it, tj_atomic_xchg releases it, and inside it every
+ * program adds its row to a shared accumulator and bumps a counter, then
+ * lingers (a loop of volatile loads, so that without the lock programs do
+ * overlap), so the sums are exact, and each program saw a count of its own,
+ * only if no two programs were ever inside at once. Then the errors (a tile
+ * condition, a carried value whose dtype changes, no condition, two, one
+ * outside a loop) name the kernel, the op and the line, and
  * tj_kernel_explain names the debug barriers. Each kernel's PTX, with its
  * bar.sync, assembles with ptxas for sm_80, sm_90 and sm_90a where make
  * check found ptxas; so do the layer_norm sample's (Triton's tutorial 05).
