@@ -61,7 +61,8 @@ typedef enum fz_kind {
     FZ_PERMUTE3,  /* (r, c) viewed as [r, c/2, 2], permuted to [r, 2, c/2], reshaped back */
     FZ_BCAST,     /* tj_broadcast_to (R, C) */
     /* control flow */
-    FZ_FOR,       /* acc = a; TJ_FOR(k, 0, trips) { acc = acc sub b (+ k if axis) } */
+    FZ_FOR,       /* acc = a; TJ_FOR(k, 0, trips) { acc = acc sub b (+ k if axis) },
+                     or the same as a TJ_WHILE (fz_for_as_while) */
     FZ_IF,        /* v = a; TJ_IF(pid + trips < iconst) { v = v sub b } TJ_ELSE { v = v sub2 b } */
     FZ_BAD        /* ill-formed programs: one bad op (sub: fz_bad), see test_fuzz.c */
 } fz_kind;
@@ -91,6 +92,10 @@ typedef struct fz_prog {
     int store_mask;  /* an i1 value ANDed into the first store's mask, or -1 */
     int bad;         /* index of the FZ_BAD op, or -1 */
 } fz_prog;
+
+/* Half the FZ_FOR loops are written as TJ_WHILE(k < trips) loops, picked
+ * by their ops, so that each seed keeps the program it always had. */
+static inline int fz_for_as_while(const fz_op *o) { return (o->sub + o->sub2) % 2; }
 
 static inline int fz_is_float(tj_dtype t) { return t >= TJ_F16 && t <= TJ_F64; }
 static inline int fz_is_int(tj_dtype t) { return !fz_is_float(t) && t != TJ_I1; }

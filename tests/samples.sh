@@ -10,6 +10,8 @@
 # The second matmul_block_ptr has strides that are multiples of 16, so on
 # Hopper its loads are TMA copies, ragged along M, N and K (zeros beyond the
 # tensor come from the copy engine).
+# The second layer_norm has rows longer than the forward's chunk, and more
+# rows than groups: programs wait on each other's locks.
 # The second multi_gpu uses at most three devices: GPUs where there are
 # some, else three CPU devices (the split, the threads and the check).
 # Run from the top build directory (as `make check` does); SAMPLES_DIR
@@ -24,6 +26,8 @@ set -- \
     "box_filter 45 141" \
     "softmax 37 300" \
     "dropout 100003" \
+    "layer_norm 37 300" \
+    "layer_norm 300 1500" \
     "matmul 130 67 45" \
     "matmul_block_ptr 77 130 65" \
     "matmul_block_ptr 1000 272 208" \

@@ -12,8 +12,8 @@
  * broadcasting and C literals, math functions (tj_sin ... tj_pow among
  * them), minimum/maximum with and without .propagate_nan over signed zeros
  * and NaNs; comparisons, where, casts between all dtypes; reductions,
- * argmax/argmin and cumsum along either axis or of the flattened tile; transposes and broadcasts; TJ_FOR loops and TJ_IF
- * branches; then masked stores of up to eight of its values, each to a
+ * argmax/argmin and cumsum along either axis or of the flattened tile; transposes and broadcasts; TJ_FOR loops (half
+ * of them written as TJ_WHILE loops) and TJ_IF branches; then masked stores of up to eight of its values, each to a
  * slot of the output buffer of its value's dtype. The body walks the list and emits the tj_* calls; the
  * host walks it again in C (fuzz_ref.h) and every output element must
  * match — exactly, except where a float bound allows a few ulps (math
@@ -360,6 +360,17 @@ static tj_val emit_op(fz_ctx *c, int idx)
     case FZ_BCAST: return tj_broadcast_to(a, dims_of(o));
     case FZ_FOR: {
         tj_val acc = to_dims(a, A, o);
+        if (fz_for_as_while(o)) {
+            tj_val k = tj_i32(0);
+            TJ_WHILE(&k, &acc) {
+                TJ_WHILE_COND(tj_lt(k, c->trips));
+                acc = emit_bin(o->sub, acc, b, 0);
+                if (o->axis)
+                    acc = tj_add(acc, tj_cast(k, o->dt));
+                k = tj_add(k, 1);
+            }
+            return acc;
+        }
         TJ_FOR(k, 0, c->trips, 1, &acc) {
             acc = emit_bin(o->sub, acc, b, 0);
             if (o->axis)

@@ -74,6 +74,9 @@ TJ_API tj_val tj__for_begin(tj_loc loc, tj_val lo, tj_val hi, tj_val step,
                             tj_val **vars, int nvars);
 TJ_API int tj__if_begin(tj_loc loc, tj_val cond, tj_val **vars, int nvars);
 TJ_API int tj__else_begin(tj_loc loc);
+TJ_API int tj__while_begin(tj_loc loc, tj_val **vars, int nvars);
+TJ_API void tj__while_cond(tj_loc loc, tj_val cond);
+TJ_API void tj__debug_barrier(tj_loc loc);
 TJ_API int tj__region_next(void);
 
 /* Parameters are triples (kind, name, dtype); kind's bit 0: a pointer,

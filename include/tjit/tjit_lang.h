@@ -470,6 +470,14 @@ typedef struct tj_dot_opts {
  *     }
  *     TJ_IF(tj_gt(s, 0), &acc) { acc = tj_mul(acc, 2); } TJ_ELSE { acc = tj_neg(acc); }
  *
+ * A loop whose end is only known at run time is TJ_WHILE: each trip runs
+ * the body up to TJ_WHILE_COND(cond), which ends the loop where the i1
+ * scalar cond is false, and goes round again after the rest of the body:
+ *
+ *     TJ_WHILE(&x) { TJ_WHILE_COND(tj_lt(x, limit)); x = tj_mul(x, 2); }
+ *     TJ_WHILE() { TJ_WHILE_COND(tj_eq(tj_atomic_cas(lock, 0, 1), 1)); }  -- spin
+ *
+ * After the loop the carried variables hold their values at TJ_WHILE_COND.
  * The body is C that runs once, at build time. Do not leave it with break,
  * return or goto: the builder reports an unclosed region.
  */
@@ -485,6 +493,15 @@ typedef struct tj_dot_opts {
          tj__once_ && tj__region_next(); )
 #define TJ_ELSE                                                                 \
     for (int tj__once_ = tj__else_begin(TJ__HERE); tj__once_ && tj__region_next(); )
+#define TJ_WHILE(...)                                                           \
+    for (int tj__once_ = tj__while_begin(TJ__HERE,                              \
+                                         (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},     \
+                                         TJ__NARGS(__VA_ARGS__));               \
+         tj__once_ && tj__region_next(); )
+#define TJ_WHILE_COND(cond) tj__while_cond(TJ__HERE, TJ_V(cond))
+/* Every thread of the program waits here for the others (Triton's
+ * tl.debug_barrier; bar.sync 0 on a GPU, nothing on the CPU). */
+#define tj_debug_barrier() tj__debug_barrier(TJ__HERE)
 
 /*
  * TJ_KERNEL(name, TJ_PARAMS(...), TJ_CONSTS(...)) { body }

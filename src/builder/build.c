@@ -111,7 +111,7 @@ int tji_check_value(int32_t id, const char *what, int index)
     if (!tji_region_within(B.fn, B.region, r)) {
         tji_loc body = B.fn->ops[B.fn->regions[r].parent_op].loc;
         return tji_fail(TJ_ERR_BUILD,
-                        "value defined inside a TJ_FOR/TJ_IF body (%s:%d) is used outside it; "
+                        "value defined inside a TJ_FOR/TJ_IF/TJ_WHILE body (%s:%d) is used outside it; "
                         "list it as a carried variable",
                         body.file ? body.file : "?", body.line);
     }
@@ -306,7 +306,7 @@ tj_status tji_build(const tj_kernel *kernel, const int64_t *consts, int nconsts,
         B.loc = s->loc;
         B.opname = tji_scope_name(s->kind);
         tji_fail(TJ_ERR_BUILD, "region opened at %s:%d was not closed (break/return/goto out of "
-                 "a TJ_FOR or TJ_IF body?)", tji_loc_file(s->loc), s->loc.line);
+                 "a TJ_FOR, TJ_IF or TJ_WHILE body?)", tji_loc_file(s->loc), s->loc.line);
     }
     st = B.status;
     if (st != TJ_OK)

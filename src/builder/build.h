@@ -36,16 +36,17 @@ typedef struct literal {
     double fval;
 } literal;
 
-typedef enum scope_kind { SCOPE_FOR, SCOPE_THEN, SCOPE_ELSE } scope_kind;
+typedef enum scope_kind { SCOPE_FOR, SCOPE_THEN, SCOPE_ELSE, SCOPE_WHILE } scope_kind;
 
-/* An open TJ_FOR / TJ_IF / TJ_ELSE body. */
+/* An open TJ_FOR / TJ_IF / TJ_ELSE / TJ_WHILE body. */
 typedef struct scope {
     scope_kind kind;
     int entered;        /* tj__region_next() has let the body run */
-    int32_t op;         /* the FOR or IF op; -1 for a placeholder */
+    int32_t op;         /* the FOR, IF or WHILE op; -1 for a placeholder */
     int32_t region;     /* the body */
     int32_t outer;      /* the region to return to */
-    int32_t yield_op;   /* IF: the provisional YIELD of the else region */
+    int32_t yield_op;   /* IF: the provisional YIELD of the else region;
+                           WHILE: its CONDITION, -1 until TJ_WHILE_COND */
     tj_loc loc;
     int nvars;
     tj_val **vars;      /* the user's carried variables (copied pointers) */
@@ -208,6 +209,6 @@ TJI_FUNC int tji_check_block_opts(int32_t ptr, const tj_mem_opts *o, int is_load
 
 /* --- control flow (control.c) ------------------------------------------------------ */
 
-TJI_FUNC const char *tji_scope_name(scope_kind k); /* "for", "if", "else" */
+TJI_FUNC const char *tji_scope_name(scope_kind k); /* "for", "if", "else", "while" */
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * control.c — runtime control flow: TJ_FOR, TJ_IF and TJ_ELSE.
+ * control.c — runtime control flow: TJ_FOR, TJ_IF, TJ_ELSE and TJ_WHILE.
  *
  * They are C for-statements whose condition is tj__region_next(): the first
  * call after a begin lets the body run once (at build time), the second
@@ -11,7 +11,11 @@
  * which turns C assignment into SSA. TJ_ELSE is accepted right after a TJ_IF
  * closed, with no op in between: it reopens the IF's else region, whose
  * provisional YIELD (the values from before the IF) is taken out and
- * re-appended with the else body's values at its close. Regions opened in an
+ * re-appended with the else body's values at its close. TJ_WHILE's body is
+ * one region like a FOR's (its block arguments are the carried values);
+ * TJ_WHILE_COND, directly in it, appends the CONDITION that ends the loop
+ * when false, with the carried values as they are there: those become the
+ * WHILE's results. Regions opened in an
  * error state (or outside a build) are placeholders that only keep the C
  * loops' "run once, then close" rhythm.
  */
@@ -23,7 +27,7 @@
 
 const char *tji_scope_name(scope_kind k)
 {
-    return k == SCOPE_FOR ? "for" : k == SCOPE_THEN ? "if" : "else";
+    return k == SCOPE_FOR ? "for" : k == SCOPE_THEN ? "if" : k == SCOPE_ELSE ? "else" : "while";
 }
 
 /* Opens a scope; it stays a placeholder (op -1) unless its begin succeeds. */
@@ -34,7 +38,7 @@ static scope *push_scope(scope_kind kind, tj_loc loc)
         B.scopes = tjs_xrealloc(B.scopes, sizeof *B.scopes * (size_t)B.scopes_cap);
     }
     scope *s = &B.scopes[B.depth++];
-    *s = (scope){.kind = kind, .op = -1, .loc = loc};
+    *s = (scope){.kind = kind, .op = -1, .yield_op = -1, .loc = loc};
     B.else_ready = 0;
     return s;
 }
@@ -147,10 +151,11 @@ static int32_t carried_value(const scope *s, int i, const tji_type *want)
         return id ? tji_broadcast_shape(id, want->rank, want->shape) : 0;
     }
     if (!tji_type_equal(&t, want)) {
-        const char *where = s->kind == SCOPE_FOR ? "loop" : s->kind == SCOPE_THEN ? "TJ_IF"
-                                                                                   : "TJ_ELSE";
+        static const char *const where[] = {[SCOPE_FOR] = "loop", [SCOPE_THEN] = "TJ_IF",
+                                            [SCOPE_ELSE] = "TJ_ELSE", [SCOPE_WHILE] = "TJ_WHILE"};
+        int loop = s->kind == SCOPE_FOR || s->kind == SCOPE_WHILE;
         return tji_fail(TJ_ERR_TYPE, "%scarried variable %d changes type from %s to %s in the %s body",
-                        s->kind == SCOPE_FOR ? "loop-" : "", i, tji_type_text(want), tji_type_text(&t), where);
+                        loop ? "loop-" : "", i, tji_type_text(want), tji_type_text(&t), where[s->kind]);
     }
     return id;
 }
@@ -174,6 +179,9 @@ static void close_scope(scope *s)
             ok = (vals[i] = carried_value(s, i + 1, &want)) != 0;
         }
     }
+    if (ok && s->kind == SCOPE_WHILE && s->yield_op < 0)
+        ok = tji_fail(TJ_ERR_BUILD, "TJ_WHILE body without a TJ_WHILE_COND(cond): the loop "
+                      "could never end");
     if (ok && s->kind != SCOPE_ELSE)
         tji_emit_op(TJI_YIELD, s->region, vals, s->nvars, 0, NULL);
     if (ok && s->kind == SCOPE_ELSE) { /* the provisional YIELD, with this body's values */
@@ -194,6 +202,69 @@ static void close_scope(scope *s)
         B.last_if = *s;
         B.else_ready = 1;
     }
+}
+
+int tj__while_begin(tj_loc loc, tj_val **vars, int nvars)
+{
+    push_scope(SCOPE_WHILE, loc);
+    if (!tji_enter(loc, "while", 0, NULL) || !check_carried(vars, nvars))
+        return 1;
+    tji_func *fn = B.fn;
+    scope *s = &B.scopes[B.depth - 1];
+    int32_t *init = tjs_arena_alloc(fn->arena, sizeof(int32_t) * (size_t)(nvars + 1));
+    keep_vars(s, vars, nvars, init);
+    tji_type *types = tjs_arena_alloc(fn->arena, sizeof(tji_type) * (size_t)(nvars + 1));
+    for (int i = 0; i < nvars; i++) {
+        types[i] = type_of(init[i]);
+        if (fn->values[init[i]].weak) /* its type is now the loop's: freeze it */
+            B.lits[init[i]].used = 1;
+    }
+    for (int i = 0; i < nvars; i++)
+        if (tji_is_block_ptr(&types[i]))
+            return tji_fail(TJ_ERR_TYPE, "TJ_WHILE cannot carry a block pointer (carried "
+                            "variable %d): carry its offsets, or use TJ_FOR", i + 1), 1;
+    s->op = tji_emit_op(TJI_WHILE, B.region, init, nvars, nvars, types);
+    s->region = tji_new_region(fn, s->op);
+    tji_set_block_args(fn, s->region, types, nvars);
+    s->outer = B.region;
+    for (int i = 0; i < nvars; i++)
+        *s->vars[i] = val(fn->regions[s->region].args[i]);
+    B.region = s->region;
+    return 1;
+}
+
+void tj__while_cond(tj_loc loc, tj_val cond)
+{
+    if (!tji_enter(loc, "while_cond", 1, &cond))
+        return;
+    scope *s = B.depth > 0 ? &B.scopes[B.depth - 1] : NULL;
+    if (!s || s->kind != SCOPE_WHILE || s->op < 0) {
+        tji_fail(TJ_ERR_BUILD, "TJ_WHILE_COND outside a TJ_WHILE body (it goes directly in "
+                 "one, not in a TJ_FOR or TJ_IF inside it)");
+        return;
+    }
+    tji_func *fn = B.fn;
+    if (s->yield_op >= 0) {
+        tji_fail(TJ_ERR_BUILD, "a second TJ_WHILE_COND in one TJ_WHILE body (the first is at "
+                 "line %d)", fn->ops[s->yield_op].loc.line);
+        return;
+    }
+    tji_type t = type_of(vid(cond));
+    if (t.rank) {
+        tji_fail(TJ_ERR_SHAPE, "TJ_WHILE condition must be a scalar, got %s (reduce the tile, "
+                 "e.g. with tj_max)", tji_type_text(&t));
+        return;
+    }
+    int32_t *vals = tjs_arena_alloc(fn->arena, sizeof(int32_t) * (size_t)(s->nvars + 1));
+    if (!(vals[0] = tji_as_condition(vid(cond), "the TJ_WHILE condition")))
+        return;
+    int32_t first = fn->ops[s->op].result;
+    for (int i = 0; i < s->nvars; i++) {
+        tji_type want = fn->values[first + i].type;
+        if (!(vals[i + 1] = carried_value(s, i + 1, &want)))
+            return;
+    }
+    s->yield_op = tji_emit_op(TJI_CONDITION, B.region, vals, s->nvars + 1, 0, NULL);
 }
 
 int tj__else_begin(tj_loc loc)
@@ -225,7 +296,7 @@ int tj__region_next(void)
 {
     if (B.depth == 0) {
         if (B.fn)
-            tji_fail(TJ_ERR_BUILD, "tj__region_next without an open TJ_FOR or TJ_IF");
+            tji_fail(TJ_ERR_BUILD, "tj__region_next without an open TJ_FOR, TJ_IF or TJ_WHILE");
         return 0;
     }
     scope *s = &B.scopes[B.depth - 1];

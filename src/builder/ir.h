@@ -98,7 +98,17 @@ typedef enum tji_opcode {
                          [region[0]]: args (iv, carried...), ends with YIELD */
     TJI_IF,           /* (cond: i1 scalar) -> results; [region[0]] then,
                          [region[1]] else; both end with YIELD */
-    TJI_YIELD,        /* (values...) -> nothing; last op of a FOR/IF region */
+    TJI_YIELD,        /* (values...) -> nothing; last op of a FOR/IF/WHILE region */
+    TJI_WHILE,        /* (init...) -> results; [region[0]]: args (carried...),
+                         holds one CONDITION among its own ops, ends with YIELD
+                         (the next trip's carried values). Each trip runs the
+                         ops up to the CONDITION; if its cond is false the loop
+                         ends with the CONDITION's values as results, else it
+                         runs the rest and goes round again */
+    TJI_CONDITION,    /* (cond: i1 scalar, values...) -> nothing; in a WHILE
+                         region: values have the carried types */
+    TJI_BARRIER,      /* () -> nothing; every thread of the program waits for
+                         the others (tj_debug_barrier) */
 
     TJI_CONVERT,      /* (x) -> same type in another distributed layout; made
                          only by the GPU layout pass (tjp_assign_layouts) */

@@ -620,3 +620,8 @@ void tj__device_assert(tj_loc loc, tj_val cond, const char *msg)
     B.fn->ops[op].str = tjs_arena_strdup(B.fn->arena, msg ? msg : "");
 }
 
+void tj__debug_barrier(tj_loc loc)
+{
+    if (tji_enter(loc, "debug_barrier", 0, NULL))
+        tji_emit_op(TJI_BARRIER, B.region, NULL, 0, 0, NULL);
+}

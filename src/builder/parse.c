@@ -151,6 +151,8 @@ static int mem_attrs(tji_parser *ps, tji_op *op)
 static int region_body(tji_parser *ps, int32_t region, int depth);
 
 /* "%a = %init" pairs of a FOR's iter_args. */
+/* A FOR's "iter_args(%a = %init, ...)" after its bounds (iv: its induction
+ * variable, the body's first argument), or a WHILE's (iv 0: none, no bounds). */
 static int iter_args(tji_parser *ps, int32_t body, int32_t iv, int32_t **args, int32_t *nargs)
 {
     int32_t block[64], init[64];
@@ -173,20 +175,22 @@ static int iter_args(tji_parser *ps, int32_t body, int32_t iv, int32_t **args, i
         if (!tji_expect(ps, ")"))
             return 0;
     }
+    int fixed = iv ? 1 : 0, bounds = iv ? 3 : 0;
     tji_region *r = &ps->fn->regions[body];
-    r->args = new_args(ps, n + 1);
-    r->args[0] = iv;
-    memcpy(r->args + 1, block, sizeof(int32_t) * (size_t)n);
-    r->nargs = n + 1;
-    int32_t *all = new_args(ps, n + 3);
-    memcpy(all, *args, sizeof(int32_t) * 3);
-    memcpy(all + 3, init, sizeof(int32_t) * (size_t)n);
+    r->args = new_args(ps, n + fixed);
+    if (fixed)
+        r->args[0] = iv;
+    memcpy(r->args + fixed, block, sizeof(int32_t) * (size_t)n);
+    r->nargs = n + fixed;
+    int32_t *all = new_args(ps, n + bounds);
+    memcpy(all, *args, sizeof(int32_t) * (size_t)bounds);
+    memcpy(all + bounds, init, sizeof(int32_t) * (size_t)n);
     *args = all;
-    *nargs = n + 3;
+    *nargs = n + bounds;
     return 1;
 }
 
-/* The "-> (types)" of a FOR or IF, defining its results. */
+/* The "-> (types)" of a FOR, IF or WHILE, defining its results. */
 static int region_results(tji_parser *ps, int32_t idx, const int32_t *ids, const char *const *at,
                           int n)
 {
@@ -240,10 +244,10 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
         if (!tji_read_ident(ps, s, sizeof s, "a suffix after '.'") || !suffix(ps, &op, s, at))
             return 0;
     }
-    int is_region = code == TJI_FOR || code == TJI_IF;
+    int is_region = code == TJI_FOR || code == TJI_IF || code == TJI_WHILE;
     int no_result = code == TJI_STORE || code == TJI_YIELD || code == TJI_PRINT ||
                     code == TJI_ASSERT || code == TJI_ASYNC_COPY || code == TJI_ASYNC_COMMIT ||
-                    code == TJI_ASYNC_WAIT;
+                    code == TJI_ASYNC_WAIT || code == TJI_CONDITION || code == TJI_BARRIER;
     if (no_result && nres)
         return tji_parse_fail_at(ps, name_at, "an op with results (this one has none)");
     if (!is_region && !no_result && nres != 1)
@@ -400,6 +404,15 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
         op.region[0] = body;
         if (!tji_define_value(ps, iv_at, iv, t, -1, body) ||
             !iter_args(ps, body, iv, &op.args, &op.nargs) ||
+            !region_results(ps, idx, ids, ids_at, nres))
+            return 0;
+        break;
+    }
+    case TJI_WHILE: {
+        int32_t body = tji_new_region(fn, idx);
+        op.region[0] = body;
+        op.args = new_args(ps, 0);
+        if (!iter_args(ps, body, 0, &op.args, &op.nargs) ||
             !region_results(ps, idx, ids, ids_at, nres))
             return 0;
         break;

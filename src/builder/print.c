@@ -195,6 +195,26 @@ static void print_result_types(tjs_buf *b, const tji_func *fn, const tji_text_ho
 
 static int32_t arg(const tji_op *op, int i) { return i < op->nargs ? op->args[i] : 0; }
 
+/* " iter_args(%a = %init, ...)": a FOR's operands from 3 on (its body's
+ * arguments from 1), a WHILE's from 0 (from 0). */
+static void print_iter_args(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h,
+                            const tji_op *op, const tji_region *body, int first)
+{
+    if (op->nargs <= first)
+        return;
+    int shift = first ? first - 1 : 0; /* operand i is body argument i - shift */
+    tjs_buf_printf(b, " iter_args(");
+    for (int i = first; i < op->nargs; i++) {
+        tjs_buf_printf(b, "%s", i > first ? ", " : "");
+        if (body && i - shift < body->nargs)
+            tjs_buf_printf(b, "%%%d = ", body->args[i - shift]);
+        print_value(b, op->args[i]);
+        if (body && i - shift < body->nargs)
+            hook_value(b, fn, h, body->args[i - shift]);
+    }
+    tjs_buf_printf(b, ")");
+}
+
 /* The op's line, without indentation, comment or region bodies. */
 static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h,
                           const tji_op *op)
@@ -317,24 +337,20 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
             tjs_buf_printf(b, " : ");
             tji_print_type(b, tji_typeof(fn, arg(op, 0)));
         }
-        if (op->nargs > 3) {
-            tjs_buf_printf(b, " iter_args(");
-            for (int i = 3; i < op->nargs; i++) {
-                tjs_buf_printf(b, "%s", i > 3 ? ", " : "");
-                if (body && i - 2 < body->nargs)
-                    tjs_buf_printf(b, "%%%d = ", body->args[i - 2]);
-                print_value(b, op->args[i]);
-                if (body && i - 2 < body->nargs)
-                    hook_value(b, fn, h, body->args[i - 2]);
-            }
-            tjs_buf_printf(b, ")");
-        }
+        print_iter_args(b, fn, h, op, body, 3);
         if (op->nresults)
             print_result_types(b, fn, h, op);
         hook_op(b, fn, h, op);
         tjs_buf_printf(b, " {");
         return;
     }
+    case TJI_WHILE:
+        print_iter_args(b, fn, h, op, op->region[0] >= 0 ? &fn->regions[op->region[0]] : NULL, 0);
+        if (op->nresults)
+            print_result_types(b, fn, h, op);
+        hook_op(b, fn, h, op);
+        tjs_buf_printf(b, " {");
+        return;
     case TJI_IF:
         tjs_buf_printf(b, " ");
         print_value(b, arg(op, 0));
@@ -393,7 +409,7 @@ static void print_op(tjs_buf *b, const tji_func *fn, const tji_text_hooks *h, in
                        slash ? slash + 1 : file, op->loc.line);
     }
     tjs_buf_printf(b, "\n");
-    if (op->code != TJI_FOR && op->code != TJI_IF)
+    if (op->code != TJI_FOR && op->code != TJI_IF && op->code != TJI_WHILE)
         return;
     if (op->region[0] >= 0)
         print_region(b, fn, h, op->region[0], depth + 1);

@@ -84,6 +84,7 @@ static int takes_fp8(tji_opcode c)
     case TJI_CONST: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE:
     case TJI_PERMUTE: case TJI_WHERE: case TJI_CAST: case TJI_LOAD: case TJI_STORE: case TJI_FOR:
     case TJI_IF: case TJI_YIELD: case TJI_CONVERT: case TJI_PRINT: case TJI_DOT: case TJI_LOCAL_LOAD:
+    case TJI_WHILE: case TJI_CONDITION:
         return 1;
     default:
         return 0;
@@ -97,12 +98,13 @@ static int operand_count(tji_opcode c)
 {
     switch (c) {
     case TJI_CONST: case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_ARANGE:
-    case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT: case TJI_LOGICAL_PROGRAMS:
+    case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT: case TJI_LOGICAL_PROGRAMS: case TJI_BARRIER:
         return 0;
     case TJI_FMA: case TJI_WHERE: case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC:
     case TJI_ATOMIC_CAS: case TJI_DOT: case TJI_ASYNC_COPY:
         return 3;
-    case TJI_FOR: case TJI_YIELD: case TJI_MAKE_BLOCK_PTR: case TJI_ADVANCE:
+    case TJI_FOR: case TJI_YIELD: case TJI_MAKE_BLOCK_PTR: case TJI_ADVANCE: case TJI_WHILE:
+    case TJI_CONDITION:
         return -1;
     default:
         return c >= TJI_ADD && c <= TJI_ADDPTR ? 2 : 1;
@@ -113,9 +115,10 @@ static int result_count(tji_opcode c)
 {
     switch (c) {
     case TJI_STORE: case TJI_YIELD: case TJI_PRINT: case TJI_ASSERT:
-    case TJI_ASYNC_COPY: case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT:
+    case TJI_ASYNC_COPY: case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT: case TJI_CONDITION:
+    case TJI_BARRIER:
         return 0;
-    case TJI_FOR: case TJI_IF:
+    case TJI_FOR: case TJI_IF: case TJI_WHILE:
         return -1;
     default:
         return 1;
@@ -123,7 +126,8 @@ static int result_count(tji_opcode c)
 }
 
 /* Block pointers are made by MAKE_BLOCK_PTR and ADVANCE, read by LOAD and
- * STORE (operand 1) and carried by FOR, IF and YIELD; no other op sees one
+ * STORE (operand 1) and carried by FOR, IF and YIELD (not WHILE: the builder
+ * refuses); no other op sees one
  * (and once they are lowered no value is one: tji_verify). */
 static int block_ptrs_fit(const tji_func *fn, const tji_op *op)
 {
@@ -209,7 +213,7 @@ static int check_types(const verifier *v, int32_t idx)
     for (int i = 0; i < op->nresults; i++)
         NEED(fn->values[op->result + i].def_op == idx, "result %%%d names op #%d as its definer",
              op->result + i, fn->values[op->result + i].def_op);
-    int has_regions = c == TJI_FOR || c == TJI_IF;
+    int has_regions = c == TJI_FOR || c == TJI_IF || c == TJI_WHILE;
     NEED((op->region[0] >= 0) == has_regions && (op->region[1] >= 0) == (c == TJI_IF),
          "has regions %d and %d", op->region[0], op->region[1]);
     for (int i = 0; i < 2; i++)
@@ -465,6 +469,35 @@ static int check_types(const verifier *v, int32_t idx)
                  "block argument %d has the wrong type", i + 2);
         break;
     }
+    case TJI_WHILE: {
+        NEED(op->nresults == op->nargs, "%d operands for %d results", op->nargs, op->nresults);
+        for (int i = 0; i < op->nresults; i++)
+            NEED(EQ(T(i), tji_typeof(fn, op->result + i)), "carried value %d: %s -> %s", i + 1,
+                 TXT(T(i), t1), TXT(tji_typeof(fn, op->result + i), t2));
+        const tji_region *body = &fn->regions[op->region[0]];
+        NEED(body->nargs == op->nresults, "the body has %d arguments", body->nargs);
+        for (int i = 0; i < op->nresults; i++)
+            NEED(EQ(tji_typeof(fn, body->args[i]), tji_typeof(fn, op->result + i)),
+                 "block argument %d has the wrong type", i + 1);
+        int conds = 0;
+        for (int32_t i = 0; i < body->nops; i++)
+            conds += body->ops[i] >= 0 && body->ops[i] < fn->nops &&
+                     fn->ops[body->ops[i]].code == TJI_CONDITION;
+        NEED(conds == 1, "its body has %d conditions", conds);
+        break;
+    }
+    case TJI_CONDITION: {
+        int32_t loop = op->parent >= 0 ? fn->regions[op->parent].parent_op : -1;
+        NEED(loop >= 0 && fn->ops[loop].code == TJI_WHILE, "a condition outside a while body");
+        NEED(op->nargs >= 1 && is_i1(T(0)) && T(0)->rank == 0, "condition %s",
+             op->nargs ? TXT(T(0), t1) : "missing");
+        NEED(op->nargs - 1 == fn->ops[loop].nresults, "%d values for %d results", op->nargs - 1,
+             fn->ops[loop].nresults);
+        for (int i = 1; i < op->nargs; i++)
+            NEED(EQ(T(i), tji_typeof(fn, fn->ops[loop].result + i - 1)),
+                 "value %d does not have the type of the loop's result %d", i, i);
+        break;
+    }
     case TJI_IF:
         NEED(is_i1(T(0)) && T(0)->rank == 0, "condition %s", TXT(T(0), t1));
         NEED(fn->regions[op->region[0]].nargs == 0 && fn->regions[op->region[1]].nargs == 0,
@@ -475,10 +508,10 @@ static int check_types(const verifier *v, int32_t idx)
         if (c == TJI_ASSERT)
             NEED(is_i1(T(0)), "condition %s", TXT(T(0), t1));
         break;
-    case TJI_YIELD: case TJI_ASYNC_COMMIT: case TJI_OPCODE_COUNT:
+    case TJI_YIELD: case TJI_ASYNC_COMMIT: case TJI_BARRIER: case TJI_OPCODE_COUNT:
         break;
     }
-    /* The YIELD ending each region of a FOR or IF matches its results. */
+    /* The YIELD ending each region of a FOR, IF or WHILE matches its results. */
     for (int r = 0; has_regions && r < 2 && op->region[r] >= 0; r++) {
         const tji_region *reg = &fn->regions[op->region[r]];
         if (reg->nops == 0)
@@ -516,7 +549,7 @@ static int walk_op(verifier *v, int32_t region, int32_t idx, int last)
     if (op->parent != region)
         return broken(v, idx, "it is in region %d but names region %d", region, op->parent);
     if (op->code == TJI_YIELD && (!last || fn->regions[region].parent_op < 0))
-        return broken(v, idx, "a yield that does not end a FOR or IF region");
+        return broken(v, idx, "a yield that does not end a FOR, IF or WHILE region");
     if (!check_types(v, idx))
         return 0;
     for (int i = 0; i < op->nargs; i++)

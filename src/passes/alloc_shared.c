@@ -349,7 +349,7 @@ static void ring_span(const tji_func *fn, int ring, const int32_t *pos, int32_t 
         int32_t loop = fn->regions[op->parent].parent_op, outer = -1;
         for (int32_t at = loop; at >= 0 && fn->ops[at].parent >= 0;) {
             at = fn->regions[fn->ops[at].parent].parent_op;
-            if (at >= 0 && fn->ops[at].code == TJI_FOR)
+            if (at >= 0 && (fn->ops[at].code == TJI_FOR || fn->ops[at].code == TJI_WHILE))
                 outer = at;
         }
         if (outer < 0)

@@ -336,7 +336,8 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
         if (op->region[s] >= 0)
             visit_region(fn, of, op->region[s]);
     if (op->nresults != 1)
-        return; /* FOR and IF results stay unknown */
+        return; /* FOR, IF and WHILE results stay unknown (a WHILE's
+                   block arguments too: nothing bounds its trips) */
     info *r = &of[op->result];
     const tji_type *t = tji_typeof(fn, op->result);
     const info *a = op->nargs > 0 && op->args[0] > 0 ? &of[op->args[0]] : NULL;

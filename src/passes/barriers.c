@@ -34,7 +34,10 @@
  * see, so the body starts with its own writes and loads pending (and the
  * writes before the loop stay pending after it: it may run zero times). The
  * arms of an IF start from the state before it and the state after is the
- * union of theirs. Every barrier empties the pending writes and loads.
+ * union of theirs. A WHILE is walked as a FOR (its body's ops before the
+ * condition run once more, which adds nothing to what is pending). Every
+ * barrier empties the pending writes and loads, tj_debug_barrier's
+ * (BARRIER) included: it is one, placed where the user wrote it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -222,8 +225,9 @@ static void walk_op(order *s, int32_t opi)
             shared_step(s, opi);
         s->stored |= STORED_ATOMIC;
         return;
-    case TJI_FOR: walk_for(s, op); return;
+    case TJI_FOR: case TJI_WHILE: walk_for(s, op); return;
     case TJI_IF: walk_if(s, op); return;
+    case TJI_BARRIER: barrier(s, opi, TJP_BARRIER_BEFORE); return;
     default:
         if (step)
             shared_step(s, opi);

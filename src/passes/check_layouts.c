@@ -100,7 +100,8 @@ tj_status tjp_check_layouts(const tji_func *fn, const tjp_layout_plan *plan)
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || op->code == TJI_CONVERT || op->code == TJI_FOR ||
-            op->code == TJI_IF || op->code == TJI_YIELD)
+            op->code == TJI_IF || op->code == TJI_YIELD || op->code == TJI_WHILE ||
+            op->code == TJI_CONDITION)
             continue;
         int32_t anchor = op->nresults == 1 && is_tile(fn, op->result) ? op->result
                          : op->nargs && is_tile(fn, op->args[0]) ? op->args[0] : 0;

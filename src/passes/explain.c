@@ -21,7 +21,8 @@
  * bank conflicts per request. All of it is read from the plan: the steps
  * of the swizzle pass, their bytes in the kernel's shared allocation
  * (alloc_shared.c) and the barriers around them and before global accesses
- * (barriers.c); with a plan that lacks them the text says so.
+ * (barriers.c), and the user's own (tj_debug_barrier); with a plan that
+ * lacks them the text says so.
  *
  * The address map is only what axis info proves: along the pointer's most
  * contiguous dimension, runs of `contiguity` elements are one element apart
@@ -539,6 +540,9 @@ static void explain_region(tjs_buf *b, const tji_func *fn, const tjp_layout_plan
             explain_dot(b, fn, plan, i);
         else if (op->code == TJI_ASYNC_COPY || op->code == TJI_LOCAL_LOAD)
             explain_ring_op(b, fn, plan, i);
+        else if (op->code == TJI_BARRIER)
+            tjs_buf_printf(b, "debug_barrier (op %d) at %s:%d: bar.sync 0, every thread of the "
+                           "program waits\n", (int)i, op->loc.file ? op->loc.file : "?", op->loc.line);
         for (int n = 0; n < 2; n++)
             if (op->region[n] >= 0)
                 explain_region(b, fn, plan, axis, op->region[n]);

@@ -515,7 +515,7 @@ static int access_carried_layout(const assigner *A, const tji_op *op, int k, tjp
     return 0;
 }
 
-/* Layouts of the results of a FOR or IF: what users asked for, else (a
+/* Layouts of the results of a FOR, IF or WHILE: what users asked for, else (a
  * FOR) that of an access through the carried pointer, else default. */
 static tjp_layout *carried_layouts(assigner *A, int32_t opidx)
 {
@@ -579,16 +579,18 @@ static void assign_op(assigner *A, int32_t r, int *pos)
     case TJI_DOT:
         assign_dot(A, r, pos, opidx);
         return;
-    case TJI_FOR: case TJI_IF: {
+    case TJI_FOR: case TJI_IF: case TJI_WHILE: {
+        /* a loop's carried values: its operands and block arguments from */
+        int init = op.code == TJI_FOR ? 3 : 0, arg = op.code == TJI_FOR ? 1 : 0;
         if (op.code == TJI_FOR)
             carry_dot_layouts(A, r, *pos, opidx);
         tjp_layout *carried = carried_layouts(A, opidx);
-        if (op.code == TJI_FOR) {
+        if (op.code != TJI_IF) {
             const tji_region *body = &fn->regions[op.region[0]];
             for (int i = 0; i < op.nresults; i++)
-                if (is_tile(fn, body->args[i + 1])) {
-                    A->of[body->args[i + 1]] = carried[i];
-                    A->set[body->args[i + 1]] = 1;
+                if (is_tile(fn, body->args[i + arg])) {
+                    A->of[body->args[i + arg]] = carried[i];
+                    A->set[body->args[i + arg]] = 1;
                 }
         }
         for (int k = 0; k < 2; k++)
@@ -596,19 +598,20 @@ static void assign_op(assigner *A, int32_t r, int *pos)
                 A->yield_layouts[op.region[k]] = carried;
                 assign_region(A, op.region[k]);
             }
-        if (op.code == TJI_FOR)
+        if (op.code != TJI_IF)
             for (int i = 0; i < op.nresults; i++)
-                if (is_tile(fn, op.args[3 + i]))
-                    request(A, r, &at, opidx, 3 + i, &carried[i]);
+                if (is_tile(fn, op.args[init + i]))
+                    request(A, r, &at, opidx, init + i, &carried[i]);
         free(carried);
         *pos = at;
         return;
     }
-    case TJI_YIELD: {
+    case TJI_YIELD: case TJI_CONDITION: { /* a CONDITION's values from operand 1 */
         const tjp_layout *carried = A->yield_layouts[r];
-        for (int k = 0; k < op.nargs; k++)
+        int first = op.code == TJI_CONDITION;
+        for (int k = first; k < op.nargs; k++)
             if (is_tile(fn, op.args[k]))
-                request(A, r, &at, opidx, k, &carried[k]);
+                request(A, r, &at, opidx, k, &carried[k - first]);
         *pos = at;
         return;
     }

@@ -592,7 +592,7 @@ static void lower_op(lowering *L, int32_t idx)
     case TJI_YIELD:
         lower_yield(L, idx, op->parent);
         return;
-    case TJI_FOR: case TJI_IF: {
+    case TJI_FOR: case TJI_IF: case TJI_WHILE: { /* a WHILE carries none (the builder) */
         if (carries_block(L, op))
             lower_carrier(L, idx);
         int32_t region = L->region, pos = L->pos;

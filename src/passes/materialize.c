@@ -13,11 +13,12 @@
  *    marks them materialized (computed in place), and they never take scratch.
  *  - Values whose op is not element-wise, or whose op must run exactly once
  *    where it stands, are materialized: REDUCE, CUMSUM, DOT, ATOMIC,
- *    ATOMIC_CAS, FOR and IF results, block arguments, volatile loads. So are
- *    the tile operands of PRINT (the runtime prints an array), of YIELD (a
- *    loop or branch copies arrays into its carried or result arrays; see
- *    cpu/cpu_control.c for why the copy must read stable arrays) and of DOT
- *    (its micro-kernel reads rows and columns of plain matrices).
+ *    ATOMIC_CAS, FOR, IF and WHILE results, block arguments, volatile loads.
+ *    So are the tile operands of PRINT (the runtime prints an array), of
+ *    YIELD and CONDITION (a loop or branch copies arrays into its carried or
+ *    result arrays; see cpu/cpu_control.c for why the copy must read stable
+ *    arrays) and of DOT (its micro-kernel reads rows and columns of plain
+ *    matrices).
  *  - RESHAPE and PERMUTE are views: they stay fused and read their operand,
  *    which is materialized, through remapped indices. No copy is made.
  *  - An "evaluation site" of a fused value is an op whose loop nest computes
@@ -25,8 +26,9 @@
  *    found by following fused users. A fused value is computed once per site.
  *  - A LOAD is fused only when that recomputation is invisible: exactly one
  *    use, exactly one site, the site in the load's own region, no op with
- *    a side effect (store, atomic, print, assert, or a FOR/IF holding one)
- *    between the load and its site, and, where the site is a store or an
+ *    a side effect (store, atomic, print, assert, debug barrier, a WHILE,
+ *    which may never end, or a FOR/IF holding one) between the load and its
+ *    site, and, where the site is a store or an
  *    atomic, no element of that write can overwrite what the load reads
  *    for another element (load_overtaken_by_write, alias.c): a program's
  *    loads happen before its later stores, as written, so an in-place
@@ -142,6 +144,7 @@ static int op_has_effects(planner *p, int32_t opi)
     int effects = 0;
     switch (op->code) {
     case TJI_STORE: case TJI_ATOMIC: case TJI_ATOMIC_CAS: case TJI_PRINT: case TJI_ASSERT:
+    case TJI_BARRIER: case TJI_WHILE: /* a while loop may never end */
         effects = 1;
         break;
     case TJI_LOAD:
@@ -374,6 +377,7 @@ void tjp_materialize(const tji_func *fn, tjp_plan *plan)
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         int force = op->code == TJI_PRINT || op->code == TJI_YIELD || op->code == TJI_DOT ||
+                    op->code == TJI_CONDITION ||
                     op->code == TJI_RESHAPE || op->code == TJI_PERMUTE;
         for (int32_t a = 0; force && a < op->nargs; a++)
             if (op->args[a] > 0)

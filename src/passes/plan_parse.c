@@ -551,8 +551,8 @@ static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line
                 return bad(&c, "each barrier once, in the order before, shared-write, "
                            "shared-read"), -1;
             if (f == TJP_BARRIER_BEFORE && code != TJI_LOAD && code != TJI_STORE &&
-                code != TJI_ATOMIC && code != TJI_ATOMIC_CAS)
-                return bad(&c, "a barrier 'before' on a load, store or atomic only"), -1;
+                code != TJI_ATOMIC && code != TJI_ATOMIC_CAS && code != TJI_BARRIER)
+                return bad(&c, "a barrier 'before' on a load, store, atomic or barrier only"), -1;
             take(&c, f == TJP_BARRIER_BEFORE ? "before" : f == TJP_BARRIER_SHARED_WRITE
                                                            ? "shared-write" : "shared-read");
             flags |= f;

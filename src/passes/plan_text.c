@@ -98,7 +98,7 @@ static void note_region(text_state *t, const tji_func *fn, int32_t region)
         for (int k = 0; k < op->nresults; k++)
             note_value(t, fn, op->result + k);
         for (int k = 0; k < 2; k++)
-            if ((op->code == TJI_FOR || op->code == TJI_IF) && op->region[k] >= 0)
+            if ((op->code == TJI_FOR || op->code == TJI_IF || op->code == TJI_WHILE) && op->region[k] >= 0)
                 note_region(t, fn, op->region[k]);
     }
 }

@@ -19,7 +19,7 @@
  * alias everything).
  *
  * Sets are bitsets over parameter indices, one per value. Carried values of
- * FOR and IF make the relation cyclic, so the rules are applied to every op
+ * FOR, IF and WHILE make the relation cyclic, so the rules are applied to every op
  * until nothing changes (sets only grow, so this ends). Each round walks
  * the regions in program order, with an explicit stack (a 100,000-op
  * kernel must not recurse), so that operands are seen before their uses —
@@ -87,6 +87,22 @@ static int apply(const tji_func *fn, tjp_provenance *p, const tji_op *op)
             int32_t next = y && k < y->nargs ? y->args[k] : 0;
             grew |= join(p, carried, init) | join(p, carried, next);
             grew |= join(p, op->result + k, carried) | join(p, op->result + k, next);
+        }
+        break;
+    }
+    case TJI_WHILE: {
+        /* args (init...), block args (carried...), results the CONDITION's */
+        const tji_op *y = yield_of(fn, op->region[0]);
+        const tji_region *r = op->region[0] >= 0 ? &fn->regions[op->region[0]] : NULL;
+        for (int k = 0; r && k < op->nresults && k < r->nargs && k < op->nargs; k++) {
+            grew |= join(p, r->args[k], op->args[k]);
+            if (y && k < y->nargs)
+                grew |= join(p, r->args[k], y->args[k]);
+            for (int32_t i = 0; i < r->nops; i++) {
+                const tji_op *c = &fn->ops[r->ops[i]];
+                if (c->code == TJI_CONDITION && k + 1 < c->nargs)
+                    grew |= join(p, op->result + k, c->args[k + 1]);
+            }
         }
         break;
     }

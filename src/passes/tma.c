@@ -196,6 +196,8 @@ static int32_t loops_around(const tji_func *fn, const tji_op *op)
     for (int32_t r = op->parent; r >= 0 && fn->regions[r].parent_op >= 0;) {
         int32_t at = fn->regions[r].parent_op;
         const tji_op *outer = &fn->ops[at];
+        if (outer->code == TJI_WHILE)
+            return -2;
         if (outer->code == TJI_FOR) {
             int32_t bound = tji_val(fn, outer->args[1])->def_op;
             if (tile_loop >= 0 || bound < 0 || fn->ops[bound].code != TJI_LOGICAL_PROGRAMS)
@@ -229,7 +231,7 @@ static void accesses_after(const tji_func *fn, int32_t rid, int32_t store, int *
         else if (*seen && op->code == TJI_STORE)
             *stored = 1;
         for (int j = 0; j < 2; j++)
-            if ((op->code == TJI_FOR || op->code == TJI_IF) && op->region[j] >= 0)
+            if ((op->code == TJI_FOR || op->code == TJI_IF || op->code == TJI_WHILE) && op->region[j] >= 0)
                 accesses_after(fn, op->region[j], store, seen, observed, stored);
     }
 }

@@ -305,6 +305,13 @@ static tjp_warp_spec *plan_specialization(const tji_func *fn, const tjp_target *
         *why = "the kernel has no pipelined loop";
         return NULL;
     }
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && (fn->ops[i].code == TJI_WHILE || fn->ops[i].code == TJI_BARRIER)) {
+            /* the producer would skip a bar.sync the consumers wait at */
+            *why = fn->ops[i].code == TJI_WHILE ? "the kernel has a TJ_WHILE loop"
+                                                : "the kernel has a tj_debug_barrier";
+            return NULL;
+        }
     int32_t loop;
     int nloops = copy_loops(fn, plan, &loop, why);
     if (!nloops)

@@ -46,6 +46,12 @@ typedef struct memo_entry {
 #define WIDE_DEPTH 12
 #define WIDE_NODES 48
 
+/* The WHILE being emitted: where its CONDITION leaves the loop to. */
+typedef struct tjj_cpu_while {
+    LLVMBasicBlockRef exit;
+    int emitted;           /* its CONDITION was */
+} tjj_cpu_while;
+
 typedef struct codegen {
     const tji_func *fn;
     const tjp_plan *plan;
@@ -59,7 +65,8 @@ typedef struct codegen {
 
     LLVMValueRef *ssa;     /* per value id: a scalar's SSA value */
     int64_t *slot;         /* per value id: a tile's scratch offset, or -1 */
-    int64_t **yield_temps; /* per FOR op: scratch offsets of swap temporaries, or NULL */
+    int64_t **yield_temps; /* per FOR or WHILE op: scratch offsets of swap temporaries, or NULL */
+    tjj_cpu_while *cur_while; /* the innermost WHILE being emitted, or NULL */
     uint64_t scratch_bytes;
     LLVMValueRef scratch, rt, pid[3], nprog[3];
 
@@ -223,6 +230,8 @@ TJI_FUNC void tjj_cpu_emit_cumsum(codegen *g, const tji_op *op);
 TJI_FUNC void tjj_cpu_emit_dot(codegen *g, const tji_op *op);
 TJI_FUNC void tjj_cpu_emit_for(codegen *g, int32_t opi);
 TJI_FUNC void tjj_cpu_emit_if(codegen *g, int32_t opi);
+TJI_FUNC void tjj_cpu_emit_while(codegen *g, int32_t opi);
+TJI_FUNC void tjj_cpu_emit_condition(codegen *g, int32_t opi);
 TJI_FUNC void tjj_cpu_emit_print(codegen *g, const tji_op *op);
 TJI_FUNC void tjj_cpu_emit_assert(codegen *g, const tji_op *op);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpu_control.c — FOR and IF.
+ * cpu_control.c — FOR, IF and WHILE.
  *
  * FOR is a real loop: scalar carried values are phis, tile carried values
  * live in the slots of the region's block arguments (the loop's results
@@ -9,6 +9,11 @@
  * A FOR whose step is 0 runs zero times; the loop test never overflows,
  * whatever the bounds. IF is a branch; scalar results are phis, tile
  * results are arrays both branches write.
+ *
+ * WHILE is a loop whose header runs the ops up to its CONDITION, which
+ * branches to the rest of the body or out; its carried values are kept as
+ * a FOR's, and its results (the CONDITION's values) are the values there
+ * (scalars: the header dominates the exit) or arrays the CONDITION writes.
  */
 #include <stdlib.h>
 
@@ -21,6 +26,25 @@ static int is_const_op(const codegen *g, int32_t id, int64_t *value)
         return 0;
     *value = g->fn->ops[v->def_op].ival;
     return 1;
+}
+
+/* Tile yields into the carried arrays of the args from first on; through
+ * temporaries (temps) when a yielded value is another carried array. */
+static void copy_tile_yields(codegen *g, const tji_region *reg, int first, const tji_op *yield,
+                             const int64_t *temps)
+{
+    for (int k = 0; k < yield->nargs; k++) {
+        int32_t arg = reg->args[first + k];
+        if (rank_of(g, arg) > 0)
+            tjj_cpu_copy_value_to(g, temps ? temps[k] : g->slot[arg], yield->args[k]);
+    }
+    for (int k = 0; temps && k < yield->nargs; k++) {
+        const tji_type *t = tji_typeof(g->fn, reg->args[first + k]);
+        if (t->rank > 0)
+            LLVMBuildMemCpy(g->b, tjj_cpu_scratch_at(g, g->slot[reg->args[first + k]]), 64,
+                            tjj_cpu_scratch_at(g, temps[k]), 64,
+                            c_i64(g, numel_of(t) * (int64_t)value_mem_size(t)));
+    }
 }
 
 void tjj_cpu_emit_for(codegen *g, int32_t opi)
@@ -77,23 +101,7 @@ void tjj_cpu_emit_for(codegen *g, int32_t opi)
         LLVMPositionBuilderAtEnd(g->b, exit);
         return;
     }
-    /* Tile yields: through temporaries when a yielded value is another
-     * carried array, so that yield(b, a) swaps. */
-    int64_t *temps = g->yield_temps[opi];
-    for (int k = 0; k < ncarried; k++) {
-        int32_t arg = reg->args[1 + k];
-        if (rank_of(g, arg) > 0)
-            tjj_cpu_copy_value_to(g, temps ? temps[k] : g->slot[arg], yield->args[k]);
-    }
-    if (temps)
-        for (int k = 0; k < ncarried; k++) {
-            int32_t arg = reg->args[1 + k];
-            const tji_type *t = tji_typeof(fn, arg);
-            if (t->rank > 0)
-                LLVMBuildMemCpy(g->b, tjj_cpu_scratch_at(g, g->slot[arg]), 64,
-                                tjj_cpu_scratch_at(g, temps[k]), 64,
-                                c_i64(g, numel_of(t) * (int64_t)value_mem_size(t)));
-        }
+    copy_tile_yields(g, reg, 1, yield, g->yield_temps[opi]);
 
     /* Next iteration; the test cannot overflow. */
     int64_t cstep;
@@ -175,4 +183,70 @@ void tjj_cpu_emit_if(codegen *g, int32_t opi)
         g->ssa[r] = phi;
     }
     free(vals);
+}
+
+void tjj_cpu_emit_while(codegen *g, int32_t opi)
+{
+    const tji_func *fn = g->fn;
+    const tji_op *op = &fn->ops[opi];
+    const tji_region *reg = &fn->regions[op->region[0]];
+    int n = op->nargs;
+    for (int k = 0; k < n; k++)
+        if (rank_of(g, reg->args[k]) > 0)
+            tjj_cpu_copy_value_to(g, g->slot[reg->args[k]], op->args[k]);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(g->b);
+    LLVMBasicBlockRef header = new_block(g, "while"), exit = new_block(g, "while.end");
+    LLVMBuildBr(g->b, header);
+    LLVMPositionBuilderAtEnd(g->b, header);
+    LLVMValueRef *phis = tjs_xcalloc((size_t)n + 1, sizeof(LLVMValueRef));
+    for (int k = 0; k < n; k++) {
+        int32_t arg = reg->args[k];
+        if (rank_of(g, arg) > 0)
+            continue;
+        phis[k] = LLVMBuildPhi(g->b, value_type(g, tji_typeof(fn, arg)), "");
+        LLVMAddIncoming(phis[k], &g->ssa[op->args[k]], &pre, 1);
+        g->ssa[arg] = phis[k];
+    }
+
+    tjj_cpu_while w = {.exit = exit}, *outer = g->cur_while;
+    g->cur_while = &w;
+    const tji_op *yield = NULL;
+    tjj_cpu_emit_region(g, op->region[0], &yield);
+    g->cur_while = outer;
+    g->cur_op = opi;
+    if (g->status == TJ_OK && (!w.emitted || !yield || yield->nargs != n))
+        tjj_cpu_fail(g, "internal: while body without its condition or a yield of %d values", n);
+    if (g->status == TJ_OK) {
+        copy_tile_yields(g, reg, 0, yield, g->yield_temps[opi]);
+        LLVMBasicBlockRef latch = LLVMGetInsertBlock(g->b);
+        for (int k = 0; k < n; k++)
+            if (phis[k])
+                LLVMAddIncoming(phis[k], &g->ssa[yield->args[k]], &latch, 1);
+    }
+    LLVMBuildBr(g->b, header);
+    LLVMPositionBuilderAtEnd(g->b, exit);
+    free(phis);
+}
+
+void tjj_cpu_emit_condition(codegen *g, int32_t opi)
+{
+    const tji_func *fn = g->fn;
+    const tji_op *op = &fn->ops[opi];
+    const tji_op *loop = &fn->ops[fn->regions[op->parent].parent_op];
+    tjj_cpu_while *w = g->cur_while;
+    if (!w || w->emitted) {
+        tjj_cpu_fail(g, "internal: a condition outside the while it belongs to");
+        return;
+    }
+    for (int k = 0; k < loop->nresults; k++) {
+        int32_t r = loop->result + k, v = op->args[1 + k];
+        if (rank_of(g, r) == 0)
+            g->ssa[r] = g->ssa[v];
+        else if (g->slot[r] >= 0)
+            tjj_cpu_copy_value_to(g, g->slot[r], v);
+    }
+    LLVMBasicBlockRef rest = new_block(g, "while.body");
+    LLVMBuildCondBr(g->b, g->ssa[op->args[0]], rest, w->exit);
+    LLVMPositionBuilderAtEnd(g->b, rest);
+    w->emitted = 1;
 }

@@ -248,7 +248,7 @@ static int pure_op(const tji_op *op)
 {
     switch (op->code) {
     case TJI_STORE: case TJI_ATOMIC: case TJI_ATOMIC_CAS: case TJI_PRINT: case TJI_ASSERT:
-    case TJI_FOR: case TJI_IF: case TJI_YIELD:
+    case TJI_FOR: case TJI_IF: case TJI_YIELD: case TJI_WHILE: case TJI_CONDITION: case TJI_BARRIER:
         return 0;
     case TJI_LOAD:
         return !op->is_volatile;
@@ -281,7 +281,10 @@ static void emit_op(codegen *g, int32_t opi)
     case TJI_ASSERT: tjj_cpu_emit_assert(g, op); return;
     case TJI_FOR: tjj_cpu_emit_for(g, opi); return;
     case TJI_IF: tjj_cpu_emit_if(g, opi); return;
-    case TJI_YIELD: return; /* read by the FOR or IF around it */
+    case TJI_WHILE: tjj_cpu_emit_while(g, opi); return;
+    case TJI_CONDITION: tjj_cpu_emit_condition(g, opi); return;
+    case TJI_YIELD: return; /* read by the FOR, IF or WHILE around it */
+    case TJI_BARRIER: return; /* one thread runs the program, in order */
     default: break;
     }
     if (op->nresults != 1) {
@@ -350,9 +353,10 @@ static int32_t dot_in_place(const tji_func *fn, const tji_op *op, const tjp_plan
     return acc;
 }
 
-/* Every materialized tile that is read gets an array; block arguments and IF
- * results always do (they are written by yields), FOR results share their
- * block arguments' arrays, and a dot accumulating in place its argument's. */
+/* Every materialized tile that is read gets an array; block arguments, IF
+ * results and WHILE results always do (they are written by yields, and a
+ * WHILE's by its condition), FOR results share their block arguments'
+ * arrays, and a dot accumulating in place its argument's. */
 static void layout_scratch(codegen *g)
 {
     const tji_func *fn = g->fn;
@@ -366,7 +370,7 @@ static void layout_scratch(codegen *g)
             continue;
         if (code == TJI_DOT && dot_in_place(fn, &fn->ops[v->def_op], g->plan))
             continue; /* below, once its argument has an array */
-        if (v->def_op < 0 || code == TJI_IF || g->plan->uses[id] > 0)
+        if (v->def_op < 0 || code == TJI_IF || code == TJI_WHILE || g->plan->uses[id] > 0)
             g->slot[id] = take_scratch(g, &v->type);
     }
     /* The argument of an in-place dot may come after the dot's result in id
@@ -382,25 +386,25 @@ static void layout_scratch(codegen *g)
     }
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
-        if (op->code != TJI_FOR || op->region[0] < 0)
+        if ((op->code != TJI_FOR && op->code != TJI_WHILE) || op->region[0] < 0)
             continue;
         const tji_region *reg = &fn->regions[op->region[0]];
-        int swap = 0;
-        for (int k = 0; k + 1 < reg->nargs && k < op->nresults; k++)
+        int swap = 0, first = op->code == TJI_FOR; /* the carried arguments' first */
+        for (int k = 0; first && k + 1 < reg->nargs && k < op->nresults; k++)
             g->slot[op->result + k] = g->slot[reg->args[1 + k]];
         const tji_op *yield = reg->nops > 0 ? &fn->ops[reg->ops[reg->nops - 1]] : NULL;
         if (!yield || yield->code != TJI_YIELD)
             continue;
         for (int k = 0; k < yield->nargs; k++)
-            for (int j = 1; j < reg->nargs; j++)
-                if (yield->args[k] == reg->args[j] && j != k + 1 && rank_of(g, reg->args[j]) > 0)
+            for (int j = first; j < reg->nargs; j++)
+                if (yield->args[k] == reg->args[j] && j != k + first && rank_of(g, reg->args[j]) > 0)
                     swap = 1;
         if (!swap)
             continue;
         g->yield_temps[i] = tjs_xcalloc((size_t)yield->nargs + 1, sizeof(int64_t));
-        for (int k = 0; k < yield->nargs && k + 1 < reg->nargs; k++)
-            if (rank_of(g, reg->args[1 + k]) > 0)
-                g->yield_temps[i][k] = take_scratch(g, tji_typeof(fn, reg->args[1 + k]));
+        for (int k = 0; k < yield->nargs && k + first < reg->nargs; k++)
+            if (rank_of(g, reg->args[k + first]) > 0)
+                g->yield_temps[i][k] = take_scratch(g, tji_typeof(fn, reg->args[k + first]));
     }
 }
 

@@ -3,7 +3,10 @@
  * atomics.c — ATOMIC and ATOMIC_CAS on global memory.
  *
  * Each element's atomic is done once, by its owning slot, with device
- * scope and acquire-release order; an atomic's old value is then handed to
+ * scope and acquire-release order (LLVM 22 emits a relaxed atom for any
+ * atomicrmw, so an xchg, the release of a spin lock, gets explicit
+ * fence.acq_rel.gpu around it; add, max and min stay relaxed there, while
+ * compare-and-swap keeps its order); an atomic's old value is then handed to
  * the copies (a shuffle within a warp, shared memory across warps: shared.c).
  * Float atomics that PTX lacks (max, min, and add of 16-bit floats) are the
  * compare-and-swap loop on the bits that the CPU back end emits too
@@ -41,9 +44,17 @@ static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt,
     if (op->code == TJI_ATOMIC_CAS || op->atomic == TJ_ATOMIC_XCHG) {
         /* on the bits: cmpxchg compares bits, and xchg of bits is exact */
         LLVMValueRef v = LLVMBuildBitCast(b, tjj_gpu_to_mem(&c->g, op->code == TJI_ATOMIC_CAS ? a2 : a1, rt), it, "");
-        LLVMValueRef old = op->code == TJI_ATOMIC_CAS
-                               ? tjj_gpu_atomic_cas(c, ptr, LLVMBuildBitCast(b, tjj_gpu_to_mem(&c->g, a1, rt), it, ""), v, NULL)
-                               : atomic_rmw(c, LLVMAtomicRMWBinOpXchg, ptr, v);
+        LLVMValueRef old;
+        if (op->code == TJI_ATOMIC_CAS) {
+            old = tjj_gpu_atomic_cas(c, ptr, LLVMBuildBitCast(b, tjj_gpu_to_mem(&c->g, a1, rt), it, ""), v, NULL);
+        } else {
+            /* LLVM 22 lowers an acq_rel atomicrmw to a relaxed atom; an
+             * xchg that releases a lock (a TJ_WHILE spin lock) must publish
+             * the stores before it: fence.acq_rel.gpu around it */
+            LLVMBuildFenceSyncScope(b, LLVMAtomicOrderingRelease, c->g.device_scope, "");
+            old = atomic_rmw(c, LLVMAtomicRMWBinOpXchg, ptr, v);
+            LLVMBuildFenceSyncScope(b, LLVMAtomicOrderingAcquire, c->g.device_scope, "");
+        }
         return tjj_gpu_from_mem(&c->g, LLVMBuildBitCast(b, old, mt, ""), rt);
     }
     if (is_float && (op->atomic != TJ_ATOMIC_ADD || dt == TJ_F16 || dt == TJ_BF16)) {

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * control.c — FOR, IF and the regions they hold.
+ * control.c — FOR, IF, WHILE and the regions they hold.
  *
  * FOR and IF are real branches on uniform scalars (every thread takes the
  * same way), with phis per register for carried values, which keep one
  * layout wherever they appear (checked). The barriers that memory order
  * needs across them (a loop body's writes seen by the next trip's reads)
- * are in the plan already (src/passes/barriers.c).
+ * are in the plan already (src/passes/barriers.c). A WHILE's header runs
+ * its body up to the CONDITION, which branches to the rest or out: its
+ * results are the CONDITION's values, whose block dominates the exit.
  *
  * In a warp-specialized kernel (warp_spec.c) each side emits the ops it
  * runs, and the producer's loops carry only the values it computes.
@@ -196,6 +198,79 @@ void tjj_gpu_emit_if(codegen *c, int32_t opi)
         for (int arm = 0; arm < 2; arm++)
             add_incoming(c, op->result + k, yields[arm]->args[k], ends[arm]);
     }
+}
+
+void tjj_gpu_emit_while(codegen *c, int32_t opi)
+{
+    const tji_func *fn = c->g.fn;
+    const tji_op *op = &fn->ops[opi];
+    const tji_region *region = &fn->regions[op->region[0]];
+    LLVMBuilderRef b = c->g.b;
+    int n = op->nargs;
+    for (int k = 0; k < n; k++)
+        if (!check_carried(c, op->args[k], region->args[k]) || !check_carried(c, op->args[k], op->result + k))
+            return;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b), header = new_block(c, "while"), exit = new_block(c, "while.end");
+    LLVMBuildBr(b, header);
+    LLVMPositionBuilderAtEnd(b, header);
+    for (int k = 0; k < n; k++) {
+        if (!tjj_gpu_computes(c, region->args[k]))
+            continue;
+        make_phis(c, region->args[k]);
+        add_incoming(c, region->args[k], op->args[k], pre);
+    }
+    LLVMBasicBlockRef outer = c->while_exit;
+    c->while_exit = exit;
+    const tji_op *yield = NULL;
+    tjj_gpu_emit_region(c, op->region[0], &yield);
+    int emitted = c->while_exit == NULL;
+    c->while_exit = outer;
+    c->g.cur_op = opi;
+    if (c->g.status != TJ_OK)
+        return;
+    if (!emitted || !yield || yield->nargs != n) {
+        FAIL(c, "internal error: the while body has no condition or no yield of %d values", n);
+        return;
+    }
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    for (int k = 0; k < n; k++) {
+        if (!tjj_gpu_computes(c, region->args[k]))
+            continue;
+        if (!check_carried(c, yield->args[k], op->result + k))
+            return;
+        add_incoming(c, region->args[k], yield->args[k], latch);
+    }
+    LLVMBuildBr(b, header);
+    LLVMPositionBuilderAtEnd(b, exit);
+}
+
+void tjj_gpu_emit_condition(codegen *c, int32_t opi)
+{
+    const tji_func *fn = c->g.fn;
+    const tji_op *op = &fn->ops[opi];
+    const tji_op *loop = &fn->ops[fn->regions[op->parent].parent_op];
+    if (!c->while_exit) {
+        FAIL(c, "internal error: a condition outside the while it belongs to");
+        return;
+    }
+    for (int k = 0; k < loop->nresults; k++) {
+        int32_t r = loop->result + k, v = op->args[1 + k];
+        if (!tjj_gpu_computes(c, r))
+            continue;
+        if (!check_carried(c, v, r))
+            return;
+        if (rank_of(c, r) == 0) {
+            c->ssa[r] = tjj_gpu_reg(c, v, 0);
+            continue;
+        }
+        LLVMValueRef *out = tjj_gpu_regs_for(c, r);
+        for (int i = 0; i < nregs_of(c, r); i++)
+            out[i] = tjj_gpu_reg(c, v, (uint32_t)i);
+    }
+    LLVMBasicBlockRef rest = new_block(c, "while.body");
+    LLVMBuildCondBr(c->g.b, tjj_gpu_reg(c, op->args[0], 0), rest, c->while_exit);
+    LLVMPositionBuilderAtEnd(c->g.b, rest);
+    c->while_exit = NULL;
 }
 
 

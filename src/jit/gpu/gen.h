@@ -99,6 +99,8 @@ typedef struct codegen {
     LLVMValueRef *unreleased;   /* per TMA ring: the slot an in-flight wgmma reads, or -1 */
     unsigned tma_first_param;   /* the first tensor map's parameter */
     tjj_bounds_gen *bounds;     /* TJIT_CHECK_BOUNDS: every access is checked */
+    LLVMBasicBlockRef while_exit; /* the innermost WHILE being emitted: where its
+                                   CONDITION leaves to (NULL once it did) */
 } codegen;
 
 #define FAIL(c, ...) tjj_gpu_fail(&(c)->g, __VA_ARGS__)
@@ -274,6 +276,8 @@ TJI_FUNC void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op);
 
 TJI_FUNC void tjj_gpu_emit_for(codegen *c, int32_t opi);
 TJI_FUNC void tjj_gpu_emit_if(codegen *c, int32_t opi);
+TJI_FUNC void tjj_gpu_emit_while(codegen *c, int32_t opi);
+TJI_FUNC void tjj_gpu_emit_condition(codegen *c, int32_t opi);
 TJI_FUNC void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield);
 
 /* --- dot.c ----------------------------------------------------------------- */

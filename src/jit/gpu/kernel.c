@@ -54,7 +54,10 @@ void tjj_gpu_emit_op(codegen *c, int32_t opi)
     case TJI_CUMSUM: tjj_gpu_emit_cumsum(c, op); return;
     case TJI_FOR: tjj_gpu_emit_for(c, opi); return;
     case TJI_IF: tjj_gpu_emit_if(c, opi); return;
-    case TJI_YIELD: return; /* read by the FOR or IF around it */
+    case TJI_WHILE: tjj_gpu_emit_while(c, opi); return;
+    case TJI_CONDITION: tjj_gpu_emit_condition(c, opi); return;
+    case TJI_YIELD: return; /* read by the FOR, IF or WHILE around it */
+    case TJI_BARRIER: tjj_gpu_barrier(c, TJP_BARRIER_BEFORE); return; /* always in the plan */
     case TJI_PRINT: tjj_gpu_emit_print(c, op); return;
     case TJI_ASSERT: tjj_gpu_emit_assert(c, op); return;
     case TJI_DOT: tjj_gpu_emit_dot(c, op); return;
