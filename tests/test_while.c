@@ -424,6 +424,45 @@ static void test_layer_norm_ptx(void)
         }
 }
 
+/* The "last program to arrive" pattern (split reductions): each program
+ * stores its part, adds 1 to count, and the one that sees count reach
+ * nprog - 1 sums every part. It needs the add to be acquire-release: on a
+ * GPU the PTX must fence it on both sides. */
+TJ_KERNEL(last_arrival, TJ_PARAMS(TJ_PTR(parts, i32), TJ_PTR(count, i32), TJ_PTR(total, i32)), TJ_CONSTS(NPROG))
+{
+    tj_val pid = tj_program_id(0);
+    tj_store(tj_add(parts, pid), tj_add(tj_mul(pid, 3), 1));
+    tj_val seen = tj_atomic_add(count, 1);
+    TJ_IF(tj_eq(seen, NPROG - 1)) {
+        tj_store(total, tj_sum(tj_load(tj_add(parts, tj_arange(0, NPROG)), .is_volatile = 1), 0));
+    }
+}
+
+static void test_atomic_order(void)
+{
+    enum { NPROG = 64 };
+    int64_t nprog = NPROG;
+    int32_t zero = 0, total = -1;
+    tj_buffer parts = tl_poisoned(dev, NPROG * 4), count = tl_upload(dev, &zero, 4), out = tl_upload(dev, &total, 4);
+    tj_launch_cfg cfg = {.grid = {NPROG}};
+    tj_arg args[] = {TJ_ARG_BUF(parts), TJ_ARG_BUF(count), TJ_ARG_BUF(out)};
+    if (!tl_launch_failed(tj_launch(dev, last_arrival, &cfg, args, 3, &nprog, 1), "last arrival")) {
+        tl_download(dev, out, &total, 4);
+        tap_ok(total == 3 * NPROG * (NPROG - 1) / 2 + NPROG, "the last of %d programs to add 1 sums every "
+               "program's part: %d", NPROG, total);
+    }
+    tj_buffer_free(dev, parts), tj_buffer_free(dev, count), tj_buffer_free(dev, out);
+    char *ptx = NULL;
+    tj_status st = tj_kernel_ptx(last_arrival, &nprog, 1, "sm_90", 4, &ptx);
+    const char *add = st == TJ_OK ? strstr(ptx, "atom.global.add") : NULL;
+    const char *before = add ? strstr(ptx, "fence.acq_rel.gpu") : NULL;
+    int ok = add && before && before < add && strstr(add, "fence.acq_rel.gpu");
+    if (!ok)
+        tap_diag("  %s", st == TJ_OK ? "no fence.acq_rel.gpu on both sides of atom.global.add" : tj_last_error());
+    tap_ok(ok, "tj_atomic_add is acquire-release on a GPU: fence.acq_rel.gpu before and after its atom");
+    free(ptx);
+}
+
 /* tj_kernel_explain names each debug barrier with its line. */
 static void test_explain(void)
 {
@@ -434,6 +473,25 @@ static void test_explain(void)
     tap_ok(st == TJ_OK && text && tl_count(text, "debug_barrier (op") == 2 && strstr(text, "bar.sync 0"),
            "tj_kernel_explain names both debug barriers of locked_sum");
     free(text);
+}
+
+/* The last occurrence of what in text before end, or NULL. */
+static const char *last_before(const char *text, const char *end, const char *what)
+{
+    const char *last = NULL;
+    for (const char *p = strstr(text, what); p && p < end; p = strstr(p + 1, what))
+        last = p;
+    return last;
+}
+
+/* Does a fence.acq_rel.gpu come between the last global store before the
+ * xchg and the xchg (the lock's release publishes the stores)? */
+static int release_fenced(const char *ptx)
+{
+    const char *xchg = strstr(ptx, "atom.global.exch");
+    const char *fence = xchg ? last_before(ptx, xchg, "fence.acq_rel.gpu") : NULL;
+    const char *store = xchg ? last_before(ptx, xchg, "st.global") : NULL;
+    return fence && (!store || store < fence);
 }
 
 static void test_ptx(void)
@@ -454,7 +512,7 @@ static void test_ptx(void)
             tap_diag("  %s", tj_last_error());
         int bars = ptx ? tl_count(ptx, "bar.sync") : 0;
         /* the lock's release publishes the stores before it */
-        int fenced = ptx && strstr(ptx, "fence.acq_rel.gpu;\n\tatom.global.exch");
+        int fenced = ptx && release_fenced(ptx);
         int ok = st == TJ_OK && (k != locked_sum || (bars >= 2 && fenced));
         if (st == TJ_OK && !ok)
             tap_diag("  %d bar.sync in the PTX, %s", bars, fenced ? "fenced" : "no fence before the exch");
@@ -477,6 +535,7 @@ int main(void)
     test_collatz();
     test_pairs();
     test_spin_lock();
+    test_atomic_order();
     test_errors();
     test_explain();
     test_ptx();

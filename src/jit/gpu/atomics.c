@@ -3,10 +3,13 @@
  * atomics.c — ATOMIC and ATOMIC_CAS on global memory.
  *
  * Each element's atomic is done once, by its owning slot, with device
- * scope and acquire-release order (LLVM 22 emits a relaxed atom for any
- * atomicrmw, so an xchg, the release of a spin lock, gets explicit
- * fence.acq_rel.gpu around it; add, max and min stay relaxed there, while
- * compare-and-swap keeps its order); an atomic's old value is then handed to
+ * scope and acquire-release order, Triton's default: compare-and-swap (and
+ * the loops built on it) carries that order itself, but LLVM 22 lowers any
+ * atomicrmw (add, max, min, xchg) to a relaxed atom, so those ops are
+ * fenced: a release fence before the op's first element and an acquire
+ * fence after its last (two fence.acq_rel.gpu per op and thread, not per
+ * element), which orders a "last program to arrive" count or a spin lock's
+ * release as Triton's atom.acq_rel would; an atomic's old value is then handed to
  * the copies (a shuffle within a warp, shared memory across warps: shared.c).
  * Float atomics that PTX lacks (max, min, and add of 16-bit floats) are the
  * compare-and-swap loop on the bits that the CPU back end emits too
@@ -48,12 +51,7 @@ static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt,
         if (op->code == TJI_ATOMIC_CAS) {
             old = tjj_gpu_atomic_cas(c, ptr, LLVMBuildBitCast(b, tjj_gpu_to_mem(&c->g, a1, rt), it, ""), v, NULL);
         } else {
-            /* LLVM 22 lowers an acq_rel atomicrmw to a relaxed atom; an
-             * xchg that releases a lock (a TJ_WHILE spin lock) must publish
-             * the stores before it: fence.acq_rel.gpu around it */
-            LLVMBuildFenceSyncScope(b, LLVMAtomicOrderingRelease, c->g.device_scope, "");
-            old = atomic_rmw(c, LLVMAtomicRMWBinOpXchg, ptr, v);
-            LLVMBuildFenceSyncScope(b, LLVMAtomicOrderingAcquire, c->g.device_scope, "");
+            old = atomic_rmw(c, LLVMAtomicRMWBinOpXchg, ptr, v); /* fenced by the caller */
         }
         return tjj_gpu_from_mem(&c->g, LLVMBuildBitCast(b, old, mt, ""), rt);
     }
@@ -71,6 +69,19 @@ static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt,
     return tjj_gpu_from_mem(&c->g, atomic_rmw(c, bop, ptr, tjj_gpu_to_mem(&c->g, a1, rt)), rt);
 }
 
+/* Does op lower to an atomicrmw, which LLVM leaves relaxed (see above)? */
+static int needs_fences(const tji_op *op, tj_dtype dt)
+{
+    if (op->code == TJI_ATOMIC_CAS || op->atomic == TJ_ATOMIC_XCHG)
+        return op->code != TJI_ATOMIC_CAS;
+    return !tjs_dtype_is_float(dt) || (op->atomic == TJ_ATOMIC_ADD && dt != TJ_F16 && dt != TJ_BF16);
+}
+
+static void fence(codegen *c, LLVMAtomicOrdering order)
+{
+    LLVMBuildFenceSyncScope(c->g.b, order, c->g.device_scope, "");
+}
+
 /* ATOMIC (ptr, value, mask) and ATOMIC_CAS (ptr, cmp, value): done once per
  * element by its owner; masked-off elements do nothing and read 0. */
 void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
@@ -80,7 +91,10 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
     int32_t mask = !is_cas && op->nargs > 2 ? op->args[2] : 0;
     const tji_type *rt = type_of(c, id);
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, rt);
+    int fenced = needs_fences(op, rt->dtype);
     tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
+    if (fenced)
+        fence(c, LLVMAtomicOrderingRelease);
     if (rt->rank == 0) {
         LLVMValueRef cond = and_cond(c, tjj_gpu_thread0_cond(c), mask ? live_cond(tjj_gpu_reg(c, mask, 0)) : NULL);
         cond = tjj_gpu_bounds_cond(c, ptr, (address){tjj_gpu_reg(c, ptr, 0), 0}, rt, 1, cond);
@@ -89,6 +103,8 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
         LLVMValueRef old = atomic_one(c, op, rt, tjj_gpu_reg(c, ptr, 0), tjj_gpu_reg(c, op->args[1], 0),
                                       is_cas ? tjj_gpu_reg(c, op->args[2], 0) : NULL);
         old = tjj_llvm_guard_value(c->g.b, cont, before, old, LLVMConstNull(vt));
+        if (fenced)
+            fence(c, LLVMAtomicOrderingAcquire);
         c->ssa[id] = c->uses[id] ? tjj_gpu_broadcast_scalar(c, old) : old;
         return;
     }
@@ -116,6 +132,8 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
                                       is_cas ? tjj_gpu_reg(c, op->args[2], r) : NULL);
         out[r] = tjj_llvm_guard_value(c->g.b, cont, before, old, LLVMConstNull(vt));
     }
+    if (fenced)
+        fence(c, LLVMAtomicOrderingAcquire);
     if (c->uses[id])
         tjj_gpu_broadcast_from_owners(c, L, out);
     else
