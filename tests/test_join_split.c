@@ -209,15 +209,6 @@ static void run_broadcast(tj_device *dev)
         tj_buffer_free(dev, bbits);
 }
 
-static void refused(const tj_kernel *k, tj_status want, const char *why)
-{
-    char *text = NULL;
-    tj_status st = tj_kernel_ir(k, NULL, 0, &text);
-    free(text);
-    tap_ok(st == want && tl_error_mentions(k->name, "test_join_split.c:", why, NULL), "%s is refused: %s",
-           k->name, why);
-}
-
 int main(void)
 {
     tj_device *dev = tl_setup("test_join_split");
@@ -228,10 +219,10 @@ int main(void)
     for (int d = 0; d < 8; d++)
         run(dev, ks[d], dts[d]);
     run_broadcast(dev);
-    refused(split_odd, TJ_ERR_SHAPE, "last dimension is 2, got f32[4]");
-    refused(split_scalar, TJ_ERR_SHAPE, "last dimension is 2");
-    refused(join_ptr, TJ_ERR_TYPE, "no rule for 'join'");
-    refused(split_no_half, TJ_ERR_INVALID_ARG, "both halves");
+    tl_build_refused(split_odd, TJ_ERR_SHAPE, NULL, "last dimension is 2, got f32[4]");
+    tl_build_refused(split_scalar, TJ_ERR_SHAPE, NULL, "last dimension is 2");
+    tl_build_refused(join_ptr, TJ_ERR_TYPE, NULL, "no rule for 'join'");
+    tl_build_refused(split_no_half, TJ_ERR_INVALID_ARG, NULL, "both halves");
     int ptx_ok = 1;
     for (int d = 0; d <= 8; d++)
         for (int t = 0; t < 2; t++) {

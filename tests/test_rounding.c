@@ -205,15 +205,6 @@ static void run_clamp(tj_device *dev, const tj_kernel *k, tj_dtype dt)
     tj_buffer_free(dev, bx), tj_buffer_free(dev, bl), tj_buffer_free(dev, bh), tj_buffer_free(dev, bo);
 }
 
-static void refused(const tj_kernel *k, tj_status want, const char *op, const char *why)
-{
-    char *text = NULL;
-    tj_status st = tj_kernel_ir(k, NULL, 0, &text);
-    free(text);
-    tap_ok(st == want && tl_error_mentions(k->name, op, "test_rounding.c:", why, NULL), "%s is refused: %s",
-           k->name, why);
-}
-
 int main(void)
 {
     tj_device *dev = tl_setup("test_rounding");
@@ -228,10 +219,10 @@ int main(void)
     run_clamp(dev, clamp_f64, TJ_F64);
     run_clamp(dev, clamp_i32, TJ_I32);
     run_clamp(dev, clamp_u8, TJ_U8);
-    refused(clamp_ptr, TJ_ERR_TYPE, "'clamp'", "no rule for 'clamp' of");
-    refused(isnan_ptr, TJ_ERR_TYPE, "'isnan'", "no rule for 'isnan'");
-    refused(rint_fp8, TJ_ERR_TYPE, "'rint'", "f8e4m3");
-    refused(clamp_bad_opts, TJ_ERR_BUILD, "'clamp'", "propagate_nan");
+    tl_build_refused(clamp_ptr, TJ_ERR_TYPE, "'clamp'", "no rule for 'clamp' of");
+    tl_build_refused(isnan_ptr, TJ_ERR_TYPE, "'isnan'", "no rule for 'isnan'");
+    tl_build_refused(rint_fp8, TJ_ERR_TYPE, "'rint'", "f8e4m3");
+    tl_build_refused(clamp_bad_opts, TJ_ERR_BUILD, "'clamp'", "propagate_nan");
 
     /* PTX for sm_80 and sm_90: every op has GPU code ptxas accepts */
     int ptx_ok = 1;

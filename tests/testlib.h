@@ -484,6 +484,20 @@ static inline int tl_error_mentions(const char *first, ...)
     return all;
 }
 
+/* Building kernel k (no constants) fails with status want, and the message
+ * names the kernel, its source file and line, op (unless NULL) and why. */
+static inline int tl_build_refused(const tj_kernel *k, tj_status want, const char *op, const char *why)
+{
+    char *text = NULL;
+    tj_status st = tj_kernel_ir(k, NULL, 0, &text);
+    free(text);
+    const char *base = strrchr(k->file, '/');
+    char where[256];
+    snprintf(where, sizeof where, "%s:", base ? base + 1 : k->file);
+    return tap_ok(st == want && tl_error_mentions(k->name, where, op ? op : why, why, NULL), "%s is refused: %s",
+                  k->name, why);
+}
+
 /* What the process writes to stderr between tl_stderr_begin and
  * tl_stderr_end, which returns it (malloc'ed). */
 typedef struct tl_capture {
