@@ -37,6 +37,9 @@
 #  6c. the LLM shapes (bf16) and fp8: bench/gpu_llm.sh (tjit against
 #     cuBLAS and torch._scaled_mm) under TJIT_LLM_LIMIT (150; left out with
 #     the benchmark, or alone with TJIT_SKIP_LLM=1), appended likewise.
+#  6d. layer norm (forward, backward dx) and dropout: bench/gpu_norm.sh (tjit
+#     against Triton and torch) under TJIT_NORM_LIMIT (120; left out with the
+#     benchmark, or alone with TJIT_SKIP_NORM=1), appended likewise.
 #  7. Nsight Compute on the matmul's configurations, tjit's and Triton's
 #     (scripts/gpu-ncu.sh matmul), and on attention's (scripts/gpu-ncu.sh
 #     attention); left out with the benchmark, not with TJIT_SKIP_MATMUL.
@@ -384,6 +387,23 @@ elif [ -f bench/gpu_llm.sh ] && [ -x "$root/bench/gpu_llm" ]; then
     tee -a "$out/bench/table.txt" <"$logs/llm.out" | tee -a "$summary"
 else
     say "== no bench/gpu_llm.sh or gpu_llm: LLM-shape benchmark skipped"
+fi
+# --- 6d. layer norm and dropout (tutorials 05 and 04) ----------------------------
+NORM_LIMIT=${TJIT_NORM_LIMIT:-120}
+say ""
+if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${TJIT_SKIP_NORM:-}" ]; then
+    say "== norm benchmark skipped (TJIT_SKIP_BENCH or TJIT_SKIP_NORM)"
+elif [ -f bench/gpu_norm.sh ] && [ -x "$root/bench/gpu_norm" ]; then
+    say "== bench/gpu_norm.sh (limit ${NORM_LIMIT}s; $(elapsed))"
+    mkdir -p "$out/bench"
+    GPU_NORM_OUT=$logs/norm TJIT_NORM_PART_LIMIT=$((NORM_LIMIT / 2)) \
+        timeout $((NORM_LIMIT + 10)) bash bench/gpu_norm.sh "$root/bench/gpu_norm" >"$logs/norm.out" 2>&1
+    say "gpu_norm exit status $?"
+    cat "$logs"/norm/tjit.jsonl >>"$out/bench/tjit.jsonl" 2>/dev/null
+    cat "$logs"/norm/triton.jsonl >>"$out/bench/triton.jsonl" 2>/dev/null
+    tee -a "$out/bench/table.txt" <"$logs/norm.out" | tee -a "$summary"
+else
+    say "== no bench/gpu_norm.sh or gpu_norm: norm benchmark skipped"
 fi
 # --- 7. Nsight Compute: the matmul's and attention's configurations (also
 # without steps 6 and 6b)
