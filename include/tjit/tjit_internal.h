@@ -66,6 +66,7 @@ TJ_API tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis,
 TJ_API tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts);
 TJ_API tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts);
 TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
+TJ_API tj_val tj__scan(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
 TJ_API tj_val tj__dot(tj_loc loc, tj_val a, tj_val b, tj_val acc, tj_dot_opts opts);
 TJ_API tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n);
 TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);

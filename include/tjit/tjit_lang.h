@@ -399,9 +399,13 @@ typedef enum tj_atomic_op {
  * NaN is met (argmax: the first NaN's index); by default NaNs are ignored
  * (all NaN: NaN, argmax 0). */
 typedef enum tj_reduce_op {
-    TJ_REDUCE_SUM, TJ_REDUCE_MAX, TJ_REDUCE_MIN, TJ_REDUCE_ARGMAX, TJ_REDUCE_ARGMIN
+    TJ_REDUCE_SUM, TJ_REDUCE_MAX, TJ_REDUCE_MIN, TJ_REDUCE_ARGMAX, TJ_REDUCE_ARGMIN,
+    TJ_REDUCE_PROD
 } tj_reduce_op;
 #define tj_sum(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis))
+/* The product along an axis (Triton's tl.reduce(x, axis, mul)); integers
+ * narrower than 32 bits multiply in 32 bits, as sums add. */
+#define tj_prod(x, axis)   tj__reduce(TJ__HERE, TJ_REDUCE_PROD, TJ_V(x), (axis))
 #define tj_max(x, axis, ...) \
     tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
 #define tj_min(x, axis, ...) \
@@ -410,8 +414,11 @@ typedef enum tj_reduce_op {
     tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
 #define tj_argmin(x, axis, ...) \
     tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
-/* Inclusive prefix sum along an axis; the shape is kept. */
+/* Inclusive prefix sum and product along an axis (Triton's tl.cumsum,
+ * tl.cumprod), sequential in index order on both back ends; the shape is
+ * kept. */
 #define tj_cumsum(x, axis) tj__cumsum(TJ__HERE, TJ_V(x), (axis))
+#define tj_cumprod(x, axis) tj__scan(TJ__HERE, TJ_REDUCE_PROD, TJ_V(x), (axis))
 
 /* Matrix product on tiles: tj_dot(a, b, acc) is a @ b + acc for a [M, K] and b
  * [K, N] (or batched: [B, M, K] and [B, K, N]); acc is [M, N] ([B, M, N]) or

@@ -91,7 +91,8 @@ typedef enum tji_opcode {
     TJI_ATOMIC_CAS,   /* (ptr, cmp, value) -> old values */
 
     TJI_REDUCE,       /* (x) -> x without [axis]; [reduce]; argmax/argmin -> i32 */
-    TJI_CUMSUM,       /* (x) -> same type; inclusive along [axis] */
+    TJI_CUMSUM,       /* (x) -> same type; inclusive along [axis], a sum or, [reduce]
+                         PROD, a product (printed cumsum.prod) */
 
     /* structured control flow */
     TJI_FOR,          /* (lo, hi, step: scalar ints of one dtype, init...) -> results

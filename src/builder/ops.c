@@ -516,8 +516,8 @@ tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
 
 tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts)
 {
-    static const char *const names[] = {"sum", "max", "min", "argmax", "argmin"};
-    int known = (unsigned)op <= TJ_REDUCE_ARGMIN;
+    static const char *const names[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
+    int known = (unsigned)op <= TJ_REDUCE_PROD;
     if (!tji_enter(loc, known ? names[op] : "reduce", 1, &x))
         return NONE;
     if (!known)
@@ -531,7 +531,8 @@ tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_min
         return NONE;
     if (!tji_check_axis(&axis, &t, "reduction"))
         return NONE;
-    int32_t v = op == TJ_REDUCE_SUM ? sum_operand(vid(x)) : t.dtype == TJ_I1 ? tji_to_dtype(vid(x), TJ_I32, 1)
+    int32_t v = op == TJ_REDUCE_SUM || op == TJ_REDUCE_PROD ? sum_operand(vid(x))
+              : t.dtype == TJ_I1                          ? tji_to_dtype(vid(x), TJ_I32, 1)
                                                                           : vid(x); /* i1 reduces as i32 */
     tji_type rt = type_of(v);
     for (int i = axis; i + 1 < rt.rank; i++)
@@ -548,18 +549,27 @@ tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_min
 
 tj_val tj__cumsum(tj_loc loc, tj_val x, int axis)
 {
-    if (!tji_enter(loc, "cumsum", 1, &x))
+    return tj__scan(loc, TJ_REDUCE_SUM, x, axis);
+}
+
+tj_val tj__scan(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
+{
+    const char *name = op == TJ_REDUCE_PROD ? "cumprod" : "cumsum";
+    if (!tji_enter(loc, name, 1, &x))
         return NONE;
+    if (op != TJ_REDUCE_SUM && op != TJ_REDUCE_PROD)
+        return tji_fail(TJ_ERR_BUILD, "unknown scan %d (sum or product)", (int)op), NONE;
     tji_type t = type_of(vid(x));
     if (t.is_ptr)
-        return tji_fail(TJ_ERR_TYPE, "no rule for 'cumsum' of %s", tji_type_text(&t)), NONE;
+        return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", name, tji_type_text(&t)), NONE;
     if (!refuse_fp8(t.dtype))
         return NONE;
-    if (!tji_check_axis(&axis, &t, "cumsum"))
+    if (!tji_check_axis(&axis, &t, name))
         return NONE;
     int32_t v = sum_operand(vid(x));
     int32_t r = tji_emit(TJI_CUMSUM, ARGS(v), type_of(v));
     op_of(r)->axis = axis;
+    op_of(r)->reduce = op;
     return val(r);
 }
 

@@ -56,7 +56,7 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
     static const char *const preds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
     static const char *const facts[] = {"multiple_of", "max_contiguous", "max_constancy"};
     static const char *const atomics[] = {"add", "max", "min", "xchg"};
-    static const char *const reduces[] = {"sum", "max", "min", "argmax", "argmin"};
+    static const char *const reduces[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
     static const char *const precisions[] = {"ieee", "tf32", "tf32x3"};
     int i = -1;
     if (strcmp(s, "fast") == 0)
@@ -69,8 +69,10 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
         op->assume = (tji_assume)i;
     else if (op->code == TJI_ATOMIC && (i = index_of(atomics, 4, s)) >= 0)
         op->atomic = (tj_atomic_op)i;
-    else if (op->code == TJI_REDUCE && (i = index_of(reduces, 5, s)) >= 0)
+    else if (op->code == TJI_REDUCE && (i = index_of(reduces, 6, s)) >= 0)
         op->reduce = (tj_reduce_op)i;
+    else if (op->code == TJI_CUMSUM && strcmp(s, "prod") == 0)
+        op->reduce = TJ_REDUCE_PROD, i = 0;
     else if (op->code == TJI_DOT && (i = index_of(precisions, 3, s)) >= 0)
         op->precision = (tj_input_precision)i;
     if (i < 0)

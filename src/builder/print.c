@@ -249,7 +249,7 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         break;
     }
     case TJI_EXPAND_DIMS: case TJI_CUMSUM:
-        tjs_buf_printf(b, " ");
+        tjs_buf_printf(b, op->code == TJI_CUMSUM && op->reduce == TJ_REDUCE_PROD ? ".prod " : " ");
         print_value(b, arg(op, 0));
         tjs_buf_printf(b, ", axis %d", op->axis);
         break;
@@ -316,8 +316,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         tjs_buf_printf(b, " %lld", (long long)op->ival);
         break;
     case TJI_REDUCE: {
-        static const char *const ops[] = {"sum", "max", "min", "argmax", "argmin"};
-        tjs_buf_printf(b, ".%s ", (unsigned)op->reduce <= TJ_REDUCE_ARGMIN ? ops[op->reduce]
+        static const char *const ops[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
+        tjs_buf_printf(b, ".%s ", (unsigned)op->reduce <= TJ_REDUCE_PROD ? ops[op->reduce]
                                                                           : "?");
         print_value(b, arg(op, 0));
         tjs_buf_printf(b, ", axis %d", op->axis);

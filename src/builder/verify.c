@@ -400,9 +400,10 @@ static int check_types(const verifier *v, int32_t idx)
              "axis %d of %s", op->axis, TXT(x, t1));
         if (c == TJI_CUMSUM) {
             NEED(EQ(x, R) && x->dtype != TJ_I1, "%s -> %s", TXT(x, t1), TXT(R, t2));
+            NEED(op->reduce == TJ_REDUCE_SUM || op->reduce == TJ_REDUCE_PROD, "scan %d", (int)op->reduce);
             break;
         }
-        NEED((unsigned)op->reduce <= TJ_REDUCE_ARGMIN, "reduction %d", (int)op->reduce);
+        NEED((unsigned)op->reduce <= TJ_REDUCE_PROD, "reduction %d", (int)op->reduce);
         int arg = op->reduce == TJ_REDUCE_ARGMAX || op->reduce == TJ_REDUCE_ARGMIN;
         int ok = !R->is_ptr && R->rank == x->rank - 1 && x->dtype != TJ_I1 &&
                  R->dtype == (arg ? TJ_I32 : x->dtype);

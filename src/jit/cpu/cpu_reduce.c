@@ -41,7 +41,7 @@ void tjj_cpu_emit_reduce(codegen *g, const tji_op *op)
     int is_max = op->reduce == TJ_REDUCE_MAX || op->reduce == TJ_REDUCE_ARGMAX;
     LLVMTypeRef acc_t = tjj_ls_compute_type(&g->ls, dt), float_t = acc_t;
     /* float max/min/argmax/argmin compare order keys, as signed integers */
-    int by_key = is_float && op->reduce != TJ_REDUCE_SUM;
+    int by_key = is_float && op->reduce != TJ_REDUCE_SUM && op->reduce != TJ_REDUCE_PROD;
     if (by_key) {
         acc_t = acc_t == g->ty.t_double ? g->ty.t_i64 : g->ty.t_i32;
         is_float = 0, is_signed = 1;
@@ -78,6 +78,14 @@ void tjj_cpu_emit_reduce(codegen *g, const tji_op *op)
                 LLVMSetFastMathFlags(next_acc, LLVMFastMathAllowReassoc);
             } else {
                 next_acc = LLVMBuildAdd(g->b, acc_phi, v, "");
+            }
+            break;
+        case TJ_REDUCE_PROD: /* any order, as a sum's */
+            if (is_float) {
+                next_acc = LLVMBuildFMul(g->b, acc_phi, v, "");
+                LLVMSetFastMathFlags(next_acc, LLVMFastMathAllowReassoc);
+            } else {
+                next_acc = LLVMBuildMul(g->b, acc_phi, v, "");
             }
             break;
         case TJ_REDUCE_MAX:
@@ -124,7 +132,7 @@ void tjj_cpu_emit_reduce(codegen *g, const tji_op *op)
     tjj_cpu_nest_end(g, &n);
 }
 
-/* Inclusive prefix sum: sequential along the axis. */
+/* Inclusive prefix sum or product: sequential along the axis. */
 void tjj_cpu_emit_cumsum(codegen *g, const tji_op *op)
 {
     const tji_func *fn = g->fn;
@@ -144,13 +152,17 @@ void tjj_cpu_emit_cumsum(codegen *g, const tji_op *op)
     LLVMPositionBuilderAtEnd(g->b, header);
     LLVMValueRef k = LLVMBuildPhi(g->b, g->ty.t_i64, "k");
     LLVMValueRef acc = LLVMBuildPhi(g->b, tjj_ls_compute_type(&g->ls, dt), "acc");
-    LLVMValueRef zero = c_i64(g, 0), acc0 = LLVMConstNull(tjj_ls_compute_type(&g->ls, dt));
+    int prod = op->reduce == TJ_REDUCE_PROD;
+    LLVMTypeRef ct = tjj_ls_compute_type(&g->ls, dt);
+    LLVMValueRef zero = c_i64(g, 0);
+    LLVMValueRef acc0 = !prod ? LLVMConstNull(ct) : is_float ? LLVMConstReal(ct, 1) : LLVMConstInt(ct, 1, 0);
     LLVMAddIncoming(k, &zero, &pre, 1);
     LLVMAddIncoming(acc, &acc0, &pre, 1);
     size_t mark = memo_mark(g);
     idx[axis] = k;
     LLVMValueRef v = tjj_ls_fext(&g->ls, tjj_cpu_elem(g, x, idx), dt);
-    LLVMValueRef next = is_float ? LLVMBuildFAdd(g->b, acc, v, "") : LLVMBuildAdd(g->b, acc, v, "");
+    LLVMValueRef next = prod ? (is_float ? LLVMBuildFMul(g->b, acc, v, "") : LLVMBuildMul(g->b, acc, v, ""))
+                             : (is_float ? LLVMBuildFAdd(g->b, acc, v, "") : LLVMBuildAdd(g->b, acc, v, ""));
     if (g->slot[op->result] >= 0)
         tjj_cpu_store_elem(g, g->slot[op->result], t, idx, is_float ? tjj_ls_fround(&g->ls, next, dt) : next);
     memo_release(g, mark);

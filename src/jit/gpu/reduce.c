@@ -37,6 +37,9 @@ static void combine(codegen *c, const tji_op *op, tj_dtype dt, LLVMValueRef *acc
     case TJ_REDUCE_SUM:
         *acc = is_float ? LLVMBuildFAdd(b, *acc, v, "") : LLVMBuildAdd(b, *acc, v, "");
         return;
+    case TJ_REDUCE_PROD:
+        *acc = is_float ? LLVMBuildFMul(b, *acc, v, "") : LLVMBuildMul(b, *acc, v, "");
+        return;
     case TJ_REDUCE_MAX:
         if (is_float)
             *acc = tjj_gpu_intrinsic2(&c->g, op->propagate_nan ? "llvm.maximum" : "llvm.maximumnum", *acc, v);
@@ -88,7 +91,7 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
     int is_float = tjs_dtype_is_float(dt);
     /* f64 max/min and float argmax/argmin combine order keys, the other
      * float max/min the values in f32 (see combine) */
-    int by_key = is_float && op->reduce != TJ_REDUCE_SUM && (is_arg || dt == TJ_F64);
+    int by_key = is_float && op->reduce != TJ_REDUCE_SUM && op->reduce != TJ_REDUCE_PROD && (is_arg || dt == TJ_F64);
     tj_dtype combine_dt = by_key ? (dt == TJ_F64 ? TJ_I64 : TJ_I32) : dt;
     uint32_t axis_bits = (uint32_t)((xt->shape[axis] - 1) << dim_shift(xt, axis));
 
@@ -240,8 +243,9 @@ void tjj_gpu_emit_reduce(codegen *c, const tji_op *op)
     free(acc_i);
 }
 
-/* Inclusive prefix sums through shared memory: each element is the
- * sequential sum of its prefix along the axis (the CPU's order). */
+/* Inclusive prefix sums (products) through shared memory: each element is
+ * the sequential sum (product) of its prefix along the axis (the CPU's
+ * order). */
 void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op)
 {
     int32_t x = op->args[0], id = op->result;
@@ -250,7 +254,7 @@ void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op)
     const tji_type *t = type_of(c, id);
     const tjp_layout *L = layout_of(c, id);
     tj_dtype dt = t->dtype;
-    int is_float = tjs_dtype_is_float(dt), shift = dim_shift(t, op->axis);
+    int is_float = tjs_dtype_is_float(dt), shift = dim_shift(t, op->axis), prod = op->reduce == TJ_REDUCE_PROD;
     uint32_t axis_bits = (uint32_t)((t->shape[op->axis] - 1) << shift);
     LLVMTypeRef ct = tjj_gpu_compute_type(&c->g, dt);
     LLVMValueRef smem = tjj_gpu_shared(c);
@@ -281,9 +285,11 @@ void tjj_gpu_emit_cumsum(codegen *c, const tji_op *op)
         LLVMValueRef k = LLVMBuildPhi(b, c->g.ty.t_i32, "k"), acc = LLVMBuildPhi(b, ct, "acc");
         LLVMValueRef at = LLVMBuildXor(b, base, tjj_gpu_swizzled(c, b, S, LLVMBuildShl(b, k, c_i32(c, shift), ""), axis_bits), "");
         LLVMValueRef v = tjj_gpu_shared_load(c, smem, step->offset, ct, at);
-        LLVMValueRef next = is_float ? LLVMBuildFAdd(b, acc, v, "") : LLVMBuildAdd(b, acc, v, "");
+        LLVMValueRef next = prod ? (is_float ? LLVMBuildFMul(b, acc, v, "") : LLVMBuildMul(b, acc, v, ""))
+                                 : (is_float ? LLVMBuildFAdd(b, acc, v, "") : LLVMBuildAdd(b, acc, v, ""));
         LLVMValueRef next_k = LLVMBuildAdd(b, k, c_i32(c, 1), "");
-        LLVMValueRef zero_k = c_i32(c, 0), zero = LLVMConstNull(ct);
+        LLVMValueRef zero_k = c_i32(c, 0);
+        LLVMValueRef zero = !prod ? LLVMConstNull(ct) : is_float ? LLVMConstReal(ct, 1) : LLVMConstInt(ct, 1, 0);
         LLVMAddIncoming(k, &zero_k, &pre, 1);
         LLVMAddIncoming(k, &next_k, &loop, 1);
         LLVMAddIncoming(acc, &zero, &pre, 1);
