@@ -65,6 +65,7 @@ TJ_API tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
 TJ_API tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts);
 TJ_API tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts);
 TJ_API tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts);
+TJ_API tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args);
 TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
 TJ_API tj_val tj__scan(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
 TJ_API tj_val tj__dot(tj_loc loc, tj_val a, tj_val b, tj_val acc, tj_dot_opts opts);

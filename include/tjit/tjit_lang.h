@@ -237,6 +237,16 @@ typedef enum tj_unop {
     tj__clamp(TJ__HERE, TJ_V(x), TJ_V(lo), TJ_V(hi), (tj_minmax_opts){__VA_ARGS__})
 #define tj_pow(x, y)   TJ__BIN(TJ_OP_POW, x, y)
 #define tj_fma(a, b, c) tj__fma(TJ__HERE, TJ_V(a), TJ_V(b), TJ_V(c))
+/* Triton's tl.inline_asm_elementwise(asm, constraints, args, dtype,
+ * is_pure=True, pack=1): the PTX ptx runs once per element on a GPU, $0 the
+ * result (of dtype), $1.. the arguments (1 to 4, broadcast together, each
+ * keeping its dtype); constraints "=r,r,r" give each a register by width
+ * (h: 16 bits, r: 32, l: 64, f: f32, d: f64; the bits pass unconverted).
+ * It must be pure: no side effects. The CPU back end cannot run PTX and
+ * refuses such a kernel.
+ *     tj_inline_asm_elementwise("add.s32 $0, $1, $2;", "=r,r,r", TJ_I32, a, b) */
+#define tj_inline_asm_elementwise(ptx, constraints, dtype, ...) \
+    tj__inline_asm(TJ__HERE, (ptx), (constraints), (dtype), TJ_VALS(__VA_ARGS__))
 #define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
 #define tj_cast(x, dt)  tj__cast(TJ__HERE, TJ_V(x), (dt))
 

@@ -69,7 +69,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_SIGMOID] = "sigmoid", [TJI_FLOOR] = "floor", [TJI_CEIL] = "ceil",
         [TJI_SIN] = "sin", [TJI_COS] = "cos", [TJI_TANH] = "tanh", [TJI_ERF] = "erf", [TJI_POW] = "pow",
         [TJI_LOG1P] = "log1p", [TJI_EXPM1] = "expm1", [TJI_RINT] = "rint", [TJI_TRUNC] = "trunc",
-        [TJI_ROUND] = "round",
+        [TJI_ROUND] = "round", [TJI_INLINE_ASM] = "inline_asm",
         [TJI_FMA] = "fma", [TJI_WHERE] = "where", [TJI_CAST] = "cast",
         [TJI_LOAD] = "load", [TJI_STORE] = "store", [TJI_ATOMIC] = "atomic",
         [TJI_ATOMIC_CAS] = "atomic_cas", [TJI_REDUCE] = "reduce",
@@ -83,6 +83,41 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_LOCAL_LOAD] = "local_load", [TJI_LOGICAL_PROGRAMS] = "logical_programs",
     };
     return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
+}
+
+/* Does a PTX register of constraint letter hold a value of dt? (No letter
+ * holds i1, i8 or fp8 alone.) */
+static int asm_letter_fits(char letter, tj_dtype dt)
+{
+    int bits = tjs_dtype_bits(dt);
+    switch (letter) {
+    case 'h': return bits == 16 && !tjs_dtype_is_fp8(dt);
+    case 'r': return bits == 32;
+    case 'l': return bits == 64;
+    case 'f': return dt == TJ_F32;
+    case 'd': return dt == TJ_F64;
+    default: return 0;
+    }
+}
+
+const char *tji_asm_constraints_wrong(const char *constraints, tj_dtype out, const tj_dtype *in, int n)
+{
+    const char *p = constraints;
+    if (!p || p[0] != '=' || !p[1])
+        return "the constraints must start with the output's, \"=r\" or the like";
+    if (!asm_letter_fits(p[1], out))
+        return "the output's constraint letter does not fit the result dtype (h: 16 bits, r: 32, l: 64, "
+               "f: f32, d: f64)";
+    p += 2;
+    for (int i = 0; i < n; i++, p += 2) {
+        if (p[0] != ',' || !p[1])
+            return "the constraints name fewer inputs than there are arguments";
+        if (!asm_letter_fits(p[1], in[i]))
+            return "an input's constraint letter does not fit its argument's dtype (h: 16 bits, r: 32, "
+                   "l: 64, f: f32, d: f64; cast 8-bit values and i1 first)";
+    }
+    return *p ? "the constraints name more inputs than there are arguments, or one is longer than a letter"
+              : NULL;
 }
 
 /* SPLAT (each element is the scalar) and the ops from ADD to CAST but the

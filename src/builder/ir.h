@@ -73,6 +73,7 @@ typedef enum tji_opcode {
     TJI_RINT,         /* to the nearest integer, ties to even */
     TJI_TRUNC,        /* toward zero */
     TJI_ROUND,        /* to the nearest integer, ties away from zero (C's round) */
+    TJI_INLINE_ASM,   /* (x1..xn) -> [str] PTX run per element, [constraints]: a GPU's only */
     TJI_FMA,          /* (a, b, c) floats -> a*b+c, one rounding */
     TJI_WHERE,        /* (c: i1, a, b) -> type of a */
     TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr) */
@@ -207,7 +208,8 @@ typedef struct tji_op {
     tj_padding padding;   /* LOAD of a block pointer: outside the checked bounds */
     int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
     int tma_rank;         /* LOAD, STORE, ASYNC_COPY: the tensor's rank where it has one */
-    const char *str;      /* PRINT prefix, ASSERT message (arena copy) */
+    const char *str;      /* PRINT prefix, ASSERT message, INLINE_ASM's PTX (arena copy) */
+    const char *constraints; /* INLINE_ASM: "=r,r,r" (arena copy) */
     tji_loc loc;
 } tji_op;
 
@@ -279,6 +281,11 @@ TJI_FUNC tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status statu
 TJI_FUNC tj_status tji_error_at(const tji_func *fn, int32_t op, tj_status status,
                                 const char *fmt, ...) TJS_PRINTF(4, 5);
 TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops */
+/* Do INLINE_ASM's constraints ("=r,r,h") name one output of dtype out and
+ * one input per dtype of in[0..n), each letter of the register's width (h:
+ * 16 bits, r: 32, l: 64, f: f32, d: f64)? NULL if so, else why not (a
+ * static string). */
+TJI_FUNC const char *tji_asm_constraints_wrong(const char *constraints, tj_dtype out, const tj_dtype *in, int n);
 /* The region value id is defined in (a block argument's region, or its
  * defining op's parent). */
 TJI_FUNC int32_t tji_value_region(const tji_func *fn, int32_t id);

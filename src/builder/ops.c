@@ -483,6 +483,41 @@ tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts op
     return r;
 }
 
+/* Triton's tl.inline_asm_elementwise (pure, pack 1): PTX run per element on
+ * a GPU. The arguments broadcast together and keep their dtypes (the
+ * constraint letters must fit them); the CPU back end refuses the kernel. */
+tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args)
+{
+    if (!tji_enter(loc, "inline_asm_elementwise", args.n > 0 && args.n <= TJ_MAX_RANK ? args.n : 0, args.v))
+        return NONE;
+    if (!ptx || !constraints)
+        return tji_fail(TJ_ERR_INVALID_ARG, "the PTX and the constraints are needed (not NULL)"), NONE;
+    if (args.n < 1 || args.n > TJ_MAX_RANK)
+        return tji_fail(TJ_ERR_INVALID_ARG, "%d arguments: 1 to %d", args.n, TJ_MAX_RANK), NONE;
+    if (!dtype_ok(dtype))
+        return tji_fail(TJ_ERR_BUILD, "unknown dtype %d", (int)dtype), NONE;
+    int32_t ids[TJ_MAX_RANK];
+    tj_dtype in[TJ_MAX_RANK];
+    for (int i = 0; i < args.n; i++) {
+        tji_type t = type_of(vid(args.v[i]));
+        if (t.is_ptr)
+            return tji_fail(TJ_ERR_TYPE, "argument %d is %s: pass numbers", i + 1, tji_type_text(&t)), NONE;
+        ids[i] = vid(args.v[i]);
+        if (!(ids[i] = tji_to_dtype(ids[i], tji_meet(&ids[i], 1), 1))) /* C numbers take their own dtype */
+            return NONE;
+        in[i] = type_of(ids[i]).dtype;
+    }
+    const char *why = tji_asm_constraints_wrong(constraints, dtype, in, args.n);
+    if (why)
+        return tji_fail(TJ_ERR_INVALID_ARG, "constraints \"%s\": %s", constraints, why), NONE;
+    if (!tji_broadcast_all(ids, args.n))
+        return NONE;
+    int32_t r = tji_emit(TJI_INLINE_ASM, ids, args.n, with_dtype(type_of(ids[0]), dtype));
+    op_of(r)->str = tjs_arena_strdup(B.fn->arena, ptx);
+    op_of(r)->constraints = tjs_arena_strdup(B.fn->arena, constraints);
+    return val(r);
+}
+
 tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts)
 {
     if (!tji_enter(loc, "clamp", 3, (tj_val[]){x, lo, hi}) || !check_minmax_opts(&opts))

@@ -427,6 +427,11 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
         op.region[0] = tji_new_region(fn, idx);
         op.region[1] = tji_new_region(fn, idx);
         break;
+    case TJI_INLINE_ASM:
+        if (!tji_read_string(ps, &op.str) || !tji_expect(ps, ",") || !tji_read_string(ps, &op.constraints) ||
+            !tji_expect(ps, ",") || !tji_read_uses(ps, &op.args, &op.nargs))
+            return 0;
+        break;
     case TJI_PRINT:
         op.args = new_args(ps, 1);
         op.nargs = 1;

@@ -359,6 +359,14 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         hook_op(b, fn, h, op);
         tjs_buf_printf(b, " {");
         return;
+    case TJI_INLINE_ASM:
+        tjs_buf_printf(b, " ");
+        print_string(b, op->str);
+        tjs_buf_printf(b, ", ");
+        print_string(b, op->constraints);
+        tjs_buf_printf(b, ", ");
+        print_values(b, op->args, op->nargs);
+        break;
     case TJI_PRINT:
         tjs_buf_printf(b, " ");
         print_string(b, op->str);

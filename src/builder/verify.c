@@ -104,7 +104,7 @@ static int operand_count(tji_opcode c)
     case TJI_ATOMIC_CAS: case TJI_DOT: case TJI_ASYNC_COPY:
         return 3;
     case TJI_FOR: case TJI_YIELD: case TJI_MAKE_BLOCK_PTR: case TJI_ADVANCE: case TJI_WHILE:
-    case TJI_CONDITION:
+    case TJI_CONDITION: case TJI_INLINE_ASM:
         return -1;
     default:
         return c >= TJI_ADD && c <= TJI_ADDPTR ? 2 : 1;
@@ -318,6 +318,19 @@ static int check_types(const verifier *v, int32_t idx)
                : c == TJI_ABS ? is_float(R) || (is_int(R) && tjs_dtype_is_signed(R->dtype))
                : is_float(R);
         NEED(ok, "no %s on %s", tji_opcode_name(c), TXT(R, t1));
+        break;
+    }
+    case TJI_INLINE_ASM: {
+        NEED(op->str && op->nargs >= 1 && op->nargs <= TJ_MAX_RANK, "%d operands (1 to %d) and the PTX",
+             op->nargs, TJ_MAX_RANK);
+        tj_dtype in[TJ_MAX_RANK];
+        for (int i = 0; i < op->nargs; i++) {
+            NEED(!T(i)->is_ptr && tji_same_shape(T(i), R), "operand %d is %s, the result %s", i + 1,
+                 TXT(T(i), t1), TXT(R, t2));
+            in[i] = T(i)->dtype;
+        }
+        const char *why = tji_asm_constraints_wrong(op->constraints, R->dtype, in, op->nargs);
+        NEED(!why, "constraints \"%s\": %s", op->constraints ? op->constraints : "", why ? why : "");
         break;
     }
     case TJI_FMA:

@@ -102,7 +102,7 @@ static int is_costly_elementwise(tji_opcode c)
     case TJI_LOG: case TJI_LOG2: case TJI_SQRT: case TJI_RSQRT: case TJI_SIGMOID:
     case TJI_FLOOR: case TJI_CEIL: case TJI_FMA: case TJI_POW: case TJI_SIN: case TJI_COS:
     case TJI_TANH: case TJI_ERF: case TJI_LOG1P: case TJI_EXPM1: case TJI_RINT: case TJI_TRUNC:
-    case TJI_ROUND:
+    case TJI_ROUND: case TJI_INLINE_ASM:
         return 1;
     default:
         return 0;

@@ -161,6 +161,11 @@ LLVMValueRef tjj_cpu_def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
     default:
         break;
     }
+    if (op->code == TJI_INLINE_ASM) {
+        tjj_cpu_fail(g, "inline PTX (tj_inline_asm_elementwise) runs on a GPU only: the CPU back end "
+                     "cannot execute it (launch on a GPU, or write the element's computation with ops)");
+        return LLVMGetPoison(value_type(g, t));
+    }
     if ((op->code >= TJI_ADD && op->code <= TJI_ADDPTR) || (op->code >= TJI_NEG && op->code <= TJI_CAST)) {
         LLVMValueRef a[3] = {0};
         for (int i = 0; i < op->nargs && i < 3; i++)

@@ -196,8 +196,8 @@ void tjj_gpu_emit_elementwise(codegen *c, const tji_op *op)
 {
     int32_t id = op->result;
     if (rank_of(c, id) == 0) {
-        LLVMValueRef a[3] = {0};
-        for (int i = 0; i < op->nargs && i < 3; i++)
+        LLVMValueRef a[TJ_MAX_RANK] = {0}; /* INLINE_ASM takes up to TJ_MAX_RANK */
+        for (int i = 0; i < op->nargs && i < TJ_MAX_RANK; i++)
             a[i] = tjj_gpu_reg(c, op->args[i], 0);
         c->ssa[id] = tjj_gpu_elementwise(&c->g, op, a);
         return;
@@ -215,8 +215,8 @@ void tjj_gpu_emit_elementwise(codegen *c, const tji_op *op)
             out[r] = out[r & ~rdup];
             continue;
         }
-        LLVMValueRef a[3] = {0};
-        for (int i = 0; i < op->nargs && i < 3; i++)
+        LLVMValueRef a[TJ_MAX_RANK] = {0};
+        for (int i = 0; i < op->nargs && i < TJ_MAX_RANK; i++)
             a[i] = tjj_gpu_reg(c, op->args[i], r);
         out[r] = tjj_gpu_elementwise(&c->g, op, a);
     }

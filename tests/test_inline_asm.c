@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_inline_asm.c — tj_inline_asm_elementwise (Triton's
+ * tl.inline_asm_elementwise): PTX run per element on a GPU.
+ *
+ * The kernels use one register kind each: r (i32 add of two tiles, and of
+ * a tile and a C number), f (an f32 multiply-add), h (the bits of an f16,
+ * negated by an xor), l (a u64 shift) and d (an f64 negation), broadcast
+ * ([R, 1] with [1, C]). Without a GPU the test checks what can be checked
+ * here: the PTX holds the user's instruction once per element and ptxas
+ * assembles it for sm_80 and sm_90; a CPU launch is refused, naming the
+ * op; the constraint errors (letter and dtype, counts, the output's "=");
+ * the printed IR reads back (tjit-opt's lit test inline-asm.tir). On a GPU
+ * (tests/gpu/test_inline_asm.gpu) every element is checked against C.
+ */
+#include "testlib.h"
+
+enum { R = 4, C = 32 };
+
+/* o_add = a + b (r), o_add7 = a + 7 (r), o_fma = x * 2 + y (f), o_neg = -h
+ * (h, on the bits), o_shl = u << 3 (l), o_dneg = -d (d); a [R, 1], b [1, C]. */
+TJ_KERNEL(asm_kinds,
+          TJ_PARAMS(TJ_PTR(a, i32), TJ_PTR(b, i32), TJ_PTR(x, f32), TJ_PTR(y, f32), TJ_PTR(h, f16),
+                    TJ_PTR(u, u64), TJ_PTR(d, f64), TJ_PTR(o_add, i32), TJ_PTR(o_add7, i32),
+                    TJ_PTR(o_fma, f32), TJ_PTR(o_neg, f16), TJ_PTR(o_shl, u64), TJ_PTR(o_dneg, f64)),
+          TJ_CONSTS())
+{
+    tj_val r = tj_expand_dims(tj_arange(0, R), 1), c = tj_expand_dims(tj_arange(0, C), 0);
+    tj_val at = tj_add(tj_mul(r, C), c);
+    tj_val va = tj_load(tj_add(a, r)), vb = tj_load(tj_add(b, c));
+    tj_store(tj_add(o_add, at), tj_inline_asm_elementwise("add.s32 $0, $1, $2;", "=r,r,r", TJ_I32, va, vb));
+    tj_store(tj_add(o_add7, at), tj_inline_asm_elementwise("add.s32 $0, $1, $2;", "=r,r,r", TJ_I32,
+                                                           tj_load(tj_add(a, tj_add(r, tj_mul(c, 0)))), 7));
+    tj_val vx = tj_load(tj_add(x, at)), vy = tj_load(tj_add(y, at));
+    tj_store(tj_add(o_fma, at), tj_inline_asm_elementwise("fma.rn.f32 $0, $1, 0f40000000, $2;", "=f,f,f", TJ_F32,
+                                                          vx, vy));
+    tj_store(tj_add(o_neg, at), tj_inline_asm_elementwise("xor.b16 $0, $1, 0x8000;", "=h,h", TJ_F16,
+                                                          tj_load(tj_add(h, at))));
+    tj_store(tj_add(o_shl, at), tj_inline_asm_elementwise("shl.b64 $0, $1, 3;", "=l,l", TJ_U64,
+                                                          tj_load(tj_add(u, at))));
+    tj_store(tj_add(o_dneg, at), tj_inline_asm_elementwise("neg.f64 $0, $1;", "=d,d", TJ_F64,
+                                                           tj_load(tj_add(d, at))));
+}
+
+#define BAD_ASM_KERNEL(NAME, CONSTRAINTS, DT, ARG)                                                    \
+    TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(i, i8)), TJ_CONSTS())                          \
+    {                                                                                                \
+        tj_val v = tj_load(tj_add(x, tj_arange(0, 8))), k = tj_load(tj_add(i, tj_arange(0, 8)));     \
+        (void)v, (void)k;                                                                            \
+        tj_inline_asm_elementwise("mov.b32 $0, $1;", CONSTRAINTS, DT, ARG);                          \
+    }
+BAD_ASM_KERNEL(asm_letter_wrong, "=r,h", TJ_I32, v)     /* an f32 in an h register */
+BAD_ASM_KERNEL(asm_out_wrong, "=f,r", TJ_I32, v)        /* an i32 result in an f register */
+BAD_ASM_KERNEL(asm_too_few, "=r", TJ_I32, v)             /* no input's constraint */
+BAD_ASM_KERNEL(asm_too_many, "=r,r,r", TJ_I32, v)       /* two inputs' for one argument */
+BAD_ASM_KERNEL(asm_no_output, "r,r", TJ_I32, v)          /* no "=" */
+BAD_ASM_KERNEL(asm_byte, "=r,r", TJ_I32, k)              /* an i8: no register of 8 bits */
+
+static float f16_bits_negated(uint16_t bits)
+{
+    return tj_f16_to_f32((uint16_t)(bits ^ 0x8000));
+}
+
+static void run_on_gpu(tj_device *dev)
+{
+    int32_t a[R], b[C], o_add[R * C], o_add7[R * C];
+    float x[R * C], y[R * C], o_fma[R * C];
+    uint16_t h[R * C], o_neg[R * C];
+    uint64_t u[R * C], o_shl[R * C];
+    double d[R * C], o_dneg[R * C];
+    for (int i = 0; i < R; i++)
+        a[i] = (int32_t)tl_rand_range(-100000, 100000);
+    for (int j = 0; j < C; j++)
+        b[j] = (int32_t)tl_rand_range(-100000, 100000);
+    for (int i = 0; i < R * C; i++) {
+        x[i] = (float)tl_rand_double(-10, 10), y[i] = (float)tl_rand_double(-10, 10);
+        h[i] = tj_f32_to_f16((float)tl_rand_double(-10, 10));
+        u[i] = tl_rand_u64(), d[i] = tl_rand_double(-1e6, 1e6);
+    }
+    tj_buffer in[7] = {tl_upload(dev, a, sizeof a), tl_upload(dev, b, sizeof b), tl_upload(dev, x, sizeof x),
+                       tl_upload(dev, y, sizeof y), tl_upload(dev, h, sizeof h), tl_upload(dev, u, sizeof u),
+                       tl_upload(dev, d, sizeof d)};
+    size_t sizes[6] = {sizeof o_add, sizeof o_add7, sizeof o_fma, sizeof o_neg, sizeof o_shl, sizeof o_dneg};
+    void *outs[6] = {o_add, o_add7, o_fma, o_neg, o_shl, o_dneg};
+    tj_buffer out[6];
+    tj_arg args[13];
+    for (int i = 0; i < 7; i++)
+        args[i] = TJ_ARG_BUF(in[i]);
+    for (int i = 0; i < 6; i++)
+        out[i] = tl_poisoned(dev, sizes[i]), args[7 + i] = TJ_ARG_BUF(out[i]);
+    tj_launch_cfg cfg = {.grid = {1}};
+    if (tl_launch_failed(tj_launch(dev, asm_kinds, &cfg, args, 13, NULL, 0), "inline PTX on the GPU"))
+        return;
+    for (int i = 0; i < 6; i++)
+        tl_download(dev, out[i], outs[i], sizes[i]);
+    int wrong = 0;
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < C; j++) {
+            int k = i * C + j;
+            wrong += o_add[k] != (int32_t)((uint32_t)a[i] + (uint32_t)b[j]);
+            wrong += o_add7[k] != (int32_t)((uint32_t)a[i] + 7u);
+            wrong += o_fma[k] != fmaf(x[k], 2.0f, y[k]);
+            wrong += tj_f16_to_f32(o_neg[k]) != f16_bits_negated(h[k]);
+            wrong += o_shl[k] != u[k] << 3;
+            wrong += o_dneg[k] != -d[k];
+        }
+    tap_ok(!wrong, "inline PTX on the GPU: r, f, h, l and d registers, broadcast operands, every element");
+    for (int i = 0; i < 7; i++)
+        tj_buffer_free(dev, in[i]);
+    for (int i = 0; i < 6; i++)
+        tj_buffer_free(dev, out[i]);
+}
+
+int main(void)
+{
+    tj_device *dev = tl_setup("test_inline_asm");
+    int on_gpu = tj_device_get_kind(dev) == TJ_DEVICE_GPU;
+    tap_plan(2 + 1 + 6);
+    static const char *const sms[] = {"sm_80", "sm_90"};
+    for (int t = 0; t < 2; t++) {
+        char *ptx = NULL;
+        tj_status st = tj_kernel_ptx(asm_kinds, NULL, 0, sms[t], 4, &ptx);
+        if (st != TJ_OK)
+            tap_diag("%s", tj_last_error());
+        /* each instruction once per element a thread holds: 128 elements, 128 threads */
+        int ok = st == TJ_OK && strstr(ptx, "add.s32") && strstr(ptx, "fma.rn.f32") && strstr(ptx, "xor.b16") &&
+                 strstr(ptx, "shl.b64") && strstr(ptx, "neg.f64");
+        tap_ok(ok, "PTX for %s holds each inline instruction%s", sms[t],
+               getenv("TJIT_PTXAS") && *getenv("TJIT_PTXAS") ? ", and ptxas assembles it" : "");
+        free(ptx);
+    }
+    if (on_gpu) {
+        run_on_gpu(dev);
+    } else {
+        int32_t dummy[R * C] = {0};
+        tj_buffer bufs[13];
+        tj_arg args[13];
+        for (int i = 0; i < 13; i++)
+            bufs[i] = tl_upload(dev, dummy, sizeof dummy), args[i] = TJ_ARG_BUF(bufs[i]);
+        tj_launch_cfg cfg = {.grid = {1}};
+        tj_status st = tj_launch(dev, asm_kinds, &cfg, args, 13, NULL, 0);
+        tap_ok(st != TJ_OK && tl_error_mentions("asm_kinds", "runs on a GPU only", NULL),
+               "a CPU launch is refused, saying inline PTX runs on a GPU only");
+        for (int i = 0; i < 13; i++)
+            tj_buffer_free(dev, bufs[i]);
+    }
+    tl_build_refused(asm_letter_wrong, TJ_ERR_INVALID_ARG, "'inline_asm_elementwise'", "an input's constraint letter");
+    tl_build_refused(asm_out_wrong, TJ_ERR_INVALID_ARG, NULL, "the output's constraint letter");
+    tl_build_refused(asm_too_few, TJ_ERR_INVALID_ARG, NULL, "fewer inputs than there are arguments");
+    tl_build_refused(asm_too_many, TJ_ERR_INVALID_ARG, NULL, "more inputs than there are arguments");
+    tl_build_refused(asm_no_output, TJ_ERR_INVALID_ARG, NULL, "must start with the output's");
+    tl_build_refused(asm_byte, TJ_ERR_INVALID_ARG, NULL, "cast 8-bit values");
+    tj_device_close(dev);
+    return tap_done();
+}
