@@ -184,10 +184,10 @@ TJI_FUNC int32_t tji_broadcast_shape(int32_t x, int rank, const int32_t *dims);
 TJI_FUNC int tji_broadcast_all(int32_t *ids, int n);
 /* Normalizes a (possibly negative) axis of x; scalars have none. */
 TJI_FUNC int tji_check_axis(int *axis, const tji_type *t, const char *what);
-/* Of v [..., n], per row of its last axis, the element where the i1 tile
- * cond (v's shape) holds, bit for bit; the dtype's lowest value (-inf for
- * floats) where none does (join.c). */
-TJI_FUNC int32_t tji_pick_last(int32_t cond, int32_t v);
+/* Of v, along axis, the element where the i1 tile cond (v's shape) holds,
+ * bit for bit; the dtype's lowest value (-inf for floats) where none does
+ * (join.c). The result is v without that axis. */
+TJI_FUNC int32_t tji_pick(int32_t cond, int32_t v, int axis);
 /* A condition as i1: integers are compared with 0; floats and pointers fail. */
 TJI_FUNC int32_t tji_as_condition(int32_t x, const char *what);
 

@@ -18,8 +18,9 @@
  * A maximum rather than a sum picks the element because a sum's start
  * value (+0) would turn -0.0 into +0.0. i1 is picked as i32 and fp8 as
  * f16 (exact both ways), since neither has a max of its own (fp8 e4m3 has
- * no -inf either). tji_pick_last is that pick, for sort.c's gather too. The layout passes see a dimension of 2 like any other;
- * on a GPU it ends up in each thread's registers where the tile allows.
+ * no -inf either). tji_pick is that pick along any axis, for sort.c too.
+ * The layout passes see a dimension of 2 like any other; on a GPU it ends
+ * up in each thread's registers where the tile allows.
  */
 #include <math.h>
 
@@ -121,7 +122,7 @@ static int32_t lowest(tj_dtype dt)
                                                                                  : INT64_MIN, 0);
 }
 
-int32_t tji_pick_last(int32_t cond, int32_t v)
+int32_t tji_pick(int32_t cond, int32_t v, int axis)
 {
     tji_type t = type_of(v);
     tj_dtype carrier = t.dtype == TJ_I1 ? TJ_I32 : tjs_dtype_is_fp8(t.dtype) ? TJ_F16 : t.dtype;
@@ -132,9 +133,11 @@ int32_t tji_pick_last(int32_t cond, int32_t v)
         return 0;
     int32_t picked = tji_emit(TJI_WHERE, ARGS(cond, v, low), type_of(v));
     tji_type row = type_of(v);
+    for (int i = axis; i + 1 < row.rank; i++)
+        row.shape[i] = row.shape[i + 1];
     row.shape[--row.rank] = 0;
     int32_t r = tji_emit(TJI_REDUCE, ARGS(picked), row);
-    op_of(r)->axis = t.rank - 1;
+    op_of(r)->axis = axis;
     op_of(r)->reduce = TJ_REDUCE_MAX;
     op_of(r)->propagate_nan = TJ_PROPAGATE_NAN_ALL;
     return carrier == t.dtype ? r : tji_to_dtype(r, t.dtype, 0);
@@ -164,7 +167,7 @@ void tj__split(tj_loc loc, tj_val x, tj_val *a, tj_val *b)
     tj_val *out[2] = {a, b};
     for (int k = 0; k < 2; k++) {
         int32_t cond = is_half(t.rank - 1, t.shape, k);
-        int32_t r = cond ? tji_pick_last(cond, vid(x)) : 0;
+        int32_t r = cond ? tji_pick(cond, vid(x), t.rank - 1) : 0;
         if (!r)
             return;
         *out[k] = val(r);

@@ -9,9 +9,9 @@
  *
  *   sort      a bitonic network along the last dimension: for each pair
  *             distance s, the tile is seen as [rows, n/2s, 2, s] (a
- *             reshape and a permute, which the layout algebra makes free
- *             or one conversion), split into the two partners, compared,
- *             exchanged by where, and joined back. n log2(n)^2 / 4
+ *             reshape, which the layout algebra makes free), the two
+ *             partners picked along the axis of 2, compared, exchanged by
+ *             where, and put back side by side. n log2(n)^2 / 4
  *             compare-exchanges. Floats order NaN above every number (so
  *             ascending puts NaN last, as torch.sort does) and -0 equal to
  *             +0; no value is lost or duplicated.
@@ -19,7 +19,7 @@
  *             reverses the index bit by bit.
  *   gather    out[..i..] = src[..index[..i..]..] along an axis: a one-hot
  *             compare of index against every position of the axis, the
- *             element picked bit for bit (join.c's tji_pick_last). Its work
+ *             element picked bit for bit (join.c's tji_pick). Its work
  *             is the index tile's size times the axis's length, as a tile
  *             operation must be without shared memory; an index outside
  *             [0, n) picks the dtype's lowest value (-inf for floats).
@@ -43,19 +43,50 @@ static tj_val greater(tj_loc loc, tj_val a, tj_val b, int is_float_dt)
     return tj__binary(loc, TJ_OP_OR, gt, tj__binary(loc, TJ_OP_AND, a_nan, b_num));
 }
 
-/* x [rows, n] seen as its pairs at distance s: a = elements whose bit s
- * is clear, b = their partners, both [rows, n/2s, s]. */
+/* An i1 tile of dims (rank 4, dims[2] == 2): is the index along axis 2 k? */
+static int32_t is_half_of_pair(const int32_t *dims, int k)
+{
+    int32_t two = 2, iota = tji_emit(TJI_ARANGE, NULL, 0, with_shape(scalar_type(TJ_I32), 1, &two));
+    op_of(iota)->ival = 0;
+    int32_t column = tji_emit(TJI_EXPAND_DIMS, ARGS(iota), with_shape(scalar_type(TJ_I32), 2, (int32_t[]){2, 1}));
+    op_of(column)->axis = 1;
+    int32_t ids[2] = {tji_broadcast_shape(column, 4, dims), tji_make_const(TJ_I32, k, 0)};
+    if (!ids[1])
+        return 0;
+    ids[1] = tji_broadcast_shape(ids[1], 4, dims);
+    int32_t c = tji_emit(TJI_CMP, ids, 2, with_shape(scalar_type(TJ_I1), 4, dims));
+    op_of(c)->pred = TJI_EQ;
+    return c;
+}
+
+/* x [rows, n] seen as its pairs at distance s, [rows, n/2s, 2, s] (a
+ * reshape, which moves no data): a = the elements whose bit s is clear,
+ * b = their partners, both [rows, n/2s, s], picked along axis 2 where
+ * they stand (no permute, so no layout conversion for it). */
 static void partners(tj_loc loc, tj_val x, int64_t rows, int64_t n, int64_t s, tj_val *a, tj_val *b)
 {
     tj_val y = tj__reshape(loc, x, TJ_SHAPE(rows, n / (2 * s), 2, s));
-    tj__split(loc, tj__permute(loc, y, TJ_SHAPE(0, 1, 3, 2)), a, b);
+    if (B.status != TJ_OK)
+        return;
+    tji_type t = type_of(vid(y));
+    int32_t c0 = is_half_of_pair(t.shape, 0), c1 = c0 ? is_half_of_pair(t.shape, 1) : 0;
+    int32_t pa = c1 ? tji_pick(c0, vid(y), 2) : 0, pb = pa ? tji_pick(c1, vid(y), 2) : 0;
+    *a = val(pa), *b = val(pb);
 }
 
-/* The inverse of partners. */
+/* The inverse of partners: a and b side by side along axis 2, [rows, n]. */
 static tj_val joined(tj_loc loc, tj_val a, tj_val b, int64_t rows, int64_t n)
 {
-    tj_val y = tj__permute(loc, tj__join(loc, a, b), TJ_SHAPE(0, 1, 3, 2));
-    return tj__reshape(loc, y, TJ_SHAPE(rows, n));
+    tj_val wa = tj__expand_dims(loc, a, 2), wb = tj__expand_dims(loc, b, 2);
+    if (B.status != TJ_OK)
+        return NONE;
+    int32_t dims[4] = {type_of(vid(wa)).shape[0], type_of(vid(wa)).shape[1], 2, type_of(vid(wa)).shape[3]};
+    int32_t c0 = is_half_of_pair(dims, 0);
+    int32_t ids[3] = {c0, tji_broadcast_shape(vid(wa), 4, dims), tji_broadcast_shape(vid(wb), 4, dims)};
+    if (!c0)
+        return NONE;
+    int32_t y = tji_emit(TJI_WHERE, ids, 3, type_of(ids[1]));
+    return tj__reshape(loc, val(y), TJ_SHAPE(rows, n));
 }
 
 /* Checks x for sort/flip (dims[axis] the length n) and views it as [rows,
@@ -178,7 +209,7 @@ tj_val tj__gather(tj_loc loc, tj_val src, tj_val index, int axis)
         return NONE;
     tji_type ht = type_of(vid(hit));
     int32_t wide = tji_broadcast_shape(vid(v), ht.rank, ht.shape);
-    return wide ? val(tji_pick_last(vid(hit), wide)) : NONE;
+    return wide ? val(tji_pick(vid(hit), wide, ti.rank)) : NONE;
 }
 
 tj_val tj__histogram(tj_loc loc, tj_val x, int64_t num_bins, tj_histogram_opts opts)
