@@ -330,7 +330,7 @@ static int fz_float_op(fz_gen *g)
     /* Math functions differ from the reference by a few ulps of f32/f64,
      * and f16/bf16 results by one more rounding. */
     double ulps = 4 * (t == TJ_F64 ? 0x1p-52 : 0x1p-23) + (t == TJ_F16 || t == TJ_BF16 ? tl_eps(t) : 0);
-    switch (gen_below(&g->r, 15)) {
+    switch (gen_below(&g->r, 19)) {
     case 0: o.sub = TJ_OP_NEG; break;
     case 1: o.sub = TJ_OP_ABS; break;
     case 2: case 3:
@@ -375,6 +375,22 @@ static int fz_float_op(fz_gen *g)
         break;
     case 12: o.sub = TJ_OP_TANH, o.mag = 1, o.err = A->err + fz_math_ulps(TL_TANH, t); break;
     case 13: o.sub = TJ_OP_ERF, o.mag = 1, o.err = 1.13 * A->err + fz_math_ulps(TL_ERF, t); break;
+    case 14: case 15: /* rint, round, trunc: exact, on exact inputs only (a step function) */
+        if (A->err > 0)
+            return -1;
+        o.sub = gen_below(&g->r, 3) == 0 ? TJ_OP_RINT : gen_below(&g->r, 2) ? TJ_OP_ROUND : TJ_OP_TRUNC;
+        o.mag = A->mag + 1;
+        break;
+    case 16: /* log1p(|a|) */
+        o.sub = TJ_OP_LOG1P, o.mag = log1p(A->mag) + 1;
+        o.err = A->err + fz_math_ulps(TL_LOG1P, t) * o.mag;
+        break;
+    case 17:
+        if (A->mag > 9)
+            return -1;
+        o.sub = TJ_OP_EXPM1, o.mag = exp(A->mag);
+        o.err = o.mag * A->err + fz_math_ulps(TL_EXPM1, t) * o.mag;
+        break;
     default:
         o.sub = TJ_OP_SIGMOID, o.mag = 1;
         o.err = A->err / 4 + 2 * ulps;

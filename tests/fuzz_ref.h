@@ -175,6 +175,11 @@ static tl_num fz_ref_un(int sub, tj_dtype t, tl_num a)
     case TJ_OP_COS: out.f = cos(x); break;
     case TJ_OP_TANH: out.f = tanh(x); break;
     case TJ_OP_ERF: out.f = erf(x); break;
+    case TJ_OP_RINT: out.f = rint(x); break;
+    case TJ_OP_ROUND: out.f = round(x); break;
+    case TJ_OP_TRUNC: out.f = trunc(x); break;
+    case TJ_OP_LOG1P: out.f = log1p(fabs(x)); break;
+    case TJ_OP_EXPM1: out.f = expm1(x); break;
     default: out.f = 1 / (1 + exp(-x)); break;
     }
     out.f = tl_round(t, out.f);

@@ -223,6 +223,11 @@ static tj_val emit_unary(const fz_op *o, tj_val a)
     case TJ_OP_COS: return tj_cos(a);
     case TJ_OP_TANH: return tj_tanh(a);
     case TJ_OP_ERF: return tj_erf(a);
+    case TJ_OP_RINT: return tj_rint(a);
+    case TJ_OP_ROUND: return tj_round(a);
+    case TJ_OP_TRUNC: return tj_trunc(a);
+    case TJ_OP_LOG1P: return tj_log1p(tj_abs(a));
+    case TJ_OP_EXPM1: return tj_expm1(a);
     default: return tj_sigmoid(a);
     }
 }
