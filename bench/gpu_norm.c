@@ -31,18 +31,8 @@
 #include "tjit.h"
 #include "bench_util.h"
 #include "gpu_timing.h"
+#include "../samples/dropout_kernel.h"
 #include "../samples/layer_norm_kernel.h"
-
-TJ_KERNEL(dropout_kernel,
-          TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(out, f32), TJ_SCALAR(n, i32), TJ_SCALAR(p, f32), TJ_SCALAR(seed, i64)),
-          TJ_CONSTS(BLOCK))
-{
-    tj_val offs = tj_add(tj_mul(tj_program_id(0), BLOCK), tj_arange(0, BLOCK));
-    tj_val mask = tj_lt(offs, n);
-    tj_val v = tj_load(tj_add(x, offs), .mask = mask);
-    tj_val keep = tj_gt(tj_rand(seed, offs), p);
-    tj_store(tj_add(out, offs), tj_where(keep, tj_div(v, tj_sub(1.0, p)), 0.0), .mask = mask);
-}
 
 enum { M = 4096, MAX_N = 8192, DROPOUT_BLOCK = 1024, CHECKED = 8 };
 #define EPS 1e-5f
@@ -79,7 +69,7 @@ static tj_status launch(const void *p_)
     const problem *p = p_;
     if (!strcmp(p->op, "dropout")) {
         tj_launch_cfg cfg = {.grid = {(p->n + DROPOUT_BLOCK - 1) / DROPOUT_BLOCK}};
-        return dropout_kernel_launch(dev, &cfg, bx, by, (int32_t)p->n, DROP_P, SEED, DROPOUT_BLOCK);
+        return seeded_dropout_launch(dev, &cfg, bx, by, (int32_t)p->n, DROP_P, SEED, DROPOUT_BLOCK);
     }
     /* the tutorial's warps: BLOCK / 256, from 1 to 8 */
     int warps = (int)(p->block / 256 < 1 ? 1 : p->block / 256 > 8 ? 8 : p->block / 256);

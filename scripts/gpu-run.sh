@@ -371,40 +371,35 @@ elif [ -f bench/gpu_attention.sh ] && [ -x "$root/bench/gpu_attention" ]; then
 else
     say "== no bench/gpu_attention.sh or gpu_attention: attention benchmark skipped"
 fi
-# --- 6c. the LLM shapes and fp8 --------------------------------------------------
-LLM_LIMIT=${TJIT_LLM_LIMIT:-150}
-say ""
-if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${TJIT_SKIP_LLM:-}" ]; then
-    say "== LLM-shape benchmark skipped (TJIT_SKIP_BENCH or TJIT_SKIP_LLM)"
-elif [ -f bench/gpu_llm.sh ] && [ -x "$root/bench/gpu_llm" ]; then
-    say "== bench/gpu_llm.sh (limit ${LLM_LIMIT}s; $(elapsed))"
-    mkdir -p "$out/bench"
-    GPU_LLM_OUT=$logs/llm TJIT_LLM_PART_LIMIT=$((LLM_LIMIT / 2)) \
-        timeout $((LLM_LIMIT + 10)) bash bench/gpu_llm.sh "$root/bench/gpu_llm" >"$logs/llm.out" 2>&1
-    say "gpu_llm exit status $?"
-    cat "$logs"/llm/tjit.jsonl >>"$out/bench/tjit.jsonl" 2>/dev/null
-    cat "$logs"/llm/torch.jsonl >>"$out/bench/triton.jsonl" 2>/dev/null
-    tee -a "$out/bench/table.txt" <"$logs/llm.out" | tee -a "$summary"
-else
-    say "== no bench/gpu_llm.sh or gpu_llm: LLM-shape benchmark skipped"
-fi
-# --- 6d. layer norm and dropout (tutorials 05 and 04) ----------------------------
-NORM_LIMIT=${TJIT_NORM_LIMIT:-120}
-say ""
-if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${TJIT_SKIP_NORM:-}" ]; then
-    say "== norm benchmark skipped (TJIT_SKIP_BENCH or TJIT_SKIP_NORM)"
-elif [ -f bench/gpu_norm.sh ] && [ -x "$root/bench/gpu_norm" ]; then
-    say "== bench/gpu_norm.sh (limit ${NORM_LIMIT}s; $(elapsed))"
-    mkdir -p "$out/bench"
-    GPU_NORM_OUT=$logs/norm TJIT_NORM_PART_LIMIT=$((NORM_LIMIT / 2)) \
-        timeout $((NORM_LIMIT + 10)) bash bench/gpu_norm.sh "$root/bench/gpu_norm" >"$logs/norm.out" 2>&1
-    say "gpu_norm exit status $?"
-    cat "$logs"/norm/tjit.jsonl >>"$out/bench/tjit.jsonl" 2>/dev/null
-    cat "$logs"/norm/triton.jsonl >>"$out/bench/triton.jsonl" 2>/dev/null
-    tee -a "$out/bench/table.txt" <"$logs/norm.out" | tee -a "$summary"
-else
-    say "== no bench/gpu_norm.sh or gpu_norm: norm benchmark skipped"
-fi
+# --- 6c, 6d. benchmarks of two parts, tjit's and its reference's -------------------
+# paired_bench NAME LIMIT REFERENCE WHAT: bench/gpu_NAME.sh (its program, then
+# the reference's script, each under half of LIMIT seconds) unless
+# TJIT_SKIP_BENCH or TJIT_SKIP_<NAME> is set; its JSON lines (the reference's
+# in REFERENCE.jsonl) and table are appended to the run's.
+paired_bench() {
+    local name=$1 limit=$2 reference=$3 what=$4 upper skip_var
+    upper=$(echo "$name" | tr '[:lower:]' '[:upper:]')
+    skip_var=TJIT_SKIP_$upper
+    say ""
+    if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${!skip_var:-}" ]; then
+        say "== $what benchmark skipped (TJIT_SKIP_BENCH or $skip_var)"
+    elif [ -f "bench/gpu_$name.sh" ] && [ -x "$root/bench/gpu_$name" ]; then
+        say "== bench/gpu_$name.sh (limit ${limit}s; $(elapsed))"
+        mkdir -p "$out/bench"
+        env "GPU_${upper}_OUT=$logs/$name" "TJIT_${upper}_PART_LIMIT=$((limit / 2))" \
+            timeout $((limit + 10)) bash "bench/gpu_$name.sh" "$root/bench/gpu_$name" >"$logs/$name.out" 2>&1
+        say "gpu_$name exit status $?"
+        cat "$logs/$name/tjit.jsonl" >>"$out/bench/tjit.jsonl" 2>/dev/null
+        cat "$logs/$name/$reference.jsonl" >>"$out/bench/triton.jsonl" 2>/dev/null
+        tee -a "$out/bench/table.txt" <"$logs/$name.out" | tee -a "$summary"
+    else
+        say "== no bench/gpu_$name.sh or gpu_$name: $what benchmark skipped"
+    fi
+}
+# 6c. the LLM shapes and fp8 against cuBLAS; 6d. layer norm and dropout
+# (tutorials 05 and 04) against Triton and torch
+paired_bench llm "${TJIT_LLM_LIMIT:-150}" torch "LLM-shape"
+paired_bench norm "${TJIT_NORM_LIMIT:-120}" triton norm
 # --- 7. Nsight Compute: the matmul's and attention's configurations (also
 # without steps 6 and 6b)
 [ -z "${TJIT_SKIP_BENCH:-}" ] && [ -x "$root/bench/gpu_matmul" ] && ncu_part matmul
