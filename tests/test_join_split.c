@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_join_split.c — tj_join, tj_split and tj_interleave on the device
- * under test (TJIT_TEST_DEVICE), bit for bit.
+ * test_join_split.c — tj_join, tj_split and tj_interleave (and tj_full_like,
+ * tj_zeros_like) on the device under test (TJIT_TEST_DEVICE), bit for bit.
  *
  * Random tiles of every dtype family (f16, bf16, f32, f64, fp8, i8, u8,
  * i64, and i1 made by a comparison), with -0.0, NaN and ±inf among the
@@ -65,6 +65,22 @@ TJ_KERNEL(join_broadcast,
     tj_val p, q;
     tj_split(tj_join(tj_gt(b1, 0), tj_lt(b1, 0)), &p, &q);
     tj_store(tj_add(bits, c), tj_add(tj_cast(p, TJ_I32), tj_mul(tj_cast(q, TJ_I32), 2)));
+}
+
+/* full_like and zeros_like take the model's shape and dtype: h [R, C] f16
+ * gets 2.5 + 0 in f16 (an f32 there would not store into h's f16 without a
+ * cast), k [C] i32 gets 7 - 0, s the scalar -3. */
+TJ_KERNEL(like, TJ_PARAMS(TJ_PTR(h, f16), TJ_PTR(k, i32), TJ_PTR(s, i64)), TJ_CONSTS())
+{
+    tj_val at = tj_add(tj_mul(tj_expand_dims(tj_arange(0, R), 1), C), tj_expand_dims(tj_arange(0, C), 0));
+    tj_val vh = tj_load(tj_add(h, at)), vk = tj_load(tj_add(k, tj_arange(0, C))), vs = tj_load(s);
+    tj_store(tj_add(h, at), tj_add(tj_full_like(vh, 2.5), tj_zeros_like(vh)));
+    tj_store(tj_add(k, tj_arange(0, C)), tj_sub(tj_full_like(vk, 7), tj_zeros_like(vk)));
+    tj_store(s, tj_full_like(vs, -3));
+}
+TJ_KERNEL(like_ptr, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
+{
+    tj_zeros_like(x);
 }
 
 TJ_KERNEL(split_odd, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
@@ -209,16 +225,38 @@ static void run_broadcast(tj_device *dev)
         tj_buffer_free(dev, bbits);
 }
 
+static void run_like(tj_device *dev)
+{
+    uint16_t h[R * C];
+    int32_t k[C];
+    int64_t sv = 99;
+    tj_buffer bh = tl_poisoned(dev, sizeof h), bk = tl_poisoned(dev, sizeof k), bs = tl_upload(dev, &sv, sizeof sv);
+    tj_launch_cfg cfg = {.grid = {1}};
+    tj_arg args[] = {TJ_ARG_BUF(bh), TJ_ARG_BUF(bk), TJ_ARG_BUF(bs)};
+    if (tl_launch_failed(tj_launch(dev, like, &cfg, args, 3, NULL, 0), "full_like and zeros_like"))
+        return;
+    tl_download(dev, bh, h, sizeof h), tl_download(dev, bk, k, sizeof k), tl_download(dev, bs, &sv, sizeof sv);
+    int wrong = sv != -3;
+    for (int i = 0; i < R * C; i++)
+        wrong += tj_f16_to_f32(h[i]) != 2.5f;
+    for (int i = 0; i < C; i++)
+        wrong += k[i] != 7;
+    tap_ok(!wrong, "full_like and zeros_like take the model's shape and dtype (f16 tile, i32 tile, i64 scalar)");
+    tj_buffer_free(dev, bh), tj_buffer_free(dev, bk), tj_buffer_free(dev, bs);
+}
+
 int main(void)
 {
     tj_device *dev = tl_setup("test_join_split");
     static const tj_dtype dts[] = {TJ_F16, TJ_BF16, TJ_F32, TJ_F64, TJ_F8E4M3, TJ_I8, TJ_U8, TJ_I64};
     const tj_kernel *ks[] = {join_f16, join_bf16, join_f32, join_f64,
                              join_f8,  join_i8,   join_u8,  join_i64};
-    tap_plan(8 * 6 + 3 + 4 + 1);
+    tap_plan(8 * 6 + 3 + 4 + 1 + 2);
     for (int d = 0; d < 8; d++)
         run(dev, ks[d], dts[d]);
     run_broadcast(dev);
+    run_like(dev);
+    tl_build_refused(like_ptr, TJ_ERR_TYPE, "'full_like'", "the model must be numbers");
     tl_build_refused(split_odd, TJ_ERR_SHAPE, NULL, "last dimension is 2, got f32[4]");
     tl_build_refused(split_scalar, TJ_ERR_SHAPE, NULL, "last dimension is 2");
     tl_build_refused(join_ptr, TJ_ERR_TYPE, NULL, "no rule for 'join'");

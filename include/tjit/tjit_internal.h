@@ -27,6 +27,7 @@ TJ_API tj_val tj__program_id(tj_loc loc, int axis);
 TJ_API tj_val tj__num_programs(tj_loc loc, int axis);
 TJ_API tj_val tj__arange(tj_loc loc, int64_t lo, int64_t hi);
 TJ_API tj_val tj__full(tj_loc loc, tj_shape shape, tj_val value, tj_dtype dtype);
+TJ_API tj_val tj__full_like(tj_loc loc, tj_val x, tj_val value);
 TJ_API tj_val tj__expand_dims(tj_loc loc, tj_val x, int axis);
 TJ_API tj_val tj__broadcast_to(tj_loc loc, tj_val x, tj_shape shape);
 TJ_API tj_val tj__reshape(tj_loc loc, tj_val x, tj_shape shape);

@@ -112,6 +112,9 @@ typedef struct tj_mem_opts {
 #define tj_arange(lo, hi)          tj__arange(TJ__HERE, (lo), (hi))
 #define tj_full(shape, value, dt)  tj__full(TJ__HERE, (shape), TJ_V(value), (dt))
 #define tj_zeros(shape, dt)        tj__full(TJ__HERE, (shape), tj__weak_int(0), (dt))
+/* Triton's tl.full_like and tl.zeros_like: x's shape and dtype. */
+#define tj_full_like(x, value)     tj__full_like(TJ__HERE, TJ_V(x), TJ_V(value))
+#define tj_zeros_like(x)           tj__full_like(TJ__HERE, TJ_V(x), tj__weak_int(0))
 #define tj_expand_dims(x, axis)    tj__expand_dims(TJ__HERE, TJ_V(x), (axis))
 #define tj_broadcast_to(x, shape)  tj__broadcast_to(TJ__HERE, TJ_V(x), (shape))
 #define tj_reshape(x, shape)       tj__reshape(TJ__HERE, TJ_V(x), (shape))

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shapes.c — broadcasting, shape checks, and the ops that make or reshape
- * tiles: program_id, num_programs, arange, full, expand_dims, broadcast_to,
- * reshape, permute.
+ * tiles: program_id, num_programs, arange, full (and full_like),
+ * expand_dims, broadcast_to, reshape, permute.
  *
  * Shapes meet by numpy's broadcasting rule, made explicit in the IR: a
  * scalar becomes a tile by SPLAT, a lower rank gains leading 1s by
@@ -200,6 +200,19 @@ tj_val tj__full(tj_loc loc, tj_shape shape, tj_val value, tj_dtype dtype)
     if (l) /* the dtype is the user's: the value must not stay weak, even as a scalar */
         x = tji_make_const(dtype, l->ival, tji_literal_double(l));
     return x ? val(tji_broadcast_shape(x, shape.rank, dims)) : NONE;
+}
+
+tj_val tj__full_like(tj_loc loc, tj_val x, tj_val value)
+{
+    if (!tji_enter(loc, "full_like", 2, (tj_val[]){x, value}))
+        return NONE;
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr)
+        return tji_fail(TJ_ERR_TYPE, "the model must be numbers, got %s", tji_type_text(&t)), NONE;
+    tj_shape shape = {t.rank, {0}};
+    for (int i = 0; i < t.rank; i++)
+        shape.dims[i] = t.shape[i];
+    return tj__full(loc, shape, value, t.dtype);
 }
 
 tj_val tj__expand_dims(tj_loc loc, tj_val x, int axis)
