@@ -184,6 +184,8 @@ TJI_FUNC int32_t tji_broadcast_shape(int32_t x, int rank, const int32_t *dims);
 TJI_FUNC int tji_broadcast_all(int32_t *ids, int n);
 /* Normalizes a (possibly negative) axis of x; scalars have none. */
 TJI_FUNC int tji_check_axis(int *axis, const tji_type *t, const char *what);
+/* An i1 tile of (rank, dims): is the element's index along axis k? */
+TJI_FUNC int32_t tji_index_is(int rank, const int32_t *dims, int axis, int k);
 /* Of v, along axis, the element where the i1 tile cond (v's shape) holds,
  * bit for bit; the dtype's lowest value (-inf for floats) where none does
  * (join.c). The result is v without that axis. */

@@ -26,18 +26,29 @@
 
 #include "build.h"
 
+int32_t tji_index_is(int rank, const int32_t *dims, int axis, int k)
+{
+    int32_t n = dims[axis], iota = tji_emit(TJI_ARANGE, NULL, 0, with_shape(scalar_type(TJ_I32), 1, &n));
+    op_of(iota)->ival = 0;
+    for (int i = axis + 1; i < rank; i++) { /* trailing 1s: [n, 1, ..] */
+        tji_type t = type_of(iota);
+        t.shape[t.rank++] = 1;
+        iota = tji_emit(TJI_EXPAND_DIMS, ARGS(iota), t);
+        op_of(iota)->axis = t.rank - 1;
+    }
+    int32_t ids[2] = {tji_broadcast_shape(iota, rank, dims), tji_make_const(TJ_I32, k, 0)};
+    if (!ids[1])
+        return 0;
+    ids[1] = tji_broadcast_shape(ids[1], rank, dims);
+    int32_t c = tji_emit(TJI_CMP, ids, 2, with_shape(scalar_type(TJ_I1), rank, dims));
+    op_of(c)->pred = TJI_EQ;
+    return c;
+}
+
 /* An i1 tile of rank+1 dims (dims[rank] == 2): is the last index k? */
 static int32_t is_half(int rank, const int32_t *dims, int k)
 {
-    int32_t two = 2, iota = tji_emit(TJI_ARANGE, NULL, 0, with_shape(scalar_type(TJ_I32), 1, &two));
-    op_of(iota)->ival = 0;
-    int32_t ids[2] = {tji_broadcast_shape(iota, rank + 1, dims), tji_make_const(TJ_I32, k, 0)};
-    if (!ids[1])
-        return 0;
-    ids[1] = tji_broadcast_shape(ids[1], rank + 1, dims);
-    int32_t c = tji_emit(TJI_CMP, ids, 2, with_shape(scalar_type(TJ_I1), rank + 1, dims));
-    op_of(c)->pred = TJI_EQ;
-    return c;
+    return tji_index_is(rank + 1, dims, rank, k);
 }
 
 /* x of shape (rank, dims) as [dims..., 1] broadcast to [dims..., 2]. */

@@ -43,22 +43,6 @@ static tj_val greater(tj_loc loc, tj_val a, tj_val b, int is_float_dt)
     return tj__binary(loc, TJ_OP_OR, gt, tj__binary(loc, TJ_OP_AND, a_nan, b_num));
 }
 
-/* An i1 tile of dims (rank 4, dims[2] == 2): is the index along axis 2 k? */
-static int32_t is_half_of_pair(const int32_t *dims, int k)
-{
-    int32_t two = 2, iota = tji_emit(TJI_ARANGE, NULL, 0, with_shape(scalar_type(TJ_I32), 1, &two));
-    op_of(iota)->ival = 0;
-    int32_t column = tji_emit(TJI_EXPAND_DIMS, ARGS(iota), with_shape(scalar_type(TJ_I32), 2, (int32_t[]){2, 1}));
-    op_of(column)->axis = 1;
-    int32_t ids[2] = {tji_broadcast_shape(column, 4, dims), tji_make_const(TJ_I32, k, 0)};
-    if (!ids[1])
-        return 0;
-    ids[1] = tji_broadcast_shape(ids[1], 4, dims);
-    int32_t c = tji_emit(TJI_CMP, ids, 2, with_shape(scalar_type(TJ_I1), 4, dims));
-    op_of(c)->pred = TJI_EQ;
-    return c;
-}
-
 /* x [rows, n] seen as its pairs at distance s, [rows, n/2s, 2, s] (a
  * reshape, which moves no data): a = the elements whose bit s is clear,
  * b = their partners, both [rows, n/2s, s], picked along axis 2 where
@@ -69,7 +53,7 @@ static void partners(tj_loc loc, tj_val x, int64_t rows, int64_t n, int64_t s, t
     if (B.status != TJ_OK)
         return;
     tji_type t = type_of(vid(y));
-    int32_t c0 = is_half_of_pair(t.shape, 0), c1 = c0 ? is_half_of_pair(t.shape, 1) : 0;
+    int32_t c0 = tji_index_is(4, t.shape, 2, 0), c1 = c0 ? tji_index_is(4, t.shape, 2, 1) : 0;
     int32_t pa = c1 ? tji_pick(c0, vid(y), 2) : 0, pb = pa ? tji_pick(c1, vid(y), 2) : 0;
     *a = val(pa), *b = val(pb);
 }
@@ -81,7 +65,7 @@ static tj_val joined(tj_loc loc, tj_val a, tj_val b, int64_t rows, int64_t n)
     if (B.status != TJ_OK)
         return NONE;
     int32_t dims[4] = {type_of(vid(wa)).shape[0], type_of(vid(wa)).shape[1], 2, type_of(vid(wa)).shape[3]};
-    int32_t c0 = is_half_of_pair(dims, 0);
+    int32_t c0 = tji_index_is(4, dims, 2, 0);
     int32_t ids[3] = {c0, tji_broadcast_shape(vid(wa), 4, dims), tji_broadcast_shape(vid(wb), 4, dims)};
     if (!c0)
         return NONE;
@@ -89,8 +73,8 @@ static tj_val joined(tj_loc loc, tj_val a, tj_val b, int64_t rows, int64_t n)
     return tj__reshape(loc, val(y), TJ_SHAPE(rows, n));
 }
 
-/* Checks x for sort/flip (dims[axis] the length n) and views it as [rows,
- * n] with axis last; *perm_back says how to undo the move. */
+/* Checks x for sort/flip and views it with axis last (a permute where it
+ * was not): rows of n elements, rows * n the tile's size. */
 static int as_rows(const char *name, tj_loc loc, tj_val *x, int *axis, int64_t *rows, int64_t *n)
 {
     tji_type t = type_of(vid(*x));
