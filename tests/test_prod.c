@@ -70,6 +70,34 @@ static int same(tj_dtype dt, double got, double want, int exact)
     return fabs(got - want) <= 8 * eps * fabs(want) + 1e-300;
 }
 
+/* The value of an output element as a double. */
+static double out_value(tj_dtype dt, const uint8_t *base, size_t i)
+{
+    return tl_is_float(dt) ? tl_get(dt, base, i).f : (double)tl_get(dt, base, i).i;
+}
+
+/* Checks prod (p) and cumprod (c) along axis against C's sequential
+ * product; counts the wrong elements of each in *wrong_p and *wrong_c. */
+static void check_axis(tj_dtype dt, tj_dtype out_dt, const uint8_t *hx, int axis, const uint8_t *p,
+                       const uint8_t *c, int *wrong_p, int *wrong_c)
+{
+    int lines = axis ? R : C, len = axis ? C : R;
+    for (int l = 0; l < lines; l++) {
+        double acc = 1;
+        for (int k = 0; k < len; k++) {
+            int i = axis ? l : k, j = axis ? k : l;
+            acc = times(out_dt, acc, element(dt, hx, i, j));
+            double want = tl_is_float(out_dt) ? tl_round(out_dt, acc) : acc;
+            double got = out_value(out_dt, c, (size_t)(i * C + j));
+            if (!same(out_dt, got, want, 1) && (*wrong_c)++ < 3)
+                tap_diag("cumprod axis %d [%d][%d]: %.17g, expected %.17g", axis, i, j, got, want);
+        }
+        double got = out_value(out_dt, p, (size_t)l);
+        if (!same(out_dt, got, tl_is_float(out_dt) ? tl_round(out_dt, acc) : acc, 0) && (*wrong_p)++ < 3)
+            tap_diag("prod axis %d [%d]: %.17g, expected %.17g", axis, l, got, acc);
+    }
+}
+
 static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt, tj_dtype out_dt)
 {
     size_t in_size = R * C * tj_dtype_size(dt), es = tj_dtype_size(out_dt);
@@ -90,34 +118,8 @@ static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt, tj_dtype out_dt
     tl_download(dev, b0, p0, C * es), tl_download(dev, b1, p1, R * es);
     tl_download(dev, bc0, c0, R * C * es), tl_download(dev, bc1, c1, R * C * es);
     int wrong_p = 0, wrong_c0 = 0, wrong_c1 = 0;
-    for (int j = 0; j < C; j++) { /* along axis 0 */
-        double acc = 1;
-        for (int i = 0; i < R; i++) {
-            acc = times(out_dt, acc, element(dt, hx, i, j));
-            double want = tl_is_float(out_dt) ? tl_round(out_dt, acc) : acc;
-            double got = tl_is_float(out_dt) ? tl_get(out_dt, c0, (size_t)(i * C + j)).f
-                                             : (double)tl_get(out_dt, c0, (size_t)(i * C + j)).i;
-            if (!same(out_dt, got, want, 1) && wrong_c0++ < 3)
-                tap_diag("cumprod axis 0 [%d][%d]: %.17g, expected %.17g", i, j, got, want);
-        }
-        double got = tl_is_float(out_dt) ? tl_get(out_dt, p0, (size_t)j).f : (double)tl_get(out_dt, p0, (size_t)j).i;
-        if (!same(out_dt, got, tl_is_float(out_dt) ? tl_round(out_dt, acc) : acc, 0) && wrong_p++ < 3)
-            tap_diag("prod axis 0 [%d]: %.17g, expected %.17g", j, got, acc);
-    }
-    for (int i = 0; i < R; i++) { /* along axis 1 */
-        double acc = 1;
-        for (int j = 0; j < C; j++) {
-            acc = times(out_dt, acc, element(dt, hx, i, j));
-            double want = tl_is_float(out_dt) ? tl_round(out_dt, acc) : acc;
-            double got = tl_is_float(out_dt) ? tl_get(out_dt, c1, (size_t)(i * C + j)).f
-                                             : (double)tl_get(out_dt, c1, (size_t)(i * C + j)).i;
-            if (!same(out_dt, got, want, 1) && wrong_c1++ < 3)
-                tap_diag("cumprod axis 1 [%d][%d]: %.17g, expected %.17g", i, j, got, want);
-        }
-        double got = tl_is_float(out_dt) ? tl_get(out_dt, p1, (size_t)i).f : (double)tl_get(out_dt, p1, (size_t)i).i;
-        if (!same(out_dt, got, tl_is_float(out_dt) ? tl_round(out_dt, acc) : acc, 0) && wrong_p++ < 3)
-            tap_diag("prod axis 1 [%d]: %.17g, expected %.17g", i, got, acc);
-    }
+    check_axis(dt, out_dt, hx, 0, p0, c0, &wrong_p, &wrong_c0);
+    check_axis(dt, out_dt, hx, 1, p1, c1, &wrong_p, &wrong_c1);
     tap_ok(!wrong_p, "prod of %s along each axis%s", tj_dtype_name(dt),
            tl_is_float(dt) ? " (within 8 roundings)" : ", exactly");
     tap_ok(!wrong_c0, "cumprod of %s along axis 0, bit for bit", tj_dtype_name(dt));
