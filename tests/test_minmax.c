@@ -42,9 +42,9 @@ enum { N = 128, R = 8 };
                                 : tj_add(tj_expand_dims(k, 1), tj_mul(tj_expand_dims(r, 0), L));    \
         tj_val v = tj_load(tj_add(x, offs));                                                        \
         tj_minmax_opts o = {(tj_propagate_nan)PROP};                                                \
-        tj_store(tj_add(mx, r), tj_max(v, AXIS, o.propagate_nan));                                  \
+        tj_store(tj_add(mx, r), tj_max(v, AXIS, .propagate_nan = o.propagate_nan));                 \
         tj_store(tj_add(mn, r), tj_min(v, AXIS, .propagate_nan = o.propagate_nan));                 \
-        tj_store(tj_add(amx, r), tj_argmax(v, AXIS, o.propagate_nan));                              \
+        tj_store(tj_add(amx, r), tj_argmax(v, AXIS, .propagate_nan = o.propagate_nan));           \
         tj_store(tj_add(amn, r), tj_argmin(v, AXIS, .propagate_nan = o.propagate_nan));             \
     }
 MINMAX_KERNELS(f16)

@@ -69,6 +69,14 @@ TJ_API tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_op
 TJ_API tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args);
 TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
 TJ_API tj_val tj__scan(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
+TJ_API tj_val tj__reduce_opts(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_reduce_opts opts);
+TJ_API tj_val tj__scan_opts(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_scan_opts opts);
+TJ_API tj_val tj__reduce_with(tj_loc loc, tj_val x, int axis, tj_combine_fn combine, tj_reduce_opts opts);
+TJ_API void tj__reduce_n(tj_loc loc, int n, const tj_val *xs, tj_val *out, int axis, tj_combine_n_fn combine,
+                         void *ctx, tj_reduce_opts opts);
+TJ_API tj_val tj__scan_with(tj_loc loc, tj_val x, int axis, tj_combine_fn combine, tj_scan_opts opts);
+TJ_API void tj__scan_n(tj_loc loc, int n, const tj_val *xs, tj_val *out, int axis, tj_combine_n_fn combine,
+                       void *ctx, tj_scan_opts opts);
 TJ_API tj_val tj__dot(tj_loc loc, tj_val a, tj_val b, tj_val acc, tj_dot_opts opts);
 TJ_API tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n);
 TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);

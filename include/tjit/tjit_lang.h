@@ -415,23 +415,72 @@ typedef enum tj_reduce_op {
     TJ_REDUCE_SUM, TJ_REDUCE_MAX, TJ_REDUCE_MIN, TJ_REDUCE_ARGMAX, TJ_REDUCE_ARGMIN,
     TJ_REDUCE_PROD
 } tj_reduce_op;
-#define tj_sum(x, axis)    tj__reduce(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis))
+/* Every reduction takes options: .keep_dims = 1 keeps the reduced axis
+ * with size 1 (Triton's keep_dims=True); .propagate_nan is for max, min,
+ * argmax and argmin only. */
+typedef struct tj_reduce_opts {
+    tj_propagate_nan propagate_nan;
+    int keep_dims;
+} tj_reduce_opts;
+#define tj_sum(x, axis, ...) \
+    tj__reduce_opts(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
 /* The product along an axis (Triton's tl.reduce(x, axis, mul)); integers
  * narrower than 32 bits multiply in 32 bits, as sums add. */
-#define tj_prod(x, axis)   tj__reduce(TJ__HERE, TJ_REDUCE_PROD, TJ_V(x), (axis))
+#define tj_prod(x, axis, ...) \
+    tj__reduce_opts(TJ__HERE, TJ_REDUCE_PROD, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
 #define tj_max(x, axis, ...) \
-    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+    tj__reduce_opts(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
 #define tj_min(x, axis, ...) \
-    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+    tj__reduce_opts(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
 #define tj_argmax(x, axis, ...) \
-    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+    tj__reduce_opts(TJ__HERE, TJ_REDUCE_ARGMAX, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
 #define tj_argmin(x, axis, ...) \
-    tj__reduce_minmax(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis), (tj_minmax_opts){__VA_ARGS__})
+    tj__reduce_opts(TJ__HERE, TJ_REDUCE_ARGMIN, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
 /* Inclusive prefix sum and product along an axis (Triton's tl.cumsum,
  * tl.cumprod), sequential in index order on both back ends; the shape is
- * kept. */
-#define tj_cumsum(x, axis) tj__cumsum(TJ__HERE, TJ_V(x), (axis))
-#define tj_cumprod(x, axis) tj__scan(TJ__HERE, TJ_REDUCE_PROD, TJ_V(x), (axis))
+ * kept. .reverse = 1 scans from the last element to the first. */
+typedef struct tj_scan_opts {
+    int reverse;
+} tj_scan_opts;
+#define tj_cumsum(x, axis, ...) \
+    tj__scan_opts(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis), (tj_scan_opts){__VA_ARGS__})
+#define tj_cumprod(x, axis, ...) \
+    tj__scan_opts(TJ__HERE, TJ_REDUCE_PROD, TJ_V(x), (axis), (tj_scan_opts){__VA_ARGS__})
+/* Running maximum and minimum (tl.cummax, tl.cummin), NaNs ignored as by
+ * tj_maximum; .reverse as for tj_cumsum. */
+#define tj_cummax(x, axis, ...) \
+    tj__scan_opts(TJ__HERE, TJ_REDUCE_MAX, TJ_V(x), (axis), (tj_scan_opts){__VA_ARGS__})
+#define tj_cummin(x, axis, ...) \
+    tj__scan_opts(TJ__HERE, TJ_REDUCE_MIN, TJ_V(x), (axis), (tj_scan_opts){__VA_ARGS__})
+
+/* Reductions and scans with a combine function of your own (Triton's
+ * tl.reduce and tl.associative_scan). The function builds ops: tjit calls
+ * it while it builds the kernel, log2(n) times for an axis of n, with tiles
+ * whose elements are the pairs to combine, and it returns their
+ * combination, element-wise, in the operands' dtype:
+ *
+ *     static tj_val mul_add(tj_val a, tj_val b) { return tj_fma(a, b, b); }
+ *     tj_val r = tj_reduce(x, 1, mul_add);
+ *     tj_val s = tj_associative_scan(x, 0, mul_add, .reverse = 1);
+ *
+ * The function must be associative; it need not be commutative: a is
+ * always the earlier part of the axis, b the later (with .reverse, the
+ * scan runs from the end and a is the later part). The _n forms combine
+ * several tiles at once (argmax of a value and its index, a linear
+ * recurrence's pair): xs[0..n-1] (broadcast together, each keeping its
+ * dtype) and the function's a, b and out hold n values each; results go
+ * to out[0..n-1]; ctx is passed through. A reduction pairs neighbours, in
+ * a tree; a scan is Sklansky's: log2(n) steps of n/2 combines. */
+typedef tj_val (*tj_combine_fn)(tj_val a, tj_val b);
+typedef void (*tj_combine_n_fn)(const tj_val *a, const tj_val *b, tj_val *out, void *ctx);
+#define tj_reduce(x, axis, combine, ...) \
+    tj__reduce_with(TJ__HERE, TJ_V(x), (axis), (combine), (tj_reduce_opts){__VA_ARGS__})
+#define tj_reduce_n(n, xs, out, axis, combine, ctx, ...) \
+    tj__reduce_n(TJ__HERE, (n), (xs), (out), (axis), (combine), (ctx), (tj_reduce_opts){__VA_ARGS__})
+#define tj_associative_scan(x, axis, combine, ...) \
+    tj__scan_with(TJ__HERE, TJ_V(x), (axis), (combine), (tj_scan_opts){__VA_ARGS__})
+#define tj_associative_scan_n(n, xs, out, axis, combine, ctx, ...) \
+    tj__scan_n(TJ__HERE, (n), (xs), (out), (axis), (combine), (ctx), (tj_scan_opts){__VA_ARGS__})
 
 /* Matrix product on tiles: tj_dot(a, b, acc) is a @ b + acc for a [M, K] and b
  * [K, N] (or batched: [B, M, K] and [B, K, N]); acc is [M, N] ([B, M, N]) or

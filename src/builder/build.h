@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * build.h — what the builder's files share, private to src/builder/'s
- * build.c, literals.c, shapes.c, ops.c, random.c and control.c: the state
- * of the build in progress on this thread, value handles, and the helpers
+ * build.c, literals.c, shapes.c, ops.c, random.c, control.c, join.c, sort.c
+ * and combine.c: the state of the build in progress on this thread, value
+ * handles, and the helpers
  * every op constructor uses (errors, operand checks, emitting ops, dtypes,
  * shapes).
  * The rest of tjit sees the builder through ir.h (tji_build) and the public
@@ -190,6 +191,19 @@ TJI_FUNC int32_t tji_index_is(int rank, const int32_t *dims, int axis, int k);
  * bit for bit; the dtype's lowest value (-inf for floats) where none does
  * (join.c). The result is v without that axis. */
 TJI_FUNC int32_t tji_pick(int32_t cond, int32_t v, int axis);
+/* Views along one axis (sort.c), for the algorithms built from ops (sort,
+ * flip, reduce and scan with a combine function): tji_as_rows checks x (a
+ * tile, not pointers) and moves axis last (a permute where it was not):
+ * rows of n elements, whose [rows, n] reshape the caller makes;
+ * tji_from_rows is its inverse to the shape orig. tji_partners views y
+ * [rows, n] as [rows, n/2s, 2, s]: a the elements whose bit s is clear, b
+ * their partners, both [rows, n/2s, s]; tji_joined is its inverse. */
+TJI_FUNC int tji_as_rows(const char *name, tj_loc loc, tj_val *x, int *axis, int64_t *rows, int64_t *n);
+TJI_FUNC tj_val tji_from_rows(tj_loc loc, tj_val y, tji_type orig, int axis);
+TJI_FUNC void tji_partners(tj_loc loc, tj_val y, int64_t rows, int64_t n, int64_t s, tj_val *a, tj_val *b);
+TJI_FUNC tj_val tji_joined(tj_loc loc, tj_val a, tj_val b, int64_t rows, int64_t n);
+/* tj_cummax / tj_cummin (op MAX or MIN), for tj__scan_opts (combine.c). */
+TJI_FUNC tj_val tji_scan_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_scan_opts opts);
 /* A condition as i1: integers are compared with 0; floats and pointers fail. */
 TJI_FUNC int32_t tji_as_condition(int32_t x, const char *what);
 

@@ -544,12 +544,20 @@ tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts
     return val(r);
 }
 
+/* tj__reduce, tj__reduce_minmax, tj__cumsum and tj__scan are what the
+ * macros called before reductions and scans took options; they stay for
+ * programs built against those headers. */
 tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
 {
-    return tj__reduce_minmax(loc, op, x, axis, (tj_minmax_opts){TJ_PROPAGATE_NAN_NONE});
+    return tj__reduce_opts(loc, op, x, axis, (tj_reduce_opts){TJ_PROPAGATE_NAN_NONE, 0});
 }
 
 tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts)
+{
+    return tj__reduce_opts(loc, op, x, axis, (tj_reduce_opts){opts.propagate_nan, 0});
+}
+
+tj_val tj__reduce_opts(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_reduce_opts opts)
 {
     static const char *const names[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
     int known = (unsigned)op <= TJ_REDUCE_PROD;
@@ -557,8 +565,10 @@ tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_min
         return NONE;
     if (!known)
         return tji_fail(TJ_ERR_BUILD, "unknown reduction %d", (int)op), NONE;
-    if (!check_minmax_opts(&opts))
+    if (!check_minmax_opts(&(tj_minmax_opts){opts.propagate_nan}))
         return NONE;
+    if (opts.propagate_nan && (op == TJ_REDUCE_SUM || op == TJ_REDUCE_PROD))
+        return tji_fail(TJ_ERR_BUILD, ".propagate_nan is for max, min, argmax and argmin, not %s", names[op]), NONE;
     tji_type t = type_of(vid(x));
     if (t.is_ptr)
         return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tji_type_text(&t)), NONE;
@@ -579,21 +589,32 @@ tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_min
     op_of(r)->axis = axis;
     op_of(r)->reduce = op;
     op_of(r)->propagate_nan = opts.propagate_nan;
-    return val(r);
+    return opts.keep_dims ? tj__expand_dims(loc, val(r), axis) : val(r);
 }
 
 tj_val tj__cumsum(tj_loc loc, tj_val x, int axis)
 {
-    return tj__scan(loc, TJ_REDUCE_SUM, x, axis);
+    return tj__scan_opts(loc, TJ_REDUCE_SUM, x, axis, (tj_scan_opts){0});
 }
 
 tj_val tj__scan(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
 {
-    const char *name = op == TJ_REDUCE_PROD ? "cumprod" : "cumsum";
+    return tj__scan_opts(loc, op, x, axis, (tj_scan_opts){0});
+}
+
+/* A running max or min is a scan with tj_maximum (tj_minimum) as its
+ * combine (combine.c); sums and products are the CUMSUM op, in index
+ * order on both back ends. .reverse flips the axis before and after. */
+tj_val tj__scan_opts(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_scan_opts opts)
+{
+    const char *name = op == TJ_REDUCE_PROD ? "cumprod" : op == TJ_REDUCE_MAX ? "cummax"
+                     : op == TJ_REDUCE_MIN ? "cummin" : "cumsum";
     if (!tji_enter(loc, name, 1, &x))
         return NONE;
+    if (op == TJ_REDUCE_MAX || op == TJ_REDUCE_MIN)
+        return tji_scan_minmax(loc, op, x, axis, opts);
     if (op != TJ_REDUCE_SUM && op != TJ_REDUCE_PROD)
-        return tji_fail(TJ_ERR_BUILD, "unknown scan %d (sum or product)", (int)op), NONE;
+        return tji_fail(TJ_ERR_BUILD, "unknown scan %d (sum, product, max or min)", (int)op), NONE;
     tji_type t = type_of(vid(x));
     if (t.is_ptr)
         return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", name, tji_type_text(&t)), NONE;
@@ -601,11 +622,15 @@ tj_val tj__scan(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
         return NONE;
     if (!tji_check_axis(&axis, &t, name))
         return NONE;
-    int32_t v = sum_operand(vid(x));
+    if (opts.reverse)
+        x = tj__flip(loc, x, axis);
+    int32_t v = B.status == TJ_OK ? sum_operand(vid(x)) : 0;
+    if (!v)
+        return NONE;
     int32_t r = tji_emit(TJI_CUMSUM, ARGS(v), type_of(v));
     op_of(r)->axis = axis;
     op_of(r)->reduce = op;
-    return val(r);
+    return opts.reverse ? tj__flip(loc, val(r), axis) : val(r);
 }
 
 /* --- hints ----------------------------------------------------------------- */

@@ -47,7 +47,7 @@ static tj_val greater(tj_loc loc, tj_val a, tj_val b, int is_float_dt)
  * reshape, which moves no data): a = the elements whose bit s is clear,
  * b = their partners, both [rows, n/2s, s], picked along axis 2 where
  * they stand (no permute, so no layout conversion for it). */
-static void partners(tj_loc loc, tj_val x, int64_t rows, int64_t n, int64_t s, tj_val *a, tj_val *b)
+void tji_partners(tj_loc loc, tj_val x, int64_t rows, int64_t n, int64_t s, tj_val *a, tj_val *b)
 {
     tj_val y = tj__reshape(loc, x, TJ_SHAPE(rows, n / (2 * s), 2, s));
     if (B.status != TJ_OK)
@@ -59,7 +59,7 @@ static void partners(tj_loc loc, tj_val x, int64_t rows, int64_t n, int64_t s, t
 }
 
 /* The inverse of partners: a and b side by side along axis 2, [rows, n]. */
-static tj_val joined(tj_loc loc, tj_val a, tj_val b, int64_t rows, int64_t n)
+tj_val tji_joined(tj_loc loc, tj_val a, tj_val b, int64_t rows, int64_t n)
 {
     tj_val wa = tj__expand_dims(loc, a, 2), wb = tj__expand_dims(loc, b, 2);
     if (B.status != TJ_OK)
@@ -75,7 +75,7 @@ static tj_val joined(tj_loc loc, tj_val a, tj_val b, int64_t rows, int64_t n)
 
 /* Checks x for sort/flip and views it with axis last (a permute where it
  * was not): rows of n elements, rows * n the tile's size. */
-static int as_rows(const char *name, tj_loc loc, tj_val *x, int *axis, int64_t *rows, int64_t *n)
+int tji_as_rows(const char *name, tj_loc loc, tj_val *x, int *axis, int64_t *rows, int64_t *n)
 {
     tji_type t = type_of(vid(*x));
     if (t.is_ptr)
@@ -97,7 +97,7 @@ static int as_rows(const char *name, tj_loc loc, tj_val *x, int *axis, int64_t *
 }
 
 /* The inverse of as_rows: [rows, n] back to the shape of the original x. */
-static tj_val from_rows(tj_loc loc, tj_val y, tji_type orig, int axis)
+tj_val tji_from_rows(tj_loc loc, tj_val y, tji_type orig, int axis)
 {
     tj_shape moved = {orig.rank, {0}}, p = {orig.rank, {0}};
     for (int i = 0; i < orig.rank; i++)
@@ -116,7 +116,7 @@ tj_val tj__sort(tj_loc loc, tj_val x, tj_sort_opts opts)
     tji_type t = type_of(vid(x));
     int axis = -1;
     int64_t rows, n;
-    if (!as_rows("sort", loc, &x, &axis, &rows, &n))
+    if (!tji_as_rows("sort", loc, &x, &axis, &rows, &n))
         return NONE;
     int floats = is_float(t.dtype);
     if (tjs_dtype_is_fp8(t.dtype)) /* compared as f16: exact both ways */
@@ -125,18 +125,18 @@ tj_val tj__sort(tj_loc loc, tj_val x, tj_sort_opts opts)
     for (int64_t size = 2; size <= n; size *= 2)
         for (int64_t s = size / 2; s >= 1; s /= 2) {
             tj_val a, b;
-            partners(loc, y, rows, n, s, &a, &b);
+            tji_partners(loc, y, rows, n, s, &a, &b);
             /* block k of 2s elements sorts down where bit `size` of 2sk is set */
             tj_val k = tj__arange(loc, 0, n / (2 * s));
             tj_val bit = tj__binary(loc, TJ_OP_AND, tj__binary(loc, TJ_OP_MUL, k, weak(2 * s)), weak(size));
             tj_val down = tj__binary(loc, descending ? TJ_OP_EQ : TJ_OP_NE, bit, weak(0));
             down = tj__expand_dims(loc, tj__expand_dims(loc, down, 0), 2);
             tj_val swap = tj__where(loc, down, greater(loc, b, a, floats), greater(loc, a, b, floats));
-            y = joined(loc, tj__where(loc, swap, b, a), tj__where(loc, swap, a, b), rows, n);
+            y = tji_joined(loc, tj__where(loc, swap, b, a), tj__where(loc, swap, a, b), rows, n);
         }
     if (tjs_dtype_is_fp8(t.dtype))
         y = tj__cast(loc, y, t.dtype);
-    return B.status == TJ_OK ? from_rows(loc, y, t, t.rank - 1) : NONE;
+    return B.status == TJ_OK ? tji_from_rows(loc, y, t, t.rank - 1) : NONE;
 }
 
 tj_val tj__flip(tj_loc loc, tj_val x, int axis)
@@ -145,15 +145,15 @@ tj_val tj__flip(tj_loc loc, tj_val x, int axis)
         return NONE;
     tji_type t = type_of(vid(x));
     int64_t rows, n;
-    if (!as_rows("flip", loc, &x, &axis, &rows, &n))
+    if (!tji_as_rows("flip", loc, &x, &axis, &rows, &n))
         return NONE;
     tj_val y = tj__reshape(loc, x, TJ_SHAPE(rows, n));
     for (int64_t s = 1; s < n; s *= 2) {
         tj_val a, b;
-        partners(loc, y, rows, n, s, &a, &b);
-        y = joined(loc, b, a, rows, n);
+        tji_partners(loc, y, rows, n, s, &a, &b);
+        y = tji_joined(loc, b, a, rows, n);
     }
-    return B.status == TJ_OK ? from_rows(loc, y, t, axis) : NONE;
+    return B.status == TJ_OK ? tji_from_rows(loc, y, t, axis) : NONE;
 }
 
 tj_val tj__gather(tj_loc loc, tj_val src, tj_val index, int axis)
