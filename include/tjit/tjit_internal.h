@@ -62,6 +62,8 @@ TJ_API tj_val tj__descriptor_load(tj_loc loc, tj_val desc, tj_vals offsets);
 TJ_API void tj__descriptor_store(tj_loc loc, tj_val desc, tj_vals offsets, tj_val value);
 TJ_API tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts);
 TJ_API tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value);
+TJ_API tj_val tj__atomic_opts(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_atomic_opts opts);
+TJ_API tj_val tj__atomic_cas_opts(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value, tj_atomic_opts opts);
 TJ_API tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
 TJ_API tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts);
 TJ_API tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts);

@@ -394,14 +394,35 @@ typedef struct tj_vals {
     tj__descriptor_store(TJ__HERE, TJ_V(desc), (offsets), TJ_V(value))
 
 typedef enum tj_atomic_op {
-    TJ_ATOMIC_ADD, TJ_ATOMIC_MAX, TJ_ATOMIC_MIN, TJ_ATOMIC_XCHG
+    TJ_ATOMIC_ADD, TJ_ATOMIC_MAX, TJ_ATOMIC_MIN, TJ_ATOMIC_XCHG,
+    TJ_ATOMIC_AND, TJ_ATOMIC_OR, TJ_ATOMIC_XOR /* integers only */
 } tj_atomic_op;
+/* An atomic's memory order (Triton's sem=) and the threads it orders
+ * against (scope=). The default is Triton's: acquire-release, every thread
+ * of the GPU. .sem = TJ_SEM_RELAXED orders nothing (a counter, a split-K
+ * sum: the fastest); TJ_SEM_ACQUIRE sees what was released before the
+ * value it reads; TJ_SEM_RELEASE publishes this program's earlier writes.
+ * .scope = TJ_SCOPE_CTA is cheaper where only one program's threads meet;
+ * TJ_SCOPE_SYS reaches the host and other GPUs. The CPU back end makes
+ * every atomic sequentially consistent, stronger than any of these. */
+typedef enum tj_sem { TJ_SEM_ACQ_REL, TJ_SEM_RELAXED, TJ_SEM_ACQUIRE, TJ_SEM_RELEASE } tj_sem;
+typedef enum tj_scope { TJ_SCOPE_GPU, TJ_SCOPE_CTA, TJ_SCOPE_SYS } tj_scope;
+typedef struct tj_atomic_opts {
+    tj_val mask;     /* i1, the pointer tile's shape; masked-off lanes do nothing and read 0 */
+    tj_sem sem;
+    tj_scope scope;
+} tj_atomic_opts;
 /* Atomics return the values memory held before. */
-#define tj_atomic_add(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_ADD, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
-#define tj_atomic_max(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_MAX, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
-#define tj_atomic_min(ptr, v, ...)  tj__atomic(TJ__HERE, TJ_ATOMIC_MIN, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
-#define tj_atomic_xchg(ptr, v, ...) tj__atomic(TJ__HERE, TJ_ATOMIC_XCHG, TJ_V(ptr), TJ_V(v), (tj_mem_opts){__VA_ARGS__})
-#define tj_atomic_cas(ptr, cmp, v)  tj__atomic_cas(TJ__HERE, TJ_V(ptr), TJ_V(cmp), TJ_V(v))
+#define tj_atomic_add(ptr, v, ...)  tj__atomic_opts(TJ__HERE, TJ_ATOMIC_ADD, TJ_V(ptr), TJ_V(v), (tj_atomic_opts){__VA_ARGS__})
+#define tj_atomic_max(ptr, v, ...)  tj__atomic_opts(TJ__HERE, TJ_ATOMIC_MAX, TJ_V(ptr), TJ_V(v), (tj_atomic_opts){__VA_ARGS__})
+#define tj_atomic_min(ptr, v, ...)  tj__atomic_opts(TJ__HERE, TJ_ATOMIC_MIN, TJ_V(ptr), TJ_V(v), (tj_atomic_opts){__VA_ARGS__})
+#define tj_atomic_xchg(ptr, v, ...) tj__atomic_opts(TJ__HERE, TJ_ATOMIC_XCHG, TJ_V(ptr), TJ_V(v), (tj_atomic_opts){__VA_ARGS__})
+#define tj_atomic_and(ptr, v, ...)  tj__atomic_opts(TJ__HERE, TJ_ATOMIC_AND, TJ_V(ptr), TJ_V(v), (tj_atomic_opts){__VA_ARGS__})
+#define tj_atomic_or(ptr, v, ...)   tj__atomic_opts(TJ__HERE, TJ_ATOMIC_OR, TJ_V(ptr), TJ_V(v), (tj_atomic_opts){__VA_ARGS__})
+#define tj_atomic_xor(ptr, v, ...)  tj__atomic_opts(TJ__HERE, TJ_ATOMIC_XOR, TJ_V(ptr), TJ_V(v), (tj_atomic_opts){__VA_ARGS__})
+/* Compare-and-swap takes .sem and .scope, no mask (as Triton's). */
+#define tj_atomic_cas(ptr, cmp, v, ...) \
+    tj__atomic_cas_opts(TJ__HERE, TJ_V(ptr), TJ_V(cmp), TJ_V(v), (tj_atomic_opts){__VA_ARGS__})
 
 /* Reductions along an axis (negative axes count from the end). The result
  * has that axis removed; a 1-D tile reduces to a scalar. argmax/argmin give

@@ -88,8 +88,8 @@ typedef enum tji_opcode {
     TJI_STORE,        /* (ptr, value, mask|0) -> nothing; value has the pointee dtype;
                          a block pointer as LOAD's, with [boundary_check]; with
                          [tma_rank], its tensor as a LOAD's (a TMA store's) */
-    TJI_ATOMIC,       /* (ptr, value, mask|0) -> old values; [atomic] */
-    TJI_ATOMIC_CAS,   /* (ptr, cmp, value) -> old values */
+    TJI_ATOMIC,       /* (ptr, value, mask|0) -> old values; [atomic sem scope] */
+    TJI_ATOMIC_CAS,   /* (ptr, cmp, value) -> old values; [sem scope] */
 
     TJI_REDUCE,       /* (x) -> x without [axis]; [reduce]; argmax/argmin -> i32 */
     TJI_CUMSUM,       /* (x) -> same type; inclusive along [axis], a sum or, [reduce]
@@ -194,6 +194,8 @@ typedef struct tji_op {
     tji_pred pred;        /* CMP */
     tj_reduce_op reduce;  /* REDUCE */
     tj_atomic_op atomic;  /* ATOMIC */
+    tj_sem sem;           /* ATOMIC, ATOMIC_CAS: the memory order */
+    tj_scope scope;       /* ATOMIC, ATOMIC_CAS: the threads it orders against */
     tj_cache cache;       /* LOAD, STORE */
     tj_evict evict;       /* LOAD, STORE */
     int is_volatile;      /* LOAD */

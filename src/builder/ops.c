@@ -408,46 +408,88 @@ void tj__store(tj_loc loc, tj_val ptr, tj_val value, tj_mem_opts opts)
     tji_store(vid(ptr), vid(value), &opts);
 }
 
+/* tj__atomic and tj__atomic_cas are what the macros called before atomics
+ * took .sem and .scope; they stay for programs built against those headers. */
 tj_val tj__atomic(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_mem_opts opts)
 {
-    static const char *const names[] = {"atomic_add", "atomic_max", "atomic_min",
-                                        "atomic_xchg"};
-    int known = (unsigned)op <= TJ_ATOMIC_XCHG;
+    if (!tji_enter(loc, "atomic", 2, (tj_val[]){ptr, value}) || !check_mem_opts(&opts, 0, 0) ||
+        !tji_check_block_opts(vid(ptr), &opts, 0))
+        return NONE;
+    return tj__atomic_opts(loc, op, ptr, value, (tj_atomic_opts){.mask = opts.mask});
+}
+
+tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value)
+{
+    return tj__atomic_cas_opts(loc, ptr, cmp, value, (tj_atomic_opts){0});
+}
+
+static int check_atomic_opts(const tj_atomic_opts *o)
+{
+    if ((unsigned)o->sem > TJ_SEM_RELEASE)
+        return tji_fail(TJ_ERR_BUILD, ".sem must be TJ_SEM_ACQ_REL, TJ_SEM_RELAXED, TJ_SEM_ACQUIRE or "
+                                      "TJ_SEM_RELEASE, got %d", (int)o->sem);
+    if ((unsigned)o->scope > TJ_SCOPE_SYS)
+        return tji_fail(TJ_ERR_BUILD, ".scope must be TJ_SCOPE_GPU, TJ_SCOPE_CTA or TJ_SCOPE_SYS, got %d",
+                        (int)o->scope);
+    return 1;
+}
+
+tj_val tj__atomic_opts(tj_loc loc, tj_atomic_op op, tj_val ptr, tj_val value, tj_atomic_opts opts)
+{
+    static const char *const names[] = {"atomic_add", "atomic_max", "atomic_min", "atomic_xchg",
+                                        "atomic_and", "atomic_or", "atomic_xor"};
+    int known = (unsigned)op <= TJ_ATOMIC_XOR, bitwise = op >= TJ_ATOMIC_AND;
     if (!tji_enter(loc, known ? names[op] : "atomic", 2, (tj_val[]){ptr, value}) ||
         !tji_check_optional(vid(opts.mask), 3))
         return NONE;
     if (!known)
         return tji_fail(TJ_ERR_BUILD, "unknown atomic op %d", (int)op), NONE;
-    if (!check_mem_opts(&opts, 0, 0) || !check_pointer(vid(ptr), names[op]) ||
-        !tji_check_block_opts(vid(ptr), &opts, 0))
+    if (!check_atomic_opts(&opts) || !check_pointer(vid(ptr), names[op]))
         return NONE;
     tji_type pt = type_of(vid(ptr));
     tj_dtype dt = pt.dtype;
     if (!refuse_fp8(dt))
         return NONE;
+    if (bitwise && (!tjs_dtype_is_int(dt) || dt == TJ_I1))
+        return tji_fail(TJ_ERR_TYPE, "no %s on %s: it takes integers (not i1)", names[op], tji_type_text(&pt)),
+               NONE;
     if (op != TJ_ATOMIC_XCHG && (dt == TJ_F16 || dt == TJ_BF16 || dt == TJ_I1))
         return tji_fail(TJ_ERR_TYPE, "no %s on %s: it takes integers (not i1), f32 and f64",
+                        names[op], tji_type_text(&pt)), NONE;
+    /* LLVM widens a narrow and/or/xor to a 32-bit one and drops its scope */
+    if (bitwise && opts.scope == TJ_SCOPE_SYS && tjs_dtype_bits(dt) < 32)
+        return tji_fail(TJ_ERR_TYPE, "no %s on %s at system scope: a GPU has it for 32 and 64 bits only",
                         names[op], tji_type_text(&pt)), NONE;
     int32_t mask = vid(opts.mask), x = value_for(vid(value), &pt, "the value");
     if (!x || !prepare_mask(&mask, &pt))
         return NONE;
     int32_t v = tji_emit(TJI_ATOMIC, ARGS(vid(ptr), x, mask), elem_type(pt));
     op_of(v)->atomic = op;
+    op_of(v)->sem = opts.sem;
+    op_of(v)->scope = opts.scope;
     return val(v);
 }
 
-tj_val tj__atomic_cas(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value)
+tj_val tj__atomic_cas_opts(tj_loc loc, tj_val ptr, tj_val cmp, tj_val value, tj_atomic_opts opts)
 {
     if (!tji_enter(loc, "atomic_cas", 3, (tj_val[]){ptr, cmp, value}) ||
-        !check_pointer(vid(ptr), "atomic_cas"))
+        !check_pointer(vid(ptr), "atomic_cas") || !check_atomic_opts(&opts))
         return NONE;
+    if (opts.mask.id)
+        return tji_fail(TJ_ERR_BUILD, "atomic_cas takes no .mask (nor does Triton's): compare with a value "
+                                      "that cannot match where it should do nothing"), NONE;
     tji_type pt = type_of(vid(ptr));
     if (pt.dtype != TJ_I32 && pt.dtype != TJ_I64 && pt.dtype != TJ_U32 && pt.dtype != TJ_U64)
         return tji_fail(TJ_ERR_TYPE, "atomic_cas needs a pointer to i32, i64, u32 or u64, got %s",
                         tji_type_text(&pt)), NONE;
     int32_t c = value_for(vid(cmp), &pt, "the compared value");
     int32_t x = c ? value_for(vid(value), &pt, "the new value") : 0;
-    return x ? val(tji_emit(TJI_ATOMIC_CAS, ARGS(vid(ptr), c, x), elem_type(pt))) : NONE;
+    if (!x)
+        return NONE;
+    int32_t v = tji_emit(TJI_ATOMIC_CAS, ARGS(vid(ptr), c, x), elem_type(pt));
+    op_of(v)->sem = opts.sem;
+    op_of(v)->scope = opts.scope;
+    return val(v);
 }
 
 /* --- reductions ------------------------------------------------------------ */

@@ -55,7 +55,9 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
 {
     static const char *const preds[] = {"eq", "ne", "lt", "le", "gt", "ge"};
     static const char *const facts[] = {"multiple_of", "max_contiguous", "max_constancy"};
-    static const char *const atomics[] = {"add", "max", "min", "xchg"};
+    static const char *const atomics[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
+    static const char *const sems[] = {"acq_rel", "relaxed", "acquire", "release"};
+    static const char *const scopes[] = {"gpu", "cta", "sys"};
     static const char *const reduces[] = {"sum", "max", "min", "argmax", "argmin", "prod"};
     static const char *const precisions[] = {"ieee", "tf32", "tf32x3"};
     int i = -1;
@@ -67,8 +69,12 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
         op->pred = (tji_pred)i;
     else if (op->code == TJI_ASSUME && (i = index_of(facts, 3, s)) >= 0)
         op->assume = (tji_assume)i;
-    else if (op->code == TJI_ATOMIC && (i = index_of(atomics, 4, s)) >= 0)
+    else if (op->code == TJI_ATOMIC && (i = index_of(atomics, 7, s)) >= 0)
         op->atomic = (tj_atomic_op)i;
+    else if ((op->code == TJI_ATOMIC || op->code == TJI_ATOMIC_CAS) && (i = index_of(sems, 4, s)) >= 0)
+        op->sem = (tj_sem)i;
+    else if ((op->code == TJI_ATOMIC || op->code == TJI_ATOMIC_CAS) && (i = index_of(scopes, 3, s)) >= 0)
+        op->scope = (tj_scope)i;
     else if (op->code == TJI_REDUCE && (i = index_of(reduces, 6, s)) >= 0)
         op->reduce = (tj_reduce_op)i;
     else if (op->code == TJI_CUMSUM && strcmp(s, "prod") == 0)
@@ -78,7 +84,7 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
     if (i < 0)
         return tji_parse_fail_at(ps, at,
                                  "a suffix this op takes (.fast, .propagate_nan, a predicate, "
-                                 "fact, atomic, reduction or precision)");
+                                 "fact, atomic, memory order, scope, reduction or precision)");
     return 1;
 }
 

@@ -147,6 +147,15 @@ static const char *pred_name(tji_pred p)
     return (unsigned)p < 6 ? names[p] : "?";
 }
 
+/* An atomic's .sem and .scope where they are not the defaults (acq_rel, gpu). */
+static void print_atomic_order(tjs_buf *b, const tji_op *op)
+{
+    static const char *const sems[] = {"", ".relaxed", ".acquire", ".release"};
+    static const char *const scopes[] = {"", ".cta", ".sys"};
+    tjs_buf_printf(b, "%s%s", (unsigned)op->sem <= TJ_SEM_RELEASE ? sems[op->sem] : ".?",
+                   (unsigned)op->scope <= TJ_SCOPE_SYS ? scopes[op->scope] : ".?");
+}
+
 static void print_mem_attrs(tjs_buf *b, const tji_op *op)
 {
     static const char *const caches[] = {"", "ca", "cg", "cs", "lu", "cv", "wb", "wt"};
@@ -227,6 +236,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
                    op->propagate_nan ? ".propagate_nan" : "");
     if (op->code == TJI_DOT && op->precision != TJ_PRECISION_IEEE)
         tjs_buf_printf(b, ".%s", op->precision == TJ_PRECISION_TF32 ? "tf32" : "tf32x3");
+    if (op->code == TJI_ATOMIC_CAS)
+        print_atomic_order(b, op);
     const tji_type *rt = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
     switch (op->code) {
     case TJI_CONST:
@@ -280,9 +291,9 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         break;
     case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC: {
         if (op->code == TJI_ATOMIC) {
-            static const char *const ops[] = {"add", "max", "min", "xchg"};
-            tjs_buf_printf(b, ".%s", (unsigned)op->atomic <= TJ_ATOMIC_XCHG ? ops[op->atomic]
-                                                                            : "?");
+            static const char *const ops[] = {"add", "max", "min", "xchg", "and", "or", "xor"};
+            tjs_buf_printf(b, ".%s", (unsigned)op->atomic <= TJ_ATOMIC_XOR ? ops[op->atomic] : "?");
+            print_atomic_order(b, op);
         }
         int load = op->code == TJI_LOAD, leading = load ? 1 : 2; /* ptr (, value) */
         tjs_buf_printf(b, " ");

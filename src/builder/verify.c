@@ -404,7 +404,12 @@ static int check_types(const verifier *v, int32_t idx)
         NEED((unsigned)op->cache <= TJ_CACHE_WT && (unsigned)op->evict <= TJ_EVICT_LAST,
              "cache %d, evict %d", (int)op->cache, (int)op->evict);
         if (c == TJI_ATOMIC)
-            NEED((unsigned)op->atomic <= TJ_ATOMIC_XCHG, "atomic op %d", (int)op->atomic);
+            NEED((unsigned)op->atomic <= TJ_ATOMIC_XOR &&
+                 (op->atomic < TJ_ATOMIC_AND || (tjs_dtype_is_int(elem.dtype) && elem.dtype != TJ_I1)),
+                 "atomic op %d of %s", (int)op->atomic, TXT(p, t1));
+        if (c == TJI_ATOMIC || c == TJI_ATOMIC_CAS)
+            NEED((unsigned)op->sem <= TJ_SEM_RELEASE && (unsigned)op->scope <= TJ_SCOPE_SYS,
+                 "sem %d, scope %d", (int)op->sem, (int)op->scope);
         break;
     }
     case TJI_REDUCE: case TJI_CUMSUM: {

@@ -4,7 +4,8 @@
  *
  * Like stores, atomics run a loop nest over the pointer tile and touch only
  * the lanes whose mask is true; a masked-off lane does nothing and reads as
- * old value 0. They are seq_cst atomicrmw/cmpxchg; add, max and min of
+ * old value 0. They are seq_cst atomicrmw/cmpxchg, whatever their .sem and
+ * .scope (stronger than any of them asks); add, max and min of
  * 16-bit floats, which have no atomicrmw on the host, are the shared
  * compare-and-swap loop of llvm_atomics.c (the builder refuses them today;
  * the loop is ready for when it does not); their xchg is atomicrmw xchg.
@@ -31,6 +32,9 @@ static LLVMValueRef atomic_rmw(codegen *g, const tji_op *op, const tji_type *vt,
     case TJ_ATOMIC_MIN:
         bop = is_float ? LLVMAtomicRMWBinOpFMin : is_signed ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin;
         break;
+    case TJ_ATOMIC_AND: bop = LLVMAtomicRMWBinOpAnd; break;
+    case TJ_ATOMIC_OR: bop = LLVMAtomicRMWBinOpOr; break;
+    case TJ_ATOMIC_XOR: bop = LLVMAtomicRMWBinOpXor; break;
     default: bop = LLVMAtomicRMWBinOpXchg; break;
     }
     LLVMValueRef old = LLVMBuildAtomicRMW(g->b, bop, ptr, tjj_ls_to_mem(&g->ls, v, vt),
