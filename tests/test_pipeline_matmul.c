@@ -15,6 +15,9 @@
  * f32 accumulation in 64x64x32
  * tiles with 4 warps and in 128x64x32 with 8; the output is poisoned
  * before each launch. A and B are loaded with other = 0, as the tutorial.
+ * The loop's own num_stages (TJ_FOR_OPTS, Triton's tl.range(num_stages=))
+ * runs too, against the launch's, and decides the PTX: 1 leaves no
+ * cp.async where the launch asks for 3; 2 makes them where it asks for 1.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +27,7 @@
 TJ_KERNEL(matmul_pipelined,
           TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
                     TJ_SCALAR(K, i32), TJ_SCALAR(lda, i32), TJ_SCALAR(ldb, i32), TJ_SCALAR(ldc, i32)),
-          TJ_CONSTS(BM, BN, BK))
+          TJ_CONSTS(BM, BN, BK, LOOP_STAGES))
 {
     tj_val offs_m = tj_add(tj_mul(tj_program_id(0), BM), tj_arange(0, BM));
     tj_val offs_n = tj_add(tj_mul(tj_program_id(1), BN), tj_arange(0, BN));
@@ -33,7 +36,7 @@ TJ_KERNEL(matmul_pipelined,
     tj_val a_ptrs = tj_add(a, tj_add(tj_mul(tj_expand_dims(offs_m, 1), lda), tj_expand_dims(offs_k, 0)));
     tj_val b_ptrs = tj_add(b, tj_add(tj_mul(tj_expand_dims(offs_k, 1), ldb), tj_expand_dims(offs_n, 0)));
     tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
-    TJ_FOR(k, 0, K, BK, &acc, &a_ptrs, &b_ptrs) {
+    TJ_FOR_OPTS(k, 0, K, BK, TJ_LOOP(.num_stages = (int)LOOP_STAGES), &acc, &a_ptrs, &b_ptrs) {
         tj_val ta = tj_load(a_ptrs, .mask = tj_and(in_m, tj_lt(tj_expand_dims(offs_k, 0), tj_sub(K, k))),
                             .other = tj_f16(0));
         tj_val tb = tj_load(b_ptrs, .mask = tj_and(tj_lt(tj_expand_dims(offs_k, 1), tj_sub(K, k)), in_n),
@@ -46,7 +49,7 @@ TJ_KERNEL(matmul_pipelined,
              .mask = tj_and(in_m, in_n));
 }
 
-static void run(tj_device *dev, int M, int N, int K, int bm, int warps, int stages)
+static void run(tj_device *dev, int M, int N, int K, int bm, int warps, int stages, int loop_stages)
 {
     enum { BN = 64, BK = 32 };
     /* leading dimensions past the tile; multiples of 16, so that where K
@@ -72,9 +75,9 @@ static void run(tj_device *dev, int M, int N, int K, int bm, int warps, int stag
     tj_launch_cfg cfg = {.grid = {(M + bm - 1) / bm, (N + BN - 1) / BN}, .num_warps = warps,
                          .num_stages = stages};
     char what[160];
-    snprintf(what, sizeof what, "matmul %dx%dx%d, %dx%dx%d tiles, %d warps, num_stages %d", M, N, K, bm,
-             BN, BK, warps, stages);
-    tj_status st = tj_launch(dev, matmul_pipelined, &cfg, args, 9, (int64_t[]){bm, BN, BK}, 3);
+    snprintf(what, sizeof what, "matmul %dx%dx%d, %dx%dx%d tiles, %d warps, num_stages %d%s", M, N, K, bm,
+             BN, BK, warps, stages, loop_stages == 2 ? ", the loop's 2" : "");
+    tj_status st = tj_launch(dev, matmul_pipelined, &cfg, args, 9, (int64_t[]){bm, BN, BK, loop_stages}, 4);
     if (!tl_launch_failed(st, what)) {
         tl_download(dev, bc, got, nc * 4);
         /* columns N..ldc are never stored: still poison */
@@ -101,7 +104,27 @@ int main(void)
                                    {200, 150, 96}, {16, 16, 0}};
     for (int stages = 1; stages <= 4; stages++)
         for (size_t s = 0; s < TL_COUNT(sizes); s++)
-            run(dev, sizes[s][0], sizes[s][1], sizes[s][2], s % 2 ? 128 : 64, s % 2 ? 8 : 4, stages);
+            run(dev, sizes[s][0], sizes[s][1], sizes[s][2], s % 2 ? 128 : 64, s % 2 ? 8 : 4, stages, 0);
+    for (size_t s = 0; s < TL_COUNT(sizes); s++)
+        run(dev, sizes[s][0], sizes[s][1], sizes[s][2], 64, 4, s % 2 ? 1 : 4, 2);
+    /* the PTX (the launch's default num_stages: 3) */
+    int copies[3] = {0};
+    for (int loop = 0; loop <= 2; loop++) {
+        char *ptx = NULL;
+        if (tj_kernel_ptx(matmul_pipelined, (int64_t[]){64, 64, 32, loop}, 4, "sm_80", 4, &ptx) != TJ_OK)
+            tap_diag("loop num_stages %d: %s", loop, tj_last_error());
+        copies[loop] = ptx ? tl_count(ptx, "cp.async.") : -1;
+        free(ptx);
+    }
+    tap_ok(copies[0] > 0 && copies[1] == 0 && copies[2] > 0,
+           "PTX: cp.async at the launch's 3 stages (%d), none for the loop's 1 (%d), some for its 2 (%d)",
+           copies[0], copies[1], copies[2]);
+    char *text = NULL;
+    tj_status st = tj_kernel_ir(matmul_pipelined, (int64_t[]){64, 64, 32, 9}, 4, &text);
+    free(text);
+    tap_ok(st == TJ_ERR_INVALID_ARG && tl_error_mentions("matmul_pipelined", "test_pipeline_matmul.c:",
+                                                         "'for'", ".num_stages 9 is not between 1 and 8", NULL),
+           "a loop's .num_stages of 9 is refused, naming the kernel, the loop and its line");
     tj_device_close(dev);
     return tap_done();
 }

@@ -85,6 +85,8 @@ TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);
 TJ_API void tj__device_assert(tj_loc loc, tj_val cond, const char *msg);
 TJ_API tj_val tj__for_begin(tj_loc loc, tj_val lo, tj_val hi, tj_val step,
                             tj_val **vars, int nvars);
+TJ_API tj_val tj__for_begin_opts(tj_loc loc, tj_val lo, tj_val hi, tj_val step,
+                                 tj_val **vars, int nvars, tj_loop_opts opts);
 TJ_API int tj__if_begin(tj_loc loc, tj_val cond, tj_val **vars, int nvars);
 TJ_API int tj__else_begin(tj_loc loc);
 TJ_API int tj__while_begin(tj_loc loc, tj_val **vars, int nvars);

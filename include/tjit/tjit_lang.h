@@ -576,6 +576,18 @@ typedef struct tj_dot_opts {
                                    (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},           \
                                    TJ__NARGS(__VA_ARGS__));                     \
          tj__region_next(); )
+/* TJ_FOR with options, as Triton's tl.range: TJ_FOR_OPTS(k, 0, K, BK,
+ * TJ_LOOP(.num_stages = 4), &acc) pipelines this loop's loads num_stages
+ * deep (1: not at all) instead of the launch's num_stages. */
+typedef struct tj_loop_opts {
+    int num_stages; /* 0: the launch's (tj_launch_cfg.num_stages) */
+} tj_loop_opts;
+#define TJ_LOOP(...) ((tj_loop_opts){__VA_ARGS__})
+#define TJ_FOR_OPTS(iv, lo, hi, step, opts, ...)                               \
+    for (TJ__UNUSED tj_val iv = tj__for_begin_opts(TJ__HERE, TJ_V(lo), TJ_V(hi), TJ_V(step), \
+                                   (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},           \
+                                   TJ__NARGS(__VA_ARGS__), (opts));             \
+         tj__region_next(); )
 #define TJ_IF(cond, ...)                                                        \
     for (int tj__once_ = tj__if_begin(TJ__HERE, TJ_V(cond),                     \
                                       (tj_val *[]){NULL __VA_OPT__(,) __VA_ARGS__},        \

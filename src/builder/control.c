@@ -69,6 +69,12 @@ static void keep_vars(scope *s, tj_val **vars, int nvars, int32_t *before)
 
 tj_val tj__for_begin(tj_loc loc, tj_val lo, tj_val hi, tj_val step, tj_val **vars, int nvars)
 {
+    return tj__for_begin_opts(loc, lo, hi, step, vars, nvars, (tj_loop_opts){0});
+}
+
+tj_val tj__for_begin_opts(tj_loc loc, tj_val lo, tj_val hi, tj_val step, tj_val **vars, int nvars,
+                          tj_loop_opts opts)
+{
     push_scope(SCOPE_FOR, loc);
     int32_t b[3] = {vid(lo), vid(hi), vid(step)};
     if (!tji_enter(loc, "for", 3, (tj_val[]){lo, hi, step}) || !check_carried(vars, nvars))
@@ -80,6 +86,9 @@ tj_val tj__for_begin(tj_loc loc, tj_val lo, tj_val hi, tj_val step, tj_val **var
         if (t.rank)
             return tji_fail(TJ_ERR_SHAPE, "loop bounds must be scalars, got %s", tji_type_text(&t)), NONE;
     }
+    if (opts.num_stages < 0 || opts.num_stages > TJI_MAX_STAGES)
+        return tji_fail(TJ_ERR_INVALID_ARG, ".num_stages %d is not between 1 and %d (0: the launch's)",
+                        opts.num_stages, TJI_MAX_STAGES), NONE;
     tj_dtype dt = tji_meet(b, 3);
     if (dt == TJ_I1)
         dt = TJ_I32;
@@ -96,6 +105,7 @@ tj_val tj__for_begin(tj_loc loc, tj_val lo, tj_val hi, tj_val step, tj_val **var
     for (int i = 0; i < nvars; i++)
         types[i + 1] = type_of(args[3 + i]);
     int32_t op = tji_emit_op(TJI_FOR, B.region, args, nvars + 3, nvars, types + 1);
+    fn->ops[op].num_stages = opts.num_stages;
     int32_t body = tji_new_region(fn, op);
     tji_set_block_args(fn, body, types, nvars + 1);
     s->op = op;

@@ -37,6 +37,8 @@ typedef struct tji_type {
 } tji_type;
 
 enum { TJI_BLOCK_PTR = 2 };
+/* The deepest software pipeline (a FOR's num_stages, the launch's). */
+#define TJI_MAX_STAGES 8
 static inline int tji_is_block_ptr(const tji_type *t) { return t->is_ptr == TJI_BLOCK_PTR; }
 
 /* Opcodes. "x:T" means operand x of type T; shapes equal the result's unless
@@ -210,6 +212,7 @@ typedef struct tji_op {
     tj_padding padding;   /* LOAD of a block pointer: outside the checked bounds */
     int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
     int tma_rank;         /* LOAD, STORE, ASYNC_COPY: the tensor's rank where it has one */
+    int num_stages;       /* FOR: how deep to pipeline it (tl.range's); 0: the launch's */
     const char *str;      /* PRINT prefix, ASSERT message, INLINE_ASM's PTX (arena copy) */
     const char *constraints; /* INLINE_ASM: "=r,r,r" (arena copy) */
     tji_loc loc;

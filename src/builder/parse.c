@@ -81,10 +81,12 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
         op->reduce = TJ_REDUCE_PROD, i = 0;
     else if (op->code == TJI_DOT && (i = index_of(precisions, 3, s)) >= 0)
         op->precision = (tj_input_precision)i;
+    else if (op->code == TJI_FOR && strncmp(s, "stages", 6) == 0 && s[6] >= '1' && s[6] <= '9' && !s[7])
+        op->num_stages = s[6] - '0', i = 0;
     if (i < 0)
         return tji_parse_fail_at(ps, at,
                                  "a suffix this op takes (.fast, .propagate_nan, a predicate, "
-                                 "fact, atomic, memory order, scope, reduction or precision)");
+                                 "fact, atomic, memory order, scope, reduction, precision or a loop's stages)");
     return 1;
 }
 

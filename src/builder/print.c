@@ -238,6 +238,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         tjs_buf_printf(b, ".%s", op->precision == TJ_PRECISION_TF32 ? "tf32" : "tf32x3");
     if (op->code == TJI_ATOMIC_CAS)
         print_atomic_order(b, op);
+    if (op->code == TJI_FOR && op->num_stages)
+        tjs_buf_printf(b, ".stages%d", op->num_stages);
     const tji_type *rt = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
     switch (op->code) {
     case TJI_CONST:

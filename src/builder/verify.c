@@ -474,6 +474,7 @@ static int check_types(const verifier *v, int32_t idx)
     case TJI_FOR: {
         NEED(op->nargs >= 3 && op->nresults == op->nargs - 3, "%d operands for %d results",
              op->nargs, op->nresults);
+        NEED(op->num_stages >= 0 && op->num_stages <= TJI_MAX_STAGES, "num_stages %d", op->num_stages);
         for (int i = 0; i < 3; i++)
             NEED(is_int(T(i)) && T(i)->dtype != TJ_I1 && T(i)->rank == 0 && EQ(T(i), T(0)),
                  "bound %d is %s", i + 1, TXT(T(i), t1));

@@ -543,7 +543,7 @@ TJI_FUNC int tjp_is_persistent(const tji_func *fn);
  * into rings of num_stages shared buffers (TJI_ASYNC_COPY, _COMMIT, _WAIT,
  * TJI_LOCAL_LOAD). num_stages 1 changes nothing; more than TJP_MAX_STAGES
  * is an error. Runs before axis info. */
-#define TJP_MAX_STAGES 8
+#define TJP_MAX_STAGES TJI_MAX_STAGES
 /* t: NULL, or the target, whose wgmma dots (tjp_wgmma_fits) take one
  * slot more per ring: the slot an asynchronous wgmma still reads is not
  * refilled in the next iteration. */

@@ -83,7 +83,7 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
         return "not a Hopper target (sm_90a)";
     if (uses_num_programs(fn))
         return "the kernel reads num_programs(0): it walks its own tiles";
-    int64_t rings = 0, stored = 0;
+    int64_t ring_bytes = 0, stored = 0; /* the largest loop's rings, all its stages */
     int matmul_loop = 0, tf32 = 0;
     const tji_region *body = &fn->regions[0];
     for (int k = 0; k < body->nops; k++) {
@@ -93,9 +93,10 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
         if (op->code == TJI_FOR)
             find_dot_and_block_loads(fn, op->region[0], &dot, &loads);
         if (dot && loads) {
+            int64_t bytes = loads * ((op->num_stages ? op->num_stages : num_stages) + 1);
             matmul_loop = 1;
             tf32 |= dot & 2;
-            rings = rings > loads ? rings : loads;
+            ring_bytes = ring_bytes > bytes ? ring_bytes : bytes;
         }
         if (op->code == TJI_STORE && tile_bytes(tji_typeof(fn, op->args[1])) > stored)
             stored = tile_bytes(tji_typeof(fn, op->args[1]));
@@ -106,7 +107,7 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
         return "a TF32 dot: an operand stored along M or N is copied by the threads (wgmma reads TF32 K-major "
                "only), which leaves no producer warpgroup, and without one persistence loses";
     enum { BARRIERS_AND_SLACK = 4096 };
-    if (rings * (num_stages + 1) + stored + BARRIERS_AND_SLACK > TJP_SHARED_MAX)
+    if (ring_bytes + stored + BARRIERS_AND_SLACK > TJP_SHARED_MAX)
         return "the rings and the epilogue would not fit a block's shared memory together";
     return NULL;
 }

@@ -685,19 +685,17 @@ tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_target *t)
     if (num_stages < 1 || num_stages > TJP_MAX_STAGES)
         return tjs_error(TJ_ERR_INVALID_ARG, "num_stages %d is not between 1 and %d", num_stages,
                          TJP_MAX_STAGES);
-    if (num_stages == 1) {
-        drop_tensors(fn);
-        return TJ_OK;
-    }
     int nrings = 0;
     for (int32_t i = 0; i < fn->nops; i++)
         if ((fn->ops[i].code == TJI_ASYNC_COPY || fn->ops[i].code == TJI_LOCAL_LOAD) &&
             fn->ops[i].ring >= nrings)
             nrings = fn->ops[i].ring + 1;
     int32_t nloops = fn->nops;
-    for (int32_t i = 0; i < nloops; i++)
-        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_FOR)
-            pipeline_loop(fn, i, num_stages, t, &nrings);
+    for (int32_t i = 0; i < nloops; i++) {
+        int stages = fn->ops[i].num_stages ? fn->ops[i].num_stages : num_stages; /* tl.range's first */
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_FOR && stages > 1)
+            pipeline_loop(fn, i, stages, t, &nrings);
+    }
     drop_tensors(fn);
     return TJ_OK;
 }
