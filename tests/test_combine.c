@@ -2,7 +2,8 @@
 /*
  * test_combine.c — reductions and scans with a combine function of the
  * user's (tj_reduce, tj_reduce_n, tj_associative_scan, _n), tj_cummax and
- * tj_cummin, .reverse on scans and .keep_dims on reductions, on the device
+ * tj_cummin, .reverse on scans and .keep_dims on reductions, tj_xor_sum,
+ * tj_softmax and tj_ravel, on the device
  * under test (TJIT_TEST_DEVICE), against C loops.
  *
  * The order is the point. Composing affine maps x -> m x + k is associative
@@ -60,7 +61,7 @@ TJ_KERNEL(affine_i32,
     tj_associative_scan_n(2, xs, out, 0, compose, NULL, .reverse = 1);
     tj_store(tj_add(tm, at), out[0]);
     tj_store(tj_add(tk, at), out[1]);
-    tj_val flat[2] = {tj_reshape(xs[0], TJ_SHAPE(R * C)), tj_reshape(xs[1], TJ_SHAPE(R * C))};
+    tj_val flat[2] = {tj_ravel(xs[0]), tj_ravel(xs[1])};
     tj_reduce_n(2, flat, out, 0, compose, NULL);
     tj_store(am, out[0]);
     tj_store(ak, out[1]);
@@ -96,6 +97,18 @@ TJ_KERNEL(ints_i8, TJ_PARAMS(TJ_PTR(x, i8), TJ_PTR(hi, i8), TJ_PTR(lo, i8), TJ_P
     tj_store(tj_add(d, at), tj_sub(tj_cast(v, TJ_I32), tj_sum(v, 1, .keep_dims = 1)));
 }
 
+/* x i32 [R, C]: xr [R, 1] the xor of each row (kept), xc [C] of each
+ * column; y f32 [R, C]: sm its softmax along rows. */
+TJ_KERNEL(library_ops, TJ_PARAMS(TJ_PTR(x, i32), TJ_PTR(xr, i32), TJ_PTR(xc, i32), TJ_PTR(y, f32), TJ_PTR(sm, f32)),
+          TJ_CONSTS())
+{
+    tj_val r = tj_expand_dims(tj_arange(0, R), 1), c = tj_expand_dims(tj_arange(0, C), 0);
+    tj_val at = tj_add(tj_mul(r, C), c), v = tj_load(tj_add(x, at));
+    tj_store(tj_add(xr, r), tj_xor_sum(v, 1, .keep_dims = 1));
+    tj_store(tj_add(xc, tj_arange(0, C)), tj_xor_sum(v, 0));
+    tj_store(tj_add(sm, at), tj_softmax(tj_load(tj_add(y, at)), 1));
+}
+
 /* Ill-formed combines and options. */
 static tj_val to_f32(tj_val a, tj_val b) { return tj_cast(tj_add(a, b), TJ_F32); }
 static tj_val row_sum(tj_val a, tj_val b) { return tj_sum(tj_add(a, b), 0); }
@@ -118,6 +131,10 @@ TJ_KERNEL(combine_scalar, TJ_PARAMS(TJ_PTR(x, i32)), TJ_CONSTS())
 TJ_KERNEL(sum_propagate_nan, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 {
     tj_sum(tj_load(tj_add(x, tj_arange(0, 8))), 0, .propagate_nan = TJ_PROPAGATE_NAN_ALL);
+}
+TJ_KERNEL(xor_sum_float, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
+{
+    tj_xor_sum(tj_load(tj_add(x, tj_arange(0, 8))), 0);
 }
 TJ_KERNEL(combine_none, TJ_PARAMS(TJ_PTR(x, i32)), TJ_CONSTS())
 {
@@ -294,22 +311,63 @@ static void run_ints(tj_device *dev)
     tj_buffer_free(dev, bx), tj_buffer_free(dev, bh), tj_buffer_free(dev, bl), tj_buffer_free(dev, bd);
 }
 
+static void run_library_ops(tj_device *dev)
+{
+    int32_t x[R * C], xr[R], xc[C];
+    float y[R * C], sm[R * C];
+    for (int i = 0; i < R * C; i++)
+        x[i] = (int32_t)tl_rand_u64(), y[i] = (float)tl_rand_double(-20, 20);
+    tj_buffer bx = tl_upload(dev, x, sizeof x), bxr = tl_poisoned(dev, sizeof xr), bxc = tl_poisoned(dev, sizeof xc);
+    tj_buffer by = tl_upload(dev, y, sizeof y), bsm = tl_poisoned(dev, sizeof sm);
+    tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bxr), TJ_ARG_BUF(bxc), TJ_ARG_BUF(by), TJ_ARG_BUF(bsm)};
+    tj_launch_cfg cfg = {.grid = {1}};
+    if (tl_launch_failed(tj_launch(dev, library_ops, &cfg, args, 5, NULL, 0), "xor_sum and softmax")) {
+        tap_ok(0, "xor_sum (not run)"), tap_ok(0, "softmax (not run)");
+        return;
+    }
+    tl_download(dev, bxr, xr, sizeof xr), tl_download(dev, bxc, xc, sizeof xc), tl_download(dev, bsm, sm, sizeof sm);
+    int wrong = 0, wrong_sm = 0;
+    for (int i = 0; i < R; i++) {
+        int32_t want = 0;
+        double max = -INFINITY, sum = 0;
+        for (int j = 0; j < C; j++)
+            want ^= x[i * C + j], max = fmax(max, y[i * C + j]);
+        wrong += xr[i] != want;
+        for (int j = 0; j < C; j++)
+            sum += exp(y[i * C + j] - max);
+        for (int j = 0; j < C; j++)
+            wrong_sm += !tl_close(sm[i * C + j], exp(y[i * C + j] - max) / sum, 1e-5, 1e-30);
+    }
+    for (int j = 0; j < C; j++) {
+        int32_t want = 0;
+        for (int i = 0; i < R; i++)
+            want ^= x[i * C + j];
+        wrong += xc[j] != want;
+    }
+    tap_ok(!wrong, "tj_xor_sum of i32 along each axis (.keep_dims on one) (%d wrong)", wrong);
+    tap_ok(!wrong_sm, "tj_softmax of f32 along rows, within 1e-5 (%d wrong)", wrong_sm);
+    tj_buffer_free(dev, bx), tj_buffer_free(dev, bxr), tj_buffer_free(dev, bxc), tj_buffer_free(dev, by),
+        tj_buffer_free(dev, bsm);
+}
+
 int main(void)
 {
     tj_device *dev = tl_setup("test_combine");
-    tap_plan(5 + 5 + 2 + 6 + 1);
+    tap_plan(5 + 5 + 2 + 2 + 7 + 1);
     run_affine(dev);
     run_floats(dev);
     run_ints(dev);
+    run_library_ops(dev);
     tl_build_refused(combine_dtype, TJ_ERR_TYPE, "'reduce'", "combine function gave f32");
     tl_build_refused(combine_shape, TJ_ERR_SHAPE, "'associative_scan'", "element by element");
     tl_build_refused(combine_null, TJ_ERR_INVALID_ARG, "'reduce'", "no combine function");
     tl_build_refused(combine_scalar, TJ_ERR_SHAPE, "'associative_scan'", "takes a tile");
     tl_build_refused(sum_propagate_nan, TJ_ERR_BUILD, "'sum'", ".propagate_nan is for max");
+    tl_build_refused(xor_sum_float, TJ_ERR_TYPE, "'xor_sum'", "takes integers");
     tl_build_refused(combine_none, TJ_ERR_INVALID_ARG, "'reduce'", "1 to 16 tiles");
     int ptx_ok = 1;
-    const tj_kernel *ks[] = {affine_i32, floats_f32, ints_i8};
-    for (int k = 0; k < 3; k++)
+    const tj_kernel *ks[] = {affine_i32, floats_f32, ints_i8, library_ops};
+    for (int k = 0; k < 4; k++)
         for (int t = 0; t < 2; t++) {
             char *ptx = NULL;
             if (tj_kernel_ptx(ks[k], NULL, 0, t ? "sm_90" : "sm_80", 4, &ptx) != TJ_OK)

@@ -76,6 +76,9 @@ TJ_API tj_val tj__scan_opts(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_
 TJ_API tj_val tj__reduce_with(tj_loc loc, tj_val x, int axis, tj_combine_fn combine, tj_reduce_opts opts);
 TJ_API void tj__reduce_n(tj_loc loc, int n, const tj_val *xs, tj_val *out, int axis, tj_combine_n_fn combine,
                          void *ctx, tj_reduce_opts opts);
+TJ_API tj_val tj__xor_sum(tj_loc loc, tj_val x, int axis, tj_reduce_opts opts);
+TJ_API tj_val tj__softmax(tj_loc loc, tj_val x, int axis);
+TJ_API tj_val tj__ravel(tj_loc loc, tj_val x);
 TJ_API tj_val tj__scan_with(tj_loc loc, tj_val x, int axis, tj_combine_fn combine, tj_scan_opts opts);
 TJ_API void tj__scan_n(tj_loc loc, int n, const tj_val *xs, tj_val *out, int axis, tj_combine_n_fn combine,
                        void *ctx, tj_scan_opts opts);

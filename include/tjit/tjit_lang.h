@@ -118,6 +118,8 @@ typedef struct tj_mem_opts {
 #define tj_expand_dims(x, axis)    tj__expand_dims(TJ__HERE, TJ_V(x), (axis))
 #define tj_broadcast_to(x, shape)  tj__broadcast_to(TJ__HERE, TJ_V(x), (shape))
 #define tj_reshape(x, shape)       tj__reshape(TJ__HERE, TJ_V(x), (shape))
+/* Triton's tl.ravel: x as 1-D, row-major (a scalar: [1]). */
+#define tj_ravel(x)                tj__ravel(TJ__HERE, TJ_V(x))
 /* trans of a 2-D tile swaps its axes; tj_permute gives the order of any rank. */
 #define tj_trans(x)                tj__permute(TJ__HERE, TJ_V(x), TJ_SHAPE(1, 0))
 #define tj_permute(x, order)       tj__permute(TJ__HERE, TJ_V(x), (order))
@@ -186,6 +188,11 @@ typedef struct tj_minmax_opts {
  * three more to keep results under 2^-126 (the fast ones give 0 there).
  * Elsewhere (f64, the CPU) they are tj_div, tj_exp and tj_exp2. */
 #define tj_fast_div(a, b) TJ__BIN(TJ_OP_FAST_DIV, a, b)
+/* Triton's names: tl.div_rn and tl.sqrt_rn are tj_div and tj_sqrt (IEEE,
+ * correctly rounded); tl.fdiv(x, y) (ieee_rounding=False) is tj_fast_div. */
+#define tj_div_rn(a, b)   tj_div(a, b)
+#define tj_sqrt_rn(x)     tj_sqrt(x)
+#define tj_fdiv(a, b)     tj_fast_div(a, b)
 /* ceil(a / b) for integers and b > 0: floordiv(a + b - 1, b). */
 #define tj_cdiv(a, b)     tj_floordiv(tj_sub(tj_add(a, b), 1), b)
 
@@ -492,6 +499,11 @@ typedef struct tj_scan_opts {
  * dtype) and the function's a, b and out hold n values each; results go
  * to out[0..n-1]; ctx is passed through. A reduction pairs neighbours, in
  * a tree; a scan is Sklansky's: log2(n) steps of n/2 combines. */
+/* Triton's tl.xor_sum (integers) and tl.softmax (floats: exp(x - max)
+ * over its sum, along axis, with .keep_dims for xor_sum), built so. */
+#define tj_xor_sum(x, axis, ...) \
+    tj__xor_sum(TJ__HERE, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
+#define tj_softmax(x, axis) tj__softmax(TJ__HERE, TJ_V(x), (axis))
 typedef tj_val (*tj_combine_fn)(tj_val a, tj_val b);
 typedef void (*tj_combine_n_fn)(const tj_val *a, const tj_val *b, tj_val *out, void *ctx);
 #define tj_reduce(x, axis, combine, ...) \

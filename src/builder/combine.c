@@ -25,6 +25,9 @@
  *           its own inclusive scan. log2(n) calls on n/2 elements each,
  *           with the earlier part always the combine's first operand.
  *
+ * tj_xor_sum and tj_softmax (Triton's tl.xor_sum and tl.softmax) are here
+ * too: a reduction with xor as its combine, and max, exp, sum, divide.
+ *
  * Several tiles can be combined together (the _n forms: a value and its
  * index, a recurrence's pair of coefficients); they are broadcast to one
  * shape and viewed alike, each keeping its dtype. .reverse flips the axis
@@ -250,4 +253,38 @@ tj_val tji_scan_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_scan_
     tj_val r = NONE;
     scan_n(&c, 1, &x, &r, axis, opts);
     return r;
+}
+
+/* xor_sum: a reduction whose combine is tj_xor (integers only). */
+static void xor_combine(const tj_val *a, const tj_val *b, tj_val *out, void *ctx)
+{
+    out[0] = tj__binary(*(const tj_loc *)ctx, TJ_OP_XOR, a[0], b[0]);
+}
+
+tj_val tj__xor_sum(tj_loc loc, tj_val x, int axis, tj_reduce_opts opts)
+{
+    if (!tji_enter(loc, "xor_sum", 1, &x))
+        return NONE;
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr || !tjs_dtype_is_int(t.dtype))
+        return tji_fail(TJ_ERR_TYPE, "xor_sum takes integers, got %s", tji_type_text(&t)), NONE;
+    combiner c = {.many = xor_combine, .ctx = &loc, .name = "xor_sum", .loc = loc};
+    tj_val r = NONE;
+    reduce_n(&c, 1, &x, &r, axis, opts);
+    return r;
+}
+
+/* softmax: exp(x - max) / sum(exp(x - max)) along axis, as Triton's. */
+tj_val tj__softmax(tj_loc loc, tj_val x, int axis)
+{
+    if (!tji_enter(loc, "softmax", 1, &x))
+        return NONE;
+    tji_type t = type_of(vid(x));
+    if (t.is_ptr || !is_float(t.dtype))
+        return tji_fail(TJ_ERR_TYPE, "softmax takes floats, got %s", tji_type_text(&t)), NONE;
+    tj_reduce_opts keep = {TJ_PROPAGATE_NAN_NONE, 1};
+    tj_val z = tj__binary(loc, TJ_OP_SUB, x, tj__reduce_opts(loc, TJ_REDUCE_MAX, x, axis, keep));
+    tj_val num = tj__unary(loc, TJ_OP_EXP, z);
+    tj_val den = tj__reduce_opts(loc, TJ_REDUCE_SUM, num, axis, keep);
+    return tj__binary(loc, TJ_OP_DIV, num, den);
 }

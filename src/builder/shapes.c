@@ -215,6 +215,14 @@ tj_val tj__full_like(tj_loc loc, tj_val x, tj_val value)
     return tj__full(loc, shape, value, t.dtype);
 }
 
+tj_val tj__ravel(tj_loc loc, tj_val x)
+{
+    if (!tji_enter(loc, "ravel", 1, &x))
+        return NONE;
+    tji_type t = type_of(vid(x));
+    return tj__reshape(loc, x, TJ_SHAPE(tji_numel(&t)));
+}
+
 tj_val tj__expand_dims(tj_loc loc, tj_val x, int axis)
 {
     if (!tji_enter(loc, "expand_dims", 1, &x))
