@@ -220,16 +220,8 @@ int main(void)
     tl_build_refused(or_of_floats, TJ_ERR_TYPE, "'atomic_or'", "takes integers");
     tl_build_refused(narrow_or_sys, TJ_ERR_TYPE, "'atomic_or'", "32 and 64 bits only");
     tl_build_refused(cas_with_mask, TJ_ERR_BUILD, "'atomic_cas'", "takes no .mask");
-    int ptx_ok = 1;
     const tj_kernel *ks[] = {bitwise_i32, bitwise_u64, bitwise_i16, bitwise_i32_acquire, tickets};
-    for (int k = 0; k < 5; k++)
-        for (int t = 0; t < 2; t++) {
-            char *ptx = NULL;
-            if (tj_kernel_ptx(ks[k], NULL, 0, t ? "sm_90" : "sm_80", 4, &ptx) != TJ_OK)
-                ptx_ok = 0, tap_diag("%s: %s", ks[k]->name, tj_last_error());
-            free(ptx);
-        }
-    tap_ok(ptx_ok, "PTX of every kernel, sm_80 and sm_90");
+    tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     tj_device_close(dev);
     return tap_done();
 }

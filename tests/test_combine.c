@@ -365,16 +365,8 @@ int main(void)
     tl_build_refused(sum_propagate_nan, TJ_ERR_BUILD, "'sum'", ".propagate_nan is for max");
     tl_build_refused(xor_sum_float, TJ_ERR_TYPE, "'xor_sum'", "takes integers");
     tl_build_refused(combine_none, TJ_ERR_INVALID_ARG, "'reduce'", "1 to 16 tiles");
-    int ptx_ok = 1;
     const tj_kernel *ks[] = {affine_i32, floats_f32, ints_i8, library_ops};
-    for (int k = 0; k < 4; k++)
-        for (int t = 0; t < 2; t++) {
-            char *ptx = NULL;
-            if (tj_kernel_ptx(ks[k], NULL, 0, t ? "sm_90" : "sm_80", 4, &ptx) != TJ_OK)
-                ptx_ok = 0, tap_diag("%s: %s", ks[k]->name, tj_last_error());
-            free(ptx);
-        }
-    tap_ok(ptx_ok, "PTX of every kernel, sm_80 and sm_90");
+    tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     tj_device_close(dev);
     return tap_done();
 }

@@ -140,16 +140,8 @@ int main(void)
     run(dev, prod_i8, TJ_I8, TJ_I32);
     tl_build_refused(cumprod_ptr, TJ_ERR_TYPE, "'cumprod'", "no rule for 'cumprod'");
     tl_build_refused(prod_scalar, TJ_ERR_SHAPE, NULL, "axis");
-    int ptx_ok = 1;
     const tj_kernel *ks[] = {prod_f32, prod_f64, prod_f16, prod_i32, prod_i64, prod_i8};
-    for (int k = 0; k < 6; k++)
-        for (int t = 0; t < 2; t++) {
-            char *ptx = NULL;
-            if (tj_kernel_ptx(ks[k], NULL, 0, t ? "sm_90" : "sm_80", 4, &ptx) != TJ_OK)
-                ptx_ok = 0, tap_diag("%s: %s", ks[k]->name, tj_last_error());
-            free(ptx);
-        }
-    tap_ok(ptx_ok, "PTX of every kernel, sm_80 and sm_90");
+    tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     tj_device_close(dev);
     return tap_done();
 }

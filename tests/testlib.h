@@ -498,6 +498,21 @@ static inline int tl_build_refused(const tj_kernel *k, tj_status want, const cha
                   k->name, why);
 }
 
+/* Does every kernel of ks (built without constants) make PTX for sm_80
+ * and for sm_90? Reports each failure; one TAP point. */
+static inline int tl_ptx_of_every(const tj_kernel *const *ks, int n)
+{
+    int ok = 1;
+    for (int k = 0; k < n; k++)
+        for (int t = 0; t < 2; t++) {
+            char *ptx = NULL;
+            if (tj_kernel_ptx(ks[k], NULL, 0, t ? "sm_90" : "sm_80", 4, &ptx) != TJ_OK)
+                ok = 0, tap_diag("%s: %s", ks[k]->name, tj_last_error());
+            free(ptx);
+        }
+    return tap_ok(ok, "PTX of every kernel, sm_80 and sm_90");
+}
+
 /* What the process writes to stderr between tl_stderr_begin and
  * tl_stderr_end, which returns it (malloc'ed). */
 typedef struct tl_capture {
