@@ -9,7 +9,9 @@
  * and xors in a random value; a masked-off lane must neither write nor
  * read (its old value is 0). The final words must be the C fold of every
  * program's contribution, in i16, i32 and u64, under each order and scope
- * (the CPU makes them all sequentially consistent; a GPU does as asked).
+ * (the CPU makes them all sequentially consistent; a GPU does as asked;
+ * programs contend across CTAs, so no kernel here runs at CTA scope: the
+ * PTX check covers it).
  * The old values of a relaxed add must be distinct tickets 0..P*64-1.
  *
  * The PTX shows the orders: acq_rel (the default) fences before and after
@@ -40,7 +42,7 @@ enum { P = 24, W = 8, LANES = 64 };
     }
 BITWISE_KERNEL(bitwise_i32, i32, TJ_I32, .sem = TJ_SEM_ACQ_REL)
 BITWISE_KERNEL(bitwise_u64, u64, TJ_U64, .sem = TJ_SEM_RELAXED, .scope = TJ_SCOPE_SYS)
-BITWISE_KERNEL(bitwise_i16, i16, TJ_I16, .sem = TJ_SEM_RELEASE, .scope = TJ_SCOPE_CTA)
+BITWISE_KERNEL(bitwise_i16, i16, TJ_I16, .sem = TJ_SEM_RELEASE)
 BITWISE_KERNEL(bitwise_i32_acquire, i32, TJ_I32, .sem = TJ_SEM_ACQUIRE)
 
 /* tickets[i] = atomic_add(counter, 1) relaxed, for P * LANES lanes */
@@ -67,6 +69,17 @@ ORDER_KERNEL(order_acquire, .sem = TJ_SEM_ACQUIRE)
 ORDER_KERNEL(order_release, .sem = TJ_SEM_RELEASE)
 ORDER_KERNEL(order_cta, .scope = TJ_SCOPE_CTA)
 ORDER_KERNEL(order_sys, .sem = TJ_SEM_RELAXED, .scope = TJ_SCOPE_SYS)
+
+/* A float max is a compare-and-swap loop, fenced as the others: the loop
+ * may end without writing, so the cas alone would not order it. */
+TJ_KERNEL(float_max_acq_rel, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(y, f32)), TJ_CONSTS())
+{
+    tj_store(y, tj_atomic_max(x, 1.0f));
+}
+TJ_KERNEL(float_max_relaxed, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(y, f32)), TJ_CONSTS())
+{
+    tj_store(y, tj_atomic_max(x, 1.0f, .sem = TJ_SEM_RELAXED));
+}
 
 TJ_KERNEL(bad_sem, TJ_PARAMS(TJ_PTR(x, i32)), TJ_CONSTS())
 {
@@ -197,10 +210,10 @@ static void check_ptx(const tj_kernel *k, int before, int after, const char *fen
 int main(void)
 {
     tj_device *dev = tl_setup("test_atomic_order");
-    tap_plan(4 * 2 + 1 + 12 + 5 + 1);
+    tap_plan(4 * 2 + 1 + 14 + 5 + 1);
     run_bitwise(dev, bitwise_i32, TJ_I32, "acq_rel");
     run_bitwise(dev, bitwise_u64, TJ_U64, "relaxed, sys");
-    run_bitwise(dev, bitwise_i16, TJ_I16, "release, cta");
+    run_bitwise(dev, bitwise_i16, TJ_I16, "release");
     run_bitwise(dev, bitwise_i32_acquire, TJ_I32, "acquire");
     run_tickets(dev);
     check_ptx(order_default, 1, 1, "fence.acq_rel.gpu", NULL);
@@ -215,6 +228,8 @@ int main(void)
     check_ptx(order_cta_cas, 0, 0, NULL, "atom.acq_rel.cta");
     check_ptx(order_sys, 0, 0, NULL, "atom.relaxed.sys");
     check_ptx(order_sys_cas, 0, 0, NULL, "atom.relaxed.sys");
+    check_ptx(float_max_acq_rel, 1, 1, "fence.acq_rel.gpu", "atom.relaxed.gpu");
+    check_ptx(float_max_relaxed, 0, 0, NULL, "atom.relaxed.gpu");
     tl_build_refused(bad_sem, TJ_ERR_BUILD, "'atomic_add'", ".sem must be");
     tl_build_refused(bad_scope, TJ_ERR_BUILD, "'atomic_xchg'", ".scope must be");
     tl_build_refused(or_of_floats, TJ_ERR_TYPE, "'atomic_or'", "takes integers");

@@ -487,9 +487,10 @@ typedef struct tj_scan_opts {
  * whose elements are the pairs to combine, and it returns their
  * combination, element-wise, in the operands' dtype:
  *
- *     static tj_val mul_add(tj_val a, tj_val b) { return tj_fma(a, b, b); }
- *     tj_val r = tj_reduce(x, 1, mul_add);
- *     tj_val s = tj_associative_scan(x, 0, mul_add, .reverse = 1);
+ *     static tj_val larger_abs(tj_val a, tj_val b)    (ties: the earlier, a)
+ *     { return tj_where(tj_ge(tj_abs(a), tj_abs(b)), a, b); }
+ *     tj_val r = tj_reduce(x, 1, larger_abs);
+ *     tj_val s = tj_associative_scan(x, 0, larger_abs, .reverse = 1);
  *
  * The function must be associative; it need not be commutative: a is
  * always the earlier part of the axis, b the later (with .reverse, the
@@ -499,11 +500,6 @@ typedef struct tj_scan_opts {
  * dtype) and the function's a, b and out hold n values each; results go
  * to out[0..n-1]; ctx is passed through. A reduction pairs neighbours, in
  * a tree; a scan is Sklansky's: log2(n) steps of n/2 combines. */
-/* Triton's tl.xor_sum (integers) and tl.softmax (floats: exp(x - max)
- * over its sum, along axis, with .keep_dims for xor_sum), built so. */
-#define tj_xor_sum(x, axis, ...) \
-    tj__xor_sum(TJ__HERE, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
-#define tj_softmax(x, axis) tj__softmax(TJ__HERE, TJ_V(x), (axis))
 typedef tj_val (*tj_combine_fn)(tj_val a, tj_val b);
 typedef void (*tj_combine_n_fn)(const tj_val *a, const tj_val *b, tj_val *out, void *ctx);
 #define tj_reduce(x, axis, combine, ...) \
@@ -514,6 +510,12 @@ typedef void (*tj_combine_n_fn)(const tj_val *a, const tj_val *b, tj_val *out, v
     tj__scan_with(TJ__HERE, TJ_V(x), (axis), (combine), (tj_scan_opts){__VA_ARGS__})
 #define tj_associative_scan_n(n, xs, out, axis, combine, ctx, ...) \
     tj__scan_n(TJ__HERE, (n), (xs), (out), (axis), (combine), (ctx), (tj_scan_opts){__VA_ARGS__})
+/* Triton's tl.xor_sum (integers) and tl.softmax (floats: exp(x - max)
+ * over its sum, along axis, with .keep_dims for xor_sum), built from the ops
+ * above. */
+#define tj_xor_sum(x, axis, ...) \
+    tj__xor_sum(TJ__HERE, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})
+#define tj_softmax(x, axis) tj__softmax(TJ__HERE, TJ_V(x), (axis))
 
 /* Matrix product on tiles: tj_dot(a, b, acc) is a @ b + acc for a [M, K] and b
  * [K, N] (or batched: [B, M, K] and [B, K, N]); acc is [M, N] ([B, M, N]) or

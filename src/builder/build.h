@@ -3,9 +3,8 @@
  * build.h — what the builder's files share, private to src/builder/'s
  * build.c, literals.c, shapes.c, ops.c, random.c, control.c, join.c, sort.c
  * and combine.c: the state of the build in progress on this thread, value
- * handles, and the helpers
- * every op constructor uses (errors, operand checks, emitting ops, dtypes,
- * shapes).
+ * handles, and the helpers every op constructor uses (errors, operand
+ * checks, emitting ops, dtypes, shapes).
  * The rest of tjit sees the builder through ir.h (tji_build) and the public
  * tj__* functions of tjit.h only.
  *

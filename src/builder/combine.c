@@ -106,13 +106,25 @@ static int as_rows_n(const combiner *c, int n, const tj_val *xs, int *axis, tj_v
         int a = *axis;
         orig[i] = type_of(ids[i]);
         y[i] = val(ids[i]);
-        if (!tji_as_rows(c->name, c->loc, &y[i], &a, rows, len))
+        if (!tji_enter(c->loc, c->name, 0, NULL) || !tji_as_rows(c->name, c->loc, &y[i], &a, rows, len))
             return 0;
         y[i] = tj__reshape(c->loc, y[i], TJ_SHAPE(*rows, *len));
         if (i == n - 1)
             *axis = a;
     }
     return B.status == TJ_OK;
+}
+
+/* Clears out[0..n-1] (as far as n is valid) and checks that it exists. */
+static int has_out(const combiner *c, int n, tj_val *out)
+{
+    if (!tji_enter(c->loc, c->name, 0, NULL))
+        return 0;
+    if (!out)
+        return tji_fail(TJ_ERR_INVALID_ARG, "%s: no place for the results (out is NULL)", c->name);
+    for (int i = 0; i < n && i < MAX_COMBINED; i++)
+        out[i] = NONE;
+    return 1;
 }
 
 /* r with its axis of 1 removed: a reshape, or for [1] the scalar. */
@@ -133,16 +145,13 @@ static int reduce_n(const combiner *c, int n, const tj_val *xs, tj_val *out, int
     tj_val y[MAX_COMBINED], a[MAX_COMBINED], b[MAX_COMBINED];
     tji_type orig[MAX_COMBINED];
     int64_t rows, len;
-    if (out)
-        for (int i = 0; i < n && i < MAX_COMBINED; i++)
-            out[i] = NONE;
-    if (!as_rows_n(c, n, xs, &axis, y, orig, &rows, &len))
+    if (!has_out(c, n, out))
         return 0;
-    if (!out)
-        return tji_fail(TJ_ERR_INVALID_ARG, "%s: no place for the results (out is NULL)", c->name);
     if (opts.propagate_nan)
         return tji_fail(TJ_ERR_BUILD, ".propagate_nan is for max, min, argmax and argmin; a combine function "
                         "handles NaNs itself");
+    if (!as_rows_n(c, n, xs, &axis, y, orig, &rows, &len))
+        return 0;
     for (int64_t m = len; m > 1; m /= 2) {
         for (int i = 0; i < n; i++)
             tji_partners(c->loc, y[i], rows, m, 1, &a[i], &b[i]);
@@ -176,13 +185,8 @@ static int scan_n(const combiner *c, int n, const tj_val *xs, tj_val *out, int a
     tj_val y[MAX_COMBINED], a[MAX_COMBINED], b[MAX_COMBINED], last[MAX_COMBINED], upper[MAX_COMBINED];
     tji_type orig[MAX_COMBINED];
     int64_t rows, len;
-    if (out)
-        for (int i = 0; i < n && i < MAX_COMBINED; i++)
-            out[i] = NONE;
-    if (!as_rows_n(c, n, xs, &axis, y, orig, &rows, &len))
+    if (!has_out(c, n, out) || !as_rows_n(c, n, xs, &axis, y, orig, &rows, &len))
         return 0;
-    if (!out)
-        return tji_fail(TJ_ERR_INVALID_ARG, "%s: no place for the results (out is NULL)", c->name);
     if (opts.reverse)
         for (int i = 0; i < n; i++)
             y[i] = tj__flip(c->loc, y[i], 1);

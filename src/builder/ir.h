@@ -99,7 +99,8 @@ typedef enum tji_opcode {
 
     /* structured control flow */
     TJI_FOR,          /* (lo, hi, step: scalar ints of one dtype, init...) -> results
-                         [region[0]]: args (iv, carried...), ends with YIELD */
+                         [region[0]]: args (iv, carried...), ends with YIELD;
+                         [num_stages] its pipelining depth (0: the launch's) */
     TJI_IF,           /* (cond: i1 scalar) -> results; [region[0]] then,
                          [region[1]] else; both end with YIELD */
     TJI_YIELD,        /* (values...) -> nothing; last op of a FOR/IF/WHILE region */

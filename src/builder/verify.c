@@ -408,8 +408,10 @@ static int check_types(const verifier *v, int32_t idx)
                  (op->atomic < TJ_ATOMIC_AND || (tjs_dtype_is_int(elem.dtype) && elem.dtype != TJ_I1)),
                  "atomic op %d of %s", (int)op->atomic, TXT(p, t1));
         if (c == TJI_ATOMIC || c == TJI_ATOMIC_CAS)
-            NEED((unsigned)op->sem <= TJ_SEM_RELEASE && (unsigned)op->scope <= TJ_SCOPE_SYS,
-                 "sem %d, scope %d", (int)op->sem, (int)op->scope);
+            NEED((unsigned)op->sem <= TJ_SEM_RELEASE && (unsigned)op->scope <= TJ_SCOPE_SYS &&
+                 !(c == TJI_ATOMIC && op->atomic >= TJ_ATOMIC_AND && op->scope == TJ_SCOPE_SYS &&
+                   tjs_dtype_bits(elem.dtype) < 32), /* ops.c: LLVM would drop the scope */
+                 "sem %d, scope %d of %s", (int)op->sem, (int)op->scope, TXT(p, t1));
         break;
     }
     case TJI_REDUCE: case TJI_CUMSUM: {

@@ -541,8 +541,9 @@ TJI_FUNC int tjp_is_persistent(const tji_func *fn);
  * with a positive constant step, the loads that feed a dot and whose
  * address slice can run ahead are issued num_stages - 1 iterations early
  * into rings of num_stages shared buffers (TJI_ASYNC_COPY, _COMMIT, _WAIT,
- * TJI_LOCAL_LOAD). num_stages 1 changes nothing; more than TJP_MAX_STAGES
- * is an error. Runs before axis info. */
+ * TJI_LOCAL_LOAD). A loop's own num_stages (tl.range's) comes before this
+ * one; 1 leaves a loop as it is; more than TJP_MAX_STAGES is an error.
+ * Runs before axis info. */
 #define TJP_MAX_STAGES TJI_MAX_STAGES
 /* t: NULL, or the target, whose wgmma dots (tjp_wgmma_fits) take one
  * slot more per ring: the slot an asynchronous wgmma still reads is not

@@ -93,7 +93,8 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
         if (op->code == TJI_FOR)
             find_dot_and_block_loads(fn, op->region[0], &dot, &loads);
         if (dot && loads) {
-            int64_t bytes = loads * ((op->num_stages ? op->num_stages : num_stages) + 1);
+            int stages = op->num_stages ? op->num_stages : num_stages;
+            int64_t bytes = stages > 1 ? loads * (stages + 1) : 0; /* 1: no rings */
             matmul_loop = 1;
             tf32 |= dot & 2;
             ring_bytes = ring_bytes > bytes ? ring_bytes : bytes;

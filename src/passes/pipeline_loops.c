@@ -6,7 +6,9 @@
  * In a TJ_FOR whose step is a positive constant (bounds of 32 or 64
  * bits), a LOAD directly in the body whose result reaches a DOT operand
  * (directly or through CONVERTs) is issued num_stages - 1 iterations
- * ahead: its tile goes into a ring of S = num_stages shared buffers with
+ * ahead (num_stages: the loop's own where TJ_FOR_OPTS gave one, as
+ * Triton's tl.range, else the launch's; 1 leaves the loop alone): its tile
+ * goes into a ring of S = num_stages shared buffers with
  * ASYNC_COPY (cp.async), and where the load was read, a LOCAL_LOAD reads
  * the slot of the current iteration.
  *

@@ -19,8 +19,9 @@
  * warp, shared memory across warps: shared.c).
  * Float atomics that PTX lacks (max, min, and add of 16-bit floats) are the
  * compare-and-swap loop on the bits that the CPU back end emits too
- * (tjj_llvm_float_atomic, llvm_atomics.c), with this file's order and
- * scope. Atomics need no barrier among themselves; after a store they get
+ * (tjj_llvm_float_atomic, llvm_atomics.c), relaxed, in the op's scope and
+ * fenced as an atomicrmw (the loop may end without writing, and then only
+ * the fences order it). Atomics need no barrier among themselves; after a store they get
  * one (barriers.c places them).
  */
 #include <stdio.h>
@@ -132,7 +133,8 @@ static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt,
         return tjj_gpu_from_mem(&c->g, LLVMBuildBitCast(b, old, mt, ""), rt);
     }
     if (is_float && (op->atomic != TJ_ATOMIC_ADD || dt == TJ_F16 || dt == TJ_BF16)) {
-        tjj_llvm_atomic_order order = {ordering(op), LLVMAtomicOrderingMonotonic, sync_scope(c, op)}; /* cas's */
+        /* relaxed: the fences give the order, also where the loop writes nothing */
+        tjj_llvm_atomic_order order = {LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, sync_scope(c, op)};
         return tjj_llvm_float_atomic(&c->g.ty, c->g.mod, b, &order, op->atomic, dt, ptr, a1);
     }
     LLVMAtomicRMWBinOp bop;
@@ -147,23 +149,14 @@ static LLVMValueRef atomic_one(codegen *c, const tji_op *op, const tji_type *rt,
     return tjj_gpu_from_mem(&c->g, atomic_rmw(c, op, bop, ptr, tjj_gpu_to_mem(&c->g, a1, rt)), rt);
 }
 
-/* Does op lower to an atomicrmw, which LLVM leaves relaxed (see above)? */
-static int is_rmw(const tji_op *op, tj_dtype dt)
-{
-    if (op->code == TJI_ATOMIC_CAS)
-        return 0;
-    if (op->atomic == TJ_ATOMIC_XCHG || !tjs_dtype_is_float(dt))
-        return 1;
-    return op->atomic == TJ_ATOMIC_ADD && dt != TJ_F16 && dt != TJ_BF16;
-}
-
-/* The fence an atomicrmw of op needs before (release) or after (acquire). */
-static void fence(codegen *c, const tji_op *op, tj_dtype dt, LLVMAtomicOrdering side)
+/* The fence an ATOMIC needs before (release) or after (acquire); a
+ * compare-and-swap carries its order itself. */
+static void fence(codegen *c, const tji_op *op, LLVMAtomicOrdering side)
 {
     int wanted = side == LLVMAtomicOrderingRelease
                    ? op->sem == TJ_SEM_ACQ_REL || op->sem == TJ_SEM_RELEASE
                    : op->sem == TJ_SEM_ACQ_REL || op->sem == TJ_SEM_ACQUIRE;
-    if (wanted && is_rmw(op, dt))
+    if (wanted && op->code == TJI_ATOMIC)
         LLVMBuildFenceSyncScope(c->g.b, side, sync_scope(c, op), "");
 }
 
@@ -177,7 +170,7 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
     const tji_type *rt = type_of(c, id);
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, rt);
     tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
-    fence(c, op, rt->dtype, LLVMAtomicOrderingRelease);
+    fence(c, op, LLVMAtomicOrderingRelease);
     if (rt->rank == 0) {
         LLVMValueRef cond = and_cond(c, tjj_gpu_thread0_cond(c), mask ? live_cond(tjj_gpu_reg(c, mask, 0)) : NULL);
         cond = tjj_gpu_bounds_cond(c, ptr, (address){tjj_gpu_reg(c, ptr, 0), 0}, rt, 1, cond);
@@ -186,7 +179,7 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
         LLVMValueRef old = atomic_one(c, op, rt, tjj_gpu_reg(c, ptr, 0), tjj_gpu_reg(c, op->args[1], 0),
                                       is_cas ? tjj_gpu_reg(c, op->args[2], 0) : NULL);
         old = tjj_llvm_guard_value(c->g.b, cont, before, old, LLVMConstNull(vt));
-        fence(c, op, rt->dtype, LLVMAtomicOrderingAcquire);
+        fence(c, op, LLVMAtomicOrderingAcquire);
         c->ssa[id] = c->uses[id] ? tjj_gpu_broadcast_scalar(c, old) : old;
         return;
     }
@@ -214,7 +207,7 @@ void tjj_gpu_emit_atomic(codegen *c, const tji_op *op)
                                       is_cas ? tjj_gpu_reg(c, op->args[2], r) : NULL);
         out[r] = tjj_llvm_guard_value(c->g.b, cont, before, old, LLVMConstNull(vt));
     }
-    fence(c, op, rt->dtype, LLVMAtomicOrderingAcquire);
+    fence(c, op, LLVMAtomicOrderingAcquire);
     if (c->uses[id])
         tjj_gpu_broadcast_from_owners(c, L, out);
     else
