@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * math_bounds.h — the error bounds README.md documents for tj_sin, tj_cos,
- * tj_tanh, tj_erf, tj_pow, tj_log1p and tj_expm1, in ulp of the result dtype, with the inputs,
+ * tj_tanh, tj_erf, tj_pow, tj_log1p, tj_expm1, tj_tan, tj_asin, tj_acos,
+ * tj_atan, tj_atan2, tj_sinh, tj_cosh, tj_asinh, tj_acosh, tj_atanh,
+ * tj_log10, tj_cbrt and tj_hypot, in ulp of the result dtype, with the inputs,
  * references and error measure of the tests that hold each back end to
  * them: test_math_fns (on the device under test) and test_gpu_math_host
  * (the GPU's code, run on the host).
@@ -11,16 +13,32 @@
 
 #include "testlib.h"
 
-enum { TL_SIN, TL_COS, TL_TANH, TL_ERF, TL_POW, TL_LOG1P, TL_EXPM1, TL_NFN };
-static const char *const tl_fn_names[] = {"sin", "cos", "tanh", "erf", "pow", "log1p", "expm1"};
+enum {
+    TL_SIN, TL_COS, TL_TANH, TL_ERF, TL_POW, TL_LOG1P, TL_EXPM1, TL_TAN, TL_ASIN, TL_ACOS, TL_ATAN,
+    TL_ATAN2, TL_SINH, TL_COSH, TL_ASINH, TL_ACOSH, TL_ATANH, TL_LOG10, TL_CBRT, TL_HYPOT, TL_NFN
+};
+static const char *const tl_fn_names[] = {"sin",  "cos",  "tanh",  "erf",   "pow",   "log1p", "expm1",
+                                          "tan",  "asin", "acos",  "atan",  "atan2", "sinh",  "cosh",
+                                          "asinh", "acosh", "atanh", "log10", "cbrt", "hypot"};
+/* Functions of two arguments (x, y). */
+static inline int tl_binary(int fn) { return fn == TL_POW || fn == TL_ATAN2 || fn == TL_HYPOT; }
 
 /* [function][dtype: f16 bf16 f32 f64]: the C library (glibc) on the CPU */
 static const double tl_cpu_bound[TL_NFN][4] = {
     {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 2, 2}, {1.5, 1.5, 2, 1.5}, {1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1},
+    /* tan .. hypot: glibc's documented ulp + half an ulp of rounding to
+       the reference's dtype (cbrt's double is glibc's least accurate) */
+    {1, 1, 1.5, 1.5}, {1, 1, 1.5, 1.5}, {1, 1, 1.5, 1.5}, {1, 1, 1.5, 1.5}, {1, 1, 1.5, 1.5},
+    {1, 1, 2.5, 2.5}, {1, 1, 2.5, 2.5}, {1, 1, 2.5, 2.5}, {1, 1, 2.5, 2.5}, {1, 1, 2.5, 2.5},
+    {1, 1, 2.5, 2.5}, {1, 1, 1.5, 4.5}, {1, 1, 1.5, 1.5},
 };
-/* tjit's own code on the GPU (src/jit/gpu/math.c) */
+/* tjit's own code on the GPU (src/jit/gpu/math.c, math_f64.c) */
 static const double tl_gpu_bound[TL_NFN][4] = {
     {1, 1, 1, 2}, {1, 1, 1, 2}, {1, 1, 1, 3}, {1, 1, 1, 2}, {1, 1, 1, 64}, {1, 1, 1, 3}, {1, 1, 1, 2},
+    /* tan .. hypot: f64 bounds about half an ulp above the largest error
+       seen over a dozen seeds on the host */
+    {1, 1, 1, 4}, {1, 1, 1, 2.5}, {1, 1, 1, 2.5}, {1, 1, 1, 1}, {1, 1, 1, 2}, {1, 1, 1, 4}, {1, 1, 1, 4.5},
+    {1, 1, 1, 3.5}, {1, 1, 1, 3.5}, {1, 1, 1, 3}, {1, 1, 1, 2}, {1, 1, 1, 1}, {1, 1, 1, 1.5},
 };
 
 static inline int tl_dt_index(tj_dtype dt) { return dt == TJ_F16 ? 0 : dt == TJ_BF16 ? 1 : dt == TJ_F32 ? 2 : 3; }
@@ -47,6 +65,19 @@ static inline long double tl_ref(int fn, long double x, long double y)
     case TL_ERF: return erfl(x);
     case TL_LOG1P: return log1pl(x);
     case TL_EXPM1: return expm1l(x);
+    case TL_TAN: return tanl(x);
+    case TL_ASIN: return asinl(x);
+    case TL_ACOS: return acosl(x);
+    case TL_ATAN: return atanl(x);
+    case TL_ATAN2: return atan2l(x, y);
+    case TL_SINH: return sinhl(x);
+    case TL_COSH: return coshl(x);
+    case TL_ASINH: return asinhl(x);
+    case TL_ACOSH: return acoshl(x);
+    case TL_ATANH: return atanhl(x);
+    case TL_LOG10: return log10l(x);
+    case TL_CBRT: return cbrtl(x);
+    case TL_HYPOT: return hypotl(x, y);
     default: return powl(x, y);
     }
 }
@@ -76,11 +107,21 @@ static inline void tl_input(int fn, tj_dtype dt, int i, double *x, double *y)
         {INFINITY, 2.0}, {INFINITY, -2.0}, {-INFINITY, 3.0}, {-INFINITY, 2.0}, {-INFINITY, -3.0},
         {NAN, 1.0}, {2.0, NAN}, {3.0, 0.0}, {-3.0, -0.0}, {10.0, 4.0}, {2.0, -10.0}, {0x1p-140, 0.5},
     };
+    /* atan2 and hypot: zeros, infinities and NaN against each other */
+    static const double pair_edges[][2] = {
+        {0.0, 0.0}, {-0.0, 0.0}, {0.0, -0.0}, {-0.0, -0.0}, {0.0, 2.0}, {-0.0, -2.0}, {3.0, 0.0},
+        {-3.0, -0.0}, {INFINITY, INFINITY}, {-INFINITY, INFINITY}, {INFINITY, -INFINITY},
+        {-INFINITY, -INFINITY}, {1.0, INFINITY}, {-1.0, -INFINITY}, {INFINITY, 5.0}, {-INFINITY, NAN},
+        {NAN, INFINITY}, {NAN, 1.0}, {1.0, NAN}, {1e-30, 1e30}, {0x1p-140, 0x1p-141}, {1.0, -1.0},
+    };
     *y = 1;
-    int nedges = fn == TL_POW ? (int)TL_COUNT(pow_edges) : (int)TL_COUNT(edges);
+    int pair = fn == TL_ATAN2 || fn == TL_HYPOT;
+    int nedges = fn == TL_POW ? (int)TL_COUNT(pow_edges) : pair ? (int)TL_COUNT(pair_edges) : (int)TL_COUNT(edges);
     if (i < nedges) {
         if (fn == TL_POW)
             *x = pow_edges[i][0], *y = pow_edges[i][1];
+        else if (pair)
+            *x = pair_edges[i][0], *y = pair_edges[i][1];
         else
             *x = edges[i];
         *x = tl_round(dt, *x), *y = tl_round(dt, *y);
@@ -100,6 +141,31 @@ static inline void tl_input(int fn, tj_dtype dt, int i, double *x, double *y)
     case TL_EXPM1:
         *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : part < 3 ? tl__random_in(dt, -10, 10)
                                                           : tl__random_in(dt, -100, dt == TJ_F64 ? 709 : 88);
+        break;
+    case TL_TAN: *x = part < 2 ? tl__random_in(dt, -1.5, 1.5) : tl__random_in(dt, -100, 100); break;
+    case TL_ASIN: case TL_ACOS: case TL_ATANH:
+        *x = part == 0 ? tl__random_in(dt, 0.99, 1) : part == 1 ? tl__random_in(dt, -1, -0.99)
+                                                      : tl__random_in(dt, -1, 1);
+        break;
+    case TL_ATAN: case TL_ASINH:
+        *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : part < 3 ? tl__random_in(dt, -10, 10)
+                                                          : tl__random_in(dt, -6e4, 6e4);
+        break;
+    case TL_SINH: case TL_COSH:
+        *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : part < 3 ? tl__random_in(dt, -10, 10)
+                                                          : tl__random_in(dt, -710, 710);
+        break;
+    case TL_ACOSH: *x = part < 2 ? tl__random_in(dt, 1, 3) : tl__random_in(dt, 1, 6e4); break;
+    case TL_LOG10: case TL_CBRT:
+        *x = part < 2 ? tl__random_in(dt, fn == TL_CBRT ? -100 : 0, 100)
+                      : tl_round(dt, ldexp(tl_rand_double(fn == TL_CBRT ? -2 : 1, 2), (int)tl_rand_range(-1070, 1020)));
+        break;
+    case TL_ATAN2: case TL_HYPOT:
+        *x = tl__random_in(dt, -10, 10), *y = tl__random_in(dt, -10, 10);
+        if (part == 3) {
+            int e = (int)tl_rand_range(-1000, 1000);
+            *x = tl_round(dt, ldexp(*x, e)), *y = tl_round(dt, ldexp(*y, e + (int)tl_rand_range(-30, 30)));
+        }
         break;
     default:
         if (part < 3) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_gpu_math_host.c — the GPU's sin, cos, tanh, erf, pow, log1p and
- * expm1, run on the host, within the bounds README.md documents.
+ * test_gpu_math_host.c — the GPU's math functions computed in f64 (sin,
+ * cos, tan, the inverse and hyperbolic functions, erf, pow, log1p, expm1,
+ * log10, cbrt, hypot), run on the host, within the bounds README.md
+ * documents.
  *
  * There is no libm on the GPU: src/jit/gpu/math.c writes these functions
  * in LLVM IR (in f64 for every float dtype). That IR uses no NVPTX
@@ -26,7 +28,10 @@ enum { N = 1 << 14 };
 typedef double (*fn_f64)(double, double);
 typedef float (*fn_f32)(float, float);
 
-static const tji_opcode codes[TL_NFN] = {TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF, TJI_POW, TJI_LOG1P, TJI_EXPM1};
+static const tji_opcode codes[TL_NFN] = {
+    TJI_SIN,   TJI_COS,  TJI_TANH, TJI_ERF,  TJI_POW,   TJI_LOG1P, TJI_EXPM1, TJI_TAN, TJI_ASIN, TJI_ACOS,
+    TJI_ATAN,  TJI_ATAN2, TJI_SINH, TJI_COSH, TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT, TJI_HYPOT,
+};
 
 /* One host function per (function, f32/f64): T f(T x, T y). */
 static void build(LLVMContextRef ctx, LLVMModuleRef mod)
@@ -41,7 +46,7 @@ static void build(LLVMContextRef ctx, LLVMModuleRef mod)
             snprintf(name, sizeof name, "host_%s_%s", tl_fn_names[fn], is_f64 ? "f64" : "f32");
             LLVMValueRef f = LLVMAddFunction(mod, name, LLVMFunctionType(t, params, 2, 0));
             LLVMPositionBuilderAtEnd(g.b, LLVMAppendBasicBlockInContext(ctx, f, "entry"));
-            LLVMValueRef r = tjj_gpu_math(&g, codes[fn], LLVMGetParam(f, 0), fn == TL_POW ? LLVMGetParam(f, 1) : NULL);
+            LLVMValueRef r = tjj_gpu_math(&g, codes[fn], LLVMGetParam(f, 0), tl_binary(fn) ? LLVMGetParam(f, 1) : NULL);
             LLVMBuildRet(g.b, r);
         }
     LLVMDisposeBuilder(g.b);

@@ -143,7 +143,8 @@ typedef enum tj_binop {
     TJ_OP_MINIMUM, TJ_OP_MAXIMUM,
     TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE,
     TJ_OP_FAST_DIV,  /* tj_fast_div, below */
-    TJ_OP_POW        /* floats (integers become f32): C's pow */
+    TJ_OP_POW,       /* floats (integers become f32): C's pow */
+    TJ_OP_ATAN2, TJ_OP_HYPOT /* floats, as pow: C's atan2(a, b), hypot(a, b) */
 } tj_binop;
 
 #define TJ__BIN(op, a, b) tj__binary(TJ__HERE, (op), TJ_V(a), TJ_V(b))
@@ -204,7 +205,9 @@ typedef enum tj_unop {
     TJ_OP_SIN, TJ_OP_COS, TJ_OP_TANH, TJ_OP_ERF,
     TJ_OP_FAST_EXP2, /* tj_fast_exp2: see tj_fast_div */
     TJ_OP_LOG1P, TJ_OP_EXPM1, TJ_OP_RINT, TJ_OP_TRUNC, TJ_OP_ROUND,
-    TJ_OP_ISNAN, TJ_OP_ISINF, TJ_OP_ISFINITE
+    TJ_OP_ISNAN, TJ_OP_ISINF, TJ_OP_ISFINITE,
+    TJ_OP_TAN, TJ_OP_ASIN, TJ_OP_ACOS, TJ_OP_ATAN, TJ_OP_SINH, TJ_OP_COSH,
+    TJ_OP_ASINH, TJ_OP_ACOSH, TJ_OP_ATANH, TJ_OP_LOG10, TJ_OP_CBRT
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -230,6 +233,20 @@ typedef enum tj_unop {
 #define tj_erf(x)      TJ__UN(TJ_OP_ERF, x)
 #define tj_log1p(x)    TJ__UN(TJ_OP_LOG1P, x) /* log(1 + x), exact near 0 */
 #define tj_expm1(x)    TJ__UN(TJ_OP_EXPM1, x) /* exp(x) - 1, exact near 0 */
+/* More of C's (and Triton's libdevice's) functions, as the ones above: */
+#define tj_tan(x)      TJ__UN(TJ_OP_TAN, x)
+#define tj_asin(x)     TJ__UN(TJ_OP_ASIN, x)
+#define tj_acos(x)     TJ__UN(TJ_OP_ACOS, x)
+#define tj_atan(x)     TJ__UN(TJ_OP_ATAN, x)
+#define tj_sinh(x)     TJ__UN(TJ_OP_SINH, x)
+#define tj_cosh(x)     TJ__UN(TJ_OP_COSH, x)
+#define tj_asinh(x)    TJ__UN(TJ_OP_ASINH, x)
+#define tj_acosh(x)    TJ__UN(TJ_OP_ACOSH, x)
+#define tj_atanh(x)    TJ__UN(TJ_OP_ATANH, x)
+#define tj_log10(x)    TJ__UN(TJ_OP_LOG10, x)
+#define tj_cbrt(x)     TJ__UN(TJ_OP_CBRT, x)
+#define tj_atan2(y, x) TJ__BIN(TJ_OP_ATAN2, y, x) /* the angle of (x, y), in [-pi, pi] */
+#define tj_hypot(x, y) TJ__BIN(TJ_OP_HYPOT, x, y) /* sqrt(x^2 + y^2) without overflow */
 /* Rounding to an integral value of the same dtype: rint to the nearest,
  * ties to even (Triton's libdevice rint); round to the nearest, ties away
  * from zero (C's round, libdevice round); trunc toward zero. */
@@ -258,7 +275,21 @@ typedef enum tj_unop {
 #define tj_inline_asm_elementwise(ptx, constraints, dtype, ...) \
     tj__inline_asm(TJ__HERE, (ptx), (constraints), (dtype), TJ_VALS(__VA_ARGS__))
 #define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
-#define tj_cast(x, dt)  tj__cast(TJ__HERE, TJ_V(x), (dt))
+/* tj_cast(x, dt, ...): x converted to dtype dt (a pointer to a pointer to
+ * dt), as Triton's x.to(dt) / tl.cast: floats to integers saturate (NaN
+ * gives 0), integers wrap, floats round to nearest even. Options:
+ * .bitcast = 1 reinterprets the bits instead (Triton's bitcast=True): dt
+ * must have x's width (f32 <-> i32/u32, f16/bf16 <-> i16/u16, fp8 <-> i8/u8,
+ * f64 <-> i64/u64); pointers are cast as without it.
+ * .fp_downcast_rounding = TJ_ROUND_TO_ZERO rounds a float made narrower
+ * (f64 -> f32, f32 -> f16 ...) toward zero instead (Triton's "rtz"; a
+ * finite value too large becomes the largest finite one, not infinity). */
+typedef enum tj_rounding { TJ_ROUND_TO_NEAREST_EVEN, TJ_ROUND_TO_ZERO } tj_rounding;
+typedef struct tj_cast_opts {
+    int bitcast;
+    tj_rounding fp_downcast_rounding;
+} tj_cast_opts;
+#define tj_cast(x, dt, ...) tj__cast_opts(TJ__HERE, TJ_V(x), (dt), (tj_cast_opts){__VA_ARGS__})
 
 /* Triton's standard-library algorithms, built from the ops above:
  * tj_sort(x, .descending): along the last dimension (a bitonic network;

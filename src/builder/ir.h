@@ -63,6 +63,7 @@ typedef enum tji_opcode {
     TJI_SHL, TJI_SHR, /* ints; SHR arithmetic for signed dtypes */
     TJI_MIN, TJI_MAX, /* floats: -0 < +0; NaN ignored, or won with [propagate_nan] */
     TJI_POW,          /* floats only: C's pow */
+    TJI_ATAN2, TJI_HYPOT, /* floats only: C's atan2(a, b), hypot(a, b) */
     TJI_CMP,          /* (a, b) -> i1, [pred]; signedness from the dtype */
     TJI_ADDPTR,       /* (p: ptr, off: int tile of any int dtype) -> ptr; off in elements */
 
@@ -72,13 +73,17 @@ typedef enum tji_opcode {
     TJI_SIGMOID, TJI_FLOOR, TJI_CEIL,
     TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF,
     TJI_LOG1P, TJI_EXPM1,
+    TJI_TAN, TJI_ASIN, TJI_ACOS, TJI_ATAN, TJI_SINH, TJI_COSH,
+    TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT,
     TJI_RINT,         /* to the nearest integer, ties to even */
     TJI_TRUNC,        /* toward zero */
     TJI_ROUND,        /* to the nearest integer, ties away from zero (C's round) */
     TJI_INLINE_ASM,   /* (x1..xn) -> [str] PTX run per element, [constraints]: a GPU's only */
     TJI_FMA,          /* (a, b, c) floats -> a*b+c, one rounding */
     TJI_WHERE,        /* (c: i1, a, b) -> type of a */
-    TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr) */
+    TJI_BITCAST,      /* (x) -> the same bits as another dtype of x's width (no pointers) */
+    TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr); a float
+                         made narrower rounds to nearest even, or [round_to_zero] */
 
     /* memory; ptr operands are pointer tiles or scalars */
     TJI_LOAD,         /* (ptr, mask|0, other|0) -> pointee; [cache evict is_volatile];
@@ -214,6 +219,7 @@ typedef struct tji_op {
     int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
     int tma_rank;         /* LOAD, STORE, ASYNC_COPY: the tensor's rank where it has one */
     int num_stages;       /* FOR: how deep to pipeline it (tl.range's); 0: the launch's */
+    int round_to_zero;    /* CAST of a float to a narrower float: toward zero */
     const char *str;      /* PRINT prefix, ASSERT message, INLINE_ASM's PTX (arena copy) */
     const char *constraints; /* INLINE_ASM: "=r,r,r" (arena copy) */
     tji_loc loc;

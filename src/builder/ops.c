@@ -21,7 +21,7 @@
 
 static const char *const binop_names[] = {
     "add", "sub", "mul", "div", "floordiv", "mod", "and", "or", "xor", "shl", "shr",
-    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div", "pow",
+    "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div", "pow", "atan2", "hypot",
 };
 
 static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
@@ -135,7 +135,7 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         return val(no_rule(x, y));
     if (dt == TJ_I1 && !is_cmp && !bitwise) /* arithmetic on i1 is done in i32 */
         dt = TJ_I32;
-    if ((op == TJ_OP_DIV || op == TJ_OP_POW) && !is_float(dt))
+    if ((op == TJ_OP_DIV || op == TJ_OP_POW || op == TJ_OP_ATAN2 || op == TJ_OP_HYPOT) && !is_float(dt))
         dt = TJ_F32;
     int32_t ids[2] = {tji_to_dtype(x, dt, 1), 0};
     if (!ids[0] || !(ids[1] = tji_to_dtype(y, dt, 1)) || !tji_broadcast_all(ids, 2))
@@ -146,7 +146,8 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         [TJ_OP_DIV] = TJI_DIV, [TJ_OP_FLOORDIV] = TJI_IDIV, [TJ_OP_MOD] = TJI_REM,
         [TJ_OP_AND] = TJI_AND, [TJ_OP_OR] = TJI_OR, [TJ_OP_XOR] = TJI_XOR,
         [TJ_OP_SHL] = TJI_SHL, [TJ_OP_SHR] = TJI_SHR, [TJ_OP_MINIMUM] = TJI_MIN,
-        [TJ_OP_MAXIMUM] = TJI_MAX, [TJ_OP_POW] = TJI_POW,
+        [TJ_OP_MAXIMUM] = TJI_MAX, [TJ_OP_POW] = TJI_POW, [TJ_OP_ATAN2] = TJI_ATAN2,
+        [TJ_OP_HYPOT] = TJI_HYPOT,
     };
     if (is_cmp) {
         int32_t v = tji_emit(TJI_CMP, ids, 2, with_dtype(rt, TJ_I1));
@@ -193,12 +194,16 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
     static const char *const names[] = {"neg", "not", "abs", "exp", "exp2", "log", "log2",
                                         "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "fast_exp",
                                         "sin", "cos", "tanh", "erf", "fast_exp2", "log1p", "expm1",
-                                        "rint", "trunc", "round", "isnan", "isinf", "isfinite"};
+                                        "rint", "trunc", "round", "isnan", "isinf", "isfinite",
+                                        "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                                        "acosh", "atanh", "log10", "cbrt"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
                                        TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
                                        TJI_ERF, TJI_EXP2, TJI_LOG1P, TJI_EXPM1, TJI_RINT,
-                                       TJI_TRUNC, TJI_ROUND, TJI_CMP, TJI_CMP, TJI_CMP};
+                                       TJI_TRUNC, TJI_ROUND, TJI_CMP, TJI_CMP, TJI_CMP,
+                                       TJI_TAN, TJI_ASIN, TJI_ACOS, TJI_ATAN, TJI_SINH, TJI_COSH,
+                                       TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!tji_enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;
@@ -214,7 +219,7 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
         return x; /* i1 and unsigned values are their own absolute value */
     if (op == TJ_OP_NEG && t.dtype == TJ_I1)
         v = tji_to_dtype(v, TJ_I32, 1);
-    if (op >= TJ_OP_ISNAN)
+    if (op == TJ_OP_ISNAN || op == TJ_OP_ISINF || op == TJ_OP_ISFINITE)
         return val(float_class(op, v));
     if (op >= TJ_OP_EXP && !is_float(t.dtype))
         v = tji_to_dtype(v, TJ_F32, 1);
@@ -269,16 +274,64 @@ tj_val tj__where(tj_loc loc, tj_val cond, tj_val a, tj_val b)
     return val(tji_emit(TJI_WHERE, ids, 3, type_of(ids[1])));
 }
 
-tj_val tj__cast(tj_loc loc, tj_val x, tj_dtype dtype)
+/* x's bits as dtype dt of the same width. Integers of one width and
+ * pointers are cast (the same bits); only a float on either side needs
+ * BITCAST. A literal has its own dtype (i32, f32, ...) first. */
+static int32_t bitcast(int32_t x, tj_dtype dt)
 {
-    if (!tji_enter(loc, "cast", 1, &x))
+    tji_type t = type_of(x);
+    if (t.is_ptr || t.dtype == dt || (tjs_dtype_is_int(t.dtype) && tjs_dtype_is_int(dt) &&
+                                      tjs_dtype_bits(t.dtype) == tjs_dtype_bits(dt)))
+        return tji_to_dtype(x, dt, 0);
+    if (tjs_dtype_bits(t.dtype) != tjs_dtype_bits(dt))
+        return tji_fail(TJ_ERR_TYPE, "bitcast of %s to %s: the widths differ (%d and %d bits)",
+                        tj_dtype_name(t.dtype), tj_dtype_name(dt), tjs_dtype_bits(t.dtype),
+                        tjs_dtype_bits(dt));
+    return tji_emit(TJI_BITCAST, ARGS(x), with_dtype(t, dt));
+}
+
+/* x, a float, rounded toward zero to the narrower float dt. A literal is an
+ * f32 first, as Triton takes a Python float. */
+static int32_t cast_toward_zero(int32_t x, tj_dtype dt)
+{
+    if (lit(x) && !(x = tji_to_dtype(x, TJ_F32, 0)))
+        return 0;
+    tji_type t = type_of(x);
+    if (t.is_ptr || !is_float(t.dtype) || !is_float(dt) || tjs_dtype_bits(dt) >= tjs_dtype_bits(t.dtype))
+        return tji_fail(TJ_ERR_TYPE, "fp_downcast_rounding applies to a float cast to a narrower "
+                        "float, not %s to %s", tji_type_text(&t), tj_dtype_name(dt));
+    int32_t r = tji_emit(TJI_CAST, ARGS(x), with_dtype(t, dt));
+    if (r)
+        op_of(r)->round_to_zero = 1;
+    return r;
+}
+
+tj_val tj__cast_opts(tj_loc loc, tj_val x, tj_dtype dtype, tj_cast_opts opts)
+{
+    if (!tji_enter(loc, opts.bitcast ? "bitcast" : "cast", 1, &x))
         return NONE;
     if (!dtype_ok(dtype))
         return tji_fail(TJ_ERR_BUILD, "unknown dtype %d", (int)dtype), NONE;
+    if ((unsigned)opts.fp_downcast_rounding > TJ_ROUND_TO_ZERO)
+        return tji_fail(TJ_ERR_BUILD, "unknown rounding %d", (int)opts.fp_downcast_rounding), NONE;
+    if (opts.bitcast && opts.fp_downcast_rounding)
+        return tji_fail(TJ_ERR_BUILD, "a bitcast does not round: fp_downcast_rounding applies to "
+                        "value casts only"), NONE;
+    if (opts.bitcast)
+        return val(bitcast(vid(x), dtype));
+    if (opts.fp_downcast_rounding == TJ_ROUND_TO_ZERO)
+        return val(cast_toward_zero(vid(x), dtype));
     const literal *l = lit(vid(x));
     if (l && (l->kind != LIT_FLOAT || is_float(dtype))) /* wraps as in C, and is no */
         return val(tji_make_const(dtype, l->ival, tji_literal_double(l))); /* longer weak */
     return val(tji_to_dtype(vid(x), dtype, 0));
+}
+
+/* What tj_cast called before casts took options; kept for programs built
+ * against those headers. */
+tj_val tj__cast(tj_loc loc, tj_val x, tj_dtype dtype)
+{
+    return tj__cast_opts(loc, x, dtype, (tj_cast_opts){0});
 }
 
 /* --- memory ---------------------------------------------------------------- */

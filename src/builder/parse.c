@@ -81,12 +81,14 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
         op->reduce = TJ_REDUCE_PROD, i = 0;
     else if (op->code == TJI_DOT && (i = index_of(precisions, 3, s)) >= 0)
         op->precision = (tj_input_precision)i;
+    else if (op->code == TJI_CAST && strcmp(s, "rtz") == 0)
+        op->round_to_zero = 1, i = 0;
     else if (op->code == TJI_FOR && strncmp(s, "stages", 6) == 0 && s[6] >= '1' && s[6] <= '9' && !s[7])
         op->num_stages = s[6] - '0', i = 0;
     if (i < 0)
         return tji_parse_fail_at(ps, at,
                                  "a suffix this op takes (.fast, .propagate_nan, a predicate, "
-                                 "fact, atomic, memory order, scope, reduction, precision or a loop's stages)");
+                                 "fact, atomic, memory order, scope, reduction, precision, rounding or a loop's stages)");
     return 1;
 }
 
@@ -322,7 +324,7 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
         memcpy(op.args, tmp, sizeof(int32_t) * (size_t)n);
         break;
     }
-    case TJI_CAST: {
+    case TJI_BITCAST: case TJI_CAST: {
         op.args = new_args(ps, 1);
         op.nargs = 1;
         tji_type from, to;
@@ -459,7 +461,7 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
             return 0;
         break;
     }
-    if (!is_region && !no_result && code != TJI_CAST) {
+    if (!is_region && !no_result && code != TJI_CAST && code != TJI_BITCAST) {
         tji_type t;
         if (!tji_expect(ps, ":") || !tji_read_type(ps, &t))
             return 0;

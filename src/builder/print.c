@@ -240,6 +240,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         print_atomic_order(b, op);
     if (op->code == TJI_FOR && op->num_stages)
         tjs_buf_printf(b, ".stages%d", op->num_stages);
+    if (op->code == TJI_CAST && op->round_to_zero)
+        tjs_buf_printf(b, ".rtz");
     const tji_type *rt = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
     switch (op->code) {
     case TJI_CONST:
@@ -278,7 +280,7 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         tjs_buf_printf(b, ".%s ", pred_name(op->pred));
         print_values(b, op->args, op->nargs);
         break;
-    case TJI_CAST:
+    case TJI_BITCAST: case TJI_CAST:
         tjs_buf_printf(b, " ");
         print_value(b, arg(op, 0));
         if (rt && arg(op, 0) > 0 && arg(op, 0) <= fn->nvalues) {

@@ -82,7 +82,7 @@ static int takes_fp8(tji_opcode c)
 {
     switch (c) {
     case TJI_CONST: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE:
-    case TJI_PERMUTE: case TJI_WHERE: case TJI_CAST: case TJI_LOAD: case TJI_STORE: case TJI_FOR:
+    case TJI_PERMUTE: case TJI_WHERE: case TJI_BITCAST: case TJI_CAST: case TJI_LOAD: case TJI_STORE: case TJI_FOR:
     case TJI_IF: case TJI_YIELD: case TJI_CONVERT: case TJI_PRINT: case TJI_DOT: case TJI_LOCAL_LOAD:
     case TJI_WHILE: case TJI_CONDITION:
         return 1;
@@ -288,11 +288,11 @@ static int check_types(const verifier *v, int32_t idx)
     }
     case TJI_ADD: case TJI_SUB: case TJI_MUL: case TJI_DIV: case TJI_IDIV: case TJI_REM:
     case TJI_AND: case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN:
-    case TJI_MAX: case TJI_POW: {
+    case TJI_MAX: case TJI_POW: case TJI_ATAN2: case TJI_HYPOT: {
         NEED(EQ(T(0), R) && EQ(T(1), R), "operands %s and %s for a result %s", TXT(T(0), t1),
              TXT(T(1), t2), TXT(R, t3));
         int isf = is_float(R), isi = is_int(R) && R->dtype != TJ_I1;
-        int ok = c == TJI_DIV || c == TJI_POW ? isf
+        int ok = c == TJI_DIV || c == TJI_POW || c == TJI_ATAN2 || c == TJI_HYPOT ? isf
                : c == TJI_IDIV || c == TJI_SHL || c == TJI_SHR ? isi
                : c == TJI_AND || c == TJI_OR || c == TJI_XOR ? is_int(R)
                : isf || isi;
@@ -311,7 +311,9 @@ static int check_types(const verifier *v, int32_t idx)
     case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_EXP: case TJI_EXP2: case TJI_LOG:
     case TJI_LOG2: case TJI_SQRT: case TJI_RSQRT: case TJI_SIGMOID: case TJI_FLOOR:
     case TJI_CEIL: case TJI_SIN: case TJI_COS: case TJI_TANH: case TJI_ERF: case TJI_LOG1P:
-    case TJI_EXPM1: case TJI_RINT: case TJI_TRUNC: case TJI_ROUND: {
+    case TJI_EXPM1: case TJI_RINT: case TJI_TRUNC: case TJI_ROUND: case TJI_TAN: case TJI_ASIN:
+    case TJI_ACOS: case TJI_ATAN: case TJI_SINH: case TJI_COSH: case TJI_ASINH: case TJI_ACOSH:
+    case TJI_ATANH: case TJI_LOG10: case TJI_CBRT: {
         NEED(EQ(T(0), R), "%s -> %s", TXT(T(0), t1), TXT(R, t2));
         int ok = c == TJI_NEG ? (is_int(R) && R->dtype != TJ_I1) || is_float(R)
                : c == TJI_NOT ? is_int(R)
@@ -351,6 +353,15 @@ static int check_types(const verifier *v, int32_t idx)
         break;
     case TJI_CAST:
         NEED(tji_same_shape(T(0), R) && T(0)->is_ptr == R->is_ptr, "%s -> %s", TXT(T(0), t1),
+             TXT(R, t2));
+        NEED(!op->round_to_zero || (is_float(T(0)) && is_float(R) &&
+                                    tjs_dtype_bits(R->dtype) < tjs_dtype_bits(T(0)->dtype)),
+             "rounding toward zero is for floats made narrower, not %s -> %s", TXT(T(0), t1),
+             TXT(R, t2));
+        break;
+    case TJI_BITCAST:
+        NEED(tji_same_shape(T(0), R) && !T(0)->is_ptr && !R->is_ptr &&
+             tjs_dtype_bits(T(0)->dtype) == tjs_dtype_bits(R->dtype), "%s -> %s", TXT(T(0), t1),
              TXT(R, t2));
         break;
     case TJI_MAKE_BLOCK_PTR: {

@@ -55,7 +55,8 @@ static int same_attrs(const tji_op *x, const tji_op *y)
     case TJI_PERMUTE: return memcmp(x->perm, y->perm, sizeof x->perm) == 0;
     case TJI_CMP: return x->pred == y->pred;
     case TJI_ASSUME: return x->assume == y->assume && x->ival == y->ival;
-    case TJI_SPLAT: case TJI_BROADCAST: case TJI_RESHAPE: case TJI_CONVERT: case TJI_CAST:
+    case TJI_CAST: return x->round_to_zero == y->round_to_zero;
+    case TJI_SPLAT: case TJI_BROADCAST: case TJI_RESHAPE: case TJI_CONVERT: case TJI_BITCAST:
     case TJI_ADD: case TJI_SUB: case TJI_MUL: case TJI_IDIV: case TJI_REM: case TJI_AND:
     case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN: case TJI_MAX:
     case TJI_ADDPTR: case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_WHERE:

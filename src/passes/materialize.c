@@ -87,7 +87,7 @@ static int is_cheap_elementwise(tji_opcode c)
     case TJI_CONST: case TJI_ADD: case TJI_SUB: case TJI_MUL: case TJI_AND:
     case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN:
     case TJI_MAX: case TJI_CMP: case TJI_ADDPTR: case TJI_NEG: case TJI_NOT:
-    case TJI_ABS: case TJI_WHERE: case TJI_CAST: case TJI_RESHAPE: case TJI_PERMUTE:
+    case TJI_ABS: case TJI_WHERE: case TJI_BITCAST: case TJI_CAST: case TJI_RESHAPE: case TJI_PERMUTE:
     case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_CONVERT: case TJI_ASSUME:
         return 1;
     default:
@@ -102,7 +102,9 @@ static int is_costly_elementwise(tji_opcode c)
     case TJI_LOG: case TJI_LOG2: case TJI_SQRT: case TJI_RSQRT: case TJI_SIGMOID:
     case TJI_FLOOR: case TJI_CEIL: case TJI_FMA: case TJI_POW: case TJI_SIN: case TJI_COS:
     case TJI_TANH: case TJI_ERF: case TJI_LOG1P: case TJI_EXPM1: case TJI_RINT: case TJI_TRUNC:
-    case TJI_ROUND: case TJI_INLINE_ASM:
+    case TJI_ROUND: case TJI_INLINE_ASM: case TJI_ATAN2: case TJI_HYPOT: case TJI_TAN: case TJI_ASIN:
+    case TJI_ACOS: case TJI_ATAN: case TJI_SINH: case TJI_COSH: case TJI_ASINH: case TJI_ACOSH:
+    case TJI_ATANH: case TJI_LOG10: case TJI_CBRT:
         return 1;
     default:
         return 0;

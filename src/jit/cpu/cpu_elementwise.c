@@ -16,9 +16,9 @@
  *
  * The element-wise semantics (integer division by 0, over-wide shifts,
  * saturating casts, f16/bf16 rounding, ...) are llvm_scalar.c's, shared with
- * the GPU back end so that both agree bit for bit; only exp, exp2, log,
- * log2, sigmoid (LLVM's libm intrinsics) and float remainder (frem) are
- * this file's.
+ * the GPU back end so that both agree bit for bit; only the math
+ * functions (the C library's, through LLVM's intrinsics or calls) and
+ * float remainder (frem) are this file's.
  */
 #include <stdio.h>
 
@@ -26,18 +26,21 @@
 
 /* --- element-wise arithmetic ------------------------------------------------ */
 
-/* A call of libm's function name (double) or namef (float), for the
- * functions LLVM has no intrinsic for; ORC resolves it in the process. */
-static LLVMValueRef libm_call(codegen *g, const char *name, LLVMValueRef x)
+/* A call of libm's function name (double) or namef (float) of x (and y,
+ * or NULL), for the functions LLVM has no intrinsic for; ORC resolves it
+ * in the process. */
+static LLVMValueRef libm_call(codegen *g, const char *name, LLVMValueRef x, LLVMValueRef y)
 {
-    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMTypeRef t = LLVMTypeOf(x), params[2] = {t, t};
+    LLVMValueRef args[2] = {x, y};
+    unsigned n = y ? 2 : 1;
     char fname[16];
     snprintf(fname, sizeof fname, "%s%s", name, t == g->ty.t_double ? "" : "f");
-    LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
+    LLVMTypeRef fty = LLVMFunctionType(t, params, n, 0);
     LLVMValueRef f = LLVMGetNamedFunction(g->mod, fname);
     if (!f)
         f = LLVMAddFunction(g->mod, fname, fty);
-    return LLVMBuildCall2(g->b, fty, f, &x, 1, "");
+    return LLVMBuildCall2(g->b, fty, f, args, n, "");
 }
 
 /* The float ops whose code is the CPU's own: libm through LLVM's intrinsics
@@ -61,9 +64,22 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     case TJI_COS: return tjj_ls_intrinsic1(&g->ls, "llvm.cos", x);
     case TJI_TANH: return tjj_ls_intrinsic1(&g->ls, "llvm.tanh", x);
     case TJI_POW: return tjj_ls_intrinsic2(&g->ls, "llvm.pow", x, y);
-    case TJI_ERF: return libm_call(g, "erf", x);
-    case TJI_LOG1P: return libm_call(g, "log1p", x);
-    case TJI_EXPM1: return libm_call(g, "expm1", x);
+    case TJI_ERF: return libm_call(g, "erf", x, NULL);
+    case TJI_LOG1P: return libm_call(g, "log1p", x, NULL);
+    case TJI_EXPM1: return libm_call(g, "expm1", x, NULL);
+    case TJI_TAN: return libm_call(g, "tan", x, NULL);
+    case TJI_ASIN: return libm_call(g, "asin", x, NULL);
+    case TJI_ACOS: return libm_call(g, "acos", x, NULL);
+    case TJI_ATAN: return libm_call(g, "atan", x, NULL);
+    case TJI_SINH: return libm_call(g, "sinh", x, NULL);
+    case TJI_COSH: return libm_call(g, "cosh", x, NULL);
+    case TJI_ASINH: return libm_call(g, "asinh", x, NULL);
+    case TJI_ACOSH: return libm_call(g, "acosh", x, NULL);
+    case TJI_ATANH: return libm_call(g, "atanh", x, NULL);
+    case TJI_LOG10: return libm_call(g, "log10", x, NULL);
+    case TJI_CBRT: return libm_call(g, "cbrt", x, NULL);
+    case TJI_ATAN2: return libm_call(g, "atan2", x, y);
+    case TJI_HYPOT: return libm_call(g, "hypot", x, y);
     default: return NULL;
     }
 }

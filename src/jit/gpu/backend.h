@@ -6,7 +6,7 @@
  *
  *   math.c       one element of an element-wise op: the shared rules of
  *                llvm_scalar.c (the CPU back end's too) over this state,
- *                and the math library (no libdevice)
+ *                and the math library (no libdevice), with math_f64.c
  *
  * The generator state here is the part of gen.h's codegen that math.c
  * needs: its types are llvm_shared.h's tjj_llvm_types (the CPU's too),

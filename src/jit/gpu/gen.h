@@ -28,6 +28,7 @@
  *   warp_spec.c  the producer and consumer warps of a specialized kernel
  *   target.c     the NVPTX target, the optimizer, PTX and its fix-ups
  *   math.c       one element of an element-wise op (backend.h)
+ *   math_f64.c   the float functions computed in f64 (math_lib.h)
  *
  * Small helpers are static inline here; the rest is declared here and
  * defined in the file of its family. The LLVM helpers the CPU back end

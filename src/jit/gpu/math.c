@@ -42,19 +42,10 @@
  *   fmod       0    0   exact (binary long division)
  *   floor, ceil, abs, fma and division are IEEE operations: identical.
  *
- * sin, cos, tanh, erf, pow, log1p and expm1 are computed in f64 for every
- * dtype (f32 rounded once: within 1 ulp) from plain IR, so tests/test_gpu_math_host
- * runs this very code on the host; its f64 errors there, over edges and
- * random inputs (sin/cos up to 10^4, tanh and erf across their range, pow
- * with |y ln x| <= 22), in ulp: sin 1.6, cos 1.7, tanh 1.9, erf 1.4, log1p
- * 2.2, expm1 1.4, pow 28
- * (exp(y log x) in double: 2^-53 (1 + |y ln x|) relative, hundreds of ulp
- * near the ends of the range). How: sin/cos by Cody-Waite reduction with
- * pi/2 in three parts (|x| < 2^30) and Taylor series; tanh and expm1 from
- * an expm1 core (Cody-Waite, Taylor series); log1p from log with the
- * rounding of 1 + x corrected;
- * erf by its Maclaurin series below 1 and Taylor series at j + 1/2 on
- * [j, j+1) up to 6, whose coefficients are computed from erfl and expl.
+ * The other functions (sin, cos, tan, their inverses, the hyperbolic
+ * ones, erf, pow, log1p, expm1, log10, cbrt, hypot) are computed in f64
+ * for every dtype: math_f64.c, which says how and how well. math_lib.h is
+ * what the two files share.
  *
  * tj_fast_exp, tj_fast_exp2 and tj_fast_div (op->approx) trade that
  * accuracy for speed on f32, as Triton's tl.exp, tl.exp2 and `/` do:
@@ -76,6 +67,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "math_lib.h"
 #include "llvm_scalar.h"
 
 /* --- types and small helpers ---------------------------------------------------- */
@@ -103,8 +95,6 @@ LLVMTypeRef tjj_gpu_compute_type(const tjj_gpu_gen *g, tj_dtype dt)
     return tjj_ls_compute_type(&ls, dt);
 }
 
-static LLVMValueRef c_int(LLVMTypeRef t, int64_t v) { return LLVMConstInt(t, (unsigned long long)v, 1); }
-static LLVMValueRef c_real(LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
 
 LLVMValueRef tjj_gpu_intrinsic(tjj_gpu_gen *g, const char *name, LLVMTypeRef *overloads,
                                unsigned noverloads, LLVMValueRef *args, unsigned nargs)
@@ -130,7 +120,7 @@ LLVMValueRef tjj_gpu_intrinsic2(tjj_gpu_gen *g, const char *name, LLVMValueRef x
     return tjj_gpu_intrinsic(g, name, &t, 1, args, 2);
 }
 
-static LLVMValueRef fma3(tjj_gpu_gen *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
+LLVMValueRef tjj_gmath_fma(tjj_gpu_gen *g, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c)
 {
     LLVMTypeRef t = LLVMTypeOf(a);
     LLVMValueRef args[3] = {a, b, c};
@@ -190,12 +180,8 @@ LLVMValueRef tjj_gpu_from_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t)
 
 /* --- the math library ----------------------------------------------------------------- */
 
-/* A math function is an internal function of the module, built on first use
- * by body(g, f) with g->b positioned in its entry block. */
-typedef LLVMValueRef (*math_body)(tjj_gpu_gen *g, LLVMValueRef *args);
-
-static LLVMValueRef call_math(tjj_gpu_gen *g, const char *base, LLVMValueRef *args, unsigned nargs,
-                              math_body body)
+LLVMValueRef tjj_gmath_call(tjj_gpu_gen *g, const char *base, LLVMValueRef *args, unsigned nargs,
+                              tjj_gmath_body body)
 {
     LLVMTypeRef t = LLVMTypeOf(args[0]);
     char name[64];
@@ -246,6 +232,12 @@ static LLVMValueRef pow2_int(tjj_gpu_gen *g, const float_format *ff, LLVMValueRe
     return LLVMBuildBitCast(g->b, bits, ff->t, "");
 }
 
+LLVMValueRef tjj_gmath_pow2_f64(tjj_gpu_gen *g, LLVMValueRef n)
+{
+    float_format ff = format_of(g, g->ty.t_double);
+    return pow2_int(g, &ff, n);
+}
+
 /* f64: exp(rh + rl) * 2^n for |rh| <= 0.35, tiny rl, |n| <= 1200 (an integral
  * double): Taylor series of degree 13 (its remainder is below 2^-57 on the
  * interval), the rl correction to first order, and 2^n applied as two exact
@@ -259,8 +251,8 @@ static LLVMValueRef exp_core_f64(tjj_gpu_gen *g, LLVMValueRef n, LLVMValueRef rh
         coef[k] = coef[k - 1] / k;
     LLVMValueRef p = c_real(g->ty.t_double, coef[13]);
     for (int k = 12; k >= 0; k--)
-        p = fma3(g, p, rh, c_real(g->ty.t_double, coef[k]));
-    p = fma3(g, p, rl, p);
+        p = tjj_gmath_fma(g, p, rh, c_real(g->ty.t_double, coef[k]));
+    p = tjj_gmath_fma(g, p, rl, p);
     LLVMValueRef ni = LLVMBuildFPToSI(g->b, n, g->ty.t_i32, "");
     LLVMValueRef n1 = LLVMBuildAShr(g->b, ni, c_int(g->ty.t_i32, 1), "");
     LLVMValueRef n2 = LLVMBuildSub(g->b, ni, n1, "");
@@ -268,17 +260,13 @@ static LLVMValueRef exp_core_f64(tjj_gpu_gen *g, LLVMValueRef n, LLVMValueRef rh
     return LLVMBuildFMul(g->b, p, pow2_int(g, &ff, n2), "");
 }
 
-static const double LN2 = 0x1.62e42fefa39efp-1;
-static const double LN2_LO = 0x1.abc9e3b39803fp-56; /* ln 2 - LN2 */
-static const double LOG2E = 0x1.71547652b82fep0;
-static const double LOG2E_LO = 0x1.777d0ffda0d24p-56; /* log2(e) - LOG2E */
 
-static LLVMValueRef keep_nan(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef r)
+LLVMValueRef tjj_gmath_keep_nan(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef r)
 {
     return LLVMBuildSelect(g->b, LLVMBuildFCmp(g->b, LLVMRealUNO, x, x, ""), x, r, "");
 }
 
-static LLVMValueRef clamp(tjj_gpu_gen *g, LLVMValueRef x, double lo, double hi)
+LLVMValueRef tjj_gmath_clamp(tjj_gpu_gen *g, LLVMValueRef x, double lo, double hi)
 {
     LLVMTypeRef t = LLVMTypeOf(x);
     x = tjj_gpu_intrinsic2(g, "llvm.maxnum", x, c_real(t, lo));
@@ -287,23 +275,23 @@ static LLVMValueRef clamp(tjj_gpu_gen *g, LLVMValueRef x, double lo, double hi)
 
 static LLVMValueRef exp2_f64_body(tjj_gpu_gen *g, LLVMValueRef *args)
 {
-    LLVMValueRef x = args[0], t = clamp(g, x, -1100, 1100);
+    LLVMValueRef x = args[0], t = tjj_gmath_clamp(g, x, -1100, 1100);
     LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", t);
     LLVMValueRef f = LLVMBuildFSub(g->b, t, n, ""); /* exact, |f| <= 1/2 */
-    LLVMValueRef rh = LLVMBuildFMul(g->b, f, c_real(g->ty.t_double, LN2), "");
-    LLVMValueRef rl = LLVMBuildFAdd(g->b, fma3(g, f, c_real(g->ty.t_double, LN2), LLVMBuildFNeg(g->b, rh, "")),
-                                    LLVMBuildFMul(g->b, f, c_real(g->ty.t_double, LN2_LO), ""), "");
-    return keep_nan(g, x, exp_core_f64(g, n, rh, rl));
+    LLVMValueRef rh = LLVMBuildFMul(g->b, f, c_real(g->ty.t_double, TJJ_LN2), "");
+    LLVMValueRef rl = LLVMBuildFAdd(g->b, tjj_gmath_fma(g, f, c_real(g->ty.t_double, TJJ_LN2), LLVMBuildFNeg(g->b, rh, "")),
+                                    LLVMBuildFMul(g->b, f, c_real(g->ty.t_double, TJJ_LN2_LO), ""), "");
+    return tjj_gmath_keep_nan(g, x, exp_core_f64(g, n, rh, rl));
 }
 
-static LLVMValueRef exp_f64_body(tjj_gpu_gen *g, LLVMValueRef *args)
+LLVMValueRef tjj_gmath_exp_f64(tjj_gpu_gen *g, LLVMValueRef *args)
 {
-    LLVMValueRef x = args[0], t = clamp(g, x, -800, 800);
-    LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(g->b, t, c_real(g->ty.t_double, LOG2E), ""));
+    LLVMValueRef x = args[0], t = tjj_gmath_clamp(g, x, -800, 800);
+    LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(g->b, t, c_real(g->ty.t_double, TJJ_LOG2E), ""));
     LLVMValueRef neg_n = LLVMBuildFNeg(g->b, n, "");
-    LLVMValueRef rh = fma3(g, neg_n, c_real(g->ty.t_double, LN2), t); /* nearly exact: x is close to n ln2 */
-    LLVMValueRef rl = LLVMBuildFMul(g->b, neg_n, c_real(g->ty.t_double, LN2_LO), "");
-    return keep_nan(g, x, exp_core_f64(g, n, rh, rl));
+    LLVMValueRef rh = tjj_gmath_fma(g, neg_n, c_real(g->ty.t_double, TJJ_LN2), t); /* nearly exact: x is close to n ln2 */
+    LLVMValueRef rl = LLVMBuildFMul(g->b, neg_n, c_real(g->ty.t_double, TJJ_LN2_LO), "");
+    return tjj_gmath_keep_nan(g, x, exp_core_f64(g, n, rh, rl));
 }
 
 /* f32 exp: ex2.approx of x*log2(e), where the rounding error of the product
@@ -313,21 +301,21 @@ static LLVMValueRef exp_f32_body(tjj_gpu_gen *g, LLVMValueRef *args)
 {
     LLVMBuilderRef b = g->b;
     LLVMTypeRef t = g->ty.t_float;
-    float hi = (float)LOG2E;
-    float lo = (float)(LOG2E - (double)hi);
+    float hi = (float)TJJ_LOG2E;
+    float lo = (float)(TJJ_LOG2E - (double)hi);
     LLVMValueRef x = args[0];
     LLVMValueRef p = LLVMBuildFMul(b, x, c_real(t, hi), "");
-    LLVMValueRef err = LLVMBuildFAdd(b, fma3(g, x, c_real(t, hi), LLVMBuildFNeg(b, p, "")),
+    LLVMValueRef err = LLVMBuildFAdd(b, tjj_gmath_fma(g, x, c_real(t, hi), LLVMBuildFNeg(b, p, "")),
                                      LLVMBuildFMul(b, x, c_real(t, lo), ""), "");
     LLVMValueRef r = tjj_gpu_intrinsic1(g, "llvm.exp2", p);
-    LLVMValueRef fixed = fma3(g, r, LLVMBuildFMul(b, err, c_real(t, (float)LN2), ""), r);
+    LLVMValueRef fixed = tjj_gmath_fma(g, r, LLVMBuildFMul(b, err, c_real(t, (float)TJJ_LN2), ""), r);
     return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, fixed, fixed, ""), r, fixed, "");
 }
 
 /* log(m) for x = 2^e m: returns log(m) (m in [sqrt(1/2), sqrt(2))) and e as
  * a float. Zero, negative, infinite and NaN x give garbage here; the callers
  * select the right special value. */
-static LLVMValueRef log_core(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef *e_out)
+LLVMValueRef tjj_gmath_log_core(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef *e_out)
 {
     LLVMBuilderRef b = g->b;
     float_format ff = format_of(g, LLVMTypeOf(x));
@@ -356,7 +344,7 @@ static LLVMValueRef log_core(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef *e_out
     int terms = is_double ? 11 : 5;
     LLVMValueRef r = c_real(t, 2.0 / (2 * terms + 1));
     for (int k = terms - 1; k >= 1; k--)
-        r = fma3(g, r, z, c_real(t, 2.0 / (2 * k + 1)));
+        r = tjj_gmath_fma(g, r, z, c_real(t, 2.0 / (2 * k + 1)));
     r = LLVMBuildFMul(b, r, z, "");
     LLVMValueRef hfsq = LLVMBuildFMul(b, LLVMBuildFMul(b, c_real(t, 0.5), f, ""), f, "");
     /* log(1+f) = f - (hfsq - s (hfsq + R)): f is exact, the rest is small. */
@@ -365,7 +353,7 @@ static LLVMValueRef log_core(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef *e_out
 }
 
 /* The special values of log: NaN for x < 0 or NaN, -inf for 0, +inf for +inf. */
-static LLVMValueRef log_special(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef r)
+LLVMValueRef tjj_gmath_log_special(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef r)
 {
     LLVMBuilderRef b = g->b;
     LLVMTypeRef t = LLVMTypeOf(x);
@@ -377,18 +365,18 @@ static LLVMValueRef log_special(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef r)
                            c_real(t, __builtin_nan("")), r, "");
 }
 
-static LLVMValueRef log_body(tjj_gpu_gen *g, LLVMValueRef *args)
+LLVMValueRef tjj_gmath_log(tjj_gpu_gen *g, LLVMValueRef *args)
 {
     LLVMBuilderRef b = g->b;
     LLVMValueRef x = args[0], e;
     LLVMTypeRef t = LLVMTypeOf(x);
     int is_double = t == g->ty.t_double;
-    LLVMValueRef l = log_core(g, x, &e);
+    LLVMValueRef l = tjj_gmath_log_core(g, x, &e);
     /* ln 2 split so that e * hi is exact (e has at most 11 bits). */
     double hi = is_double ? 0x1.62e42fee00000p-1 : 0x1.62e400p-1;
-    double lo = is_double ? LN2 - hi + LN2_LO : (double)(float)(LN2 - hi);
+    double lo = is_double ? TJJ_LN2 - hi + TJJ_LN2_LO : (double)(float)(TJJ_LN2 - hi);
     LLVMValueRef tail = LLVMBuildFAdd(b, l, LLVMBuildFMul(b, e, c_real(t, lo), ""), "");
-    return log_special(g, x, LLVMBuildFAdd(b, LLVMBuildFMul(b, e, c_real(t, hi), ""), tail, ""));
+    return tjj_gmath_log_special(g, x, LLVMBuildFAdd(b, LLVMBuildFMul(b, e, c_real(t, hi), ""), tail, ""));
 }
 
 static LLVMValueRef log2_body(tjj_gpu_gen *g, LLVMValueRef *args)
@@ -397,13 +385,13 @@ static LLVMValueRef log2_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMValueRef x = args[0], e;
     LLVMTypeRef t = LLVMTypeOf(x);
     int is_double = t == g->ty.t_double;
-    LLVMValueRef l = log_core(g, x, &e);
-    double hi = is_double ? LOG2E : (double)(float)LOG2E;
-    double lo = is_double ? LOG2E_LO : (double)(float)(LOG2E - hi);
+    LLVMValueRef l = tjj_gmath_log_core(g, x, &e);
+    double hi = is_double ? TJJ_LOG2E : (double)(float)TJJ_LOG2E;
+    double lo = is_double ? TJJ_LOG2E_LO : (double)(float)(TJJ_LOG2E - hi);
     LLVMValueRef p = LLVMBuildFMul(b, l, c_real(t, hi), "");
-    LLVMValueRef err = LLVMBuildFAdd(b, fma3(g, l, c_real(t, hi), LLVMBuildFNeg(b, p, "")),
+    LLVMValueRef err = LLVMBuildFAdd(b, tjj_gmath_fma(g, l, c_real(t, hi), LLVMBuildFNeg(b, p, "")),
                                      LLVMBuildFMul(b, l, c_real(t, lo), ""), "");
-    return log_special(g, x, LLVMBuildFAdd(b, e, LLVMBuildFAdd(b, p, err, ""), ""));
+    return tjj_gmath_log_special(g, x, LLVMBuildFAdd(b, e, LLVMBuildFAdd(b, p, err, ""), ""));
 }
 
 /* C's fmod, exact: the largest ay * 2^k <= ax is found by doubling, then
@@ -460,14 +448,14 @@ static LLVMValueRef fmod_body(tjj_gpu_gen *g, LLVMValueRef *args)
     return res;
 }
 
-static LLVMValueRef math1(tjj_gpu_gen *g, const char *name, math_body body, LLVMValueRef x)
+static LLVMValueRef math1(tjj_gpu_gen *g, const char *name, tjj_gmath_body body, LLVMValueRef x)
 {
-    return call_math(g, name, &x, 1, body);
+    return tjj_gmath_call(g, name, &x, 1, body);
 }
 
 static LLVMValueRef emit_exp(tjj_gpu_gen *g, LLVMValueRef x)
 {
-    return LLVMTypeOf(x) == g->ty.t_double ? math1(g, "exp", exp_f64_body, x)
+    return LLVMTypeOf(x) == g->ty.t_double ? math1(g, "exp", tjj_gmath_exp_f64, x)
                                         : math1(g, "exp", exp_f32_body, x);
 }
 
@@ -475,219 +463,6 @@ static LLVMValueRef emit_exp(tjj_gpu_gen *g, LLVMValueRef x)
 
 /* The float ops whose code is the GPU's own, the math library above (a
  * callback of tjj_ls_elementwise). */
-/* --- sin, cos, tanh, erf, pow: in f64 for every float dtype ---------------------------- */
-
-/* f32 (f16 and bf16 arrive as f32) is computed by the f64 function and
- * rounded once, so its error is half an ulp plus the f64 error scaled down
- * by 2^29; these functions are rarer than exp in a kernel's inner loop. */
-static LLVMValueRef via_f64(tjj_gpu_gen *g, const char *name, math_body body, LLVMValueRef x, LLVMValueRef y)
-{
-    int is_f32 = LLVMTypeOf(x) != g->ty.t_double;
-    LLVMValueRef args[2] = {x, y};
-    for (int i = 0; is_f32 && i < (y ? 2 : 1); i++)
-        args[i] = LLVMBuildFPExt(g->b, args[i], g->ty.t_double, "");
-    LLVMValueRef r = call_math(g, name, args, y ? 2 : 1, body);
-    return is_f32 ? LLVMBuildFPTrunc(g->b, r, g->ty.t_float, "") : r;
-}
-
-static LLVMValueRef cd(tjj_gpu_gen *g, double v) { return c_real(g->ty.t_double, v); }
-
-/* Horner: c[0] + z (c[1] + z (c[2] + ...)), with fma. */
-static LLVMValueRef horner(tjj_gpu_gen *g, LLVMValueRef z, const double *c, int n)
-{
-    LLVMValueRef p = cd(g, c[n - 1]);
-    for (int k = n - 2; k >= 0; k--)
-        p = fma3(g, p, z, cd(g, c[k]));
-    return p;
-}
-
-/* sin(x) (quarter 0) or cos(x) (quarter 1, as sin(x + pi/2)): x = k pi/2 + r
- * with pi/2 in three parts (Cody-Waite by fma; the reduction is accurate
- * while k fits well in a double, |x| < 2^30), then the Taylor series of sin
- * or cos on |r| <= pi/4 (degree 21 and 20, remainders below 2^-80) chosen
- * and signed by k mod 4. */
-static LLVMValueRef sin_cos_f64(tjj_gpu_gen *g, LLVMValueRef x, int quarter)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef k = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(b, x, cd(g, 0x1.45f306dc9c883p-1), ""));
-    LLVMValueRef neg_k = LLVMBuildFNeg(b, k, "");
-    LLVMValueRef r = fma3(g, neg_k, cd(g, 0x1.921fb54442d18p+0), x);
-    r = fma3(g, neg_k, cd(g, 0x1.1a62633145c07p-54), r);
-    r = fma3(g, neg_k, cd(g, -0x1.f1976b7ed8fbcp-110), r);
-    LLVMValueRef z = LLVMBuildFMul(b, r, r, "");
-    double sc[11], cc[11];
-    double f = 1;
-    for (int n = 0; n < 11; n++) { /* sc[n] = (-1)^n / (2n+1)!, cc[n] = (-1)^n / (2n)! */
-        cc[n] = (n % 2 ? -1 : 1) / f;
-        f *= 2 * n + 1;
-        sc[n] = (n % 2 ? -1 : 1) / f;
-        f *= 2 * n + 2;
-    }
-    LLVMValueRef s = LLVMBuildFMul(b, r, horner(g, z, sc, 11), "");
-    LLVMValueRef c = horner(g, z, cc, 11);
-    /* which of s, c, -s, -c: (k + quarter) mod 4, k an integral double */
-    LLVMValueRef kq = LLVMBuildFAdd(b, k, cd(g, quarter), "");
-    kq = LLVMBuildFSub(b, kq, LLVMBuildFMul(b, cd(g, 4), tjj_gpu_intrinsic1(g, "llvm.floor",
-                                            LLVMBuildFMul(b, kq, cd(g, 0.25), "")), ""), "");
-    LLVMValueRef finite = LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", kq), cd(g, 8), "");
-    LLVMValueRef q = LLVMBuildFPToSI(b, LLVMBuildSelect(b, finite, kq, cd(g, 0), ""), g->ty.t_i32, "");
-    LLVMValueRef odd = LLVMBuildTrunc(b, q, g->ty.t_i1, "");
-    LLVMValueRef negate = LLVMBuildICmp(b, LLVMIntUGE, q, c_int(g->ty.t_i32, 2), "");
-    LLVMValueRef v = LLVMBuildSelect(b, odd, c, s, "");
-    v = LLVMBuildSelect(b, negate, LLVMBuildFNeg(b, v, ""), v, "");
-    if (quarter == 0) /* sin x = x below 2^-26, the sign of zero included */
-        v = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", x),
-                                             cd(g, 0x1p-26), ""), x, v, "");
-    return v; /* inf and NaN: r is NaN */
-}
-
-static LLVMValueRef sin_body(tjj_gpu_gen *g, LLVMValueRef *args) { return sin_cos_f64(g, args[0], 0); }
-static LLVMValueRef cos_body(tjj_gpu_gen *g, LLVMValueRef *args) { return sin_cos_f64(g, args[0], 1); }
-
-/* expm1(u) for u in [-40, 700]: u = n ln2 + r with n = trunc(u / ln2), so
- * that r (|r| < ln2, ln2 in two parts) has u's sign, expm1(r) by its Taylor
- * series to degree 17 (r plus a correction, so r's bits pass exactly), then 2^n expm1(r) + (2^n - 1): both terms of one
- * sign, so nothing cancels (a rounded n would subtract near u = ln2/2, where
- * it cost 2 ulp). */
-static LLVMValueRef expm1_core(tjj_gpu_gen *g, LLVMValueRef u)
-{
-    LLVMBuilderRef b = g->b;
-    float_format ff = format_of(g, g->ty.t_double);
-    LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.trunc", LLVMBuildFMul(b, u, cd(g, LOG2E), ""));
-    LLVMValueRef neg_n = LLVMBuildFNeg(b, n, "");
-    LLVMValueRef r = LLVMBuildFAdd(b, fma3(g, neg_n, cd(g, LN2), u), LLVMBuildFMul(b, neg_n, cd(g, LN2_LO), ""), "");
-    double c[16];
-    double f = 1;
-    for (int k = 0; k < 16; k++) /* c[k] = 1 / (k+2)! */
-        f *= k + 2, c[k] = 1 / f;
-    /* r + r (r (1/2 + r/6 + ...)): the leading term exact */
-    LLVMValueRef em1r = fma3(g, r, LLVMBuildFMul(b, r, horner(g, r, c, 16), ""), r);
-    LLVMValueRef p2 = pow2_int(g, &ff, LLVMBuildFPToSI(b, n, g->ty.t_i32, ""));
-    return fma3(g, p2, em1r, LLVMBuildFSub(b, p2, cd(g, 1), ""));
-}
-
-/* tanh |x| = expm1(2|x|) / (expm1(2|x|) + 2), signed; 1 from |x| > 19.1,
- * where tanh rounds to 1. */
-static LLVMValueRef tanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef x = args[0], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
-    LLVMValueRef em1 = expm1_core(g, LLVMBuildFMul(b, clamp(g, a, 0, 19.5), cd(g, 2), ""));
-    LLVMValueRef t = LLVMBuildFDiv(b, em1, LLVMBuildFAdd(b, em1, cd(g, 2), ""), "");
-    t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, a, cd(g, 19.1), ""), cd(g, 1), t, "");
-    LLVMTypeRef dt = g->ty.t_double;
-    LLVMValueRef sign_args[2] = {t, x};
-    return keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
-}
-
-/* expm1 x: expm1_core on [-40, 700] (below -40 it rounds to -1), exp x
- * above (where the 1 is lost in the rounding); zeros kept with their sign. */
-static LLVMValueRef expm1_body(tjj_gpu_gen *g, LLVMValueRef *args)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef x = args[0], r = expm1_core(g, clamp(g, x, -40, 700));
-    LLVMValueRef big = LLVMBuildFCmp(b, LLVMRealOGT, x, cd(g, 700), "");
-    r = LLVMBuildSelect(b, big, call_math(g, "exp", &x, 1, exp_f64_body), r, "");
-    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, cd(g, 0), ""), x, r, "");
-    return keep_nan(g, x, r);
-}
-
-/* log1p x = log(u) x / (u - 1) with u = 1 + x rounded (Goldberg's
- * correction of u's rounding error); x itself where u is 1 (|x| below half
- * an ulp of 1, zeros with their sign), infinity for infinity. log gives
- * -inf at x = -1 and NaN below. */
-static LLVMValueRef log1p_body(tjj_gpu_gen *g, LLVMValueRef *args)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef x = args[0], u = LLVMBuildFAdd(b, cd(g, 1), x, "");
-    LLVMValueRef l = call_math(g, "log", &u, 1, log_body);
-    LLVMValueRef r = LLVMBuildFMul(b, l, LLVMBuildFDiv(b, x, LLVMBuildFSub(b, u, cd(g, 1), ""), ""), "");
-    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, u, cd(g, 1), ""), x, r, "");
-    r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOEQ, x, cd(g, INFINITY), ""), x, r, "");
-    return keep_nan(g, x, r);
-}
-
-/* erf |x|: below 1 its Maclaurin series in x^2 (19 terms); on [j, j+1) for
- * j = 1..5 the Taylor series at j + 1/2 (26 terms in |x| - j - 1/2, each
- * below 2^-70), whose coefficients erf(c), and (2/sqrt(pi)) e^(-c^2)
- * (-1)^(m-1) H_(m-1)(c) / m! with Hermite polynomials H, are computed here in
- * long double from the C library's erfl and expl; 1 from 6 on. Signed. */
-enum { ERF_SMALL_TERMS = 19, ERF_PIECES = 5, ERF_TERMS = 26 };
-
-static LLVMValueRef erf_body(tjj_gpu_gen *g, LLVMValueRef *args)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef x = args[0], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
-    const long double two_over_sqrt_pi = 1.1283791670955125738961589031215452L;
-    double small[ERF_SMALL_TERMS], piece[ERF_PIECES][ERF_TERMS];
-    long double fact = 1;
-    for (int n = 0; n < ERF_SMALL_TERMS; n++) {
-        small[n] = (double)(two_over_sqrt_pi * (n % 2 ? -1 : 1) / (fact * (2 * n + 1)));
-        fact *= n + 1;
-    }
-    for (int j = 0; j < ERF_PIECES; j++) {
-        long double c = j + 1.5L, h_prev = 0, h = 1, scale = two_over_sqrt_pi * expl(-c * c), mfact = 1;
-        piece[j][0] = (double)erfl(c);
-        for (int m = 1; m < ERF_TERMS; m++) { /* h = H_(m-1)(c) */
-            mfact *= m;
-            piece[j][m] = (double)(scale * ((m - 1) % 2 ? -h : h) / mfact);
-            long double next = 2 * c * h - 2 * (m - 1) * h_prev;
-            h_prev = h, h = next;
-        }
-    }
-    LLVMValueRef e_small = LLVMBuildFMul(b, a, horner(g, LLVMBuildFMul(b, a, a, ""), small, ERF_SMALL_TERMS), "");
-    /* the piece of a: j = clamp(floor(a), 1, 5) - 1, its coefficients by select */
-    LLVMValueRef jf = clamp(g, tjj_gpu_intrinsic1(g, "llvm.floor", a), 1, 5);
-    LLVMValueRef h = LLVMBuildFSub(b, a, LLVMBuildFAdd(b, jf, cd(g, 0.5), ""), "");
-    LLVMValueRef is_piece[ERF_PIECES];
-    for (int j = 0; j < ERF_PIECES; j++)
-        is_piece[j] = LLVMBuildFCmp(b, LLVMRealOEQ, jf, cd(g, j + 1), "");
-    LLVMValueRef q = NULL;
-    for (int m = ERF_TERMS - 1; m >= 0; m--) {
-        LLVMValueRef coef = cd(g, piece[0][m]);
-        for (int j = 1; j < ERF_PIECES; j++)
-            coef = LLVMBuildSelect(b, is_piece[j], cd(g, piece[j][m]), coef, "");
-        q = q ? fma3(g, q, h, coef) : coef;
-    }
-    LLVMValueRef e = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, cd(g, 1), ""), e_small, q, "");
-    e = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, a, cd(g, 6), ""), cd(g, 1), e, "");
-    LLVMTypeRef dt = g->ty.t_double;
-    LLVMValueRef sign_args[2] = {e, x};
-    return keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
-}
-
-/* pow(x, y) = exp(y log|x|) with C's special cases: 1 where y is 0 or x is
- * 1 (NaN included), the sign of x for odd integral y, NaN for x < 0 and y
- * not integral; zeros and infinities fall out of exp and log. The product's
- * rounding makes the f64 relative error about 2^-53 (1 + |y ln x|): exact
- * enough for f32, a few hundred ulp for f64 results near the limits of the
- * range. */
-static LLVMValueRef pow_body(tjj_gpu_gen *g, LLVMValueRef *args)
-{
-    LLVMBuilderRef b = g->b;
-    LLVMValueRef x = args[0], y = args[1], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
-    LLVMValueRef l = call_math(g, "log", &a, 1, log_body);
-    LLVMValueRef yl = LLVMBuildFMul(b, y, l, "");
-    LLVMValueRef r = call_math(g, "exp", &yl, 1, exp_f64_body);
-    LLVMValueRef y_int = LLVMBuildFCmp(b, LLVMRealOEQ, tjj_gpu_intrinsic1(g, "llvm.floor", y), y, "");
-    LLVMValueRef half_y = LLVMBuildFMul(b, y, cd(g, 0.5), "");
-    LLVMValueRef y_odd = LLVMBuildAnd(b, y_int, LLVMBuildFCmp(b, LLVMRealUNE, tjj_gpu_intrinsic1(g, "llvm.floor", half_y),
-                                                           half_y, ""), "");
-    LLVMValueRef x_neg = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildBitCast(b, x, g->ty.t_i64, ""), c_int(g->ty.t_i64, 0), "");
-    r = LLVMBuildSelect(b, LLVMBuildAnd(b, x_neg, y_odd, ""), LLVMBuildFNeg(b, r, ""), r, "");
-    LLVMValueRef below_zero = LLVMBuildFCmp(b, LLVMRealOLT, x, cd(g, 0), "");
-    LLVMValueRef y_finite = LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", y), cd(g, INFINITY), "");
-    LLVMValueRef no_real = LLVMBuildAnd(b, below_zero, LLVMBuildAnd(b, y_finite, LLVMBuildNot(b, y_int, ""), ""), "");
-    r = LLVMBuildSelect(b, no_real, cd(g, NAN), r, "");
-    LLVMValueRef one = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, y, cd(g, 0), ""),
-                                   LLVMBuildFCmp(b, LLVMRealOEQ, x, cd(g, 1), ""), "");
-    /* |x| = 1 with infinite y: 1 (exp(inf * 0) would be NaN) */
-    LLVMValueRef unit = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOEQ, a, cd(g, 1), ""),
-                                     LLVMBuildNot(b, y_finite, ""), "");
-    unit = LLVMBuildAnd(b, unit, LLVMBuildFCmp(b, LLVMRealORD, y, y, ""), "");
-    return LLVMBuildSelect(b, LLVMBuildOr(b, one, unit, ""), cd(g, 1), r, "");
-}
-
 static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, LLVMValueRef y)
 {
     tjj_gpu_gen *g = target;
@@ -698,7 +473,7 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     switch (code) {
     case TJI_REM: {
         LLVMValueRef args[2] = {x, y};
-        return call_math(g, "fmod", args, 2, fmod_body);
+        return tjj_gmath_call(g, "fmod", args, 2, fmod_body);
     }
     case TJI_EXP:
         if (t == g->ty.t_float && approx) /* tj_fast_exp */
@@ -709,18 +484,11 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
         if (t == g->ty.t_float && approx) /* tj_fast_exp2 */
             return tjj_gpu_intrinsic1(g, "llvm.nvvm.ex2.approx.ftz.f", x);
         return t == g->ty.t_double ? math1(g, "exp2", exp2_f64_body, x) : tjj_gpu_intrinsic1(g, "llvm.exp2", x);
-    case TJI_LOG: return math1(g, "log", log_body, x);
+    case TJI_LOG: return math1(g, "log", tjj_gmath_log, x);
     case TJI_LOG2: return math1(g, "log2", log2_body, x);
     case TJI_SIGMOID:
         return LLVMBuildFDiv(b, one, LLVMBuildFAdd(b, one, emit_exp(g, LLVMBuildFNeg(b, x, "")), ""), "");
-    case TJI_SIN: return via_f64(g, "sin", sin_body, x, NULL);
-    case TJI_COS: return via_f64(g, "cos", cos_body, x, NULL);
-    case TJI_TANH: return via_f64(g, "tanh", tanh_body, x, NULL);
-    case TJI_ERF: return via_f64(g, "erf", erf_body, x, NULL);
-    case TJI_LOG1P: return via_f64(g, "log1p", log1p_body, x, NULL);
-    case TJI_EXPM1: return via_f64(g, "expm1", expm1_body, x, NULL);
-    case TJI_POW: return via_f64(g, "pow", pow_body, x, y);
-    default: return NULL;
+    default: return tjj_gmath_f64(g, code, x, y); /* math_f64.c */
     }
 }
 

@@ -171,7 +171,7 @@ int tjj_gpu_check_same_layout(codegen *c, int32_t operand, int32_t result)
  * where a mul or a selp reading them does not). 0 where it does not apply. */
 static int cast_f16_pairs(codegen *c, const tji_op *op, uint32_t n, uint32_t rdup, LLVMValueRef *out)
 {
-    if (op->code != TJI_CAST || type_of(c, op->args[0])->dtype != TJ_F32 || type_of(c, op->result)->dtype != TJ_F16 ||
+    if (op->code != TJI_CAST || op->round_to_zero || type_of(c, op->args[0])->dtype != TJ_F32 || type_of(c, op->result)->dtype != TJ_F16 ||
         n < 2 || (rdup & 1))
         return 0;
     LLVMBuilderRef b = c->g.b;

@@ -474,7 +474,38 @@ static LLVMValueRef float_min_max(const tjj_ls *ls, int is_max, int propagate_na
 
 /* --- casts, comparisons, element-wise ops ------------------------------------------- */
 
-static LLVMValueRef emit_cast(const tjj_ls *ls, LLVMValueRef v, const tji_type *from, const tji_type *to)
+/* x (compute type) rounded toward zero to the narrower float dt: rounded to
+ * nearest, then, where that went past x (away from zero), the next
+ * representable number toward zero, one less in the bits' magnitude. This
+ * holds for any rounding to a neighbour of x, and turns an overflow to
+ * infinity into the largest finite number, as cvt.rz does. NaN stays. */
+static LLVMValueRef round_toward_zero(const tjj_ls *ls, LLVMValueRef x, tj_dtype from, tj_dtype dt)
+{
+    LLVMBuilderRef b = ls->b;
+    LLVMValueRef r = dt == TJ_F16 && from == TJ_F64 ? LLVMBuildFPTrunc(b, x, ls->t_half, "")
+                                                    : tjj_ls_fround(ls, x, dt);
+    LLVMValueRef back = tjj_ls_fext(ls, r, dt);
+    if (LLVMTypeOf(back) != LLVMTypeOf(x))
+        back = LLVMBuildFPExt(b, back, LLVMTypeOf(x), "");
+    LLVMValueRef past = LLVMBuildFCmp(b, LLVMRealOGT, tjj_ls_intrinsic1(ls, "llvm.fabs", back),
+                                      tjj_ls_intrinsic1(ls, "llvm.fabs", x), "");
+    LLVMTypeRef rt = LLVMTypeOf(r);
+    LLVMTypeRef it = LLVMGetTypeKind(rt) == LLVMIntegerTypeKind
+                         ? rt : LLVMIntTypeInContext(ls->ctx, tjs_dtype_bits(dt));
+    LLVMValueRef bits = LLVMBuildBitCast(b, r, it, "");
+    LLVMValueRef lower = LLVMBuildBitCast(b, LLVMBuildSub(b, bits, LLVMConstInt(it, 1, 0), ""), rt, "");
+    return LLVMBuildSelect(b, past, lower, r, "");
+}
+
+/* The bits of x (SSA form of its dtype) as dtype to, of the same width. */
+static LLVMValueRef emit_bitcast(const tjj_ls *ls, LLVMValueRef x, tj_dtype to)
+{
+    LLVMTypeRef tt = tjj_ls_dtype_type(ls, to);
+    return LLVMTypeOf(x) == tt ? x : LLVMBuildBitCast(ls->b, x, tt, "");
+}
+
+static LLVMValueRef emit_cast(const tjj_ls *ls, LLVMValueRef v, const tji_type *from, const tji_type *to,
+                              int toward_zero)
 {
     LLVMBuilderRef b = ls->b;
     if (from->is_ptr || to->is_ptr)
@@ -508,6 +539,8 @@ static LLVMValueRef emit_cast(const tjj_ls *ls, LLVMValueRef v, const tji_type *
         LLVMTypeRef types[2] = {tt, LLVMTypeOf(x)};
         return tjj_ls_intrinsic(ls, tjs_dtype_is_signed(t) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", types, 2, &x, 1);
     }
+    if (toward_zero)
+        return round_toward_zero(ls, x, f, t);
     if (t == TJ_F16 && f == TJ_F64)
         return LLVMBuildFPTrunc(b, x, ls->t_half, ""); /* one rounding */
     return tjj_ls_fround(ls, x, t);
@@ -563,7 +596,9 @@ LLVMValueRef tjj_ls_elementwise(const tjj_ls *ls, const tji_func *fn, const tji_
     case TJI_WHERE:
         return LLVMBuildSelect(b, a[0], a[1], a[2], "");
     case TJI_CAST:
-        return emit_cast(ls, a[0], at, rt);
+        return emit_cast(ls, a[0], at, rt, op->round_to_zero);
+    case TJI_BITCAST:
+        return emit_bitcast(ls, a[0], rt->dtype);
     default:
         break;
     }
