@@ -10,7 +10,12 @@
  * here: the PTX holds the user's instruction once per element and ptxas
  * assembles it for sm_80 and sm_90; a CPU launch is refused, naming the
  * op; the constraint errors (letter and dtype, counts, the output's "=");
- * the printed IR reads back (tjit-opt's lit test inline-asm.tir). On a GPU
+ * the printed IR reads back (tjit-opt's lit test inline-asm.tir). Packs
+ * (tj_inline_asm's .pack, Triton's pack): two f16 in one r register
+ * (add.rn.f16x2), four u8 in one (a mask of each byte), four u8 widened to
+ * four u16 in two output registers (prmt), and a scalar padded to a pack;
+ * their PTX assembles, and their errors (a pack that does not fill whole
+ * registers, too few outputs, a pack too large). On a GPU
  * (tests/gpu/test_inline_asm.gpu) every element is checked against C.
  */
 #include "testlib.h"
@@ -42,6 +47,35 @@ TJ_KERNEL(asm_kinds,
                                                            tj_load(tj_add(d, at))));
 }
 
+enum { NP = 256 };
+
+/* Packs: o_h2 = p + q (f16, two per r register), o_mask = u & 0x7f (u8,
+ * four per register), o_wide = u as u16 (four u8 in, two registers out),
+ * o_sc[0] = u[0] & 0x7f (a scalar: one lane of a pack of 4). */
+TJ_KERNEL(asm_packed,
+          TJ_PARAMS(TJ_PTR(p, f16), TJ_PTR(q, f16), TJ_PTR(u, u8), TJ_PTR(o_h2, f16), TJ_PTR(o_mask, u8),
+                    TJ_PTR(o_wide, u16), TJ_PTR(o_sc, u8)),
+          TJ_CONSTS())
+{
+    tj_val i = tj_arange(0, NP), vu = tj_load(tj_add(u, i));
+    tj_store(tj_add(o_h2, i), tj_inline_asm("add.rn.f16x2 $0, $1, $2;", "=r,r,r", TJ_F16,
+                                            TJ_VALS(tj_load(tj_add(p, i)), tj_load(tj_add(q, i))), .pack = 2));
+    tj_store(tj_add(o_mask, i), tj_inline_asm("and.b32 $0, $1, 0x7f7f7f7f;", "=r,r", TJ_U8, TJ_VALS(vu), .pack = 4));
+    tj_store(tj_add(o_wide, i), tj_inline_asm("prmt.b32 $0, $2, 0, 0x4140; prmt.b32 $1, $2, 0, 0x4342;", "=r,=r,r",
+                                              TJ_U16, TJ_VALS(vu), .pack = 4));
+    tj_store(o_sc, tj_inline_asm("and.b32 $0, $1, 0x7f7f7f7f;", "=r,r", TJ_U8, TJ_VALS(tj_load(u)), .pack = 4));
+}
+
+#define BAD_PACK_KERNEL(NAME, CONSTRAINTS, DT, PACK)                                                  \
+    TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(h, f16), TJ_PTR(i, i8)), TJ_CONSTS())                          \
+    {                                                                                                \
+        tj_val v = tj_load(tj_add(h, tj_arange(0, 8))), k = tj_load(tj_add(i, tj_arange(0, 8)));     \
+        tj_inline_asm("mov.b32 $0, $1;", CONSTRAINTS, DT, TJ_VALS(DT == TJ_I8 ? k : v), .pack = PACK); \
+    }
+BAD_PACK_KERNEL(pack_partial, "=r,r", TJ_I8, 3)     /* three bytes: not a whole r register */
+BAD_PACK_KERNEL(pack_one_output, "=r,r", TJ_F16, 4) /* four f16 need two outputs */
+BAD_PACK_KERNEL(pack_too_big, "=r,r", TJ_I8, 64)
+
 #define BAD_ASM_KERNEL(NAME, CONSTRAINTS, DT, ARG)                                                    \
     TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(i, i8)), TJ_CONSTS())                          \
     {                                                                                                \
@@ -59,6 +93,34 @@ BAD_ASM_KERNEL(asm_byte, "=r,r", TJ_I32, k)              /* an i8: no register o
 static float f16_bits_negated(uint16_t bits)
 {
     return tj_f16_to_f32((uint16_t)(bits ^ 0x8000));
+}
+
+static void run_packed_on_gpu(tj_device *dev)
+{
+    uint16_t p[NP], q[NP], o_h2[NP], o_wide[NP];
+    uint8_t u[NP], o_mask[NP], o_sc[1];
+    for (int i = 0; i < NP; i++) {
+        p[i] = tj_f32_to_f16((float)tl_rand_double(-100, 100)), q[i] = tj_f32_to_f16((float)tl_rand_double(-100, 100));
+        u[i] = (uint8_t)tl_rand_u64();
+    }
+    tj_buffer bp = tl_upload(dev, p, sizeof p), bq = tl_upload(dev, q, sizeof q), bu = tl_upload(dev, u, sizeof u);
+    tj_buffer bh2 = tl_poisoned(dev, sizeof o_h2), bmask = tl_poisoned(dev, sizeof o_mask);
+    tj_buffer bwide = tl_poisoned(dev, sizeof o_wide), bsc = tl_poisoned(dev, sizeof o_sc);
+    tj_arg args[] = {TJ_ARG_BUF(bp), TJ_ARG_BUF(bq), TJ_ARG_BUF(bu), TJ_ARG_BUF(bh2), TJ_ARG_BUF(bmask),
+                     TJ_ARG_BUF(bwide), TJ_ARG_BUF(bsc)};
+    tj_launch_cfg cfg = {.grid = {1}};
+    if (!tl_launch_failed(tj_launch(dev, asm_packed, &cfg, args, 7, NULL, 0), "packed inline PTX on the GPU")) {
+        tl_download(dev, bh2, o_h2, sizeof o_h2), tl_download(dev, bmask, o_mask, sizeof o_mask);
+        tl_download(dev, bwide, o_wide, sizeof o_wide), tl_download(dev, bsc, o_sc, sizeof o_sc);
+        int wrong = o_sc[0] != (u[0] & 0x7f);
+        for (int i = 0; i < NP; i++) {
+            float sum = (float)tl_round(TJ_F16, (double)tj_f16_to_f32(p[i]) + tj_f16_to_f32(q[i]));
+            wrong += tj_f16_to_f32(o_h2[i]) != sum || o_mask[i] != (u[i] & 0x7f) || o_wide[i] != u[i];
+        }
+        tap_ok(!wrong, "packed inline PTX on the GPU: f16x2 add, byte masks, bytes widened, a scalar");
+    }
+    tj_buffer_free(dev, bp), tj_buffer_free(dev, bq), tj_buffer_free(dev, bu), tj_buffer_free(dev, bh2);
+    tj_buffer_free(dev, bmask), tj_buffer_free(dev, bwide), tj_buffer_free(dev, bsc);
 }
 
 static void run_on_gpu(tj_device *dev)
@@ -115,7 +177,7 @@ int main(void)
 {
     tj_device *dev = tl_setup("test_inline_asm");
     int on_gpu = tj_device_get_kind(dev) == TJ_DEVICE_GPU;
-    tap_plan(2 + 1 + 6);
+    tap_plan(2 + 1 + 6 + 2 + 1 + 3);
     static const char *const sms[] = {"sm_80", "sm_90"};
     for (int t = 0; t < 2; t++) {
         char *ptx = NULL;
@@ -129,8 +191,19 @@ int main(void)
                getenv("TJIT_PTXAS") && *getenv("TJIT_PTXAS") ? ", and ptxas assembles it" : "");
         free(ptx);
     }
+    for (int t = 0; t < 2; t++) {
+        char *ptx = NULL;
+        tj_status st = tj_kernel_ptx(asm_packed, NULL, 0, sms[t], 4, &ptx);
+        if (st != TJ_OK)
+            tap_diag("%s", tj_last_error());
+        int ok = st == TJ_OK && strstr(ptx, "add.rn.f16x2") && strstr(ptx, "0x7f7f7f7f") && strstr(ptx, "prmt.b32");
+        tap_ok(ok, "PTX for %s holds each packed instruction%s", sms[t],
+               getenv("TJIT_PTXAS") && *getenv("TJIT_PTXAS") ? ", and ptxas assembles it" : "");
+        free(ptx);
+    }
     if (on_gpu) {
         run_on_gpu(dev);
+        run_packed_on_gpu(dev);
     } else {
         int32_t dummy[R * C] = {0};
         tj_buffer bufs[13];
@@ -141,6 +214,9 @@ int main(void)
         tj_status st = tj_launch(dev, asm_kinds, &cfg, args, 13, NULL, 0);
         tap_ok(st != TJ_OK && tl_error_mentions("asm_kinds", "runs on a GPU only", NULL),
                "a CPU launch is refused, saying inline PTX runs on a GPU only");
+        st = tj_launch(dev, asm_packed, &cfg, args, 7, NULL, 0);
+        tap_ok(st != TJ_OK && tl_error_mentions("asm_packed", "runs on a GPU only", NULL),
+               "a CPU launch of packed PTX is refused the same way");
         for (int i = 0; i < 13; i++)
             tj_buffer_free(dev, bufs[i]);
     }
@@ -150,6 +226,9 @@ int main(void)
     tl_build_refused(asm_too_many, TJ_ERR_INVALID_ARG, NULL, "more inputs than there are arguments");
     tl_build_refused(asm_no_output, TJ_ERR_INVALID_ARG, NULL, "must start with the output's");
     tl_build_refused(asm_byte, TJ_ERR_INVALID_ARG, NULL, "cast 8-bit values");
+    tl_build_refused(pack_partial, TJ_ERR_INVALID_ARG, "'inline_asm_elementwise'", "does not fill whole registers");
+    tl_build_refused(pack_one_output, TJ_ERR_INVALID_ARG, NULL, "the output's pack needs more outputs");
+    tl_build_refused(pack_too_big, TJ_ERR_INVALID_ARG, NULL, "pack 64: 1 to 16");
     tj_device_close(dev);
     return tap_done();
 }

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_join_split.c — tj_join, tj_split and tj_interleave (and tj_full_like,
- * tj_zeros_like) on the device under test (TJIT_TEST_DEVICE), bit for bit.
+ * test_join_split.c — tj_join, tj_split, tj_interleave and tj_cat (and
+ * tj_full_like, tj_zeros_like) on the device under test (TJIT_TEST_DEVICE),
+ * bit for bit.
  *
  * Random tiles of every dtype family (f16, bf16, f32, f64, fp8, i8, u8,
  * i64, and i1 made by a comparison), with -0.0, NaN and ±inf among the
  * floats and each dtype's extremes among the integers (the values split
  * must not lose): split of an [N, 2] tile loaded from memory into its
  * columns, join of two [N] tiles and of tiles that broadcast ([R, 1] with
- * [1, C], a scalar with a tile), interleave, and split(join(a, b)) == (a,
- * b). Then the errors (a last dimension other than 2, pointers, a missing
+ * [1, C], a scalar with a tile), interleave, split(join(a, b)) == (a, b),
+ * and cat of two [N] tiles and of two [R, C] tiles (a's rows first). Then the errors (a last dimension other than 2, pointers, a missing
  * half) and the PTX of each kernel for sm_80 and sm_90 (ptxas checks it
  * where make check sets TJIT_PTXAS).
  */
@@ -18,11 +19,12 @@
 enum { N = 256, R = 8, C = 16 };
 
 /* cols: x[N][2] -> c0[N], c1[N]; join: a[N], b[N] -> j[N][2];
- * interleave: a, b -> il[2N]; round trip: split(join(a, b)) -> c0, c1. */
+ * interleave: a, b -> il[2N]; round trip: split(join(a, b)) -> c0, c1;
+ * cat: a, b -> ct[2N]. */
 #define JOIN_KERNEL(NAME, DT)                                                                        \
     TJ_KERNEL(NAME,                                                                                  \
               TJ_PARAMS(TJ_PTR(x, DT), TJ_PTR(a, DT), TJ_PTR(b, DT), TJ_PTR(c0, DT), TJ_PTR(c1, DT),    \
-                        TJ_PTR(j, DT), TJ_PTR(il, DT), TJ_PTR(r0, DT), TJ_PTR(r1, DT)),               \
+                        TJ_PTR(j, DT), TJ_PTR(il, DT), TJ_PTR(r0, DT), TJ_PTR(r1, DT), TJ_PTR(ct, DT)), \
               TJ_CONSTS())                                                                           \
     {                                                                                                \
         tj_val i = tj_arange(0, N), pair = tj_arange(0, 2);                                          \
@@ -38,6 +40,7 @@ enum { N = 256, R = 8, C = 16 };
         tj_split(tj_join(va, vb), &back0, &back1);                                                   \
         tj_store(tj_add(r0, i), back0);                                                              \
         tj_store(tj_add(r1, i), back1);                                                              \
+        tj_store(tj_add(ct, tj_arange(0, 2 * N)), tj_cat(va, vb));                                   \
     }
 JOIN_KERNEL(join_f16, f16)
 JOIN_KERNEL(join_bf16, bf16)
@@ -103,6 +106,14 @@ TJ_KERNEL(split_no_half, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
     tj_split(tj_load(tj_add(x, tj_arange(0, 2))), &lo, NULL);
 }
 
+/* o[2R][C] = cat(a[R][C], b[R][C]) */
+TJ_KERNEL(cat_2d, TJ_PARAMS(TJ_PTR(a, i32), TJ_PTR(b, i32), TJ_PTR(o, i32)), TJ_CONSTS())
+{
+    tj_val rc = tj_add(tj_mul(tj_expand_dims(tj_arange(0, R), 1), C), tj_expand_dims(tj_arange(0, C), 0));
+    tj_val rc2 = tj_add(tj_mul(tj_expand_dims(tj_arange(0, 2 * R), 1), C), tj_expand_dims(tj_arange(0, C), 0));
+    tj_store(tj_add(o, rc2), tj_cat(tj_load(tj_add(a, rc)), tj_load(tj_add(b, rc))));
+}
+
 /* A value of dt for element i: edges first, then random. */
 static tl_num value(tj_dtype dt, int i)
 {
@@ -154,17 +165,17 @@ static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt)
         tl_set(dt, hb, (size_t)i, value(dt, N - 1 - i));
     }
     tj_buffer bx = tl_upload(dev, hx, 2 * N * es), ba = tl_upload(dev, ha, N * es), bb = tl_upload(dev, hb, N * es);
-    tj_buffer out[6];
-    size_t sizes[6] = {N * es, N * es, 2 * N * es, 2 * N * es, N * es, N * es};
-    for (int o = 0; o < 6; o++)
+    tj_buffer out[7];
+    size_t sizes[7] = {N * es, N * es, 2 * N * es, 2 * N * es, N * es, N * es, 2 * N * es};
+    for (int o = 0; o < 7; o++)
         out[o] = tl_poisoned(dev, sizes[o]);
     tj_launch_cfg cfg = {.grid = {1}};
-    tj_arg args[9] = {TJ_ARG_BUF(bx),     TJ_ARG_BUF(ba),     TJ_ARG_BUF(bb),
-                      TJ_ARG_BUF(out[0]), TJ_ARG_BUF(out[1]), TJ_ARG_BUF(out[2]),
-                      TJ_ARG_BUF(out[3]), TJ_ARG_BUF(out[4]), TJ_ARG_BUF(out[5])};
+    tj_arg args[10] = {TJ_ARG_BUF(bx),     TJ_ARG_BUF(ba),     TJ_ARG_BUF(bb),     TJ_ARG_BUF(out[0]),
+                       TJ_ARG_BUF(out[1]), TJ_ARG_BUF(out[2]), TJ_ARG_BUF(out[3]), TJ_ARG_BUF(out[4]),
+                       TJ_ARG_BUF(out[5]), TJ_ARG_BUF(out[6])};
     char what[64];
-    snprintf(what, sizeof what, "join, split, interleave of %s", tj_dtype_name(dt));
-    if (!tl_launch_failed(tj_launch(dev, k, &cfg, args, 9, NULL, 0), what)) {
+    snprintf(what, sizeof what, "join, split, interleave, cat of %s", tj_dtype_name(dt));
+    if (!tl_launch_failed(tj_launch(dev, k, &cfg, args, 10, NULL, 0), what)) {
         for (int half = 0; half < 2; half++) {
             for (int i = 0; i < N; i++)
                 tl_set(dt, want, (size_t)i, tl_get(dt, hx, (size_t)(2 * i + half)));
@@ -183,13 +194,33 @@ static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt)
         compare("split(join(a, b)), a", dt, got, ha, N);
         tl_download(dev, out[5], got, N * es);
         compare("split(join(a, b)), b", dt, got, hb, N);
+        memcpy(want, ha, N * es);
+        memcpy(want + N * es, hb, N * es);
+        tl_download(dev, out[6], got, 2 * N * es);
+        compare("cat", dt, got, want, 2 * N);
     } else {
-        for (int t = 1; t < 6; t++)
+        for (int t = 1; t < 7; t++)
             tap_ok(0, "%s (not run)", what);
     }
     tj_buffer_free(dev, bx), tj_buffer_free(dev, ba), tj_buffer_free(dev, bb);
-    for (int o = 0; o < 6; o++)
+    for (int o = 0; o < 7; o++)
         tj_buffer_free(dev, out[o]);
+}
+
+static void run_cat_2d(tj_device *dev)
+{
+    int32_t a[R * C], b[R * C], o[2 * R * C];
+    for (int i = 0; i < R * C; i++)
+        a[i] = (int32_t)tl_rand_range(INT32_MIN, INT32_MAX), b[i] = (int32_t)tl_rand_range(INT32_MIN, INT32_MAX);
+    tj_buffer ba = tl_upload(dev, a, sizeof a), bb = tl_upload(dev, b, sizeof b), bo = tl_poisoned(dev, sizeof o);
+    tj_launch_cfg cfg = {.grid = {1}};
+    tj_arg args[] = {TJ_ARG_BUF(ba), TJ_ARG_BUF(bb), TJ_ARG_BUF(bo)};
+    if (!tl_launch_failed(tj_launch(dev, cat_2d, &cfg, args, 3, NULL, 0), "cat of [R, C] tiles")) {
+        tl_download(dev, bo, o, sizeof o);
+        tap_ok(!memcmp(o, a, sizeof a) && !memcmp(o + R * C, b, sizeof b),
+               "cat of two [%d, %d] tiles: a's rows, then b's", R, C);
+    }
+    tj_buffer_free(dev, ba), tj_buffer_free(dev, bb), tj_buffer_free(dev, bo);
 }
 
 static void run_broadcast(tj_device *dev)
@@ -251,10 +282,11 @@ int main(void)
     static const tj_dtype dts[] = {TJ_F16, TJ_BF16, TJ_F32, TJ_F64, TJ_F8E4M3, TJ_I8, TJ_U8, TJ_I64};
     const tj_kernel *ks[] = {join_f16, join_bf16, join_f32, join_f64,
                              join_f8,  join_i8,   join_u8,  join_i64};
-    tap_plan(8 * 6 + 3 + 4 + 1 + 2);
+    tap_plan(8 * 7 + 3 + 1 + 4 + 1 + 2);
     for (int d = 0; d < 8; d++)
         run(dev, ks[d], dts[d]);
     run_broadcast(dev);
+    run_cat_2d(dev);
     run_like(dev);
     tl_build_refused(like_ptr, TJ_ERR_TYPE, "'full_like'", "the model must be numbers");
     tl_build_refused(split_odd, TJ_ERR_SHAPE, NULL, "last dimension is 2, got f32[4]");
@@ -262,10 +294,10 @@ int main(void)
     tl_build_refused(join_ptr, TJ_ERR_TYPE, NULL, "no rule for 'join'");
     tl_build_refused(split_no_half, TJ_ERR_INVALID_ARG, NULL, "both halves");
     int ptx_ok = 1;
-    for (int d = 0; d <= 8; d++)
+    for (int d = 0; d <= 9; d++)
         for (int t = 0; t < 2; t++) {
             char *ptx = NULL;
-            const tj_kernel *k = d < 8 ? ks[d] : join_broadcast;
+            const tj_kernel *k = d < 8 ? ks[d] : d == 8 ? join_broadcast : cat_2d;
             if (tj_kernel_ptx(k, NULL, 0, t ? "sm_90" : "sm_80", 4, &ptx) != TJ_OK)
                 ptx_ok = 0, tap_diag("%s: %s", k->name, tj_last_error());
             free(ptx);

@@ -2,8 +2,8 @@
 /*
  * test_minmax.c — one order for float min/max and their reductions.
  *
- * tj_minimum, tj_maximum and the reductions tj_max, tj_min, tj_argmax,
- * tj_argmin order -0 below +0 and ignore NaN (a NaN only when nothing else
+ * tj_minimum, tj_maximum and the reductions tj_max (with .indices, its
+ * argmax), tj_min, tj_argmin order -0 below +0 and ignore NaN (a NaN only when nothing else
  * is there), or with .propagate_nan = TJ_PROPAGATE_NAN_ALL let a NaN win
  * (argmax/argmin: the first NaN's index). LLVM's minnum/maxnum, used
  * before, leave ±0 to the target, so CPU and GPU gave -0 and +0 for the
@@ -42,9 +42,10 @@ enum { N = 128, R = 8 };
                                 : tj_add(tj_expand_dims(k, 1), tj_mul(tj_expand_dims(r, 0), L));    \
         tj_val v = tj_load(tj_add(x, offs));                                                        \
         tj_minmax_opts o = {(tj_propagate_nan)PROP};                                                \
-        tj_store(tj_add(mx, r), tj_max(v, AXIS, .propagate_nan = o.propagate_nan));                 \
+        tj_val at; /* max and its index as Triton's return_indices; min, argmin apart */            \
+        tj_store(tj_add(mx, r), tj_max(v, AXIS, .propagate_nan = o.propagate_nan, .indices = &at)); \
+        tj_store(tj_add(amx, r), at);                                                               \
         tj_store(tj_add(mn, r), tj_min(v, AXIS, .propagate_nan = o.propagate_nan));                 \
-        tj_store(tj_add(amx, r), tj_argmax(v, AXIS, .propagate_nan = o.propagate_nan));           \
         tj_store(tj_add(amn, r), tj_argmin(v, AXIS, .propagate_nan = o.propagate_nan));             \
     }
 MINMAX_KERNELS(f16)
@@ -62,6 +63,11 @@ TJ_KERNEL(bad_option, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS(REDUCE))
     else
         bad_line = __LINE__, v = tj_maximum(v, 1.0, .propagate_nan = (tj_propagate_nan)-1);
     tj_store(tj_add(x, tj_arange(0, 16)), v);
+}
+TJ_KERNEL(indices_of_sum, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
+{
+    tj_val at;
+    tj_sum(tj_load(tj_add(x, tj_arange(0, 16))), 0, .indices = &at);
 }
 
 /* The order: -0 < +0, NaN aside. */
@@ -245,9 +251,10 @@ static void check_bad_option(int64_t reduce)
 int main(void)
 {
     tj_device *dev = tl_setup("test_minmax");
-    tap_plan(4 * (2 + 12) + 4 + 2);
+    tap_plan(4 * (2 + 12) + 4 + 3);
     check_bad_option(0);
     check_bad_option(1);
+    tl_build_refused(indices_of_sum, TJ_ERR_BUILD, "'sum'", ".indices is for max and min, not sum");
     run_pairs(dev, pair_f16, TJ_F16);
     run_pairs(dev, pair_bf16, TJ_BF16);
     run_pairs(dev, pair_f32, TJ_F32);

@@ -35,6 +35,7 @@ TJ_API tj_val tj__permute(tj_loc loc, tj_val x, tj_shape order);
 TJ_API tj_val tj__join(tj_loc loc, tj_val a, tj_val b);
 TJ_API void tj__split(tj_loc loc, tj_val x, tj_val *a, tj_val *b);
 TJ_API tj_val tj__interleave(tj_loc loc, tj_val a, tj_val b);
+TJ_API tj_val tj__cat(tj_loc loc, tj_val a, tj_val b);
 TJ_API tj_val tj__sort(tj_loc loc, tj_val x, tj_sort_opts opts);
 TJ_API tj_val tj__flip(tj_loc loc, tj_val x, int axis);
 TJ_API tj_val tj__gather(tj_loc loc, tj_val src, tj_val index, int axis);
@@ -70,6 +71,8 @@ TJ_API tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis,
 TJ_API tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts opts);
 TJ_API tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts);
 TJ_API tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args);
+TJ_API tj_val tj__inline_asm_opts(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype,
+                                  tj_vals args, tj_asm_opts opts);
 TJ_API tj_val tj__cumsum(tj_loc loc, tj_val x, int axis);
 TJ_API tj_val tj__scan(tj_loc loc, tj_reduce_op op, tj_val x, int axis);
 TJ_API tj_val tj__reduce_opts(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_reduce_opts opts);

@@ -127,8 +127,11 @@ typedef struct tj_mem_opts {
  * together, their dtypes met) side by side along a new last dimension of
  * 2; split: the two halves of x along its last dimension, which must be 2
  * (tj_split(x, &a, &b)); interleave: a0 b0 a1 b1 ... along the last
- * dimension (join, then the last two dimensions merged). */
+ * dimension (join, then the last two dimensions merged). tj_cat(a, b):
+ * a, then b, along the first dimension (Triton's tl.cat, in order: an
+ * [N] and an [N] make a [2N], an [R, C] and an [R, C] a [2R, C]). */
 #define tj_join(a, b)              tj__join(TJ__HERE, TJ_V(a), TJ_V(b))
+#define tj_cat(a, b)               tj__cat(TJ__HERE, TJ_V(a), TJ_V(b))
 #define tj_split(x, a, b)          tj__split(TJ__HERE, TJ_V(x), (a), (b))
 #define tj_interleave(a, b)        tj__interleave(TJ__HERE, TJ_V(a), TJ_V(b))
 
@@ -274,6 +277,19 @@ typedef enum tj_unop {
  *     tj_inline_asm_elementwise("add.s32 $0, $1, $2;", "=r,r,r", TJ_I32, a, b) */
 #define tj_inline_asm_elementwise(ptx, constraints, dtype, ...) \
     tj__inline_asm(TJ__HERE, (ptx), (constraints), (dtype), TJ_VALS(__VA_ARGS__))
+/* The same with options, the arguments as TJ_VALS(...): .pack = N runs
+ * the PTX once per N elements (Triton's pack), their bits packed into
+ * registers (lane 0 lowest): each operand takes N x its bits / the
+ * letter's bits registers, the output's first ("=r" each), then each
+ * input's in turn. Four i8 to four f16:
+ *     tj_inline_asm("...", "=r,=r,r", TJ_F16, TJ_VALS(bytes), .pack = 4)
+ * Which elements share a run is the GPU's choice; lane k of every operand
+ * is one element. */
+typedef struct tj_asm_opts {
+    int pack; /* 0 or 1: one element per run */
+} tj_asm_opts;
+#define tj_inline_asm(ptx, constraints, dtype, args, ...) \
+    tj__inline_asm_opts(TJ__HERE, (ptx), (constraints), (dtype), (args), (tj_asm_opts){__VA_ARGS__})
 #define tj_where(c, a, b) tj__where(TJ__HERE, TJ_V(c), TJ_V(a), TJ_V(b))
 /* tj_cast(x, dt, ...): x converted to dtype dt (a pointer to a pointer to
  * dt), as Triton's x.to(dt) / tl.cast: floats to integers saturate (NaN
@@ -476,10 +492,13 @@ typedef enum tj_reduce_op {
 } tj_reduce_op;
 /* Every reduction takes options: .keep_dims = 1 keeps the reduced axis
  * with size 1 (Triton's keep_dims=True); .propagate_nan is for max, min,
- * argmax and argmin only. */
+ * argmax and argmin only; .indices (max and min only) receives the index
+ * argmax or argmin gives, beside the value (Triton's return_indices=True):
+ *     tj_val at, m = tj_max(x, 1, .indices = &at); */
 typedef struct tj_reduce_opts {
     tj_propagate_nan propagate_nan;
     int keep_dims;
+    tj_val *indices;
 } tj_reduce_opts;
 #define tj_sum(x, axis, ...) \
     tj__reduce_opts(TJ__HERE, TJ_REDUCE_SUM, TJ_V(x), (axis), (tj_reduce_opts){__VA_ARGS__})

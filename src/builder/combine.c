@@ -286,7 +286,7 @@ tj_val tj__softmax(tj_loc loc, tj_val x, int axis)
     tji_type t = type_of(vid(x));
     if (t.is_ptr || !is_float(t.dtype))
         return tji_fail(TJ_ERR_TYPE, "softmax takes floats, got %s", tji_type_text(&t)), NONE;
-    tj_reduce_opts keep = {TJ_PROPAGATE_NAN_NONE, 1};
+    tj_reduce_opts keep = {.keep_dims = 1};
     tj_val z = tj__binary(loc, TJ_OP_SUB, x, tj__reduce_opts(loc, TJ_REDUCE_MAX, x, axis, keep));
     tj_val num = tj__unary(loc, TJ_OP_EXP, z);
     tj_val den = tj__reduce_opts(loc, TJ_REDUCE_SUM, num, axis, keep);

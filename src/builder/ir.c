@@ -89,39 +89,69 @@ const char *tji_opcode_name(tji_opcode code)
     return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
 }
 
-/* Does a PTX register of constraint letter hold a value of dt? (No letter
- * holds i1, i8 or fp8 alone.) */
-static int asm_letter_fits(char letter, tj_dtype dt)
+/* The bits of a register of constraint letter c (0: no such letter). */
+int tji_asm_letter_bits(char c)
 {
-    int bits = tjs_dtype_bits(dt);
-    switch (letter) {
-    case 'h': return bits == 16 && !tjs_dtype_is_fp8(dt);
-    case 'r': return bits == 32;
-    case 'l': return bits == 64;
-    case 'f': return dt == TJ_F32;
-    case 'd': return dt == TJ_F64;
+    switch (c) {
+    case 'h': return 16;
+    case 'r': case 'f': return 32;
+    case 'l': case 'd': return 64;
     default: return 0;
     }
 }
 
-const char *tji_asm_constraints_wrong(const char *constraints, tj_dtype out, const tj_dtype *in, int n)
+/* How many registers of letter c hold pack elements of dt (0: they do not
+ * fill whole registers, or one element would span two; f and d hold only
+ * f32 and f64, one at a time). */
+static int asm_registers(char c, tj_dtype dt, int pack)
 {
-    const char *p = constraints;
-    if (!p || p[0] != '=' || !p[1])
+    int bits = tjs_dtype_bits(dt) * pack, w = tji_asm_letter_bits(c);
+    if (!w || dt == TJ_I1 || bits % w || tjs_dtype_bits(dt) > w || (c == 'f' && (dt != TJ_F32 || pack != 1)) ||
+        (c == 'd' && (dt != TJ_F64 || pack != 1)))
+        return 0;
+    return bits / w;
+}
+
+const char *tji_asm_constraints_wrong(const char *constraints, tj_dtype out, const tj_dtype *in, int n, int pack)
+{
+    if (!constraints || constraints[0] != '=' || !constraints[1])
         return "the constraints must start with the output's, \"=r\" or the like";
-    if (!asm_letter_fits(p[1], out))
-        return "the output's constraint letter does not fit the result dtype (h: 16 bits, r: 32, l: 64, "
-               "f: f32, d: f64)";
-    p += 2;
-    for (int i = 0; i < n; i++, p += 2) {
-        if (p[0] != ',' || !p[1])
-            return "the constraints name fewer inputs than there are arguments";
-        if (!asm_letter_fits(p[1], in[i]))
-            return "an input's constraint letter does not fit its argument's dtype (h: 16 bits, r: 32, "
-                   "l: 64, f: f32, d: f64; cast 8-bit values and i1 first)";
+    enum { MAX_REGISTERS = 64 };
+    char letter[MAX_REGISTERS];
+    int is_output[MAX_REGISTERS], nregs = 0;
+    for (const char *p = constraints;; p++) { /* "=X" per output register, then "X" per input's */
+        int o = *p == '=';
+        p += o;
+        if (!*p || *p == ',' || (p[1] && p[1] != ',') || nregs == MAX_REGISTERS)
+            return "each constraint is one letter (with \"=\" before an output's), at most 64 of them";
+        letter[nregs] = *p, is_output[nregs++] = o;
+        if (!*++p)
+            break;
     }
-    return *p ? "the constraints name more inputs than there are arguments, or one is longer than a letter"
-              : NULL;
+    int at = 0;
+    for (int k = 0; k <= n; k++) { /* k = 0: the output; k: input k */
+        tj_dtype dt = k ? in[k - 1] : out;
+        if (at == nregs)
+            return "the constraints name fewer inputs than there are arguments";
+        if (is_output[at] != (k == 0))
+            return k ? "the constraints name more outputs than the output's pack needs"
+                     : "the output's pack needs more outputs (\"=r,=r,...\") than the constraints name";
+        int regs = asm_registers(letter[at], dt, pack);
+        if (!regs && pack == 1)
+            return k ? "an input's constraint letter does not fit its argument's dtype (h: 16 bits, r: 32, "
+                       "l: 64, f: f32, d: f64; cast 8-bit values and i1 first, or pack them)"
+                     : "the output's constraint letter does not fit the result dtype (h: 16 bits, r: 32, l: 64, "
+                       "f: f32, d: f64)";
+        if (!regs)
+            return "an operand's pack of elements does not fill whole registers of its letter (pack times "
+                   "the dtype's bits must be a multiple of h: 16, r: 32 or l: 64; i1 is not packed)";
+        for (int r = 1; r < regs; r++)
+            if (at + r == nregs || is_output[at + r] != (k == 0) || letter[at + r] != letter[at])
+                return k ? "an input's pack needs more registers of its letter than the constraints name"
+                         : "the output's pack needs more outputs (\"=r,=r,...\") than the constraints name";
+        at += regs;
+    }
+    return at < nregs ? "the constraints name more inputs than there are arguments" : NULL;
 }
 
 /* SPLAT (each element is the scalar) and the ops from ADD to CAST but the

@@ -37,6 +37,8 @@ typedef struct tji_type {
 } tji_type;
 
 enum { TJI_BLOCK_PTR = 2 };
+/* The most elements one run of inline PTX takes (its pack). */
+#define TJI_MAX_ASM_PACK 16
 /* The deepest software pipeline (a FOR's num_stages, the launch's). */
 #define TJI_MAX_STAGES 8
 static inline int tji_is_block_ptr(const tji_type *t) { return t->is_ptr == TJI_BLOCK_PTR; }
@@ -220,6 +222,7 @@ typedef struct tji_op {
     int tma_rank;         /* LOAD, STORE, ASYNC_COPY: the tensor's rank where it has one */
     int num_stages;       /* FOR: how deep to pipeline it (tl.range's); 0: the launch's */
     int round_to_zero;    /* CAST of a float to a narrower float: toward zero */
+    int asm_pack;         /* INLINE_ASM: elements per run of the PTX (Triton's pack; 0 is 1) */
     const char *str;      /* PRINT prefix, ASSERT message, INLINE_ASM's PTX (arena copy) */
     const char *constraints; /* INLINE_ASM: "=r,r,r" (arena copy) */
     tji_loc loc;
@@ -293,11 +296,14 @@ TJI_FUNC tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status statu
 TJI_FUNC tj_status tji_error_at(const tji_func *fn, int32_t op, tj_status status,
                                 const char *fmt, ...) TJS_PRINTF(4, 5);
 TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops */
-/* Do INLINE_ASM's constraints ("=r,r,h") name one output of dtype out and
- * one input per dtype of in[0..n), each letter of the register's width (h:
- * 16 bits, r: 32, l: 64, f: f32, d: f64)? NULL if so, else why not (a
- * static string). */
-TJI_FUNC const char *tji_asm_constraints_wrong(const char *constraints, tj_dtype out, const tj_dtype *in, int n);
+/* Do INLINE_ASM's constraints ("=r,r,h") name the output's registers, then
+ * each input's, for pack elements of dtypes out and in[0..n): pack x
+ * bits / the letter's bits registers each (h: 16 bits, r: 32, l: 64; f
+ * and d hold one f32 or f64)? NULL if so, else why not (a static string). */
+TJI_FUNC const char *tji_asm_constraints_wrong(const char *constraints, tj_dtype out, const tj_dtype *in, int n,
+                                               int pack);
+/* The bits of a register of constraint letter c (0: no such letter). */
+TJI_FUNC int tji_asm_letter_bits(char c);
 /* The region value id is defined in (a block argument's region, or its
  * defining op's parent). */
 TJI_FUNC int32_t tji_value_region(const tji_func *fn, int32_t id);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * join.c — tj_join, tj_split and tj_interleave (Triton's tl.join, tl.split
- * and tl.interleave): two tiles side by side along a new minor dimension
- * of 2, the two halves of such a tile, and two tiles' elements alternated.
+ * join.c — tj_join, tj_split, tj_interleave and tj_cat (Triton's tl.join,
+ * tl.split, tl.interleave and tl.cat): two tiles side by side along a new
+ * minor dimension of 2, the two halves of such a tile, two tiles' elements
+ * alternated, and one tile after the other.
  *
  * They are built from ops every pass and both back ends already know, so
  * that nothing below the builder learns a new op:
@@ -13,7 +14,9 @@
  *                  where(iota2 == k, x, lowest), NaN propagated, where
  *                  lowest is -inf (floats) or the dtype's minimum: the one
  *                  element kept comes back bit for bit (-0.0 and NaN too);
- *   interleave   = join, then the last two axes merged by a reshape.
+ *   interleave   = join, then the last two axes merged by a reshape;
+ *   cat(a, b)    = join, the new dimension moved first, then merged with
+ *                  the next by a reshape: a's rows, then b's.
  *
  * A maximum rather than a sum picks the element because a sum's start
  * value (+0) would turn -0.0 into +0.0. i1 is picked as i32 and fp8 as
@@ -120,6 +123,35 @@ tj_val tj__interleave(tj_loc loc, tj_val a, tj_val b)
     merged.shape[merged.rank - 1] *= 2;
     merged.shape[merged.rank] = 0;
     return val(tji_emit(TJI_RESHAPE, ARGS(j), merged));
+}
+
+/* Triton's cat keeps no order (can_reorder) and takes 1-D tiles; this one
+ * keeps the order, so either use is right, and takes any rank. */
+tj_val tj__cat(tj_loc loc, tj_val a, tj_val b)
+{
+    if (!tji_enter(loc, "cat", 2, (tj_val[]){a, b}))
+        return NONE;
+    int32_t j = join_ids("cat", a, b);
+    if (!j)
+        return NONE;
+    tji_type t = type_of(j);
+    if (t.rank == 1) /* two scalars: [2] already */
+        return val(j);
+    tji_type moved = t;
+    moved.shape[0] = 2;
+    for (int i = 1; i < t.rank; i++)
+        moved.shape[i] = t.shape[i - 1];
+    int32_t p = tji_emit(TJI_PERMUTE, ARGS(j), moved);
+    op_of(p)->perm[0] = t.rank - 1;
+    for (int i = 1; i < t.rank; i++)
+        op_of(p)->perm[i] = i - 1;
+    tji_type merged = moved;
+    merged.rank--;
+    merged.shape[0] = 2 * t.shape[0];
+    for (int i = 1; i < merged.rank; i++)
+        merged.shape[i] = moved.shape[i + 1];
+    merged.shape[merged.rank] = 0;
+    return val(tji_emit(TJI_RESHAPE, ARGS(p), merged));
 }
 
 /* The smallest value of dt (or -inf), from which a max picks the other. */

@@ -578,10 +578,12 @@ tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts op
     return r;
 }
 
-/* Triton's tl.inline_asm_elementwise (pure, pack 1): PTX run per element on
- * a GPU. The arguments broadcast together and keep their dtypes (the
- * constraint letters must fit them); the CPU back end refuses the kernel. */
-tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args)
+/* Triton's tl.inline_asm_elementwise (pure): PTX run per element, or per
+ * pack of elements, on a GPU. The arguments broadcast together and keep
+ * their dtypes (the constraint letters must fit them); the CPU back end
+ * refuses the kernel. */
+tj_val tj__inline_asm_opts(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args,
+                           tj_asm_opts opts)
 {
     if (!tji_enter(loc, "inline_asm_elementwise", args.n > 0 && args.n <= TJ_MAX_RANK ? args.n : 0, args.v))
         return NONE;
@@ -591,6 +593,9 @@ tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_d
         return tji_fail(TJ_ERR_INVALID_ARG, "%d arguments: 1 to %d", args.n, TJ_MAX_RANK), NONE;
     if (!dtype_ok(dtype))
         return tji_fail(TJ_ERR_BUILD, "unknown dtype %d", (int)dtype), NONE;
+    if (opts.pack < 0 || opts.pack > TJI_MAX_ASM_PACK)
+        return tji_fail(TJ_ERR_INVALID_ARG, "pack %d: 1 to %d elements per run", opts.pack, TJI_MAX_ASM_PACK), NONE;
+    int pack = opts.pack ? opts.pack : 1;
     int32_t ids[TJ_MAX_RANK];
     tj_dtype in[TJ_MAX_RANK];
     for (int i = 0; i < args.n; i++) {
@@ -602,7 +607,7 @@ tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_d
             return NONE;
         in[i] = type_of(ids[i]).dtype;
     }
-    const char *why = tji_asm_constraints_wrong(constraints, dtype, in, args.n);
+    const char *why = tji_asm_constraints_wrong(constraints, dtype, in, args.n, pack);
     if (why)
         return tji_fail(TJ_ERR_INVALID_ARG, "constraints \"%s\": %s", constraints, why), NONE;
     if (!tji_broadcast_all(ids, args.n))
@@ -610,7 +615,13 @@ tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_d
     int32_t r = tji_emit(TJI_INLINE_ASM, ids, args.n, with_dtype(type_of(ids[0]), dtype));
     op_of(r)->str = tjs_arena_strdup(B.fn->arena, ptx);
     op_of(r)->constraints = tjs_arena_strdup(B.fn->arena, constraints);
+    op_of(r)->asm_pack = pack;
     return val(r);
+}
+
+tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args)
+{
+    return tj__inline_asm_opts(loc, ptx, constraints, dtype, args, (tj_asm_opts){1});
 }
 
 tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts)
@@ -644,12 +655,12 @@ tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts
  * programs built against those headers. */
 tj_val tj__reduce(tj_loc loc, tj_reduce_op op, tj_val x, int axis)
 {
-    return tj__reduce_opts(loc, op, x, axis, (tj_reduce_opts){TJ_PROPAGATE_NAN_NONE, 0});
+    return tj__reduce_opts(loc, op, x, axis, (tj_reduce_opts){0});
 }
 
 tj_val tj__reduce_minmax(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_minmax_opts opts)
 {
-    return tj__reduce_opts(loc, op, x, axis, (tj_reduce_opts){opts.propagate_nan, 0});
+    return tj__reduce_opts(loc, op, x, axis, (tj_reduce_opts){.propagate_nan = opts.propagate_nan});
 }
 
 tj_val tj__reduce_opts(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_reduce_opts opts)
@@ -664,6 +675,17 @@ tj_val tj__reduce_opts(tj_loc loc, tj_reduce_op op, tj_val x, int axis, tj_reduc
         return NONE;
     if (opts.propagate_nan && (op == TJ_REDUCE_SUM || op == TJ_REDUCE_PROD))
         return tji_fail(TJ_ERR_BUILD, ".propagate_nan is for max, min, argmax and argmin, not %s", names[op]), NONE;
+    if (opts.indices && op != TJ_REDUCE_MAX && op != TJ_REDUCE_MIN)
+        return tji_fail(TJ_ERR_BUILD, ".indices is for max and min, not %s", names[op]), NONE;
+    if (opts.indices) { /* the value, then its index by argmax/argmin under the same options */
+        tj_val *indices = opts.indices;
+        opts.indices = NULL;
+        *indices = NONE;
+        tj_val v = tj__reduce_opts(loc, op, x, axis, opts);
+        if (vid(v))
+            *indices = tj__reduce_opts(loc, op == TJ_REDUCE_MAX ? TJ_REDUCE_ARGMAX : TJ_REDUCE_ARGMIN, x, axis, opts);
+        return vid(*indices) ? v : NONE;
+    }
     tji_type t = type_of(vid(x));
     if (t.is_ptr)
         return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tji_type_text(&t)), NONE;

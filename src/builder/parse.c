@@ -83,12 +83,16 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
         op->precision = (tj_input_precision)i;
     else if (op->code == TJI_CAST && strcmp(s, "rtz") == 0)
         op->round_to_zero = 1, i = 0;
+    else if (op->code == TJI_INLINE_ASM && strncmp(s, "pack", 4) == 0 && s[4] >= '2' && s[4] <= '9' &&
+             (!s[5] || (s[5] >= '0' && s[5] <= '9' && !s[6])))
+        op->asm_pack = atoi(s + 4), i = 0;
     else if (op->code == TJI_FOR && strncmp(s, "stages", 6) == 0 && s[6] >= '1' && s[6] <= '9' && !s[7])
         op->num_stages = s[6] - '0', i = 0;
     if (i < 0)
         return tji_parse_fail_at(ps, at,
                                  "a suffix this op takes (.fast, .propagate_nan, a predicate, "
-                                 "fact, atomic, memory order, scope, reduction, precision, rounding or a loop's stages)");
+                                 "fact, atomic, memory order, scope, reduction, precision, rounding, an asm's pack or a "
+                                 "loop's stages)");
     return 1;
 }
 

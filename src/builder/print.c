@@ -242,6 +242,9 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         tjs_buf_printf(b, ".stages%d", op->num_stages);
     if (op->code == TJI_CAST && op->round_to_zero)
         tjs_buf_printf(b, ".rtz");
+    if (op->code == TJI_INLINE_ASM && op->asm_pack > 1)
+        tjs_buf_printf(b, ".pack%d", op->asm_pack);
+
     const tji_type *rt = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
     switch (op->code) {
     case TJI_CONST:

@@ -331,7 +331,10 @@ static int check_types(const verifier *v, int32_t idx)
                  TXT(T(i), t1), TXT(R, t2));
             in[i] = T(i)->dtype;
         }
-        const char *why = tji_asm_constraints_wrong(op->constraints, R->dtype, in, op->nargs);
+        NEED(op->asm_pack >= 0 && op->asm_pack <= TJI_MAX_ASM_PACK, "pack %d (1 to %d)", op->asm_pack,
+             TJI_MAX_ASM_PACK);
+        const char *why = tji_asm_constraints_wrong(op->constraints, R->dtype, in, op->nargs,
+                                                    op->asm_pack ? op->asm_pack : 1);
         NEED(!why, "constraints \"%s\": %s", op->constraints ? op->constraints : "", why ? why : "");
         break;
     }

@@ -66,6 +66,10 @@ TJI_FUNC LLVMValueRef tjj_gpu_from_order_key(tjj_gpu_gen *g, LLVMValueRef key, t
 TJI_FUNC LLVMValueRef tjj_gpu_to_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t);
 TJI_FUNC LLVMValueRef tjj_gpu_from_mem(tjj_gpu_gen *g, LLVMValueRef v, const tji_type *t);
 
+/* inline_asm.c: one run of INLINE_ASM's PTX on its pack of elements:
+ * in[i][0 .. pack) of operand i, out[0 .. pack) of the result. */
+TJI_FUNC void tjj_gpu_inline_asm(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *const *in, LLVMValueRef *out);
+
 /* One element of an element-wise op (SPLAT, shape ops and LOAD excluded)
  * from its operands' elements a[0..nargs-1]. */
 TJI_FUNC LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a);

@@ -29,6 +29,7 @@
  *   target.c     the NVPTX target, the optimizer, PTX and its fix-ups
  *   math.c       one element of an element-wise op (backend.h)
  *   math_f64.c   the float functions computed in f64 (math_lib.h)
+ *   inline_asm.c the user's inline PTX, on one element or a pack
  *
  * Small helpers are static inline here; the rest is declared here and
  * defined in the file of its family. The LLVM helpers the CPU back end

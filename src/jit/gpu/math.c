@@ -497,43 +497,15 @@ LLVMValueRef tjj_gpu_math(tjj_gpu_gen *g, tji_opcode code, LLVMValueRef x, LLVMV
     return target_math(g, code, x, y);
 }
 
-/* The register type of a constraint letter (tji_asm_constraints_wrong
- * checked the letters against the dtypes). */
-static LLVMTypeRef asm_register_type(const tjj_gpu_gen *g, char letter)
-{
-    switch (letter) {
-    case 'h': return LLVMInt16TypeInContext(g->ctx);
-    case 'r': return g->ty.t_i32;
-    case 'l': return g->ty.t_i64;
-    case 'f': return g->ty.t_float;
-    default: return g->ty.t_double;
-    }
-}
-
-/* INLINE_ASM on one element: the user's PTX, operands and result in
- * registers of their constraints' widths (their bits, no conversion). Pure:
- * no side effects, so LLVM may move or drop it as any arithmetic. */
-static LLVMValueRef inline_asm(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a)
-{
-    LLVMTypeRef params[TJ_MAX_RANK];
-    LLVMValueRef args[TJ_MAX_RANK];
-    const char *letters = op->constraints; /* "=X,Y,Z": X at 1, inputs at 4, 6, ... */
-    for (int i = 0; i < op->nargs; i++) {
-        params[i] = asm_register_type(g, letters[3 + 2 * i]);
-        args[i] = LLVMBuildBitCast(g->b, a[i], params[i], "");
-    }
-    LLVMTypeRef rt = asm_register_type(g, letters[1]);
-    LLVMTypeRef fty = LLVMFunctionType(rt, params, (unsigned)op->nargs, 0);
-    LLVMValueRef fn = LLVMGetInlineAsm(fty, op->str, strlen(op->str), op->constraints, strlen(op->constraints), 0,
-                                       0, LLVMInlineAsmDialectATT, 0);
-    LLVMValueRef r = LLVMBuildCall2(g->b, fty, fn, args, (unsigned)op->nargs, "");
-    return LLVMBuildBitCast(g->b, r, tjj_gpu_dtype_type(g, tji_typeof(g->fn, op->result)->dtype), "");
-}
-
 LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *a)
 {
-    if (op->code == TJI_INLINE_ASM)
-        return inline_asm(g, op, a);
+    if (op->code == TJI_INLINE_ASM) { /* one element: a pack of 1 */
+        LLVMValueRef lanes[TJ_MAX_RANK][1], *in[TJ_MAX_RANK], r;
+        for (int i = 0; i < op->nargs; i++)
+            lanes[i][0] = a[i], in[i] = lanes[i];
+        tjj_gpu_inline_asm(g, op, in, &r);
+        return r;
+    }
     tj_dtype dt = tji_typeof(g->fn, op->result)->dtype;
     if (op->code == TJI_DIV && op->approx && (dt == TJ_F32 || dt == TJ_F16 || dt == TJ_BF16)) {
         /* tj_fast_div: in f32, rounded back as every 16-bit float op is */

@@ -192,9 +192,43 @@ static int cast_f16_pairs(codegen *c, const tji_op *op, uint32_t n, uint32_t rdu
     return 1;
 }
 
+/* INLINE_ASM of a pack of elements: each run takes the next pack
+ * registers of every operand (zeros past the last; duplicated registers
+ * are simply computed again). */
+static void emit_packed_asm(codegen *c, const tji_op *op)
+{
+    int32_t id = op->result;
+    int scalar = rank_of(c, id) == 0, pack = op->asm_pack;
+    uint32_t n = scalar ? 1 : (uint32_t)nregs_of(c, id);
+    LLVMValueRef *out = scalar ? NULL : tjj_gpu_regs_for(c, id);
+    for (uint32_t r0 = 0; r0 < n && c->g.status == TJ_OK; r0 += (uint32_t)pack) {
+        LLVMValueRef lanes[TJ_MAX_RANK][TJI_MAX_ASM_PACK], *in[TJ_MAX_RANK], res[TJI_MAX_ASM_PACK];
+        for (int i = 0; i < op->nargs; i++) {
+            in[i] = lanes[i];
+            for (int k = 0; k < pack; k++)
+                lanes[i][k] = r0 + (uint32_t)k < n ? tjj_gpu_reg(c, op->args[i], r0 + (uint32_t)k)
+                                                    : LLVMConstNull(tjj_gpu_value_type(&c->g, type_of(c, op->args[i])));
+        }
+        tjj_gpu_inline_asm(&c->g, op, in, res);
+        for (int k = 0; k < pack && r0 + (uint32_t)k < n; k++) {
+            if (scalar)
+                c->ssa[id] = res[k];
+            else
+                out[r0 + (uint32_t)k] = res[k];
+        }
+    }
+}
+
 void tjj_gpu_emit_elementwise(codegen *c, const tji_op *op)
 {
     int32_t id = op->result;
+    if (op->code == TJI_INLINE_ASM && op->asm_pack > 1) {
+        for (int i = 0; rank_of(c, id) > 0 && i < op->nargs; i++)
+            if (!tjj_gpu_check_same_layout(c, op->args[i], id))
+                return;
+        emit_packed_asm(c, op);
+        return;
+    }
     if (rank_of(c, id) == 0) {
         LLVMValueRef a[TJ_MAX_RANK] = {0}; /* INLINE_ASM takes up to TJ_MAX_RANK */
         for (int i = 0; i < op->nargs && i < TJ_MAX_RANK; i++)
