@@ -106,6 +106,7 @@ static inline void tl_input(int fn, tj_dtype dt, int i, double *x, double *y)
         {2.0, INFINITY}, {2.0, -INFINITY}, {-2.0, 3.0}, {-2.0, 2.0}, {-2.0, 0.5}, {-8.0, -3.0},
         {INFINITY, 2.0}, {INFINITY, -2.0}, {-INFINITY, 3.0}, {-INFINITY, 2.0}, {-INFINITY, -3.0},
         {NAN, 1.0}, {2.0, NAN}, {3.0, 0.0}, {-3.0, -0.0}, {10.0, 4.0}, {2.0, -10.0}, {0x1p-140, 0.5},
+        {-INFINITY, 0.5}, {-INFINITY, -0.5}, {-INFINITY, 2.5},
     };
     /* atan2 and hypot: zeros, infinities and NaN against each other */
     static const double pair_edges[][2] = {

@@ -64,6 +64,16 @@ TJ_KERNEL(next_up, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(o, f32), TJ_PTR(p, f32)), TJ
     tj_store(tj_add(p, offs), tj_add(a, tj_cast(0x3f800000, TJ_F32, .bitcast = 1)));
 }
 
+/* Literals bitcast take a dtype of their own, strong: s = x + 1 in i32
+ * (not in x's i8, where 127 + 1 would wrap), n = -1.0 from 0xbf800000 (a
+ * u32). */
+TJ_KERNEL(literal_bits, TJ_PARAMS(TJ_PTR(x, i8), TJ_PTR(s, i32), TJ_PTR(n, f32)), TJ_CONSTS())
+{
+    tj_val offs = tj_arange(0, N);
+    tj_store(tj_add(s, offs), tj_add(tj_load(tj_add(x, offs)), tj_cast(1, TJ_I32, .bitcast = 1)));
+    tj_store(n, tj_cast(0xbf800000, TJ_F32, .bitcast = 1));
+}
+
 /* o = x rounded toward zero to TO. */
 #define RTZ_KERNEL(NAME, FROM, TO)                                                                  \
     TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(x, FROM), TJ_PTR(o, TO)), TJ_CONSTS())                        \
@@ -81,6 +91,10 @@ RTZ_KERNEL(rtz_f32_f8e4m3, f32, f8e4m3)
 RTZ_KERNEL(rtz_f32_f8e5m2, f32, f8e5m2)
 RTZ_KERNEL(rtz_f16_f8e4m3, f16, f8e4m3)
 
+TJ_KERNEL(bitcast_literal_too_big, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
+{
+    tj_cast(0x1ffffffffll, TJ_F32, .bitcast = 1);
+}
 TJ_KERNEL(bitcast_widths, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 {
     tj_cast(tj_load(x), TJ_F16, .bitcast = 1);
@@ -151,6 +165,27 @@ static void run_next_up(tj_device *dev)
     tj_buffer_free(dev, bx), tj_buffer_free(dev, bo), tj_buffer_free(dev, bp);
 }
 
+static void run_literal_bits(tj_device *dev)
+{
+    int8_t x[N];
+    int32_t s[N];
+    float n = 0;
+    for (int i = 0; i < N; i++)
+        x[i] = i < 2 ? (int8_t)(i ? -128 : 127) : (int8_t)tl_rand_range(-128, 127);
+    tj_buffer bx = tl_upload(dev, x, sizeof x), bs = tl_poisoned(dev, sizeof s), bn = tl_poisoned(dev, sizeof n);
+    tj_launch_cfg cfg = {.grid = {1}};
+    tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bs), TJ_ARG_BUF(bn)};
+    if (!tl_launch_failed(tj_launch(dev, literal_bits, &cfg, args, 3, NULL, 0), "bitcast literals")) {
+        tl_download(dev, bs, s, sizeof s), tl_download(dev, bn, &n, sizeof n);
+        int wrong = 0;
+        for (int i = 0; i < N; i++)
+            wrong += s[i] != x[i] + 1;
+        tap_ok(!wrong && n == -1.0f, "a bitcast literal is a strong value of its own width (i8 + i32 1 is i32; "
+               "0xbf800000 as f32 is -1)");
+    }
+    tj_buffer_free(dev, bx), tj_buffer_free(dev, bs), tj_buffer_free(dev, bn);
+}
+
 /* x rounded toward zero to float dtype t: the significand truncated, the
  * largest finite number where |x| is larger; fp8 saturates infinities. */
 static double toward_zero(tj_dtype t, double x)
@@ -189,13 +224,14 @@ static double rtz_input(tj_dtype from, tj_dtype to, int i)
     case 3: v = ldexp(tl_rand_double(1, 2), (int)tl_rand_range(-30, 30)); break;
     default: v = tl_rand_double(-1000, 1000); break;
     }
-    static const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 65520.0, 65519.99, 1e39, -1e39,
-                                      464.0, 61440.0, 0.1, -0.1};
+    static const double specials[] = {0.0,      -0.0,     INFINITY, -INFINITY, NAN,    1.0,   -1.0, 65520.0,
+                                      -65520.0, 65519.99, 1e39,     -1e39,     464.0,  -464.0, 61440.0,
+                                      0.1,      -0.1};
     if (i < (int)TL_COUNT(specials))
-        v = specials[i];
-    if (i % 2)
+        return tl_round(from, specials[i]); /* what the input buffer holds */
+    if (i % 16 >= 8) /* each kind of random input with both signs */
         v = -v;
-    return tl_round(from, v); /* what the input buffer holds */
+    return tl_round(from, v);
 }
 
 static int same_float(double got, double want)
@@ -238,7 +274,7 @@ static void check_ir(void)
 int main(void)
 {
     tj_device *dev = tl_setup("test_casts");
-    tap_plan(15 + 2 + 8 + 5 + 1 + 1); /* bitcasts, next float, toward zero, errors, IR, PTX */
+    tap_plan(15 + 3 + 8 + 6 + 1 + 1); /* bitcasts, next float and literals, toward zero, errors, IR, PTX */
     run_bitcast(dev, bits_f32_i32, TJ_F32, TJ_I32);
     run_bitcast(dev, bits_i32_f32, TJ_I32, TJ_F32);
     run_bitcast(dev, bits_f32_u32, TJ_F32, TJ_U32);
@@ -255,6 +291,7 @@ int main(void)
     run_bitcast(dev, bits_f8e4m3_f8e5m2, TJ_F8E4M3, TJ_F8E5M2);
     run_bitcast(dev, bits_i32_u32, TJ_I32, TJ_U32);
     run_next_up(dev);
+    run_literal_bits(dev);
     run_toward_zero(dev, rtz_f32_f16, TJ_F32, TJ_F16);
     run_toward_zero(dev, rtz_f32_bf16, TJ_F32, TJ_BF16);
     run_toward_zero(dev, rtz_f64_f32, TJ_F64, TJ_F32);
@@ -264,6 +301,7 @@ int main(void)
     run_toward_zero(dev, rtz_f32_f8e5m2, TJ_F32, TJ_F8E5M2);
     run_toward_zero(dev, rtz_f16_f8e4m3, TJ_F16, TJ_F8E4M3);
     tl_build_refused(bitcast_widths, TJ_ERR_TYPE, "'bitcast'", "the widths differ (32 and 16 bits)");
+    tl_build_refused(bitcast_literal_too_big, TJ_ERR_TYPE, "'bitcast'", "does not fit in 32 bits");
     tl_build_refused(rtz_of_int, TJ_ERR_TYPE, "'cast'", "fp_downcast_rounding applies to a float cast");
     tl_build_refused(rtz_widening, TJ_ERR_TYPE, "'cast'", "f16 to f32");
     tl_build_refused(rtz_bitcast, TJ_ERR_BUILD, "'bitcast'", "a bitcast does not round");
@@ -273,7 +311,7 @@ int main(void)
                              bits_i16_bf16, bits_f16_bf16, bits_bf16_f16, bits_f64_u64, bits_i64_f64,
                              bits_f8e4m3_u8, bits_i8_f8e5m2, bits_f8e4m3_f8e5m2, bits_i32_u32, next_up,
                              rtz_f32_f16, rtz_f32_bf16, rtz_f64_f32, rtz_f64_f16, rtz_f64_bf16, rtz_f32_f8e4m3,
-                             rtz_f32_f8e5m2, rtz_f16_f8e4m3};
+                             rtz_f32_f8e5m2, rtz_f16_f8e4m3, literal_bits};
     tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     tj_device_close(dev);
     return tap_done();

@@ -169,6 +169,9 @@ TJI_FUNC int32_t tji_emit(tji_opcode code, const int32_t *args, int nargs, tji_t
 /* A CONST of dtype dt (integers wrapped, floats rounded to dt). */
 TJI_FUNC int32_t tji_make_const(tj_dtype dt, int64_t ival, double fval);
 TJI_FUNC double tji_literal_double(const literal *l); /* its C value */
+/* Does integer literal l fit dtype dt (an unsigned dt takes a negative
+ * that fits the signed dtype of its width, wrapping as C)? Floats: yes. */
+TJI_FUNC int tji_literal_fits(const literal *l, tj_dtype dt);
 /* The dtype n operands meet in (literals yield to the other operands). */
 TJI_FUNC tj_dtype tji_meet(const int32_t *ids, int n);
 /* x as dtype dt; checked: an integer literal must fit dt. */

@@ -100,7 +100,7 @@ double tji_literal_double(const literal *l)
 /* An integer literal fits an integer dtype when it is representable in it;
  * for unsigned dtypes negative values that fit the signed type of that width
  * are allowed too, and wrap as in C (u32 x - 1 is x + 0xffffffff). */
-static int literal_fits(const literal *l, tj_dtype dt)
+int tji_literal_fits(const literal *l, tj_dtype dt)
 {
     if (is_float(dt))
         return 1;
@@ -210,7 +210,7 @@ int32_t tji_to_dtype(int32_t x, tj_dtype dt, int checked)
         return x;
     literal *l = lit(x);
     if (l && (l->kind != LIT_FLOAT || is_float(dt))) {
-        if (checked && !literal_fits(l, dt)) {
+        if (checked && !tji_literal_fits(l, dt)) {
             if (l->kind == LIT_UINT)
                 return tji_fail(TJ_ERR_TYPE, "integer literal %llu does not fit in %s",
                                 (unsigned long long)l->ival, tj_dtype_name(dt));

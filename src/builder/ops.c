@@ -274,11 +274,35 @@ tj_val tj__where(tj_loc loc, tj_val cond, tj_val a, tj_val b)
     return val(tji_emit(TJI_WHERE, ids, 3, type_of(ids[1])));
 }
 
+/* A C number as a strong value of dt's width to take the bits of: an
+ * integer as the signed dtype of that width where it fits, else the
+ * unsigned one (0xbf800000 is a u32), a float as f32 or f64. */
+static int32_t literal_of_width(const literal *l, tj_dtype dt)
+{
+    static const tj_dtype ints[][2] = {{TJ_I8, TJ_U8}, {TJ_I16, TJ_U16}, {TJ_I32, TJ_U32}, {TJ_I64, TJ_U64}};
+    int bits = tjs_dtype_bits(dt), row = bits == 8 ? 0 : bits == 16 ? 1 : bits == 32 ? 2 : 3;
+    if (l->kind == LIT_FLOAT) {
+        if (bits != 32 && bits != 64)
+            return tji_fail(TJ_ERR_TYPE, "bitcast of a C float to %s: give it a dtype of %d bits first "
+                            "(tj_const)", tj_dtype_name(dt), bits);
+        return tji_make_const(bits == 32 ? TJ_F32 : TJ_F64, 0, l->fval);
+    }
+    tj_dtype it = dt == TJ_I1 ? TJ_I1 : l->kind == LIT_INT && tji_literal_fits(l, ints[row][0]) ? ints[row][0]
+                                                                                             : ints[row][1];
+    if (!tji_literal_fits(l, it) || (it == ints[row][1] && l->kind == LIT_INT && l->ival < 0))
+        return tji_fail(TJ_ERR_TYPE, "bitcast of a C number to %s: it does not fit in %d bits",
+                        tj_dtype_name(dt), bits);
+    return tji_make_const(it, l->ival, 0);
+}
+
 /* x's bits as dtype dt of the same width. Integers of one width and
  * pointers are cast (the same bits); only a float on either side needs
- * BITCAST. A literal has its own dtype (i32, f32, ...) first. */
+ * BITCAST. */
 static int32_t bitcast(int32_t x, tj_dtype dt)
 {
+    const literal *l = lit(x);
+    if (l && !(x = literal_of_width(l, dt)))
+        return 0;
     tji_type t = type_of(x);
     if (t.is_ptr || t.dtype == dt || (tjs_dtype_is_int(t.dtype) && tjs_dtype_is_int(dt) &&
                                       tjs_dtype_bits(t.dtype) == tjs_dtype_bits(dt)))

@@ -242,7 +242,8 @@ static LLVMValueRef pow_body(tjj_gpu_gen *g, LLVMValueRef *args)
                                                            half_y, ""), "");
     LLVMValueRef x_neg = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildBitCast(b, x, g->ty.t_i64, ""), c_int(g->ty.t_i64, 0), "");
     r = LLVMBuildSelect(b, LLVMBuildAnd(b, x_neg, y_odd, ""), LLVMBuildFNeg(b, r, ""), r, "");
-    LLVMValueRef below_zero = LLVMBuildFCmp(b, LLVMRealOLT, x, cd(g, 0), "");
+    LLVMValueRef below_zero = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOLT, x, cd(g, 0), ""),
+                                           LLVMBuildFCmp(b, LLVMRealOGT, x, cd(g, -INFINITY), ""), "");
     LLVMValueRef y_finite = LLVMBuildFCmp(b, LLVMRealOLT, tjj_gpu_intrinsic1(g, "llvm.fabs", y), cd(g, INFINITY), "");
     LLVMValueRef no_real = LLVMBuildAnd(b, below_zero, LLVMBuildAnd(b, y_finite, LLVMBuildNot(b, y_int, ""), ""), "");
     r = LLVMBuildSelect(b, no_real, cd(g, NAN), r, "");
@@ -277,7 +278,9 @@ static LLVMValueRef tan_body(tjj_gpu_gen *g, LLVMValueRef *args)
  * the remainder is below 2^-62 of t). */
 enum { ATAN_POINTS = 5, ATAN_TERMS = 24 };
 
-static LLVMValueRef atan_nonneg(tjj_gpu_gen *g, LLVMValueRef a)
+/* atan a as hi (atan of the point, a double) and small (the rest), for
+ * callers that subtract it from pi without losing small's low bits. */
+static void atan_parts(tjj_gpu_gen *g, LLVMValueRef a, LLVMValueRef *hi_out, LLVMValueRef *small_out)
 {
     LLVMBuilderRef b = g->b;
     static const double bounds[ATAN_POINTS - 1] = {7.0 / 16, 11.0 / 16, 19.0 / 16, 39.0 / 16};
@@ -299,7 +302,15 @@ static LLVMValueRef atan_nonneg(tjj_gpu_gen *g, LLVMValueRef a)
         coef[n - 1] = (n % 2 ? -1.0 : 1.0) / (2 * n + 1);
     LLVMValueRef tail = LLVMBuildFMul(b, LLVMBuildFMul(b, t, z, ""), horner(g, z, coef, ATAN_TERMS), "");
     /* atan c + (t + (atan t - t + lo)): the small parts first */
-    return LLVMBuildFAdd(b, hi, LLVMBuildFAdd(b, t, LLVMBuildFAdd(b, tail, lo, ""), ""), "");
+    *hi_out = hi;
+    *small_out = LLVMBuildFAdd(b, t, LLVMBuildFAdd(b, tail, lo, ""), "");
+}
+
+static LLVMValueRef atan_nonneg(tjj_gpu_gen *g, LLVMValueRef a)
+{
+    LLVMValueRef hi, small;
+    atan_parts(g, a, &hi, &small);
+    return LLVMBuildFAdd(g->b, hi, small, "");
 }
 
 static LLVMValueRef copysign_f64(tjj_gpu_gen *g, LLVMValueRef magnitude, LLVMValueRef sign)
@@ -350,7 +361,9 @@ static LLVMValueRef atan2_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMBuilderRef b = g->b;
     LLVMValueRef y = args[0], x = args[1];
     LLVMValueRef ay = tjj_gpu_intrinsic1(g, "llvm.fabs", y), ax = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
-    LLVMValueRef theta = atan_nonneg(g, LLVMBuildFDiv(b, ay, ax, ""));
+    LLVMValueRef hi, small;
+    atan_parts(g, LLVMBuildFDiv(b, ay, ax, ""), &hi, &small);
+    LLVMValueRef theta = LLVMBuildFAdd(b, hi, small, "");
     LLVMValueRef zeros = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOEQ, ay, cd(g, 0), ""),
                                       LLVMBuildFCmp(b, LLVMRealOEQ, ax, cd(g, 0), ""), "");
     LLVMValueRef infs = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOEQ, ay, cd(g, INFINITY), ""),
@@ -358,8 +371,11 @@ static LLVMValueRef atan2_body(tjj_gpu_gen *g, LLVMValueRef *args)
     theta = LLVMBuildSelect(b, zeros, cd(g, 0), theta, "");
     theta = LLVMBuildSelect(b, infs, cd(g, (double)atanl(1)), theta, "");
     long double pi = 4 * atanl(1);
-    LLVMValueRef from_pi = LLVMBuildFAdd(b, LLVMBuildFSub(b, cd(g, (double)pi), theta, ""),
-                                         cd(g, (double)(pi - (double)pi)), "");
+    /* pi - theta = (pi's double - hi) + (what pi's double misses - small) */
+    LLVMValueRef from_pi = LLVMBuildFAdd(b, LLVMBuildFSub(b, cd(g, (double)pi), hi, ""),
+                                         LLVMBuildFSub(b, cd(g, (double)(pi - (double)pi)), small, ""), "");
+    from_pi = LLVMBuildSelect(b, zeros, cd(g, (double)pi), from_pi, "");
+    from_pi = LLVMBuildSelect(b, infs, cd(g, (double)(3 * atanl(1))), from_pi, "");
     LLVMValueRef x_neg = LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildBitCast(b, x, g->ty.t_i64, ""), c_int(g->ty.t_i64, 0), "");
     LLVMValueRef r = copysign_f64(g, LLVMBuildSelect(b, x_neg, from_pi, theta, ""), y);
     return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealUNO, x, y, ""), cd(g, NAN), r, "");
