@@ -10,16 +10,16 @@
  * which arrive as f32) is computed by it and rounded once, so its error is
  * half an ulp plus the f64 error scaled down by 2^29. The bodies are plain
  * IR, so tests/test_gpu_math_host runs this very code on the host; its f64
- * errors there, over edges and random inputs (sin/cos up to 10^4, tanh and
- * erf across their range, pow with |y ln x| <= 22), in ulp: sin 1.6, cos
- * 1.7, tanh 1.9, erf 1.4, log1p 2.2, expm1 1.4, pow 28 (exp(y log x) in
+ * errors there, over edges and random inputs (sin/cos up to 10^4 and from
+ * 2^30 to the largest double, tanh and erf across their range, pow with
+ * |y ln x| <= 22), in ulp: sin 1.9, cos 1.9, tanh 1.9, erf 1.4, log1p 2.2, expm1 1.4, pow 28 (exp(y log x) in
  * double: 2^-53 (1 + |y ln x|) relative, hundreds of ulp near the ends of
  * the range); the newer functions' figures are in tests/math_bounds.h.
  *
  * How, in short: sin, cos and tan by Cody-Waite reduction with pi/2 in
- * three parts (|x| < 2^30) and Taylor series; tanh, expm1, sinh and cosh
- * from an expm1 core (Cody-Waite, Taylor series), in forms where nothing
- * cancels; log1p from log with the rounding of 1 + x corrected; asinh,
+ * three parts below 2^30, Payne and Hanek's above, and Taylor series;
+ * tanh, expm1, sinh and cosh from an expm1 core (Cody-Waite, Taylor
+ * series), in forms where nothing cancels; log1p from log with the rounding of 1 + x corrected; asinh,
  * acosh and atanh from log1p and log in fdlibm's forms; atan by reduction
  * to five points (fdlibm's intervals) and a Taylor series, and asin, acos
  * and atan2 from it; erf by its Maclaurin series below 1 and Taylor series
@@ -28,6 +28,7 @@
  * a guess made of the bits; hypot by one fma of scaled squares.
  */
 #include <math.h>
+#include <stdint.h>
 
 #include "math_lib.h"
 
@@ -55,10 +56,95 @@ static LLVMValueRef horner(tjj_gpu_gen *g, LLVMValueRef z, const double *c, int 
     return p;
 }
 
-/* x = k pi/2 + r with pi/2 in three parts (Cody-Waite by fma; the
- * reduction is accurate while k fits well in a double, |x| < 2^30), and the
- * Taylor series of sin r and cos r on |r| <= pi/4 (degree 21 and 20,
- * remainders below 2^-80). inf and NaN give a NaN r. */
+/* The bits of 2/pi after the binary point, 64 to a word, after a word of
+ * zeros (so that a window of them may begin before the point). Computed
+ * as floor(2^1600 * 2 / pi) with pi from Machin's formula in integer
+ * arithmetic; they begin a2f9836e4e441529, as every table of them does. */
+static const uint64_t two_over_pi_bits[] = {
+    0,                     0xa2f9836e4e441529ull, 0xfc2757d1f534ddc0ull, 0xdb6295993c439041ull,
+    0xfe5163abdebbc561ull, 0xb7246e3a424dd2e0ull, 0x06492eea09d1921cull, 0xfe1deb1cb129a73eull,
+    0xe88235f52ebb4484ull, 0xe99c7026b45f7e41ull, 0x3991d639835339f4ull, 0x9c845f8bbdf9283bull,
+    0x1ff897ffde05980full, 0xef2f118b5a0a6d1full, 0x6d367ecf27cb09b7ull, 0x4f463f669e5fea2dull,
+    0x7527bac7ebe5f17bull, 0x3d0739f78a5292eaull, 0x6bfb5fb11f8d5d08ull, 0x56033046fc7b6babull,
+    0xf0cfbc209af4361dull, 0xa9e391615ee61b08ull,
+};
+enum { TWO_OVER_PI_WORDS = sizeof two_over_pi_bits / sizeof two_over_pi_bits[0] };
+
+static LLVMValueRef two_over_pi_table(tjj_gpu_gen *g)
+{
+    LLVMValueRef t = LLVMGetNamedGlobal(g->mod, "tjm_two_over_pi");
+    if (t)
+        return t;
+    LLVMValueRef words[TWO_OVER_PI_WORDS];
+    for (int i = 0; i < TWO_OVER_PI_WORDS; i++)
+        words[i] = LLVMConstInt(g->ty.t_i64, two_over_pi_bits[i], 0);
+    t = LLVMAddGlobal(g->mod, LLVMArrayType(g->ty.t_i64, TWO_OVER_PI_WORDS), "tjm_two_over_pi");
+    LLVMSetInitializer(t, LLVMConstArray(g->ty.t_i64, words, TWO_OVER_PI_WORDS));
+    LLVMSetGlobalConstant(t, 1);
+    LLVMSetLinkage(t, LLVMInternalLinkage);
+    return t;
+}
+
+/* Payne and Hanek's reduction of a finite x, |x| >= 2^30: |x| = M 2^E (M
+ * the 53-bit significand) times 2/pi needs only the bits of 2/pi from
+ * weight 2^(1-E) on (earlier ones make multiples of 4 quarter turns): a
+ * window of 192 of them times M, in 128-bit integers, gives the quarter
+ * turns mod 4 (2 bits) and 126 bits of the fraction, taken to [-1/2, 1/2)
+ * as a signed number. r = fraction * pi/2, with x's sign. */
+static void reduce_big(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef *k_out, LLVMValueRef *r_out)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMTypeRef i64 = g->ty.t_i64, i128 = LLVMInt128TypeInContext(g->ctx);
+    LLVMValueRef bits = LLVMBuildBitCast(b, tjj_gpu_intrinsic1(g, "llvm.fabs", x), i64, "");
+    LLVMValueRef m = LLVMBuildOr(b, LLVMBuildAnd(b, bits, c_int(i64, (1ll << 52) - 1), ""), c_int(i64, 1ll << 52), "");
+    /* the window's first bit: weight 2^(1-E), E = exponent - 1075; bit
+       position exponent - 1013 in the table (its word of zeros first) */
+    LLVMValueRef at = LLVMBuildSub(b, LLVMBuildLShr(b, bits, c_int(i64, 52), ""), c_int(i64, 1013), "");
+    LLVMValueRef q = LLVMBuildLShr(b, at, c_int(i64, 6), ""), s = LLVMBuildAnd(b, at, c_int(i64, 63), "");
+    LLVMValueRef table = two_over_pi_table(g), word[4];
+    LLVMTypeRef at_type = LLVMArrayType(i64, TWO_OVER_PI_WORDS);
+    for (int w = 0; w < 4; w++) {
+        LLVMValueRef idx[2] = {c_int(i64, 0), LLVMBuildAdd(b, q, c_int(i64, w), "")};
+        word[w] = LLVMBuildLoad2(b, i64, LLVMBuildInBoundsGEP2(b, at_type, table, idx, 2, ""), "");
+    }
+    LLVMValueRef product[3];
+    for (int w = 0; w < 3; w++) { /* window word w = word[w] << s | word[w + 1] >> (64 - s) */
+        LLVMValueRef next = LLVMBuildLShr(b, LLVMBuildLShr(b, word[w + 1], LLVMBuildSub(b, c_int(i64, 63), s, ""), ""),
+                                          c_int(i64, 1), "");
+        LLVMValueRef win = LLVMBuildOr(b, LLVMBuildShl(b, word[w], s, ""), next, "");
+        product[w] = LLVMBuildMul(b, LLVMBuildZExt(b, m, i128, ""), LLVMBuildZExt(b, win, i128, ""), "");
+    }
+    /* bits 64 .. 191 of the 245-bit product: turns mod 4 on top, the fraction below */
+    LLVMValueRef a = LLVMBuildAdd(b, LLVMBuildLShr(b, product[2], LLVMConstInt(i128, 64, 0), ""), product[1], "");
+    a = LLVMBuildAdd(b, a, LLVMBuildShl(b, product[0], LLVMConstInt(i128, 64, 0), ""), "");
+    LLVMValueRef turns = LLVMBuildTrunc(b, LLVMBuildLShr(b, a, LLVMConstInt(i128, 126, 0), ""), g->ty.t_i32, "");
+    LLVMValueRef frac = LLVMBuildShl(b, a, LLVMConstInt(i128, 2, 0), ""); /* signed: [-1/2, 1/2) x 2^128 */
+    LLVMValueRef up = LLVMBuildICmp(b, LLVMIntSLT, frac, LLVMConstInt(i128, 0, 0), "");
+    turns = LLVMBuildAdd(b, turns, LLVMBuildZExt(b, up, g->ty.t_i32, ""), "");
+    /* the fraction as two doubles, each exact: its top 53 bits (signed)
+       and the next 53, summed without loss (hi + lo); then r = that times
+       pi/2 (two parts) with one rounding */
+    LLVMValueRef top = LLVMBuildTrunc(b, LLVMBuildAShr(b, frac, LLVMConstInt(i128, 75, 0), ""), i64, "");
+    LLVMValueRef next = LLVMBuildAnd(b, LLVMBuildTrunc(b, LLVMBuildLShr(b, frac, LLVMConstInt(i128, 22, 0), ""), i64, ""),
+                                     c_int(i64, (1ll << 53) - 1), "");
+    LLVMValueRef big_part = LLVMBuildFMul(b, LLVMBuildSIToFP(b, top, g->ty.t_double, ""), cd(g, 0x1p75), "");
+    LLVMValueRef small_part = LLVMBuildFMul(b, LLVMBuildUIToFP(b, next, g->ty.t_double, ""), cd(g, 0x1p22), "");
+    LLVMValueRef f_hi = LLVMBuildFAdd(b, big_part, small_part, "");
+    LLVMValueRef f_lo = LLVMBuildFSub(b, small_part, LLVMBuildFSub(b, f_hi, big_part, ""), "");
+    double p_hi = 0x1.921fb54442d18p+0 * 0x1p-128, p_lo = 0x1.1a62633145c07p-54 * 0x1p-128;
+    LLVMValueRef tail = tjj_gmath_fma(g, f_hi, cd(g, p_lo), LLVMBuildFMul(b, f_lo, cd(g, p_hi), ""));
+    LLVMValueRef r = tjj_gmath_fma(g, f_hi, cd(g, p_hi), tail);
+    LLVMValueRef k = LLVMBuildSIToFP(b, turns, g->ty.t_double, "");
+    LLVMValueRef neg = LLVMBuildFCmp(b, LLVMRealOLT, x, cd(g, 0), "");
+    *k_out = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, k, ""), k, "");
+    *r_out = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, r, ""), r, "");
+}
+
+/* x = k pi/2 + r: below 2^30 with pi/2 in three parts (Cody-Waite by fma,
+ * accurate while k fits well in a double), from there by reduce_big (a
+ * branch: it is rare); then the Taylor series of sin r and cos r on |r| <=
+ * pi/4 (degree 21 and 20, remainders below 2^-80). inf and NaN give a NaN
+ * r. */
 typedef struct quarter_turns {
     LLVMValueRef k, sin_r, cos_r; /* k an integral double */
 } quarter_turns;
@@ -71,6 +157,26 @@ static quarter_turns reduce_quarters(tjj_gpu_gen *g, LLVMValueRef x)
     LLVMValueRef r = tjj_gmath_fma(g, neg_k, cd(g, 0x1.921fb54442d18p+0), x);
     r = tjj_gmath_fma(g, neg_k, cd(g, 0x1.1a62633145c07p-54), r);
     r = tjj_gmath_fma(g, neg_k, cd(g, -0x1.f1976b7ed8fbcp-110), r);
+    LLVMValueRef ax = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
+    LLVMValueRef is_big = LLVMBuildAnd(b, LLVMBuildFCmp(b, LLVMRealOGE, ax, cd(g, 0x1p30), ""),
+                                       LLVMBuildFCmp(b, LLVMRealOLT, ax, cd(g, INFINITY), ""), "");
+    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(b));
+    LLVMBasicBlockRef small_end = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef big = LLVMAppendBasicBlockInContext(g->ctx, fn, "reduce.big");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(g->ctx, fn, "reduce.join");
+    LLVMBuildCondBr(b, is_big, big, join);
+    LLVMPositionBuilderAtEnd(b, big);
+    LLVMValueRef k_big, r_big;
+    reduce_big(g, x, &k_big, &r_big);
+    LLVMBasicBlockRef big_end = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+    LLVMValueRef k_phi = LLVMBuildPhi(b, g->ty.t_double, "k"), r_phi = LLVMBuildPhi(b, g->ty.t_double, "r");
+    LLVMValueRef k_in[2] = {k, k_big}, r_in[2] = {r, r_big};
+    LLVMBasicBlockRef from[2] = {small_end, big_end};
+    LLVMAddIncoming(k_phi, k_in, from, 2);
+    LLVMAddIncoming(r_phi, r_in, from, 2);
+    k = k_phi, r = r_phi;
     LLVMValueRef z = LLVMBuildFMul(b, r, r, "");
     double sc[11], cc[11];
     double f = 1;
