@@ -66,6 +66,14 @@ TJ_KERNEL(asm_packed,
     tj_store(o_sc, tj_inline_asm("and.b32 $0, $1, 0x7f7f7f7f;", "=r,r", TJ_U8, TJ_VALS(tj_load(u)), .pack = 4));
 }
 
+/* fp8 packs (Triton's use of pack): |x| of four e4m3 bytes at once. */
+TJ_KERNEL(asm_fp8_packed, TJ_PARAMS(TJ_PTR(x, f8e4m3), TJ_PTR(o, f8e4m3)), TJ_CONSTS())
+{
+    tj_val i = tj_arange(0, NP);
+    tj_store(tj_add(o, i), tj_inline_asm("and.b32 $0, $1, 0x7f7f7f7f;", "=r,r", TJ_F8E4M3,
+                                         TJ_VALS(tj_load(tj_add(x, i))), .pack = 4));
+}
+
 #define BAD_PACK_KERNEL(NAME, CONSTRAINTS, DT, PACK)                                                  \
     TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(h, f16), TJ_PTR(i, i8)), TJ_CONSTS())                          \
     {                                                                                                \
@@ -177,7 +185,7 @@ int main(void)
 {
     tj_device *dev = tl_setup("test_inline_asm");
     int on_gpu = tj_device_get_kind(dev) == TJ_DEVICE_GPU;
-    tap_plan(2 + 1 + 6 + 2 + 1 + 3);
+    tap_plan(2 + 1 + 6 + 2 + 1 + 3 + 1);
     static const char *const sms[] = {"sm_80", "sm_90"};
     for (int t = 0; t < 2; t++) {
         char *ptx = NULL;
@@ -201,6 +209,12 @@ int main(void)
                getenv("TJIT_PTXAS") && *getenv("TJIT_PTXAS") ? ", and ptxas assembles it" : "");
         free(ptx);
     }
+    char *fp8_ptx = NULL;
+    tj_status fp8_st = tj_kernel_ptx(asm_fp8_packed, NULL, 0, "sm_90", 4, &fp8_ptx);
+    if (fp8_st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tap_ok(fp8_st == TJ_OK && strstr(fp8_ptx, "0x7f7f7f7f"), "fp8 values are packed four to an r register");
+    free(fp8_ptx);
     if (on_gpu) {
         run_on_gpu(dev);
         run_packed_on_gpu(dev);

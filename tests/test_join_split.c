@@ -100,6 +100,11 @@ TJ_KERNEL(join_ptr, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 {
     tj_join(x, x);
 }
+TJ_KERNEL(cat_rank4, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
+{
+    tj_val t = tj_reshape(tj_load(tj_add(x, tj_arange(0, 16))), TJ_SHAPE(2, 2, 2, 2));
+    tj_cat(t, t);
+}
 TJ_KERNEL(split_no_half, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 {
     tj_val lo;
@@ -282,7 +287,7 @@ int main(void)
     static const tj_dtype dts[] = {TJ_F16, TJ_BF16, TJ_F32, TJ_F64, TJ_F8E4M3, TJ_I8, TJ_U8, TJ_I64};
     const tj_kernel *ks[] = {join_f16, join_bf16, join_f32, join_f64,
                              join_f8,  join_i8,   join_u8,  join_i64};
-    tap_plan(8 * 7 + 3 + 1 + 4 + 1 + 2);
+    tap_plan(8 * 7 + 3 + 1 + 5 + 1 + 2);
     for (int d = 0; d < 8; d++)
         run(dev, ks[d], dts[d]);
     run_broadcast(dev);
@@ -293,6 +298,7 @@ int main(void)
     tl_build_refused(split_scalar, TJ_ERR_SHAPE, NULL, "last dimension is 2");
     tl_build_refused(join_ptr, TJ_ERR_TYPE, NULL, "no rule for 'join'");
     tl_build_refused(split_no_half, TJ_ERR_INVALID_ARG, NULL, "both halves");
+    tl_build_refused(cat_rank4, TJ_ERR_SHAPE, "'cat'", "tiles of at most 3 dimensions");
     int ptx_ok = 1;
     for (int d = 0; d <= 9; d++)
         for (int t = 0; t < 2; t++) {

@@ -10,7 +10,8 @@
  *  - checks the PTX each key leads to: a vector add masked by an n that is a
  *    multiple of 16 reads and writes 16-byte vectors, one masked by any
  *    other n (or by an n declared NOSPEC) reads scalars;
- *  - checks the hints (tj_multiple_of, tj_max_contiguous, tj_max_constancy)
+ *  - checks the hints (tj_multiple_of, tj_max_contiguous, tj_max_constancy,
+ *    and tj_assume, which takes a condition)
  *    in the axis analysis, that they let a gather-like access vectorize,
  *    that bad uses are errors naming this file's line, and that the IR
  *    prints them;
@@ -58,8 +59,10 @@ TJ_KERNEL(scale_rows, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(out, f32), TJ_SCALAR(stri
 {
     tj_val row = tj_program_id(0);
     tj_val base = tj_mul(row, stride);
-    if (HINT)
+    if (HINT) {
         base = tj_multiple_of(base, 16);
+        tj_assume(tj_gt(stride, 0)); /* Triton's tl.assume: accepted, nothing drawn */
+    }
     tj_val offs = tj_add(base, tj_arange(0, B));
     tj_store(tj_add(out, offs), tj_mul(tj_load(tj_add(x, offs)), 2.0f));
 }
@@ -86,7 +89,8 @@ TJ_KERNEL(bad_hint, TJ_PARAMS(TJ_PTR(x, f32), TJ_SCALAR(s, i32)), TJ_CONSTS(WHIC
     case 2: tj_max_contiguous(r, 3); break;           /* not a power of two */
     case 3: tj_max_constancy(r, 32); break;           /* longer than the dim */
     case 4: tj_multiple_of(s, 0); break;              /* not positive */
-    default: tj_max_contiguous(s, 4); break;          /* a scalar has no runs */
+    case 5: tj_max_contiguous(s, 4); break;           /* a scalar has no runs */
+    default: tj_assume(x); break;                     /* a pointer is no condition */
     }
     tj_store(tj_add(x, r), 0.0f);
 }
@@ -249,8 +253,8 @@ static void test_axis(void)
 static void test_bad_hints(void)
 {
     static const char *const why[] = {"integer", "integer", "power of two", "power of two",
-                                      "positive", "scalar"};
-    for (int64_t w = 0; w < 6; w++) {
+                                      "positive", "scalar", "the assumption must be i1 or an integer"};
+    for (int64_t w = 0; w < 7; w++) {
         char *ir = NULL;
         tj_status st = tj_kernel_ir(bad_hint, &w, 1, &ir);
         char where[64];
@@ -317,7 +321,7 @@ static void test_launches(tj_device *dev)
 int main(void)
 {
     tj_device *dev = tl_setup("test_specialize");
-    tap_plan(20);
+    tap_plan(21);
     test_key();
     test_ptx();
     test_axis();

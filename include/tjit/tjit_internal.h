@@ -88,6 +88,7 @@ TJ_API void tj__scan_n(tj_loc loc, int n, const tj_val *xs, tj_val *out, int axi
                        void *ctx, tj_scan_opts opts);
 TJ_API tj_val tj__dot(tj_loc loc, tj_val a, tj_val b, tj_val acc, tj_dot_opts opts);
 TJ_API tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n);
+TJ_API void tj__assume_true(tj_loc loc, tj_val cond);
 TJ_API void tj__print(tj_loc loc, const char *prefix, tj_val x);
 TJ_API void tj__device_assert(tj_loc loc, tj_val cond, const char *msg);
 TJ_API tj_val tj__for_begin(tj_loc loc, tj_val lo, tj_val hi, tj_val step,

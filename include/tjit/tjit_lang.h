@@ -608,6 +608,11 @@ typedef struct tj_dot_opts {
 #define tj_multiple_of(x, n)    tj__assume(TJ__HERE, 0, TJ_V(x), (n))
 #define tj_max_contiguous(x, n) tj__assume(TJ__HERE, 1, TJ_V(x), (n))
 #define tj_max_constancy(x, n)  tj__assume(TJ__HERE, 2, TJ_V(x), (n))
+/* Triton's tl.assume(cond): the program promises cond (an i1, or a number
+ * compared with 0, scalar or tile). tjit checks that it is a condition and
+ * draws nothing from it yet (tj_multiple_of and the like are what its
+ * analyses read); it is accepted so that such kernels port unchanged. */
+#define tj_assume(cond)         tj__assume_true(TJ__HERE, TJ_V(cond))
 
 /* Debugging: print a value with a prefix (each program, each element), and
  * fail the launch with TJ_ERR_ASSERT where cond is false anywhere. */

@@ -172,6 +172,9 @@ TJI_FUNC double tji_literal_double(const literal *l); /* its C value */
 /* Does integer literal l fit dtype dt (an unsigned dt takes a negative
  * that fits the signed dtype of its width, wrapping as C)? Floats: yes. */
 TJI_FUNC int tji_literal_fits(const literal *l, tj_dtype dt);
+/* 1 if dt is not an fp8 dtype, else an error naming the op (fp8 is only
+ * moved, cast and multiplied by a dot) and 0. */
+TJI_FUNC int tji_refuse_fp8(tj_dtype dt);
 /* The dtype n operands meet in (literals yield to the other operands). */
 TJI_FUNC tj_dtype tji_meet(const int32_t *ids, int n);
 /* x as dtype dt; checked: an integer literal must fit dt. */

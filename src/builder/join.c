@@ -131,6 +131,10 @@ tj_val tj__cat(tj_loc loc, tj_val a, tj_val b)
 {
     if (!tji_enter(loc, "cat", 2, (tj_val[]){a, b}))
         return NONE;
+    tji_type ta = type_of(vid(a)), tb = type_of(vid(b));
+    if (ta.rank == TJ_MAX_RANK || tb.rank == TJ_MAX_RANK)
+        return tji_fail(TJ_ERR_SHAPE, "cat of %s and %s: tiles of at most %d dimensions (reshape first)",
+                        tji_type_text(&ta), tji_type_text(&tb), TJ_MAX_RANK - 1), NONE;
     int32_t j = join_ids("cat", a, b);
     if (!j)
         return NONE;

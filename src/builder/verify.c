@@ -84,7 +84,7 @@ static int takes_fp8(tji_opcode c)
     case TJI_CONST: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_RESHAPE:
     case TJI_PERMUTE: case TJI_WHERE: case TJI_BITCAST: case TJI_CAST: case TJI_LOAD: case TJI_STORE: case TJI_FOR:
     case TJI_IF: case TJI_YIELD: case TJI_CONVERT: case TJI_PRINT: case TJI_DOT: case TJI_LOCAL_LOAD:
-    case TJI_WHILE: case TJI_CONDITION:
+    case TJI_WHILE: case TJI_CONDITION: case TJI_INLINE_ASM:
         return 1;
     default:
         return 0;

@@ -121,19 +121,32 @@ static void reduce_big(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef *k_out, LLVM
     LLVMValueRef frac = LLVMBuildShl(b, a, LLVMConstInt(i128, 2, 0), ""); /* signed: [-1/2, 1/2) x 2^128 */
     LLVMValueRef up = LLVMBuildICmp(b, LLVMIntSLT, frac, LLVMConstInt(i128, 0, 0), "");
     turns = LLVMBuildAdd(b, turns, LLVMBuildZExt(b, up, g->ty.t_i32, ""), "");
-    /* the fraction as two doubles, each exact: its top 53 bits (signed)
-       and the next 53, summed without loss (hi + lo); then r = that times
-       pi/2 (two parts) with one rounding */
-    LLVMValueRef top = LLVMBuildTrunc(b, LLVMBuildAShr(b, frac, LLVMConstInt(i128, 75, 0), ""), i64, "");
-    LLVMValueRef next = LLVMBuildAnd(b, LLVMBuildTrunc(b, LLVMBuildLShr(b, frac, LLVMConstInt(i128, 22, 0), ""), i64, ""),
+    /* the fraction's magnitude, shifted up to its first set bit (so that
+       an x near a multiple of pi/2, whose fraction is tiny, keeps all its
+       bits), as two doubles, each exact: its top 53 bits and the next 53,
+       summed without loss (hi + lo); then r = that times pi/2 (two parts)
+       times 2^-(128 + shift), with one rounding, and the fraction's sign */
+    LLVMValueRef negative = LLVMBuildICmp(b, LLVMIntSLT, frac, LLVMConstInt(i128, 0, 0), "");
+    LLVMValueRef mag = LLVMBuildSelect(b, negative, LLVMBuildNeg(b, frac, ""), frac, "");
+    LLVMValueRef ctlz_args[2] = {mag, LLVMConstInt(g->ty.t_i1, 0, 0)};
+    LLVMValueRef lz = tjj_gpu_intrinsic(g, "llvm.ctlz", &i128, 1, ctlz_args, 2);
+    lz = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntUGT, lz, LLVMConstInt(i128, 127, 0), ""),
+                         LLVMConstInt(i128, 127, 0), lz, ""); /* a zero fraction stays 0 */
+    LLVMValueRef norm = LLVMBuildShl(b, mag, lz, "");
+    LLVMValueRef top = LLVMBuildTrunc(b, LLVMBuildLShr(b, norm, LLVMConstInt(i128, 75, 0), ""), i64, "");
+    LLVMValueRef next = LLVMBuildAnd(b, LLVMBuildTrunc(b, LLVMBuildLShr(b, norm, LLVMConstInt(i128, 22, 0), ""), i64, ""),
                                      c_int(i64, (1ll << 53) - 1), "");
-    LLVMValueRef big_part = LLVMBuildFMul(b, LLVMBuildSIToFP(b, top, g->ty.t_double, ""), cd(g, 0x1p75), "");
+    LLVMValueRef big_part = LLVMBuildFMul(b, LLVMBuildUIToFP(b, top, g->ty.t_double, ""), cd(g, 0x1p75), "");
     LLVMValueRef small_part = LLVMBuildFMul(b, LLVMBuildUIToFP(b, next, g->ty.t_double, ""), cd(g, 0x1p22), "");
     LLVMValueRef f_hi = LLVMBuildFAdd(b, big_part, small_part, "");
     LLVMValueRef f_lo = LLVMBuildFSub(b, small_part, LLVMBuildFSub(b, f_hi, big_part, ""), "");
     double p_hi = 0x1.921fb54442d18p+0 * 0x1p-128, p_lo = 0x1.1a62633145c07p-54 * 0x1p-128;
     LLVMValueRef tail = tjj_gmath_fma(g, f_hi, cd(g, p_lo), LLVMBuildFMul(b, f_lo, cd(g, p_hi), ""));
     LLVMValueRef r = tjj_gmath_fma(g, f_hi, cd(g, p_hi), tail);
+    LLVMValueRef unshift = LLVMBuildShl(b, LLVMBuildSub(b, c_int(i64, 1023), LLVMBuildTrunc(b, lz, i64, ""), ""),
+                                        c_int(i64, 52), ""); /* 2^-shift, exactly */
+    r = LLVMBuildFMul(b, r, LLVMBuildBitCast(b, unshift, g->ty.t_double, ""), "");
+    r = LLVMBuildSelect(b, negative, LLVMBuildFNeg(b, r, ""), r, "");
     LLVMValueRef k = LLVMBuildSIToFP(b, turns, g->ty.t_double, "");
     LLVMValueRef neg = LLVMBuildFCmp(b, LLVMRealOLT, x, cd(g, 0), "");
     *k_out = LLVMBuildSelect(b, neg, LLVMBuildFNeg(b, k, ""), k, "");
@@ -187,6 +200,19 @@ static quarter_turns reduce_quarters(tjj_gpu_gen *g, LLVMValueRef x)
         f *= 2 * n + 2;
     }
     return (quarter_turns){k, LLVMBuildFMul(b, r, horner(g, z, sc, 11), ""), horner(g, z, cc, 11)};
+}
+
+static LLVMValueRef copysign_f64(tjj_gpu_gen *g, LLVMValueRef magnitude, LLVMValueRef sign)
+{
+    LLVMTypeRef dt = g->ty.t_double;
+    LLVMValueRef args[2] = {magnitude, sign};
+    return tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, args, 2);
+}
+
+/* An odd function f(x) = sign(x) f(|x|), NaN kept. */
+static LLVMValueRef odd_result(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef of_abs)
+{
+    return tjj_gmath_keep_nan(g, x, copysign_f64(g, of_abs, x));
 }
 
 /* Is |x| below t? (x with its sign where a function is x near 0.) */
@@ -248,9 +274,7 @@ static LLVMValueRef tanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMValueRef em1 = expm1_core(g, LLVMBuildFMul(b, tjj_gmath_clamp(g, a, 0, 19.5), cd(g, 2), ""));
     LLVMValueRef t = LLVMBuildFDiv(b, em1, LLVMBuildFAdd(b, em1, cd(g, 2), ""), "");
     t = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGT, a, cd(g, 19.1), ""), cd(g, 1), t, "");
-    LLVMTypeRef dt = g->ty.t_double;
-    LLVMValueRef sign_args[2] = {t, x};
-    return tjj_gmath_keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
+    return odd_result(g, x, t);
 }
 
 /* expm1 x: expm1_core on [-40, 700] (below -40 it rounds to -1), exp x
@@ -324,9 +348,7 @@ static LLVMValueRef erf_body(tjj_gpu_gen *g, LLVMValueRef *args)
     }
     LLVMValueRef e = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, cd(g, 1), ""), e_small, q, "");
     e = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, a, cd(g, 6), ""), cd(g, 1), e, "");
-    LLVMTypeRef dt = g->ty.t_double;
-    LLVMValueRef sign_args[2] = {e, x};
-    return tjj_gmath_keep_nan(g, x, tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, sign_args, 2));
+    return odd_result(g, x, e);
 }
 
 /* pow(x, y) = exp(y log|x|) with C's special cases: 1 where y is 0 or x is
@@ -417,19 +439,6 @@ static LLVMValueRef atan_nonneg(tjj_gpu_gen *g, LLVMValueRef a)
     LLVMValueRef hi, small;
     atan_parts(g, a, &hi, &small);
     return LLVMBuildFAdd(g->b, hi, small, "");
-}
-
-static LLVMValueRef copysign_f64(tjj_gpu_gen *g, LLVMValueRef magnitude, LLVMValueRef sign)
-{
-    LLVMTypeRef dt = g->ty.t_double;
-    LLVMValueRef args[2] = {magnitude, sign};
-    return tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, args, 2);
-}
-
-/* An odd function f(x) = sign(x) f(|x|), NaN kept. */
-static LLVMValueRef odd_result(tjj_gpu_gen *g, LLVMValueRef x, LLVMValueRef of_abs)
-{
-    return tjj_gmath_keep_nan(g, x, copysign_f64(g, of_abs, x));
 }
 
 static LLVMValueRef atan_body(tjj_gpu_gen *g, LLVMValueRef *args)
