@@ -126,7 +126,8 @@ tj_val tj__interleave(tj_loc loc, tj_val a, tj_val b)
 }
 
 /* Triton's cat keeps no order (can_reorder) and takes 1-D tiles; this one
- * keeps the order, so either use is right, and takes any rank. */
+ * keeps the order, so either use is right, and takes tiles of up to 3
+ * dimensions (the join in between has one more). */
 tj_val tj__cat(tj_loc loc, tj_val a, tj_val b)
 {
     if (!tji_enter(loc, "cat", 2, (tj_val[]){a, b}))
