@@ -64,10 +64,19 @@ TJ_KERNEL(bad_option, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS(REDUCE))
         bad_line = __LINE__, v = tj_maximum(v, 1.0, .propagate_nan = (tj_propagate_nan)-1);
     tj_store(tj_add(x, tj_arange(0, 16)), v);
 }
+/* What a refused .indices leaves behind: none, whatever the variable held. */
+static int64_t indices_after_sum, indices_after_bad_axis;
 TJ_KERNEL(indices_of_sum, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 {
-    tj_val at;
-    tj_sum(tj_load(tj_add(x, tj_arange(0, 16))), 0, .indices = &at);
+    tj_val at = tj_arange(0, 16), xs = tj_load(tj_add(x, at));
+    tj_sum(xs, 0, .indices = &at);
+    indices_after_sum = at.id;
+}
+TJ_KERNEL(indices_bad_axis, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
+{
+    tj_val at = tj_arange(0, 16), xs = tj_load(tj_add(x, at));
+    tj_max(xs, 3, .indices = &at);
+    indices_after_bad_axis = at.id;
 }
 
 /* The order: -0 < +0, NaN aside. */
@@ -251,10 +260,14 @@ static void check_bad_option(int64_t reduce)
 int main(void)
 {
     tj_device *dev = tl_setup("test_minmax");
-    tap_plan(4 * (2 + 12) + 4 + 3);
+    tap_plan(4 * (2 + 12) + 4 + 5);
     check_bad_option(0);
     check_bad_option(1);
     tl_build_refused(indices_of_sum, TJ_ERR_BUILD, "'sum'", ".indices is for max and min, not sum");
+    tl_build_refused(indices_bad_axis, TJ_ERR_SHAPE, "'max'", "reduction axis 3 is out of range");
+    tap_ok(indices_after_sum == 0 && indices_after_bad_axis == 0,
+           "a refused tj_sum or tj_max leaves .indices none (ids %lld, %lld)", (long long)indices_after_sum,
+           (long long)indices_after_bad_axis);
     run_pairs(dev, pair_f16, TJ_F16);
     run_pairs(dev, pair_bf16, TJ_BF16);
     run_pairs(dev, pair_f32, TJ_F32);
