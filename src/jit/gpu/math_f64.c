@@ -204,9 +204,7 @@ static quarter_turns reduce_quarters(tjj_gpu_gen *g, LLVMValueRef x)
 
 static LLVMValueRef copysign_f64(tjj_gpu_gen *g, LLVMValueRef magnitude, LLVMValueRef sign)
 {
-    LLVMTypeRef dt = g->ty.t_double;
-    LLVMValueRef args[2] = {magnitude, sign};
-    return tjj_gpu_intrinsic(g, "llvm.copysign", &dt, 1, args, 2);
+    return tjj_gpu_intrinsic2(g, "llvm.copysign", magnitude, sign);
 }
 
 /* An odd function f(x) = sign(x) f(|x|), NaN kept. */
