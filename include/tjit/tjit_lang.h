@@ -210,7 +210,8 @@ typedef enum tj_unop {
     TJ_OP_LOG1P, TJ_OP_EXPM1, TJ_OP_RINT, TJ_OP_TRUNC, TJ_OP_ROUND,
     TJ_OP_ISNAN, TJ_OP_ISINF, TJ_OP_ISFINITE,
     TJ_OP_TAN, TJ_OP_ASIN, TJ_OP_ACOS, TJ_OP_ATAN, TJ_OP_SINH, TJ_OP_COSH,
-    TJ_OP_ASINH, TJ_OP_ACOSH, TJ_OP_ATANH, TJ_OP_LOG10, TJ_OP_CBRT
+    TJ_OP_ASINH, TJ_OP_ACOSH, TJ_OP_ATANH, TJ_OP_LOG10, TJ_OP_CBRT,
+    TJ_OP_POPC, TJ_OP_CLZ, TJ_OP_BREV
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -256,6 +257,12 @@ typedef enum tj_unop {
 #define tj_rint(x)     TJ__UN(TJ_OP_RINT, x)
 #define tj_round(x)    TJ__UN(TJ_OP_ROUND, x)
 #define tj_trunc(x)    TJ__UN(TJ_OP_TRUNC, x)
+/* Bits of an integer (not i1), in its dtype (libdevice's popc, clz, brev):
+ * how many bits are set; how many zeros lead, counted in the dtype's width
+ * (the width for 0); the bits in reverse order. */
+#define tj_popc(x)     TJ__UN(TJ_OP_POPC, x)
+#define tj_clz(x)      TJ__UN(TJ_OP_CLZ, x)
+#define tj_brev(x)     TJ__UN(TJ_OP_BREV, x)
 /* Float classes, as i1: NaN; +-infinity; neither. Integers are finite. */
 #define tj_isnan(x)    TJ__UN(TJ_OP_ISNAN, x)
 #define tj_isinf(x)    TJ__UN(TJ_OP_ISINF, x)

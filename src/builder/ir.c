@@ -64,7 +64,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_AND] = "and", [TJI_OR] = "or", [TJI_XOR] = "xor", [TJI_SHL] = "shl",
         [TJI_SHR] = "shr", [TJI_MIN] = "min", [TJI_MAX] = "max", [TJI_CMP] = "cmp",
         [TJI_ADDPTR] = "addptr", [TJI_NEG] = "neg", [TJI_NOT] = "not",
-        [TJI_ABS] = "abs", [TJI_EXP] = "exp", [TJI_EXP2] = "exp2", [TJI_LOG] = "log",
+        [TJI_ABS] = "abs", [TJI_POPC] = "popc", [TJI_CLZ] = "clz", [TJI_BREV] = "brev", [TJI_EXP] = "exp", [TJI_EXP2] = "exp2", [TJI_LOG] = "log",
         [TJI_LOG2] = "log2", [TJI_SQRT] = "sqrt", [TJI_RSQRT] = "rsqrt",
         [TJI_SIGMOID] = "sigmoid", [TJI_FLOOR] = "floor", [TJI_CEIL] = "ceil",
         [TJI_SIN] = "sin", [TJI_COS] = "cos", [TJI_TANH] = "tanh", [TJI_ERF] = "erf", [TJI_POW] = "pow",

@@ -71,6 +71,7 @@ typedef enum tji_opcode {
 
     /* element-wise unary: (x) -> same type; math ops take floats only */
     TJI_NEG, TJI_NOT, TJI_ABS,
+    TJI_POPC, TJI_CLZ, TJI_BREV, /* ints (not i1): set bits, leading zeros, bits reversed */
     TJI_EXP, TJI_EXP2, TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT,
     TJI_SIGMOID, TJI_FLOOR, TJI_CEIL,
     TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF,

@@ -197,14 +197,15 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
                                         "sin", "cos", "tanh", "erf", "fast_exp2", "log1p", "expm1",
                                         "rint", "trunc", "round", "isnan", "isinf", "isfinite",
                                         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-                                        "acosh", "atanh", "log10", "cbrt"};
+                                        "acosh", "atanh", "log10", "cbrt", "popc", "clz", "brev"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
                                        TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
                                        TJI_ERF, TJI_EXP2, TJI_LOG1P, TJI_EXPM1, TJI_RINT,
                                        TJI_TRUNC, TJI_ROUND, TJI_CMP, TJI_CMP, TJI_CMP,
                                        TJI_TAN, TJI_ASIN, TJI_ACOS, TJI_ATAN, TJI_SINH, TJI_COSH,
-                                       TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT};
+                                       TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT,
+                                       TJI_POPC, TJI_CLZ, TJI_BREV};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!tji_enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;
@@ -213,7 +214,8 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
     tji_type t = type_of(vid(x));
     if (!t.is_ptr && !tji_refuse_fp8(t.dtype))
         return NONE;
-    if (t.is_ptr || (op == TJ_OP_NOT && is_float(t.dtype)))
+    int on_bits = op == TJ_OP_POPC || op == TJ_OP_CLZ || op == TJ_OP_BREV;
+    if (t.is_ptr || (op == TJ_OP_NOT && is_float(t.dtype)) || (on_bits && (is_float(t.dtype) || t.dtype == TJ_I1)))
         return tji_fail(TJ_ERR_TYPE, "no rule for '%s' of %s", names[op], tji_type_text(&t)), NONE;
     int32_t v = vid(x);
     if (op == TJ_OP_ABS && is_unsigned(t.dtype))
@@ -222,7 +224,7 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
         v = tji_to_dtype(v, TJ_I32, 1);
     if (op == TJ_OP_ISNAN || op == TJ_OP_ISINF || op == TJ_OP_ISFINITE)
         return val(float_class(op, v));
-    if (op >= TJ_OP_EXP && !is_float(t.dtype))
+    if (op >= TJ_OP_EXP && !on_bits && !is_float(t.dtype))
         v = tji_to_dtype(v, TJ_F32, 1);
     if (!v)
         return NONE;

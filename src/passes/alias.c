@@ -59,7 +59,8 @@ static int same_attrs(const tji_op *x, const tji_op *y)
     case TJI_SPLAT: case TJI_BROADCAST: case TJI_RESHAPE: case TJI_CONVERT: case TJI_BITCAST:
     case TJI_ADD: case TJI_SUB: case TJI_MUL: case TJI_IDIV: case TJI_REM: case TJI_AND:
     case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN: case TJI_MAX:
-    case TJI_ADDPTR: case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_WHERE:
+    case TJI_ADDPTR: case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_POPC: case TJI_CLZ: case TJI_BREV:
+    case TJI_WHERE:
         return 1;
     default:
         return 0; /* loads, reductions, control flow: not a pure function of operands */

@@ -87,7 +87,8 @@ static int is_cheap_elementwise(tji_opcode c)
     case TJI_CONST: case TJI_ADD: case TJI_SUB: case TJI_MUL: case TJI_AND:
     case TJI_OR: case TJI_XOR: case TJI_SHL: case TJI_SHR: case TJI_MIN:
     case TJI_MAX: case TJI_CMP: case TJI_ADDPTR: case TJI_NEG: case TJI_NOT:
-    case TJI_ABS: case TJI_WHERE: case TJI_BITCAST: case TJI_CAST: case TJI_RESHAPE: case TJI_PERMUTE:
+    case TJI_ABS: case TJI_POPC: case TJI_CLZ: case TJI_BREV: case TJI_WHERE: case TJI_BITCAST: case TJI_CAST:
+    case TJI_RESHAPE: case TJI_PERMUTE:
     case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_CONVERT: case TJI_ASSUME:
         return 1;
     default:

@@ -368,6 +368,13 @@ static LLVMValueRef int_op(const tjj_ls *ls, tji_opcode code, int is_signed, LLV
     case TJI_OR: return LLVMBuildOr(b, a[0], a[1], "");
     case TJI_XOR: return LLVMBuildXor(b, a[0], a[1], "");
     case TJI_NOT: return LLVMBuildNot(b, a[0], "");
+    case TJI_POPC: return tjj_ls_intrinsic1(ls, "llvm.ctpop", a[0]);
+    case TJI_CLZ: { /* ctlz(0) is the width, not poison */
+        LLVMTypeRef t = LLVMTypeOf(a[0]);
+        LLVMValueRef args[2] = {a[0], LLVMConstNull(ls->t_i1)};
+        return tjj_ls_intrinsic(ls, "llvm.ctlz", &t, 1, args, 2);
+    }
+    case TJI_BREV: return tjj_ls_intrinsic1(ls, "llvm.bitreverse", a[0]);
     case TJI_SHL: return int_shift(ls, 1, is_signed, a[0], a[1]);
     case TJI_SHR: return int_shift(ls, 0, is_signed, a[0], a[1]);
     case TJI_MIN: return tjj_ls_intrinsic2(ls, is_signed ? "llvm.smin" : "llvm.umin", a[0], a[1]);
