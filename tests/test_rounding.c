@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_rounding.c — tj_rint, tj_round, tj_trunc, tj_isnan, tj_isinf,
- * tj_isfinite and tj_clamp, exactly, on the device under test
- * (TJIT_TEST_DEVICE), against the C library.
+ * tj_isfinite, tj_signbit, tj_copysign and tj_clamp, exactly, on the device
+ * under test (TJIT_TEST_DEVICE), against the C library.
  *
  * These ops have one right answer each, so every element must match bit
  * for bit (the sign of a zero too): the rounding functions over the ties
  * where rint and round differ (±0.5, ±1.5, ±2.5), values past the last
  * fraction bit of the dtype, ±0, ±inf, NaN and random values; the classes
- * over the same inputs; clamp with random bounds (lo <= hi), NaN inputs
+ * and the sign bit over the same inputs; copysign of every input with the
+ * sign of another (NaNs and zeros of both signs among them) bit for bit; clamp with random bounds (lo <= hi), NaN inputs
  * under both NaN rules, integer dtypes, a tile bound and a scalar one. Then
  * the errors (a pointer, an fp8 operand, a bad option) and the PTX of every
  * kernel for sm_80 and sm_90 (assembled by ptxas where make check sets it).
  */
 #include "testlib.h"
 
-enum { N = 512, FN_RINT, FN_ROUND, FN_TRUNC, FN_ISNAN, FN_ISINF, FN_ISFINITE };
+enum { N = 512, FN_RINT, FN_ROUND, FN_TRUNC, FN_ISNAN, FN_ISINF, FN_ISFINITE, FN_SIGNBIT };
 
 /* o[i] = FN(x[i]); the classes are stored as the dtype (0 or 1). */
 #define ROUNDING_KERNEL(NAME, DT)                                                                   \
@@ -27,7 +28,8 @@ enum { N = 512, FN_RINT, FN_ROUND, FN_TRUNC, FN_ISNAN, FN_ISINF, FN_ISFINITE };
                  : FN == FN_TRUNC   ? tj_trunc(a)                                                   \
                  : FN == FN_ISNAN   ? tj_isnan(a)                                                   \
                  : FN == FN_ISINF   ? tj_isinf(a)                                                   \
-                                    : tj_isfinite(a);                                               \
+                 : FN == FN_ISFINITE ? tj_isfinite(a)                                               \
+                                    : tj_signbit(a);                                                \
         tj_store(tj_add(o, offs), tj_cast(r, TJ_##DT));                                             \
     }
 #define TJ_f16 TJ_F16
@@ -41,6 +43,19 @@ ROUNDING_KERNEL(round_bf16, bf16)
 ROUNDING_KERNEL(round_f32, f32)
 ROUNDING_KERNEL(round_f64, f64)
 ROUNDING_KERNEL(round_i32, i32) /* the classes of integers; rounding makes them f32 */
+
+/* o[i] = copysign(x[i], x[N - 1 - i]) */
+#define COPYSIGN_KERNEL(NAME, DT)                                                                   \
+    TJ_KERNEL(NAME, TJ_PARAMS(TJ_PTR(x, DT), TJ_PTR(o, DT)), TJ_CONSTS())                          \
+    {                                                                                               \
+        tj_val offs = tj_arange(0, N);                                                              \
+        tj_val a = tj_load(tj_add(x, offs)), b = tj_load(tj_sub(tj_add(x, N - 1), offs));          \
+        tj_store(tj_add(o, offs), tj_copysign(a, b));                                               \
+    }
+COPYSIGN_KERNEL(copysign_f16, f16)
+COPYSIGN_KERNEL(copysign_bf16, bf16)
+COPYSIGN_KERNEL(copysign_f32, f32)
+COPYSIGN_KERNEL(copysign_f64, f64)
 
 /* o = clamp(x, lo, hi) with lo, hi tiles (TILE) or the scalars lo[0], hi[0]. */
 #define CLAMP_KERNEL(NAME, DT)                                                                      \
@@ -77,7 +92,8 @@ TJ_KERNEL(clamp_bad_opts, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 }
 
 static const char *const fn_names[] = {[FN_RINT] = "rint", [FN_ROUND] = "round", [FN_TRUNC] = "trunc",
-                                       [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_ISFINITE] = "isfinite"};
+                                       [FN_ISNAN] = "isnan", [FN_ISINF] = "isinf", [FN_ISFINITE] = "isfinite",
+                                       [FN_SIGNBIT] = "signbit"};
 
 static double reference(int fn, double v)
 {
@@ -87,7 +103,8 @@ static double reference(int fn, double v)
     case FN_TRUNC: return trunc(v);
     case FN_ISNAN: return isnan(v) != 0;
     case FN_ISINF: return isinf(v) != 0;
-    default: return isfinite(v) != 0;
+    case FN_ISFINITE: return isfinite(v) != 0;
+    default: return signbit(v) != 0;
     }
 }
 
@@ -120,7 +137,7 @@ static void run_rounding(tj_device *dev, const tj_kernel *k, tj_dtype dt)
     for (int i = 0; i < N; i++)
         tl_set(dt, rx, (size_t)i, dt == TJ_I32 ? tl_int((int64_t)tl_rand_range(-100000, 100000)) : tl_flt(x[i]));
     tj_buffer bx = tl_upload(dev, rx, size), bo = tl_poisoned(dev, size);
-    for (int64_t fn = dt == TJ_I32 ? FN_ISNAN : FN_RINT; fn <= FN_ISFINITE; fn++) {
+    for (int64_t fn = dt == TJ_I32 ? FN_ISNAN : FN_RINT; fn <= FN_SIGNBIT; fn++) {
         tl_repoison(dev, bo, size);
         tj_launch_cfg cfg = {.grid = {1}};
         tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo)};
@@ -136,6 +153,39 @@ static void run_rounding(tj_device *dev, const tj_kernel *k, tj_dtype dt)
             double got = dt == TJ_I32 ? (double)tl_get(dt, ro, (size_t)i).i : tl_get(dt, ro, (size_t)i).f;
             if (!same_float(got, want) && wrong++ < 4)
                 tap_diag("%s(%.17g) = %.17g, expected %.17g", fn_names[fn], v, got, want);
+        }
+        tap_ok(!wrong, "%s", what);
+    }
+    tj_buffer_free(dev, bx), tj_buffer_free(dev, bo);
+}
+
+/* copysign, bit for bit: x's bits but the sign bit, which is y's (the
+ * inputs reversed give every pairing of signs, NaN and zeros included). */
+static void run_copysign(tj_device *dev, const tj_kernel *k, tj_dtype dt)
+{
+    size_t width = tj_dtype_size(dt), size = N * width;
+    uint8_t rx[N * 8], ro[N * 8];
+    double x[N];
+    inputs(dt, x);
+    for (int i = 0; i < N; i++)
+        tl_set(dt, rx, (size_t)i, tl_flt(i % 7 == 3 ? -x[i] : x[i])); /* -NaN and more negatives */
+    tj_buffer bx = tl_upload(dev, rx, size), bo = tl_poisoned(dev, size);
+    tj_launch_cfg cfg = {.grid = {1}};
+    tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo)};
+    char what[64];
+    snprintf(what, sizeof what, "copysign of %s, bit for bit", tj_dtype_name(dt));
+    if (!tl_launch_failed(tj_launch(dev, k, &cfg, args, 2, NULL, 0), what)) {
+        tl_download(dev, bo, ro, size);
+        int wrong = 0;
+        for (int i = 0; i < N; i++) {
+            uint8_t want[8];
+            memcpy(want, rx + (size_t)i * width, width);
+            const uint8_t sign = (uint8_t)(rx[(size_t)(N - 1 - i) * width + width - 1] & 0x80);
+            want[width - 1] = (uint8_t)((want[width - 1] & 0x7f) | sign); /* little-endian: the top byte */
+            if (memcmp(want, ro + (size_t)i * width, width) && wrong++ < 4)
+                tap_diag("copysign(%.17g, %.17g) = %.17g, expected the bits of %.17g", tl_get(dt, rx, (size_t)i).f,
+                         tl_get(dt, rx, (size_t)(N - 1 - i)).f, tl_get(dt, ro, (size_t)i).f,
+                         tl_get(dt, want, 0).f);
         }
         tap_ok(!wrong, "%s", what);
     }
@@ -208,12 +258,16 @@ static void run_clamp(tj_device *dev, const tj_kernel *k, tj_dtype dt)
 int main(void)
 {
     tj_device *dev = tl_setup("test_rounding");
-    tap_plan(4 * 6 + 3 + 3 * 4 + 2 * 2 + 4 + 1); /* rounding, integer classes, clamp, errors, PTX */
+    tap_plan(4 * 7 + 4 + 4 + 3 * 4 + 2 * 2 + 4 + 1); /* rounding, integer classes, copysign, clamp, errors, PTX */
     run_rounding(dev, round_f16, TJ_F16);
     run_rounding(dev, round_bf16, TJ_BF16);
     run_rounding(dev, round_f32, TJ_F32);
     run_rounding(dev, round_f64, TJ_F64);
     run_rounding(dev, round_i32, TJ_I32);
+    run_copysign(dev, copysign_f16, TJ_F16);
+    run_copysign(dev, copysign_bf16, TJ_BF16);
+    run_copysign(dev, copysign_f32, TJ_F32);
+    run_copysign(dev, copysign_f64, TJ_F64);
     run_clamp(dev, clamp_f16, TJ_F16);
     run_clamp(dev, clamp_f32, TJ_F32);
     run_clamp(dev, clamp_f64, TJ_F64);
@@ -228,13 +282,20 @@ int main(void)
     int ptx_ok = 1;
     const tj_kernel *ks[] = {round_f16, round_bf16, round_f32, round_f64};
     for (int d = 0; d < 4; d++)
-        for (int64_t fn = FN_RINT; fn <= FN_ISFINITE; fn++)
+        for (int64_t fn = FN_RINT; fn <= FN_SIGNBIT; fn++)
             for (int t = 0; t < 2; t++) {
                 char *ptx = NULL;
                 if (tj_kernel_ptx(ks[d], &fn, 1, t ? "sm_90" : "sm_80", 4, &ptx) != TJ_OK)
                     ptx_ok = 0, tap_diag("%s %s: %s", ks[d]->name, fn_names[fn], tj_last_error());
                 free(ptx);
             }
+    const tj_kernel *copysigns[] = {copysign_f16, copysign_bf16, copysign_f32, copysign_f64};
+    for (int d = 0; d < 4; d++) {
+        char *ptx = NULL;
+        if (tj_kernel_ptx(copysigns[d], NULL, 0, "sm_80", 4, &ptx) != TJ_OK)
+            ptx_ok = 0, tap_diag("%s: %s", copysigns[d]->name, tj_last_error());
+        free(ptx);
+    }
     const tj_kernel *cs[] = {clamp_f16, clamp_f32, clamp_f64, clamp_i32, clamp_u8};
     for (int c = 0; c < 5; c++) {
         int64_t consts[2] = {1, 1};

@@ -147,7 +147,8 @@ typedef enum tj_binop {
     TJ_OP_EQ, TJ_OP_NE, TJ_OP_LT, TJ_OP_LE, TJ_OP_GT, TJ_OP_GE,
     TJ_OP_FAST_DIV,  /* tj_fast_div, below */
     TJ_OP_POW,       /* floats (integers become f32): C's pow */
-    TJ_OP_ATAN2, TJ_OP_HYPOT /* floats, as pow: C's atan2(a, b), hypot(a, b) */
+    TJ_OP_ATAN2, TJ_OP_HYPOT, /* floats, as pow: C's atan2(a, b), hypot(a, b) */
+    TJ_OP_COPYSIGN   /* floats, as pow: a's magnitude with b's sign */
 } tj_binop;
 
 #define TJ__BIN(op, a, b) tj__binary(TJ__HERE, (op), TJ_V(a), TJ_V(b))
@@ -211,7 +212,7 @@ typedef enum tj_unop {
     TJ_OP_ISNAN, TJ_OP_ISINF, TJ_OP_ISFINITE,
     TJ_OP_TAN, TJ_OP_ASIN, TJ_OP_ACOS, TJ_OP_ATAN, TJ_OP_SINH, TJ_OP_COSH,
     TJ_OP_ASINH, TJ_OP_ACOSH, TJ_OP_ATANH, TJ_OP_LOG10, TJ_OP_CBRT,
-    TJ_OP_POPC, TJ_OP_CLZ, TJ_OP_BREV
+    TJ_OP_POPC, TJ_OP_CLZ, TJ_OP_BREV, TJ_OP_SIGNBIT
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -251,6 +252,10 @@ typedef enum tj_unop {
 #define tj_cbrt(x)     TJ__UN(TJ_OP_CBRT, x)
 #define tj_atan2(y, x) TJ__BIN(TJ_OP_ATAN2, y, x) /* the angle of (x, y), in [-pi, pi] */
 #define tj_hypot(x, y) TJ__BIN(TJ_OP_HYPOT, x, y) /* sqrt(x^2 + y^2) without overflow */
+/* C's copysign (x's magnitude, y's sign bit: NaN and zeros too) and signbit
+ * (the sign bit as i1; an integer's is x < 0), exact on both back ends. */
+#define tj_copysign(x, y) TJ__BIN(TJ_OP_COPYSIGN, x, y)
+#define tj_signbit(x)  TJ__UN(TJ_OP_SIGNBIT, x)
 /* Rounding to an integral value of the same dtype: rint to the nearest,
  * ties to even (Triton's libdevice rint); round to the nearest, ties away
  * from zero (C's round, libdevice round); trunc toward zero. */

@@ -23,6 +23,7 @@
 static const char *const binop_names[] = {
     "add", "sub", "mul", "div", "floordiv", "mod", "and", "or", "xor", "shl", "shr",
     "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div", "pow", "atan2", "hypot",
+    "copysign",
 };
 
 static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
@@ -114,6 +115,35 @@ static int32_t floor_divmod(int want_mod, int32_t a, int32_t b)
     return tji_emit(TJI_WHERE, ARGS(adjust, q_minus_1, q), t);
 }
 
+/* A float's bits as the integer dtype of its width (x's shape). */
+static int32_t float_bits(int32_t x)
+{
+    tji_type t = type_of(x);
+    int bits = tjs_dtype_bits(t.dtype);
+    tj_dtype it = bits == 64 ? TJ_I64 : bits == 32 ? TJ_I32 : TJ_I16;
+    return tji_emit(TJI_BITCAST, ARGS(x), with_dtype(t, it));
+}
+
+/* An integer constant of dtype dt in the shape of x. */
+static int32_t const_shaped(tj_dtype dt, int32_t x, int64_t v)
+{
+    tji_type t = type_of(x);
+    return tji_broadcast_shape(tji_make_const(dt, v, 0), t.rank, t.shape);
+}
+
+/* copysign(x, y) of floats: x's bits but the sign, or'ed with y's sign bit
+ * (the magnitude and NaN payload kept exactly, as C's). */
+static int32_t copysign_bits(int32_t x, int32_t y)
+{
+    tji_type t = type_of(x);
+    int32_t xb = float_bits(x), yb = float_bits(y);
+    tji_type it = type_of(xb);
+    int64_t sign = (int64_t)(~(uint64_t)0 << (tjs_dtype_bits(t.dtype) - 1)); /* the sign bit, sign-extended */
+    int32_t magnitude = tji_emit(TJI_AND, ARGS(xb, const_shaped(it.dtype, xb, ~sign)), it);
+    int32_t sign_of_y = tji_emit(TJI_AND, ARGS(yb, const_shaped(it.dtype, yb, sign)), it);
+    return tji_emit(TJI_BITCAST, ARGS(tji_emit(TJI_OR, ARGS(magnitude, sign_of_y), it)), t);
+}
+
 tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
 {
     int known = (unsigned)op < (unsigned)NBINOPS;
@@ -136,7 +166,8 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         return val(no_rule(x, y));
     if (dt == TJ_I1 && !is_cmp && !bitwise) /* arithmetic on i1 is done in i32 */
         dt = TJ_I32;
-    if ((op == TJ_OP_DIV || op == TJ_OP_POW || op == TJ_OP_ATAN2 || op == TJ_OP_HYPOT) && !is_float(dt))
+    if ((op == TJ_OP_DIV || op == TJ_OP_POW || op == TJ_OP_ATAN2 || op == TJ_OP_HYPOT || op == TJ_OP_COPYSIGN) &&
+        !is_float(dt))
         dt = TJ_F32;
     int32_t ids[2] = {tji_to_dtype(x, dt, 1), 0};
     if (!ids[0] || !(ids[1] = tji_to_dtype(y, dt, 1)) || !tji_broadcast_all(ids, 2))
@@ -161,6 +192,8 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
     }
     if ((op == TJ_OP_FLOORDIV || op == TJ_OP_MOD) && !is_unsigned(dt))
         return val(floor_divmod(op == TJ_OP_MOD, ids[0], ids[1]));
+    if (op == TJ_OP_COPYSIGN)
+        return val(copysign_bits(ids[0], ids[1]));
     int32_t v = tji_emit(codes[op], ids, 2, rt);
     op_of(v)->approx = fast;
     return val(v);
@@ -190,6 +223,17 @@ static int32_t float_class(tj_unop op, int32_t x)
     return r;
 }
 
+/* signbit: a float's sign bit (its bits < 0 as a signed integer); an
+ * integer's x < 0 (never for unsigned dtypes and i1). */
+static int32_t sign_bit(int32_t x)
+{
+    tji_type t = type_of(x);
+    if (!tjs_dtype_is_signed(t.dtype) && !is_float(t.dtype))
+        return const_shaped(TJ_I1, x, 0);
+    int32_t bits = is_float(t.dtype) ? float_bits(x) : x;
+    return compare(TJI_LT, bits, const_shaped(type_of(bits).dtype, bits, 0));
+}
+
 tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
 {
     static const char *const names[] = {"neg", "not", "abs", "exp", "exp2", "log", "log2",
@@ -197,7 +241,7 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
                                         "sin", "cos", "tanh", "erf", "fast_exp2", "log1p", "expm1",
                                         "rint", "trunc", "round", "isnan", "isinf", "isfinite",
                                         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-                                        "acosh", "atanh", "log10", "cbrt", "popc", "clz", "brev"};
+                                        "acosh", "atanh", "log10", "cbrt", "popc", "clz", "brev", "signbit"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
                                        TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
@@ -205,7 +249,7 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
                                        TJI_TRUNC, TJI_ROUND, TJI_CMP, TJI_CMP, TJI_CMP,
                                        TJI_TAN, TJI_ASIN, TJI_ACOS, TJI_ATAN, TJI_SINH, TJI_COSH,
                                        TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT,
-                                       TJI_POPC, TJI_CLZ, TJI_BREV};
+                                       TJI_POPC, TJI_CLZ, TJI_BREV, TJI_CMP};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!tji_enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;
@@ -224,6 +268,8 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
         v = tji_to_dtype(v, TJ_I32, 1);
     if (op == TJ_OP_ISNAN || op == TJ_OP_ISINF || op == TJ_OP_ISFINITE)
         return val(float_class(op, v));
+    if (op == TJ_OP_SIGNBIT)
+        return val(sign_bit(v));
     if (op >= TJ_OP_EXP && !on_bits && !is_float(t.dtype))
         v = tji_to_dtype(v, TJ_F32, 1);
     if (!v)
