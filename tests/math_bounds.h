@@ -3,7 +3,7 @@
  * math_bounds.h — the error bounds README.md documents for tj_sin, tj_cos,
  * tj_tanh, tj_erf, tj_pow, tj_log1p, tj_expm1, tj_tan, tj_asin, tj_acos,
  * tj_atan, tj_atan2, tj_sinh, tj_cosh, tj_asinh, tj_acosh, tj_atanh,
- * tj_log10, tj_cbrt and tj_hypot, in ulp of the result dtype, with the inputs,
+ * tj_log10, tj_cbrt, tj_hypot and tj_exp10, in ulp of the result dtype, with the inputs,
  * references and error measure of the tests that hold each back end to
  * them: test_math_fns (on the device under test) and test_gpu_math_host
  * (the GPU's code, run on the host).
@@ -15,11 +15,11 @@
 
 enum {
     TL_SIN, TL_COS, TL_TANH, TL_ERF, TL_POW, TL_LOG1P, TL_EXPM1, TL_TAN, TL_ASIN, TL_ACOS, TL_ATAN,
-    TL_ATAN2, TL_SINH, TL_COSH, TL_ASINH, TL_ACOSH, TL_ATANH, TL_LOG10, TL_CBRT, TL_HYPOT, TL_NFN
+    TL_ATAN2, TL_SINH, TL_COSH, TL_ASINH, TL_ACOSH, TL_ATANH, TL_LOG10, TL_CBRT, TL_HYPOT, TL_EXP10, TL_NFN
 };
 static const char *const tl_fn_names[] = {"sin",  "cos",  "tanh",  "erf",   "pow",   "log1p", "expm1",
                                           "tan",  "asin", "acos",  "atan",  "atan2", "sinh",  "cosh",
-                                          "asinh", "acosh", "atanh", "log10", "cbrt", "hypot"};
+                                          "asinh", "acosh", "atanh", "log10", "cbrt", "hypot", "exp10"};
 /* Functions of two arguments (x, y). */
 static inline int tl_binary(int fn) { return fn == TL_POW || fn == TL_ATAN2 || fn == TL_HYPOT; }
 
@@ -31,6 +31,8 @@ static const double tl_cpu_bound[TL_NFN][4] = {
     {1, 1, 1.5, 1.5}, {1, 1, 1.5, 1.5}, {1, 1, 1.5, 1.5}, {1, 1, 1.5, 1.5}, {1, 1, 1.5, 1.5},
     {1, 1, 2.5, 2.5}, {1, 1, 2.5, 2.5}, {1, 1, 2.5, 2.5}, {1, 1, 2.5, 2.5}, {1, 1, 2.5, 2.5},
     {1, 1, 2.5, 2.5}, {1, 1, 1.5, 4.5}, {1, 1, 1.5, 1.5},
+    /* exp10 */
+    {1, 1, 1.5, 2.5},
 };
 /* tjit's own code on the GPU (src/jit/gpu/math.c, math_f64.c) */
 static const double tl_gpu_bound[TL_NFN][4] = {
@@ -39,6 +41,8 @@ static const double tl_gpu_bound[TL_NFN][4] = {
        seen over a dozen seeds on the host */
     {1, 1, 1, 4}, {1, 1, 1, 2.5}, {1, 1, 1, 2.5}, {1, 1, 1, 1}, {1, 1, 1, 2}, {1, 1, 1, 4}, {1, 1, 1, 4.5},
     {1, 1, 1, 3.5}, {1, 1, 1, 3.5}, {1, 1, 1, 3}, {1, 1, 1, 2}, {1, 1, 1, 1}, {1, 1, 1, 1.5},
+    /* exp10 */
+    {1, 1, 1, 2},
 };
 
 static inline int tl_dt_index(tj_dtype dt) { return dt == TJ_F16 ? 0 : dt == TJ_BF16 ? 1 : dt == TJ_F32 ? 2 : 3; }
@@ -78,6 +82,7 @@ static inline long double tl_ref(int fn, long double x, long double y)
     case TL_LOG10: return log10l(x);
     case TL_CBRT: return cbrtl(x);
     case TL_HYPOT: return hypotl(x, y);
+    case TL_EXP10: return powl(10, x); /* exp10l is a GNU extension */
     default: return powl(x, y);
     }
 }
@@ -161,6 +166,11 @@ static inline void tl_input(int fn, tj_dtype dt, int i, double *x, double *y)
         *x = part < 2 ? tl__random_in(dt, fn == TL_CBRT ? -100 : 0, 100)
                       : tl_round(dt, ldexp(tl_rand_double(fn == TL_CBRT ? -2 : 1, 2), (int)tl_rand_range(-1070, 1020)));
         break;
+    case TL_EXP10: { /* across the dtype's whole range, subnormal results too */
+        double top = dt == TJ_F16 ? 4.8 : dt == TJ_F64 ? 308.2 : 38.5, bottom = dt == TJ_F16 ? -7.5 : dt == TJ_F64 ? -323 : -44;
+        *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : part == 1 ? tl__random_in(dt, -3, 3) : tl__random_in(dt, bottom, top);
+        break;
+    }
     case TL_ATAN2: case TL_HYPOT:
         *x = tl__random_in(dt, -10, 10), *y = tl__random_in(dt, -10, 10);
         if (part == 3) {

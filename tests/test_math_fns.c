@@ -2,7 +2,7 @@
 /*
  * test_math_fns.c — tj_sin, tj_cos, tj_tanh, tj_erf, tj_pow, tj_log1p,
  * tj_expm1, tj_tan, tj_asin, tj_acos, tj_atan, tj_atan2, tj_sinh, tj_cosh,
- * tj_asinh, tj_acosh, tj_atanh, tj_log10, tj_cbrt and tj_hypot against long
+ * tj_asinh, tj_acosh, tj_atanh, tj_log10, tj_cbrt, tj_hypot and tj_exp10 against long
  * double references, in ulp, within the bounds README.md documents.
  *
  * Each function runs over random inputs in the ranges where kernels use
@@ -48,6 +48,7 @@ static tj_val apply(int fn, tj_val a, tj_val b)
     case TL_LOG10: return tj_log10(a);
     case TL_CBRT: return tj_cbrt(a);
     case TL_HYPOT: return tj_hypot(a, b);
+    case TL_EXP10: return tj_exp10(a);
     default: return tj_pow(a, b);
     }
 }

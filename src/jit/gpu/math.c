@@ -242,7 +242,7 @@ LLVMValueRef tjj_gmath_pow2_f64(tjj_gpu_gen *g, LLVMValueRef n)
  * double): Taylor series of degree 13 (its remainder is below 2^-57 on the
  * interval), the rl correction to first order, and 2^n applied as two exact
  * powers of two so that a subnormal result is rounded once. */
-static LLVMValueRef exp_core_f64(tjj_gpu_gen *g, LLVMValueRef n, LLVMValueRef rh, LLVMValueRef rl)
+LLVMValueRef tjj_gmath_exp_core(tjj_gpu_gen *g, LLVMValueRef n, LLVMValueRef rh, LLVMValueRef rl)
 {
     float_format ff = format_of(g, g->ty.t_double);
     double coef[14];
@@ -281,7 +281,7 @@ static LLVMValueRef exp2_f64_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMValueRef rh = LLVMBuildFMul(g->b, f, c_real(g->ty.t_double, TJJ_LN2), "");
     LLVMValueRef rl = LLVMBuildFAdd(g->b, tjj_gmath_fma(g, f, c_real(g->ty.t_double, TJJ_LN2), LLVMBuildFNeg(g->b, rh, "")),
                                     LLVMBuildFMul(g->b, f, c_real(g->ty.t_double, TJJ_LN2_LO), ""), "");
-    return tjj_gmath_keep_nan(g, x, exp_core_f64(g, n, rh, rl));
+    return tjj_gmath_keep_nan(g, x, tjj_gmath_exp_core(g, n, rh, rl));
 }
 
 LLVMValueRef tjj_gmath_exp_f64(tjj_gpu_gen *g, LLVMValueRef *args)
@@ -291,7 +291,7 @@ LLVMValueRef tjj_gmath_exp_f64(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMValueRef neg_n = LLVMBuildFNeg(g->b, n, "");
     LLVMValueRef rh = tjj_gmath_fma(g, neg_n, c_real(g->ty.t_double, TJJ_LN2), t); /* nearly exact: x is close to n ln2 */
     LLVMValueRef rl = LLVMBuildFMul(g->b, neg_n, c_real(g->ty.t_double, TJJ_LN2_LO), "");
-    return tjj_gmath_keep_nan(g, x, exp_core_f64(g, n, rh, rl));
+    return tjj_gmath_keep_nan(g, x, tjj_gmath_exp_core(g, n, rh, rl));
 }
 
 /* f32 exp: ex2.approx of x*log2(e), where the rounding error of the product

@@ -2,7 +2,7 @@
 /*
  * math_f64.c — the GPU's float functions that are computed in f64 for every
  * float dtype: sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh,
- * asinh, acosh, atanh, erf, pow, log1p, expm1, log10, cbrt and hypot.
+ * asinh, acosh, atanh, erf, pow, log1p, expm1, log10, exp10, cbrt and hypot.
  *
  * There is no libm on the GPU and tjit does not use libdevice (math.c says
  * why and how the library is built). These functions are rarer than exp in
@@ -24,7 +24,8 @@
  * to five points (fdlibm's intervals) and a Taylor series, and asin, acos
  * and atan2 from it; erf by its Maclaurin series below 1 and Taylor series
  * at j + 1/2 on [j, j+1) up to 6, whose coefficients are computed from
- * erfl and expl; log10 from log's reduction; cbrt by Newton's method from
+ * erfl and expl; log10 from log's reduction; exp10 from exp's, of x ln 10
+ * in two parts; cbrt by Newton's method from
  * a guess made of the bits; hypot by one fma of scaled squares.
  */
 #include <math.h>
@@ -587,7 +588,7 @@ static LLVMValueRef atanh_body(tjj_gpu_gen *g, LLVMValueRef *args)
     return odd_result(g, x, LLVMBuildFMul(b, cd(g, 0.5), log1p_of(g, arg), ""));
 }
 
-/* --- log10, cbrt, hypot ------------------------------------------------------------------ */
+/* --- log10, exp10, cbrt, hypot ----------------------------------------------------------- */
 
 /* log10 x = e log10(2) + log(m) log10(e) for x = 2^e m (log's reduction),
  * log10(2) split so that e times its first part is exact. */
@@ -602,6 +603,25 @@ static LLVMValueRef log10_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMValueRef tail = tjj_gmath_fma(g, l, cd(g, (double)log10_e), LLVMBuildFMul(b, e, cd(g, lo), ""));
     tail = tjj_gmath_fma(g, l, cd(g, (double)(log10_e - (double)log10_e)), tail);
     return tjj_gmath_log_special(g, x, tjj_gmath_fma(g, e, cd(g, hi), tail));
+}
+
+/* exp10 x = e^(x ln 10), with x ln 10 kept as a double and what its
+ * rounding lost (fma), since that loss (up to 2^-53 |x ln 10|) would be
+ * hundreds of ulp near the ends of the range; exp's reduction takes both
+ * parts to n ln 2 + rh + rl. Beyond +-350 the result is 0 or inf. */
+static LLVMValueRef exp10_body(tjj_gpu_gen *g, LLVMValueRef *args)
+{
+    LLVMBuilderRef b = g->b;
+    LLVMValueRef x = args[0], t = tjj_gmath_clamp(g, x, -350, 350);
+    long double ln10 = logl(10);
+    LLVMValueRef p = LLVMBuildFMul(b, t, cd(g, (double)ln10), "");
+    LLVMValueRef p_lo = LLVMBuildFAdd(b, tjj_gmath_fma(g, t, cd(g, (double)ln10), LLVMBuildFNeg(b, p, "")),
+                                      LLVMBuildFMul(b, t, cd(g, (double)(ln10 - (double)ln10)), ""), "");
+    LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(b, p, cd(g, TJJ_LOG2E), ""));
+    LLVMValueRef neg_n = LLVMBuildFNeg(b, n, "");
+    LLVMValueRef rh = tjj_gmath_fma(g, neg_n, cd(g, TJJ_LN2), p);
+    LLVMValueRef rl = tjj_gmath_fma(g, neg_n, cd(g, TJJ_LN2_LO), p_lo);
+    return tjj_gmath_keep_nan(g, x, tjj_gmath_exp_core(g, n, rh, rl));
 }
 
 /* cbrt x: a first guess from the bits (a third of the exponent, a constant
@@ -665,7 +685,7 @@ LLVMValueRef tjj_gmath_f64(tjj_gpu_gen *g, tji_opcode code, LLVMValueRef x, LLVM
         {TJI_ACOS, "acos", acos_body},    {TJI_ATAN, "atan", atan_body},    {TJI_ATAN2, "atan2", atan2_body},
         {TJI_SINH, "sinh", sinh_body},    {TJI_COSH, "cosh", cosh_body},    {TJI_ASINH, "asinh", asinh_body},
         {TJI_ACOSH, "acosh", acosh_body}, {TJI_ATANH, "atanh", atanh_body}, {TJI_LOG10, "log10", log10_body},
-        {TJI_CBRT, "cbrt", cbrt_body},    {TJI_HYPOT, "hypot", hypot_body},
+        {TJI_CBRT, "cbrt", cbrt_body},    {TJI_HYPOT, "hypot", hypot_body}, {TJI_EXP10, "exp10", exp10_body},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if (fns[i].code == code)

@@ -4,8 +4,8 @@
  * library: math.c (exp, exp2, log, log2, fmod, the helpers below, and the
  * dispatch of every float op the GPU computes its own way) and math_f64.c
  * (the functions computed in f64 for every float dtype: trigonometric,
- * hyperbolic and their inverses, erf, pow, log1p, expm1, log10, cbrt,
- * hypot). Private to src/jit/gpu/.
+ * hyperbolic and their inverses, erf, pow, log1p, expm1, log10, exp10,
+ * cbrt, hypot). Private to src/jit/gpu/.
  *
  * A library function is an internal function of the kernel's module,
  * "tjm_<name>_<f32|f64>", built on first use (tjj_gmath_call); its body is
@@ -43,6 +43,9 @@ TJI_FUNC LLVMValueRef tjj_gmath_clamp(tjj_gpu_gen *g, LLVMValueRef x, double lo,
 /* 2^n as a double, for an i32 n in the normal range. */
 TJI_FUNC LLVMValueRef tjj_gmath_pow2_f64(tjj_gpu_gen *g, LLVMValueRef n);
 
+/* f64: exp(rh + rl) 2^n for |rh| <= 0.35, tiny rl and an integral double n,
+ * |n| <= 1200 (exp's reduction done by the caller). */
+TJI_FUNC LLVMValueRef tjj_gmath_exp_core(tjj_gpu_gen *g, LLVMValueRef n, LLVMValueRef rh, LLVMValueRef rl);
 /* Bodies: exp of a double; log of a float or double. */
 TJI_FUNC LLVMValueRef tjj_gmath_exp_f64(tjj_gpu_gen *g, LLVMValueRef *args);
 TJI_FUNC LLVMValueRef tjj_gmath_log(tjj_gpu_gen *g, LLVMValueRef *args);
