@@ -13,7 +13,8 @@
  * the printed IR reads back (tjit-opt's lit test inline-asm.tir). Packs
  * (tj_inline_asm's .pack, Triton's pack): two f16 in one r register
  * (add.rn.f16x2), four u8 in one (a mask of each byte), four u8 widened to
- * four u16 in two output registers (prmt), and a scalar padded to a pack;
+ * four u16 in two output registers (prmt), the two f16 of a register
+ * swapped (prmt: lane 0 is the low half), and a scalar padded to a pack;
  * their PTX assembles, and their errors (a pack that does not fill whole
  * registers, too few outputs, a pack too large). On a GPU
  * (tests/gpu/test_inline_asm.gpu) every element is checked against C.
@@ -51,10 +52,11 @@ enum { NP = 256 };
 
 /* Packs: o_h2 = p + q (f16, two per r register), o_mask = u & 0x7f (u8,
  * four per register), o_wide = u as u16 (four u8 in, two registers out),
- * o_sc[0] = u[0] & 0x7f (a scalar: one lane of a pack of 4). */
+ * o_sc[0] = u[0] & 0x7f (a scalar: one lane of a pack of 4), o_swap[i] =
+ * p[i ^ 1] (the halves of each pair's register exchanged). */
 TJ_KERNEL(asm_packed,
           TJ_PARAMS(TJ_PTR(p, f16), TJ_PTR(q, f16), TJ_PTR(u, u8), TJ_PTR(o_h2, f16), TJ_PTR(o_mask, u8),
-                    TJ_PTR(o_wide, u16), TJ_PTR(o_sc, u8)),
+                    TJ_PTR(o_wide, u16), TJ_PTR(o_sc, u8), TJ_PTR(o_swap, f16)),
           TJ_CONSTS())
 {
     tj_val i = tj_arange(0, NP), vu = tj_load(tj_add(u, i));
@@ -64,6 +66,8 @@ TJ_KERNEL(asm_packed,
     tj_store(tj_add(o_wide, i), tj_inline_asm("prmt.b32 $0, $2, 0, 0x4140; prmt.b32 $1, $2, 0, 0x4342;", "=r,=r,r",
                                               TJ_U16, TJ_VALS(vu), .pack = 4));
     tj_store(o_sc, tj_inline_asm("and.b32 $0, $1, 0x7f7f7f7f;", "=r,r", TJ_U8, TJ_VALS(tj_load(u)), .pack = 4));
+    tj_store(tj_add(o_swap, i), tj_inline_asm("prmt.b32 $0, $1, 0, 0x1032;", "=r,r", TJ_F16,
+                                              TJ_VALS(tj_load(tj_add(p, i))), .pack = 2));
 }
 
 /* fp8 packs (Triton's use of pack): |x| of four e4m3 bytes at once. */
@@ -105,7 +109,7 @@ static float f16_bits_negated(uint16_t bits)
 
 static void run_packed_on_gpu(tj_device *dev)
 {
-    uint16_t p[NP], q[NP], o_h2[NP], o_wide[NP];
+    uint16_t p[NP], q[NP], o_h2[NP], o_wide[NP], o_swap[NP];
     uint8_t u[NP], o_mask[NP], o_sc[1];
     for (int i = 0; i < NP; i++) {
         p[i] = tj_f32_to_f16((float)tl_rand_double(-100, 100)), q[i] = tj_f32_to_f16((float)tl_rand_double(-100, 100));
@@ -114,21 +118,24 @@ static void run_packed_on_gpu(tj_device *dev)
     tj_buffer bp = tl_upload(dev, p, sizeof p), bq = tl_upload(dev, q, sizeof q), bu = tl_upload(dev, u, sizeof u);
     tj_buffer bh2 = tl_poisoned(dev, sizeof o_h2), bmask = tl_poisoned(dev, sizeof o_mask);
     tj_buffer bwide = tl_poisoned(dev, sizeof o_wide), bsc = tl_poisoned(dev, sizeof o_sc);
-    tj_arg args[] = {TJ_ARG_BUF(bp), TJ_ARG_BUF(bq), TJ_ARG_BUF(bu), TJ_ARG_BUF(bh2), TJ_ARG_BUF(bmask),
-                     TJ_ARG_BUF(bwide), TJ_ARG_BUF(bsc)};
+    tj_buffer bswap = tl_poisoned(dev, sizeof o_swap);
+    tj_arg args[] = {TJ_ARG_BUF(bp),    TJ_ARG_BUF(bq),  TJ_ARG_BUF(bu),   TJ_ARG_BUF(bh2),
+                     TJ_ARG_BUF(bmask), TJ_ARG_BUF(bwide), TJ_ARG_BUF(bsc), TJ_ARG_BUF(bswap)};
     tj_launch_cfg cfg = {.grid = {1}};
-    if (!tl_launch_failed(tj_launch(dev, asm_packed, &cfg, args, 7, NULL, 0), "packed inline PTX on the GPU")) {
+    if (!tl_launch_failed(tj_launch(dev, asm_packed, &cfg, args, 8, NULL, 0), "packed inline PTX on the GPU")) {
         tl_download(dev, bh2, o_h2, sizeof o_h2), tl_download(dev, bmask, o_mask, sizeof o_mask);
         tl_download(dev, bwide, o_wide, sizeof o_wide), tl_download(dev, bsc, o_sc, sizeof o_sc);
+        tl_download(dev, bswap, o_swap, sizeof o_swap);
         int wrong = o_sc[0] != (u[0] & 0x7f);
         for (int i = 0; i < NP; i++) {
             float sum = (float)tl_round(TJ_F16, (double)tj_f16_to_f32(p[i]) + tj_f16_to_f32(q[i]));
-            wrong += tj_f16_to_f32(o_h2[i]) != sum || o_mask[i] != (u[i] & 0x7f) || o_wide[i] != u[i];
+            wrong += tj_f16_to_f32(o_h2[i]) != sum || o_mask[i] != (u[i] & 0x7f) || o_wide[i] != u[i] ||
+                     o_swap[i] != p[i ^ 1];
         }
-        tap_ok(!wrong, "packed inline PTX on the GPU: f16x2 add, byte masks, bytes widened, a scalar");
+        tap_ok(!wrong, "packed inline PTX on the GPU: f16x2 add, byte masks, bytes widened, a scalar, halves swapped");
     }
     tj_buffer_free(dev, bp), tj_buffer_free(dev, bq), tj_buffer_free(dev, bu), tj_buffer_free(dev, bh2);
-    tj_buffer_free(dev, bmask), tj_buffer_free(dev, bwide), tj_buffer_free(dev, bsc);
+    tj_buffer_free(dev, bmask), tj_buffer_free(dev, bwide), tj_buffer_free(dev, bsc), tj_buffer_free(dev, bswap);
 }
 
 static void run_on_gpu(tj_device *dev)
@@ -204,7 +211,8 @@ int main(void)
         tj_status st = tj_kernel_ptx(asm_packed, NULL, 0, sms[t], 4, &ptx);
         if (st != TJ_OK)
             tap_diag("%s", tj_last_error());
-        int ok = st == TJ_OK && strstr(ptx, "add.rn.f16x2") && strstr(ptx, "0x7f7f7f7f") && strstr(ptx, "prmt.b32");
+        int ok = st == TJ_OK && strstr(ptx, "add.rn.f16x2") && strstr(ptx, "0x7f7f7f7f") && strstr(ptx, "prmt.b32") &&
+                 strstr(ptx, "0x1032");
         tap_ok(ok, "PTX for %s holds each packed instruction%s", sms[t],
                getenv("TJIT_PTXAS") && *getenv("TJIT_PTXAS") ? ", and ptxas assembles it" : "");
         free(ptx);
@@ -228,7 +236,7 @@ int main(void)
         tj_status st = tj_launch(dev, asm_kinds, &cfg, args, 13, NULL, 0);
         tap_ok(st != TJ_OK && tl_error_mentions("asm_kinds", "runs on a GPU only", NULL),
                "a CPU launch is refused, saying inline PTX runs on a GPU only");
-        st = tj_launch(dev, asm_packed, &cfg, args, 7, NULL, 0);
+        st = tj_launch(dev, asm_packed, &cfg, args, 8, NULL, 0);
         tap_ok(st != TJ_OK && tl_error_mentions("asm_packed", "runs on a GPU only", NULL),
                "a CPU launch of packed PTX is refused the same way");
         for (int i = 0; i < 13; i++)
