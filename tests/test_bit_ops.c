@@ -40,6 +40,10 @@ TJ_KERNEL(popc_of_float, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
     tj_val offs = tj_arange(0, 16);
     bad_line = __LINE__, tj_store(tj_add(x, offs), tj_popc(tj_load(tj_add(x, offs))));
 }
+TJ_KERNEL(brev_of_pointer, TJ_PARAMS(TJ_PTR(x, i32)), TJ_CONSTS())
+{
+    tj_brev(x);
+}
 TJ_KERNEL(clz_of_i1, TJ_PARAMS(TJ_PTR(x, i32)), TJ_CONSTS())
 {
     tj_val offs = tj_arange(0, 16);
@@ -101,7 +105,7 @@ static void run(tj_device *dev, const tj_kernel *k, tj_dtype dt)
 int main(void)
 {
     tj_device *dev = tl_setup("test_bit_ops");
-    tap_plan(8 * 3 + 4);
+    tap_plan(8 * 3 + 5);
     const tj_kernel *ks[] = {bits_i8, bits_i16, bits_i32, bits_i64, bits_u8, bits_u16, bits_u32, bits_u64};
     const tj_dtype dts[] = {TJ_I8, TJ_I16, TJ_I32, TJ_I64, TJ_U8, TJ_U16, TJ_U32, TJ_U64};
     for (int i = 0; i < (int)TL_COUNT(ks); i++)
@@ -111,6 +115,7 @@ int main(void)
     snprintf(line, sizeof line, ":%d", bad_line);
     tap_ok(tl_error_mentions(line, NULL), "the error names the user's line %s", line);
     tl_build_refused(clz_of_i1, TJ_ERR_TYPE, "'clz'", "no rule for 'clz' of i1");
+    tl_build_refused(brev_of_pointer, TJ_ERR_TYPE, "'brev'", "no rule for 'brev' of *i32");
     tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     tj_device_close(dev);
     return tap_done();

@@ -65,7 +65,7 @@ TJ_KERNEL(bad_option, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS(REDUCE))
     tj_store(tj_add(x, tj_arange(0, 16)), v);
 }
 /* What a refused .indices leaves behind: none, whatever the variable held. */
-static int64_t indices_after_sum, indices_after_bad_axis;
+static int64_t indices_after_sum = -1, indices_after_bad_axis = -1;
 TJ_KERNEL(indices_of_sum, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 {
     tj_val at = tj_arange(0, 16), xs = tj_load(tj_add(x, at));

@@ -112,7 +112,7 @@ static double reference(int fn, double v)
 static void inputs(tj_dtype dt, double *x)
 {
     static const double edges[] = {0.5,  -0.5, 1.5,  -1.5, 2.5,      -2.5,      0.0,  -0.0, 0.49999, -0.49999,
-                                   3.5,  -3.5, 1e-3, -1e-3, INFINITY, -INFINITY, NAN, 1e30, -1e30,  4097.5,
+                                   3.5,  -3.5, 1e-3, -1e-3, INFINITY, -INFINITY, NAN, -NAN, 1e30, -1e30,  4097.5,
                                    2049, -2049, 255.5, 8388609.0, 4503599627370497.0, 0.75, -0.25, 1.0};
     int nedges = (int)TL_COUNT(edges);
     for (int i = 0; i < N; i++) {
@@ -168,7 +168,7 @@ static void run_copysign(tj_device *dev, const tj_kernel *k, tj_dtype dt)
     double x[N];
     inputs(dt, x);
     for (int i = 0; i < N; i++)
-        tl_set(dt, rx, (size_t)i, tl_flt(i % 7 == 3 ? -x[i] : x[i])); /* -NaN and more negatives */
+        tl_set(dt, rx, (size_t)i, tl_flt(i % 7 == 3 ? -x[i] : x[i])); /* more negatives */
     tj_buffer bx = tl_upload(dev, rx, size), bo = tl_poisoned(dev, size);
     tj_launch_cfg cfg = {.grid = {1}};
     tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo)};

@@ -253,8 +253,10 @@ typedef enum tj_unop {
 #define tj_cbrt(x)     TJ__UN(TJ_OP_CBRT, x)
 #define tj_atan2(y, x) TJ__BIN(TJ_OP_ATAN2, y, x) /* the angle of (x, y), in [-pi, pi] */
 #define tj_hypot(x, y) TJ__BIN(TJ_OP_HYPOT, x, y) /* sqrt(x^2 + y^2) without overflow */
-/* C's copysign (x's magnitude, y's sign bit: NaN and zeros too) and signbit
- * (the sign bit as i1; an integer's is x < 0), exact on both back ends. */
+/* C's copysign (x's magnitude, y's sign bit: NaN and zeros too; x and y
+ * meet in one dtype first, and a NaN's sign through that conversion is the
+ * target's) and signbit (the sign bit as i1; an integer's is x < 0), exact
+ * on both back ends. */
 #define tj_copysign(x, y) TJ__BIN(TJ_OP_COPYSIGN, x, y)
 #define tj_signbit(x)  TJ__UN(TJ_OP_SIGNBIT, x)
 /* Rounding to an integral value of the same dtype: rint to the nearest,

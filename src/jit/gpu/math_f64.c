@@ -613,10 +613,12 @@ static LLVMValueRef exp10_body(tjj_gpu_gen *g, LLVMValueRef *args)
 {
     LLVMBuilderRef b = g->b;
     LLVMValueRef x = args[0], t = tjj_gmath_clamp(g, x, -350, 350);
-    long double ln10 = logl(10);
-    LLVMValueRef p = LLVMBuildFMul(b, t, cd(g, (double)ln10), "");
-    LLVMValueRef p_lo = LLVMBuildFAdd(b, tjj_gmath_fma(g, t, cd(g, (double)ln10), LLVMBuildFNeg(b, p, "")),
-                                      LLVMBuildFMul(b, t, cd(g, (double)(ln10 - (double)ln10)), ""), "");
+    /* ln 10 as a double and the double of what it misses (a long double's
+       difference would keep only 11 bits of it, or none) */
+    const double ln10 = 0x1.26bb1bbb55516p+1, ln10_lo = -0x1.f48ad494ea3e9p-53;
+    LLVMValueRef p = LLVMBuildFMul(b, t, cd(g, ln10), "");
+    LLVMValueRef p_lo = LLVMBuildFAdd(b, tjj_gmath_fma(g, t, cd(g, ln10), LLVMBuildFNeg(b, p, "")),
+                                      LLVMBuildFMul(b, t, cd(g, ln10_lo), ""), "");
     LLVMValueRef n = tjj_gpu_intrinsic1(g, "llvm.rint", LLVMBuildFMul(b, p, cd(g, TJJ_LOG2E), ""));
     LLVMValueRef neg_n = LLVMBuildFNeg(b, n, "");
     LLVMValueRef rh = tjj_gmath_fma(g, neg_n, cd(g, TJJ_LN2), p);
