@@ -9,10 +9,11 @@
  * where rint and round differ (±0.5, ±1.5, ±2.5), values past the last
  * fraction bit of the dtype, ±0, ±inf, NaN and random values; the classes
  * and the sign bit over the same inputs; copysign of every input with the
- * sign of another (NaNs and zeros of both signs among them) bit for bit; clamp with random bounds (lo <= hi), NaN inputs
- * under both NaN rules, integer dtypes, a tile bound and a scalar one. Then
- * the errors (a pointer, an fp8 operand, a bad option) and the PTX of every
- * kernel for sm_80 and sm_90 (assembled by ptxas where make check sets it).
+ * sign of another (NaNs and zeros of both signs among them) bit for bit;
+ * clamp with random bounds (lo <= hi), NaN inputs under both NaN rules,
+ * integer dtypes, a tile bound and a scalar one. Then the errors (a
+ * pointer, an fp8 operand, a bad option) and the PTX of every kernel for
+ * sm_80 and sm_90 (assembled by ptxas where make check sets it).
  */
 #include "testlib.h"
 

@@ -308,7 +308,8 @@ static int check_types(const verifier *v, int32_t idx)
         NEED(R->is_ptr && EQ(T(0), R) && is_int(T(1)) && T(1)->dtype != TJ_I1 &&
              tji_same_shape(T(1), R), "%s + %s -> %s", TXT(T(0), t1), TXT(T(1), t2), TXT(R, t3));
         break;
-    case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_POPC: case TJI_CLZ: case TJI_BREV: case TJI_EXP: case TJI_EXP2: case TJI_LOG:
+    case TJI_NEG: case TJI_NOT: case TJI_ABS: case TJI_POPC: case TJI_CLZ: case TJI_BREV:
+    case TJI_EXP: case TJI_EXP2: case TJI_LOG:
     case TJI_LOG2: case TJI_SQRT: case TJI_RSQRT: case TJI_SIGMOID: case TJI_FLOOR:
     case TJI_CEIL: case TJI_SIN: case TJI_COS: case TJI_TANH: case TJI_ERF: case TJI_LOG1P:
     case TJI_EXPM1: case TJI_RINT: case TJI_TRUNC: case TJI_ROUND: case TJI_TAN: case TJI_ASIN:
