@@ -16,8 +16,12 @@
  * four u16 in two output registers (prmt), the two f16 of a register
  * swapped (prmt: lane 0 is the low half), and a scalar padded to a pack;
  * their PTX assembles, and their errors (a pack that does not fill whole
- * registers, too few outputs, a pack too large). On a GPU
- * (tests/gpu/test_inline_asm.gpu) every element is checked against C.
+ * registers, too few outputs, a pack too large). Side effects (.side_effects,
+ * Triton's is_pure=False): two reads of %globaltimer stay two where the
+ * same pure reads are merged, and a red.global whose result is
+ * unused stays in the PTX; PTX with no arguments gives a scalar. On a GPU
+ * (tests/gpu/test_inline_asm.gpu) every element is checked against C, and
+ * the red.global adds 1 to each element's counter exactly once.
  */
 #include "testlib.h"
 
@@ -76,6 +80,35 @@ TJ_KERNEL(asm_fp8_packed, TJ_PARAMS(TJ_PTR(x, f8e4m3), TJ_PTR(o, f8e4m3)), TJ_CO
     tj_val i = tj_arange(0, NP);
     tj_store(tj_add(o, i), tj_inline_asm("and.b32 $0, $1, 0x7f7f7f7f;", "=r,r", TJ_F8E4M3,
                                          TJ_VALS(tj_load(tj_add(x, i))), .pack = 4));
+}
+
+enum { NE = 128 };
+
+/* Side effects: o_dt[pid] = the time between two reads of the timer,
+ * o_ctas[pid] = the grid's size (PTX with no arguments), and
+ * counters[i] += 1 for each element i by a red.global whose result is
+ * unused. timer_pure: the same reads, pure, which LLVM may merge. */
+TJ_KERNEL(asm_effects, TJ_PARAMS(TJ_SCALAR(counters, u64), TJ_PTR(o_dt, u64), TJ_PTR(o_ctas, i32)), TJ_CONSTS())
+{
+    tj_val t0 = tj_inline_asm("mov.u64 $0, %globaltimer;", "=l", TJ_U64, TJ_VALS(), .side_effects = 1);
+    tj_val counter = tj_add(counters, tj_mul(tj_cast(tj_arange(0, NE), TJ_U64), 4));
+    tj_inline_asm("red.global.add.u32 [$1], 1;\n\tmov.u32 $0, 0;", "=r,l", TJ_I32, TJ_VALS(counter),
+                  .side_effects = 1);
+    tj_val t1 = tj_inline_asm("mov.u64 $0, %globaltimer;", "=l", TJ_U64, TJ_VALS(), .side_effects = 1);
+    tj_store(tj_add(o_dt, tj_program_id(0)), tj_sub(t1, t0));
+    tj_store(tj_add(o_ctas, tj_program_id(0)), tj_inline_asm_elementwise("mov.u32 $0, %nctaid.x;", "=r", TJ_I32));
+}
+
+TJ_KERNEL(timer_pure, TJ_PARAMS(TJ_PTR(o_dt, u64)), TJ_CONSTS())
+{
+    tj_val t0 = tj_inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", TJ_U64);
+    tj_val t1 = tj_inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", TJ_U64);
+    tj_store(o_dt, tj_sub(t1, t0));
+}
+
+TJ_KERNEL(asm_effects_wrong, TJ_PARAMS(TJ_PTR(o, i32)), TJ_CONSTS())
+{
+    tj_store(o, tj_inline_asm("mov.u32 $0, 1;", "=r", TJ_I32, TJ_VALS(), .side_effects = 2));
 }
 
 #define BAD_PACK_KERNEL(NAME, CONSTRAINTS, DT, PACK)                                                  \
@@ -138,6 +171,53 @@ static void run_packed_on_gpu(tj_device *dev)
     tj_buffer_free(dev, bmask), tj_buffer_free(dev, bwide), tj_buffer_free(dev, bsc), tj_buffer_free(dev, bswap);
 }
 
+/* Every counter is 1: each element's red.global ran once, its result unused. */
+static void run_effects_on_gpu(tj_device *dev)
+{
+    enum { GRID = 3 };
+    uint32_t counters[NE];
+    uint64_t dt[GRID], address = 0;
+    int32_t ctas[GRID];
+    tj_buffer bc = tl_poisoned(dev, sizeof counters), bdt = tl_poisoned(dev, sizeof dt);
+    tj_buffer bctas = tl_poisoned(dev, sizeof ctas);
+    tj_buffer_write(dev, bc, 0, memset(counters, 0, sizeof counters), sizeof counters);
+    tj_buffer_address(dev, bc, &address);
+    tj_arg args[] = {TJ_ARG_U64(address), TJ_ARG_BUF(bdt), TJ_ARG_BUF(bctas)};
+    tj_launch_cfg cfg = {.grid = {GRID}};
+    if (!tl_launch_failed(tj_launch(dev, asm_effects, &cfg, args, 3, NULL, 0), "inline PTX with side effects")) {
+        tl_download(dev, bc, counters, sizeof counters), tl_download(dev, bdt, dt, sizeof dt);
+        tl_download(dev, bctas, ctas, sizeof ctas);
+        int wrong = 0;
+        for (int i = 0; i < NE; i++)
+            wrong += counters[i] != GRID;
+        for (int p = 0; p < GRID; p++)
+            wrong += ctas[p] != GRID || dt[p] > (uint64_t)1e9; /* t1 >= t0, within a second */
+        if (wrong)
+            tap_diag("counters[0] %u (want %d), ctas[0] %d, dt[0] %llu ns", counters[0], GRID, ctas[0],
+                     (unsigned long long)dt[0]);
+        tap_ok(!wrong, "inline PTX with side effects on the GPU: each element's red.global ran once per program, "
+               "its result unused; no-argument PTX reads the grid's size");
+    }
+    tj_buffer_free(dev, bc), tj_buffer_free(dev, bdt), tj_buffer_free(dev, bctas);
+}
+
+/* The side effects' PTX for sm_90: volatile reads stay two, pure ones are
+ * merged; the unused red.global stays. */
+static void check_effects_ptx(void)
+{
+    char *ptx = NULL, *pure_ptx = NULL;
+    tj_status st = tj_kernel_ptx(asm_effects, NULL, 0, "sm_90", 4, &ptx);
+    tj_status pure_st = tj_kernel_ptx(timer_pure, NULL, 0, "sm_90", 4, &pure_ptx);
+    if (st != TJ_OK || pure_st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tap_ok(st == TJ_OK && tl_count(ptx, "%globaltimer") == 2 && strstr(ptx, "red.global.add.u32"),
+           "PTX with side effects keeps both timer reads and the red.global whose result is unused");
+    tap_ok(pure_st == TJ_OK && tl_count(pure_ptx, "%globaltimer") < 2,
+           "the same reads without side effects are merged (why is_pure=False matters)");
+    tap_ok(st == TJ_OK && strstr(ptx, "%nctaid.x"), "PTX with no arguments gives a scalar");
+    free(ptx), free(pure_ptx);
+}
+
 static void run_on_gpu(tj_device *dev)
 {
     int32_t a[R], b[C], o_add[R * C], o_add7[R * C];
@@ -192,7 +272,7 @@ int main(void)
 {
     tj_device *dev = tl_setup("test_inline_asm");
     int on_gpu = tj_device_get_kind(dev) == TJ_DEVICE_GPU;
-    tap_plan(2 + 1 + 6 + 2 + 1 + 3 + 1);
+    tap_plan(2 + 1 + 6 + 2 + 1 + 3 + 1 + 3 + 1 + 1);
     static const char *const sms[] = {"sm_80", "sm_90"};
     for (int t = 0; t < 2; t++) {
         char *ptx = NULL;
@@ -223,9 +303,11 @@ int main(void)
         tap_diag("%s", tj_last_error());
     tap_ok(fp8_st == TJ_OK && strstr(fp8_ptx, "0x7f7f7f7f"), "fp8 values are packed four to an r register");
     free(fp8_ptx);
+    check_effects_ptx();
     if (on_gpu) {
         run_on_gpu(dev);
         run_packed_on_gpu(dev);
+        run_effects_on_gpu(dev);
     } else {
         int32_t dummy[R * C] = {0};
         tj_buffer bufs[13];
@@ -239,6 +321,10 @@ int main(void)
         st = tj_launch(dev, asm_packed, &cfg, args, 8, NULL, 0);
         tap_ok(st != TJ_OK && tl_error_mentions("asm_packed", "runs on a GPU only", NULL),
                "a CPU launch of packed PTX is refused the same way");
+        tj_arg effects_args[] = {TJ_ARG_U64(0), args[1], args[2]};
+        st = tj_launch(dev, asm_effects, &cfg, effects_args, 3, NULL, 0);
+        tap_ok(st != TJ_OK && tl_error_mentions("asm_effects", "runs on a GPU only", NULL),
+               "a CPU launch of PTX with side effects is refused the same way");
         for (int i = 0; i < 13; i++)
             tj_buffer_free(dev, bufs[i]);
     }
@@ -251,6 +337,7 @@ int main(void)
     tl_build_refused(pack_partial, TJ_ERR_INVALID_ARG, "'inline_asm_elementwise'", "does not fill whole registers");
     tl_build_refused(pack_one_output, TJ_ERR_INVALID_ARG, NULL, "the output's pack needs more outputs");
     tl_build_refused(pack_too_big, TJ_ERR_INVALID_ARG, NULL, "pack 64: 1 to 16");
+    tl_build_refused(asm_effects_wrong, TJ_ERR_INVALID_ARG, "'inline_asm_elementwise'", "side_effects 2: 0 (pure) or 1");
     tj_device_close(dev);
     return tap_done();
 }

@@ -287,7 +287,10 @@ typedef enum tj_unop {
  * result (of dtype), $1.. the arguments (1 to 4, broadcast together, each
  * keeping its dtype); constraints "=r,r,r" give each a register by width
  * (h: 16 bits, r: 32, l: 64, f: f32, d: f64; the bits pass unconverted).
- * It must be pure: no side effects. The CPU back end cannot run PTX and
+ * With no arguments the result is a scalar, computed by every thread:
+ *     tj_inline_asm_elementwise("mov.u32 $0, %smid;", "=r", TJ_I32)
+ * The PTX is taken as pure (is_pure=True): the compiler may merge, move or
+ * drop runs as it does arithmetic. The CPU back end cannot run PTX and
  * refuses such a kernel.
  *     tj_inline_asm_elementwise("add.s32 $0, $1, $2;", "=r,r,r", TJ_I32, a, b) */
 #define tj_inline_asm_elementwise(ptx, constraints, dtype, ...) \
@@ -299,9 +302,16 @@ typedef enum tj_unop {
  * input's in turn. Four i8 to four f16:
  *     tj_inline_asm("...", "=r,=r,r", TJ_F16, TJ_VALS(bytes), .pack = 4)
  * Which elements share a run is the GPU's choice; lane k of every operand
- * is one element. */
+ * is one element. .side_effects = 1 is Triton's is_pure=False: every run
+ * the program reaches happens, in program order with the kernel's other
+ * side effects, even when its result is unused (a clock or timer read, a
+ * store or a fence in the PTX). Each thread runs it for each element (or
+ * pack) it holds, a copy of an element held by several threads once per
+ * thread, and the padding of a last, partial pack too.
+ *     tj_inline_asm("mov.u64 $0, %globaltimer;", "=l", TJ_I64, TJ_VALS(), .side_effects = 1) */
 typedef struct tj_asm_opts {
-    int pack; /* 0 or 1: one element per run */
+    int pack;         /* 0 or 1: one element per run */
+    int side_effects; /* 1: not pure (Triton's is_pure=False) */
 } tj_asm_opts;
 #define tj_inline_asm(ptx, constraints, dtype, args, ...) \
     tj__inline_asm_opts(TJ__HERE, (ptx), (constraints), (dtype), (args), (tj_asm_opts){__VA_ARGS__})
@@ -421,7 +431,7 @@ typedef struct tj_vals {
     tj_val v[TJ_MAX_RANK];
 } tj_vals;
 /* TJ_VALS(M, 1) lists up to TJ_MAX_RANK values (C numbers through TJ_V). */
-#define TJ_VALS(...) ((tj_vals){TJ__NARGS(__VA_ARGS__), {TJ__EACH(TJ__VALS_ITEM, (__VA_ARGS__))}})
+#define TJ_VALS(...) ((tj_vals){TJ__NARGS(__VA_ARGS__) __VA_OPT__(, {TJ__EACH(TJ__VALS_ITEM, (__VA_ARGS__))})})
 #define TJ__VALS_ITEM(i, x) TJ_V(x),
 /* TJ_DIMS(0, 1): a set of dimensions, for .boundary_check. */
 #define TJ_DIMS(...) (0u TJ__EACH(TJ__DIM_BIT, (__VA_ARGS__)))

@@ -163,6 +163,11 @@ int tji_is_elementwise(tji_opcode code)
            (code >= TJI_NEG && code <= TJI_CAST);
 }
 
+int tji_is_pure_elementwise(const tji_op *op)
+{
+    return tji_is_elementwise(op->code) && !(op->code == TJI_INLINE_ASM && op->is_volatile);
+}
+
 tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status status, const char *fmt,
                         va_list ap)
 {

@@ -209,7 +209,7 @@ typedef struct tji_op {
     tj_scope scope;       /* ATOMIC, ATOMIC_CAS: the threads it orders against */
     tj_cache cache;       /* LOAD, STORE */
     tj_evict evict;       /* LOAD, STORE */
-    int is_volatile;      /* LOAD */
+    int is_volatile;      /* LOAD; INLINE_ASM: has side effects (is_pure=False) */
     tji_assume assume;    /* ASSUME */
     int approx;           /* DIV, EXP, EXP2: the GPU's fast f32 form (tj_fast_div,
                              tj_fast_exp, tj_fast_exp2); the CPU computes the
@@ -297,6 +297,9 @@ TJI_FUNC tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status statu
 TJI_FUNC tj_status tji_error_at(const tji_func *fn, int32_t op, tj_status status,
                                 const char *fmt, ...) TJS_PRINTF(4, 5);
 TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops */
+/* An element-wise op that is a function of its operands alone, which a
+ * pass may recompute, duplicate or move: all but volatile INLINE_ASM. */
+TJI_FUNC int tji_is_pure_elementwise(const tji_op *op);
 /* Do INLINE_ASM's constraints ("=r,r,h") name the output's registers, then
  * each input's, for pack elements of dtypes out and in[0..n): pack x
  * bits / the letter's bits registers each (h: 16 bits, r: 32, l: 64; f

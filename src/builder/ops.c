@@ -441,10 +441,11 @@ tj_val tj__minmax(tj_loc loc, tj_binop op, tj_val a, tj_val b, tj_minmax_opts op
     return r;
 }
 
-/* Triton's tl.inline_asm_elementwise (pure): PTX run per element, or per
- * pack of elements, on a GPU. The arguments broadcast together and keep
- * their dtypes (the constraint letters must fit them); the CPU back end
- * refuses the kernel. */
+/* Triton's tl.inline_asm_elementwise: PTX run per element, or per pack of
+ * elements, on a GPU. The arguments broadcast together and keep their
+ * dtypes (the constraint letters must fit them); with none the result is
+ * a scalar. The op is volatile (is_volatile) where the user says the PTX
+ * has side effects. The CPU back end refuses the kernel. */
 tj_val tj__inline_asm_opts(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args,
                            tj_asm_opts opts)
 {
@@ -452,8 +453,10 @@ tj_val tj__inline_asm_opts(tj_loc loc, const char *ptx, const char *constraints,
         return NONE;
     if (!ptx || !constraints)
         return tji_fail(TJ_ERR_INVALID_ARG, "the PTX and the constraints are needed (not NULL)"), NONE;
-    if (args.n < 1 || args.n > TJ_MAX_RANK)
-        return tji_fail(TJ_ERR_INVALID_ARG, "%d arguments: 1 to %d", args.n, TJ_MAX_RANK), NONE;
+    if (args.n < 0 || args.n > TJ_MAX_RANK)
+        return tji_fail(TJ_ERR_INVALID_ARG, "%d arguments: 0 to %d", args.n, TJ_MAX_RANK), NONE;
+    if (opts.side_effects != 0 && opts.side_effects != 1)
+        return tji_fail(TJ_ERR_INVALID_ARG, "side_effects %d: 0 (pure) or 1", opts.side_effects), NONE;
     if (!dtype_ok(dtype))
         return tji_fail(TJ_ERR_BUILD, "unknown dtype %d", (int)dtype), NONE;
     if (opts.pack < 0 || opts.pack > TJI_MAX_ASM_PACK)
@@ -473,18 +476,20 @@ tj_val tj__inline_asm_opts(tj_loc loc, const char *ptx, const char *constraints,
     const char *why = tji_asm_constraints_wrong(constraints, dtype, in, args.n, pack);
     if (why)
         return tji_fail(TJ_ERR_INVALID_ARG, "constraints \"%s\": %s", constraints, why), NONE;
-    if (!tji_broadcast_all(ids, args.n))
+    if (args.n && !tji_broadcast_all(ids, args.n))
         return NONE;
-    int32_t r = tji_emit(TJI_INLINE_ASM, ids, args.n, with_dtype(type_of(ids[0]), dtype));
+    tji_type rt = args.n ? with_dtype(type_of(ids[0]), dtype) : (tji_type){.dtype = dtype};
+    int32_t r = tji_emit(TJI_INLINE_ASM, ids, args.n, rt);
     op_of(r)->str = tjs_arena_strdup(B.fn->arena, ptx);
     op_of(r)->constraints = tjs_arena_strdup(B.fn->arena, constraints);
     op_of(r)->asm_pack = pack;
+    op_of(r)->is_volatile = opts.side_effects;
     return val(r);
 }
 
 tj_val tj__inline_asm(tj_loc loc, const char *ptx, const char *constraints, tj_dtype dtype, tj_vals args)
 {
-    return tj__inline_asm_opts(loc, ptx, constraints, dtype, args, (tj_asm_opts){1});
+    return tj__inline_asm_opts(loc, ptx, constraints, dtype, args, (tj_asm_opts){.pack = 1});
 }
 
 tj_val tj__clamp(tj_loc loc, tj_val x, tj_val lo, tj_val hi, tj_minmax_opts opts)

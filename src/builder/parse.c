@@ -83,6 +83,8 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
         op->precision = (tj_input_precision)i;
     else if (op->code == TJI_CAST && strcmp(s, "rtz") == 0)
         op->round_to_zero = 1, i = 0;
+    else if (op->code == TJI_INLINE_ASM && strcmp(s, "volatile") == 0)
+        op->is_volatile = 1, i = 0;
     else if (op->code == TJI_INLINE_ASM && strncmp(s, "pack", 4) == 0 && s[4] >= '2' && s[4] <= '9' &&
              (!s[5] || (s[5] >= '0' && s[5] <= '9' && !s[6])))
         op->asm_pack = atoi(s + 4), i = 0;
@@ -91,8 +93,8 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
     if (i < 0)
         return tji_parse_fail_at(ps, at,
                                  "a suffix this op takes (.fast, .propagate_nan, a predicate, "
-                                 "fact, atomic, memory order, scope, reduction, precision, rounding, an asm's pack or a "
-                                 "loop's stages)");
+                                 "fact, atomic, memory order, scope, reduction, precision, rounding, "
+                                 "an asm's pack or volatile, a loop's stages)");
     return 1;
 }
 
@@ -443,7 +445,7 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
         break;
     case TJI_INLINE_ASM:
         if (!tji_read_string(ps, &op.str) || !tji_expect(ps, ",") || !tji_read_string(ps, &op.constraints) ||
-            !tji_expect(ps, ",") || !tji_read_uses(ps, &op.args, &op.nargs))
+            (tji_accept(ps, ",") && !tji_read_uses(ps, &op.args, &op.nargs)))
             return 0;
         break;
     case TJI_PRINT:

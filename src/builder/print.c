@@ -244,6 +244,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         tjs_buf_printf(b, ".rtz");
     if (op->code == TJI_INLINE_ASM && op->asm_pack > 1)
         tjs_buf_printf(b, ".pack%d", op->asm_pack);
+    if (op->code == TJI_INLINE_ASM && op->is_volatile)
+        tjs_buf_printf(b, ".volatile");
 
     const tji_type *rt = op->nresults == 1 ? tji_typeof(fn, op->result) : NULL;
     switch (op->code) {
@@ -382,7 +384,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         print_string(b, op->str);
         tjs_buf_printf(b, ", ");
         print_string(b, op->constraints);
-        tjs_buf_printf(b, ", ");
+        if (op->nargs)
+            tjs_buf_printf(b, ", ");
         print_values(b, op->args, op->nargs);
         break;
     case TJI_PRINT:

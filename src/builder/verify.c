@@ -325,8 +325,9 @@ static int check_types(const verifier *v, int32_t idx)
         break;
     }
     case TJI_INLINE_ASM: {
-        NEED(op->str && op->nargs >= 1 && op->nargs <= TJ_MAX_RANK, "%d operands (1 to %d) and the PTX",
+        NEED(op->str && op->nargs >= 0 && op->nargs <= TJ_MAX_RANK, "%d operands (0 to %d) and the PTX",
              op->nargs, TJ_MAX_RANK);
+        NEED(op->nargs || R->rank == 0, "no operands, so a scalar result, not %s", TXT(R, t1));
         tj_dtype in[TJ_MAX_RANK];
         for (int i = 0; i < op->nargs; i++) {
             NEED(!T(i)->is_ptr && tji_same_shape(T(i), R), "operand %d is %s, the result %s", i + 1,

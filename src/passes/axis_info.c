@@ -549,7 +549,7 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
         break;
     }
     /* Any other op: equal inputs of a pure element-wise op give equal outputs. */
-    if (tji_is_elementwise(op->code) && op->code != TJI_SPLAT && op->nargs > 0) {
+    if (tji_is_pure_elementwise(op) && op->code != TJI_SPLAT && op->nargs > 0) {
         for (int d = 0; d < ndims(t); d++) {
             int32_t k = dim_size(t, d);
             for (int i = 0; i < op->nargs; i++)

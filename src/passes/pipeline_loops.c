@@ -190,12 +190,13 @@ static int is_candidate(const loop *L, int32_t i)
 }
 
 /* Ops a slice may hold: pure, one result, no region. */
-static int sliceable(tji_opcode c)
+static int sliceable(const tji_op *op)
 {
+    tji_opcode c = op->code;
     return c == TJI_CONST || c == TJI_PROGRAM_ID || c == TJI_NUM_PROGRAMS ||
            c == TJI_LOGICAL_PROGRAMS || c == TJI_ARANGE ||
            c == TJI_BROADCAST || c == TJI_EXPAND_DIMS || c == TJI_RESHAPE || c == TJI_PERMUTE ||
-           c == TJI_ASSUME || tji_is_elementwise(c);
+           c == TJI_ASSUME || tji_is_pure_elementwise(op);
 }
 
 /* The slice of a set of loads: per op index, in_slice; per carried value k,
@@ -227,7 +228,7 @@ static int add_value(const loop *L, slice *s, int32_t v)
     const tji_op *op = &fn->ops[val->def_op];
     if (!tji_region_within(fn, op->parent, L->body))
         return 1;
-    if (op->parent != L->body || !sliceable(op->code))
+    if (op->parent != L->body || !sliceable(op))
         return 0;
     if (s->op[val->def_op])
         return 1;

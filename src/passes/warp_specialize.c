@@ -153,7 +153,7 @@ static int producer_can_run(const tji_func *fn, const tji_op *op)
     case TJI_ASSUME:
         break;
     default:
-        if (!tji_is_elementwise(op->code))
+        if (!tji_is_pure_elementwise(op))
             return 0;
     }
     for (int r = 0; r < op->nresults; r++)

@@ -9,8 +9,10 @@
  * of them, one f32 one "r" or "f". The builder checked that every
  * operand's pack fills whole registers (tji_asm_constraints_wrong), so the
  * constraints list the output's registers ("=r" each), then each input's,
- * in the order of the PTX's $0, $1, ... The PTX is pure: LLVM may move,
- * merge or drop a run as any arithmetic.
+ * in the order of the PTX's $0, $1, ... Pure PTX (Triton's default) is
+ * arithmetic to LLVM, which may move, merge or drop a run; a volatile op
+ * (is_pure=False) is an asm with side effects, which LLVM keeps, once per
+ * run, in order with the kernel's other side effects.
  *
  * Which elements share a run is the register order of the thread (its
  * layout's registers r .. r + pack - 1): lane k of every operand is the
@@ -103,8 +105,8 @@ void tjj_gpu_inline_asm(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef *const *i
         outs[r] = register_type(g, letters[0]);
     LLVMTypeRef rt = nout == 1 ? outs[0] : LLVMStructTypeInContext(g->ctx, outs, (unsigned)nout, 0);
     LLVMTypeRef fty = LLVMFunctionType(rt, params, (unsigned)nin, 0);
-    LLVMValueRef fn = LLVMGetInlineAsm(fty, op->str, strlen(op->str), op->constraints, strlen(op->constraints), 0,
-                                       0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef fn = LLVMGetInlineAsm(fty, op->str, strlen(op->str), op->constraints, strlen(op->constraints),
+                                       op->is_volatile != 0, 0, LLVMInlineAsmDialectATT, 0);
     LLVMValueRef call = LLVMBuildCall2(g->b, fty, fn, args, (unsigned)nin, "");
     for (int r = 0; r < nout; r++)
         results[r] = nout == 1 ? call : LLVMBuildExtractValue(g->b, call, (unsigned)r, "");
