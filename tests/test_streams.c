@@ -419,7 +419,7 @@ static void bad_inputs(void)
     if (st == TJ_OK)
         st = tj_stream_create(other, &foreign);
     tap_ok(st == TJ_OK && launch_on(foreign, c, c, 1024) == TJ_ERR_INVALID_ARG &&
-               tl_error_mentions("add_one", "another device", NULL),
+               tl_error_mentions("add_one", "the stream belongs to", NULL), /* another CPU device, or the CPU's */
            "a launch on another device's stream is refused: %s", tj_last_error());
     tj_event *ev = NULL;
     if (other)

@@ -11,17 +11,20 @@
  *   join(a, b)   = where(iota2 == 0, a[..., None], b[..., None]), each
  *                  side broadcast to [..., 2];
  *   split(x)     = for k = 0, 1: max over the last axis of
- *                  where(iota2 == k, x, lowest), NaN propagated, where
- *                  lowest is -inf (floats) or the dtype's minimum: the one
- *                  element kept comes back bit for bit (-0.0 and NaN too);
+ *                  where(iota2 == k, x, lowest), lowest the dtype's
+ *                  minimum, floats taken as the signed integers of their
+ *                  bits: the one element kept comes back bit for bit
+ *                  (-0.0 and NaN payloads too);
  *   interleave   = join, then the last two axes merged by a reshape;
  *   cat(a, b)    = join, the new dimension moved first, then merged with
  *                  the next by a reshape: a's rows, then b's.
  *
  * A maximum rather than a sum picks the element because a sum's start
- * value (+0) would turn -0.0 into +0.0. i1 is picked as i32 and fp8 as
- * f16 (exact both ways), since neither has a max of its own (fp8 e4m3 has
- * no -inf either). tji_pick is that pick along any axis, for sort.c too.
+ * value (+0) would turn -0.0 into +0.0; an integer maximum rather than a
+ * float one because the GPU's NaN-propagating max (max.NaN) returns the
+ * canonical NaN, not the operand's bits, which lost sort's NaNs on an
+ * H100. i1 is picked as i32. tji_pick is that pick along any axis, for
+ * sort.c and combine.c too.
  * The layout passes see a dimension of 2 like any other; on a GPU it ends
  * up in each thread's registers where the tile allows.
  */
@@ -159,22 +162,39 @@ tj_val tj__cat(tj_loc loc, tj_val a, tj_val b)
     return val(tji_emit(TJI_RESHAPE, ARGS(p), merged));
 }
 
-/* The smallest value of dt (or -inf), from which a max picks the other. */
+/* The smallest value of the integer dtype dt, from which a max picks the other. */
 static int32_t lowest(tj_dtype dt)
 {
-    if (is_float(dt))
-        return tji_make_const(dt, 0, -INFINITY);
     if (is_unsigned(dt))
         return tji_make_const(dt, 0, 0);
     return tji_make_const(dt, dt == TJ_I8 ? INT8_MIN : dt == TJ_I16 ? INT16_MIN : dt == TJ_I32 ? INT32_MIN
                                                                                  : INT64_MIN, 0);
 }
 
+/* The integer dtype whose maximum picks an element of dt bit for bit: a
+ * float's bits as a signed integer of its width, i1 as i32. */
+static tj_dtype pick_carrier(tj_dtype dt)
+{
+    if (!is_float(dt))
+        return dt == TJ_I1 ? TJ_I32 : dt;
+    int bits = tjs_dtype_bits(dt);
+    return bits == 64 ? TJ_I64 : bits == 32 ? TJ_I32 : bits == 16 ? TJ_I16 : TJ_I8;
+}
+
+/* v as dtype to: its bits where a float is on either side, else converted. */
+static int32_t pick_convert(int32_t v, tj_dtype to)
+{
+    tji_type t = type_of(v);
+    if (is_float(t.dtype) || is_float(to))
+        return tji_emit(TJI_BITCAST, ARGS(v), with_dtype(t, to));
+    return tji_to_dtype(v, to, 0);
+}
+
 int32_t tji_pick(int32_t cond, int32_t v, int axis)
 {
     tji_type t = type_of(v);
-    tj_dtype carrier = t.dtype == TJ_I1 ? TJ_I32 : tjs_dtype_is_fp8(t.dtype) ? TJ_F16 : t.dtype;
-    if (carrier != t.dtype && !(v = tji_to_dtype(v, carrier, 0)))
+    tj_dtype carrier = pick_carrier(t.dtype);
+    if (carrier != t.dtype && !(v = pick_convert(v, carrier)))
         return 0;
     int32_t low = lowest(carrier);
     if (!low || !(low = tji_broadcast_shape(low, t.rank, t.shape)))
@@ -187,8 +207,7 @@ int32_t tji_pick(int32_t cond, int32_t v, int axis)
     int32_t r = tji_emit(TJI_REDUCE, ARGS(picked), row);
     op_of(r)->axis = axis;
     op_of(r)->reduce = TJ_REDUCE_MAX;
-    op_of(r)->propagate_nan = TJ_PROPAGATE_NAN_ALL;
-    return carrier == t.dtype ? r : tji_to_dtype(r, t.dtype, 0);
+    return carrier == t.dtype ? r : pick_convert(r, t.dtype);
 }
 
 void tj__split(tj_loc loc, tj_val x, tj_val *a, tj_val *b)

@@ -29,6 +29,8 @@
  *   swizzle2d Triton's tl.swizzle2d: (i, j) of a row-major grid renumbered
  *             column-major within groups of size_g rows, for L2 reuse.
  */
+#include <math.h>
+
 #include "build.h"
 
 static tj_val weak(long long v) { return tj__weak_int(v); }
@@ -193,7 +195,18 @@ tj_val tj__gather(tj_loc loc, tj_val src, tj_val index, int axis)
         return NONE;
     tji_type ht = type_of(vid(hit));
     int32_t wide = tji_broadcast_shape(vid(v), ht.rank, ht.shape);
-    return wide ? val(tji_pick(vid(hit), wide, ti.rank)) : NONE;
+    int32_t picked = wide ? tji_pick(vid(hit), wide, ti.rank) : 0;
+    if (!picked || !is_float(ts.dtype))
+        return val(picked); /* no position hit: the pick's lowest, the dtype's minimum */
+    /* floats are picked by their bits, whose lowest is -0.0: -inf instead
+     * (fp8 e4m3 has none: what -inf converts to) */
+    tj_val in_range = tj__binary(loc, TJ_OP_AND, tj__binary(loc, TJ_OP_GE, index, weak(0)),
+                                 tj__binary(loc, TJ_OP_LT, index, weak(n)));
+    int fp8 = tjs_dtype_is_fp8(ts.dtype);
+    int32_t minus_inf = tji_make_const(fp8 ? TJ_F16 : ts.dtype, 0, -INFINITY);
+    if (minus_inf && fp8)
+        minus_inf = tji_to_dtype(minus_inf, ts.dtype, 0);
+    return minus_inf ? tj__where(loc, in_range, val(picked), val(minus_inf)) : NONE;
 }
 
 tj_val tj__histogram(tj_loc loc, tj_val x, int64_t num_bins, tj_histogram_opts opts)
