@@ -85,6 +85,13 @@ TJ_KERNEL(gather_shapes, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(i, i32)), TJ_CONSTS())
     tj_val k = tj_load(tj_add(i, tj_expand_dims(tj_arange(0, 4), 1)));     /* [4, 1] */
     tj_gather(v, k, 1);
 }
+/* A u8 index into 256 positions: the range check must not need 256 to fit in u8. */
+TJ_KERNEL(gather_u8_index, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(i, u8), TJ_PTR(o, f32)), TJ_CONSTS())
+{
+    tj_val k = tj_arange(0, 256);
+    tj_store(tj_add(o, k), tj_gather(tj_load(tj_add(x, k)), tj_load(tj_add(i, k)), 0));
+}
+
 TJ_KERNEL(histogram_floats, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 {
     tj_histogram(tj_load(tj_add(x, tj_arange(0, 8))), 4);
@@ -278,7 +285,7 @@ static void run_swizzle(tj_device *dev, int size_i, int size_j, int size_g)
 int main(void)
 {
     tj_device *dev = tl_setup("test_tile_algos");
-    tap_plan(2 * 4 + 2 * 2 + 2 * 3 + 3 + 2 + 3 + 5 + 2);
+    tap_plan(2 * 4 + 2 * 2 + 2 * 3 + 3 + 2 + 3 + 5 + 3);
     static const int64_t lengths[] = {2, 32, 128, 512};
     for (int l = 0; l < 4; l++)
         for (int desc = 0; desc < 2; desc++)
@@ -318,6 +325,12 @@ int main(void)
     /* max.NaN gives the canonical NaN, not its operand's bits: on an H100
      * the float sorts lost their NaNs that way */
     tap_ok(ptx_ok && !float_max, "the float sorts pick partners by their bits (no max.NaN in the PTX)");
+    char *u8_ptx = NULL;
+    tj_status u8_st = tj_kernel_ptx(gather_u8_index, NULL, 0, "sm_90", 4, &u8_ptx);
+    if (u8_st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tap_ok(u8_st == TJ_OK, "gather of 256 f32 with a u8 index builds");
+    free(u8_ptx);
     tj_device_close(dev);
     return tap_done();
 }

@@ -284,7 +284,7 @@ typedef enum tj_unop {
 #define tj_fma(a, b, c) tj__fma(TJ__HERE, TJ_V(a), TJ_V(b), TJ_V(c))
 /* Triton's tl.inline_asm_elementwise(asm, constraints, args, dtype,
  * is_pure=True, pack=1): the PTX ptx runs once per element on a GPU, $0 the
- * result (of dtype), $1.. the arguments (1 to 4, broadcast together, each
+ * result (of dtype), $1.. the arguments (0 to 4, broadcast together, each
  * keeping its dtype); constraints "=r,r,r" give each a register by width
  * (h: 16 bits, r: 32, l: 64, f: f32, d: f64; the bits pass unconverted).
  * With no arguments the result is a scalar, computed by every thread:
@@ -303,11 +303,14 @@ typedef enum tj_unop {
  *     tj_inline_asm("...", "=r,=r,r", TJ_F16, TJ_VALS(bytes), .pack = 4)
  * Which elements share a run is the GPU's choice; lane k of every operand
  * is one element. .side_effects = 1 is Triton's is_pure=False: every run
- * the program reaches happens, in program order with the kernel's other
- * side effects, even when its result is unused (a clock or timer read, a
- * store or a fence in the PTX). Each thread runs it for each element (or
- * pack) it holds, a copy of an element held by several threads once per
- * thread, and the padding of a last, partial pack too.
+ * the program reaches happens, even when its result is unused, and is not
+ * merged, moved or run ahead by tjit or LLVM (a clock or timer read, a
+ * store, an atomic in the PTX); a loop with such PTX is not pipelined.
+ * Each thread runs it for each element it holds (an element held by
+ * several threads once per thread; with a pack, each pack of its
+ * registers, copies and the padding of a last, partial pack included).
+ * Memory the PTX writes is the user's to order against the kernel's
+ * loads by other threads (tj_debug_barrier), as tjit cannot see it.
  *     tj_inline_asm("mov.u64 $0, %globaltimer;", "=l", TJ_I64, TJ_VALS(), .side_effects = 1) */
 typedef struct tj_asm_opts {
     int pack;         /* 0 or 1: one element per run */

@@ -200,8 +200,9 @@ tj_val tj__gather(tj_loc loc, tj_val src, tj_val index, int axis)
         return val(picked); /* no position hit: the pick's lowest, the dtype's minimum */
     /* floats are picked by their bits, whose lowest is -0.0: -inf instead
      * (fp8 e4m3 has none: what -inf converts to) */
-    tj_val in_range = tj__binary(loc, TJ_OP_AND, tj__binary(loc, TJ_OP_GE, index, weak(0)),
-                                 tj__binary(loc, TJ_OP_LT, index, weak(n)));
+    tj_val wide_index = tj__cast(loc, index, TJ_I64); /* n need not fit the index's dtype */
+    tj_val in_range = tj__binary(loc, TJ_OP_AND, tj__binary(loc, TJ_OP_GE, wide_index, weak(0)),
+                                 tj__binary(loc, TJ_OP_LT, wide_index, weak(n)));
     int fp8 = tjs_dtype_is_fp8(ts.dtype);
     int32_t minus_inf = tji_make_const(fp8 ? TJ_F16 : ts.dtype, 0, -INFINITY);
     if (minus_inf && fp8)

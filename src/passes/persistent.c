@@ -53,6 +53,15 @@ static int uses_num_programs(const tji_func *fn)
     return 0;
 }
 
+/* Inline PTX may read %ctaid or %nctaid, which a persistent grid changes. */
+static int runs_inline_ptx(const tji_func *fn)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_INLINE_ASM)
+            return 1;
+    return 0;
+}
+
 static int64_t tile_bytes(const tji_type *t)
 {
     return tji_numel(t) * (int64_t)tj_dtype_size(t->dtype);
@@ -83,6 +92,8 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
         return "not a Hopper target (sm_90a)";
     if (uses_num_programs(fn))
         return "the kernel reads num_programs(0): it walks its own tiles";
+    if (runs_inline_ptx(fn))
+        return "the kernel runs inline PTX, which may read %ctaid or %nctaid";
     int64_t ring_bytes = 0, stored = 0; /* the largest loop's rings, all its stages */
     int matmul_loop = 0, tf32 = 0;
     const tji_region *body = &fn->regions[0];

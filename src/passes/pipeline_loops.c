@@ -308,8 +308,8 @@ static int32_t copy_of(loop *L, const slice *s, int32_t v, int *pos, int32_t *co
     if (copy[v])
         return copy[v];
     tji_op orig = fn->ops[d];
-    int32_t args[3] = {0};
-    for (int k = 0; k < orig.nargs && k < 3; k++)
+    int32_t args[TJ_MAX_RANK] = {0}; /* a sliceable op has at most 4 operands (INLINE_ASM's) */
+    for (int k = 0; k < orig.nargs && k < TJ_MAX_RANK; k++)
         args[k] = orig.args[k] ? copy_of(L, s, orig.args[k], pos, copy) : 0;
     int32_t op = tji_insert_clone(fn, &orig, L->body, (*pos)++, args);
     return copy[v] = tji_new_results(fn, op, tji_typeof(fn, v), 1);
@@ -603,7 +603,8 @@ static int written_before_end(const tji_func *fn, int32_t op)
     for (int32_t i = 0; i < fn->nops && !written; i++) {
         tji_opcode c = fn->ops[i].code;
         written = fn->ops[i].parent >= 0 && pos[i] <= last[op] &&
-                  (c == TJI_STORE || c == TJI_ATOMIC || c == TJI_ATOMIC_CAS);
+                  (c == TJI_STORE || c == TJI_ATOMIC || c == TJI_ATOMIC_CAS ||
+                   (c == TJI_INLINE_ASM && fn->ops[i].is_volatile)); /* PTX may write anything */
     }
     free(pos);
     free(last);

@@ -198,6 +198,8 @@ TJI_FUNC void tjj_cpu_emit_region(codegen *g, int32_t rid, const tji_op **yield)
 TJI_FUNC LLVMValueRef tjj_cpu_elem(codegen *g, int32_t id, LLVMValueRef *idx);
 /* The element of value id at idx computed from its defining op. */
 TJI_FUNC LLVMValueRef tjj_cpu_def_elem(codegen *g, int32_t id, LLVMValueRef *idx);
+/* Refuses the kernel: it holds inline PTX, which only a GPU runs. */
+TJI_FUNC void tjj_cpu_refuse_asm(codegen *g);
 
 /* --- cpu_memory.c ------------------------------------------------------------ */
 

@@ -100,6 +100,12 @@ static LLVMValueRef emit_elementwise(codegen *g, const tji_op *op, LLVMValueRef 
 /* --- elements of values --------------------------------------------------------- */
 
 /* The element of value id at idx computed from its defining op. */
+void tjj_cpu_refuse_asm(codegen *g)
+{
+    tjj_cpu_fail(g, "inline PTX (tj_inline_asm_elementwise) runs on a GPU only: the CPU back end "
+                 "cannot execute it (launch on a GPU, or write the element's computation with ops)");
+}
+
 LLVMValueRef tjj_cpu_def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
 {
     const tji_func *fn = g->fn;
@@ -179,8 +185,7 @@ LLVMValueRef tjj_cpu_def_elem(codegen *g, int32_t id, LLVMValueRef *idx)
         break;
     }
     if (op->code == TJI_INLINE_ASM) {
-        tjj_cpu_fail(g, "inline PTX (tj_inline_asm_elementwise) runs on a GPU only: the CPU back end "
-                     "cannot execute it (launch on a GPU, or write the element's computation with ops)");
+        tjj_cpu_refuse_asm(g);
         return LLVMGetPoison(value_type(g, t));
     }
     if ((op->code >= TJI_ADD && op->code <= TJI_ADDPTR) || (op->code >= TJI_NEG && op->code <= TJI_CAST)) {

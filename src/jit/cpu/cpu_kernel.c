@@ -292,6 +292,8 @@ static void emit_op(codegen *g, int32_t opi)
         return;
     }
     int32_t id = op->result;
+    if (op->code == TJI_INLINE_ASM) /* here, not where it is read: a result nobody reads too */
+        tjj_cpu_refuse_asm(g);
     if (rank_of(g, id) == 0) {
         g->ssa[id] = tjj_cpu_def_elem(g, id, NULL);
         return;
