@@ -43,7 +43,8 @@
 #  7. Nsight Compute on the matmul's configurations, tjit's and Triton's
 #     (scripts/gpu-ncu.sh matmul), and on attention's (scripts/gpu-ncu.sh
 #     attention); left out with the benchmark, not with TJIT_SKIP_MATMUL.
-#     TJIT_SKIP_TESTS=1 leaves out 1 and 2.
+#     TJIT_SKIP_TESTS=1 leaves out 1 and 2 (the sanitizers, 2b, still run:
+#     TJIT_SKIP_SANITIZER=1 leaves them out).
 #  TJIT_SKIP_NCU=1 leaves out 3, 5 and 7 (TJIT_NCU_PARTS="matmul" keeps only
 #  the parts it names); a failure of ncu (no permission for the counters,
 #  say) is reported and changes nothing else.
