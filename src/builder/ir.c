@@ -168,6 +168,12 @@ int tji_is_pure_elementwise(const tji_op *op)
     return tji_is_elementwise(op->code) && !(op->code == TJI_INLINE_ASM && op->is_volatile);
 }
 
+int tji_writes_memory(const tji_op *op)
+{
+    return op->code == TJI_STORE || op->code == TJI_ATOMIC || op->code == TJI_ATOMIC_CAS ||
+           (op->code == TJI_INLINE_ASM && op->is_volatile);
+}
+
 tj_status tji_verror_at(const tji_func *fn, int32_t op, tj_status status, const char *fmt,
                         va_list ap)
 {

@@ -300,6 +300,9 @@ TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops
 /* An element-wise op that is a function of its operands alone, which a
  * pass may recompute, duplicate or move: all but volatile INLINE_ASM. */
 TJI_FUNC int tji_is_pure_elementwise(const tji_op *op);
+/* Does op write memory: STORE, ATOMIC, ATOMIC_CAS, and volatile INLINE_ASM
+ * (whose PTX may write anything, at addresses no pass can see)? */
+TJI_FUNC int tji_writes_memory(const tji_op *op);
 /* Do INLINE_ASM's constraints ("=r,r,h") name the output's registers, then
  * each input's, for pack elements of dtypes out and in[0..n): pack x
  * bits / the letter's bits registers each (h: 16 bits, r: 32, l: 64; f

@@ -600,12 +600,8 @@ static int written_before_end(const tji_func *fn, int32_t op)
     int32_t *last = tjs_xcalloc((size_t)fn->nops + 1, sizeof *last), next = 0;
     number_ops(fn, 0, pos, last, &next);
     int written = 0;
-    for (int32_t i = 0; i < fn->nops && !written; i++) {
-        tji_opcode c = fn->ops[i].code;
-        written = fn->ops[i].parent >= 0 && pos[i] <= last[op] &&
-                  (c == TJI_STORE || c == TJI_ATOMIC || c == TJI_ATOMIC_CAS ||
-                   (c == TJI_INLINE_ASM && fn->ops[i].is_volatile)); /* PTX may write anything */
-    }
+    for (int32_t i = 0; i < fn->nops && !written; i++)
+        written = fn->ops[i].parent >= 0 && pos[i] <= last[op] && tji_writes_memory(&fn->ops[i]);
     free(pos);
     free(last);
     return written;

@@ -251,13 +251,12 @@ static int writes_what_copies_read(const tji_func *fn)
     int found = 0;
     for (int32_t w = 0; w < fn->nops && !found; w++) {
         const tji_op *wr = &fn->ops[w];
-        int asm_writes = wr->code == TJI_INLINE_ASM && wr->is_volatile; /* PTX may write anything */
-        if (wr->parent < 0 ||
-            (wr->code != TJI_STORE && wr->code != TJI_ATOMIC && wr->code != TJI_ATOMIC_CAS && !asm_writes))
+        if (wr->parent < 0 || !tji_writes_memory(wr))
             continue;
+        int unseen = wr->code == TJI_INLINE_ASM; /* its addresses are in the PTX */
         for (int32_t r = 0; r < fn->nops && !found; r++)
             found = fn->ops[r].parent >= 0 && fn->ops[r].code == TJI_ASYNC_COPY &&
-                    (asm_writes || tjp_may_alias(fn, &prov, wr->args[0], fn->ops[r].args[0]));
+                    (unseen || tjp_may_alias(fn, &prov, wr->args[0], fn->ops[r].args[0]));
     }
     tjp_provenance_free(&prov);
     return found;
