@@ -73,7 +73,7 @@ static void a_layouts(void)
                 if (Ms[mi] % (64 * (w / 4)))
                     continue;
                 cases++;
-                if (!tjp_layout_wgmma_a(&L, shape, w)) {
+                if (!tjp_layout_wgmma_a(&L, shape, w, 2)) {
                     snprintf(why, sizeof why, "%dx%d, %d warps: no layout", Ms[mi], Ks[ki], w);
                     bad++;
                     continue;
@@ -91,7 +91,7 @@ static void a_layouts(void)
                     snprintf(why, sizeof why, "%dx%d, %d warps: %u registers", Ms[mi], Ks[ki], w, nregs);
             }
     tjp_layout L;
-    tap_ok(!bad && cases == 20 && !tjp_layout_wgmma_a(&L, (int32_t[]){64, 8}, 4),
+    tap_ok(!bad && cases == 20 && !tjp_layout_wgmma_a(&L, (int32_t[]){64, 8}, 4, 2),
            "wgmma register A: %d tiles over 4 and 8 warps hold the ISA's A fragments (K a multiple of 16)%s%s",
            cases, bad ? ": " : "", why);
 }

@@ -245,8 +245,7 @@ static void tutorial_plans(void)
                                   {128, 256, 64, 8, 3, 1, 0, IN_F16}, {128, 128, 32, 4, 4, 0, 0, IN_F16}, {64, 256, 32, 4, 4, 1, 0, IN_F16},
                                   {128, 128, 128, 8, 2, 0, 0, IN_F16}, {64, 64, 16, 4, 3, 1, 0, IN_F16},
                                   {128, 128, 32, 4, 3, 1, 0, IN_TF32}, {128, 256, 32, 8, 3, 1, 0, IN_TF32},
-                                  {128, 128, 32, 4, 3, 0, 0, IN_TF32}, {128, 256, 32, 8, 3, 0, 0, IN_TF32},
-                                  {128, 128, 16, 4, 4, 0, 0, IN_TF32}, {64, 256, 32, 4, 4, 0, 0, IN_TF32},
+                                  {128, 128, 16, 4, 4, 1, 0, IN_TF32}, {64, 256, 32, 4, 4, 1, 0, IN_TF32},
                                   {128, 128, 64, 4, 3, 1, 0, IN_FP8},  {128, 256, 128, 8, 3, 1, 0, IN_FP8}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
@@ -272,44 +271,117 @@ static void tutorial_plans(void)
     }
 }
 
-/* TF32 NN: B's loads run along N, but its ring is stored K-major (wgmma
- * has no transposed TF32 form) by 4-byte copies in transpose_copies.c's
- * layout: every copy request of the ring's writes is one wavefront per
- * 32 words, where the coalescing layout it replaced (lanes along N, 16-byte
- * vectors narrowed to 4 bytes) costs several. */
-static void transposed_copies(void)
+/* The ISA's element (row, k) of register r, lane, warp of an M x K tf32
+ * register A (m64k8: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8,
+ * t + 4) for groupID g, threadID_in_group t; K steps, then 64-row blocks). */
+static uint32_t isa_a_tf32(int32_t M, int32_t K, int num_warps, uint32_t r, uint32_t lane, uint32_t warp)
+{
+    uint32_t i = r % 4, t = r / 4, ksteps = (uint32_t)K / 8, kb = t % ksteps, mb = t / ksteps;
+    uint32_t rows = (uint32_t)(M / (num_warps / 4));
+    uint32_t row = (warp / 4) * rows + mb * 64 + 16 * (warp % 4) + lane / 4 + 8 * (i & 1);
+    uint32_t col = kb * 8 + 4 * (i >> 1) + lane % 4;
+    return row * (uint32_t)K + col;
+}
+
+static void tf32_register_layouts(void)
+{
+    static const int32_t Ms[] = {64, 128, 256}, Ks[] = {8, 16, 32, 64};
+    int bad = 0, cases = 0;
+    char why[160] = "";
+    for (int w = 4; w <= 8; w *= 2)
+        for (size_t mi = 0; mi < 3; mi++)
+            for (size_t ki = 0; ki < 4; ki++) {
+                int32_t shape[2] = {Ms[mi], Ks[ki]};
+                tjp_layout L;
+                if (Ms[mi] % (64 * (w / 4)))
+                    continue;
+                cases++;
+                if (!tjp_layout_wgmma_a(&L, shape, w, 4)) {
+                    snprintf(why, sizeof why, "%dx%d, %d warps: no layout", Ms[mi], Ks[ki], w);
+                    bad++;
+                    continue;
+                }
+                uint32_t nregs = 1u << L.nbits[TJP_REG];
+                if ((int64_t)nregs * 32 * w != (int64_t)Ms[mi] * Ks[ki] && !bad++)
+                    snprintf(why, sizeof why, "%dx%d, %d warps: %u registers", Ms[mi], Ks[ki], w, nregs);
+                for (uint32_t wp = 0; wp < (uint32_t)w; wp++)
+                    for (uint32_t l = 0; l < 32; l++)
+                        for (uint32_t r = 0; r < nregs; r++) {
+                            uint32_t got = tjp_layout_apply(&L, r, l, wp), want = isa_a_tf32(Ms[mi], Ks[ki], w, r, l, wp);
+                            if (got != want && !bad++)
+                                snprintf(why, sizeof why, "%dx%d, %d warps: reg %u lane %u warp %u holds %u, "
+                                         "the ISA says %u", Ms[mi], Ks[ki], w, r, l, wp, got, want);
+                        }
+            }
+    tjp_layout L;
+    tap_ok(!bad && cases == 20 && !tjp_layout_wgmma_a(&L, (int32_t[]){64, 4}, 4, 4),
+           "wgmma tf32 register A: %d tiles over 4 and 8 warps hold the ISA's m64k8 fragments%s%s", cases,
+           bad ? ": " : "", why);
+}
+
+/* TF32 NN: B's loads run along N, which wgmma cannot read from a
+ * descriptor for 32-bit operands, so the product runs transposed (Cᵀ =
+ * Bᵀ Aᵀ): B read from its ring into the transpose of the tf32 register-A
+ * fragments of [N, K], conflict-free and each K step where its
+ * instructions first need it; A's ring, K-major in the NVMMA layout, read
+ * through descriptors as wgmma's B (and every element lands as stored);
+ * the accumulator the transpose of wgmma's of [N, M]; not async (a group
+ * in flight would still read the registers the next iteration loads). */
+static void transposed_product(void)
 {
     static const config cfgs[] = {{128, 128, 32, 4, 3, 0, 0, IN_TF32}, {128, 256, 32, 8, 3, 0, 0, IN_TF32},
                                   {128, 128, 16, 4, 4, 0, 0, IN_TF32}, {64, 256, 32, 4, 4, 0, 0, IN_TF32},
-                                  {128, 64, 32, 4, 4, 0, 0, IN_TF32}};
+                                  {128, 64, 32, 4, 4, 0, 0, IN_TF32},  {256, 128, 32, 8, 3, 0, 0, IN_TF32}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
         tjp_layout_plan plan;
         tji_func *fn = plan_tutorial(k, 90, 1, k->stages, &plan);
         int32_t dot = fn ? dot_of(fn) : -1;
-        int ring = dot >= 0 ? tjp_wgmma_operand_ring(fn, fn->ops[dot].args[1]) : -1, copies = 0;
-        tjp_bank_count cost = {0}, before = {0};
-        for (int32_t c = 0; ring >= 0 && c < fn->nops; c++) {
-            const tji_op *op = &fn->ops[c];
-            if (op->parent < 0 || op->code != TJI_ASYNC_COPY || op->ring != ring)
-                continue;
-            const tji_type *t = tji_typeof(fn, op->args[0]);
-            tjp_bank_count one, old;
-            tjp_layout narrowed; /* coalesce.c's choice: lanes along N, 4 elements each */
-            int32_t per_thread[2] = {1, 4}, lanes[2] = {1, 32}, warps[2] = {k->warps, 1}, order[2] = {1, 0};
-            tjp_layout_blocked(&narrowed, 2, t->shape, per_thread, lanes, warps, order);
-            tjp_bank_cost(&plan.of[op->args[0]], &plan.rings[ring].swizzle, plan.vector[c], &one);
-            tjp_bank_cost(&narrowed, &plan.rings[ring].swizzle, 1, &old);
-            cost.requests += one.requests, cost.wavefronts += one.wavefronts, cost.minimum += one.minimum;
-            before.wavefronts += old.wavefronts, before.minimum += old.minimum;
-            copies++;
+        char why[256] = "no plan";
+        const tjp_dot_choice *ch = dot >= 0 ? &plan.dot[dot] : NULL;
+        int ok = ch && ch->form == TJP_DOT_WGMMA && ch->b_in_regs && !ch->async && ch->skip_zero_init &&
+                 ch->instr_n == (k->bm < 256 ? (int)k->bm : 256);
+        if (ch && !ok)
+            snprintf(why, sizeof why, "form %d, b-regs %d, async %d, instr n %d", ch->form, ch->b_in_regs, ch->async,
+                     ch->instr_n);
+        int ra = ok ? tjp_wgmma_operand_ring(fn, fn->ops[dot].args[0]) : -1;
+        int32_t bload = ok ? tji_val(fn, fn->ops[dot].args[1])->def_op : -1;
+        int rb = bload >= 0 ? fn->ops[bload].ring : -1;
+        if (ok && (ra < 0 || rb < 0 || !plan.rings[ra].wgmma || plan.rings[ra].transposed || plan.rings[rb].wgmma ||
+                   !plan.rings[rb].read_at_use)) {
+            snprintf(why, sizeof why, "rings: A %d (wgmma %d, transposed %d), B %d (wgmma %d, read at use %d)", ra,
+                     ra >= 0 ? plan.rings[ra].wgmma : -1, ra >= 0 ? plan.rings[ra].transposed : -1, rb,
+                     rb >= 0 ? plan.rings[rb].wgmma : -1, rb >= 0 ? plan.rings[rb].read_at_use : -1);
+            ok = 0;
         }
-        int ok = dot >= 0 && plan.dot[dot].form == TJP_DOT_WGMMA && ring >= 0 && plan.rings[ring].transposed &&
-                 copies && cost.requests && cost.wavefronts == cost.minimum && before.wavefronts > before.minimum;
-        tap_ok(ok, "sm_90a tf32 NN %lldx%lldx%lld, %d warps: wgmma, B's ring K-major, its %d copies conflict-free "
-               "(%lld wavefronts, minimum %lld; lanes along N would take %lld)", (long long)k->bm, (long long)k->bn,
-               (long long)k->bk, k->warps, copies, (long long)cost.wavefronts, (long long)cost.minimum,
-               (long long)before.wavefronts);
+        tjp_layout acc, frag, want_acc, want_b;
+        int32_t nm[2] = {(int32_t)k->bn, (int32_t)k->bm}, nk[2] = {(int32_t)k->bn, (int32_t)k->bk};
+        if (ok && (!tjp_layout_wgmma_acc(&acc, nm, k->warps, ch->instr_n) || !tjp_layout_wgmma_a(&frag, nk, k->warps, 4))) {
+            snprintf(why, sizeof why, "no transposed layouts");
+            ok = 0;
+        }
+        if (ok) {
+            tjp_layout_transpose(&want_acc, &acc);
+            tjp_layout_transpose(&want_b, &frag);
+            if (!tjp_layout_equal(&plan.of[fn->ops[dot].result], &want_acc) ||
+                !tjp_layout_equal(&plan.of[fn->ops[dot].args[1]], &want_b)) {
+                snprintf(why, sizeof why, "the accumulator or B is not in the transposed fragments");
+                ok = 0;
+            }
+        }
+        tjp_bank_count reads = {0};
+        if (ok)
+            tjp_bank_cost(&plan.of[fn->ops[dot].args[1]], &plan.rings[rb].swizzle, 1, &reads);
+        if (ok && (!reads.requests || reads.wavefronts != reads.minimum)) {
+            snprintf(why, sizeof why, "B's reads: %lld wavefronts, minimum %lld", (long long)reads.wavefronts,
+                     (long long)reads.minimum);
+            ok = 0;
+        }
+        ok = ok && descriptors_agree(fn, &plan, dot, 0, why, sizeof why);
+        tap_ok(ok, "sm_90a tf32 NN %lldx%lldx%lld, %d warps: wgmma of the transposed product (B from registers in "
+               "the transposed fragments, read conflict-free at use; A's NVMMA ring as the descriptor operand), "
+               "not async%s%s", (long long)k->bm, (long long)k->bn, (long long)k->bk, k->warps, ok ? "" : ": ",
+               ok ? "" : why);
         tjp_layout_plan_free(&plan);
         tji_func_free(fn);
     }
@@ -381,19 +453,26 @@ static void ptx(const config *k)
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
     const char *p = st == TJ_OK ? art.gpu.ptx : "";
-    int instr = (int)(k->bm / (k->warps / 4) / 64 * (k->bk / (32 / eb)) * (k->bn > 256 ? k->bn / 256 : 1));
+    /* TF32 NN: the transposed product, its rows along N, not async */
+    int swapped = k->in == IN_TF32 && !k->nt;
+    int64_t rows = swapped ? k->bn : k->bm, cols = swapped ? k->bm : k->bn;
+    int instr = (int)(rows / (k->warps / 4) / 64 * (k->bk / (32 / eb)) * (cols > 256 ? cols / 256 : 1));
     char shape[48];
-    snprintf(shape, sizeof shape, "m64n%lldk%d.f32.%s", (long long)(k->bn < 256 ? k->bn : 256), 32 / eb,
+    snprintf(shape, sizeof shape, "m64n%lldk%d.f32.%s", (long long)(cols < 256 ? cols : 256), 32 / eb,
              k->in == IN_TF32 ? "tf32.tf32" : k->in == IN_FP8 ? "e4m3.e5m2" : "f16.f16");
     int ok = st == TJ_OK && tl_count(p, "wgmma.mma_async.sync.aligned.") == instr && tl_count(p, shape) == instr &&
-             tl_count(p, "wgmma.wait_group.sync.aligned 1;") == 1 && tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
+             tl_count(p, "wgmma.wait_group.sync.aligned 1;") == !swapped &&
+             tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
+             (!swapped || tl_count(p, "wgmma.fence.sync.aligned") == (int)(k->bk / 8)) &&
              tl_count(p, "fence.proxy.async.shared::cta") >= 1 && !tl_count(p, "ldmatrix") && tl_count(p, "cp.async.cg") >= 2 &&
              (!k->c_f16 || (tl_count(p, "cvt.rn.f16x2.f32") && !tl_count(p, "cvt.rn.f16.f32")));
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
-    tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, wait_group 1 in the loop and 0 "
-           "after, fence.proxy.async, no ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
+    tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, %s, fence.proxy.async, no "
+           "ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
            k->warps, k->nt ? " NT" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
+           swapped ? "a wgmma.fence after each K step's register loads, wait_group 0 in the loop"
+                   : "wait_group 1 in the loop and 0 after",
            k->c_f16 ? ", C rounded by cvt.rn.f16x2.f32 pairs" : "",
            tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing (no C7514/C7515)" : "");
     if (fn)
@@ -403,16 +482,18 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 16 + 5 + 4 + 1 + 10);
+    tap_plan(2 + 14 + 1 + 6 + 4 + 1 + 11);
     accumulator_layouts();
     tutorial_plans();
-    transposed_copies();
+    tf32_register_layouts();
+    transposed_product();
     gating();
     explained();
     static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16}, {128, 128, 64, 4, 4, 1, 0, IN_F16}, {128, 256, 64, 8, 3, 0, 0, IN_F16},
                                 {64, 64, 16, 4, 3, 1, 0, IN_F16},       {128, 128, 64, 4, 4, 0, 1, IN_F16},
                                 {128, 256, 64, 8, 3, 1, 1, IN_F16},     {128, 128, 32, 4, 3, 1, 0, IN_TF32},
                                 {128, 128, 32, 4, 3, 0, 0, IN_TF32},    {128, 256, 32, 8, 3, 0, 0, IN_TF32},
+                                {64, 256, 32, 4, 4, 0, 0, IN_TF32},
                                 {128, 256, 128, 8, 3, 1, 0, IN_FP8}};
     for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++)
         ptx(&pc[i]);

@@ -18,7 +18,12 @@
  *    B alone may come from a ring and A from registers (attention: Q
  *    loaded before the loop, P computed from the first dot's scores);
  *    such a dot waits for its group at once, and an accumulator that is
- *    a +0.0 constant is skipped the same way.
+ *    a +0.0 constant is skipped the same way. TF32 with A's loads along
+ *    K and B's along N (NN) runs transposed (tjp_wgmma_fits_swapped:
+ *    Cᵀ = Bᵀ Aᵀ, B read into registers, A's ring the descriptor operand)
+ *    rather than through transposing copies, which move 4 bytes each
+ *    (0.53 of cuBLAS on an H100); it waits at once too, skipping the
+ *    zeros of a carried accumulator on the loop's first trip.
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
@@ -97,14 +102,11 @@ static int is_positive_zero(const tji_func *fn, int32_t v)
            !signbit(fn->ops[d].fval);
 }
 
-/* Does the dot's wgmma group stay in flight across iterations? Where it
- * accumulates into a carried value that nothing else reads and yields its
- * result to nothing else (the next iteration's wgmma takes it as it is,
- * the loop's end waits for it), and its rings have the slot more that
- * keeps the one it reads from being refilled next iteration (pipeline
- * loops: slots >= groups in flight + 2). *zero_init: the accumulator
- * enters the loop as +0.0. */
-static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
+/* Does the dot accumulate into a value its loop carries that nothing else
+ * reads, and yield its result to nothing else (the next iteration's
+ * wgmma takes it as it is)? *zero_init: the accumulator enters the loop
+ * as +0.0. */
+static int carried_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
 {
     const tji_region *body = &fn->regions[op->parent];
     int32_t yield = body->nops ? body->ops[body->nops - 1] : -1, loop = -1;
@@ -120,6 +122,19 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
     if (k < 0 || k >= fn->ops[yield].nargs || fn->ops[yield].args[k] != op->result ||
         uses_of(fn, op->args[2]) != 1 || uses_of(fn, op->result) != 1)
         return 0;
+    *zero_init = is_positive_zero(fn, fn->ops[loop].args[3 + k]);
+    return 1;
+}
+
+/* Does the dot's wgmma group stay in flight across iterations? Where it
+ * is carried in its loop (the loop's end waits for it), and its rings
+ * have the slot more that keeps the one it reads from being refilled next
+ * iteration (pipeline loops: slots >= groups in flight + 2). */
+static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
+{
+    if (!carried_in_loop(fn, op, zero_init))
+        return 0;
+    const tji_region *body = &fn->regions[op->parent];
     int32_t wait = -1;
     for (int32_t p = 0; p < body->nops && wait < 0; p++)
         if (fn->ops[body->ops[p]].code == TJI_ASYNC_WAIT)
@@ -129,14 +144,13 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
         if (wait < 0 || read->ring_slots < fn->ops[wait].ival + 3)
             return 0;
     }
-    *zero_init = is_positive_zero(fn, fn->ops[loop].args[3 + k]);
     return 1;
 }
 
-/* Do the copies into the ring of operand v (0: A, 1: B) run along K, so
- * that the ring is stored K-major with 16-byte copies (coalesce.c puts
- * them along the pointer's most contiguous dimension, the last on ties)? */
-static int loads_along_k(const tji_func *fn, const tjp_axis_info_result *axis, int32_t v, int is_b)
+/* Do the copies into the ring of value v run along dimension dim of its
+ * tile (coalesce.c puts them along the pointer's most contiguous
+ * dimension, the last on ties)? */
+static int loads_along(const tji_func *fn, const tjp_axis_info_result *axis, int32_t v, int dim)
 {
     int ring = tjp_wgmma_operand_ring(fn, v), copies = 0;
     for (int32_t i = 0; axis && i < fn->nops; i++) {
@@ -144,11 +158,18 @@ static int loads_along_k(const tji_func *fn, const tjp_axis_info_result *axis, i
         if (op->parent < 0 || op->code != TJI_ASYNC_COPY || op->ring != ring)
             continue;
         const int32_t *c = axis->of[op->args[0]].contiguity;
-        if ((c[0] > c[1]) != is_b)
+        if ((c[0] > c[1]) != (dim == 0))
             return 0;
         copies++;
     }
     return copies > 0;
+}
+
+/* Do the copies into the ring of operand v (0: A, 1: B) run along K, so
+ * that the ring is stored K-major with 16-byte copies? */
+static int loads_along_k(const tji_func *fn, const tjp_axis_info_result *axis, int32_t v, int is_b)
+{
+    return loads_along(fn, axis, v, is_b ? 0 : 1);
 }
 
 /* Can the ring of operand v be stored K-major: its copies run along K, or
@@ -164,6 +185,17 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
     tjp_dot_choice ch = {.form = TJP_DOT_FMA};
     int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, eb, zero_init = 0;
     int a_ring = tjp_wgmma_operand_ring(fn, op->args[0]) >= 0;
+    /* TF32 with B stored along N (NN): the transposed product, B from
+     * registers (faster than copies that store B transposed: those move
+     * 4 bytes each). Not async: the next iteration's loads would overwrite the
+     * registers an instruction in flight still reads. */
+    if (a_ring && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 && tjp_wgmma_fits_swapped(fn, op, t, &instr_n) &&
+        loads_along(fn, axis, op->args[0], 1) && loads_along(fn, axis, op->args[1], 1)) {
+        if (!carried_in_loop(fn, op, &zero_init))
+            zero_init = op->args[2] && is_positive_zero(fn, op->args[2]);
+        return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 4, .passes = 1, .warps_m = num_warps,
+                                .warps_n = 1, .instr_n = instr_n, .skip_zero_init = zero_init, .b_in_regs = 1};
+    }
     if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
         (a_ring || eb == 2) &&
         (!tjp_wgmma_k_major_only(fn, op) ||
@@ -321,8 +353,16 @@ static int fma_operand(tjp_layout *out, const tjp_layout *C, const tji_type *t, 
 int tjp_dot_result_layout(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch, int num_warps,
                           tjp_layout *out)
 {
+    const int32_t *shape = tji_typeof(fn, op->result)->shape;
+    if (ch->form == TJP_DOT_WGMMA && ch->b_in_regs) { /* the transposed product's accumulator */
+        tjp_layout t;
+        if (!tjp_layout_wgmma_acc(&t, (int32_t[]){shape[1], shape[0]}, num_warps, ch->instr_n))
+            return 0;
+        tjp_layout_transpose(out, &t);
+        return 1;
+    }
     if (ch->form == TJP_DOT_WGMMA)
-        return tjp_layout_wgmma_acc(out, tji_typeof(fn, op->result)->shape, num_warps, ch->instr_n);
+        return tjp_layout_wgmma_acc(out, shape, num_warps, ch->instr_n);
     if (ch->form != TJP_DOT_MMA)
         return 0;
     const tji_type *t = tji_typeof(fn, op->result);
@@ -334,12 +374,18 @@ int tjp_dot_operand_layouts(const tji_func *fn, const tji_op *op, const tjp_dot_
                             const tjp_layout *C, tjp_layout *a, tjp_layout *b)
 {
     const tji_type *ta = tji_typeof(fn, op->args[0]), *tb = tji_typeof(fn, op->args[1]);
-    if (ch->form == TJP_DOT_WGMMA) { /* read from shared memory (but A in registers): any layout */
-        if (ch->a_in_regs && !tjp_layout_wgmma_a(a, ta->shape, num_warps))
+    if (ch->form == TJP_DOT_WGMMA) { /* read from shared memory (but an operand in registers): any layout */
+        tjp_layout bt;
+        if (ch->a_in_regs && !tjp_layout_wgmma_a(a, ta->shape, num_warps, ch->elem_bytes))
+            return 0;
+        if (ch->b_in_regs && !tjp_layout_wgmma_a(&bt, (int32_t[]){tb->shape[1], tb->shape[0]}, num_warps, 4))
             return 0;
         if (!ch->a_in_regs)
             tjp_layout_default(a, ta->rank, ta->shape, num_warps);
-        tjp_layout_default(b, tb->rank, tb->shape, num_warps);
+        if (ch->b_in_regs)
+            tjp_layout_transpose(b, &bt);
+        else
+            tjp_layout_default(b, tb->rank, tb->shape, num_warps);
         return 1;
     }
     if (ch->form == TJP_DOT_MMA)

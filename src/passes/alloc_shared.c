@@ -207,8 +207,10 @@ static void plan_rings(const tji_func *fn, tjp_layout_plan *plan)
         }
         if (R->op < 0)
             continue;
-        if (!tjp_wgmma_ring(fn, plan, ring, R) && !tjp_ldmatrix_ring(fn, plan, ring, R))
+        if (!tjp_wgmma_ring(fn, plan, ring, R) && !tjp_ldmatrix_ring(fn, plan, ring, R)) {
             tjp_swizzle_choose_vectors(&R->swizzle, layouts, vectors, n, R->elem_bytes);
+            R->read_at_use = tjp_wgmma_register_ring(fn, plan, ring);
+        }
         if (tjp_tma_ring(fn, ring, R))
             R->tma_map = tma_maps++;
         R->slot_bytes = ((uint64_t)R->numel * (uint64_t)R->elem_bytes + ring_align(R) - 1) / ring_align(R) *

@@ -409,10 +409,13 @@ static void explain_dot(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *p
     if (!ch || !ch->form)
         tjs_buf_printf(b, "no form chosen (tjp_accelerate_dots has not run)\n");
     else if (ch->form == TJP_DOT_WGMMA)
-        tjs_buf_printf(b, "wgmma.mma_async.m64n%dk%d on tensor cores, %d warpgroup%s along M, %s%s\n",
+        tjs_buf_printf(b, "wgmma.mma_async.m64n%dk%d on tensor cores, %d warpgroup%s along %s, %s%s\n",
                        ch->instr_n, 32 / ch->elem_bytes, ch->warps_m / 4, ch->warps_m > 4 ? "s" : "",
-                       ch->a_in_regs ? "A from registers, B read from its ring in shared memory"
-                                     : "operands read from their rings in shared memory",
+                       ch->b_in_regs ? "N" : "M",
+                       ch->a_in_regs   ? "A from registers, B read from its ring in shared memory"
+                       : ch->b_in_regs ? "computed transposed (C^T = B^T A^T: tf32 B stored along N cannot be "
+                                         "read from a descriptor), B from registers, A read from its ring"
+                                       : "operands read from their rings in shared memory",
                        ch->async ? ", one group left in flight across iterations" : ", waited for at once");
     else if (ch->form == TJP_DOT_MMA)
         tjs_buf_printf(b, "mma.sync.%s%s on tensor cores, warps %d (M) x %d (N)%s\n",

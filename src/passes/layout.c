@@ -112,6 +112,20 @@ void tjp_layout_slice(tjp_layout *out, const tjp_layout *in, int dim)
     *out = r;
 }
 
+void tjp_layout_transpose(tjp_layout *out, const tjp_layout *in)
+{
+    int cbits = tjp_log2_exact(in->shape[1]), rbits = tjp_log2_exact(in->shape[0]);
+    tjp_layout r = *in;
+    r.shape[0] = in->shape[1];
+    r.shape[1] = in->shape[0];
+    for (int i = 0; i < TJP_NIN; i++)
+        for (int b = 0; b < in->nbits[i]; b++) {
+            uint32_t x = in->basis[i][b];
+            r.basis[i][b] = (x & ((1u << cbits) - 1)) << rbits | x >> cbits;
+        }
+    *out = r;
+}
+
 uint32_t tjp_layout_apply(const tjp_layout *L, uint32_t reg, uint32_t lane, uint32_t warp)
 {
     uint32_t in[TJP_NIN] = {reg, lane, warp}, e = 0;

@@ -46,6 +46,9 @@ TJI_FUNC int tjp_layout_blocked(tjp_layout *out, int rank, const int32_t *shape,
 /* The layout of a reduction's result: dimension dim removed from the tile;
  * slots that differed only along dim now hold the same element. */
 TJI_FUNC void tjp_layout_slice(tjp_layout *out, const tjp_layout *in, int dim);
+/* The layout of the transposed rank-2 tile (shapes powers of two): the
+ * slot that held element (r, c) of in holds element (c, r) of out. */
+TJI_FUNC void tjp_layout_transpose(tjp_layout *out, const tjp_layout *in);
 
 /* Element (row-major linear index) held by register r of lane l of warp w. */
 TJI_FUNC uint32_t tjp_layout_apply(const tjp_layout *L, uint32_t reg, uint32_t lane,
@@ -90,13 +93,16 @@ TJI_FUNC int tjp_layout_mma(tjp_layout *out, tjp_mma_operand which, int elem_byt
  * blocks of a warpgroup in registers; warpgroups take consecutive row
  * blocks. 0 where the tile does not fit. */
 TJI_FUNC int tjp_layout_wgmma_acc(tjp_layout *out, const int32_t *shape, int num_warps, int instr_n);
-/* wgmma's register A operand of an M x K tile of 16-bit elements: the
- * PTX ISA's A fragment of m64k16 is, element for element, the
+/* wgmma's register A operand of an M x K tile of elem_bytes elements.
+ * 16-bit: the PTX ISA's A fragment of m64k16 is, element for element, the
  * accumulator's fragment of m64n16 (per warp, mma.sync's m16k16 A), so
  * the layout is tjp_layout_wgmma_acc's of [M, K] — K steps where the
  * accumulator has its columns, then the m64 blocks. That is also why a
- * chained dot's accumulator is its successor's A with no data moving. */
-TJI_FUNC int tjp_layout_wgmma_a(tjp_layout *out, const int32_t *shape, int num_warps);
+ * chained dot's accumulator is its successor's A with no data moving.
+ * 32-bit (tf32, m64k8; per warp mma.sync's m16k8 A, CuTe's ALayout_64x8):
+ * reg [m+8, k+4], lane [k+1, k+2, m+1, m+2, m+4], warp [m+16, m+32]; then
+ * the K steps and the m64 blocks in registers, warpgroups along M. */
+TJI_FUNC int tjp_layout_wgmma_a(tjp_layout *out, const int32_t *shape, int num_warps, int elem_bytes);
 /* Operand elements per 32-bit register: 4 (1 byte), 2 (2 bytes), 1 (tf32); 0 otherwise. */
 TJI_FUNC int tjp_mma_elems_per_reg(int elem_bytes);
 /* Registers of one instruction's fragment per thread (element i of the

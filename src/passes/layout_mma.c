@@ -178,9 +178,32 @@ int tjp_layout_wgmma_acc(tjp_layout *out, const int32_t *shape, int num_warps, i
     return ok;
 }
 
-int tjp_layout_wgmma_a(tjp_layout *out, const int32_t *shape, int num_warps)
+int tjp_layout_wgmma_a(tjp_layout *out, const int32_t *shape, int num_warps, int elem_bytes)
 {
-    return shape[1] % 16 == 0 && tjp_layout_wgmma_acc(out, shape, num_warps, 16);
+    if (elem_bytes == 2)
+        return shape[1] % 16 == 0 && tjp_layout_wgmma_acc(out, shape, num_warps, 16);
+    memset(out, 0, sizeof *out);
+    int32_t M = shape[0], K = shape[1];
+    int groups = num_warps / 4;
+    if (elem_bytes != 4 || num_warps % 4 || tjp_log2_exact(groups) < 0 || tjp_log2_exact(M) < 0 ||
+        tjp_log2_exact(K) < 3 || M % (64 * groups))
+        return 0;
+    out->rank = 2;
+    out->shape[0] = M;
+    out->shape[1] = K;
+    builder b = {out, tjp_log2_exact(K)};
+    int ok = add(&b, TJP_REG, at(&b, 8, 0)) && add(&b, TJP_REG, at(&b, 0, 4));
+    for (int32_t k = 8; ok && k < K; k *= 2) /* the K steps, then the m64 blocks */
+        ok = add(&b, TJP_REG, at(&b, 0, (uint32_t)k));
+    for (int32_t m = 64; ok && m < M / groups; m *= 2)
+        ok = add(&b, TJP_REG, at(&b, (uint32_t)m, 0));
+    ok = ok && add(&b, TJP_LANE, at(&b, 0, 1)) && add(&b, TJP_LANE, at(&b, 0, 2));
+    for (int i = 0; ok && i < 3; i++)
+        ok = add(&b, TJP_LANE, at(&b, 1u << i, 0));
+    ok = ok && add(&b, TJP_WARP, at(&b, 16, 0)) && add(&b, TJP_WARP, at(&b, 32, 0));
+    for (int32_t g = 1; ok && g < groups; g *= 2)
+        ok = add(&b, TJP_WARP, at(&b, (uint32_t)(M / groups * g), 0));
+    return ok;
 }
 
 int tjp_mma_fragment_regs(tjp_mma_operand which, int elem_bytes)

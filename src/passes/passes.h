@@ -163,14 +163,22 @@ TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape
  * for non-wgmma writes inside the pipeline and serializes (C7515); on a
  * dot that is not async, its accumulator is a +0.0 constant, and the
  * first instructions likewise overwrite instead of adding.
+ * b_in_regs (TF32 only, where B's loads run along N, which wgmma cannot
+ * read from a descriptor for 32-bit operands): the product is computed
+ * transposed, Cᵀ = Bᵀ Aᵀ — Bᵀ is the instruction's register A operand
+ * (B's ring read into the transpose of tjp_layout_wgmma_a's fragments of
+ * [N, K]), Aᵀ its descriptor B operand (A's ring, K-major), the
+ * accumulator the transpose of tjp_layout_wgmma_acc's of [N, M] with
+ * instructions m64<instr_n> along M; warpgroups split N; not async.
  * Printed "#dot<wgmma m64n128k16, warps=8, async, skip-zero-init>",
- * "#dot<wgmma m64n64k16, warps=8, a-regs, skip-zero-init>". */
+ * "#dot<wgmma m64n64k16, warps=8, a-regs, skip-zero-init>",
+ * "#dot<wgmma m64n128k8, warps=8, b-regs>". */
 enum { TJP_DOT_NONE, TJP_DOT_FMA, TJP_DOT_MMA, TJP_DOT_WGMMA };
 typedef struct tjp_dot_choice {
     int form;
     int elem_bytes, passes;
     int warps_m, warps_n;
-    int instr_n, async, skip_zero_init, a_in_regs; /* WGMMA only */
+    int instr_n, async, skip_zero_init, a_in_regs, b_in_regs; /* WGMMA only */
     const char *why;
 } tjp_dot_choice;
 /* The GPU a plan is made for: sm_<sm> (0: none, FMA everywhere),
@@ -452,7 +460,9 @@ typedef struct tjp_ring {
                                      (tjp_ldmatrix_ring) */
     int read_at_use;          /* ldmatrix reads: each instruction where its
                                  registers are first used (every read's one
-                                 user is a dot of its region) */
+                                 user is a dot of its region); element
+                                 reads: each register where first used
+                                 (tjp_wgmma_register_ring) */
     int wgmma;                /* read by wgmma through descriptors, in the
                                  NVMMA layout (tjp_wgmma_ring); LOCAL_LOAD
                                  emits nothing */
@@ -565,9 +575,19 @@ TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_ta
  * into the 16-byte chunks) and marks it (1), else 0. */
 TJI_FUNC int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n,
                             int *elem_bytes);
+/* tjp_wgmma_fits_swapped: DOT op of TF32 operands can run transposed
+ * (WGMMA with b_in_regs: the instruction's rows along N, its n along M),
+ * *instr_n that instruction's n. tjp_wgmma_reads_ring: the choice reads
+ * operand (0: A, 1: B) from its ring through a descriptor. */
+TJI_FUNC int tjp_wgmma_fits_swapped(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n);
+TJI_FUNC int tjp_wgmma_reads_ring(const struct tjp_dot_choice *ch, int operand);
 TJI_FUNC int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);
 TJI_FUNC int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, struct tjp_ring *R);
+/* Whether every read of ring is the register operand (B) of a transposed
+ * WGMMA dot (b_in_regs) and nothing else: its reads may wait for their
+ * K step (the ring's read_at_use). */
+TJI_FUNC int tjp_wgmma_register_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring);
 /* How wgmma reads operand tile t (A, or B where is_b) from its NVMMA ring
  * R: K-major (imm-trans 0) or M/N-major, the descriptor's leading and
  * stride byte offsets (LBO 16 where unused: the field's 1) and its swizzle

@@ -161,7 +161,7 @@ static int is_zero(const tji_func *fn, int32_t v)
 static int wgmma_dot(const tji_func *fn, const tji_op *op, const tjp_target *t)
 {
     int instr_n, eb;
-    return !t || tjp_wgmma_fits(fn, op, t, &instr_n, &eb);
+    return !t || tjp_wgmma_fits(fn, op, t, &instr_n, &eb) || tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
 }
 
 /* Does value v reach operand a or b of a DOT, through CONVERTs at most
@@ -617,7 +617,8 @@ static int feeds_wgmma(const loop *L, const uint8_t *chosen, const tjp_target *t
     for (int32_t p = 0; p < body->nops; p++) {
         const tji_op *op = &fn->ops[body->ops[p]];
         int instr_n, eb, loaded = 0;
-        if (op->code != TJI_DOT || !tjp_wgmma_fits(fn, op, t, &instr_n, &eb))
+        if (op->code != TJI_DOT ||
+            !(tjp_wgmma_fits(fn, op, t, &instr_n, &eb) || tjp_wgmma_fits_swapped(fn, op, t, &instr_n)))
             continue;
         for (int a = 0; a < 2; a++) {
             int32_t def = tji_val(fn, op->args[a])->def_op;

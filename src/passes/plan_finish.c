@@ -259,10 +259,10 @@ static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan 
             return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<mma ..., warps=%dx%d>: "
                               "the tile does not fit (16 rows and 8 columns per warp, %d warps)",
                               t->dot[i].warps_m, t->dot[i].warps_n, p->num_warps);
-        tjp_layout a_regs;
+        tjp_layout a_regs, b_regs;
         if (t->dot[i].form == TJP_DOT_WGMMA &&
             (t->dot[i].warps_m != p->num_warps || !tjp_dot_result_layout(fn, op, &t->dot[i], p->num_warps, &acc) ||
-             (t->dot[i].a_in_regs && !tjp_layout_wgmma_a(&a_regs, tji_typeof(fn, op->args[0])->shape, p->num_warps))))
+             !tjp_dot_operand_layouts(fn, op, &t->dot[i], p->num_warps, &acc, &a_regs, &b_regs)))
             return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<wgmma m64n%dk%d, warps=%d>: the tile does "
                               "not fit (64 rows per warpgroup, N a multiple of the instruction's, the "
                               "kernel's %d warps)", t->dot[i].instr_n, 32 / t->dot[i].elem_bytes,

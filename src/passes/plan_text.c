@@ -260,9 +260,10 @@ static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
                        plan->dot[idx].passes == 3 ? " x3" : "", plan->dot[idx].warps_m,
                        plan->dot[idx].warps_n);
     else if (plan->dot && plan->dot[idx].form == TJP_DOT_WGMMA)
-        tjs_buf_printf(b, " #dot<wgmma m64n%dk%d, warps=%d%s%s%s>", plan->dot[idx].instr_n,
+        tjs_buf_printf(b, " #dot<wgmma m64n%dk%d, warps=%d%s%s%s%s>", plan->dot[idx].instr_n,
                        32 / plan->dot[idx].elem_bytes, plan->dot[idx].warps_m,
-                       plan->dot[idx].a_in_regs ? ", a-regs" : "", plan->dot[idx].async ? ", async" : "",
+                       plan->dot[idx].a_in_regs ? ", a-regs" : "", plan->dot[idx].b_in_regs ? ", b-regs" : "",
+                       plan->dot[idx].async ? ", async" : "",
                        plan->dot[idx].skip_zero_init ? ", skip-zero-init" : "");
     if (op->code == TJI_LOAD || op->code == TJI_STORE || op->code == TJI_ASYNC_COPY)
         tjs_buf_printf(b, " #access<vector=%d, addr_run=%d>", plan->vector[idx],

@@ -71,8 +71,9 @@ tj_status tjp_transpose_copies(const tji_func *fn, const tjp_layout_plan *plan, 
         if (dot->code != TJI_DOT || dot->parent < 0 || plan->dot[i].form != TJP_DOT_WGMMA ||
             !tjp_wgmma_k_major_only(fn, dot))
             continue;
-        for (int a = plan->dot[i].a_in_regs; a < 2; a++) {
-            int ring = tjp_wgmma_operand_ring(fn, dot->args[a]), k_dim = a == 0 ? 1 : 0;
+        for (int a = 0; a < 2; a++) {
+            int ring = tjp_wgmma_reads_ring(&plan->dot[i], a) ? tjp_wgmma_operand_ring(fn, dot->args[a]) : -1;
+            int k_dim = a == 0 ? 1 : 0;
             for (int32_t c = 0; ring >= 0 && c < fn->nops && c < coalesced->nops; c++) {
                 const tji_op *copy = &fn->ops[c];
                 tjp_coalesce_choice *ch = &coalesced->of[c];

@@ -11,11 +11,16 @@
  * no ldmatrix, no operand registers, the next K step issued while the
  * last one runs.
  *
- * Where the operands are: a dot runs as wgmma only where both operands
- * are LOCAL_LOADs of rings of pipelined loads (pipeline_loops.c) that
- * nothing else reads — the ring slot is then the operand, and the
- * LOCAL_LOAD emits nothing. Anything else (a loop that was not
- * pipelined, a chained dot's register operand) keeps mma.sync for now.
+ * Where the operands are: a dot runs as wgmma where both operands are
+ * LOCAL_LOADs of rings of pipelined loads (pipeline_loops.c) that nothing
+ * else reads — the ring slot is then the operand, and the LOCAL_LOAD
+ * emits nothing — or where one is in registers: a 16-bit A (a chained
+ * dot's operand), or a TF32 B whose loads run along N. wgmma reads
+ * 32-bit operands K-major only and only A from registers, so that dot
+ * runs transposed (Cᵀ = Bᵀ Aᵀ, accelerate_dot.c): B's ring is read into
+ * the transposed register fragments (tjp_wgmma_register_ring), A's ring
+ * is the descriptor operand. Anything else (a loop that was not
+ * pipelined) keeps mma.sync.
  *
  * The layout is fixed by the hardware, not searched (the NVMMA layout,
  * which TMA also writes): the tile as stored — its own rows, or its last
@@ -71,7 +76,11 @@ int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op)
     return operand_bytes(fn, op, &acc) != 2;
 }
 
-int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n, int *elem_bytes)
+/* The wgmma form of DOT op, its product computed as it is ([M, N] from A
+ * [M, K] and B [K, N]) or, where swapped, transposed (Cᵀ [N, M] = Bᵀ Aᵀ,
+ * the instruction's rows along N). */
+static int fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int swapped, int *instr_n,
+                int *elem_bytes)
 {
     if (!t || t->sm != 90 || !t->arch_specific || op->code != TJI_DOT || t->num_warps % 4)
         return 0;
@@ -81,13 +90,30 @@ int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, in
     int eb = operand_bytes(fn, op, &acc);
     if (!eb || a->rank != 2 || r->dtype != acc || (op->args[2] && tji_typeof(fn, op->args[2])->dtype != acc))
         return 0;
-    int32_t M = a->shape[0], K = a->shape[1], N = b->shape[1], groups = t->num_warps / 4;
-    if (M % (64 * groups) || K % (32 / eb) || N * eb < 32 || tjp_log2_exact(N) < 0 ||
-        (int64_t)M * N / (128 * groups) > MAX_ACC_REGS)
+    int32_t K = a->shape[1], rows = swapped ? b->shape[1] : a->shape[0], cols = swapped ? a->shape[0] : b->shape[1];
+    int groups = t->num_warps / 4;
+    if (rows % (64 * groups) || K % (32 / eb) || cols * eb < 32 || tjp_log2_exact(cols) < 0 ||
+        (int64_t)rows * cols / (128 * groups) > MAX_ACC_REGS)
         return 0;
-    *instr_n = N < 256 ? N : 256;
+    *instr_n = cols < 256 ? cols : 256;
     *elem_bytes = eb;
     return 1;
+}
+
+int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n, int *elem_bytes)
+{
+    return fits(fn, op, t, 0, instr_n, elem_bytes);
+}
+
+int tjp_wgmma_fits_swapped(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n)
+{
+    int eb;
+    return fits(fn, op, t, 1, instr_n, &eb) && eb == 4;
+}
+
+int tjp_wgmma_reads_ring(const tjp_dot_choice *ch, int operand)
+{
+    return ch->form == TJP_DOT_WGMMA && (operand == 0 ? !ch->a_in_regs : !ch->b_in_regs);
 }
 
 int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v)
@@ -121,8 +147,9 @@ static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ri
         int found = 0;
         for (int32_t k = 0; k < fn->nops && k < plan->nops; k++) {
             const tji_op *d = &fn->ops[k];
-            if (d->code != TJI_DOT || d->parent < 0 || plan->dot[k].form != TJP_DOT_WGMMA ||
-                (d->args[0] != op->result && d->args[1] != op->result))
+            if (d->code != TJI_DOT || d->parent < 0 ||
+                !((d->args[0] == op->result && tjp_wgmma_reads_ring(&plan->dot[k], 0)) ||
+                  (d->args[1] == op->result && tjp_wgmma_reads_ring(&plan->dot[k], 1))))
                 continue;
             found = 1;
             if (tjp_wgmma_k_major_only(fn, d))
@@ -200,6 +227,24 @@ int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tj
     R->transposed = transposed;
     R->swizzle_bytes = sw;
     return 1;
+}
+
+int tjp_wgmma_register_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring)
+{
+    int reads = 0;
+    for (int32_t i = 0; plan->dot && i < fn->nops; i++) {
+        const tji_op *op = &fn->ops[i];
+        if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
+            continue;
+        int fed = 0;
+        for (int32_t k = 0; tjp_wgmma_operand_ring(fn, op->result) == ring && k < fn->nops && k < plan->nops; k++)
+            fed += fn->ops[k].code == TJI_DOT && fn->ops[k].parent >= 0 && fn->ops[k].args[1] == op->result &&
+                   plan->dot[k].form == TJP_DOT_WGMMA && plan->dot[k].b_in_regs;
+        if (!fed)
+            return 0;
+        reads++;
+    }
+    return reads > 0;
 }
 
 void tjp_wgmma_operand(const tjp_ring *R, const tji_type *t, int is_b, tjp_wgmma_desc *out)

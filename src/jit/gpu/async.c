@@ -24,7 +24,10 @@
  * refill (the pass puts every LOCAL_LOAD right after the wait). A
  * LOCAL_LOAD reads its registers from the slot, in its own layout, through
  * the same swizzle: with ldmatrix where the plan says so (a dot's operand,
- * ldmatrix.c), else element by element; a ring that wgmma reads
+ * ldmatrix.c), else element by element — where the plan says read_at_use,
+ * each where its first reader needs it (a dot's mma instructions, or the
+ * register operand of a transposed wgmma: its fragments K step by K
+ * step, shared.c's deferred reads); a ring that wgmma reads
  * (src/passes/wgmma.c) has no LOCAL_LOAD code at all, and its waits add
  * fence.proxy.async.shared::cta before the barrier: cp.async and plain
  * stores write through the generic proxy, wgmma reads through the async
@@ -187,6 +190,10 @@ void tjj_gpu_emit_local_load(codegen *c, const tji_op *op)
     if (R->ldmatrix && R->read_at_use) {
         tjj_gpu_defer_ldmatrix_reads(c, id, &R->swizzle, R->ldmatrix, R->ldmatrix_trans, ring_address(c, R, start),
                                      tjj_gpu_value_type(&c->g, t));
+        return;
+    }
+    if (R->read_at_use) {
+        tjj_gpu_defer_element_reads(c, id, &R->swizzle, ring_address(c, R, start));
         return;
     }
     if (R->ldmatrix) {

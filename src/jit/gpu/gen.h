@@ -66,12 +66,15 @@ typedef struct thread_part {
     LLVMValueRef index;
 } thread_part;
 
-/* ldmatrix reads of a tile whose registers are read where they are first
- * used (tjj_gpu_defer_ldmatrix_reads): what each group's instruction needs. */
+/* Reads of a tile whose registers are read where they are first used
+ * (tjj_gpu_defer_ldmatrix_reads, tjj_gpu_defer_element_reads): what each
+ * group's ldmatrix, or each register's load, needs. */
 typedef struct deferred_reads {
-    tjp_layout at;              /* the address layout, in the buffer's index space */
+    tjp_layout at;              /* ldmatrix: the address layout, in the buffer's index space;
+                                   element loads: the tile's layout */
+    tjp_swizzle swizzle;        /* element loads: the buffer's */
     LLVMValueRef base, thread;  /* the buffer (i8 shared pointer); the thread part of the index */
-    int matrices, trans, elem_bytes;
+    int matrices, trans, elem_bytes; /* matrices 0: element loads */
     LLVMTypeRef vt;
 } deferred_reads;
 
@@ -251,7 +254,12 @@ TJI_FUNC void tjj_gpu_ldmatrix_reads(codegen *c, const tjp_swizzle *S, int matri
                                      const tjp_layout *Ld, LLVMTypeRef vt, LLVMValueRef *out);
 TJI_FUNC void tjj_gpu_defer_ldmatrix_reads(codegen *c, int32_t id, const tjp_swizzle *S, int matrices, int trans,
                                            LLVMValueRef base, LLVMTypeRef vt);
-/* The deferred ldmatrix of value id's register r, into its registers. */
+/* Value id's registers of layout L, each loaded from the shared buffer at
+ * base (i8 pointer) under swizzle S only where it is first read: a dot
+ * that takes them as its wgmma's register operand loads each K step's
+ * fragment just before that step's instructions. */
+TJI_FUNC void tjj_gpu_defer_element_reads(codegen *c, int32_t id, const tjp_swizzle *S, LLVMValueRef base);
+/* The deferred read of value id's register r, into its registers. */
 TJI_FUNC void tjj_gpu_deferred_read(codegen *c, int32_t id, uint32_t r);
 TJI_FUNC void tjj_gpu_emit_convert(codegen *c, const tji_op *op);
 /* Tile x written to the shared buffer at offset under swizzle S, vector

@@ -279,22 +279,57 @@ void tjj_gpu_ldmatrix_reads(codegen *c, const tjp_swizzle *S, int matrices, int 
         ldmatrix_group(c, &d, r, out);
 }
 
+static deferred_reads *new_deferred(codegen *c, int32_t id)
+{
+    if (!c->deferred)
+        c->deferred = tjs_xcalloc((size_t)c->g.fn->nvalues + 1, sizeof *c->deferred);
+    free(c->deferred[id]);
+    c->deferred[id] = tjs_xcalloc(1, sizeof **c->deferred);
+    tjj_gpu_regs_for(c, id);
+    return c->deferred[id];
+}
+
 void tjj_gpu_defer_ldmatrix_reads(codegen *c, int32_t id, const tjp_swizzle *S, int matrices, int trans,
                                   LLVMValueRef base, LLVMTypeRef vt)
 {
     if (!has_ldmatrix(c))
         return;
-    if (!c->deferred)
-        c->deferred = tjs_xcalloc((size_t)c->g.fn->nvalues + 1, sizeof *c->deferred);
-    free(c->deferred[id]);
-    c->deferred[id] = tjs_xcalloc(1, sizeof **c->deferred);
-    ldmatrix_setup(c, S, matrices, trans, base, layout_of(c, id), vt, c->deferred[id]);
-    tjj_gpu_regs_for(c, id);
+    ldmatrix_setup(c, S, matrices, trans, base, layout_of(c, id), vt, new_deferred(c, id));
+}
+
+void tjj_gpu_defer_element_reads(codegen *c, int32_t id, const tjp_swizzle *S, LLVMValueRef base)
+{
+    deferred_reads *d = new_deferred(c, id);
+    d->at = *layout_of(c, id);
+    d->swizzle = *S;
+    d->thread = tjj_gpu_swizzled_thread_index(c, S, &d->at);
+    d->base = base;
+    d->elem_bytes = S->elem_bytes;
+}
+
+/* Register r of value id (a copy's: its original's) loaded as d says. */
+static void element_read(codegen *c, int32_t id, const deferred_reads *d, uint32_t r)
+{
+    const tji_type *t = type_of(c, id);
+    uint32_t dup = reg_dup_mask(&d->at), own = r & ~dup;
+    if (!c->regs[id][own]) {
+        LLVMTypeRef mem = tjj_gpu_mem_type(&c->g, t);
+        LLVMValueRef idx = LLVMBuildZExt(c->g.b, tjj_gpu_swizzled_index(c, &d->swizzle, d->thread, &d->at, own),
+                                         c->g.ty.t_i64, "");
+        LLVMValueRef ld = LLVMBuildLoad2(c->g.b, mem, LLVMBuildInBoundsGEP2(c->g.b, mem, d->base, &idx, 1, ""), "");
+        LLVMSetAlignment(ld, (unsigned)type_bytes(c, mem));
+        c->regs[id][own] = tjj_gpu_from_mem(&c->g, ld, t);
+    }
+    c->regs[id][r] = c->regs[id][own];
 }
 
 void tjj_gpu_deferred_read(codegen *c, int32_t id, uint32_t r)
 {
     const deferred_reads *d = c->deferred[id];
+    if (!d->matrices) {
+        element_read(c, id, d, r);
+        return;
+    }
     uint32_t step = (uint32_t)(4 / d->elem_bytes * d->matrices);
     ldmatrix_group(c, d, r - r % step, c->regs[id]);
 }

@@ -30,6 +30,18 @@
  * consecutive registers, found by inverting the layout as the
  * accumulators are.
  *
+ * The transposed product (ch->b_in_regs, TF32 with B stored along N)
+ * runs the same instructions on Cᵀ = Bᵀ Aᵀ: their rows go along N and
+ * their columns along M, the register operand is B's fragment at (k,
+ * row) — four tf32 registers, read from B's ring only where this code
+ * first asks for them (the ring's read_at_use: shared.c's deferred
+ * reads), so each K step's loads come right before its instructions and
+ * overlap the previous step's — and wgmma's B is A's ring, whose K-major
+ * descriptor is the same whether A or B reads it. Each K step's loads
+ * are followed by a wgmma.fence, which orders register writes before the
+ * wgmma that reads them; the accumulators are found in the transposed
+ * layout at C's (column, row).
+ *
  * A descriptor is the slot's shared address (the ring's offset, the slot
  * times its bytes, and for A the warpgroup's rows), shifted right by 4 into
  * bits 0-13, LBO and SBO (bits 16-29, 32-45, bytes >> 4) and the swizzle
@@ -48,7 +60,7 @@
 
 #include "gen.h"
 
-enum { MAX_ACC = 256 };
+enum { MAX_ACC = 256, MAX_BLOCKS = 8 /* m64 blocks of a warpgroup */ };
 
 /* The ring operand v reads, its slot value into *slot; NULL (after a
  * failure) where v is not a wgmma ring's LOCAL_LOAD. */
@@ -232,15 +244,49 @@ int tjj_gpu_wgmma_skips_init(codegen *c, int32_t opi, int k)
     return 0;
 }
 
+/* The wgmma's register A operand at the instruction's (row, k) into
+ * words: A's fragment (a_in_regs, 16-bit) or, for the transposed product
+ * (b_in_regs), Bᵀ's: the four tf32 registers of B at (k, row). 0 after a
+ * failure. */
+static int register_operand(codegen *c, const tji_op *op, const tjp_dot_choice *ch, uint32_t row, uint32_t k,
+                            LLVMValueRef *words)
+{
+    int32_t v = op->args[ch->b_in_regs ? 1 : 0];
+    const tji_type *t = type_of(c, v);
+    uint32_t pos = ch->b_in_regs ? k << log2_of((uint32_t)t->shape[1]) | row
+                                 : row << log2_of((uint32_t)t->shape[1]) | k;
+    uint32_t r, lane, warp, per = ch->b_in_regs ? 4 : 8;
+    if (!tjp_layout_invert(layout_of(c, v), pos, &r, &lane, &warp) || lane || warp || r % per) {
+        FAIL(c, "internal error: wgmma: %s's registers are not the fragment at row %u, k %u",
+             ch->b_in_regs ? "B" : "A", row, k);
+        return 0;
+    }
+    if (!ch->b_in_regs)
+        a_fragment(c, v, t->dtype, r, words);
+    for (uint32_t w = 0; ch->b_in_regs && w < 4; w++)
+        words[w] = LLVMBuildBitCast(c->g.b, tjj_gpu_reg(c, v, r + w), c->g.ty.t_i32, "");
+    return 1;
+}
+
+/* Does the loop body that holds op carry its accumulator in? */
+static int accumulator_carried(codegen *c, const tji_op *op)
+{
+    const tji_region *body = &c->g.fn->regions[op->parent];
+    for (int i = 1; op->args[2] && i < body->nargs; i++)
+        if (body->args[i] == op->args[2])
+            return 1;
+    return 0;
+}
+
 void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
 {
-    int32_t res = op->result, slot_a, slot_b;
+    int32_t res = op->result, slot_a = 0, slot_b = 0;
     const tji_type *rt = type_of(c, res), *at = type_of(c, op->args[0]), *bt = type_of(c, op->args[1]);
     if (c->sm != 90 || !c->arch_specific) {
         FAIL(c, "wgmma needs the sm_90a target (the target is sm_%d%s)", c->sm, c->arch_specific ? "a" : "");
         return;
     }
-    int is_int = at->dtype == TJ_I8, eb = ch->elem_bytes;
+    int is_int = at->dtype == TJ_I8, eb = ch->elem_bytes, swap = ch->b_in_regs;
     tj_dtype acc_dt = is_int ? TJ_I32 : TJ_F32;
     int kinds_ok = at->dtype == TJ_F16 || at->dtype == TJ_BF16 ? bt->dtype == at->dtype && eb == 2
                    : at->dtype == TJ_F32 ? bt->dtype == TJ_F32 && op->precision == TJ_PRECISION_TF32 && eb == 4
@@ -250,19 +296,22 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         FAIL(c, "internal error: wgmma takes f16, bf16, tf32 or fp8 operands into f32, or i8 into i32");
         return;
     }
-    const tjp_ring *RA = ch->a_in_regs ? NULL : operand_ring(c, op->args[0], &slot_a);
-    const tjp_ring *RB = RA || ch->a_in_regs ? operand_ring(c, op->args[1], &slot_b) : NULL;
-    if (!RB)
-        return;
-    const tjp_layout *LA = ch->a_in_regs ? layout_of(c, op->args[0]) : NULL;
-    if (ch->a_in_regs && eb != 2) {
-        FAIL(c, "internal error: wgmma reads A from registers for 16-bit operands only");
+    if ((ch->a_in_regs && eb != 2) || (swap && (eb != 4 || ch->a_in_regs || ch->async))) {
+        FAIL(c, "internal error: wgmma reads A from registers for 16-bit operands only, B for tf32 (not async)");
         return;
     }
+    /* A's ring (wgmma's A, or for the transposed product its B) and B's */
+    const tjp_ring *RA = ch->a_in_regs ? NULL : operand_ring(c, op->args[0], &slot_a);
+    if (!ch->a_in_regs && !RA)
+        return;
+    const tjp_ring *RB = swap ? NULL : operand_ring(c, op->args[1], &slot_b);
+    if (!swap && !RB)
+        return;
     const tjp_layout *LC = layout_of(c, res);
     int n = ch->instr_n, groups = c->num_warps / 4, nacc = nregs_of(c, res);
     uint32_t M = (uint32_t)at->shape[0], K = (uint32_t)at->shape[1], N = (uint32_t)bt->shape[1];
-    uint32_t rows = M / (uint32_t)groups;
+    /* the instructions' rows (M, or N for the transposed product) and columns */
+    uint32_t rows = (swap ? N : M) / (uint32_t)groups, cols = swap ? M : N;
     if (nacc > MAX_ACC || n / 2 > MAX_ACC || groups < 1) {
         FAIL(c, "internal error: wgmma: %d accumulator registers per thread", nacc);
         return;
@@ -272,26 +321,27 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     LLVMBuilderRef b = c->g.b;
     LLVMValueRef group = LLVMBuildLShr(b, c->warp, c_i32(c, 2), ""), group_bytes = c_i32(c, 0);
     uint64_t group_bits = 0, local_bits = 0;
-    for (int j = 0; RA && (1 << j) < groups; j++) {
+    for (int j = 0; RA && !swap && (1 << j) < groups; j++) {
         uint64_t off = tjp_wgmma_offset(RA, at, rows << j, 0);
         group_bits |= off;
         LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, group, c_i32(c, 1 << j), ""), c_i32(c, 0), "");
         group_bytes = LLVMBuildAdd(b, group_bytes, LLVMBuildSelect(b, on, c_i32(c, (int64_t)off), c_i32(c, 0), ""), "");
     }
-    tjp_wgmma_desc ka = {.k_major = 1}, kb;
+    tjp_wgmma_desc ka = {.k_major = 1}, kb = {.k_major = 1};
     if (RA)
         tjp_wgmma_operand(RA, at, 0, &ka);
-    tjp_wgmma_operand(RB, bt, 1, &kb);
+    if (RB)
+        tjp_wgmma_operand(RB, bt, 1, &kb);
     if (eb != 2 && (!ka.k_major || !kb.k_major)) {
         FAIL(c, "internal error: wgmma of %s operands reads them K-major only", tj_dtype_name(at->dtype));
         return;
     }
-    LLVMValueRef desc_a = RA ? descriptor(c, RA, at, 0, slot_a, group_bytes) : NULL;
-    LLVMValueRef desc_b = descriptor(c, RB, bt, 1, slot_b, NULL);
+    LLVMValueRef desc_a = RA ? descriptor(c, RA, at, 0, slot_a, swap ? NULL : group_bytes) : NULL;
+    LLVMValueRef desc_b = RB ? descriptor(c, RB, bt, 1, slot_b, NULL) : desc_a;
     /* skip_zero_init: the first K step overwrites — on the loop's first
      * iteration for a carried accumulator, always for a +0.0 constant */
     LLVMValueRef first_scale = c_i32(c, 1), acc[MAX_ACC];
-    int carried = ch->skip_zero_init && ch->async;
+    int carried = ch->skip_zero_init && accumulator_carried(c, op);
     int32_t loop = carried ? loop_of(c, op) : -1;
     if (carried && loop < 0)
         return;
@@ -308,37 +358,51 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         acc[r] = ch->skip_zero_init && !carried ? LLVMGetPoison(acc_type)
                  : op->args[2]                  ? tjj_gpu_reg(c, op->args[2], (uint32_t)r)
                                                 : LLVMConstNull(acc_type);
-    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
-    for (uint32_t k0 = 0; k0 < K && c->g.status == TJ_OK; k0 += 32u / (uint32_t)eb)
-        for (uint32_t m0 = 0; m0 < rows && c->g.status == TJ_OK; m0 += 64)
-            for (uint32_t n0 = 0; n0 < N; n0 += (uint32_t)n) {
+    if (rows / 64 > MAX_BLOCKS) {
+        FAIL(c, "internal error: wgmma: %u rows per warpgroup", rows);
+        return;
+    }
+    if (!swap)
+        tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
+    for (uint32_t k0 = 0; k0 < K && c->g.status == TJ_OK; k0 += 32u / (uint32_t)eb) {
+        /* Bᵀ's fragments of this K step, loaded now (the ring's reads wait
+         * for their first use), then the fence that orders those register
+         * writes before the instructions that read them */
+        LLVMValueRef b_words[MAX_BLOCKS][4];
+        for (uint32_t row0 = 0; swap && row0 < rows; row0 += 64)
+            if (!register_operand(c, op, ch, row0, k0, b_words[row0 / 64]))
+                return;
+        if (swap)
+            tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
+        for (uint32_t row0 = 0; row0 < rows && c->g.status == TJ_OK; row0 += 64)
+            for (uint32_t col0 = 0; col0 < cols && c->g.status == TJ_OK; col0 += (uint32_t)n) {
                 uint32_t r0, lane, warp;
-                if (!tjp_layout_invert(LC, m0 << log2_of(N) | n0, &r0, &lane, &warp) || lane || warp ||
-                    r0 % (uint32_t)(n / 2) || (int)r0 + n / 2 > nacc) {
+                uint32_t at_c = swap ? col0 << log2_of(N) | row0 : row0 << log2_of(N) | col0;
+                if (!tjp_layout_invert(LC, at_c, &r0, &lane, &warp) || lane || warp || r0 % (uint32_t)(n / 2) ||
+                    (int)r0 + n / 2 > nacc) {
                     FAIL(c, "internal error: wgmma: no accumulator registers for the block at row %u, column %u",
-                         m0, n0);
+                         row0, col0);
                     break;
                 }
-                uint64_t off_b = tjp_wgmma_offset(RB, bt, k0, n0);
+                /* wgmma's B: B at (k, col), or Aᵀ (A at (col, k)) */
+                uint64_t off_b = swap ? tjp_wgmma_offset(RA, at, col0, k0) : tjp_wgmma_offset(RB, bt, k0, col0);
                 LLVMValueRef a_desc = NULL, a_words[4], *a_regs = NULL;
-                if (RA) {
-                    uint64_t off_a = tjp_wgmma_offset(RA, at, m0, k0);
+                if (swap) {
+                    a_regs = b_words[row0 / 64];
+                } else if (RA) {
+                    uint64_t off_a = tjp_wgmma_offset(RA, at, row0, k0);
                     local_bits |= off_a;
                     a_desc = LLVMBuildAdd(b, desc_a, c_i64(c, (int64_t)(off_a >> 4)), "");
-                } else {
-                    uint32_t ra, la, wa;
-                    if (!tjp_layout_invert(LA, m0 << log2_of(K) | k0, &ra, &la, &wa) || la || wa || ra % 8) {
-                        FAIL(c, "internal error: wgmma: A's registers are not the fragment at row %u, k %u",
-                             m0, k0);
-                        break;
-                    }
-                    a_fragment(c, op->args[0], at->dtype, ra, a_words);
+                } else if (register_operand(c, op, ch, row0, k0, a_words)) {
                     a_regs = a_words;
+                } else {
+                    break;
                 }
                 mma_async(c, n, eb, at->dtype, bt->dtype, !ka.k_major, !kb.k_major, a_desc, a_regs,
                           LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""),
                           k0 ? c_i32(c, 1) : first_scale, acc + r0);
             }
+    }
     if (group_bits & local_bits)
         FAIL(c, "internal error: wgmma: a warpgroup's rows and an instruction's offset share address bits");
     if (c->g.status != TJ_OK)
@@ -347,7 +411,8 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     wait_group(c, ch->async ? 1 : 0, acc, nacc, is_int);
     if (RA)
         tjj_gpu_release_after_wait(c, RA, tjj_gpu_reg(c, slot_a, 0), ch->async);
-    tjj_gpu_release_after_wait(c, RB, tjj_gpu_reg(c, slot_b, 0), ch->async);
+    if (RB)
+        tjj_gpu_release_after_wait(c, RB, tjj_gpu_reg(c, slot_b, 0), ch->async);
     LLVMValueRef *out = tjj_gpu_regs_for(c, res);
     for (int r = 0; r < nacc; r++)
         out[r] = acc[r];
@@ -369,8 +434,9 @@ void tjj_gpu_wgmma_after_loop(codegen *c, int32_t opi)
             if (yield->args[y] == fn->ops[i].result) {
                 int32_t res = fn->ops[opi].result + y, slot;
                 wait_group(c, 0, tjj_gpu_regs_for(c, res), nregs_of(c, res), type_of(c, res)->dtype == TJ_I32);
-                for (int a = p->dot[i].a_in_regs; a < 2 && c->role; a++) {
-                    const tjp_ring *R = operand_ring(c, fn->ops[i].args[a], &slot);
+                for (int a = 0; a < 2 && c->role; a++) {
+                    const tjp_ring *R =
+                        tjp_wgmma_reads_ring(&p->dot[i], a) ? operand_ring(c, fn->ops[i].args[a], &slot) : NULL;
                     if (R)
                         tjj_gpu_release_pending(c, R);
                 }
