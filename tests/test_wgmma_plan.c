@@ -325,8 +325,8 @@ static void tf32_register_layouts(void)
  * fragments of [N, K], conflict-free and each K step where its
  * instructions first need it; A's ring, K-major in the NVMMA layout, read
  * through descriptors as wgmma's B (and every element lands as stored);
- * the accumulator the transpose of wgmma's of [N, M]; not async (a group
- * in flight would still read the registers the next iteration loads). */
+ * the accumulator the transpose of wgmma's of [N, M]; async (a group per
+ * K step, code generation's business: the PTX below). */
 static void transposed_product(void)
 {
     static const config cfgs[] = {{128, 128, 32, 4, 3, 0, 0, IN_TF32}, {128, 256, 32, 8, 3, 0, 0, IN_TF32},
@@ -339,7 +339,7 @@ static void transposed_product(void)
         int32_t dot = fn ? dot_of(fn) : -1;
         char why[256] = "no plan";
         const tjp_dot_choice *ch = dot >= 0 ? &plan.dot[dot] : NULL;
-        int ok = ch && ch->form == TJP_DOT_WGMMA && ch->b_in_regs && !ch->async && ch->skip_zero_init &&
+        int ok = ch && ch->form == TJP_DOT_WGMMA && ch->b_in_regs && ch->async && ch->skip_zero_init &&
                  ch->instr_n == (k->bm < 256 ? (int)k->bm : 256);
         if (ch && !ok)
             snprintf(why, sizeof why, "form %d, b-regs %d, async %d, instr n %d", ch->form, ch->b_in_regs, ch->async,
@@ -380,7 +380,7 @@ static void transposed_product(void)
         ok = ok && descriptors_agree(fn, &plan, dot, 0, why, sizeof why);
         tap_ok(ok, "sm_90a tf32 NN %lldx%lldx%lld, %d warps: wgmma of the transposed product (B from registers in "
                "the transposed fragments, read conflict-free at use; A's NVMMA ring as the descriptor operand), "
-               "not async%s%s", (long long)k->bm, (long long)k->bn, (long long)k->bk, k->warps, ok ? "" : ": ",
+               "async%s%s", (long long)k->bm, (long long)k->bn, (long long)k->bk, k->warps, ok ? "" : ": ",
                ok ? "" : why);
         tjp_layout_plan_free(&plan);
         tji_func_free(fn);
@@ -453,8 +453,12 @@ static void ptx(const config *k)
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
     const char *p = st == TJ_OK ? art.gpu.ptx : "";
-    /* TF32 NN: the transposed product, its rows along N, not async */
-    int swapped = k->in == IN_TF32 && !k->nt;
+    /* TF32 NN: the transposed product, its rows along N, a group per K
+     * step, each step's loads after a wait that leaves the later steps'
+     * groups in flight */
+    int swapped = k->in == IN_TF32 && !k->nt, ksteps = (int)(k->bk / 8);
+    char step_wait[48];
+    snprintf(step_wait, sizeof step_wait, "wgmma.wait_group.sync.aligned %d;", ksteps - 1);
     int64_t rows = swapped ? k->bn : k->bm, cols = swapped ? k->bm : k->bn;
     int instr = (int)(rows / (k->warps / 4) / 64 * (k->bk / (32 / eb)) * (cols > 256 ? cols / 256 : 1));
     char shape[48];
@@ -463,7 +467,8 @@ static void ptx(const config *k)
     int ok = st == TJ_OK && tl_count(p, "wgmma.mma_async.sync.aligned.") == instr && tl_count(p, shape) == instr &&
              tl_count(p, "wgmma.wait_group.sync.aligned 1;") == !swapped &&
              tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
-             (!swapped || tl_count(p, "wgmma.fence.sync.aligned") == (int)(k->bk / 8)) &&
+             (!swapped || (tl_count(p, "wgmma.fence.sync.aligned") == ksteps && tl_count(p, step_wait) == ksteps &&
+                           tl_count(p, "wgmma.commit_group.sync.aligned") == ksteps)) &&
              tl_count(p, "fence.proxy.async.shared::cta") >= 1 && !tl_count(p, "ldmatrix") && tl_count(p, "cp.async.cg") >= 2 &&
              (!k->c_f16 || (tl_count(p, "cvt.rn.f16x2.f32") && !tl_count(p, "cvt.rn.f16.f32")));
     if (st != TJ_OK)
@@ -471,7 +476,8 @@ static void ptx(const config *k)
     tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, %s, fence.proxy.async, no "
            "ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
            k->warps, k->nt ? " NT" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
-           swapped ? "a wgmma.fence after each K step's register loads, wait_group 0 in the loop"
+           swapped ? "per K step a wait for the last iteration's same step, its register loads, a wgmma.fence "
+                     "and a group; wait_group 0 after the loop"
                    : "wait_group 1 in the loop and 0 after",
            k->c_f16 ? ", C rounded by cvt.rn.f16x2.f32 pairs" : "",
            tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing (no C7514/C7515)" : "");

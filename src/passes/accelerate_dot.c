@@ -22,8 +22,9 @@
  *    K and B's along N (NN) runs transposed (tjp_wgmma_fits_swapped:
  *    Cᵀ = Bᵀ Aᵀ, B read into registers, A's ring the descriptor operand)
  *    rather than through transposing copies, which move 4 bytes each
- *    (0.53 of cuBLAS on an H100); it waits at once too, skipping the
- *    zeros of a carried accumulator on the loop's first trip.
+ *    (0.53 of cuBLAS on an H100). Asynchronous as the others are, but
+ *    with a group per K step: the registers of a step are loaded again
+ *    next iteration only once the instructions that read them are done.
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
@@ -187,14 +188,15 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
     int a_ring = tjp_wgmma_operand_ring(fn, op->args[0]) >= 0;
     /* TF32 with B stored along N (NN): the transposed product, B from
      * registers (faster than copies that store B transposed: those move
-     * 4 bytes each). Not async: the next iteration's loads would overwrite the
-     * registers an instruction in flight still reads. */
+     * 4 bytes each). */
     if (a_ring && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 && tjp_wgmma_fits_swapped(fn, op, t, &instr_n) &&
         loads_along(fn, axis, op->args[0], 1) && loads_along(fn, axis, op->args[1], 1)) {
-        if (!carried_in_loop(fn, op, &zero_init))
+        int async = async_in_loop(fn, op, &zero_init);
+        if (!async && !carried_in_loop(fn, op, &zero_init))
             zero_init = op->args[2] && is_positive_zero(fn, op->args[2]);
         return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 4, .passes = 1, .warps_m = num_warps,
-                                .warps_n = 1, .instr_n = instr_n, .skip_zero_init = zero_init, .b_in_regs = 1};
+                                .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init,
+                                .b_in_regs = 1};
     }
     if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
         (a_ring || eb == 2) &&

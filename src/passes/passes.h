@@ -169,10 +169,12 @@ TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape
  * (B's ring read into the transpose of tjp_layout_wgmma_a's fragments of
  * [N, K]), Aᵀ its descriptor B operand (A's ring, K-major), the
  * accumulator the transpose of tjp_layout_wgmma_acc's of [N, M] with
- * instructions m64<instr_n> along M; warpgroups split N; not async.
+ * instructions m64<instr_n> along M; warpgroups split N; where async, a
+ * group per K step, and before a step loads its registers a wait leaves
+ * in flight only the groups after the last one that read them.
  * Printed "#dot<wgmma m64n128k16, warps=8, async, skip-zero-init>",
  * "#dot<wgmma m64n64k16, warps=8, a-regs, skip-zero-init>",
- * "#dot<wgmma m64n128k8, warps=8, b-regs>". */
+ * "#dot<wgmma m64n128k8, warps=8, b-regs, async, skip-zero-init>". */
 enum { TJP_DOT_NONE, TJP_DOT_FMA, TJP_DOT_MMA, TJP_DOT_WGMMA };
 typedef struct tjp_dot_choice {
     int form;

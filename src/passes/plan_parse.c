@@ -370,7 +370,7 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
             c->s = item;
             return bad(c, "tf32 operands for 'b-regs' (the transposed product is for 32-bit B stored along N)");
         }
-        ch.async = !ch.a_in_regs && !ch.b_in_regs && take_item(c, "async");
+        ch.async = !ch.a_in_regs && take_item(c, "async");
         ch.skip_zero_init = take_item(c, "skip-zero-init");
     } else if (take(c, "mma")) {
         static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};

@@ -296,8 +296,8 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         FAIL(c, "internal error: wgmma takes f16, bf16, tf32 or fp8 operands into f32, or i8 into i32");
         return;
     }
-    if ((ch->a_in_regs && eb != 2) || (swap && (eb != 4 || ch->a_in_regs || ch->async))) {
-        FAIL(c, "internal error: wgmma reads A from registers for 16-bit operands only, B for tf32 (not async)");
+    if ((ch->a_in_regs && eb != 2) || (swap && (eb != 4 || ch->a_in_regs))) {
+        FAIL(c, "internal error: wgmma reads A from registers for 16-bit operands only, B for tf32");
         return;
     }
     /* A's ring (wgmma's A, or for the transposed product its B) and B's */
@@ -364,11 +364,17 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     }
     if (!swap)
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
+    uint32_t ksteps = K / (32u / (uint32_t)eb);
     for (uint32_t k0 = 0; k0 < K && c->g.status == TJ_OK; k0 += 32u / (uint32_t)eb) {
         /* Bᵀ's fragments of this K step, loaded now (the ring's reads wait
          * for their first use), then the fence that orders those register
-         * writes before the instructions that read them */
+         * writes before the instructions that read them. Async, each step
+         * is a group: the wait leaves in flight the groups committed after
+         * the last iteration's same step, whose registers these loads
+         * overwrite. */
         LLVMValueRef b_words[MAX_BLOCKS][4];
+        if (swap && ch->async)
+            wait_group(c, (int)ksteps - 1, acc, nacc, is_int);
         for (uint32_t row0 = 0; swap && row0 < rows; row0 += 64)
             if (!register_operand(c, op, ch, row0, k0, b_words[row0 / 64]))
                 return;
@@ -402,13 +408,17 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                           LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""),
                           k0 ? c_i32(c, 1) : first_scale, acc + r0);
             }
+        if (swap && ch->async && c->g.status == TJ_OK)
+            tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
     }
     if (group_bits & local_bits)
         FAIL(c, "internal error: wgmma: a warpgroup's rows and an instruction's offset share address bits");
     if (c->g.status != TJ_OK)
         return;
-    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
-    wait_group(c, ch->async ? 1 : 0, acc, nacc, is_int);
+    if (!(swap && ch->async)) { /* else each K step committed its group */
+        tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
+        wait_group(c, ch->async ? 1 : 0, acc, nacc, is_int);
+    }
     if (RA)
         tjj_gpu_release_after_wait(c, RA, tjj_gpu_reg(c, slot_a, 0), ch->async);
     if (RB)
