@@ -117,6 +117,7 @@ typedef struct config {
     int warps, stages, nt;
     int c_f16;            /* C stored as f16 (the PTX part only) */
     int in;               /* IN_F16, IN_TF32, IN_FP8 (e4m3 x e5m2) */
+    int tn;               /* A stored K x M, read through its strides */
 } config;
 
 static const tj_kernel *kernel_of(const config *k)
@@ -129,14 +130,16 @@ static int elem_bytes_of(const config *k) { return k->in == IN_TF32 ? 4 : k->in 
 
 static const char *in_name(const config *k) { return k->in == IN_TF32 ? "tf32" : k->in == IN_FP8 ? "fp8" : "f16"; }
 
-/* The configuration's kernel built for a launch at 4096^3 (row-major A and
- * C; B row-major, or for NT stored N x K and read through its strides):
+/* The configuration's kernel built for a launch at 4096^3 (row-major C; A
+ * row-major, or for TN stored K x M; B row-major, or for NT stored N x K;
+ * the transposed ones read through their strides):
  * its program and the launch's specialization key into *spec. */
 static tj_status build_tutorial(const config *k, tji_func **fn, uint64_t *spec)
 {
     int32_t m = 4096, n = 4096, kk = 4096;
     tj_arg args[12] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(kk),
-                       TJ_ARG_I32(kk), TJ_ARG_I32(1), TJ_ARG_I32(k->nt ? 1 : n), TJ_ARG_I32(k->nt ? kk : 1),
+                       TJ_ARG_I32(k->tn ? 1 : kk), TJ_ARG_I32(k->tn ? m : 1), TJ_ARG_I32(k->nt ? 1 : n),
+                       TJ_ARG_I32(k->nt ? kk : 1),
                        TJ_ARG_I32(n), TJ_ARG_I32(1)};
     tjf_value values[12];
     int64_t consts[4] = {k->bm, k->bn, k->bk, 8};
@@ -241,12 +244,12 @@ static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, in
 
 static void tutorial_plans(void)
 {
-    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16}, {128, 128, 64, 4, 4, 1, 0, IN_F16}, {128, 256, 64, 8, 3, 0, 0, IN_F16},
-                                  {128, 256, 64, 8, 3, 1, 0, IN_F16}, {128, 128, 32, 4, 4, 0, 0, IN_F16}, {64, 256, 32, 4, 4, 1, 0, IN_F16},
-                                  {128, 128, 128, 8, 2, 0, 0, IN_F16}, {64, 64, 16, 4, 3, 1, 0, IN_F16},
-                                  {128, 128, 32, 4, 3, 1, 0, IN_TF32}, {128, 256, 32, 8, 3, 1, 0, IN_TF32},
-                                  {128, 128, 16, 4, 4, 1, 0, IN_TF32}, {64, 256, 32, 4, 4, 1, 0, IN_TF32},
-                                  {128, 128, 64, 4, 3, 1, 0, IN_FP8},  {128, 256, 128, 8, 3, 1, 0, IN_FP8}};
+    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0},
+                                  {128, 256, 64, 8, 3, 1, 0, IN_F16, 0}, {128, 128, 32, 4, 4, 0, 0, IN_F16, 0}, {64, 256, 32, 4, 4, 1, 0, IN_F16, 0},
+                                  {128, 128, 128, 8, 2, 0, 0, IN_F16, 0}, {64, 64, 16, 4, 3, 1, 0, IN_F16, 0},
+                                  {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 0},
+                                  {128, 128, 16, 4, 4, 1, 0, IN_TF32, 0}, {64, 256, 32, 4, 4, 1, 0, IN_TF32, 0},
+                                  {128, 128, 64, 4, 3, 1, 0, IN_FP8, 0},  {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
         tjp_layout_plan plan;
@@ -319,68 +322,81 @@ static void tf32_register_layouts(void)
            bad ? ": " : "", why);
 }
 
-/* TF32 NN: B's loads run along N, which wgmma cannot read from a
- * descriptor for 32-bit operands, so the product runs transposed (Cᵀ =
- * Bᵀ Aᵀ): B read from its ring into the transpose of the tf32 register-A
- * fragments of [N, K], conflict-free and each K step where its
- * instructions first need it; A's ring, K-major in the NVMMA layout, read
- * through descriptors as wgmma's B (and every element lands as stored);
- * the accumulator the transpose of wgmma's of [N, M]; async (a group per
- * K step, code generation's business: the PTX below). */
-static void transposed_product(void)
+/* TF32 with one operand's loads along M or N, which wgmma cannot read
+ * from a descriptor for 32-bit operands: that operand is read from its
+ * ring into registers, conflict-free and each K step where its
+ * instructions first need it. A stored K x M and B N x K (both read
+ * through their strides: "TT"): A, in the tf32 register-A fragments.
+ * NN: B, by running the product transposed (Cᵀ = Bᵀ Aᵀ): B in the
+ * transpose of the fragments of [N, K], A's ring (K-major, NVMMA) read
+ * through descriptors as wgmma's B, the accumulator the transpose of
+ * wgmma's of [N, M]. The other operand's descriptors read every element
+ * where its ring stored it; async (a group per K step, code generation's
+ * business: the PTX below). */
+static void register_operands(void)
 {
-    static const config cfgs[] = {{128, 128, 32, 4, 3, 0, 0, IN_TF32}, {128, 256, 32, 8, 3, 0, 0, IN_TF32},
-                                  {128, 128, 16, 4, 4, 0, 0, IN_TF32}, {64, 256, 32, 4, 4, 0, 0, IN_TF32},
-                                  {128, 64, 32, 4, 4, 0, 0, IN_TF32},  {256, 128, 32, 8, 3, 0, 0, IN_TF32}};
+    static const config cfgs[] = {
+        {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0}, {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0},
+        {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0}, {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0},
+        {128, 64, 32, 4, 4, 0, 0, IN_TF32, 0},  {256, 128, 32, 8, 3, 0, 0, IN_TF32, 0},
+        {128, 128, 32, 4, 3, 1, 0, IN_TF32, 1}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
+        int nn = !k->tn, reg = nn ? 1 : 0; /* the register operand */
         tjp_layout_plan plan;
         tji_func *fn = plan_tutorial(k, 90, 1, k->stages, &plan);
         int32_t dot = fn ? dot_of(fn) : -1;
         char why[256] = "no plan";
         const tjp_dot_choice *ch = dot >= 0 ? &plan.dot[dot] : NULL;
-        int ok = ch && ch->form == TJP_DOT_WGMMA && ch->b_in_regs && ch->async && ch->skip_zero_init &&
-                 ch->instr_n == (k->bm < 256 ? (int)k->bm : 256);
+        int64_t cols = nn ? k->bm : k->bn;
+        int ok = ch && ch->form == TJP_DOT_WGMMA && ch->b_in_regs == nn && ch->a_in_regs == !nn && ch->async &&
+                 ch->skip_zero_init && ch->instr_n == (cols < 256 ? (int)cols : 256);
         if (ch && !ok)
-            snprintf(why, sizeof why, "form %d, b-regs %d, async %d, instr n %d", ch->form, ch->b_in_regs, ch->async,
-                     ch->instr_n);
-        int ra = ok ? tjp_wgmma_operand_ring(fn, fn->ops[dot].args[0]) : -1;
-        int32_t bload = ok ? tji_val(fn, fn->ops[dot].args[1])->def_op : -1;
-        int rb = bload >= 0 ? fn->ops[bload].ring : -1;
-        if (ok && (ra < 0 || rb < 0 || !plan.rings[ra].wgmma || plan.rings[ra].transposed || plan.rings[rb].wgmma ||
-                   !plan.rings[rb].read_at_use)) {
-            snprintf(why, sizeof why, "rings: A %d (wgmma %d, transposed %d), B %d (wgmma %d, read at use %d)", ra,
-                     ra >= 0 ? plan.rings[ra].wgmma : -1, ra >= 0 ? plan.rings[ra].transposed : -1, rb,
-                     rb >= 0 ? plan.rings[rb].wgmma : -1, rb >= 0 ? plan.rings[rb].read_at_use : -1);
+            snprintf(why, sizeof why, "form %d, a-regs %d, b-regs %d, async %d, instr n %d", ch->form, ch->a_in_regs,
+                     ch->b_in_regs, ch->async, ch->instr_n);
+        int rd = ok ? tjp_wgmma_operand_ring(fn, fn->ops[dot].args[1 - reg]) : -1;
+        int32_t rload = ok ? tji_val(fn, fn->ops[dot].args[reg])->def_op : -1;
+        int rr = rload >= 0 ? fn->ops[rload].ring : -1;
+        if (ok && (rd < 0 || rr < 0 || !plan.rings[rd].wgmma || plan.rings[rd].transposed != !nn ||
+                   plan.rings[rr].wgmma || !plan.rings[rr].read_at_use)) {
+            snprintf(why, sizeof why, "rings: descriptor %d (wgmma %d, transposed %d), register %d (wgmma %d, read "
+                     "at use %d)", rd, rd >= 0 ? plan.rings[rd].wgmma : -1, rd >= 0 ? plan.rings[rd].transposed : -1,
+                     rr, rr >= 0 ? plan.rings[rr].wgmma : -1, rr >= 0 ? plan.rings[rr].read_at_use : -1);
             ok = 0;
         }
-        tjp_layout acc, frag, want_acc, want_b;
-        int32_t nm[2] = {(int32_t)k->bn, (int32_t)k->bm}, nk[2] = {(int32_t)k->bn, (int32_t)k->bk};
-        if (ok && (!tjp_layout_wgmma_acc(&acc, nm, k->warps, ch->instr_n) || !tjp_layout_wgmma_a(&frag, nk, k->warps, 4))) {
-            snprintf(why, sizeof why, "no transposed layouts");
+        tjp_layout acc, frag, want_acc, want_reg;
+        int32_t acc_shape[2] = {(int32_t)(nn ? k->bn : k->bm), (int32_t)cols};
+        int32_t frag_shape[2] = {(int32_t)(nn ? k->bn : k->bm), (int32_t)k->bk};
+        if (ok && (!tjp_layout_wgmma_acc(&acc, acc_shape, k->warps, ch->instr_n) ||
+                   !tjp_layout_wgmma_a(&frag, frag_shape, k->warps, 4))) {
+            snprintf(why, sizeof why, "no fragment layouts");
             ok = 0;
         }
         if (ok) {
-            tjp_layout_transpose(&want_acc, &acc);
-            tjp_layout_transpose(&want_b, &frag);
+            want_acc = acc, want_reg = frag;
+            if (nn) {
+                tjp_layout_transpose(&want_acc, &acc);
+                tjp_layout_transpose(&want_reg, &frag);
+            }
             if (!tjp_layout_equal(&plan.of[fn->ops[dot].result], &want_acc) ||
-                !tjp_layout_equal(&plan.of[fn->ops[dot].args[1]], &want_b)) {
-                snprintf(why, sizeof why, "the accumulator or B is not in the transposed fragments");
+                !tjp_layout_equal(&plan.of[fn->ops[dot].args[reg]], &want_reg)) {
+                snprintf(why, sizeof why, "the accumulator or the register operand is not in its fragments");
                 ok = 0;
             }
         }
         tjp_bank_count reads = {0};
         if (ok)
-            tjp_bank_cost(&plan.of[fn->ops[dot].args[1]], &plan.rings[rb].swizzle, 1, &reads);
+            tjp_bank_cost(&plan.of[fn->ops[dot].args[reg]], &plan.rings[rr].swizzle, 1, &reads);
         if (ok && (!reads.requests || reads.wavefronts != reads.minimum)) {
-            snprintf(why, sizeof why, "B's reads: %lld wavefronts, minimum %lld", (long long)reads.wavefronts,
-                     (long long)reads.minimum);
+            snprintf(why, sizeof why, "the register operand's reads: %lld wavefronts, minimum %lld",
+                     (long long)reads.wavefronts, (long long)reads.minimum);
             ok = 0;
         }
-        ok = ok && descriptors_agree(fn, &plan, dot, 0, why, sizeof why);
-        tap_ok(ok, "sm_90a tf32 NN %lldx%lldx%lld, %d warps: wgmma of the transposed product (B from registers in "
-               "the transposed fragments, read conflict-free at use; A's NVMMA ring as the descriptor operand), "
-               "async%s%s", (long long)k->bm, (long long)k->bn, (long long)k->bk, k->warps, ok ? "" : ": ",
+        ok = ok && descriptors_agree(fn, &plan, dot, 1 - reg, why, sizeof why);
+        tap_ok(ok, "sm_90a tf32 %s %lldx%lldx%lld, %d warps: wgmma %s (%s from registers in its fragments, read "
+               "conflict-free at use; %s's NVMMA ring through descriptors), async%s%s", nn ? "NN" : "TT",
+               (long long)k->bm, (long long)k->bn, (long long)k->bk, k->warps,
+               nn ? "of the transposed product" : "as it is", nn ? "B" : "A", nn ? "A" : "B", ok ? "" : ": ",
                ok ? "" : why);
         tjp_layout_plan_free(&plan);
         tji_func_free(fn);
@@ -390,7 +406,7 @@ static void transposed_product(void)
 /* Where wgmma cannot run, the same dot keeps mma.sync. */
 static void gating(void)
 {
-    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16}, fp8 = {128, 128, 64, 4, 3, 0, 0, IN_FP8};
+    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16, 0}, fp8 = {128, 128, 64, 4, 3, 0, 0, IN_FP8, 0};
     static const struct {
         const config *k;
         int sm, arch_specific, stages, slots;
@@ -419,7 +435,7 @@ static void gating(void)
 /* The explainer names the form, the instruction and the rings' layout. */
 static void explained(void)
 {
-    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16};
+    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16, 0};
     tji_func *fn = NULL;
     tjj_gpu_planned out = {0};
     uint64_t spec;
@@ -453,10 +469,12 @@ static void ptx(const config *k)
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
     const char *p = st == TJ_OK ? art.gpu.ptx : "";
-    /* TF32 NN: the transposed product, its rows along N, a group per K
-     * step, each step's loads after a wait that leaves the later steps'
-     * groups in flight */
-    int swapped = k->in == IN_TF32 && !k->nt, ksteps = (int)(k->bk / 8);
+    /* TF32 NN: the transposed product, its rows along N; TF32 NN and TN:
+     * a register operand read from its ring, a group per K step, each
+     * step's loads after a wait that leaves the later steps' groups in
+     * flight */
+    int swapped = k->in == IN_TF32 && !k->nt && !k->tn, staged = swapped || (k->in == IN_TF32 && k->tn && k->nt);
+    int ksteps = (int)(k->bk / 8);
     char step_wait[48];
     snprintf(step_wait, sizeof step_wait, "wgmma.wait_group.sync.aligned %d;", ksteps - 1);
     int64_t rows = swapped ? k->bn : k->bm, cols = swapped ? k->bm : k->bn;
@@ -465,9 +483,9 @@ static void ptx(const config *k)
     snprintf(shape, sizeof shape, "m64n%lldk%d.f32.%s", (long long)(cols < 256 ? cols : 256), 32 / eb,
              k->in == IN_TF32 ? "tf32.tf32" : k->in == IN_FP8 ? "e4m3.e5m2" : "f16.f16");
     int ok = st == TJ_OK && tl_count(p, "wgmma.mma_async.sync.aligned.") == instr && tl_count(p, shape) == instr &&
-             tl_count(p, "wgmma.wait_group.sync.aligned 1;") == !swapped &&
+             tl_count(p, "wgmma.wait_group.sync.aligned 1;") == !staged &&
              tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
-             (!swapped || (tl_count(p, "wgmma.fence.sync.aligned") == ksteps && tl_count(p, step_wait) == ksteps &&
+             (!staged || (tl_count(p, "wgmma.fence.sync.aligned") == ksteps && tl_count(p, step_wait) == ksteps &&
                            tl_count(p, "wgmma.commit_group.sync.aligned") == ksteps)) &&
              tl_count(p, "fence.proxy.async.shared::cta") >= 1 && !tl_count(p, "ldmatrix") && tl_count(p, "cp.async.cg") >= 2 &&
              (!k->c_f16 || (tl_count(p, "cvt.rn.f16x2.f32") && !tl_count(p, "cvt.rn.f16.f32")));
@@ -475,9 +493,9 @@ static void ptx(const config *k)
         tap_diag("%s", tj_last_error());
     tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, %s, fence.proxy.async, no "
            "ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
-           k->warps, k->nt ? " NT" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
-           swapped ? "per K step a wait for the last iteration's same step, its register loads, a wgmma.fence "
-                     "and a group; wait_group 0 after the loop"
+           k->warps, k->tn && k->nt ? " TT" : k->nt ? " NT" : k->tn ? " TN" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
+           staged ? "per K step a wait for the last iteration's same step, its register loads, a wgmma.fence "
+                    "and a group; wait_group 0 after the loop"
                    : "wait_group 1 in the loop and 0 after",
            k->c_f16 ? ", C rounded by cvt.rn.f16x2.f32 pairs" : "",
            tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing (no C7514/C7515)" : "");
@@ -488,19 +506,19 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 14 + 1 + 6 + 4 + 1 + 11);
+    tap_plan(2 + 14 + 1 + 8 + 4 + 1 + 12);
     accumulator_layouts();
     tutorial_plans();
     tf32_register_layouts();
-    transposed_product();
+    register_operands();
     gating();
     explained();
-    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16}, {128, 128, 64, 4, 4, 1, 0, IN_F16}, {128, 256, 64, 8, 3, 0, 0, IN_F16},
-                                {64, 64, 16, 4, 3, 1, 0, IN_F16},       {128, 128, 64, 4, 4, 0, 1, IN_F16},
-                                {128, 256, 64, 8, 3, 1, 1, IN_F16},     {128, 128, 32, 4, 3, 1, 0, IN_TF32},
-                                {128, 128, 32, 4, 3, 0, 0, IN_TF32},    {128, 256, 32, 8, 3, 0, 0, IN_TF32},
-                                {64, 256, 32, 4, 4, 0, 0, IN_TF32},
-                                {128, 256, 128, 8, 3, 1, 0, IN_FP8}};
+    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0},
+                                {64, 64, 16, 4, 3, 1, 0, IN_F16, 0},       {128, 128, 64, 4, 4, 0, 1, IN_F16, 0},
+                                {128, 256, 64, 8, 3, 1, 1, IN_F16, 0},     {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0},
+                                {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0},    {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0},
+                                {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0},     {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1},
+                                {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0}};
     for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++)
         ptx(&pc[i]);
     return tap_done();

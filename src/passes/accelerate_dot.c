@@ -18,13 +18,15 @@
  *    B alone may come from a ring and A from registers (attention: Q
  *    loaded before the loop, P computed from the first dot's scores);
  *    such a dot waits for its group at once, and an accumulator that is
- *    a +0.0 constant is skipped the same way. TF32 with A's loads along
- *    K and B's along N (NN) runs transposed (tjp_wgmma_fits_swapped:
- *    Cᵀ = Bᵀ Aᵀ, B read into registers, A's ring the descriptor operand)
- *    rather than through transposing copies, which move 4 bytes each
- *    (0.53 of cuBLAS on an H100). Asynchronous as the others are, but
- *    with a group per K step: the registers of a step are loaded again
- *    next iteration only once the instructions that read them are done.
+ *    a +0.0 constant is skipped the same way. TF32 with one operand's
+ *    loads along K and the other's along M or N reads the latter from
+ *    its ring into registers rather than through transposing copies,
+ *    which move 4 bytes each (0.53 of cuBLAS on an H100): A as wgmma's
+ *    register operand (A stored K x M, B N x K), or B by running the
+ *    product transposed (NN, tjp_wgmma_fits_swapped: Cᵀ = Bᵀ Aᵀ, A's
+ *    ring the descriptor operand). Asynchronous as the others are, but with a group per K
+ *    step: the registers of a step are loaded again next iteration only
+ *    once the instructions that read them are done.
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
@@ -186,17 +188,24 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
     tjp_dot_choice ch = {.form = TJP_DOT_FMA};
     int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, eb, zero_init = 0;
     int a_ring = tjp_wgmma_operand_ring(fn, op->args[0]) >= 0;
-    /* TF32 with B stored along N (NN): the transposed product, B from
-     * registers (faster than copies that store B transposed: those move
-     * 4 bytes each). */
-    if (a_ring && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 && tjp_wgmma_fits_swapped(fn, op, t, &instr_n) &&
-        loads_along(fn, axis, op->args[0], 1) && loads_along(fn, axis, op->args[1], 1)) {
+    /* TF32 with one operand's loads along M or N: that operand from
+     * registers (faster than copies that store it transposed: those move
+     * 4 bytes each) — A as it is (A along M, B along K), B through the
+     * transposed product (NN). */
+    int b_ring = tjp_wgmma_operand_ring(fn, op->args[1]) >= 0, along_k[2], across_k[2];
+    for (int a = 0; a < 2; a++) {
+        along_k[a] = loads_along(fn, axis, op->args[a], a == 0 ? 1 : 0);
+        across_k[a] = loads_along(fn, axis, op->args[a], a == 0 ? 0 : 1);
+    }
+    int tn = across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && eb == 4;
+    int nn = !tn && along_k[0] && across_k[1] && tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
+    if (a_ring && b_ring && (tn || nn)) {
         int async = async_in_loop(fn, op, &zero_init);
         if (!async && !carried_in_loop(fn, op, &zero_init))
             zero_init = op->args[2] && is_positive_zero(fn, op->args[2]);
         return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 4, .passes = 1, .warps_m = num_warps,
                                 .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init,
-                                .b_in_regs = 1};
+                                .a_in_regs = tn, .b_in_regs = nn};
     }
     if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
         (a_ring || eb == 2) &&

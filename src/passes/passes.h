@@ -151,9 +151,10 @@ TJI_FUNC void tjp_layout_default(tjp_layout *out, int rank, const int32_t *shape
  * "#dot<mma m16n8k8.tf32 x3, warps=4x1>", "#dot<fma>". */
 /* WGMMA (sm_90a, wgmma.c): warpgroup-wide wgmma.mma_async m64<instr_n>kK
  * (K = 32 bytes of operands: k16, tf32 k8, 8-bit k32) reading both operands from the rings of pipelined loads through
- * shared-memory descriptors — or, where a_in_regs (16-bit operands), A
- * from registers in tjp_layout_wgmma_a's fragments (a chained dot's
- * operand, a tile loaded before the loop) and B from its ring;
+ * shared-memory descriptors — or, where a_in_regs (16-bit or TF32
+ * operands), A from registers in tjp_layout_wgmma_a's fragments (a chained
+ * dot's operand, a tile loaded before the loop, or TF32 A read from its
+ * ring where its loads run along M, as b_in_regs below) and B from its ring;
  * warps_m = num_warps (warpgroups of four along
  * M), warps_n 1; async: the group stays in flight across iterations of
  * the loop that carries the accumulator (waited for after it);
@@ -586,9 +587,9 @@ TJI_FUNC int tjp_wgmma_reads_ring(const struct tjp_dot_choice *ch, int operand);
 TJI_FUNC int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);
 TJI_FUNC int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, struct tjp_ring *R);
-/* Whether every read of ring is the register operand (B) of a transposed
- * WGMMA dot (b_in_regs) and nothing else: its reads may wait for their
- * K step (the ring's read_at_use). */
+/* Whether every read of ring is the register operand of a WGMMA dot (A
+ * of a_in_regs, B of the transposed product) and nothing else: its reads
+ * may wait for their K step (the ring's read_at_use). */
 TJI_FUNC int tjp_wgmma_register_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring);
 /* How wgmma reads operand tile t (A, or B where is_b) from its NVMMA ring
  * R: K-major (imm-trans 0) or M/N-major, the descriptor's leading and

@@ -360,9 +360,10 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
                               .warps_n = 1, .instr_n = (int)n};
         const char *item = c->s;
         ch.a_in_regs = take_item(c, "a-regs");
-        if (ch.a_in_regs && eb != 2) {
+        if (ch.a_in_regs && eb != 2 && eb != 4) {
             c->s = item;
-            return bad(c, "f16 or bf16 operands for 'a-regs' (wgmma reads A from registers for 16-bit ones only)");
+            return bad(c, "f16, bf16 or tf32 operands for 'a-regs' (wgmma reads A from registers for 16- and "
+                          "32-bit ones only)");
         }
         item = c->s;
         ch.b_in_regs = !ch.a_in_regs && take_item(c, "b-regs");
@@ -370,7 +371,7 @@ static int parse_dot(cursor *c, const tji_func *fn, int32_t op, tjp_dot_choice *
             c->s = item;
             return bad(c, "tf32 operands for 'b-regs' (the transposed product is for 32-bit B stored along N)");
         }
-        ch.async = !ch.a_in_regs && take_item(c, "async");
+        ch.async = (!ch.a_in_regs || eb == 4) && take_item(c, "async"); /* 16-bit A: not from a ring */
         ch.skip_zero_init = take_item(c, "skip-zero-init");
     } else if (take(c, "mma")) {
         static const char *const instr[] = {"m16n8k32.s8", "m16n8k16", "", "m16n8k8.tf32"};

@@ -238,8 +238,9 @@ int tjp_wgmma_register_ring(const tji_func *fn, const tjp_layout_plan *plan, int
             continue;
         int fed = 0;
         for (int32_t k = 0; tjp_wgmma_operand_ring(fn, op->result) == ring && k < fn->nops && k < plan->nops; k++)
-            fed += fn->ops[k].code == TJI_DOT && fn->ops[k].parent >= 0 && fn->ops[k].args[1] == op->result &&
-                   plan->dot[k].form == TJP_DOT_WGMMA && plan->dot[k].b_in_regs;
+            for (int a = 0; a < 2 && fn->ops[k].code == TJI_DOT && fn->ops[k].parent >= 0; a++)
+                fed += fn->ops[k].args[a] == op->result && plan->dot[k].form == TJP_DOT_WGMMA &&
+                       !tjp_wgmma_reads_ring(&plan->dot[k], a);
         if (!fed)
             return 0;
         reads++;

@@ -30,17 +30,21 @@
  * consecutive registers, found by inverting the layout as the
  * accumulators are.
  *
- * The transposed product (ch->b_in_regs, TF32 with B stored along N)
- * runs the same instructions on Cᵀ = Bᵀ Aᵀ: their rows go along N and
- * their columns along M, the register operand is B's fragment at (k,
- * row) — four tf32 registers, read from B's ring only where this code
- * first asks for them (the ring's read_at_use: shared.c's deferred
- * reads), so each K step's loads come right before its instructions and
- * overlap the previous step's — and wgmma's B is A's ring, whose K-major
- * descriptor is the same whether A or B reads it. Each K step's loads
- * are followed by a wgmma.fence, which orders register writes before the
- * wgmma that reads them; the accumulators are found in the transposed
- * layout at C's (column, row).
+ * A TF32 register operand (four tf32 registers per instruction) is read
+ * from its ring: A stored along M (B along K; a_in_regs) as it is, or B stored
+ * along N (NN, ch->b_in_regs) through the transposed product: the same
+ * instructions on Cᵀ = Bᵀ Aᵀ, their rows along N and their columns along
+ * M, the register operand B's fragment at (k, row), wgmma's B A's ring
+ * (whose K-major descriptor is the same whether A or B reads it), the
+ * accumulators found in the transposed layout at C's (column, row).
+ * Either way the ring's reads come only where this code first asks for
+ * them (its read_at_use: shared.c's deferred reads), so each K step's
+ * loads sit right before its instructions and overlap the previous
+ * step's; a wgmma.fence follows them (it orders register writes before
+ * the wgmma that reads them). Async, each K step is a group of its own,
+ * and the wait before a step's loads leaves in flight only the groups
+ * after the previous iteration's same step, the last readers of the
+ * registers those loads overwrite.
  *
  * A descriptor is the slot's shared address (the ring's offset, the slot
  * times its bytes, and for A the warpgroup's rows), shifted right by 4 into
@@ -255,17 +259,28 @@ static int register_operand(codegen *c, const tji_op *op, const tjp_dot_choice *
     const tji_type *t = type_of(c, v);
     uint32_t pos = ch->b_in_regs ? k << log2_of((uint32_t)t->shape[1]) | row
                                  : row << log2_of((uint32_t)t->shape[1]) | k;
-    uint32_t r, lane, warp, per = ch->b_in_regs ? 4 : 8;
+    uint32_t r, lane, warp, per = ch->elem_bytes == 4 ? 4 : 8;
     if (!tjp_layout_invert(layout_of(c, v), pos, &r, &lane, &warp) || lane || warp || r % per) {
         FAIL(c, "internal error: wgmma: %s's registers are not the fragment at row %u, k %u",
              ch->b_in_regs ? "B" : "A", row, k);
         return 0;
     }
-    if (!ch->b_in_regs)
+    if (ch->elem_bytes == 2)
         a_fragment(c, v, t->dtype, r, words);
-    for (uint32_t w = 0; ch->b_in_regs && w < 4; w++)
+    for (uint32_t w = 0; ch->elem_bytes == 4 && w < 4; w++) /* tf32: one element a word */
         words[w] = LLVMBuildBitCast(c->g.b, tjj_gpu_reg(c, v, r + w), c->g.ty.t_i32, "");
     return 1;
+}
+
+/* Is v read from a ring where first used (the ring's read_at_use: a TF32
+ * register operand)? Then each K step loads its own fragments. */
+static int read_at_use(codegen *c, int32_t v)
+{
+    const tjp_layout_plan *p = c->g.plan;
+    int32_t def = tji_val(c->g.fn, v)->def_op;
+    const tji_op *ll = def >= 0 ? &c->g.fn->ops[def] : NULL;
+    return ll && ll->code == TJI_LOCAL_LOAD && p->rings && ll->ring >= 0 && ll->ring < p->nrings &&
+           p->rings[ll->ring].read_at_use && !p->rings[ll->ring].ldmatrix;
 }
 
 /* Does the loop body that holds op carry its accumulator in? */
@@ -296,8 +311,14 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         FAIL(c, "internal error: wgmma takes f16, bf16, tf32 or fp8 operands into f32, or i8 into i32");
         return;
     }
-    if ((ch->a_in_regs && eb != 2) || (swap && (eb != 4 || ch->a_in_regs))) {
-        FAIL(c, "internal error: wgmma reads A from registers for 16-bit operands only, B for tf32");
+    if ((ch->a_in_regs && eb != 2 && eb != 4) || (swap && (eb != 4 || ch->a_in_regs))) {
+        FAIL(c, "internal error: wgmma reads A from registers for 16-bit and tf32 operands only, B for tf32");
+        return;
+    }
+    /* the register operand read from its ring K step by K step */
+    int staged = (ch->a_in_regs || swap) && read_at_use(c, op->args[swap ? 1 : 0]);
+    if (ch->async && (ch->a_in_regs || swap) && !staged) {
+        FAIL(c, "internal error: wgmma: an asynchronous register operand not read from a ring where used");
         return;
     }
     /* A's ring (wgmma's A, or for the transposed product its B) and B's */
@@ -362,23 +383,23 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         FAIL(c, "internal error: wgmma: %u rows per warpgroup", rows);
         return;
     }
-    if (!swap)
+    if (!staged)
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
     uint32_t ksteps = K / (32u / (uint32_t)eb);
     for (uint32_t k0 = 0; k0 < K && c->g.status == TJ_OK; k0 += 32u / (uint32_t)eb) {
-        /* Bᵀ's fragments of this K step, loaded now (the ring's reads wait
-         * for their first use), then the fence that orders those register
-         * writes before the instructions that read them. Async, each step
-         * is a group: the wait leaves in flight the groups committed after
-         * the last iteration's same step, whose registers these loads
-         * overwrite. */
-        LLVMValueRef b_words[MAX_BLOCKS][4];
-        if (swap && ch->async)
+        /* Staged: the register operand's fragments of this K step, loaded
+         * now (the ring's reads wait for their first use), then the fence
+         * that orders those register writes before the instructions that
+         * read them. Async, each step is a group: the wait leaves in
+         * flight the groups committed after the last iteration's same
+         * step, whose registers these loads overwrite. */
+        LLVMValueRef words[MAX_BLOCKS][4];
+        if (staged && ch->async)
             wait_group(c, (int)ksteps - 1, acc, nacc, is_int);
-        for (uint32_t row0 = 0; swap && row0 < rows; row0 += 64)
-            if (!register_operand(c, op, ch, row0, k0, b_words[row0 / 64]))
+        for (uint32_t row0 = 0; staged && row0 < rows; row0 += 64)
+            if (!register_operand(c, op, ch, row0, k0, words[row0 / 64]))
                 return;
-        if (swap)
+        if (staged)
             tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
         for (uint32_t row0 = 0; row0 < rows && c->g.status == TJ_OK; row0 += 64)
             for (uint32_t col0 = 0; col0 < cols && c->g.status == TJ_OK; col0 += (uint32_t)n) {
@@ -393,8 +414,8 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                 /* wgmma's B: B at (k, col), or Aᵀ (A at (col, k)) */
                 uint64_t off_b = swap ? tjp_wgmma_offset(RA, at, col0, k0) : tjp_wgmma_offset(RB, bt, k0, col0);
                 LLVMValueRef a_desc = NULL, a_words[4], *a_regs = NULL;
-                if (swap) {
-                    a_regs = b_words[row0 / 64];
+                if (staged) {
+                    a_regs = words[row0 / 64];
                 } else if (RA) {
                     uint64_t off_a = tjp_wgmma_offset(RA, at, row0, k0);
                     local_bits |= off_a;
@@ -408,14 +429,14 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                           LLVMBuildAdd(b, desc_b, c_i64(c, (int64_t)(off_b >> 4)), ""),
                           k0 ? c_i32(c, 1) : first_scale, acc + r0);
             }
-        if (swap && ch->async && c->g.status == TJ_OK)
+        if (staged && ch->async && c->g.status == TJ_OK)
             tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
     }
     if (group_bits & local_bits)
         FAIL(c, "internal error: wgmma: a warpgroup's rows and an instruction's offset share address bits");
     if (c->g.status != TJ_OK)
         return;
-    if (!(swap && ch->async)) { /* else each K step committed its group */
+    if (!(staged && ch->async)) { /* else each K step committed its group */
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
         wait_group(c, ch->async ? 1 : 0, acc, nacc, is_int);
     }
