@@ -12,8 +12,9 @@
  * list): f16 and bf16 at 4096^3 and 8192^3, f32 with TF32 input precision
  * at 8192^3, each NN (B row-major, K x N) and NT (B stored N x K, read
  * through its strides: C = A B^T with B^T's rows contiguous along K).
- * Each problem runs in eight configurations of that kernel (BM, BN, BK,
- * warps, stages; eight for TF32 too; 128x128x64 at 2 stages fits two CTAs
+ * Each problem runs in several configurations of that kernel (BM, BN, BK,
+ * warps, stages; TF32's include 256x128, whose NN runs transposed as one
+ * m64n256 per warpgroup and K step; 128x128x64 at 2 stages fits two CTAs
  * in an SM, at 8 warps it has two warpgroups of wgmma) and in three to five
  * of its block-pointer form (samples/matmul_kernel.h's
  * matmul_block_ptr_body, whose loads are TMA copies on Hopper, issued by a
@@ -97,7 +98,7 @@ typedef struct config {
                       (tutorial 09); 3: the block-pointer kernel as written */
     int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
 } config;
-enum { NHALF_CONFIGS = 19, NTF32_CONFIGS = 12 };
+enum { NHALF_CONFIGS = 19, NTF32_CONFIGS = 13 };
 static const config half_configs[NHALF_CONFIGS] = {
     {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 0, 0},
     {64, 256, 32, 4, 4, 0, 0},  {128, 256, 32, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 0, 0},
@@ -110,7 +111,7 @@ static const config tf32_configs[NTF32_CONFIGS] = {
     {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 3, 0, 0}, {128, 128, 16, 4, 4, 0, 0}, {64, 256, 32, 4, 4, 0, 0},
     {128, 256, 32, 8, 3, 0, 0}, {128, 128, 32, 8, 3, 0, 0}, {128, 128, 16, 4, 3, 0, 0}, {128, 64, 32, 4, 4, 0, 0},
     {128, 256, 32, 8, 3, 1, 0}, {128, 128, 32, 8, 4, 1, 0}, {128, 256, 32, 8, 3, 1, 1},
-    {128, 128, 32, 8, 3, 2, 0}};
+    {128, 128, 32, 8, 3, 2, 0}, {256, 128, 32, 8, 3, 0, 0}};
 
 /* ---- output ------------------------------------------------------------------- */
 

@@ -38,8 +38,11 @@ die() { printf 'gpu-pack: %s\n' "$*" >&2; exit 1; }
 [ -x "$src/configure" ] || die "no $src/configure: run autoreconf -fi in $src first"
 mkdir -p "$build"
 cd "$build"
+# A build folder configured for another source tree would build that
+# tree's sources (a package of the wrong commit): configure it anew.
 if ! [ -f config.status ] || ! ./config.status --config | grep -q -- --enable-static-llvm ||
-    ! ./config.status --config | grep -q -- --enable-static-xxhash; then
+    ! ./config.status --config | grep -q -- --enable-static-xxhash ||
+    [ "$(sed -n 's/^srcdir = //p' Makefile 2>/dev/null)" != "$src" ]; then
     say "configuring $build (--enable-static-llvm --enable-static-xxhash)"
     "$src/configure" --enable-static-llvm --enable-static-xxhash LDFLAGS="-Wl,--as-needed" >configure.out 2>&1 ||
         { tail -n 30 configure.out >&2; die "configure failed (see $build/config.log)"; }
