@@ -5,11 +5,10 @@
  * and the PTX. (The sample itself checks its results against C in make
  * check, on the CPU, and on the GPU in scripts/gpu-run.sh.)
  *
- *  - tjp_layout_wgmma_a, for A tiles 64..256 x 16..128 over 4 and 8 warps,
- *    puts in every register, lane and warp the element that the PTX ISA's
- *    table of wgmma's register A fragment (m64k16: row 16 * (warp % 4) +
- *    groupID + 8 * bit 1 of i, column 8 * bit 2 of i + 2 *
- *    threadID_in_group + bit 0 of i) names for instruction register i,
+ *  - tjp_layout_wgmma_a, for A tiles 64..256 x 16..128 (16-bit) and
+ *    64..256 x 8..64 (tf32) over 4 and 8 warps, puts in every register,
+ *    lane and warp the element that the PTX ISA's table of wgmma's
+ *    register A fragment names for instruction register i (isa_a),
  *    instructions along K first, then the 64-row blocks of a warpgroup;
  *  - the kernel planned for sm_90a as a launch would (causal and not, head
  *    dims 64 and 128, 4 and 8 warps) runs all four dots as wgmma with A in
@@ -50,19 +49,26 @@ ATTENTION_BLOCK_PTR_KERNEL(attention_block_ptr_bf16, bf16, TJ_BF16)
 
 /* --- the register A operand ------------------------------------------------------ */
 
-/* The ISA's element of register r, lane, warp of an M x K register A. */
-static uint32_t isa_a(int32_t M, int32_t K, int num_warps, uint32_t r, uint32_t lane, uint32_t warp)
+/* The ISA's element of register r, lane, warp of an M x K register A of
+ * elem_bytes elements: 16-bit m64k16 (row 16 * (warp % 4) + groupID + 8 *
+ * bit 1 of i, column 8 * bit 2 of i + 2 * threadID_in_group + bit 0 of i)
+ * or tf32 m64k8 (a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t +
+ * 4)); instructions along K first, then the 64-row blocks. */
+static uint32_t isa_a(int elem_bytes, int32_t M, int32_t K, int num_warps, uint32_t r, uint32_t lane, uint32_t warp)
 {
-    uint32_t i = r % 8, t = r / 8, ksteps = (uint32_t)K / 16, kb = t % ksteps, mb = t / ksteps;
+    uint32_t per = elem_bytes == 4 ? 4 : 8, kin = elem_bytes == 4 ? 8 : 16;
+    uint32_t i = r % per, t = r / per, ksteps = (uint32_t)K / kin, kb = t % ksteps, mb = t / ksteps;
     uint32_t rows = (uint32_t)(M / (num_warps / 4));
-    uint32_t row = (warp / 4) * rows + mb * 64 + 16 * (warp % 4) + lane / 4 + 8 * ((i >> 1) & 1);
-    uint32_t col = kb * 16 + 8 * (i >> 2) + 2 * (lane % 4) + (i & 1);
+    uint32_t row = (warp / 4) * rows + mb * 64 + 16 * (warp % 4) + lane / 4 +
+                   8 * (elem_bytes == 4 ? i & 1 : (i >> 1) & 1);
+    uint32_t col = kb * kin + (elem_bytes == 4 ? 4 * (i >> 1) + lane % 4 : 8 * (i >> 2) + 2 * (lane % 4) + (i & 1));
     return row * (uint32_t)K + col;
 }
 
-static void a_layouts(void)
+static void a_layouts(int elem_bytes)
 {
-    static const int32_t Ms[] = {64, 128, 256}, Ks[] = {16, 32, 64, 128};
+    static const int32_t Ms[] = {64, 128, 256};
+    const int32_t *Ks = elem_bytes == 4 ? (const int32_t[]){8, 16, 32, 64} : (const int32_t[]){16, 32, 64, 128};
     int bad = 0, cases = 0;
     char why[160] = "";
     for (int w = 4; w <= 8; w *= 2)
@@ -73,7 +79,7 @@ static void a_layouts(void)
                 if (Ms[mi] % (64 * (w / 4)))
                     continue;
                 cases++;
-                if (!tjp_layout_wgmma_a(&L, shape, w, 2)) {
+                if (!tjp_layout_wgmma_a(&L, shape, w, elem_bytes)) {
                     snprintf(why, sizeof why, "%dx%d, %d warps: no layout", Ms[mi], Ks[ki], w);
                     bad++;
                     continue;
@@ -82,7 +88,8 @@ static void a_layouts(void)
                 for (uint32_t wp = 0; wp < (uint32_t)w; wp++)
                     for (uint32_t l = 0; l < 32; l++)
                         for (uint32_t r = 0; r < nregs; r++) {
-                            uint32_t got = tjp_layout_apply(&L, r, l, wp), want = isa_a(Ms[mi], Ks[ki], w, r, l, wp);
+                            uint32_t got = tjp_layout_apply(&L, r, l, wp);
+                            uint32_t want = isa_a(elem_bytes, Ms[mi], Ks[ki], w, r, l, wp);
                             if (got != want && !bad++)
                                 snprintf(why, sizeof why, "%dx%d, %d warps: reg %u lane %u warp %u holds %u, "
                                          "the ISA says %u", Ms[mi], Ks[ki], w, r, l, wp, got, want);
@@ -91,9 +98,11 @@ static void a_layouts(void)
                     snprintf(why, sizeof why, "%dx%d, %d warps: %u registers", Ms[mi], Ks[ki], w, nregs);
             }
     tjp_layout L;
-    tap_ok(!bad && cases == 20 && !tjp_layout_wgmma_a(&L, (int32_t[]){64, 8}, 4, 2),
-           "wgmma register A: %d tiles over 4 and 8 warps hold the ISA's A fragments (K a multiple of 16)%s%s",
-           cases, bad ? ": " : "", why);
+    int32_t too_short[2] = {64, elem_bytes == 4 ? 4 : 8};
+    tap_ok(!bad && cases == 20 && !tjp_layout_wgmma_a(&L, too_short, 4, elem_bytes),
+           "wgmma register A of %s: %d tiles over 4 and 8 warps hold the ISA's A fragments (K a multiple of %d)%s%s",
+           elem_bytes == 4 ? "tf32 (m64k8)" : "16-bit elements (m64k16)", cases, elem_bytes == 4 ? 8 : 16,
+           bad ? ": " : "", why);
 }
 
 /* --- the kernel's plan ------------------------------------------------------------- */
@@ -301,8 +310,9 @@ int main(void)
     int nblock = 0;
     for (int i = 0; i < n; i++)
         nblock += cs[i].block_ptrs;
-    tap_plan(1 + 4 * n + 3 * nblock);
-    a_layouts();
+    tap_plan(2 + 4 * n + 3 * nblock);
+    a_layouts(2);
+    a_layouts(4);
     for (int i = 0; i < n; i++)
         plans(&cs[i]);
     for (int i = 0; i < n; i++)

@@ -152,58 +152,56 @@ int tjp_layout_mma(tjp_layout *out, tjp_mma_operand which, int elem_bytes, int r
     return ok;
 }
 
-int tjp_layout_wgmma_acc(tjp_layout *out, const int32_t *shape, int num_warps, int instr_n)
+/* A warpgroup fragment of a rows x cols tile (both powers of two, 64 rows
+ * per warpgroup): registers reg[0], reg[1] and lanes lane[0], lane[1] as
+ * (row, col) moves, then the columns from 8 on in registers, then the m64
+ * blocks; lanes 2-4 along the rows; warps 16 and 32 rows apart, then the
+ * warpgroups' row blocks. */
+static int warpgroup_fragment(tjp_layout *out, int32_t rows, int32_t cols, int num_warps, const uint32_t reg[2][2],
+                              const uint32_t lane[2][2])
 {
     memset(out, 0, sizeof *out);
-    int32_t M = shape[0], N = shape[1];
     int groups = num_warps / 4;
-    if (num_warps % 4 || tjp_log2_exact(groups) < 0 || tjp_log2_exact(M) < 0 || tjp_log2_exact(N) < 0 ||
-        tjp_log2_exact(instr_n) < 0 || instr_n < 8 || N % instr_n || M % (64 * groups))
+    if (num_warps % 4 || tjp_log2_exact(groups) < 0 || tjp_log2_exact(rows) < 0 || tjp_log2_exact(cols) < 3 ||
+        rows % (64 * groups))
         return 0;
     out->rank = 2;
-    out->shape[0] = M;
-    out->shape[1] = N;
-    builder b = {out, tjp_log2_exact(N)};
-    int ok = add(&b, TJP_REG, at(&b, 0, 1)) && add(&b, TJP_REG, at(&b, 8, 0));
-    for (int32_t n = 8; ok && n < N; n *= 2) /* the instruction's columns, then the instructions' */
-        ok = add(&b, TJP_REG, at(&b, 0, (uint32_t)n));
-    for (int32_t m = 64; ok && m < M / groups; m *= 2)
+    out->shape[0] = rows;
+    out->shape[1] = cols;
+    builder b = {out, tjp_log2_exact(cols)};
+    int ok = add(&b, TJP_REG, at(&b, reg[0][0], reg[0][1])) && add(&b, TJP_REG, at(&b, reg[1][0], reg[1][1]));
+    for (int32_t c = 8; ok && c < cols; c *= 2) /* the columns, then the m64 blocks */
+        ok = add(&b, TJP_REG, at(&b, 0, (uint32_t)c));
+    for (int32_t m = 64; ok && m < rows / groups; m *= 2)
         ok = add(&b, TJP_REG, at(&b, (uint32_t)m, 0));
-    ok = ok && add(&b, TJP_LANE, at(&b, 0, 2)) && add(&b, TJP_LANE, at(&b, 0, 4));
+    ok = ok && add(&b, TJP_LANE, at(&b, lane[0][0], lane[0][1])) && add(&b, TJP_LANE, at(&b, lane[1][0], lane[1][1]));
     for (int i = 0; ok && i < 3; i++)
         ok = add(&b, TJP_LANE, at(&b, 1u << i, 0));
     ok = ok && add(&b, TJP_WARP, at(&b, 16, 0)) && add(&b, TJP_WARP, at(&b, 32, 0));
     for (int32_t g = 1; ok && g < groups; g *= 2)
-        ok = add(&b, TJP_WARP, at(&b, (uint32_t)(M / groups * g), 0));
+        ok = add(&b, TJP_WARP, at(&b, (uint32_t)(rows / groups * g), 0));
     return ok;
+}
+
+int tjp_layout_wgmma_acc(tjp_layout *out, const int32_t *shape, int num_warps, int instr_n)
+{
+    static const uint32_t reg[2][2] = {{0, 1}, {8, 0}}, lane[2][2] = {{0, 2}, {0, 4}};
+    if (tjp_log2_exact(instr_n) < 0 || instr_n < 8 || shape[1] % instr_n) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    return warpgroup_fragment(out, shape[0], shape[1], num_warps, reg, lane);
 }
 
 int tjp_layout_wgmma_a(tjp_layout *out, const int32_t *shape, int num_warps, int elem_bytes)
 {
+    static const uint32_t reg[2][2] = {{8, 0}, {0, 4}}, lane[2][2] = {{0, 1}, {0, 2}};
     if (elem_bytes == 2)
         return shape[1] % 16 == 0 && tjp_layout_wgmma_acc(out, shape, num_warps, 16);
+    if (elem_bytes == 4)
+        return warpgroup_fragment(out, shape[0], shape[1], num_warps, reg, lane);
     memset(out, 0, sizeof *out);
-    int32_t M = shape[0], K = shape[1];
-    int groups = num_warps / 4;
-    if (elem_bytes != 4 || num_warps % 4 || tjp_log2_exact(groups) < 0 || tjp_log2_exact(M) < 0 ||
-        tjp_log2_exact(K) < 3 || M % (64 * groups))
-        return 0;
-    out->rank = 2;
-    out->shape[0] = M;
-    out->shape[1] = K;
-    builder b = {out, tjp_log2_exact(K)};
-    int ok = add(&b, TJP_REG, at(&b, 8, 0)) && add(&b, TJP_REG, at(&b, 0, 4));
-    for (int32_t k = 8; ok && k < K; k *= 2) /* the K steps, then the m64 blocks */
-        ok = add(&b, TJP_REG, at(&b, 0, (uint32_t)k));
-    for (int32_t m = 64; ok && m < M / groups; m *= 2)
-        ok = add(&b, TJP_REG, at(&b, (uint32_t)m, 0));
-    ok = ok && add(&b, TJP_LANE, at(&b, 0, 1)) && add(&b, TJP_LANE, at(&b, 0, 2));
-    for (int i = 0; ok && i < 3; i++)
-        ok = add(&b, TJP_LANE, at(&b, 1u << i, 0));
-    ok = ok && add(&b, TJP_WARP, at(&b, 16, 0)) && add(&b, TJP_WARP, at(&b, 32, 0));
-    for (int32_t g = 1; ok && g < groups; g *= 2)
-        ok = add(&b, TJP_WARP, at(&b, (uint32_t)(M / groups * g), 0));
-    return ok;
+    return 0;
 }
 
 int tjp_mma_fragment_regs(tjp_mma_operand which, int elem_bytes)
