@@ -403,6 +403,18 @@ static void explained(void)
     free(text);
     tjj_gpu_planned_free(&out);
     tji_func_free(fn);
+    static const config nn = {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0};
+    fn = NULL, text = NULL, out = (tjj_gpu_planned){0};
+    if (build_tutorial(&nn, &fn, &spec) == TJ_OK &&
+        tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec, .num_stages = 3},
+                     &out) == TJ_OK)
+        text = tjj_gpu_explain(fn, &out);
+    tap_ok(text && strstr(text, "wgmma.mma_async.m64n128k8 on tensor cores, 2 warpgroups along N") &&
+               strstr(text, "computed transposed (C^T = B^T A^T"),
+           "tj_kernel_explain's text for tf32 NN names the transposed product and its warpgroups along N");
+    free(text);
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
 }
 
 /* --- the PTX ---------------------------------------------------------------------------- */
@@ -458,7 +470,7 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 14 + 8 + 4 + 1 + 12);
+    tap_plan(2 + 14 + 8 + 4 + 2 + 12);
     accumulator_layouts();
     tutorial_plans();
     register_operands();
