@@ -24,9 +24,9 @@
  *    which move 4 bytes each (0.53 of cuBLAS on an H100): A as wgmma's
  *    register operand (A stored K x M, B N x K), or B by running the
  *    product transposed (NN, tjp_wgmma_fits_swapped: Cᵀ = Bᵀ Aᵀ, A's
- *    ring the descriptor operand). Asynchronous as the others are, but with a group per K
- *    step: the registers of a step are loaded again next iteration only
- *    once the instructions that read them are done.
+ *    ring the descriptor operand). Asynchronous as the others are, but
+ *    with a group per K step: the registers of a step are loaded again
+ *    next iteration only once the instructions that read them are done.
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
@@ -197,15 +197,15 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
         along_k[a] = loads_along(fn, axis, op->args[a], a == 0 ? 1 : 0);
         across_k[a] = loads_along(fn, axis, op->args[a], a == 0 ? 0 : 1);
     }
-    int tn = across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && eb == 4;
-    int nn = !tn && along_k[0] && across_k[1] && tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
-    if (a_ring && b_ring && (tn || nn)) {
+    int a_regs = across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && eb == 4;
+    int b_regs = !a_regs && along_k[0] && across_k[1] && tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
+    if (a_ring && b_ring && (a_regs || b_regs)) {
         int async = async_in_loop(fn, op, &zero_init);
         if (!async && !carried_in_loop(fn, op, &zero_init))
             zero_init = op->args[2] && is_positive_zero(fn, op->args[2]);
         return (tjp_dot_choice){.form = TJP_DOT_WGMMA, .elem_bytes = 4, .passes = 1, .warps_m = num_warps,
                                 .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init,
-                                .a_in_regs = tn, .b_in_regs = nn};
+                                .a_in_regs = a_regs, .b_in_regs = b_regs};
     }
     if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
         (a_ring || eb == 2) &&

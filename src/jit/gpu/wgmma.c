@@ -31,8 +31,8 @@
  * accumulators are.
  *
  * A TF32 register operand (four tf32 registers per instruction) is read
- * from its ring: A stored along M (B along K; a_in_regs) as it is, or B stored
- * along N (NN, ch->b_in_regs) through the transposed product: the same
+ * from its ring: A stored along M (B along K; a_in_regs) as it is, or B
+ * stored along N (NN, ch->b_in_regs) through the transposed product: the same
  * instructions on Cᵀ = Bᵀ Aᵀ, their rows along N and their columns along
  * M, the register operand B's fragment at (k, row), wgmma's B A's ring
  * (whose K-major descriptor is the same whether A or B reads it), the
@@ -249,9 +249,9 @@ int tjj_gpu_wgmma_skips_init(codegen *c, int32_t opi, int k)
 }
 
 /* The wgmma's register A operand at the instruction's (row, k) into
- * words: A's fragment (a_in_regs, 16-bit) or, for the transposed product
- * (b_in_regs), Bᵀ's: the four tf32 registers of B at (k, row). 0 after a
- * failure. */
+ * words: A's fragment (a_in_regs: eight 16-bit elements packed in pairs,
+ * or four tf32) or, for the transposed product (b_in_regs), Bᵀ's: the four
+ * tf32 registers of B at (k, row). 0 after a failure. */
 static int register_operand(codegen *c, const tji_op *op, const tjp_dot_choice *ch, uint32_t row, uint32_t k,
                             LLVMValueRef *words)
 {
