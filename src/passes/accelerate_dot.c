@@ -207,7 +207,7 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
                                 .warps_n = 1, .instr_n = instr_n, .async = async, .skip_zero_init = zero_init,
                                 .a_in_regs = a_regs, .b_in_regs = b_regs};
     }
-    if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && tjp_wgmma_operand_ring(fn, op->args[1]) >= 0 &&
+    if (tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && b_ring &&
         (a_ring || eb == 2) &&
         (!tjp_wgmma_k_major_only(fn, op) ||
          (k_major_ring(fn, axis, op->args[0], 0, eb) && k_major_ring(fn, axis, op->args[1], 1, eb)))) {
