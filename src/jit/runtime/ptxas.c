@@ -34,9 +34,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
+#include "disk_cache.h"
 #include "ptxas.h"
 
 extern char **environ;
@@ -149,7 +153,8 @@ static int serialized(const char *text)
     return strstr(text, "Potential Performance Loss") != NULL || strstr(text, "are serialized") != NULL;
 }
 
-/* The whole file at path (malloc'ed) and its size; NULL if it cannot be read. */
+/* The whole file at path (malloc'ed, NUL-terminated) and its size; NULL if
+ * it cannot be read or is empty. */
 static char *read_file(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
@@ -168,6 +173,8 @@ static char *read_file(const char *path, size_t *size)
     }
     int bad = ferror(f) || b.len == 0;
     fclose(f);
+    if (!bad)
+        b.data[b.len] = '\0'; /* room was kept: text may be parsed */
     if (bad) {
         free(b.data);
         return NULL;
@@ -181,8 +188,91 @@ tj_status tjj_ptxas_check(const char *path, const char *ptx, int sm, int arch_sp
     return tjj_ptxas_assemble(path, ptx, sm, arch_specific, kernel_name, NULL, NULL);
 }
 
-tj_status tjj_ptxas_assemble(const char *path, const char *ptx, int sm, int arch_specific,
-                             const char *kernel_name, char **cubin, size_t *cubin_size)
+/* --- Kept verdicts (TJIT_PTXAS_CACHE) ----------------------------------
+ * ptxas is a pure function of its binary, its arguments and the PTX, and
+ * under `make check` it assembles much the same PTX again and again: one
+ * kernel in several tests, and every kernel again in each of CI's builds
+ * (plain, ASan, TSan), whose tjit differs but not the PTX it emits. Where
+ * $TJIT_PTXAS_CACHE names a directory, an accepted PTX's messages (and
+ * cubin) are kept there under an XXH3-128 key of all three, and the next
+ * identical call repeats them without running ptxas: the same verdict,
+ * serialization warnings included, minus a process spawn that costs more
+ * than the compile. A rejection is never kept, so its message always
+ * names the file ptxas was really given. An entry is
+ * "tjit-ptxas-verdict 1 <message bytes> <cubin bytes>\n" and the two
+ * blobs, written under a temporary name and renamed into place, so that
+ * concurrent tests share the directory safely; one that does not parse
+ * is a miss. */
+
+/* The entry for ptxas at path run with arch on ptx (malloc'ed), or NULL
+ * where no cache is set or the binary cannot be found to be keyed. */
+static char *verdict_entry(const char *path, const char *arch, int want_cubin, const char *ptx)
+{
+    const char *dir = getenv("TJIT_PTXAS_CACHE");
+    struct stat bin;
+    if (!dir || !*dir || !strchr(path, '/') || stat(path, &bin) != 0)
+        return NULL;
+    XXH3_state_t *h = XXH3_createState();
+    if (!h)
+        return NULL;
+    char id[256];
+    int n = snprintf(id, sizeof id, "tjit-ptxas-verdict 1|%s|%s|%lld|%lld.%09ld|", arch,
+                     want_cubin ? "cubin" : "check", (long long)bin.st_size, (long long)bin.st_mtim.tv_sec,
+                     (long)bin.st_mtim.tv_nsec);
+    XXH3_128bits_reset(h);
+    XXH3_128bits_update(h, path, strlen(path) + 1);
+    XXH3_128bits_update(h, id, (size_t)n);
+    XXH3_128bits_update(h, ptx, strlen(ptx));
+    XXH128_hash_t key = XXH3_128bits_digest(h);
+    XXH3_freeState(h);
+    if (tjj_cache_make_dirs(dir) != 0)
+        return NULL;
+    return tjs_asprintf("%s/%016llx%016llx", dir, (unsigned long long)key.high64,
+                        (unsigned long long)key.low64);
+}
+
+/* Reads the entry's message into message and, where wanted, its cubin;
+ * 1 on a hit, 0 on a miss (no entry, or one that does not parse). */
+static int load_verdict(const char *entry, tjs_buf *message, char **cubin, size_t *cubin_size)
+{
+    size_t size;
+    char *data = read_file(entry, &size);
+    unsigned long long message_len, cubin_len;
+    int header_len;
+    int hit = data && sscanf(data, "tjit-ptxas-verdict 1 %llu %llu\n%n", &message_len, &cubin_len, &header_len) == 2 &&
+              header_len > 0 && message_len <= size && cubin_len <= size &&
+              size == (size_t)header_len + message_len + cubin_len && (!cubin || cubin_len > 0);
+    if (hit) {
+        tjs_buf_printf(message, "%.*s", (int)message_len, data + header_len);
+        if (cubin) {
+            *cubin = tjs_xmalloc(cubin_len);
+            memcpy(*cubin, data + header_len + message_len, cubin_len);
+            *cubin_size = cubin_len;
+        }
+    }
+    free(data);
+    return hit;
+}
+
+static void store_verdict(const char *entry, const tjs_buf *message, const char *cubin, size_t cubin_size)
+{
+    char *tmp = tjs_asprintf("%s.tmp-XXXXXX", entry);
+    int fd = mkstemp(tmp);
+    if (fd >= 0) {
+        char header[64];
+        int n = snprintf(header, sizeof header, "tjit-ptxas-verdict 1 %zu %zu\n", message->len, cubin_size);
+        int ok = write_all(fd, header, (size_t)n) == 0 && write_all(fd, message->data, message->len) == 0 &&
+                 write_all(fd, cubin, cubin_size) == 0;
+        if (close(fd) != 0 || !ok || rename(tmp, entry) != 0)
+            unlink(tmp);
+    }
+    free(tmp);
+}
+
+/* Runs ptxas with arch on ptx through temporary files; its messages go to
+ * message, its cubin (where wanted) to *cubin. */
+static tj_status run_on_files(const char *path, const char *arch, const char *ptx, const char *kernel_name,
+                              tjs_buf *message, char **cubin, size_t *cubin_size)
 {
     const char *tmpdir = getenv("TMPDIR");
     if (!tmpdir || !*tmpdir)
@@ -215,12 +305,9 @@ tj_status tjj_ptxas_assemble(const char *path, const char *ptx, int sm, int arch
         st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': cannot write %s for ptxas: %s", kernel_name,
                        ptx_path, strerror(write_err));
     } else {
-        char arch[32];
-        snprintf(arch, sizeof arch, "-arch=sm_%d%s", sm, arch_specific ? "a" : "");
-        tjs_buf message = {0};
         int err = 0;
-        int status = run_ptxas(path, arch, ptx_path, out_path ? out_path : "/dev/null", &message, &err);
-        const char *text = message.data ? message.data : "";
+        int status = run_ptxas(path, arch, ptx_path, out_path ? out_path : "/dev/null", message, &err);
+        const char *text = message->data ? message->data : "";
         if (status < 0)
             st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': cannot run ptxas (TJIT_PTXAS=%s): %s",
                            kernel_name, path, strerror(err));
@@ -230,12 +317,6 @@ tj_status tjj_ptxas_assemble(const char *path, const char *ptx, int sm, int arch
         else if (WEXITSTATUS(status) != 0)
             st = tjs_error(TJ_ERR_COMPILE, "kernel '%s': ptxas (%s %s) rejected its PTX (exit status %d):\n%s",
                            kernel_name, path, arch, WEXITSTATUS(status), text);
-        else if (serialized(text))
-            st = tjs_error(TJ_ERR_COMPILE,
-                           "kernel '%s': ptxas (%s %s) serialized instructions of its PTX, a performance bug "
-                           "tjit treats as a failure:\n%s",
-                           kernel_name, path, arch, text);
-        tjs_buf_free(&message);
     }
     /* no cubin is no failure: the PTX is what the driver loads otherwise */
     if (st == TJ_OK && out_path)
@@ -245,6 +326,33 @@ tj_status tjj_ptxas_assemble(const char *path, const char *ptx, int sm, int arch
     if (out_path)
         unlink(out_path);
     free(out_path);
+    return st;
+}
+
+tj_status tjj_ptxas_assemble(const char *path, const char *ptx, int sm, int arch_specific,
+                             const char *kernel_name, char **cubin, size_t *cubin_size)
+{
+    char arch[32];
+    snprintf(arch, sizeof arch, "-arch=sm_%d%s", sm, arch_specific ? "a" : "");
+    char *entry = verdict_entry(path, arch, cubin != NULL, ptx);
+    tjs_buf message = {0};
+    tj_status st = TJ_OK;
+    if (!entry || !load_verdict(entry, &message, cubin, cubin_size)) {
+        st = run_on_files(path, arch, ptx, kernel_name, &message, cubin, cubin_size);
+        if (st == TJ_OK && entry && (!cubin || *cubin))
+            store_verdict(entry, &message, cubin ? *cubin : NULL, cubin ? *cubin_size : 0);
+    }
+    if (st == TJ_OK && serialized(message.data ? message.data : ""))
+        st = tjs_error(TJ_ERR_COMPILE,
+                       "kernel '%s': ptxas (%s %s) serialized instructions of its PTX, a performance bug "
+                       "tjit treats as a failure:\n%s",
+                       kernel_name, path, arch, message.data);
+    if (st != TJ_OK && cubin) {
+        free(*cubin);
+        *cubin = NULL;
+    }
+    tjs_buf_free(&message);
+    free(entry);
     return st;
 }
 
