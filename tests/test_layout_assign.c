@@ -207,5 +207,46 @@ int main(void)
         tjp_layout_plan_free(&plan);
         tji_func_free(fn);
     }
+
+    /* The checker tests one slot per input bit (the layouts are linear);
+     * a wrong operand of each shape-changing op must still be caught: for
+     * every such operand, two of its distinct basis vectors swapped. */
+    static const tji_opcode shape_ops[] = {TJI_BROADCAST, TJI_EXPAND_DIMS, TJI_PERMUTE, TJI_RESHAPE, TJI_MUL};
+    int64_t mn[2] = {16, 64};
+    fn = assigned(mixed, mn, 2, 4, &plan);
+    for (size_t c = 0; c < sizeof shape_ops / sizeof shape_ops[0]; c++) {
+        int tried = 0, missed = 0;
+        for (int32_t i = 0; fn && i < fn->nops; i++) {
+            tji_op *op = &fn->ops[i];
+            if (op->parent < 0 || op->code != shape_ops[c] || tji_typeof(fn, op->args[0])->rank == 0)
+                continue;
+            tjp_layout *L = &plan.of[op->args[0]], saved = *L;
+            uint32_t *v = &L->basis[0][0], *first = NULL, *second = NULL;
+            for (int in = 0; in < TJP_NIN && !second; in++)
+                for (int b = 0; b < L->nbits[in] && !second; b++) {
+                    v = &L->basis[in][b];
+                    if (!first && *v)
+                        first = v;
+                    else if (first && *v && *v != *first)
+                        second = v;
+                }
+            if (!second)
+                continue;
+            uint32_t t = *first;
+            *first = *second, *second = t;
+            tried++;
+            missed += tjp_check_layouts(fn, &plan) == TJ_OK;
+            tjs_clear_error();
+            *L = saved;
+        }
+        tap_ok(fn && tried > 0 && missed == 0 && tjp_check_layouts(fn, &plan) == TJ_OK,
+               "%s: %d operands with two basis vectors swapped, %d missed by the checker; restored, the plan "
+               "checks",
+               tji_opcode_name(shape_ops[c]), tried, missed);
+    }
+    if (fn) {
+        tjp_layout_plan_free(&plan);
+        tji_func_free(fn);
+    }
     return tap_done();
 }

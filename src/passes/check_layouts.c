@@ -35,41 +35,69 @@ static void coords_of(uint32_t e, const tjp_layout *L, int64_t *c)
     }
 }
 
-/* Does every slot of the operand hold what the same slot of the result needs? */
+/* Does slot (r, l, w) of the operand hold what the same slot of the result needs? */
+static int slot_agrees(const tji_op *op, const tjp_layout *res, const tjp_layout *arg, uint32_t r, uint32_t l,
+                       uint32_t w)
+{
+    int64_t cr[TJ_MAX_RANK], ca[TJ_MAX_RANK], want[TJ_MAX_RANK] = {0};
+    if (op->code == TJI_RESHAPE)
+        return element_of(res, r, l, w) == element_of(arg, r, l, w);
+    coords_of(element_of(res, r, l, w), res, cr);
+    coords_of(element_of(arg, r, l, w), arg, ca);
+    switch (op->code) {
+    case TJI_BROADCAST:
+        for (int d = 0; d < arg->rank; d++)
+            want[d] = arg->shape[d] == 1 ? 0 : cr[d];
+        break;
+    case TJI_EXPAND_DIMS:
+        for (int d = 0, k = 0; d < res->rank; d++)
+            if (d != op->axis)
+                want[k++] = cr[d];
+        break;
+    case TJI_PERMUTE: /* result dim d is operand dim perm[d] */
+        for (int d = 0; d < res->rank; d++)
+            want[op->perm[d]] = cr[d];
+        break;
+    default:
+        memcpy(want, cr, sizeof want);
+    }
+    return memcmp(want, ca, sizeof want) == 0;
+}
+
+static int power_of_two_shape(const tjp_layout *L)
+{
+    for (int d = 0; d < L->rank; d++)
+        if (tjp_log2_exact(L->shape[d]) < 0)
+            return 0;
+    return 1;
+}
+
+/* Does every slot of the operand hold what the same slot of the result
+ * needs? A layout maps a slot's bits to an element index by XOR of basis
+ * vectors; with power-of-two shapes an element's coordinates are bit fields
+ * of its index, and what each op needs of them (the same, some zeroed, one
+ * dropped, permuted) is linear over GF(2) as well. Two linear maps agree
+ * everywhere iff they agree on the slots of one bit each, so those are all
+ * that need checking: a few dozen instead of every slot of the tile. */
 static int slots_agree(const tji_op *op, const tjp_layout *res, const tjp_layout *arg)
 {
     if (memcmp(res->nbits, arg->nbits, sizeof res->nbits))
         return 0;
-    for (uint32_t w = 0; w < 1u << res->nbits[TJP_WARP]; w++)
-        for (uint32_t l = 0; l < 1u << res->nbits[TJP_LANE]; l++)
-            for (uint32_t r = 0; r < 1u << res->nbits[TJP_REG]; r++) {
-                int64_t cr[TJ_MAX_RANK], ca[TJ_MAX_RANK], want[TJ_MAX_RANK] = {0};
-                coords_of(element_of(res, r, l, w), res, cr);
-                coords_of(element_of(arg, r, l, w), arg, ca);
-                switch (op->code) {
-                case TJI_BROADCAST:
-                    for (int d = 0; d < arg->rank; d++)
-                        want[d] = arg->shape[d] == 1 ? 0 : cr[d];
-                    break;
-                case TJI_EXPAND_DIMS:
-                    for (int d = 0, k = 0; d < res->rank; d++)
-                        if (d != op->axis)
-                            want[k++] = cr[d];
-                    break;
-                case TJI_PERMUTE: /* result dim d is operand dim perm[d] */
-                    for (int d = 0; d < res->rank; d++)
-                        want[op->perm[d]] = cr[d];
-                    break;
-                case TJI_RESHAPE:
-                    if (element_of(res, r, l, w) != element_of(arg, r, l, w))
-                        return 0;
-                    continue;
-                default:
-                    memcpy(want, cr, sizeof want);
-                }
-                if (memcmp(want, ca, sizeof want))
+    if (power_of_two_shape(res) && power_of_two_shape(arg)) {
+        for (int in = 0; in < TJP_NIN; in++)
+            for (int b = 0; b < res->nbits[in]; b++) {
+                uint32_t slot[TJP_NIN] = {0};
+                slot[in] = 1u << b;
+                if (!slot_agrees(op, res, arg, slot[TJP_REG], slot[TJP_LANE], slot[TJP_WARP]))
                     return 0;
             }
+        return 1;
+    }
+    for (uint32_t w = 0; w < 1u << res->nbits[TJP_WARP]; w++)
+        for (uint32_t l = 0; l < 1u << res->nbits[TJP_LANE]; l++)
+            for (uint32_t r = 0; r < 1u << res->nbits[TJP_REG]; r++)
+                if (!slot_agrees(op, res, arg, r, l, w))
+                    return 0;
     return 1;
 }
 
