@@ -583,6 +583,8 @@ TJI_FUNC int tjp_wgmma_fits(const tji_func *fn, const tji_op *op, const tjp_targ
  * *instr_n that instruction's n. tjp_wgmma_reads_ring: the choice reads
  * operand (0: A, 1: B) from its ring through a descriptor. */
 TJI_FUNC int tjp_wgmma_fits_swapped(const tji_func *fn, const tji_op *op, const tjp_target *t, int *instr_n);
+/* Either form fits: DOT op runs as wgmma on t. */
+TJI_FUNC int tjp_wgmma_runs(const tji_func *fn, const tji_op *op, const tjp_target *t);
 TJI_FUNC int tjp_wgmma_reads_ring(const struct tjp_dot_choice *ch, int operand);
 TJI_FUNC int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);

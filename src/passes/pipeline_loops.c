@@ -160,8 +160,7 @@ static int is_zero(const tji_func *fn, int32_t v)
 /* Can target t (NULL: any) run DOT op as wgmma? */
 static int wgmma_dot(const tji_func *fn, const tji_op *op, const tjp_target *t)
 {
-    int instr_n, eb;
-    return !t || tjp_wgmma_fits(fn, op, t, &instr_n, &eb) || tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
+    return !t || tjp_wgmma_runs(fn, op, t);
 }
 
 /* Does value v reach operand a or b of a DOT, through CONVERTs at most
@@ -616,9 +615,8 @@ static int feeds_wgmma(const loop *L, const uint8_t *chosen, const tjp_target *t
     const tji_region *body = &fn->regions[L->body];
     for (int32_t p = 0; p < body->nops; p++) {
         const tji_op *op = &fn->ops[body->ops[p]];
-        int instr_n, eb, loaded = 0;
-        if (op->code != TJI_DOT ||
-            !(tjp_wgmma_fits(fn, op, t, &instr_n, &eb) || tjp_wgmma_fits_swapped(fn, op, t, &instr_n)))
+        int loaded = 0;
+        if (op->code != TJI_DOT || !tjp_wgmma_runs(fn, op, t))
             continue;
         for (int a = 0; a < 2; a++) {
             int32_t def = tji_val(fn, op->args[a])->def_op;

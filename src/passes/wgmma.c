@@ -111,6 +111,12 @@ int tjp_wgmma_fits_swapped(const tji_func *fn, const tji_op *op, const tjp_targe
     return fits(fn, op, t, 1, instr_n, &eb) && eb == 4;
 }
 
+int tjp_wgmma_runs(const tji_func *fn, const tji_op *op, const tjp_target *t)
+{
+    int instr_n, eb;
+    return tjp_wgmma_fits(fn, op, t, &instr_n, &eb) || tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
+}
+
 int tjp_wgmma_reads_ring(const tjp_dot_choice *ch, int operand)
 {
     return ch->form == TJP_DOT_WGMMA && (operand == 0 ? !ch->a_in_regs : !ch->b_in_regs);
