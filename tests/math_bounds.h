@@ -3,7 +3,7 @@
  * math_bounds.h — the error bounds README.md documents for tj_sin, tj_cos,
  * tj_tanh, tj_erf, tj_pow, tj_log1p, tj_expm1, tj_tan, tj_asin, tj_acos,
  * tj_atan, tj_atan2, tj_sinh, tj_cosh, tj_asinh, tj_acosh, tj_atanh,
- * tj_log10, tj_cbrt, tj_hypot and tj_exp10, in ulp of the result dtype, with the inputs,
+ * tj_log10, tj_cbrt, tj_hypot, tj_exp10 and tj_erfc, in ulp of the result dtype, with the inputs,
  * references and error measure of the tests that hold each back end to
  * them: test_math_fns (on the device under test) and test_gpu_math_host
  * (the GPU's code, run on the host).
@@ -15,11 +15,13 @@
 
 enum {
     TL_SIN, TL_COS, TL_TANH, TL_ERF, TL_POW, TL_LOG1P, TL_EXPM1, TL_TAN, TL_ASIN, TL_ACOS, TL_ATAN,
-    TL_ATAN2, TL_SINH, TL_COSH, TL_ASINH, TL_ACOSH, TL_ATANH, TL_LOG10, TL_CBRT, TL_HYPOT, TL_EXP10, TL_NFN
+    TL_ATAN2, TL_SINH, TL_COSH, TL_ASINH, TL_ACOSH, TL_ATANH, TL_LOG10, TL_CBRT, TL_HYPOT, TL_EXP10, TL_ERFC,
+    TL_NFN
 };
 static const char *const tl_fn_names[] = {"sin",  "cos",  "tanh",  "erf",   "pow",   "log1p", "expm1",
                                           "tan",  "asin", "acos",  "atan",  "atan2", "sinh",  "cosh",
-                                          "asinh", "acosh", "atanh", "log10", "cbrt", "hypot", "exp10"};
+                                          "asinh", "acosh", "atanh", "log10", "cbrt", "hypot", "exp10",
+                                          "erfc"};
 /* Functions of two arguments (x, y). */
 static inline int tl_binary(int fn) { return fn == TL_POW || fn == TL_ATAN2 || fn == TL_HYPOT; }
 
@@ -33,8 +35,10 @@ static const double tl_cpu_bound[TL_NFN][4] = {
     {1, 1, 2.5, 2.5}, {1, 1, 1.5, 4.5}, {1, 1, 1.5, 1.5},
     /* exp10 */
     {1, 1, 1.5, 2.5},
+    /* erfc: glibc's documented 3 (float) and 5 (double) ulp, + 1/2 */
+    {1, 1, 3.5, 5.5},
 };
-/* tjit's own code on the GPU (src/jit/gpu/math.c, math_f64.c) */
+/* tjit's own code on the GPU (src/jit/gpu/math.c, math_f64.c, math_special.c) */
 static const double tl_gpu_bound[TL_NFN][4] = {
     {1, 1, 1, 2.5}, {1, 1, 1, 2.5}, {1, 1, 1, 3}, {1, 1, 1, 2}, {1, 1, 1, 64}, {1, 1, 1, 3}, {1, 1, 1, 2},
     /* tan .. hypot: f64 bounds about half an ulp above the largest error
@@ -43,6 +47,8 @@ static const double tl_gpu_bound[TL_NFN][4] = {
     {1, 1, 1, 3.5}, {1, 1, 1, 3.5}, {1, 1, 1, 3}, {1, 1, 1, 2}, {1, 1, 1, 1}, {1, 1, 1, 1.5},
     /* exp10 */
     {1, 1, 1, 2},
+    /* erfc (math_special.c) */
+    {1, 1, 1, 4},
 };
 
 static inline int tl_dt_index(tj_dtype dt) { return dt == TJ_F16 ? 0 : dt == TJ_BF16 ? 1 : dt == TJ_F32 ? 2 : 3; }
@@ -83,6 +89,7 @@ static inline long double tl_ref(int fn, long double x, long double y)
     case TL_CBRT: return cbrtl(x);
     case TL_HYPOT: return hypotl(x, y);
     case TL_EXP10: return powl(10, x); /* exp10l is a GNU extension */
+    case TL_ERFC: return erfcl(x);
     default: return powl(x, y);
     }
 }
@@ -169,6 +176,11 @@ static inline void tl_input(int fn, tj_dtype dt, int i, double *x, double *y)
     case TL_EXP10: { /* across the dtype's whole range, subnormal results too */
         double top = dt == TJ_F16 ? 4.8 : dt == TJ_F64 ? 308.2 : 38.5, bottom = dt == TJ_F16 ? -7.5 : dt == TJ_F64 ? -323 : -44;
         *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : part == 1 ? tl__random_in(dt, -3, 3) : tl__random_in(dt, bottom, top);
+        break;
+    }
+    case TL_ERFC: { /* across the tail to underflow, subnormal results too */
+        double top = dt == TJ_F16 ? 4.2 : dt == TJ_F64 ? 27.3 : 10.1;
+        *x = part == 0 ? tl__random_in(dt, -1e-3, 1e-3) : part == 1 ? tl__random_in(dt, -6, 2) : tl__random_in(dt, 0, top);
         break;
     }
     case TL_ATAN2: case TL_HYPOT:

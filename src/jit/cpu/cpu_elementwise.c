@@ -79,6 +79,7 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     case TJI_LOG10: return libm_call(g, "log10", x, NULL);
     case TJI_CBRT: return libm_call(g, "cbrt", x, NULL);
     case TJI_EXP10: return libm_call(g, "exp10", x, NULL);
+    case TJI_ERFC: return libm_call(g, "erfc", x, NULL);
     case TJI_ATAN2: return libm_call(g, "atan2", x, y);
     case TJI_HYPOT: return libm_call(g, "hypot", x, y);
     default: return NULL;

@@ -350,6 +350,11 @@ static LLVMValueRef erf_body(tjj_gpu_gen *g, LLVMValueRef *args)
     return odd_result(g, x, e);
 }
 
+LLVMValueRef tjj_gmath_erf(tjj_gpu_gen *g, LLVMValueRef x)
+{
+    return tjj_gmath_call(g, "erf", &x, 1, erf_body);
+}
+
 /* pow(x, y) = exp(y log|x|) with C's special cases: 1 where y is 0 or x is
  * 1 (NaN included), the sign of x for odd integral y, NaN for x < 0 and y
  * not integral; zeros and infinities fall out of exp and log. The product's
@@ -688,6 +693,7 @@ LLVMValueRef tjj_gmath_f64(tjj_gpu_gen *g, tji_opcode code, LLVMValueRef x, LLVM
         {TJI_SINH, "sinh", sinh_body},    {TJI_COSH, "cosh", cosh_body},    {TJI_ASINH, "asinh", asinh_body},
         {TJI_ACOSH, "acosh", acosh_body}, {TJI_ATANH, "atanh", atanh_body}, {TJI_LOG10, "log10", log10_body},
         {TJI_CBRT, "cbrt", cbrt_body},    {TJI_HYPOT, "hypot", hypot_body}, {TJI_EXP10, "exp10", exp10_body},
+        {TJI_ERFC, "erfc", tjj_gmath_erfc_body},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if (fns[i].code == code)

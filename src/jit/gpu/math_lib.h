@@ -5,7 +5,7 @@
  * dispatch of every float op the GPU computes its own way) and math_f64.c
  * (the functions computed in f64 for every float dtype: trigonometric,
  * hyperbolic and their inverses, erf, pow, log1p, expm1, log10, exp10,
- * cbrt, hypot). Private to src/jit/gpu/.
+ * cbrt, hypot), with math_special.c (erfc). Private to src/jit/gpu/.
  *
  * A library function is an internal function of the kernel's module,
  * "tjm_<name>_<f32|f64>", built on first use (tjj_gmath_call); its body is
@@ -57,5 +57,9 @@ TJI_FUNC LLVMValueRef tjj_gmath_log_special(tjj_gpu_gen *g, LLVMValueRef x, LLVM
 /* math_f64.c: op code of compute-type x (and y), or NULL if code is not one
  * of its functions. */
 TJI_FUNC LLVMValueRef tjj_gmath_f64(tjj_gpu_gen *g, tji_opcode code, LLVMValueRef x, LLVMValueRef y);
+/* math_f64.c: a call of erf of the double x. */
+TJI_FUNC LLVMValueRef tjj_gmath_erf(tjj_gpu_gen *g, LLVMValueRef x);
+/* math_special.c: the body of erfc of a double. */
+TJI_FUNC LLVMValueRef tjj_gmath_erfc_body(tjj_gpu_gen *g, LLVMValueRef *args);
 
 #endif
