@@ -8,7 +8,7 @@
  * and every negative x, where erfc(x) = 2 - erfc(|x|) lies in [1, 2]), but
  * beyond it the subtraction cancels: at x = 6 nothing of erf's 53 bits
  * survives, while erfc(6) = 2.2e-17 is a perfectly good double (erfc
- * underflows only at 27.2).
+ * underflows only near 27.2).
  *
  * So for a = |x| >= 1/2 the function is split as erfc(a) = exp(-a^2) E(a),
  * where E (the scaled complement, erfcx) is smooth and slowly varying: about
@@ -21,8 +21,8 @@
  * points of the piece (each rounded to 24 fraction bits, so that t^2 is
  * exact in long double) and solving the Vandermonde system with partial
  * pivoting; they live in one constant table of the module, a row per
- * piece, and the piece of a is counted from its edges. From 28 on the
- * result is 0 (it underflowed well before).
+ * piece, and the piece of a is counted from its edges. From 27.5 on the
+ * result is 0 (it underflows near 27.2).
  *
  * Error in f64, measured on the host against glibc's erfcl over edges and
  * random inputs (tests/test_gpu_math_host, bounds in tests/math_bounds.h):
@@ -35,6 +35,8 @@
 
 enum { ERFC_PIECES = 14, ERFC_TERMS = 15, ERFC_ROW = ERFC_TERMS + 1 };
 static const double erfc_edges[ERFC_PIECES + 1] = {0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10, 13, 17, 22, 28};
+/* erfc(27.5) is about 1e-330, below half the least subnormal double */
+static const double ERFC_ZERO_FROM = 27.5;
 
 /* Row p of the table: the piece's midpoint, then E's coefficients in
  * (t - midpoint), lowest first, interpolated at Chebyshev points. */
@@ -100,7 +102,7 @@ static LLVMValueRef erfc_table(tjj_gpu_gen *g)
     return t;
 }
 
-/* erfc(a) for a in [1/2, 28): exp(-a^2) E(a), E from a's row of the table. */
+/* erfc(a) for a in [1/2, 27.5]: exp(-a^2) E(a), E from a's row of the table. */
 static LLVMValueRef erfc_tail(tjj_gpu_gen *g, LLVMValueRef a)
 {
     LLVMBuilderRef b = g->b;
@@ -136,9 +138,9 @@ LLVMValueRef tjj_gmath_erfc_body(tjj_gpu_gen *g, LLVMValueRef *args)
     LLVMTypeRef f64 = g->ty.t_double;
     LLVMValueRef x = args[0], a = tjj_gpu_intrinsic1(g, "llvm.fabs", x);
     LLVMValueRef near_zero = LLVMBuildFSub(b, c_real(f64, 1), tjj_gmath_erf(g, x), "");
-    LLVMValueRef tail = erfc_tail(g, tjj_gmath_clamp(g, a, 0.5, 27.5));
-    tail = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, a, c_real(f64, erfc_edges[ERFC_PIECES]), ""),
-                           c_real(f64, 0), tail, "");
+    LLVMValueRef tail = erfc_tail(g, tjj_gmath_clamp(g, a, 0.5, ERFC_ZERO_FROM));
+    tail = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOGE, a, c_real(f64, ERFC_ZERO_FROM), ""), c_real(f64, 0),
+                           tail, "");
     LLVMValueRef negative = LLVMBuildFCmp(b, LLVMRealOLT, x, c_real(f64, 0), "");
     tail = LLVMBuildSelect(b, negative, LLVMBuildFSub(b, c_real(f64, 2), tail, ""), tail, "");
     LLVMValueRef r = LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, c_real(f64, 0.5), ""), near_zero, tail, "");

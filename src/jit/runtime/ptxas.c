@@ -238,9 +238,9 @@ static int load_verdict(const char *entry, tjs_buf *message, char **cubin, size_
     size_t size;
     char *data = read_file(entry, &size);
     unsigned long long message_len, cubin_len;
-    int header_len;
-    int hit = data && sscanf(data, "tjit-ptxas-verdict 1 %llu %llu\n%n", &message_len, &cubin_len, &header_len) == 2 &&
-              header_len > 0 && message_len <= size && cubin_len <= size &&
+    int header_len = 0;
+    int hit = data && sscanf(data, "tjit-ptxas-verdict 1 %llu %llu%n", &message_len, &cubin_len, &header_len) == 2 &&
+              header_len > 0 && data[header_len++] == '\n' && message_len <= size && cubin_len <= size &&
               size == (size_t)header_len + message_len + cubin_len && (!cubin || cubin_len > 0);
     if (hit) {
         tjs_buf_printf(message, "%.*s", (int)message_len, data + header_len);
@@ -336,6 +336,8 @@ tj_status tjj_ptxas_assemble(const char *path, const char *ptx, int sm, int arch
     snprintf(arch, sizeof arch, "-arch=sm_%d%s", sm, arch_specific ? "a" : "");
     char *entry = verdict_entry(path, arch, cubin != NULL, ptx);
     tjs_buf message = {0};
+    if (cubin)
+        *cubin = NULL;
     tj_status st = TJ_OK;
     if (!entry || !load_verdict(entry, &message, cubin, cubin_size)) {
         st = run_on_files(path, arch, ptx, kernel_name, &message, cubin, cubin_size);
