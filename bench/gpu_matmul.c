@@ -15,11 +15,12 @@
  * Each problem runs in several configurations of that kernel (BM, BN, BK,
  * warps, stages; TF32's include 256x128, whose NN runs transposed as one
  * m64n256 per warpgroup and K step; 128x128x64 at 2 stages fits two CTAs
- * in an SM, at 8 warps it has two warpgroups of wgmma) and in three to five
+ * in an SM, at 8 warps it has two warpgroups of wgmma; 256x128x64, cuBLAS's
+ * tile, gives each consumer warpgroup 128 rows) and in several
  * of its block-pointer form (samples/matmul_kernel.h's
  * matmul_block_ptr_body, whose loads are TMA copies on Hopper, issued by a
  * producer warpgroup; one configuration again without it, "no warp spec")
- * and in three or four of its persistent form (matmul_persistent_body: one
+ * and in several of its persistent form (matmul_persistent_body: one
  * program per SM walking the tiles, the producer loading the next tile
  * while the consumers store C);
  * each is a record, and the table keeps the best one. --profile DTYPE runs
@@ -98,7 +99,7 @@ typedef struct config {
                       (tutorial 09); 3: the block-pointer kernel as written */
     int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
 } config;
-enum { NHALF_CONFIGS = 19, NTF32_CONFIGS = 13 };
+enum { NHALF_CONFIGS = 22, NTF32_CONFIGS = 14 };
 static const config half_configs[NHALF_CONFIGS] = {
     {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 0, 0},
     {64, 256, 32, 4, 4, 0, 0},  {128, 256, 32, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 0, 0},
@@ -106,12 +107,13 @@ static const config half_configs[NHALF_CONFIGS] = {
     {128, 256, 64, 8, 2, 1, 0}, {128, 128, 64, 8, 4, 1, 0}, {128, 256, 64, 8, 3, 1, 1},
     {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 2, 2, 0}, {128, 256, 64, 8, 2, 2, 1},
     {128, 256, 32, 8, 4, 2, 0}, {128, 256, 32, 8, 5, 2, 0}, {128, 256, 64, 8, 3, 3, 0},
-    {128, 128, 64, 8, 4, 3, 0}};
+    {128, 128, 64, 8, 4, 3, 0}, {256, 128, 64, 8, 3, 1, 0}, {256, 128, 64, 8, 3, 2, 0},
+    {128, 256, 64, 8, 4, 1, 0}};
 static const config tf32_configs[NTF32_CONFIGS] = {
     {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 3, 0, 0}, {128, 128, 16, 4, 4, 0, 0}, {64, 256, 32, 4, 4, 0, 0},
     {128, 256, 32, 8, 3, 0, 0}, {128, 128, 32, 8, 3, 0, 0}, {128, 128, 16, 4, 3, 0, 0}, {128, 64, 32, 4, 4, 0, 0},
     {128, 256, 32, 8, 3, 1, 0}, {128, 128, 32, 8, 4, 1, 0}, {128, 256, 32, 8, 3, 1, 1},
-    {128, 128, 32, 8, 3, 2, 0}, {256, 128, 32, 8, 3, 0, 0}};
+    {128, 128, 32, 8, 3, 2, 0}, {256, 128, 32, 8, 3, 0, 0}, {256, 128, 32, 8, 4, 0, 0}};
 
 /* ---- output ------------------------------------------------------------------- */
 
