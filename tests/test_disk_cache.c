@@ -37,11 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef TJIT_XXHASH_INLINE
-#define XXH_INLINE_ALL /* configure --enable-static-xxhash */
-#endif
-#include <xxhash.h>
-
+#include "../src/jit/hash.h"
 #include "../src/jit/runtime/disk_cache.h"
 #include "testlib.h"
 

@@ -221,10 +221,10 @@ int main(void)
             if (op->parent < 0 || op->code != shape_ops[c] || tji_typeof(fn, op->args[0])->rank == 0)
                 continue;
             tjp_layout *L = &plan.of[op->args[0]], saved = *L;
-            uint32_t *v = &L->basis[0][0], *first = NULL, *second = NULL;
+            uint32_t *first = NULL, *second = NULL;
             for (int in = 0; in < TJP_NIN && !second; in++)
                 for (int b = 0; b < L->nbits[in] && !second; b++) {
-                    v = &L->basis[in][b];
+                    uint32_t *v = &L->basis[in][b];
                     if (!first && *v)
                         first = v;
                     else if (first && *v && *v != *first)

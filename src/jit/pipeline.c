@@ -67,10 +67,7 @@
 #include <string.h>
 
 #include <llvm-c/Core.h>
-#ifdef TJIT_XXHASH_INLINE
-#define XXH_INLINE_ALL /* configure --enable-static-xxhash: no libxxhash at run time */
-#endif
-#include <xxhash.h>
+#include "hash.h"
 
 #include "../ffi_bind/ffi_bind.h"
 #include "llvm/bounds.h"

@@ -57,10 +57,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef TJIT_XXHASH_INLINE
-#define XXH_INLINE_ALL /* configure --enable-static-xxhash */
-#endif
-#include <xxhash.h>
+#include "../hash.h"
 
 #include "disk_cache.h"
 

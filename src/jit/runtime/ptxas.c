@@ -38,7 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <xxhash.h>
+#include "../hash.h"
 
 #include "disk_cache.h"
 #include "ptxas.h"
@@ -225,8 +225,6 @@ static char *verdict_entry(const char *path, const char *arch, int want_cubin, c
     XXH3_128bits_update(h, ptx, strlen(ptx));
     XXH128_hash_t key = XXH3_128bits_digest(h);
     XXH3_freeState(h);
-    if (tjj_cache_make_dirs(dir) != 0)
-        return NULL;
     return tjs_asprintf("%s/%016llx%016llx", dir, (unsigned long long)key.high64,
                         (unsigned long long)key.low64);
 }
@@ -256,8 +254,12 @@ static int load_verdict(const char *entry, tjs_buf *message, char **cubin, size_
 
 static void store_verdict(const char *entry, const tjs_buf *message, const char *cubin, size_t cubin_size)
 {
-    char *tmp = tjs_asprintf("%s.tmp-XXXXXX", entry);
-    int fd = mkstemp(tmp);
+    char *tmp = tjs_asprintf("%s", entry);
+    *strrchr(tmp, '/') = 0; /* the directory, made where missing */
+    int made = tjj_cache_make_dirs(tmp) == 0;
+    free(tmp);
+    tmp = tjs_asprintf("%s.tmp-XXXXXX", entry);
+    int fd = made ? mkstemp(tmp) : -1;
     if (fd >= 0) {
         char header[64];
         int n = snprintf(header, sizeof header, "tjit-ptxas-verdict 1 %zu %zu\n", message->len, cubin_size);
