@@ -37,6 +37,8 @@ TJ_API void tj__split(tj_loc loc, tj_val x, tj_val *a, tj_val *b);
 TJ_API tj_val tj__interleave(tj_loc loc, tj_val a, tj_val b);
 TJ_API tj_val tj__cat(tj_loc loc, tj_val a, tj_val b);
 TJ_API tj_val tj__sort(tj_loc loc, tj_val x, tj_sort_opts opts);
+TJ_API tj_val tj__topk(tj_loc loc, tj_val x, int64_t k);
+TJ_API tj_val tj__bitonic_merge(tj_loc loc, tj_val x, tj_sort_opts opts);
 TJ_API tj_val tj__flip(tj_loc loc, tj_val x, int axis);
 TJ_API tj_val tj__gather(tj_loc loc, tj_val src, tj_val index, int axis);
 TJ_API tj_val tj__histogram(tj_loc loc, tj_val x, int64_t num_bins, tj_histogram_opts opts);

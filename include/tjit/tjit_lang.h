@@ -338,7 +338,12 @@ typedef struct tj_cast_opts {
 
 /* Triton's standard-library algorithms, built from the ops above:
  * tj_sort(x, .descending): along the last dimension (a bitonic network;
- * floats order NaN above every number, -0 equal to +0). tj_flip(x, axis):
+ * floats order NaN above every number, -0 equal to +0). tj_topk(x, k): the
+ * k largest along the last dimension, largest first, in the sort's order
+ * (Triton's tl.topk; k a power of two up to that dimension; the result's
+ * last dimension is k). tj_bitonic_merge(x, .descending): the sort's last
+ * round alone (Triton's tl.bitonic_merge): rows that rise then fall come
+ * out sorted. tj_flip(x, axis):
  * the axis reversed. tj_gather(src, index, axis): out[..i..] =
  * src[..index[..i..]..] along axis, index of src's rank and of its dims
  * elsewhere (Triton's tl.gather; an index outside [0, n) gives the dtype's
@@ -354,6 +359,8 @@ typedef struct tj_histogram_opts {
     tj_val mask; /* TJ_NONE (zero): every element */
 } tj_histogram_opts;
 #define tj_sort(x, ...) tj__sort(TJ__HERE, TJ_V(x), (tj_sort_opts){__VA_ARGS__})
+#define tj_topk(x, k) tj__topk(TJ__HERE, TJ_V(x), (k))
+#define tj_bitonic_merge(x, ...) tj__bitonic_merge(TJ__HERE, TJ_V(x), (tj_sort_opts){__VA_ARGS__})
 #define tj_flip(x, axis) tj__flip(TJ__HERE, TJ_V(x), (axis))
 #define tj_gather(src, index, axis) tj__gather(TJ__HERE, TJ_V(src), TJ_V(index), (axis))
 #define tj_histogram(x, num_bins, ...) \

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sort.c — tile algorithms of Triton's standard library, built from ops:
- * tj_sort, tj_flip, tj_gather, tj_histogram and tj_swizzle2d.
+ * tj_sort, tj_topk, tj_bitonic_merge, tj_flip, tj_gather, tj_histogram and
+ * tj_swizzle2d.
  *
  * Like Triton, which writes tl.sort and tl.flip in Python over reshapes,
  * tjit writes them over ops every pass and back end knows, so nothing
@@ -15,6 +16,21 @@
  *             compare-exchanges. Floats order NaN above every number (so
  *             ascending puts NaN last, as torch.sort does) and -0 equal to
  *             +0; no value is lost or duplicated.
+ *   topk      the k largest of each row, largest first (Triton's tl.topk,
+ *             the selection of Shanbhag et al.'s bitonic top-k): the
+ *             sort's first log2(k) rounds leave runs of k sorted up and
+ *             down in turn; then, until one run is left, each up run and
+ *             the down run after it are replaced by their elementwise
+ *             maximum — the k largest of those 2k, in a bitonic order — and
+ *             the halved row is merged back into runs of k sorted up and
+ *             down in turn (the last one down). n log2(k)^2 / 4 + about
+ *             n log2(k) compare-exchanges instead of the sort's
+ *             n log2(n)^2 / 4; the same order as the sort, NaN first.
+ *   bitonic_merge  the sort's last round alone: a row that rises then
+ *             falls (or any rotation of that) comes out sorted; any other
+ *             row comes out as that network leaves it (Triton's
+ *             tl.bitonic_merge, which a streaming top-k uses between two
+ *             topk results).
  *   flip      the same view for each s: the partners swapped, which
  *             reverses the index bit by bit.
  *   gather    out[..i..] = src[..index[..i..]..] along an axis: a one-hot
@@ -110,35 +126,108 @@ tj_val tji_from_rows(tj_loc loc, tj_val y, tji_type orig, int axis)
     return axis == orig.rank - 1 ? y : tj__permute(loc, y, p);
 }
 
+/* One round of compare-exchanges at pair distance s over y [rows, n],
+ * inside runs of `size` elements: a run sorts down where bit `size` of its
+ * position is set (runs of the whole row: none), all of them reversed by
+ * descending. */
+static tj_val compare_exchange(tj_loc loc, tj_val y, int64_t rows, int64_t n, int64_t size, int64_t s,
+                               int descending, int floats)
+{
+    tj_val a, b;
+    tji_partners(loc, y, rows, n, s, &a, &b);
+    /* block k of 2s elements starts at 2sk */
+    tj_val k = tj__arange(loc, 0, n / (2 * s));
+    tj_val bit = tj__binary(loc, TJ_OP_AND, tj__binary(loc, TJ_OP_MUL, k, weak(2 * s)), weak(size));
+    tj_val down = tj__binary(loc, descending ? TJ_OP_EQ : TJ_OP_NE, bit, weak(0));
+    down = tj__expand_dims(loc, tj__expand_dims(loc, down, 0), 2);
+    tj_val swap = tj__where(loc, down, greater(loc, b, a, floats), greater(loc, a, b, floats));
+    return tji_joined(loc, tj__where(loc, swap, b, a), tj__where(loc, swap, a, b), rows, n);
+}
+
+/* Merges runs of `size` (each rising then falling) of y [rows, n] into
+ * sorted runs, as compare_exchange orders them. */
+static tj_val merge_runs(tj_loc loc, tj_val y, int64_t rows, int64_t n, int64_t size, int descending, int floats)
+{
+    for (int64_t s = size / 2; s >= 1 && B.status == TJ_OK; s /= 2)
+        y = compare_exchange(loc, y, rows, n, size, s, descending, floats);
+    return y;
+}
+
+/* x as rows of its last dimension for the network: [rows, n] (fp8 as f16,
+ * exact both ways); NONE after an error. */
+static tj_val network_rows(const char *name, tj_loc loc, tj_val x, int64_t *rows, int64_t *n)
+{
+    int axis = -1;
+    if (!tji_as_rows(name, loc, &x, &axis, rows, n))
+        return NONE;
+    if (tjs_dtype_is_fp8(type_of(vid(x)).dtype))
+        x = tj__cast(loc, x, TJ_F16);
+    return tj__reshape(loc, x, TJ_SHAPE(*rows, *n));
+}
+
+/* The network's result [rows, n] back in x's dtype and shape, its last
+ * dimension n. */
+static tj_val network_result(tj_loc loc, tj_val y, tji_type t, int64_t n)
+{
+    if (B.status != TJ_OK)
+        return NONE;
+    if (tjs_dtype_is_fp8(t.dtype))
+        y = tj__cast(loc, y, t.dtype);
+    t.shape[t.rank - 1] = (int32_t)n;
+    tj_shape shape = {t.rank, {0}};
+    for (int i = 0; i < t.rank; i++)
+        shape.dims[i] = t.shape[i];
+    return tj__reshape(loc, y, shape);
+}
+
 tj_val tj__sort(tj_loc loc, tj_val x, tj_sort_opts opts)
 {
-    int descending = opts.descending != 0;
     if (!tji_enter(loc, "sort", 1, &x))
         return NONE;
     tji_type t = type_of(vid(x));
-    int axis = -1;
     int64_t rows, n;
-    if (!tji_as_rows("sort", loc, &x, &axis, &rows, &n))
+    tj_val y = network_rows("sort", loc, x, &rows, &n);
+    for (int64_t size = 2; size <= n && B.status == TJ_OK; size *= 2)
+        y = merge_runs(loc, y, rows, n, size, opts.descending != 0, is_float(t.dtype));
+    return network_result(loc, y, t, n);
+}
+
+tj_val tj__topk(tj_loc loc, tj_val x, int64_t k)
+{
+    if (!tji_enter(loc, "topk", 1, &x))
         return NONE;
+    tji_type t = type_of(vid(x));
+    int64_t rows, n;
+    tj_val y = network_rows("topk", loc, x, &rows, &n);
+    if (B.status != TJ_OK)
+        return NONE;
+    if (k < 1 || k > n || !is_pow2(k))
+        return tji_fail(TJ_ERR_SHAPE, "k = %lld: a power of two from 1 to the last dimension, %lld", (long long)k,
+                        (long long)n), NONE;
     int floats = is_float(t.dtype);
-    if (tjs_dtype_is_fp8(t.dtype)) /* compared as f16: exact both ways */
-        x = tj__cast(loc, x, TJ_F16);
-    tj_val y = tj__reshape(loc, x, TJ_SHAPE(rows, n));
-    for (int64_t size = 2; size <= n; size *= 2)
-        for (int64_t s = size / 2; s >= 1; s /= 2) {
-            tj_val a, b;
-            tji_partners(loc, y, rows, n, s, &a, &b);
-            /* block k of 2s elements sorts down where bit `size` of 2sk is set */
-            tj_val k = tj__arange(loc, 0, n / (2 * s));
-            tj_val bit = tj__binary(loc, TJ_OP_AND, tj__binary(loc, TJ_OP_MUL, k, weak(2 * s)), weak(size));
-            tj_val down = tj__binary(loc, descending ? TJ_OP_EQ : TJ_OP_NE, bit, weak(0));
-            down = tj__expand_dims(loc, tj__expand_dims(loc, down, 0), 2);
-            tj_val swap = tj__where(loc, down, greater(loc, b, a, floats), greater(loc, a, b, floats));
-            y = tji_joined(loc, tj__where(loc, swap, b, a), tj__where(loc, swap, a, b), rows, n);
-        }
-    if (tjs_dtype_is_fp8(t.dtype))
-        y = tj__cast(loc, y, t.dtype);
-    return B.status == TJ_OK ? tji_from_rows(loc, y, t, t.rank - 1) : NONE;
+    /* runs of k, sorted up and down in turn (all of the row down when k = n) */
+    for (int64_t size = 2; size <= k && B.status == TJ_OK; size *= 2)
+        y = merge_runs(loc, y, rows, n, size, size == n, floats);
+    for (int64_t m = n; m > k && B.status == TJ_OK; m /= 2) {
+        tj_val up, down;
+        tji_partners(loc, y, rows, m, k, &up, &down);
+        tj_val larger = tj__where(loc, greater(loc, down, up, floats), down, up);
+        y = tj__reshape(loc, larger, TJ_SHAPE(rows, m / 2));
+        y = merge_runs(loc, y, rows, m / 2, k, m / 2 == k, floats);
+    }
+    return network_result(loc, y, t, k);
+}
+
+tj_val tj__bitonic_merge(tj_loc loc, tj_val x, tj_sort_opts opts)
+{
+    if (!tji_enter(loc, "bitonic_merge", 1, &x))
+        return NONE;
+    tji_type t = type_of(vid(x));
+    int64_t rows, n;
+    tj_val y = network_rows("bitonic_merge", loc, x, &rows, &n);
+    if (B.status == TJ_OK)
+        y = merge_runs(loc, y, rows, n, n, opts.descending != 0, is_float(t.dtype));
+    return network_result(loc, y, t, n);
 }
 
 tj_val tj__flip(tj_loc loc, tj_val x, int axis)
