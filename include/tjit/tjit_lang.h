@@ -148,7 +148,9 @@ typedef enum tj_binop {
     TJ_OP_FAST_DIV,  /* tj_fast_div, below */
     TJ_OP_POW,       /* floats (integers become f32): C's pow */
     TJ_OP_ATAN2, TJ_OP_HYPOT, /* floats, as pow: C's atan2(a, b), hypot(a, b) */
-    TJ_OP_COPYSIGN   /* floats, as pow: a's magnitude with b's sign */
+    TJ_OP_COPYSIGN,  /* floats, as pow: a's magnitude with b's sign */
+    TJ_OP_TRUNCDIV,  /* a / b rounded toward 0: C's integer / (Triton's // on integers) */
+    TJ_OP_FMOD       /* a - truncdiv(a, b) * b: the sign of a, as C's % and fmod (Triton's %) */
 } tj_binop;
 
 #define TJ__BIN(op, a, b) tj__binary(TJ__HERE, (op), TJ_V(a), TJ_V(b))
@@ -158,6 +160,12 @@ typedef enum tj_binop {
 #define tj_div(a, b)      TJ__BIN(TJ_OP_DIV, a, b)
 #define tj_floordiv(a, b) TJ__BIN(TJ_OP_FLOORDIV, a, b)
 #define tj_mod(a, b)      TJ__BIN(TJ_OP_MOD, a, b)
+/* C's division and remainder, which are Triton's // and % on integers (and
+ * % on floats): truncdiv rounds toward 0, fmod has the sign of a (floats:
+ * C's fmod, exact; truncdiv is trunc(a / b)). Integer division by 0 gives 0
+ * for both, INT_MIN / -1 wraps to INT_MIN, fmod 0. */
+#define tj_truncdiv(a, b) TJ__BIN(TJ_OP_TRUNCDIV, a, b)
+#define tj_fmod(a, b)     TJ__BIN(TJ_OP_FMOD, a, b)
 #define tj_and(a, b)      TJ__BIN(TJ_OP_AND, a, b)
 #define tj_or(a, b)       TJ__BIN(TJ_OP_OR, a, b)
 #define tj_xor(a, b)      TJ__BIN(TJ_OP_XOR, a, b)

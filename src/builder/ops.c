@@ -23,7 +23,7 @@
 static const char *const binop_names[] = {
     "add", "sub", "mul", "div", "floordiv", "mod", "and", "or", "xor", "shl", "shr",
     "minimum", "maximum", "eq", "ne", "lt", "le", "gt", "ge", "fast_div", "pow", "atan2", "hypot",
-    "copysign",
+    "copysign", "truncdiv", "fmod",
 };
 
 static int is_comparison(tj_binop op) { return op >= TJ_OP_EQ && op <= TJ_OP_GE; }
@@ -179,16 +179,16 @@ tj_val tj__binary(tj_loc loc, tj_binop op, tj_val a, tj_val b)
         [TJ_OP_AND] = TJI_AND, [TJ_OP_OR] = TJI_OR, [TJ_OP_XOR] = TJI_XOR,
         [TJ_OP_SHL] = TJI_SHL, [TJ_OP_SHR] = TJI_SHR, [TJ_OP_MINIMUM] = TJI_MIN,
         [TJ_OP_MAXIMUM] = TJI_MAX, [TJ_OP_POW] = TJI_POW, [TJ_OP_ATAN2] = TJI_ATAN2,
-        [TJ_OP_HYPOT] = TJI_HYPOT,
+        [TJ_OP_HYPOT] = TJI_HYPOT, [TJ_OP_TRUNCDIV] = TJI_IDIV, [TJ_OP_FMOD] = TJI_REM,
     };
     if (is_cmp) {
         int32_t v = tji_emit(TJI_CMP, ids, 2, with_dtype(rt, TJ_I1));
         op_of(v)->pred = (tji_pred)(op - TJ_OP_EQ);
         return val(v);
     }
-    if (op == TJ_OP_FLOORDIV && is_float(dt)) {
+    if ((op == TJ_OP_FLOORDIV || op == TJ_OP_TRUNCDIV) && is_float(dt)) {
         int32_t quotient = tji_emit(TJI_DIV, ids, 2, rt);
-        return val(tji_emit(TJI_FLOOR, &quotient, 1, rt));
+        return val(tji_emit(op == TJ_OP_FLOORDIV ? TJI_FLOOR : TJI_TRUNC, &quotient, 1, rt));
     }
     if ((op == TJ_OP_FLOORDIV || op == TJ_OP_MOD) && !is_unsigned(dt))
         return val(floor_divmod(op == TJ_OP_MOD, ids[0], ids[1]));
