@@ -101,27 +101,7 @@ TJ_KERNEL(histogram_bins, TJ_PARAMS(TJ_PTR(x, i32)), TJ_CONSTS())
     tj_histogram(tj_load(tj_add(x, tj_arange(0, 8))), 6);
 }
 
-/* The reference order: NaN above every number, -0 equal to +0. */
-static int order(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) - isnan(b);
-    return (a > b) - (a < b);
-}
-static int order_asc(const void *a, const void *b) { return order(*(const double *)a, *(const double *)b); }
-
-static tl_num random_of(tj_dtype dt, int i)
-{
-    if (dt == TJ_F32 || dt == TJ_F16) {
-        static const double edges[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -1.0};
-        if (i % 37 < 7)
-            return tl_flt(edges[i % 37]);
-        return tl_flt(tl_round(dt, tl_rand_double(-1000, 1000)));
-    }
-    if (dt == TJ_F8E4M3)
-        return tl_flt(i % 29 == 0 ? NAN : tl_round(dt, tl_rand_double(-400, 400)));
-    return tl_int(tl_rand_range(tl_int_min(dt), tl_int_max(dt)));
-}
+static int order_asc(const void *a, const void *b) { return tl_order(*(const double *)a, *(const double *)b); }
 
 static double as_double(tj_dtype dt, tl_num v) { return tl_is_float(dt) ? v.f : (double)v.i; }
 
@@ -130,7 +110,7 @@ static void run_sort(tj_device *dev, const tj_kernel *k, tj_dtype dt, int64_t n,
     size_t es = tj_dtype_size(dt), size = ROWS * (size_t)n * es;
     static uint8_t hx[ROWS * MAXN * 8], ho[ROWS * MAXN * 8];
     for (int i = 0; i < ROWS * n; i++)
-        tl_set(dt, hx, (size_t)i, random_of(dt, i));
+        tl_set(dt, hx, (size_t)i, tl_sort_input(dt, i, 1));
     tj_buffer bx = tl_upload(dev, hx, size), bo = tl_poisoned(dev, size);
     int64_t consts[2] = {n, desc};
     tj_launch_cfg cfg = {.grid = {1}};
@@ -155,7 +135,7 @@ static void run_sort(tj_device *dev, const tj_kernel *k, tj_dtype dt, int64_t n,
             qsort(want, (size_t)n, sizeof want[0], order_asc);
             for (int i = 0; i < n; i++) {
                 double w = desc ? want[n - 1 - i] : want[i];
-                if (order(got[i], w) != 0 && wrong++ < 4)
+                if (tl_order(got[i], w) != 0 && wrong++ < 4)
                     tap_diag("row %d [%d]: %g, expected %g", r, i, got[i], w);
             }
             /* the output's bits are a permutation of the input's */

@@ -92,27 +92,7 @@ TJ_KERNEL(merge_scalar, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
     tj_bitonic_merge(tj_load(x));
 }
 
-/* The reference order: NaN above every number, -0 equal to +0. */
-static int order(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) - isnan(b);
-    return (a > b) - (a < b);
-}
-static int order_desc(const void *a, const void *b) { return order(*(const double *)b, *(const double *)a); }
-
-static tl_num random_of(tj_dtype dt, int i, int edges_too)
-{
-    if (dt == TJ_F32 || dt == TJ_F16) {
-        static const double edges[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -1.0};
-        if (edges_too && i % 37 < 7)
-            return tl_flt(edges[i % 37]);
-        return tl_flt(tl_round(dt, tl_rand_double(-1000, 1000)));
-    }
-    if (dt == TJ_F8E4M3)
-        return tl_flt(i % 29 == 0 ? NAN : tl_round(dt, tl_rand_double(-400, 400)));
-    return tl_int(tl_rand_range(tl_int_min(dt), tl_int_max(dt)));
-}
+static int order_desc(const void *a, const void *b) { return tl_order(*(const double *)b, *(const double *)a); }
 
 static double as_double(tj_dtype dt, tl_num v) { return tl_is_float(dt) ? v.f : (double)v.i; }
 
@@ -138,7 +118,7 @@ static int rows_are_top(tj_dtype dt, const uint8_t *hx, const uint8_t *ho, int64
             double got = as_double(dt, tl_get(dt, ho, at));
             uint64_t bits = 0;
             memcpy(&bits, ho + at * es, es);
-            if (order(got, want[i]) != 0 && wrong++ < 4)
+            if (tl_order(got, want[i]) != 0 && wrong++ < 4)
                 tap_diag("row %d [%lld]: %g, expected %g", r, (long long)i, got, want[i]);
             int64_t j = 0;
             while (j < n && bits_in[j] != bits)
@@ -158,7 +138,7 @@ static void run_topk(tj_device *dev, const tj_kernel *kern, tj_dtype dt, int64_t
     size_t es = tj_dtype_size(dt);
     static uint8_t hx[ROWS * MAXN * 8], ho[ROWS * MAXN * 8];
     for (int i = 0; i < ROWS * n; i++)
-        tl_set(dt, hx, (size_t)i, random_of(dt, i, 1));
+        tl_set(dt, hx, (size_t)i, tl_sort_input(dt, i, 1));
     tj_buffer bx = tl_upload(dev, hx, ROWS * (size_t)n * es), bo = tl_poisoned(dev, ROWS * (size_t)k * es);
     int64_t consts[2] = {n, k};
     tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo)};
@@ -220,7 +200,7 @@ static void run_stream(tj_device *dev)
     enum { N = CHUNKS * CHUNK };
     static uint8_t hx[ROWS * N * 4], ho[ROWS * STREAM_K * 4];
     for (int i = 0; i < ROWS * N; i++) /* no NaN: maximum lets a number win over one */
-        tl_set(TJ_F32, hx, (size_t)i, random_of(TJ_F32, i, 0));
+        tl_set(TJ_F32, hx, (size_t)i, tl_sort_input(TJ_F32, i, 0));
     tj_buffer bx = tl_upload(dev, hx, sizeof hx), bo = tl_poisoned(dev, sizeof ho);
     tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo)};
     const char *what = "streaming top 8 of 4 chunks of 64 (topk, bitonic_merge, maximum)";

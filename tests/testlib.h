@@ -344,6 +344,31 @@ static inline void tl_fill_range(tj_dtype t, void *base, size_t n, double lo, do
     }
 }
 
+/* The order of tj_sort and tj_topk: NaN above every number, -0 equal to
+ * +0 (-1, 0, 1 as a comparison function's). */
+static inline int tl_order(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) - isnan(b);
+    return (a > b) - (a < b);
+}
+
+/* Element i of a row to sort: f32 and f16 from [-1000, 1000] with, where
+ * edges, NaN, ±inf, ±0 and ±1 at every 37th place; fp8 from [-400, 400]
+ * with NaN at every 29th; integers over their whole range. */
+static inline tl_num tl_sort_input(tj_dtype dt, int i, int edges)
+{
+    if (dt == TJ_F32 || dt == TJ_F16) {
+        static const double special[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1.0, -1.0};
+        if (edges && i % 37 < 7)
+            return tl_flt(special[i % 37]);
+        return tl_flt(tl_round(dt, tl_rand_double(-1000, 1000)));
+    }
+    if (dt == TJ_F8E4M3)
+        return tl_flt(i % 29 == 0 ? NAN : tl_round(dt, tl_rand_double(-400, 400)));
+    return tl_int(tl_rand_range(tl_int_min(dt), tl_int_max(dt)));
+}
+
 static inline void tl_format(char *out, size_t size, tj_dtype t, tl_num v)
 {
     if (tl_is_float(t))
