@@ -77,37 +77,50 @@ MATMUL_BODY_KERNEL(own_tiles, f16, f16, TJ_F16, matmul_persistent_body)
 static tj_device *dev;
 
 /* The specialization of a matmul launch with M = N = K = 4096, row-major
- * (strides multiples of 16 bytes: TMA's), or of tjit buffers for k with
- * no arguments. */
-static uint64_t spec_of(const tj_kernel *k, int matmul)
+ * (strides multiples of 16 bytes: TMA's, but C's row stride where given),
+ * or of tjit buffers for k with no arguments. */
+static uint64_t spec_of_c_stride(const tj_kernel *k, int matmul, int32_t stride_cm)
 {
     enum { NARGS = 12 };
     const tj_arg none = TJ_ARG_BUF((tj_buffer){0});
     tj_arg args[NARGS] = {none,          none,          none,          TJ_ARG_I32(4096),
                           TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(1),
-                          TJ_ARG_I32(4096), TJ_ARG_I32(1),    TJ_ARG_I32(4096), TJ_ARG_I32(1)};
+                          TJ_ARG_I32(4096), TJ_ARG_I32(1),    TJ_ARG_I32(stride_cm), TJ_ARG_I32(1)};
     tjf_value values[NARGS];
     if (!matmul || tjf_check_args(k, args, NARGS, values) != TJ_OK)
         return tjj_spec_of_buffers(k);
     return tjf_spec_key(k, values) | tjj_spec_of_buffers(k);
 }
 
+static uint64_t spec_of(const tj_kernel *k, int matmul)
+{
+    return spec_of_c_stride(k, matmul, 4096);
+}
+
 /* The artifact of kernel k (constants consts[0..n)) for sm<sm>[a] with
- * persistence mode; ptxas checks the PTX where it is set. */
-static tj_status compile(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
-                         int warps, tjp_persistence mode, tjj_artifact *art)
+ * persistence mode (C's row stride stride_cm, in elements); ptxas checks
+ * the PTX where it is set. */
+static tj_status compile_c_stride(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
+                                  int warps, tjp_persistence mode, int32_t stride_cm, tjj_artifact *art)
 {
     tji_func *fn = NULL;
     memset(art, 0, sizeof *art);
     tj_status st = tji_build(k, consts, nconsts, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = warps,
-                                                   .spec = spec_of(k, nconsts == 3), .persistent = mode},
+                                                   .spec = spec_of_c_stride(k, nconsts == 3, stride_cm),
+                                                   .persistent = mode},
                              art);
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, sm, arch_specific, fn->name);
     tji_func_free(fn);
     return st;
+}
+
+static tj_status compile(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
+                         int warps, tjp_persistence mode, tjj_artifact *art)
+{
+    return compile_c_stride(k, consts, nconsts, sm, arch_specific, warps, mode, 4096, art);
 }
 
 /* The .param lines of ptx's entry; *last gets the last one. */
@@ -148,13 +161,14 @@ static void ptx_of_forced(void)
     tjj_artifact_free(&art);
 }
 
-/* Is k's artifact, at 128 x bn x 64 and 3 stages, persistent where it
- * pays on sm<sm>[a]? -1 on failure. */
-static int persistent_by_default(const tj_kernel *k, int64_t bn, int sm, int arch_specific, int *specialized)
+/* Is k's artifact, at 128 x bn x 64 and 3 stages (C's row stride
+ * stride_cm), persistent where it pays on sm<sm>[a]? -1 on failure. */
+static int persistent_c_stride(const tj_kernel *k, int64_t bn, int sm, int arch_specific, int32_t stride_cm,
+                               int *specialized)
 {
     int64_t consts[3] = {128, bn, 64};
     tjj_artifact art;
-    tj_status st = compile(k, consts, 3, sm, arch_specific, 8, TJP_PERSIST_WHERE_IT_PAYS, &art);
+    tj_status st = compile_c_stride(k, consts, 3, sm, arch_specific, 8, TJP_PERSIST_WHERE_IT_PAYS, stride_cm, &art);
     if (st != TJ_OK)
         tap_diag("%s: %s", k->name, tj_last_error());
     int persistent = st == TJ_OK ? art.gpu.persistent : -1;
@@ -164,14 +178,22 @@ static int persistent_by_default(const tj_kernel *k, int64_t bn, int sm, int arc
     return persistent;
 }
 
+static int persistent_by_default(const tj_kernel *k, int64_t bn, int sm, int arch_specific, int *specialized)
+{
+    return persistent_c_stride(k, bn, sm, arch_specific, 4096, specialized);
+}
+
 static void where_it_pays(void)
 {
     int specialized = 0;
     tap_ok(persistent_by_default(bp_matmul, 128, 90, 1, &specialized) == 1 && specialized,
            "by default: the block-pointer matmul on sm_90a walks its tiles, warp-specialized");
-    tap_ok(persistent_by_default(bp_matmul, 256, 90, 1, &specialized) == 0 && specialized,
-           "by default: not where the rings (192 KiB) and C (128 KiB) would not fit together; it "
-           "compiles as written");
+    tap_ok(persistent_by_default(bp_matmul, 256, 90, 1, &specialized) == 1 && specialized,
+           "by default: at 128x256x64 too, where the rings (192 KiB) and C's TMA store, staged two boxes "
+           "(32 KiB) at a time, fit together");
+    tap_ok(persistent_c_stride(bp_matmul, 256, 90, 1, 4097, &specialized) == 0 && specialized,
+           "by default: not where C's row stride (4097 elements) allows no TMA store: the rings (192 KiB) "
+           "and C's conversion (128 KiB) would not fit together; it compiles as written");
     tap_ok(persistent_by_default(bp_matmul, 128, 90, 0, NULL) == 0, "by default: not on sm_90 (no TMA, no wgmma)");
     tap_ok(persistent_by_default(ptr_matmul, 128, 90, 1, NULL) == 0,
            "by default: not the tutorial's pointer tiles (cp.async rings)");
@@ -194,71 +216,109 @@ static void where_it_pays(void)
            "tiles (%d, forced %d)", persistent, forced);
 }
 
-/* C's TMA store inside the tile loop: staged in bytes no ring takes, left
- * in flight — thread 0 waits for the engine's read of the last trip's
- * block before the next trip's writes, and for the writes after the loop. */
-/* The plan of bp_matmul at 128 x bn x 64, persistent where it pays: its
- * TMA stores, how many are in the tile loop, how many overlap a ring's
- * bytes, and how many store a value converted first. 0 on failure. */
-static int tma_stores(int64_t bn, int *in_loop, int *overlaps, int *converted)
+/* C's TMA store inside the tile loop: in bytes no ring takes, left in
+ * flight — thread 0 waits for the engine's read of the last trip's block
+ * before the next trip's writes, and for the writes after the loop; a
+ * block of more than two boxes is staged two boxes at a time. */
+typedef struct tma_store_plan {
+    int stores, in_loop, overlaps, converted;
+    int staged;     /* the step's staged_boxes */
+    uint64_t bytes; /* its buffer's */
+} tma_store_plan;
+
+/* The plan of bp_matmul at 128 x bn x 64 with persistence mode: its TMA
+ * stores, how many are in the tile loop, overlap a ring's bytes or store a
+ * value converted first, and the last one's staging. 0 on failure. */
+static int tma_stores(int64_t bn, tjp_persistence mode, tma_store_plan *out)
 {
     int64_t consts[3] = {128, bn, 64};
     tji_func *fn = NULL;
     tjj_gpu_planned planned = {0};
     tjj_gpu_target target = {.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec_of(bp_matmul, 1),
-                             .persistent = TJP_PERSIST_WHERE_IT_PAYS};
+                             .persistent = mode};
     tj_status st = tji_build(bp_matmul, consts, 3, &fn);
     if (st == TJ_OK)
         st = tjj_gpu_plan(fn, &target, &planned);
-    int stores = 0;
-    *in_loop = *overlaps = *converted = 0;
+    memset(out, 0, sizeof *out);
     for (int32_t i = 0; st == TJ_OK && i < fn->nops; i++) {
         const tjp_shared_step *step = &planned.plan.shared[i];
         if (step->kind != TJP_STEP_TMA_STORE)
             continue;
-        stores++;
-        *in_loop += tjp_tma_store_tile_loop(fn, i) >= 0;
+        out->stores++;
+        out->in_loop += tjp_tma_store_tile_loop(fn, i) >= 0;
         int32_t def = tji_val(fn, fn->ops[i].args[1])->def_op;
-        *converted += def >= 0 && fn->ops[def].code == TJI_CONVERT;
+        out->converted += def >= 0 && fn->ops[def].code == TJI_CONVERT;
+        out->staged = step->staged_boxes;
+        out->bytes = step->bytes;
         for (int r = 0; r < planned.plan.nrings; r++) {
             const tjp_ring *R = &planned.plan.rings[r];
             uint64_t end = R->offset + R->slot_bytes * (uint64_t)R->slots;
-            *overlaps += R->op >= 0 && step->offset < end && R->offset < step->offset + step->bytes;
+            out->overlaps += R->op >= 0 && step->offset < end && R->offset < step->offset + step->bytes;
         }
     }
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     tjj_gpu_planned_free(&planned);
     tji_func_free(fn);
-    return stores;
+    return out->stores;
+}
+
+/* The PTX of bp_matmul at 128 x bn x 64, persistent where it pays; "" on
+ * failure (*art to free either way). */
+static const char *persistent_ptx(int64_t bn, tjj_artifact *art)
+{
+    int64_t consts[3] = {128, bn, 64};
+    tj_status st = compile(bp_matmul, consts, 3, 90, 1, 8, TJP_PERSIST_WHERE_IT_PAYS, art);
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    return st == TJ_OK ? art->gpu.ptx : "";
 }
 
 static void store_in_flight(void)
 {
-    int64_t consts[3] = {128, 128, 64};
-    int in_loop, overlaps, converted;
-    int stores = tma_stores(128, &in_loop, &overlaps, &converted);
-    tap_ok(stores == 1 && in_loop == 1 && !overlaps && !converted,
-           "made persistent: C is a TMA store inside the tile loop of the accumulator as it is, its block in "
-           "bytes no ring takes (%d stores, %d in the loop, %d overlaps, %d converted)", stores, in_loop, overlaps,
-           converted);
-    stores = tma_stores(256, &in_loop, &overlaps, &converted);
-    tap_ok(stores == 1 && !in_loop && !converted,
-           "as written (128x256): C is a TMA store after the loop, of the accumulator as it is (%d stores, %d "
-           "converted)", stores, converted);
+    tma_store_plan p;
+    int stores = tma_stores(64, TJP_PERSIST_WHERE_IT_PAYS, &p);
+    tap_ok(stores == 1 && p.in_loop == 1 && !p.overlaps && !p.converted && !p.staged && p.bytes == 128 * 64 * 4,
+           "made persistent (128x64, f32 C: two boxes): C is a TMA store inside the tile loop of the accumulator "
+           "as it is, its whole block in bytes no ring takes (%d stores, %d in the loop, %d overlaps, %d "
+           "converted, boxes=%d, %llu bytes)", stores, p.in_loop, p.overlaps, p.converted, p.staged,
+           (unsigned long long)p.bytes);
+    stores = tma_stores(256, TJP_PERSIST_WHERE_IT_PAYS, &p);
+    tap_ok(stores == 1 && p.in_loop == 1 && !p.overlaps && !p.converted && p.staged == 2 &&
+               p.bytes == 2 * 128 * 32 * 4,
+           "made persistent (128x256, f32 C: eight boxes of 32 columns): staged two boxes at a time, 32 KiB beside "
+           "the rings (%d stores, %d in the loop, %d overlaps, boxes=%d, %llu bytes)", stores, p.in_loop,
+           p.overlaps, p.staged, (unsigned long long)p.bytes);
+    stores = tma_stores(256, TJP_PERSIST_NEVER, &p);
+    tap_ok(stores == 1 && !p.in_loop && !p.converted && !p.staged,
+           "as written (128x256): C is a TMA store after the loop, of the accumulator as it is, its whole block "
+           "(%d stores, %d converted, boxes=%d)", stores, p.converted, p.staged);
 
     tjj_artifact art;
-    tj_status st = compile(bp_matmul, consts, 3, 90, 1, 8, TJP_PERSIST_WHERE_IT_PAYS, &art);
-    const char *ptx = st == TJ_OK ? art.gpu.ptx : "";
+    const char *ptx = persistent_ptx(64, &art);
     const char *store = strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta");
     const char *read_wait = strstr(ptx, "cp.async.bulk.wait_group.read 0;");
     const char *write_wait = strstr(ptx, "cp.async.bulk.wait_group 0;");
-    tap_ok(st == TJ_OK && store && read_wait && read_wait < store && write_wait > store &&
+    tap_ok(store && read_wait && read_wait < store && write_wait > store &&
                !strstr(store, "cp.async.bulk.wait_group.read") && tl_count(ptx, "cp.async.bulk.wait_group") == 2,
-           "its PTX: the read wait before the block's writes, the store left in flight, the write wait after the "
-           "loop%s", tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
-    if (st != TJ_OK)
-        tap_diag("%s", tj_last_error());
+           "its PTX (128x64): the read wait before the block's writes, the store left in flight, the write wait "
+           "after the loop%s", tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
+    tjj_artifact_free(&art);
+
+    /* staged: per box a read wait (all but the last group read), the
+     * box's store and its own group; the write wait after the loop */
+    ptx = persistent_ptx(256, &art);
+    int boxes = tl_count(ptx, "cp.async.bulk.tensor.2d.global.shared::cta");
+    int groups = tl_count(ptx, "cp.async.bulk.commit_group;");
+    int read_waits = tl_count(ptx, "cp.async.bulk.wait_group.read 1;");
+    const char *first_wait = strstr(ptx, "cp.async.bulk.wait_group.read 1;");
+    store = strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta");
+    write_wait = strstr(ptx, "cp.async.bulk.wait_group 0;");
+    tap_ok(boxes == 8 && groups == 8 && read_waits == 8 && !strstr(ptx, "wait_group.read 0;") && first_wait &&
+               first_wait < store && write_wait > store && tl_count(ptx, "cp.async.bulk.wait_group 0;") == 1,
+           "its PTX (128x256): eight boxes, each stored in a group of its own after a wait for all but the last "
+           "group's reads, the write wait after the loop (%d stores, %d groups, %d read waits)%s", boxes, groups,
+           read_waits, tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
     tjj_artifact_free(&art);
 }
 
@@ -326,7 +386,7 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(17);
+    tap_plan(20);
     ptx_of_forced();
     where_it_pays();
     store_in_flight();

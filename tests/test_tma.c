@@ -30,6 +30,9 @@
  *  - the kernel made persistent by the launch (src/passes/persistent.c):
  *    forced on and by default, with more tiles (160) than the H200 holds
  *    programs at once (132), specialized and not, and with B by threads;
+ *    its C a TMA store staged two boxes at a time (four boxes of a 128x128
+ *    f32 block; eight of a 128x256 one, 176 tiles, whose last column of
+ *    tiles has boxes wholly past N);
  *    every other case here is launched with it off, as written;
  *  - a batch of problems through 3-D descriptors (batched_desc.h): boxes
  *    of a 3-D tensor that must read zeros past a problem's last row, not
@@ -120,10 +123,10 @@ static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int 
 }
 
 /* The block-pointer kernel, one program per tile, made persistent as p says. */
-static int run_persistent(int m, int n, int k, tj_persistent p, tj_warp_specialize ws, const char *what)
+static int run_persistent(int m, int n, int k, tiling t, tj_persistent p, tj_warp_specialize ws, const char *what)
 {
     persistence = p;
-    int ok = run_kernel(m, n, k, tile_128, ws, 0, what);
+    int ok = run_kernel(m, n, k, t, ws, 0, what);
     persistence = TJ_PERSISTENT_OFF;
     return ok;
 }
@@ -200,7 +203,7 @@ static void bad_option(void)
 int main(void)
 {
     dev = tl_setup("test_tma");
-    tap_plan(23);
+    tap_plan(24);
     run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
     run(1, 128, 16, "one row, K below one block");
     run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
@@ -222,13 +225,16 @@ int main(void)
              "A a view: K = 100 of rows of 112 (its boxes end inside a 16-byte chunk; C's N = 144 a TMA store)");
     run_view(130, 100, 64, 0, tile_128, TJ_WARP_SPECIALIZE_DEFAULT, 0,
              "N = 100 f32 wide C (no multiple of 16 elements: the threads store C)");
-    run_persistent(2000, 1200, 200, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
-                   "made persistent: 160 ragged tiles, specialized");
-    run_persistent(2000, 1200, 200, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_OFF,
+    run_persistent(2000, 1200, 200, tile_128, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
+                   "made persistent: 160 ragged tiles, specialized (C staged two boxes of four at a time)");
+    run_persistent(2000, 1200, 200, tile_128, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_OFF,
                    "made persistent: 160 ragged tiles, not specialized");
-    run_persistent(2000, 1200, 200, TJ_PERSISTENT_DEFAULT, TJ_WARP_SPECIALIZE_DEFAULT,
+    run_persistent(2000, 1200, 200, tile_128, TJ_PERSISTENT_DEFAULT, TJ_WARP_SPECIALIZE_DEFAULT,
                    "persistent by default (on sm_90a): 160 ragged tiles");
-    run_persistent(1300, 100, 96, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
+    run_persistent(2000, 2600, 192, (tiling){128, 256, 8}, TJ_PERSISTENT_DEFAULT, TJ_WARP_SPECIALIZE_DEFAULT,
+                   "persistent by default at 128x256: 176 ragged tiles, C staged two boxes of eight at a time "
+                   "(the last column's boxes wholly past N)");
+    run_persistent(1300, 100, 96, tile_128, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
                    "made persistent, B by threads (no TMA for B)");
     run_batched(3, 200, 136, 72, "3-D descriptors, ragged M, N, K (each problem's edge reads zeros, stores clip)");
     run_batched(2, 128, 128, 100, "3-D descriptors, K = 100 (A's rows not 16-byte strides: A by threads)");

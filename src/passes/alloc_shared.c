@@ -15,7 +15,8 @@
  * as f32), a BROADCAST one of the value's elements, a TMA_STORE one of the
  * block in the NVMMA layout (its copy engine's reads end inside the op:
  * thread 0 waits for them; in a persistent kernel's tile loop they end
- * before the next trip's store, see Rings); i1 as a byte.
+ * before the next trip's store, see Rings, and the buffer may hold two
+ * boxes of the block at a time, tma.c); i1 as a byte.
  *
  * Liveness. A buffer is live from its step's first write to its last read,
  * and both happen inside the step's op: the code generator writes, waits
@@ -393,7 +394,7 @@ static int buffers_of(const tji_func *fn, const tjp_layout_plan *plan, int32_t i
     }
     case TJP_STEP_TMA_STORE: /* the NVMMA layout repeats every 1024 bytes */
         out[0].align = 1024;
-        out[0].bytes = (uint64_t)step->use.numel * (uint64_t)step->use.swizzle.elem_bytes;
+        out[0].bytes = tjp_tma_store_bytes(step, tji_typeof(fn, op->args[1]));
         return 1;
     case TJP_STEP_BROADCAST:
         out[0].align = elem_bytes(rt, 0);

@@ -287,11 +287,19 @@ static void explain_tma_store(tjs_buf *b, const tji_func *fn, const tjp_layout_p
     uint32_t box[2];
     int nboxes;
     tjp_tma_store_box(step, tji_typeof(fn, fn->ops[i].args[1]), box, &nboxes);
-    tjs_buf_printf(b, "    TMA store (cp.async.bulk.tensor) to tensor map %d, %d box%s of %u x %u, issued by "
-                      "thread 0 once every thread has written the block to shared memory in the NVMMA layout "
-                      "(%d-byte swizzle); the engine clips at the tensor's edges; thread 0 then waits until "
-                      "%s\n", step->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1], step->swizzle_bytes,
-                   step->tma_complete ? "the writes are done (a store follows)" : "the block has been read");
+    if (step->staged_boxes)
+        tjs_buf_printf(b, "    TMA store (cp.async.bulk.tensor) to tensor map %d, %d boxes of %u x %u staged %d at a "
+                          "time: the threads write a box to shared memory in the NVMMA layout (%d-byte swizzle) "
+                          "once the engine has read the one %d boxes before it, then thread 0 stores it and the "
+                          "next box is written while it goes; the engine clips at the tensor's edges\n",
+                       step->tma_map, nboxes, box[0], box[1], step->staged_boxes, step->swizzle_bytes,
+                       step->staged_boxes);
+    else
+        tjs_buf_printf(b, "    TMA store (cp.async.bulk.tensor) to tensor map %d, %d box%s of %u x %u, issued by "
+                          "thread 0 once every thread has written the block to shared memory in the NVMMA layout "
+                          "(%d-byte swizzle); the engine clips at the tensor's edges; thread 0 then waits until "
+                          "%s\n", step->tma_map, nboxes, nboxes == 1 ? "" : "es", box[0], box[1], step->swizzle_bytes,
+                       step->tma_complete ? "the writes are done (a store follows)" : "the block has been read");
     explain_banks(b, "writes", &step->use.write, &step->use.swizzle, step->use.write_vector);
 }
 

@@ -78,11 +78,22 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
         return fail_at_op(t, n->line, n->col, "elem_bytes=%d is not the size of the buffer's "
                           "elements (%d)", got->use.swizzle.elem_bytes,
                           want->use.swizzle.elem_bytes);
+    if (got->staged_boxes != want->staged_boxes && !got->staged_boxes)
+        return fail_at_op(t, n->line, n->col, "expected boxes=%d: this TMA store stages its block %d boxes "
+                          "at a time", want->staged_boxes, want->staged_boxes);
+    if (got->staged_boxes != want->staged_boxes && want->staged_boxes)
+        return fail_at_op(t, n->line, n->col, "boxes=%d: this TMA store stages its block %d boxes at a time",
+                          got->staged_boxes, want->staged_boxes);
+    if (got->staged_boxes != want->staged_boxes)
+        return fail_at_op(t, n->line, n->col, "boxes=%d on a TMA store that stages its whole block (only one "
+                          "in a persistent kernel's tile loop, whose threads keep to a box per register, "
+                          "stages boxes)", got->staged_boxes);
     if (n->allocated) {
         const tji_op *op = &fn->ops[n->op];
         int64_t slots = got->kind == TJP_STEP_BROADCAST ? tji_numel(tji_typeof(fn, op->result))
                                                         : want->use.parts * want->use.numel;
-        uint64_t align = want->bytes / (uint64_t)(slots > 0 ? slots : 1);
+        uint64_t align = got->kind == TJP_STEP_TMA_STORE ? (uint64_t)want->use.swizzle.elem_bytes /* of the block or of boxes */
+                                                         : want->bytes / (uint64_t)(slots > 0 ? slots : 1);
         uint64_t end = got->offset + got->bytes, iend = got->index_offset + got->index_bytes;
         if (got->bytes != want->bytes)
             return fail_at_op(t, n->line, n->col, "bytes=%llu is not the size of the step's "

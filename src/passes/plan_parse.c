@@ -464,6 +464,11 @@ static int parse_step(text_state *t, cursor *c, tji_func *fn, int32_t op, int li
         step->use.write_vector = (int)w;
         step->use.read_vector = (int)r;
     }
+    if (step->kind == TJP_STEP_TMA_STORE && take_item(c, "boxes=")) {
+        if (!number(c, 1, 64, &v, "boxes staged at a time (1..64)"))
+            return 0;
+        step->staged_boxes = (int)v;
+    }
     if (take_item(c, "offset=")) {
         note.allocated = 1;
         if (!byte_number(c, 0, &step->offset) || !byte_item(c, "bytes=", 1, &step->bytes) ||

@@ -229,6 +229,8 @@ static void print_step(tjs_buf *b, const tjp_shared_step *step, int allocated)
         tjs_buf_printf(b, ", ldmatrix=x%d%s", step->use.ldmatrix, step->use.ldmatrix_trans ? ".trans" : "");
     else if (step->kind != TJP_STEP_TMA_STORE && (step->use.write_vector > 1 || step->use.read_vector > 1))
         tjs_buf_printf(b, ", vector=%d/%d", step->use.write_vector, step->use.read_vector);
+    if (step->staged_boxes)
+        tjs_buf_printf(b, ", boxes=%d", step->staged_boxes);
     if (allocated) {
         tjs_buf_printf(b, ", offset=%llu, bytes=%llu", (unsigned long long)step->offset,
                        (unsigned long long)step->bytes);

@@ -236,20 +236,47 @@ static void accesses_after(const tji_func *fn, int32_t rid, int32_t store, int *
     }
 }
 
+/* The block's shape is one a TMA store takes: 2-D, 8 to 256 rows (a
+ * multiple of 8) of 32 bytes or more, at most TMA_STORE_MAX_BYTES. */
+static int block_fits(const tji_type *t)
+{
+    int eb = tjs_dtype_bits(t->dtype) / 8;
+    return t->rank == 2 && (int64_t)t->shape[1] * eb >= 32 && t->shape[0] % 8 == 0 && t->shape[0] <= 256 &&
+           tji_numel(t) * eb <= TMA_STORE_MAX_BYTES;
+}
+
 int tjp_tma_store_fits(const tji_func *fn, int32_t i)
 {
     const tji_op *op = &fn->ops[i];
     if (op->parent < 0 || op->code != TJI_STORE || !op->tma_rank)
         return 0;
-    const tji_type *t = tji_typeof(fn, op->args[1]);
-    int eb = tjs_dtype_bits(t->dtype) / 8;
-    int64_t row_bytes = (int64_t)t->shape[1] * eb;
-    if (t->rank != 2 || contiguous_dim(fn, op) != 1 || row_bytes < 32 || t->shape[0] % 8 ||
-        t->shape[0] > 256 || tji_numel(t) * eb > TMA_STORE_MAX_BYTES || loops_around(fn, op) == -2)
+    if (!block_fits(tji_typeof(fn, op->args[1])) || contiguous_dim(fn, op) != 1 || loops_around(fn, op) == -2)
         return 0;
     int seen = 0, observed = 0, stored = 0;
     accesses_after(fn, 0, i, &seen, &observed, &stored);
     return !observed;
+}
+
+/* A block stored in a tile loop in more boxes than this is staged in this
+ * many: the threads write one while the engine reads the other. */
+enum { STAGED_BOXES = 2 };
+
+static int store_swizzle_bytes(const tji_type *t)
+{
+    int64_t row_bytes = (int64_t)t->shape[1] * (tjs_dtype_bits(t->dtype) / 8);
+    return row_bytes >= 128 ? 128 : row_bytes >= 64 ? 64 : 32;
+}
+
+/* Whether L's lanes and warps stay within one column block of a tile
+ * cols wide (per_row columns each): which box a register's element falls
+ * in is then the register's alone, the same in every thread. */
+static int threads_within_box(const tjp_layout *L, int32_t cols, int32_t per_row)
+{
+    for (int k = TJP_LANE; k <= TJP_WARP; k++)
+        for (int b = 0; b < L->nbits[k]; b++)
+            if ((L->basis[k][b] & (uint32_t)(cols - 1)) >= (uint32_t)per_row)
+                return 0;
+    return 1;
 }
 
 int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tjp_shared_step *out)
@@ -259,10 +286,9 @@ int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tj
     const tji_op *op = &fn->ops[i];
     const tji_type *t = tji_typeof(fn, op->args[1]);
     int eb = tjs_dtype_bits(t->dtype) / 8;
-    int64_t row_bytes = (int64_t)t->shape[1] * eb;
     memset(out, 0, sizeof *out);
     out->kind = TJP_STEP_TMA_STORE;
-    out->swizzle_bytes = row_bytes >= 128 ? 128 : row_bytes >= 64 ? 64 : 32;
+    out->swizzle_bytes = store_swizzle_bytes(t);
     tjp_nvmma_swizzle(t->shape[0], t->shape[1], 0, out->swizzle_bytes, eb, &out->use.swizzle);
     out->use.write = out->use.read = plan->of[op->args[1]];
     out->use.numel = tji_numel(t);
@@ -271,6 +297,12 @@ int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tj
     out->use.read_vector = 1;
     int seen = 0, observed = 0;
     accesses_after(fn, 0, i, &seen, &observed, &out->tma_complete);
+    uint32_t box[2];
+    int nboxes;
+    tjp_tma_store_box(out, t, box, &nboxes);
+    if (tjp_tma_store_tile_loop(fn, i) >= 0 && nboxes > STAGED_BOXES &&
+        threads_within_box(&out->use.write, t->shape[1], (int32_t)box[1]))
+        out->staged_boxes = STAGED_BOXES;
     return 1;
 }
 
@@ -280,4 +312,40 @@ void tjp_tma_store_box(const tjp_shared_step *step, const tji_type *tile, uint32
 {
     tjp_ring R = {.tma_contiguous = 1, .swizzle_bytes = step->swizzle_bytes, .elem_bytes = step->use.swizzle.elem_bytes};
     tjp_tma_box(&R, tile, box, nboxes);
+}
+
+uint64_t tjp_tma_store_bytes(const tjp_shared_step *step, const tji_type *tile)
+{
+    uint64_t block = (uint64_t)tji_numel(tile) * (uint64_t)step->use.swizzle.elem_bytes;
+    uint32_t box[2];
+    int nboxes;
+    tjp_tma_store_box(step, tile, box, &nboxes);
+    return step->staged_boxes ? block / (uint64_t)nboxes * (uint64_t)step->staged_boxes : block;
+}
+
+int64_t tjp_tma_store_loop_bytes(const tji_func *fn, const tjp_param_spec *spec, int32_t i)
+{
+    const tji_op *op = &fn->ops[i];
+    const tji_type *t = tji_typeof(fn, op->args[1]);
+    int64_t block = tji_numel(t) * (int64_t)tj_dtype_size(t->dtype);
+    int32_t bp = op->args[0];
+    while (tji_val(fn, bp)->def_op >= 0 && fn->ops[tji_val(fn, bp)->def_op].code == TJI_ADVANCE)
+        bp = fn->ops[tji_val(fn, bp)->def_op].args[0];
+    int32_t made = tji_val(fn, bp)->def_op;
+    if (!spec || made < 0 || fn->ops[made].code != TJI_MAKE_BLOCK_PTR || !block_fits(t))
+        return block;
+    const int32_t *tensor = fn->ops[made].args; /* base, shape[2], strides[2] */
+    if (tji_typeof(fn, bp)->rank != 2 || tjp_tma_tensor(fn, spec, 2, tensor[0], tensor + 1, tensor + 3) != 1 ||
+        !tjp_tma_store_extent(fn, spec, tensor[2], t->dtype))
+        return block;
+    int seen = 0, observed = 0, stored = 0;
+    accesses_after(fn, 0, i, &seen, &observed, &stored);
+    if (observed)
+        return block;
+    tjp_shared_step step = {.swizzle_bytes = store_swizzle_bytes(t), .use.swizzle.elem_bytes = tj_dtype_size(t->dtype)};
+    uint32_t box[2];
+    int nboxes;
+    tjp_tma_store_box(&step, t, box, &nboxes);
+    step.staged_boxes = nboxes > STAGED_BOXES ? STAGED_BOXES : 0;
+    return (int64_t)tjp_tma_store_bytes(&step, t);
 }

@@ -262,9 +262,22 @@ TJI_FUNC void tjj_gpu_defer_element_reads(codegen *c, int32_t id, const tjp_swiz
 /* The deferred read of value id's register r, into its registers. */
 TJI_FUNC void tjj_gpu_deferred_read(codegen *c, int32_t id, uint32_t r);
 TJI_FUNC void tjj_gpu_emit_convert(codegen *c, const tji_op *op);
+/* One column block of a 2-D tile, written alone (a TMA store staged box
+ * by box, tma.c): the registers whose elements lie in columns
+ * [box * box_cols, (box + 1) * box_cols) of the tile's cols, each at its
+ * index within the box (box_elems of them) plus slot * box_elems. Which
+ * box an element lies in must be its register's alone (the plan checked:
+ * tjp_tma_store). */
+typedef struct tjj_box_write {
+    int32_t cols, box_cols;
+    int box, slot;
+    uint32_t box_elems;
+} tjj_box_write;
 /* Tile x written to the shared buffer at offset under swizzle S, vector
- * elements at a time (a CONVERT's writes, a TMA store's staging). */
-TJI_FUNC void tjj_gpu_write_tile(codegen *c, int32_t x, const tjp_swizzle *S, uint64_t offset, int vector);
+ * elements at a time (a CONVERT's writes, a TMA store's staging); only
+ * one box of it where `only` is not NULL. */
+TJI_FUNC void tjj_gpu_write_tile(codegen *c, int32_t x, const tjp_swizzle *S, uint64_t offset, int vector,
+                                 const tjj_box_write *only);
 
 /* --- memory.c -------------------------------------------------------------- */
 

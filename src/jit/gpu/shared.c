@@ -209,12 +209,18 @@ static uint32_t thread_bits(const tjp_swizzle *S, const tjp_layout *L)
  * folds into each access's immediate offset: a tile's registers that
  * differ only in bits the threads never set (a dot operand's other m16
  * tiles, say) share one address register instead of one each. */
+/* The index of a register whose own bits give a, from the thread's part
+ * (thread, on the bits t). */
+static LLVMValueRef thread_plus(codegen *c, LLVMValueRef thread, uint32_t a, uint32_t t)
+{
+    LLVMValueRef x = a & t ? LLVMBuildXor(c->g.b, thread, c_i32(c, a & t), "") : thread;
+    return a & ~t ? LLVMBuildNUWAdd(c->g.b, x, c_i32(c, a & ~t), "") : x;
+}
+
 LLVMValueRef tjj_gpu_swizzled_index(codegen *c, const tjp_swizzle *S, LLVMValueRef thread, const tjp_layout *L,
                                    uint32_t r)
 {
-    uint32_t a = tjp_swizzle_apply(S, tjp_layout_apply(L, r, 0, 0)), t = thread_bits(S, L);
-    LLVMValueRef x = a & t ? LLVMBuildXor(c->g.b, thread, c_i32(c, a & t), "") : thread;
-    return a & ~t ? LLVMBuildNUWAdd(c->g.b, x, c_i32(c, a & ~t), "") : x;
+    return thread_plus(c, thread, tjp_swizzle_apply(S, tjp_layout_apply(L, r, 0, 0)), thread_bits(S, L));
 }
 
 /* Reads by ldmatrix (src/passes/ldmatrix.c) of the layout Ld from the
@@ -334,7 +340,8 @@ void tjj_gpu_deferred_read(codegen *c, int32_t id, uint32_t r)
     ldmatrix_group(c, d, r - r % step, c->regs[id]);
 }
 
-void tjj_gpu_write_tile(codegen *c, int32_t x, const tjp_swizzle *S, uint64_t offset, int vector)
+void tjj_gpu_write_tile(codegen *c, int32_t x, const tjp_swizzle *S, uint64_t offset, int vector,
+                        const tjj_box_write *only)
 {
     const tjp_layout *L = layout_of(c, x);
     LLVMTypeRef vt = tjj_gpu_value_type(&c->g, type_of(c, x));
@@ -343,7 +350,13 @@ void tjj_gpu_write_tile(codegen *c, int32_t x, const tjp_swizzle *S, uint64_t of
     for (uint32_t r = 0; r < n; r += wv) {
         if (r & dup)
             continue;
-        LLVMValueRef index = tjj_gpu_swizzled_index(c, S, thread, L, r);
+        uint32_t e = tjp_layout_apply(L, r, 0, 0), a = tjp_swizzle_apply(S, e);
+        if (only) { /* the NVMMA index of a box's element: the box's, then its own within the box */
+            if ((int)((e & (uint32_t)(only->cols - 1)) / (uint32_t)only->box_cols) != only->box)
+                continue;
+            a = (a & (only->box_elems - 1)) + (uint32_t)only->slot * only->box_elems;
+        }
+        LLVMValueRef index = thread_plus(c, thread, a, thread_bits(S, L));
         if (wv == 1) {
             tjj_gpu_shared_store(c, smem, offset, index, tjj_gpu_reg(c, x, r));
             continue;
@@ -383,7 +396,7 @@ void tjj_gpu_emit_convert(codegen *c, const tji_op *op)
     const tjp_swizzle *S = &step->use.swizzle;
     LLVMValueRef td = tjj_gpu_swizzled_thread_index(c, S, Ld);
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
-    tjj_gpu_write_tile(c, x, S, step->offset, step->use.write_vector);
+    tjj_gpu_write_tile(c, x, S, step->offset, step->use.write_vector, NULL);
     uint32_t rv = (uint32_t)step->use.read_vector;
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
     if (step->use.ldmatrix) {

@@ -42,7 +42,12 @@
  * when the next step's barrier lets anyone write it. In a persistent
  * kernel's tile loop (src/passes/tma.c) the group stays in flight: the
  * next trip's store waits for the read before its barrier and writes, and
- * the loop's end for the writes (tjj_gpu_tma_store_after_loop).
+ * the loop's end for the writes (tjj_gpu_tma_store_after_loop). There
+ * a block of more than two boxes is staged two boxes at a time
+ * (step->staged_boxes, the plan's): box j is written to slot j % 2 once
+ * the store of box j - 2 has been read, and stored at once, so the
+ * buffer costs two boxes, not the block — what lets a 128x256 tile keep
+ * a third stage of its rings in a persistent kernel.
  *
  * The tensor maps are parameters of the kernel, 128 bytes each, after the
  * assert record: byval and "nvvm.grid_constant", so that the kernel reads
@@ -262,33 +267,19 @@ static void bulk_wait(codegen *c, const char *wait)
     tjj_llvm_guard_end(c->g.b, cont);
 }
 
-void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step *step)
+/* Thread 0 stores boxes [first, first + n) of op's block (box[] each,
+ * box_bytes apart from the shared bytes at offset on) as one bulk group. */
+static void issue_store(codegen *c, const tji_op *op, const tjp_shared_step *step, const uint32_t box[2],
+                        int first, int n, uint64_t offset)
 {
     LLVMBuilderRef b = c->g.b;
-    const tji_type *t = type_of(c, op->args[1]);
-    uint32_t box[2];
-    int nboxes;
-    tjp_tma_store_box(step, t, box, &nboxes);
-    int in_flight = tjp_tma_store_tile_loop(c->g.fn, c->g.cur_op) >= 0;
-    if (in_flight) { /* the last trip's store has read the buffer before anyone writes it */
-        bulk_wait(c, "cp.async.bulk.wait_group.read 0;");
-        tjj_gpu_bar_sync(c);
-    } else {
-        tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
-        tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
-    }
-    tjj_gpu_write_tile(c, op->args[1], &step->use.swizzle, step->offset, step->use.write_vector);
-    /* each thread's writes, seen by the copy engine's (async proxy) reads */
-    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
-    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
     LLVMValueRef col, row, batch;
     box_origin(c, op, 1, &col, &row, &batch);
     LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)step->tma_map);
-    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(b, tjj_gpu_thread0_cond(c), "tma.store");
     uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)step->use.swizzle.elem_bytes;
-    for (int j = 0; j < nboxes; j++) {
+    for (int j = first; j < first + n; j++) {
         LLVMValueRef x = LLVMBuildAdd(b, col, c_i32(c, (int64_t)j * box[1]), "");
-        LLVMValueRef from = shared_address(c, step->offset + (uint64_t)j * box_bytes, NULL);
+        LLVMValueRef from = shared_address(c, offset + (uint64_t)(j - first) * box_bytes, NULL);
         if (batch)
             tjj_gpu_ptx(c, c->g.ty.t_void,
                         "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [$0, {$1, $2, $3}], [$4];",
@@ -299,13 +290,68 @@ void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step 
                         "l,r,r,r", (LLVMValueRef[]){map, x, row, from}, 4);
     }
     tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.commit_group;", "", NULL, 0);
+}
+
+/* A block staged box by box (step->staged_boxes slots of a box, used in
+ * turn): before the threads write box j, thread 0 waits until at most
+ * the last group (box j - 1's, in the other slot) is still being read, so
+ * slot j % slots is free; then each box's writes, a barrier, and its
+ * store, left in flight while the next box is written. */
+static void emit_staged_store(codegen *c, const tji_op *op, const tjp_shared_step *step, const uint32_t box[2],
+                              int nboxes)
+{
+    const tji_type *t = type_of(c, op->args[1]);
+    uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)step->use.swizzle.elem_bytes;
+    char wait[64];
+    snprintf(wait, sizeof wait, "cp.async.bulk.wait_group.read %d;", step->staged_boxes - 1);
+    for (int j = 0; j < nboxes; j++) {
+        int slot = j % step->staged_boxes;
+        bulk_wait(c, wait);
+        tjj_gpu_bar_sync(c);
+        tjj_box_write only = {.cols = t->shape[1], .box_cols = (int32_t)box[1], .box = j, .slot = slot,
+                              .box_elems = box[0] * box[1]};
+        tjj_gpu_write_tile(c, op->args[1], &step->use.swizzle, step->offset, step->use.write_vector, &only);
+        tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
+        tjj_gpu_bar_sync(c);
+        LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.store");
+        issue_store(c, op, step, box, j, 1, step->offset + (uint64_t)slot * box_bytes);
+        if (step->tma_complete && j == nboxes - 1) /* a later store waits for the writes */
+            tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.wait_group 0;", "", NULL, 0);
+        tjj_llvm_guard_end(c->g.b, cont);
+    }
+}
+
+void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step *step)
+{
+    const tji_type *t = type_of(c, op->args[1]);
+    uint32_t box[2];
+    int nboxes;
+    tjp_tma_store_box(step, t, box, &nboxes);
+    if (step->staged_boxes) { /* only in a tile loop (src/passes/tma.c) */
+        emit_staged_store(c, op, step, box, nboxes);
+        return;
+    }
+    int in_flight = tjp_tma_store_tile_loop(c->g.fn, c->g.cur_op) >= 0;
+    if (in_flight) { /* the last trip's store has read the buffer before anyone writes it */
+        bulk_wait(c, "cp.async.bulk.wait_group.read 0;");
+        tjj_gpu_bar_sync(c);
+    } else {
+        tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
+        tjj_gpu_barrier(c, TJP_BARRIER_SHARED_WRITE);
+    }
+    tjj_gpu_write_tile(c, op->args[1], &step->use.swizzle, step->offset, step->use.write_vector, NULL);
+    /* each thread's writes, seen by the copy engine's (async proxy) reads */
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
+    tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.store");
+    issue_store(c, op, step, box, 0, nboxes, step->offset);
     /* the buffer is free once read; a later store waits for the writes; in
      * the tile loop the next trip's store or the loop's end waits */
     if (step->tma_complete)
         tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.wait_group 0;", "", NULL, 0);
     else if (!in_flight)
         tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.wait_group.read 0;", "", NULL, 0);
-    tjj_llvm_guard_end(b, cont);
+    tjj_llvm_guard_end(c->g.b, cont);
 }
 
 void tjj_gpu_tma_store_after_loop(codegen *c, int32_t opi)
