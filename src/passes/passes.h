@@ -677,7 +677,8 @@ TJI_FUNC void tjp_tma_box(const struct tjp_ring *R, const tji_type *tile, uint32
  * persistent kernel's tile loop, with no load or atomic after it (the
  * layout pass then stores the value in the layout it has). tjp_tma_store:
  * if so, fills *out (kind TMA_STORE, the value's layout, the NVMMA
- * swizzle, the write vector) and returns 1. tjp_tma_store_tile_loop: the
+ * swizzle, the write vector, the boxes staged at a time in a tile loop)
+ * and returns 1. tjp_tma_store_tile_loop: the
  * tile loop that holds STORE op i, whose TMA store then stays in flight
  * until the next trip's (tma.c's essay); -1 where none does. */
 TJI_FUNC int tjp_tma_store_fits(const tji_func *fn, int32_t i);

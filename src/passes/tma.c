@@ -49,7 +49,13 @@
  * does: thread 0 waits for the engine to have read the buffer only before
  * the next trip's threads write it again, and for the writes after the
  * loop; its buffer is live across the whole loop (alloc_shared.c), so
- * nothing else, the next tile's rings included, takes its bytes.
+ * nothing else, the next tile's rings included, takes its bytes. That
+ * costs the block's bytes for the whole kernel, which a 128x256 tile's
+ * third stage needs: so a block of more than two boxes is staged two at
+ * a time (staged_boxes), where the value's layout keeps each lane's and
+ * warp's columns within one box (the wgmma accumulator's does) — box j
+ * goes to slot j % 2 once the engine has read box j - 2, and is stored at
+ * once (the code generator's emit_staged_store).
  *
  * A batched (3-D) tensor's [1, R, C] block, reshaped to the 2-D tile a dot
  * takes (lower_block_ptr.c), is one box of the 3-D tensor: the ring and
@@ -332,7 +338,8 @@ int64_t tjp_tma_store_loop_bytes(const tji_func *fn, const tjp_param_spec *spec,
     while (tji_val(fn, bp)->def_op >= 0 && fn->ops[tji_val(fn, bp)->def_op].code == TJI_ADVANCE)
         bp = fn->ops[tji_val(fn, bp)->def_op].args[0];
     int32_t made = tji_val(fn, bp)->def_op;
-    if (!spec || made < 0 || fn->ops[made].code != TJI_MAKE_BLOCK_PTR || !block_fits(t))
+    if (!spec || made < 0 || fn->ops[made].code != TJI_MAKE_BLOCK_PTR || !block_fits(t) || op->is_volatile ||
+        fn->check_bounds) /* lower_block_ptr.c's conditions for a TMA store */
         return block;
     const int32_t *tensor = fn->ops[made].args; /* base, shape[2], strides[2] */
     if (tji_typeof(fn, bp)->rank != 2 || tjp_tma_tensor(fn, spec, 2, tensor[0], tensor + 1, tensor + 3) != 1 ||
