@@ -10,15 +10,18 @@
  *    one i32 parameter more, last;
  *  - where it pays (a launch's default): the block-pointer matmul on
  *    sm_90a becomes persistent and stays warp-specialized, but not at
- *    128x256x64 (its rings and C would not fit shared memory together: it
- *    compiles as written, where persistent it would not); on sm_90, the
+ *    128x256x64 (its rings and C, counted whole, would not fit shared
+ *    memory together: it compiles as written), which forced on fits with
+ *    C staged two boxes at a time; on sm_90, the
  *    tutorial's pointer tiles, and tutorial 09's own tile loop (it reads
  *    num_programs) and a TF32 block-pointer matmul (its B may be the
  *    threads' copies, no producer) stay as they are;
  *  - made persistent, the block-pointer matmul's C is a TMA store inside
  *    the tile loop, staged in bytes that no ring takes, left in flight
  *    until the next trip's store waits for its read (and the loop's end
- *    for its writes); there and as written, the threads write the
+ *    for its writes); a block of more than two boxes is staged two at a
+ *    time, each box its own bulk group after a wait for all but the last
+ *    group's reads; there and as written, the threads write the
  *    accumulator to the staging block as it is, no conversion first.
  * On any device (the GPU when tests/gpu-test.sh runs it):
  *  - the ids kernel on 5000 programs with persistence forced on: every
@@ -77,50 +80,37 @@ MATMUL_BODY_KERNEL(own_tiles, f16, f16, TJ_F16, matmul_persistent_body)
 static tj_device *dev;
 
 /* The specialization of a matmul launch with M = N = K = 4096, row-major
- * (strides multiples of 16 bytes: TMA's, but C's row stride where given),
- * or of tjit buffers for k with no arguments. */
-static uint64_t spec_of_c_stride(const tj_kernel *k, int matmul, int32_t stride_cm)
+ * (strides multiples of 16 bytes: TMA's), or of tjit buffers for k with
+ * no arguments. */
+static uint64_t spec_of(const tj_kernel *k, int matmul)
 {
     enum { NARGS = 12 };
     const tj_arg none = TJ_ARG_BUF((tj_buffer){0});
     tj_arg args[NARGS] = {none,          none,          none,          TJ_ARG_I32(4096),
                           TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(1),
-                          TJ_ARG_I32(4096), TJ_ARG_I32(1),    TJ_ARG_I32(stride_cm), TJ_ARG_I32(1)};
+                          TJ_ARG_I32(4096), TJ_ARG_I32(1),    TJ_ARG_I32(4096), TJ_ARG_I32(1)};
     tjf_value values[NARGS];
     if (!matmul || tjf_check_args(k, args, NARGS, values) != TJ_OK)
         return tjj_spec_of_buffers(k);
     return tjf_spec_key(k, values) | tjj_spec_of_buffers(k);
 }
 
-static uint64_t spec_of(const tj_kernel *k, int matmul)
-{
-    return spec_of_c_stride(k, matmul, 4096);
-}
-
 /* The artifact of kernel k (constants consts[0..n)) for sm<sm>[a] with
- * persistence mode (C's row stride stride_cm, in elements); ptxas checks
- * the PTX where it is set. */
-static tj_status compile_c_stride(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
-                                  int warps, tjp_persistence mode, int32_t stride_cm, tjj_artifact *art)
+ * persistence mode; ptxas checks the PTX where it is set. */
+static tj_status compile(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
+                         int warps, tjp_persistence mode, tjj_artifact *art)
 {
     tji_func *fn = NULL;
     memset(art, 0, sizeof *art);
     tj_status st = tji_build(k, consts, nconsts, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = warps,
-                                                   .spec = spec_of_c_stride(k, nconsts == 3, stride_cm),
-                                                   .persistent = mode},
+                                                   .spec = spec_of(k, nconsts == 3), .persistent = mode},
                              art);
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, sm, arch_specific, fn->name);
     tji_func_free(fn);
     return st;
-}
-
-static tj_status compile(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
-                         int warps, tjp_persistence mode, tjj_artifact *art)
-{
-    return compile_c_stride(k, consts, nconsts, sm, arch_specific, warps, mode, 4096, art);
 }
 
 /* The .param lines of ptx's entry; *last gets the last one. */
@@ -161,14 +151,14 @@ static void ptx_of_forced(void)
     tjj_artifact_free(&art);
 }
 
-/* Is k's artifact, at 128 x bn x 64 and 3 stages (C's row stride
- * stride_cm), persistent where it pays on sm<sm>[a]? -1 on failure. */
-static int persistent_c_stride(const tj_kernel *k, int64_t bn, int sm, int arch_specific, int32_t stride_cm,
-                               int *specialized)
+/* Is k's artifact, at 128 x bn x 64 and 3 stages, persistent with mode
+ * on sm<sm>[a]? -1 on failure. */
+static int persistent_with(const tj_kernel *k, int64_t bn, int sm, int arch_specific, tjp_persistence mode,
+                           int *specialized)
 {
     int64_t consts[3] = {128, bn, 64};
     tjj_artifact art;
-    tj_status st = compile_c_stride(k, consts, 3, sm, arch_specific, 8, TJP_PERSIST_WHERE_IT_PAYS, stride_cm, &art);
+    tj_status st = compile(k, consts, 3, sm, arch_specific, 8, mode, &art);
     if (st != TJ_OK)
         tap_diag("%s: %s", k->name, tj_last_error());
     int persistent = st == TJ_OK ? art.gpu.persistent : -1;
@@ -180,7 +170,7 @@ static int persistent_c_stride(const tj_kernel *k, int64_t bn, int sm, int arch_
 
 static int persistent_by_default(const tj_kernel *k, int64_t bn, int sm, int arch_specific, int *specialized)
 {
-    return persistent_c_stride(k, bn, sm, arch_specific, 4096, specialized);
+    return persistent_with(k, bn, sm, arch_specific, TJP_PERSIST_WHERE_IT_PAYS, specialized);
 }
 
 static void where_it_pays(void)
@@ -188,12 +178,12 @@ static void where_it_pays(void)
     int specialized = 0;
     tap_ok(persistent_by_default(bp_matmul, 128, 90, 1, &specialized) == 1 && specialized,
            "by default: the block-pointer matmul on sm_90a walks its tiles, warp-specialized");
-    tap_ok(persistent_by_default(bp_matmul, 256, 90, 1, &specialized) == 1 && specialized,
-           "by default: at 128x256x64 too, where the rings (192 KiB) and C's TMA store, staged two boxes "
-           "(32 KiB) at a time, fit together");
-    tap_ok(persistent_c_stride(bp_matmul, 256, 90, 1, 4097, &specialized) == 0 && specialized,
-           "by default: not where C's row stride (4097 elements) allows no TMA store: the rings (192 KiB) "
-           "and C's conversion (128 KiB) would not fit together; it compiles as written");
+    tap_ok(persistent_by_default(bp_matmul, 256, 90, 1, &specialized) == 0 && specialized,
+           "by default: not where the rings (192 KiB) and C counted whole (128 KiB) would not fit together; it "
+           "compiles as written");
+    tap_ok(persistent_with(bp_matmul, 256, 90, 1, TJP_PERSIST_ALWAYS, &specialized) == 1 && specialized,
+           "forced on, 128x256x64 at 3 stages fits: C's TMA store is staged two boxes (32 KiB) at a time beside "
+           "the rings (192 KiB)%s", tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
     tap_ok(persistent_by_default(bp_matmul, 128, 90, 0, NULL) == 0, "by default: not on sm_90 (no TMA, no wgmma)");
     tap_ok(persistent_by_default(ptr_matmul, 128, 90, 1, NULL) == 0,
            "by default: not the tutorial's pointer tiles (cp.async rings)");
@@ -263,12 +253,12 @@ static int tma_stores(int64_t bn, tjp_persistence mode, tma_store_plan *out)
     return out->stores;
 }
 
-/* The PTX of bp_matmul at 128 x bn x 64, persistent where it pays; "" on
- * failure (*art to free either way). */
+/* The PTX of bp_matmul at 128 x bn x 64, made persistent; "" on failure
+ * (*art to free either way). */
 static const char *persistent_ptx(int64_t bn, tjj_artifact *art)
 {
     int64_t consts[3] = {128, bn, 64};
-    tj_status st = compile(bp_matmul, consts, 3, 90, 1, 8, TJP_PERSIST_WHERE_IT_PAYS, art);
+    tj_status st = compile(bp_matmul, consts, 3, 90, 1, 8, TJP_PERSIST_ALWAYS, art);
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     return st == TJ_OK ? art->gpu.ptx : "";
@@ -283,10 +273,10 @@ static void store_in_flight(void)
            "as it is, its whole block in bytes no ring takes (%d stores, %d in the loop, %d overlaps, %d "
            "converted, boxes=%d, %llu bytes)", stores, p.in_loop, p.overlaps, p.converted, p.staged,
            (unsigned long long)p.bytes);
-    stores = tma_stores(256, TJP_PERSIST_WHERE_IT_PAYS, &p);
+    stores = tma_stores(256, TJP_PERSIST_ALWAYS, &p);
     tap_ok(stores == 1 && p.in_loop == 1 && !p.overlaps && !p.converted && p.staged == 2 &&
                p.bytes == 2 * 128 * 32 * 4,
-           "made persistent (128x256, f32 C: eight boxes of 32 columns): staged two boxes at a time, 32 KiB beside "
+           "forced persistent (128x256, f32 C: eight boxes of 32 columns): staged two boxes at a time, 32 KiB beside "
            "the rings (%d stores, %d in the loop, %d overlaps, boxes=%d, %llu bytes)", stores, p.in_loop,
            p.overlaps, p.staged, (unsigned long long)p.bytes);
     stores = tma_stores(256, TJP_PERSIST_NEVER, &p);
