@@ -174,10 +174,7 @@ static tj_val network_result(tj_loc loc, tj_val y, tji_type t, int64_t n)
     if (tjs_dtype_is_fp8(t.dtype))
         y = tj__cast(loc, y, t.dtype);
     t.shape[t.rank - 1] = (int32_t)n;
-    tj_shape shape = {t.rank, {0}};
-    for (int i = 0; i < t.rank; i++)
-        shape.dims[i] = t.shape[i];
-    return tj__reshape(loc, y, shape);
+    return tji_from_rows(loc, y, t, t.rank - 1);
 }
 
 tj_val tj__sort(tj_loc loc, tj_val x, tj_sort_opts opts)
