@@ -11,7 +11,12 @@
  * code does it). Rounding toward zero has one right answer: each result
  * must match, bit for bit, a C reference that truncates the significand
  * (the largest finite number where the value is too large; fp8 saturates
- * infinities, as its value casts do). Then the errors and the PTX.
+ * infinities, as its value casts do). A cast from f32 to bf16 rounds to
+ * nearest even and keeps a NaN's top bits, made quiet: the result must
+ * be tj_f32_to_bf16's, bit for bit, for random bit patterns (NaNs of both
+ * signs with payloads among them) — on the GPU through the packed
+ * conversion of register pairs (src/jit/gpu/registers.c). Then the errors
+ * and the PTX.
  */
 #include "testlib.h"
 
@@ -90,6 +95,13 @@ RTZ_KERNEL(rtz_f64_bf16, f64, bf16)
 RTZ_KERNEL(rtz_f32_f8e4m3, f32, f8e4m3)
 RTZ_KERNEL(rtz_f32_f8e5m2, f32, f8e5m2)
 RTZ_KERNEL(rtz_f16_f8e4m3, f16, f8e4m3)
+
+/* o = x rounded to nearest even, as a value cast does. */
+TJ_KERNEL(rn_f32_bf16, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(o, bf16)), TJ_CONSTS())
+{
+    tj_val offs = tj_arange(0, N);
+    tj_store(tj_add(o, offs), tj_cast(tj_load(tj_add(x, offs)), TJ_BF16));
+}
 
 TJ_KERNEL(bitcast_literal_too_big, TJ_PARAMS(TJ_PTR(x, f32)), TJ_CONSTS())
 {
@@ -262,6 +274,39 @@ static void run_toward_zero(tj_device *dev, const tj_kernel *k, tj_dtype from, t
     tj_buffer_free(dev, bx), tj_buffer_free(dev, bo);
 }
 
+/* f32 -> bf16 of random bit patterns, one NaN in four (either sign, any
+ * payload, quiet or signaling), next to rounding ties and both infinities,
+ * against tj_f32_to_bf16 bit for bit. */
+static void run_to_bf16(tj_device *dev)
+{
+    uint32_t x[N];
+    uint16_t o[N];
+    for (int i = 0; i < N; i++) {
+        uint32_t bits = (uint32_t)tl_rand_u64();
+        if (i % 4 == 1) /* a NaN: exponent all ones, a payload that is not zero */
+            bits = (bits | 0x7f800000u) | (bits & 0x7fffff ? 0 : 1);
+        if (i % 16 == 2) /* a tie: the 16 bits below bf16's last one are 0x8000 */
+            bits = (bits & 0xffff0000u) | 0x8000u;
+        x[i] = i < 4 ? (uint32_t[]){0x7f800000u, 0xff800000u, 0x7fffffffu, 0xff800001u}[i] : bits;
+    }
+    tj_buffer bx = tl_upload(dev, x, sizeof x), bo = tl_poisoned(dev, sizeof o);
+    tj_launch_cfg cfg = {.grid = {1}};
+    tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo)};
+    const char *what = "f32 -> bf16 to nearest even, NaNs keeping their top bits made quiet, bit for bit";
+    if (!tl_launch_failed(tj_launch(dev, rn_f32_bf16, &cfg, args, 2, NULL, 0), what)) {
+        tl_download(dev, bo, o, sizeof o);
+        int wrong = 0;
+        for (int i = 0; i < N; i++) {
+            float f;
+            memcpy(&f, &x[i], 4);
+            if (o[i] != tj_f32_to_bf16(f) && wrong++ < 4)
+                tap_diag("0x%08x -> 0x%04x, expected 0x%04x", x[i], o[i], tj_f32_to_bf16(f));
+        }
+        tap_ok(!wrong, "%s (%d wrong)", what, wrong);
+    }
+    tj_buffer_free(dev, bx), tj_buffer_free(dev, bo);
+}
+
 /* The printed IR names the ops: bitcast, and cast.rtz for rounding toward zero. */
 static void check_ir(void)
 {
@@ -274,7 +319,7 @@ static void check_ir(void)
 int main(void)
 {
     tj_device *dev = tl_setup("test_casts");
-    tap_plan(15 + 3 + 8 + 6 + 1 + 1); /* bitcasts, next float and literals, toward zero, errors, IR, PTX */
+    tap_plan(15 + 3 + 8 + 1 + 6 + 1 + 1); /* bitcasts, next float and literals, toward zero, to bf16, errors, IR, PTX */
     run_bitcast(dev, bits_f32_i32, TJ_F32, TJ_I32);
     run_bitcast(dev, bits_i32_f32, TJ_I32, TJ_F32);
     run_bitcast(dev, bits_f32_u32, TJ_F32, TJ_U32);
@@ -300,6 +345,7 @@ int main(void)
     run_toward_zero(dev, rtz_f32_f8e4m3, TJ_F32, TJ_F8E4M3);
     run_toward_zero(dev, rtz_f32_f8e5m2, TJ_F32, TJ_F8E5M2);
     run_toward_zero(dev, rtz_f16_f8e4m3, TJ_F16, TJ_F8E4M3);
+    run_to_bf16(dev);
     tl_build_refused(bitcast_widths, TJ_ERR_TYPE, "'bitcast'", "the widths differ (32 and 16 bits)");
     tl_build_refused(bitcast_literal_too_big, TJ_ERR_TYPE, "'bitcast'", "does not fit in 32 bits");
     tl_build_refused(rtz_of_int, TJ_ERR_TYPE, "'cast'", "fp_downcast_rounding applies to a float cast");
@@ -311,7 +357,7 @@ int main(void)
                              bits_i16_bf16, bits_f16_bf16, bits_bf16_f16, bits_f64_u64, bits_i64_f64,
                              bits_f8e4m3_u8, bits_i8_f8e5m2, bits_f8e4m3_f8e5m2, bits_i32_u32, next_up,
                              rtz_f32_f16, rtz_f32_bf16, rtz_f64_f32, rtz_f64_f16, rtz_f64_bf16, rtz_f32_f8e4m3,
-                             rtz_f32_f8e5m2, rtz_f16_f8e4m3, literal_bits};
+                             rtz_f32_f8e5m2, rtz_f16_f8e4m3, literal_bits, rn_f32_bf16};
     tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     tj_device_close(dev);
     return tap_done();

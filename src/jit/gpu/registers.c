@@ -165,14 +165,57 @@ int tjj_gpu_check_same_layout(codegen *c, int32_t operand, int32_t result)
 }
 /* --- element-wise, creation and shape ops ------------------------------------------------- */
 
-/* f32 -> f16 two registers at a time: one cvt.rn.f16x2.f32 per pair, half
- * the instructions of scalar conversions — which, reading wgmma
- * accumulators, also make ptxas serialize the wgmma pipeline (C7514,
- * where a mul or a selp reading them does not). 0 where it does not apply. */
-static int cast_f16_pairs(codegen *c, const tji_op *op, uint32_t n, uint32_t rdup, LLVMValueRef *out)
+/* f32 -> bf16 bits of the pair (lo, hi), packed low to high: one
+ * cvt.rn.bf16x2.f32, which rounds a NaN to a NaN (the canonical one) and
+ * nothing else to one, so only where a half is NaN does a branch apply the
+ * NaN rule (a NaN keeps its top bits, made quiet: llvm_scalar.c). The
+ * rule's selects over every pair, reading the accumulators' bits, raised
+ * a persistent bf16 matmul's epilogue past its registers: ptxas spilled
+ * 208 bytes a thread, and with 3 stages the L1 left beside 225 KiB of
+ * shared memory could not hold them (RESULTS.md, 2026-12-06). */
+static LLVMValueRef bf16_pair_bits(codegen *c, LLVMValueRef lo, LLVMValueRef hi)
 {
-    if (op->code != TJI_CAST || op->round_to_zero || type_of(c, op->args[0])->dtype != TJ_F32 || type_of(c, op->result)->dtype != TJ_F16 ||
-        n < 2 || (rdup & 1))
+    LLVMBuilderRef b = c->g.b;
+    LLVMTypeRef i32 = c->g.ty.t_i32;
+    LLVMValueRef v = LLVMGetPoison(LLVMVectorType(c->g.ty.t_float, 2));
+    v = LLVMBuildInsertElement(b, v, lo, c_i32(c, 0), "");
+    v = LLVMBuildInsertElement(b, v, hi, c_i32(c, 1), "");
+    LLVMValueRef rounded = LLVMBuildBitCast(
+        b, LLVMBuildFPTrunc(b, v, LLVMVectorType(LLVMBFloatTypeInContext(c->g.ctx), 2), ""), i32, "");
+    /* a half is NaN where its bits without the sign are above infinity's */
+    LLVMValueRef low_nan = LLVMBuildICmp(b, LLVMIntUGT, LLVMBuildAnd(b, rounded, c_i32(c, 0x7fff), ""),
+                                         c_i32(c, 0x7f80), "");
+    LLVMValueRef high_nan = LLVMBuildICmp(
+        b, LLVMIntUGT, LLVMBuildAnd(b, LLVMBuildLShr(b, rounded, c_i32(c, 16), ""), c_i32(c, 0x7fff), ""),
+        c_i32(c, 0x7f80), "");
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(b), fix = new_block(c, "bf16.nan"), done = new_block(c, "bf16.pair");
+    LLVMBuildCondBr(b, LLVMBuildOr(b, low_nan, high_nan, ""), fix, done);
+    LLVMPositionBuilderAtEnd(b, fix);
+    LLVMValueRef ulo = LLVMBuildBitCast(b, lo, i32, ""), uhi = LLVMBuildBitCast(b, hi, i32, "");
+    LLVMValueRef quiet = LLVMBuildOr(b, LLVMBuildLShr(b, ulo, c_i32(c, 16), ""),
+                                     LLVMBuildAnd(b, uhi, c_i32(c, (int64_t)0xffff0000u), ""), "");
+    quiet = LLVMBuildOr(b, quiet, c_i32(c, 0x00400040), "");
+    LLVMValueRef mask = LLVMBuildOr(b, LLVMBuildSelect(b, low_nan, c_i32(c, 0xffff), c_i32(c, 0), ""),
+                                    LLVMBuildSelect(b, high_nan, c_i32(c, (int64_t)0xffff0000u), c_i32(c, 0), ""), "");
+    LLVMValueRef fixed = LLVMBuildOr(b, LLVMBuildAnd(b, rounded, LLVMBuildNot(b, mask, ""), ""),
+                                     LLVMBuildAnd(b, quiet, mask, ""), "");
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
+    LLVMValueRef bits = LLVMBuildPhi(b, i32, "");
+    LLVMAddIncoming(bits, (LLVMValueRef[]){rounded, fixed}, (LLVMBasicBlockRef[]){from, fix}, 2);
+    return bits;
+}
+
+/* f32 -> f16 or bf16 two registers at a time: one cvt.rn.f16x2.f32 (or
+ * bf16x2, bf16_pair_bits) per pair, half the instructions of scalar
+ * conversions — which, reading wgmma accumulators, also make ptxas
+ * serialize the wgmma pipeline (C7514, where a mul or a selp reading them
+ * does not). 0 where it does not apply. */
+static int cast_pairs(codegen *c, const tji_op *op, uint32_t n, uint32_t rdup, LLVMValueRef *out)
+{
+    tj_dtype to = type_of(c, op->result)->dtype;
+    if (op->code != TJI_CAST || op->round_to_zero || type_of(c, op->args[0])->dtype != TJ_F32 ||
+        (to != TJ_F16 && to != TJ_BF16) || n < 2 || (rdup & 1))
         return 0;
     LLVMBuilderRef b = c->g.b;
     LLVMTypeRef v2 = LLVMVectorType(c->g.ty.t_float, 2), h2 = LLVMVectorType(c->g.ty.t_half, 2);
@@ -182,9 +225,16 @@ static int cast_f16_pairs(codegen *c, const tji_op *op, uint32_t n, uint32_t rdu
             out[r + 1] = out[(r + 1) & ~rdup];
             continue;
         }
+        LLVMValueRef lo = tjj_gpu_reg(c, op->args[0], r), hi = tjj_gpu_reg(c, op->args[0], r + 1);
+        if (to == TJ_BF16) {
+            LLVMValueRef bits = bf16_pair_bits(c, lo, hi);
+            out[r] = LLVMBuildTrunc(b, bits, c->g.ty.t_i16, "");
+            out[r + 1] = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, c_i32(c, 16), ""), c->g.ty.t_i16, "");
+            continue;
+        }
         LLVMValueRef v = LLVMGetPoison(v2);
-        for (uint32_t i = 0; i < 2; i++)
-            v = LLVMBuildInsertElement(b, v, tjj_gpu_reg(c, op->args[0], r + i), c_i32(c, i), "");
+        v = LLVMBuildInsertElement(b, v, lo, c_i32(c, 0), "");
+        v = LLVMBuildInsertElement(b, v, hi, c_i32(c, 1), "");
         LLVMValueRef h = LLVMBuildFPTrunc(b, v, h2, "");
         for (uint32_t i = 0; i < 2; i++)
             out[r + i] = LLVMBuildExtractElement(b, h, c_i32(c, i), "");
@@ -242,7 +292,7 @@ void tjj_gpu_emit_elementwise(codegen *c, const tji_op *op)
     const tjp_layout *L = layout_of(c, id);
     uint32_t n = (uint32_t)nregs_of(c, id), rdup = reg_dup_mask(L);
     LLVMValueRef *out = tjj_gpu_regs_for(c, id);
-    if (cast_f16_pairs(c, op, n, rdup, out))
+    if (cast_pairs(c, op, n, rdup, out))
         return;
     for (uint32_t r = 0; r < n && c->g.status == TJ_OK; r++) {
         if (r & rdup) {
