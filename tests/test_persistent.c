@@ -9,10 +9,11 @@
  *    and count reads ctaid.x and nctaid.x once, before a loop, and takes
  *    one i32 parameter more, last;
  *  - where it pays (a launch's default): the block-pointer matmul on
- *    sm_90a becomes persistent and stays warp-specialized, but not at
- *    128x256x64 (its rings and C, counted whole, would not fit shared
- *    memory together: it compiles as written), which forced on fits with
- *    C staged two boxes at a time; on sm_90, the
+ *    sm_90a becomes persistent and stays warp-specialized, at 128x256x64
+ *    too (C's TMA store staged two boxes at a time), but not where C's
+ *    row stride allows no TMA store (the rings and C's conversion would
+ *    not fit shared memory together: it compiles as written); forced on,
+ *    128x256x64 fits; on sm_90, the
  *    tutorial's pointer tiles, and tutorial 09's own tile loop (it reads
  *    num_programs) and a TF32 block-pointer matmul (its B may be the
  *    threads' copies, no producer) stay as they are;
@@ -82,16 +83,20 @@ MATMUL_BODY_KERNEL(own_tiles, f16, f16, TJ_F16, matmul_persistent_body)
 
 static tj_device *dev;
 
+/* C's row stride (elements) in the matmul launches' specialization: 4096
+ * but where a check says otherwise. */
+static int32_t c_row_stride = 4096;
+
 /* The specialization of a matmul launch with M = N = K = 4096, row-major
- * (strides multiples of 16 bytes: TMA's), or of tjit buffers for k with
- * no arguments. */
+ * (strides multiples of 16 bytes: TMA's, C's but where c_row_stride is
+ * not), or of tjit buffers for k with no arguments. */
 static uint64_t spec_of(const tj_kernel *k, int matmul)
 {
     enum { NARGS = 12 };
     const tj_arg none = TJ_ARG_BUF((tj_buffer){0});
     tj_arg args[NARGS] = {none,          none,          none,          TJ_ARG_I32(4096),
                           TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(1),
-                          TJ_ARG_I32(4096), TJ_ARG_I32(1),    TJ_ARG_I32(4096), TJ_ARG_I32(1)};
+                          TJ_ARG_I32(4096), TJ_ARG_I32(1),    TJ_ARG_I32(c_row_stride), TJ_ARG_I32(1)};
     tjf_value values[NARGS];
     if (!matmul || tjf_check_args(k, args, NARGS, values) != TJ_OK)
         return tjj_spec_of_buffers(k);
@@ -181,9 +186,14 @@ static void where_it_pays(void)
     int specialized = 0;
     tap_ok(persistent_by_default(bp_matmul, 128, 90, 1, &specialized) == 1 && specialized,
            "by default: the block-pointer matmul on sm_90a walks its tiles, warp-specialized");
+    tap_ok(persistent_by_default(bp_matmul, 256, 90, 1, &specialized) == 1 && specialized,
+           "by default: at 128x256x64 too, where the rings (192 KiB) and C's TMA store, staged two boxes "
+           "(32 KiB) at a time, fit together");
+    c_row_stride = 4097;
     tap_ok(persistent_by_default(bp_matmul, 256, 90, 1, &specialized) == 0 && specialized,
-           "by default: not where the rings (192 KiB) and C counted whole (128 KiB) would not fit together; it "
-           "compiles as written");
+           "by default: not where C's row stride (4097 elements) allows no TMA store: the rings (192 KiB) and C's "
+           "conversion (128 KiB) would not fit together; it compiles as written");
+    c_row_stride = 4096;
     tap_ok(persistent_with(bp_matmul, 256, 90, 1, TJP_PERSIST_ALWAYS, &specialized) == 1 && specialized,
            "forced on, 128x256x64 at 3 stages fits: C's TMA store is staged two boxes (32 KiB) at a time beside "
            "the rings (192 KiB)%s", tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
@@ -434,7 +444,7 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(21);
+    tap_plan(22);
     ptx_of_forced();
     where_it_pays();
     store_in_flight();

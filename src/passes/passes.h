@@ -541,15 +541,16 @@ TJI_FUNC tj_status tjp_check_roundtrip(const tji_func *fn, const tjp_layout_plan
  * programs (tiles) that fewer, resident programs walk (its essay). A
  * launch asks for it with a 1-D grid (tj_persistent: OFF, or a grid of
  * more axes, is NEVER; DEFAULT is WHERE_IT_PAYS on t with num_stages,
- * the launch's; ON is ALWAYS). *why_not (may be NULL) gets a static text
- * where the body stays as it was. Runs first. */
+ * the launch's, and spec, the variant's parameters as for
+ * tjp_lower_block_ptrs (NULL: no TMA); ON is ALWAYS). *why_not (may be
+ * NULL) gets a static text where the body stays as it was. Runs first. */
 typedef enum tjp_persistence {
     TJP_PERSIST_NEVER,
     TJP_PERSIST_WHERE_IT_PAYS,
     TJP_PERSIST_ALWAYS
 } tjp_persistence;
-TJI_FUNC tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, int num_stages,
-                                       tjp_persistence mode, const char **why_not);
+TJI_FUNC tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, const tjp_param_spec *spec,
+                                       int num_stages, tjp_persistence mode, const char **why_not);
 /* fn was made persistent: it reads TJI_LOGICAL_PROGRAMS. */
 TJI_FUNC int tjp_is_persistent(const tji_func *fn);
 
@@ -685,9 +686,16 @@ TJI_FUNC int32_t tjp_tma_store_tile_loop(const tji_func *fn, int32_t i);
 TJI_FUNC int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tjp_shared_step *out);
 /* A TMA store's box (tile order) and how many make its block. */
 TJI_FUNC void tjp_tma_store_box(const tjp_shared_step *step, const tji_type *tile, uint32_t box[2], int *nboxes);
-/* The bytes of a TMA store's buffer: step->staged_boxes boxes, or the
- * whole block. */
+/* The bytes of a TMA store's buffer (step->staged_boxes boxes, or the
+ * block). tjp_tma_store_loop_bytes: for the estimate that decides
+ * persistence (persistent.c), before block pointers are lowered and any
+ * layout exists, the bytes that top-level STORE op i of a block pointer
+ * would keep in shared memory inside the tile loop: two boxes where it
+ * would be a TMA store of the wgmma accumulator (whose threads keep their
+ * columns within one box), else its whole block (the TMA store's, or the
+ * conversion for the threads' stores). */
 TJI_FUNC uint64_t tjp_tma_store_bytes(const tjp_shared_step *step, const tji_type *tile);
+TJI_FUNC int64_t tjp_tma_store_loop_bytes(const tji_func *fn, const tjp_param_spec *spec, int32_t i);
 
 /* registry.c — the passes by name, for tjit-opt (and the pipeline): each
  * runs on a state that holds the program and what earlier passes found. */

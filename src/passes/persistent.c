@@ -36,15 +36,18 @@
  * warpgroup persistence lost 28% on the H200) — and where it fits:
  * a loop nested in the tile loop keeps its rings' bytes apart from the
  * epilogue's (alloc_shared.c), so the rings (a tile per block-pointer load
- * of the loop, num_stages + 1 slots: wgmma's) and the largest tile stored
- * after it must fit a block's shared memory together. Measured on an
- * H200: 128x256x64 at 3 stages with an f16 C (192 + 64 KiB) did not, and
- * the default must never turn a kernel that compiles into one that fails.
- * The tile counts whole although a TMA store in the tile loop now stages
- * two boxes at a time (tma.c: 32 KiB of that C), which lets the forced
- * form (TJP_PERSIST_ALWAYS) fit 128x256x64 at 3 stages: by default it did
- * not pay — with a producer warpgroup its bf16 ran 3-6 % slower than the
- * kernel as written (RESULTS.md, 2026-12-06), while f16 gained 2 %.
+ * of the loop, num_stages + 1 slots: wgmma's) and what the stores after
+ * it keep in shared memory must fit a block's together: a TMA store of C
+ * in a tile loop stages two boxes of 64 or 128 columns at a time
+ * (tma.c), any other store its whole tile (the accumulator's conversion
+ * for the threads' stores). So 128x256x64 at 3 stages with an f16 C
+ * takes 192 + 32 KiB where C goes by TMA; where its tensor does not allow
+ * TMA (a stride not a multiple of 16 bytes), 192 + 64 KiB would not fit
+ * and the kernel stays as written: the default must never turn a kernel
+ * that compiles into one that fails. Measured on an H100 (RESULTS.md,
+ * 2026-12-06), that 3-stage persistent kernel against the kernel as
+ * written: bf16 +3 % and +1 % at 4096^3 and 8192^3, f16 +2 % and -1 % —
+ * once its bf16 epilogue stopped spilling; before, it lost 3-6 %.
  */
 #include <stdlib.h>
 
@@ -90,8 +93,9 @@ static void find_dot_and_block_loads(const tji_func *fn, int32_t r, int *dot, in
 }
 
 /* The default's test: the main loop is a matmul's that TMA can feed, and
- * its rings fit beside the largest tile the kernel stores. */
-static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, int num_stages)
+ * its rings fit beside what the largest store keeps in shared memory. */
+static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, const tjp_param_spec *spec,
+                                      int num_stages)
 {
     if (t->sm < 90 || !t->arch_specific)
         return "not a Hopper target (sm_90a)";
@@ -115,15 +119,19 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, i
             tf32 |= dot & 2;
             ring_bytes = ring_bytes > bytes ? ring_bytes : bytes;
         }
-        if (op->code == TJI_STORE && tile_bytes(tji_typeof(fn, op->args[1])) > stored)
-            stored = tile_bytes(tji_typeof(fn, op->args[1]));
+        if (op->code == TJI_STORE && tji_typeof(fn, op->args[1])->rank) {
+            int64_t bytes = tji_is_block_ptr(tji_typeof(fn, op->args[0]))
+                                ? tjp_tma_store_loop_bytes(fn, spec, body->ops[k])
+                                : tile_bytes(tji_typeof(fn, op->args[1]));
+            stored = stored > bytes ? stored : bytes;
+        }
     }
     if (!matmul_loop)
         return "no top-level loop with a dot of block-pointer loads";
     if (tf32) /* unknown here: which way B's strides run (NN or NT) */
         return "a TF32 dot: an operand stored along M or N is copied by the threads (wgmma reads TF32 K-major "
                "only), which leaves no producer warpgroup, and without one persistence loses";
-    enum { BARRIERS_AND_SLACK = 4096 };
+    enum { BARRIERS_AND_SLACK = 2048 }; /* the rings' mbarriers, the staging block's 1024-byte alignment */
     if (ring_bytes + stored + BARRIERS_AND_SLACK > TJP_SHARED_MAX)
         return "the rings and the epilogue would not fit a block's shared memory together";
     return NULL;
@@ -188,12 +196,12 @@ static void wrap_body(tji_func *fn)
     free(old);
 }
 
-tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, int num_stages, tjp_persistence mode,
-                              const char **why_not)
+tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, const tjp_param_spec *spec, int num_stages,
+                              tjp_persistence mode, const char **why_not)
 {
     const char *why = mode == TJP_PERSIST_NEVER    ? "not asked for by the launch"
                       : mode == TJP_PERSIST_ALWAYS ? NULL
-                                                   : why_not_by_default(fn, t, num_stages);
+                                                   : why_not_by_default(fn, t, spec, num_stages);
     if (why_not)
         *why_not = why;
     if (!why)

@@ -187,7 +187,7 @@ static tj_status make_persistent(tjp_pass_state *s, tjp_persistence mode)
                          "(the pass runs first)");
     drop_axis(s);
     drop_coalesce(s);
-    return tjp_make_persistent(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps},
+    return tjp_make_persistent(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps}, s->spec,
                                s->num_stages ? s->num_stages : 3, mode, NULL);
 }
 

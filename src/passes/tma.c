@@ -328,3 +328,31 @@ uint64_t tjp_tma_store_bytes(const tjp_shared_step *step, const tji_type *tile)
     tjp_tma_store_box(step, tile, box, &nboxes);
     return step->staged_boxes ? block / (uint64_t)nboxes * (uint64_t)step->staged_boxes : block;
 }
+
+int64_t tjp_tma_store_loop_bytes(const tji_func *fn, const tjp_param_spec *spec, int32_t i)
+{
+    const tji_op *op = &fn->ops[i];
+    const tji_type *t = tji_typeof(fn, op->args[1]);
+    int64_t block = tji_numel(t) * (int64_t)tj_dtype_size(t->dtype);
+    int32_t bp = op->args[0];
+    while (tji_val(fn, bp)->def_op >= 0 && fn->ops[tji_val(fn, bp)->def_op].code == TJI_ADVANCE)
+        bp = fn->ops[tji_val(fn, bp)->def_op].args[0];
+    int32_t made = tji_val(fn, bp)->def_op;
+    if (!spec || made < 0 || fn->ops[made].code != TJI_MAKE_BLOCK_PTR || !block_fits(t) || op->is_volatile ||
+        fn->check_bounds) /* lower_block_ptr.c's conditions for a TMA store */
+        return block;
+    const int32_t *tensor = fn->ops[made].args; /* base, shape[2], strides[2] */
+    if (tji_typeof(fn, bp)->rank != 2 || tjp_tma_tensor(fn, spec, 2, tensor[0], tensor + 1, tensor + 3) != 1 ||
+        !tjp_tma_store_extent(fn, spec, tensor[2], t->dtype))
+        return block;
+    int seen = 0, observed = 0, stored = 0;
+    accesses_after(fn, 0, i, &seen, &observed, &stored);
+    if (observed)
+        return block;
+    tjp_shared_step step = {.swizzle_bytes = store_swizzle_bytes(t), .use.swizzle.elem_bytes = tj_dtype_size(t->dtype)};
+    uint32_t box[2];
+    int nboxes;
+    tjp_tma_store_box(&step, t, box, &nboxes);
+    step.staged_boxes = nboxes > STAGED_BOXES ? STAGED_BOXES : 0;
+    return (int64_t)tjp_tma_store_bytes(&step, t);
+}
