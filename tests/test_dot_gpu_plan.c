@@ -52,6 +52,7 @@
 #include "jit/pipeline.h"
 #include "passes/passes.h"
 #include "tap.h"
+#include "testlib.h"
 
 /* --- the PTX ISA's fragment tables (9.7.14.5.8, .5.7, .5.10) -------------- */
 
@@ -711,19 +712,10 @@ static void fp8_ptx(const tj_kernel *k, int64_t K, const char *target, const cha
         free(ptx);
         return;
     }
-    char path[] = "/tmp/tjit-fp8-XXXXXX.ptx", cmd[1024], said[2048] = "";
-    int fd = mkstemps(path, 4);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    int wrote = f && fputs(ptx, f) >= 0;
-    if (f)
-        fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' -arch=%s -o /dev/null '%s' 2>&1", ptxas, target, path);
-    FILE *p = wrote ? popen(cmd, "r") : NULL;
-    size_t n = p ? fread(said, 1, sizeof said - 1, p) : 0;
-    said[n] = 0;
-    int status = p ? pclose(p) : -1;
-    if (fd >= 0)
-        unlink(path);
+    char options[64], said[2048] = "";
+    snprintf(options, sizeof options, "-arch=%s", target);
+    int status = tl_ptxas_run(ptxas, ptx, options, said, sizeof said);
+    size_t n = strlen(said);
     tap_ok(status == 0 && n == 0, "... and ptxas -arch=%s assembles it without a word%s%s", target, n ? ": " : "",
            said);
     free(ptx);

@@ -329,19 +329,8 @@ static void store_in_flight(void)
  * (stores and loads); -1 where ptxas cannot say. */
 static long spilled_bytes(const char *ptxas, const char *ptx)
 {
-    char path[] = "/tmp/tjit-spills-XXXXXX.ptx", cmd[1024], said[4096] = "";
-    int fd = mkstemps(path, 4);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    int wrote = f && fputs(ptx, f) >= 0;
-    if (f)
-        fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90a -v -o /dev/null '%s' 2>&1", ptxas, path);
-    FILE *p = wrote ? popen(cmd, "r") : NULL;
-    size_t n = p ? fread(said, 1, sizeof said - 1, p) : 0;
-    said[n] = 0;
-    int status = p ? pclose(p) : -1;
-    if (fd >= 0)
-        unlink(path);
+    char said[4096] = "";
+    int status = tl_ptxas_run(ptxas, ptx, "-arch=sm_90a -v", said, sizeof said);
     long stores = -1, loads = -1;
     const char *at = strstr(said, "bytes spill stores");
     if (status == 0 && at) {

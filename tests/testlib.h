@@ -53,6 +53,27 @@ static inline int tl_count(const char *text, const char *what)
     return n;
 }
 
+/* ptxas (a path) run on ptx with options (e.g. "-arch=sm_90a -v"), its
+ * output discarded: what it said (stdout and stderr together) goes into
+ * said[size]; the exit status, or -1 where it could not run. */
+static inline int tl_ptxas_run(const char *ptxas, const char *ptx, const char *options, char *said, size_t size)
+{
+    char path[] = "/tmp/tjit-ptxas-XXXXXX.ptx", cmd[1024];
+    int fd = mkstemps(path, 4);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    int wrote = f && fputs(ptx, f) >= 0;
+    if (f)
+        fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' %s -o /dev/null '%s' 2>&1", ptxas, options, path);
+    FILE *p = wrote ? popen(cmd, "r") : NULL;
+    size_t n = p ? fread(said, 1, size - 1, p) : 0;
+    said[n] = 0;
+    int status = p ? pclose(p) : -1;
+    if (fd >= 0)
+        unlink(path);
+    return status;
+}
+
 /* ---- random numbers ------------------------------------------------------ */
 
 static inline uint64_t *tl__rng(void)

@@ -92,7 +92,8 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
         const tji_op *op = &fn->ops[n->op];
         int64_t slots = got->kind == TJP_STEP_BROADCAST ? tji_numel(tji_typeof(fn, op->result))
                                                         : want->use.parts * want->use.numel;
-        uint64_t align = got->kind == TJP_STEP_TMA_STORE ? (uint64_t)want->use.swizzle.elem_bytes /* of the block or of boxes */
+        /* a TMA store's buffer may hold only a few boxes of its elements */
+        uint64_t align = got->kind == TJP_STEP_TMA_STORE ? (uint64_t)want->use.swizzle.elem_bytes
                                                          : want->bytes / (uint64_t)(slots > 0 ? slots : 1);
         uint64_t end = got->offset + got->bytes, iend = got->index_offset + got->index_bytes;
         if (got->bytes != want->bytes)
