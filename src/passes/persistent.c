@@ -40,11 +40,12 @@
  * it keep in shared memory must fit a block's together: a TMA store of C
  * in a tile loop stages two boxes of 64 or 128 columns at a time
  * (tma.c), any other store its whole tile (the accumulator's conversion
- * for the threads' stores). So 128x256x64 at 3 stages with an f16 C
- * takes 192 + 32 KiB where C goes by TMA; where its tensor does not allow
- * TMA (a stride not a multiple of 16 bytes), 192 + 64 KiB would not fit
- * and the kernel stays as written: the default must never turn a kernel
- * that compiles into one that fails. Measured on an H100 (RESULTS.md,
+ * for the threads' stores), and so may a reduction or a scan after it
+ * (counted as its tile in f32). So 128x256x64 at 3 stages with an f16 C
+ * takes 192 + 32 KiB where C goes by TMA; where the specialization does
+ * not take C's tensor for TMA (a stride not known to be a multiple of 16
+ * elements), 192 + 64 KiB would not fit and the kernel stays as written:
+ * the default must never turn a kernel that compiles into one that fails. Measured on an H100 (RESULTS.md,
  * 2026-12-06), that 3-stage persistent kernel against the kernel as
  * written: bf16 +3 % and +1 % at 4096^3 and 8192^3, f16 +2 % and -1 % —
  * once its bf16 epilogue stopped spilling; before, it lost 3-6 %.
@@ -103,7 +104,7 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, c
         return "the kernel reads num_programs(0): it walks its own tiles";
     if (runs_inline_ptx(fn))
         return "the kernel runs inline PTX, which may read %ctaid or %nctaid";
-    int64_t ring_bytes = 0, stored = 0; /* the largest loop's rings, all its stages */
+    int64_t ring_bytes = 0, stored = 0, others = 0; /* the largest loop's rings, all its stages */
     int matmul_loop = 0, tf32 = 0;
     const tji_region *body = &fn->regions[0];
     for (int k = 0; k < body->nops; k++) {
@@ -125,6 +126,10 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, c
                                 : tile_bytes(tji_typeof(fn, op->args[1]));
             stored = stored > bytes ? stored : bytes;
         }
+        /* a reduction or scan of a tile may go through shared memory too
+         * (its partials, in f32 at most: counted as the tile in 4 bytes) */
+        if ((op->code == TJI_REDUCE || op->code == TJI_CUMSUM) && tji_typeof(fn, op->args[0])->rank)
+            others += tji_numel(tji_typeof(fn, op->args[0])) * 4;
     }
     if (!matmul_loop)
         return "no top-level loop with a dot of block-pointer loads";
@@ -132,7 +137,7 @@ static const char *why_not_by_default(const tji_func *fn, const tjp_target *t, c
         return "a TF32 dot: an operand stored along M or N is copied by the threads (wgmma reads TF32 K-major "
                "only), which leaves no producer warpgroup, and without one persistence loses";
     enum { BARRIERS_AND_SLACK = 2048 }; /* the rings' mbarriers, the staging block's 1024-byte alignment */
-    if (ring_bytes + stored + BARRIERS_AND_SLACK > TJP_SHARED_MAX)
+    if (ring_bytes + stored + others + BARRIERS_AND_SLACK > TJP_SHARED_MAX)
         return "the rings and the epilogue would not fit a block's shared memory together";
     return NULL;
 }
