@@ -298,11 +298,7 @@ static void lower_access(lowering *L, int32_t idx)
     int32_t ptr = emit(L, TJI_ADDPTR, (int32_t[]){base, offs}, 2, shaped(bt.dtype, 1, bt.rank, bt.shape));
     tji_op *op = &fn->ops[idx];
     int load = op->code == TJI_LOAD;
-    int contiguous = L->tma_spec && !nan && !op->is_volatile && !fn->check_bounds
-                         ? tjp_tma_tensor(fn, L->tma_spec, bt.rank, p->base, p->shape, p->strides)
-                         : -1;
-    if (contiguous >= 0 && !load && !tjp_tma_store_extent(fn, L->tma_spec, p->shape[contiguous], bt.dtype))
-        contiguous = -1;
+    int contiguous = nan ? -1 : tjp_tma_access(fn, L->tma_spec, op, bt.rank, p->base, p->shape, p->strides, bt.dtype);
     if (contiguous >= 0 && load && tf32_operand_along_mn(fn, op, contiguous))
         contiguous = -1;
     if (contiguous >= 0) { /* the tensor too, for TMA (tma.c) */

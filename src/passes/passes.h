@@ -669,6 +669,13 @@ TJI_FUNC int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int 
  * spec, to be a multiple of 16 bytes of dtype: a TMA store writes whole
  * 16-byte chunks along the contiguous dimension, past the edge too. */
 TJI_FUNC int tjp_tma_store_extent(const tji_func *fn, const tjp_param_spec *spec, int32_t extent, tj_dtype dtype);
+/* The dimension of stride 1 of the tensor (rank, base, shape, strides)
+ * that load or store op reads or writes, where TMA may do it for every
+ * launch of a variant with spec (tjp_tma_tensor; a store's extent along
+ * it, tjp_tma_store_extent; not a volatile access, not bounds-checked
+ * code); -1 where it may not (spec NULL: never). */
+TJI_FUNC int tjp_tma_access(const tji_func *fn, const tjp_param_spec *spec, const tji_op *op, int rank,
+                            int32_t base, const int32_t *shape, const int32_t *strides, tj_dtype dtype);
 TJI_FUNC int tjp_tma_ring(const tji_func *fn, int ring, struct tjp_ring *R);
 TJI_FUNC void tjp_tma_box(const struct tjp_ring *R, const tji_type *tile, uint32_t box[2], int *nboxes);
 /* tjp_tma_store_fits: whether STORE op i (with its tensor, tma_rank) can

@@ -111,6 +111,17 @@ int tjp_tma_store_extent(const tji_func *fn, const tjp_param_spec *spec, int32_t
     return eb > 0 && known(fn, spec, extent, 0, eb);
 }
 
+int tjp_tma_access(const tji_func *fn, const tjp_param_spec *spec, const tji_op *op, int rank, int32_t base,
+                   const int32_t *shape, const int32_t *strides, tj_dtype dtype)
+{
+    if (!spec || op->is_volatile || fn->check_bounds)
+        return -1;
+    int contiguous = tjp_tma_tensor(fn, spec, rank, base, shape, strides);
+    if (contiguous >= 0 && op->code == TJI_STORE && !tjp_tma_store_extent(fn, spec, shape[contiguous], dtype))
+        return -1;
+    return contiguous;
+}
+
 int tjp_tma_tensor(const tji_func *fn, const tjp_param_spec *spec, int rank, int32_t base,
                    const int32_t *shape, const int32_t *strides)
 {
@@ -338,12 +349,10 @@ int64_t tjp_tma_store_loop_bytes(const tji_func *fn, const tjp_param_spec *spec,
     while (tji_val(fn, bp)->def_op >= 0 && fn->ops[tji_val(fn, bp)->def_op].code == TJI_ADVANCE)
         bp = fn->ops[tji_val(fn, bp)->def_op].args[0];
     int32_t made = tji_val(fn, bp)->def_op;
-    if (!spec || made < 0 || fn->ops[made].code != TJI_MAKE_BLOCK_PTR || !block_fits(t) || op->is_volatile ||
-        fn->check_bounds) /* lower_block_ptr.c's conditions for a TMA store */
+    if (made < 0 || fn->ops[made].code != TJI_MAKE_BLOCK_PTR || !block_fits(t) || tji_typeof(fn, bp)->rank != 2)
         return block;
     const int32_t *tensor = fn->ops[made].args; /* base, shape[2], strides[2] */
-    if (tji_typeof(fn, bp)->rank != 2 || tjp_tma_tensor(fn, spec, 2, tensor[0], tensor + 1, tensor + 3) != 1 ||
-        !tjp_tma_store_extent(fn, spec, tensor[2], t->dtype))
+    if (tjp_tma_access(fn, spec, op, 2, tensor[0], tensor + 1, tensor + 3, t->dtype) != 1)
         return block;
     int seen = 0, observed = 0, stored = 0;
     accesses_after(fn, 0, i, &seen, &observed, &stored);
