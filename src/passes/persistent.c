@@ -38,17 +38,18 @@
  * epilogue's (alloc_shared.c), so the rings (a tile per block-pointer load
  * of the loop, num_stages + 1 slots: wgmma's) and what the stores after
  * it keep in shared memory must fit a block's together: a TMA store of C
- * in a tile loop stages two boxes of 64 or 128 columns at a time
+ * in a tile loop stages two boxes (128-byte-wide column blocks) at a time
  * (tma.c), any other store its whole tile (the accumulator's conversion
  * for the threads' stores), and so may a reduction or a scan after it
  * (counted as its tile in f32). So 128x256x64 at 3 stages with an f16 C
  * takes 192 + 32 KiB where C goes by TMA; where the specialization does
  * not take C's tensor for TMA (a stride not known to be a multiple of 16
  * elements), 192 + 64 KiB would not fit and the kernel stays as written:
- * the default must never turn a kernel that compiles into one that fails. Measured on an H100 (RESULTS.md,
- * 2026-12-06), that 3-stage persistent kernel against the kernel as
- * written: bf16 +3 % and +1 % at 4096^3 and 8192^3, f16 +2 % and -1 % —
- * once its bf16 epilogue stopped spilling; before, it lost 3-6 %.
+ * the default must never turn a kernel that compiles into one that fails.
+ * Measured on an H100 (RESULTS.md, 2026-12-06), that 3-stage persistent
+ * kernel against the kernel as written: bf16 +3 % and +1 % at 4096^3 and
+ * 8192^3, f16 +2 % and -1 % — once its bf16 epilogue stopped spilling;
+ * before, it lost 3-6 %.
  */
 #include <stdlib.h>
 
