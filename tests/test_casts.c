@@ -15,8 +15,10 @@
  * nearest even and keeps a NaN's top bits, made quiet: the result must
  * be tj_f32_to_bf16's, bit for bit, for random bit patterns (NaNs of both
  * signs with payloads among them) — on the GPU through the packed
- * conversion of register pairs (src/jit/gpu/registers.c). Then the errors
- * and the PTX.
+ * conversion of register pairs (src/jit/gpu/registers.c), whose NaN rule
+ * runs on groups of pairs where one is NaN: with a NaN in every group,
+ * and with groups that have none beside groups that have one. Then the
+ * errors and the PTX.
  */
 #include "testlib.h"
 
@@ -97,9 +99,15 @@ RTZ_KERNEL(rtz_f32_f8e5m2, f32, f8e5m2)
 RTZ_KERNEL(rtz_f16_f8e4m3, f16, f8e4m3)
 
 /* o = x rounded to nearest even, as a value cast does. */
+enum { WIDE = 8192 };
 TJ_KERNEL(rn_f32_bf16, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(o, bf16)), TJ_CONSTS())
 {
     tj_val offs = tj_arange(0, N);
+    tj_store(tj_add(o, offs), tj_cast(tj_load(tj_add(x, offs)), TJ_BF16));
+}
+TJ_KERNEL(rn_f32_bf16_wide, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(o, bf16)), TJ_CONSTS())
+{
+    tj_val offs = tj_arange(0, WIDE);
     tj_store(tj_add(o, offs), tj_cast(tj_load(tj_add(x, offs)), TJ_BF16));
 }
 
@@ -274,29 +282,38 @@ static void run_toward_zero(tj_device *dev, const tj_kernel *k, tj_dtype from, t
     tj_buffer_free(dev, bx), tj_buffer_free(dev, bo);
 }
 
-/* f32 -> bf16 of random bit patterns, one NaN in four (either sign, any
- * payload, quiet or signaling), next to rounding ties and both infinities,
- * against tj_f32_to_bf16 bit for bit. */
-static void run_to_bf16(tj_device *dev)
+/* f32 -> bf16 of random bit patterns, one NaN in nan_every (either sign,
+ * any payload, quiet or signaling), next to rounding ties and both
+ * infinities, against tj_f32_to_bf16 bit for bit. A GPU converts pairs
+ * and applies the NaN rule to groups of pairs where one is NaN: one NaN in
+ * four puts one in every group; 8192 elements with one in 37 give each
+ * thread 32 pairs, groups with none next to groups with one. */
+static void run_to_bf16(tj_device *dev, const tj_kernel *k, int n, int nan_every)
 {
-    uint32_t x[N];
-    uint16_t o[N];
-    for (int i = 0; i < N; i++) {
+    uint32_t *x = malloc(n * sizeof *x);
+    uint16_t *o = malloc(n * sizeof *o);
+    for (int i = 0; i < n; i++) {
         uint32_t bits = (uint32_t)tl_rand_u64();
-        if (i % 4 == 1) /* a NaN: exponent all ones, a payload that is not zero */
+        if (i % nan_every == 1) /* a NaN: exponent all ones, a payload that is not zero */
             bits = (bits | 0x7f800000u) | (bits & 0x7fffff ? 0 : 1);
+        else if ((bits & 0x7f800000u) == 0x7f800000u) /* no other NaN */
+            bits ^= 0x00800000u;
         if (i % 16 == 2) /* a tie: the 16 bits below bf16's last one are 0x8000 */
             bits = (bits & 0xffff0000u) | 0x8000u;
         x[i] = i < 4 ? (uint32_t[]){0x7f800000u, 0xff800000u, 0x7fffffffu, 0xff800001u}[i] : bits;
     }
-    tj_buffer bx = tl_upload(dev, x, sizeof x), bo = tl_poisoned(dev, sizeof o);
+    tj_buffer bx = tl_upload(dev, x, n * sizeof *x), bo = tl_poisoned(dev, n * sizeof *o);
     tj_launch_cfg cfg = {.grid = {1}};
     tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo)};
-    const char *what = "f32 -> bf16 to nearest even, NaNs keeping their top bits made quiet, bit for bit";
-    if (!tl_launch_failed(tj_launch(dev, rn_f32_bf16, &cfg, args, 2, NULL, 0), what)) {
-        tl_download(dev, bo, o, sizeof o);
+    char what[160];
+    snprintf(what, sizeof what,
+             "f32 -> bf16 to nearest even, NaNs keeping their top bits made quiet, bit for bit (%d elements, "
+             "one NaN in %d)",
+             n, nan_every);
+    if (!tl_launch_failed(tj_launch(dev, k, &cfg, args, 2, NULL, 0), what)) {
+        tl_download(dev, bo, o, n * sizeof *o);
         int wrong = 0;
-        for (int i = 0; i < N; i++) {
+        for (int i = 0; i < n; i++) {
             float f;
             memcpy(&f, &x[i], 4);
             if (o[i] != tj_f32_to_bf16(f) && wrong++ < 4)
@@ -305,6 +322,7 @@ static void run_to_bf16(tj_device *dev)
         tap_ok(!wrong, "%s (%d wrong)", what, wrong);
     }
     tj_buffer_free(dev, bx), tj_buffer_free(dev, bo);
+    free(x), free(o);
 }
 
 /* The printed IR names the ops: bitcast, and cast.rtz for rounding toward zero. */
@@ -319,7 +337,7 @@ static void check_ir(void)
 int main(void)
 {
     tj_device *dev = tl_setup("test_casts");
-    tap_plan(15 + 3 + 8 + 1 + 6 + 1 + 1); /* bitcasts, next float and literals, toward zero, to bf16, errors, IR, PTX */
+    tap_plan(15 + 3 + 8 + 2 + 6 + 1 + 1); /* bitcasts, next float and literals, toward zero, to bf16, errors, IR, PTX */
     run_bitcast(dev, bits_f32_i32, TJ_F32, TJ_I32);
     run_bitcast(dev, bits_i32_f32, TJ_I32, TJ_F32);
     run_bitcast(dev, bits_f32_u32, TJ_F32, TJ_U32);
@@ -345,7 +363,8 @@ int main(void)
     run_toward_zero(dev, rtz_f32_f8e4m3, TJ_F32, TJ_F8E4M3);
     run_toward_zero(dev, rtz_f32_f8e5m2, TJ_F32, TJ_F8E5M2);
     run_toward_zero(dev, rtz_f16_f8e4m3, TJ_F16, TJ_F8E4M3);
-    run_to_bf16(dev);
+    run_to_bf16(dev, rn_f32_bf16, N, 4);
+    run_to_bf16(dev, rn_f32_bf16_wide, WIDE, 37);
     tl_build_refused(bitcast_widths, TJ_ERR_TYPE, "'bitcast'", "the widths differ (32 and 16 bits)");
     tl_build_refused(bitcast_literal_too_big, TJ_ERR_TYPE, "'bitcast'", "does not fit in 32 bits");
     tl_build_refused(rtz_of_int, TJ_ERR_TYPE, "'cast'", "fp_downcast_rounding applies to a float cast");
@@ -357,7 +376,7 @@ int main(void)
                              bits_i16_bf16, bits_f16_bf16, bits_bf16_f16, bits_f64_u64, bits_i64_f64,
                              bits_f8e4m3_u8, bits_i8_f8e5m2, bits_f8e4m3_f8e5m2, bits_i32_u32, next_up,
                              rtz_f32_f16, rtz_f32_bf16, rtz_f64_f32, rtz_f64_f16, rtz_f64_bf16, rtz_f32_f8e4m3,
-                             rtz_f32_f8e5m2, rtz_f16_f8e4m3, literal_bits, rn_f32_bf16};
+                             rtz_f32_f8e5m2, rtz_f16_f8e4m3, literal_bits, rn_f32_bf16, rn_f32_bf16_wide};
     tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     tj_device_close(dev);
     return tap_done();

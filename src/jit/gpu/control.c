@@ -140,15 +140,32 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
     tjj_gpu_wgmma_after_loop(c, opi);
     tjj_gpu_tma_store_after_loop(c, opi);
     /* An accumulator the loop entered undefined is its initial value where
-     * the loop did not run, chosen after the wgmma wait: a phi would put
-     * the zeros in the accumulator's registers on a path that ptxas takes
-     * for part of the pipeline (C7515). */
-    for (int k = 0; k < ncarried && c->g.status == TJ_OK; k++) {
+     * the loop did not run, chosen after the wgmma wait on a branch of its
+     * own: a phi at the loop's exit would put the zeros in the
+     * accumulator's registers on a path that ptxas takes for part of the
+     * pipeline (C7515), and a select a register is an instruction a
+     * register on every trip through the loop's exit (128 a thread per
+     * tile of a persistent matmul). */
+    int skipped_init = 0;
+    for (int k = 0; k < ncarried; k++)
+        skipped_init |= tjj_gpu_computes(c, region->args[1 + k]) && tjj_gpu_wgmma_skips_init(c, opi, k);
+    if (!skipped_init || c->g.status != TJ_OK)
+        return;
+    LLVMBasicBlockRef ran = LLVMGetInsertBlock(b), none = new_block(c, "for.none"), joined = new_block(c, "for.acc");
+    LLVMBuildCondBr(b, enter, joined, none);
+    LLVMPositionBuilderAtEnd(b, none);
+    LLVMBuildBr(b, joined);
+    LLVMPositionBuilderAtEnd(b, joined);
+    for (int k = 0; k < ncarried; k++) {
         if (!tjj_gpu_computes(c, region->args[1 + k]) || !tjj_gpu_wgmma_skips_init(c, opi, k))
             continue;
         LLVMValueRef *regs = tjj_gpu_regs_for(c, op->result + k);
-        for (int r = 0; r < nregs_of(c, op->result + k); r++)
-            regs[r] = LLVMBuildSelect(b, enter, regs[r], tjj_gpu_reg(c, op->args[3 + k], (uint32_t)r), "");
+        for (int r = 0; r < nregs_of(c, op->result + k); r++) {
+            LLVMValueRef phi = LLVMBuildPhi(b, LLVMTypeOf(regs[r]), "");
+            LLVMAddIncoming(phi, (LLVMValueRef[]){regs[r], tjj_gpu_reg(c, op->args[3 + k], (uint32_t)r)},
+                            (LLVMBasicBlockRef[]){ran, none}, 2);
+            regs[r] = phi;
+        }
     }
 }
 

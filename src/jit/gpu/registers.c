@@ -20,6 +20,7 @@
  * element the result needs; that is checked here on the layouts' bases
  * (the maps are linear) and then they are register copies.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
@@ -165,49 +166,83 @@ int tjj_gpu_check_same_layout(codegen *c, int32_t operand, int32_t result)
 }
 /* --- element-wise, creation and shape ops ------------------------------------------------- */
 
-/* f32 -> bf16 bits of the pair (lo, hi), packed low to high: one
- * cvt.rn.bf16x2.f32, which rounds a NaN to a NaN (the canonical one) and
- * nothing else to one, so only where a half is NaN does a branch apply the
- * NaN rule (a NaN keeps its top bits, made quiet: llvm_scalar.c). The
- * rule's selects over every pair, reading the accumulators' bits, raised
- * a persistent bf16 matmul's epilogue past its registers: ptxas spilled
- * 208 bytes a thread, and with 3 stages the L1 left beside 225 KiB of
- * shared memory could not hold them (RESULTS.md, 2026-12-06). */
-static LLVMValueRef bf16_pair_bits(codegen *c, LLVMValueRef lo, LLVMValueRef hi)
+/* The NaN rule on one pair's rounded bits (a NaN keeps its top bits, made
+ * quiet: llvm_scalar.c), from the pair's f32 inputs. */
+static LLVMValueRef bf16_pair_nan_rule(codegen *c, LLVMValueRef rounded, LLVMValueRef lo, LLVMValueRef hi)
 {
     LLVMBuilderRef b = c->g.b;
     LLVMTypeRef i32 = c->g.ty.t_i32;
-    LLVMValueRef v = LLVMGetPoison(LLVMVectorType(c->g.ty.t_float, 2));
-    v = LLVMBuildInsertElement(b, v, lo, c_i32(c, 0), "");
-    v = LLVMBuildInsertElement(b, v, hi, c_i32(c, 1), "");
-    LLVMValueRef rounded = LLVMBuildBitCast(
-        b, LLVMBuildFPTrunc(b, v, LLVMVectorType(LLVMBFloatTypeInContext(c->g.ctx), 2), ""), i32, "");
     /* a half is NaN where its bits without the sign are above infinity's */
     LLVMValueRef low_nan = LLVMBuildICmp(b, LLVMIntUGT, LLVMBuildAnd(b, rounded, c_i32(c, 0x7fff), ""),
                                          c_i32(c, 0x7f80), "");
     LLVMValueRef high_nan = LLVMBuildICmp(
         b, LLVMIntUGT, LLVMBuildAnd(b, LLVMBuildLShr(b, rounded, c_i32(c, 16), ""), c_i32(c, 0x7fff), ""),
         c_i32(c, 0x7f80), "");
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(b), fix = new_block(c, "bf16.nan"), done = new_block(c, "bf16.pair");
-    LLVMBuildCondBr(b, LLVMBuildOr(b, low_nan, high_nan, ""), fix, done);
-    LLVMPositionBuilderAtEnd(b, fix);
     LLVMValueRef ulo = LLVMBuildBitCast(b, lo, i32, ""), uhi = LLVMBuildBitCast(b, hi, i32, "");
     LLVMValueRef quiet = LLVMBuildOr(b, LLVMBuildLShr(b, ulo, c_i32(c, 16), ""),
                                      LLVMBuildAnd(b, uhi, c_i32(c, (int64_t)0xffff0000u), ""), "");
     quiet = LLVMBuildOr(b, quiet, c_i32(c, 0x00400040), "");
     LLVMValueRef mask = LLVMBuildOr(b, LLVMBuildSelect(b, low_nan, c_i32(c, 0xffff), c_i32(c, 0), ""),
                                     LLVMBuildSelect(b, high_nan, c_i32(c, (int64_t)0xffff0000u), c_i32(c, 0), ""), "");
-    LLVMValueRef fixed = LLVMBuildOr(b, LLVMBuildAnd(b, rounded, LLVMBuildNot(b, mask, ""), ""),
-                                     LLVMBuildAnd(b, quiet, mask, ""), "");
-    LLVMBuildBr(b, done);
-    LLVMPositionBuilderAtEnd(b, done);
-    LLVMValueRef bits = LLVMBuildPhi(b, i32, "");
-    LLVMAddIncoming(bits, (LLVMValueRef[]){rounded, fixed}, (LLVMBasicBlockRef[]){from, fix}, 2);
-    return bits;
+    return LLVMBuildOr(b, LLVMBuildAnd(b, rounded, LLVMBuildNot(b, mask, ""), ""), LLVMBuildAnd(b, quiet, mask, ""),
+                       "");
+}
+
+/* cvt.rn.bf16x2.f32 of the pair, as an i32 (lo in the low half). */
+static LLVMValueRef bf16_pair_rounded(codegen *c, LLVMValueRef lo, LLVMValueRef hi)
+{
+    LLVMBuilderRef b = c->g.b;
+    LLVMValueRef v = LLVMGetPoison(LLVMVectorType(c->g.ty.t_float, 2));
+    v = LLVMBuildInsertElement(b, v, lo, c_i32(c, 0), "");
+    v = LLVMBuildInsertElement(b, v, hi, c_i32(c, 1), "");
+    return LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, v, LLVMVectorType(LLVMBFloatTypeInContext(c->g.ctx), 2), ""),
+                            c->g.ty.t_i32, "");
+}
+
+/* f32 -> bf16 bits of npairs pairs (lo[p], hi[p]), each packed low to
+ * high into bits[p]: one cvt.rn.bf16x2.f32 per pair, which rounds a NaN to
+ * a NaN (the canonical one) and nothing else to one. The NaN rule applies
+ * on a second path, taken where some input of a group of BF16_NAN_GROUP
+ * pairs is NaN: one setp.nan a pair and one branch a group. Per-pair
+ * selects reading the accumulators' bits raised a persistent bf16
+ * matmul's epilogue past its registers (ptxas spilled 208 bytes a thread);
+ * a branch a pair made the NaN test 3.5 % of the kernel's time (Nsight
+ * Compute: RESULTS.md, 2026-12-06). Larger groups keep more inputs live
+ * across their branch: 16 pairs spilled 48 bytes, all 64 about 500. */
+enum { BF16_NAN_GROUP = 8 };
+
+static void bf16_pairs_bits(codegen *c, const LLVMValueRef *lo, const LLVMValueRef *hi, LLVMValueRef *bits,
+                            uint32_t npairs)
+{
+    LLVMBuilderRef b = c->g.b;
+    for (uint32_t first = 0; first < npairs; first += BF16_NAN_GROUP) {
+        uint32_t end = first + BF16_NAN_GROUP < npairs ? first + BF16_NAN_GROUP : npairs;
+        LLVMValueRef some_nan = LLVMConstNull(c->g.ty.t_i1), rounded[BF16_NAN_GROUP];
+        for (uint32_t p = first; p < end; p++)
+            some_nan = LLVMBuildOr(b, some_nan, LLVMBuildFCmp(b, LLVMRealUNO, lo[p], hi[p], ""), "");
+        LLVMBasicBlockRef plain = new_block(c, "bf16.plain"), rule = new_block(c, "bf16.nan"),
+                          done = new_block(c, "bf16.pairs");
+        LLVMBuildCondBr(b, some_nan, rule, plain);
+        LLVMPositionBuilderAtEnd(b, plain);
+        for (uint32_t p = first; p < end; p++)
+            rounded[p - first] = bf16_pair_rounded(c, lo[p], hi[p]);
+        LLVMBuildBr(b, done);
+        LLVMPositionBuilderAtEnd(b, rule);
+        for (uint32_t p = first; p < end; p++)
+            bits[p] = bf16_pair_nan_rule(c, bf16_pair_rounded(c, lo[p], hi[p]), lo[p], hi[p]);
+        LLVMBuildBr(b, done);
+        LLVMPositionBuilderAtEnd(b, done);
+        for (uint32_t p = first; p < end; p++) {
+            LLVMValueRef fixed = bits[p];
+            bits[p] = LLVMBuildPhi(b, c->g.ty.t_i32, "");
+            LLVMAddIncoming(bits[p], (LLVMValueRef[]){rounded[p - first], fixed}, (LLVMBasicBlockRef[]){plain, rule},
+                            2);
+        }
+    }
 }
 
 /* f32 -> f16 or bf16 two registers at a time: one cvt.rn.f16x2.f32 (or
- * bf16x2, bf16_pair_bits) per pair, half the instructions of scalar
+ * bf16x2, bf16_pairs_bits) per pair, half the instructions of scalar
  * conversions — which, reading wgmma accumulators, also make ptxas
  * serialize the wgmma pipeline (C7514, where a mul or a selp reading them
  * does not). 0 where it does not apply. */
@@ -219,26 +254,39 @@ static int cast_pairs(codegen *c, const tji_op *op, uint32_t n, uint32_t rdup, L
         return 0;
     LLVMBuilderRef b = c->g.b;
     LLVMTypeRef v2 = LLVMVectorType(c->g.ty.t_float, 2), h2 = LLVMVectorType(c->g.ty.t_half, 2);
+    uint32_t npairs = 0, *first = tjs_xcalloc(n / 2, sizeof(uint32_t));
+    LLVMValueRef *lo = tjs_xcalloc(n / 2, sizeof(LLVMValueRef)), *hi = tjs_xcalloc(n / 2, sizeof(LLVMValueRef));
     for (uint32_t r = 0; r < n; r += 2) {
-        if (r & rdup) {
-            out[r] = out[r & ~rdup];
-            out[r + 1] = out[(r + 1) & ~rdup];
+        if (r & rdup)
             continue;
+        first[npairs] = r;
+        lo[npairs] = tjj_gpu_reg(c, op->args[0], r);
+        hi[npairs++] = tjj_gpu_reg(c, op->args[0], r + 1);
+    }
+    if (to == TJ_BF16) {
+        LLVMValueRef *bits = tjs_xcalloc(npairs, sizeof(LLVMValueRef));
+        bf16_pairs_bits(c, lo, hi, bits, npairs);
+        for (uint32_t p = 0; p < npairs; p++) {
+            out[first[p]] = LLVMBuildTrunc(b, bits[p], c->g.ty.t_i16, "");
+            out[first[p] + 1] = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits[p], c_i32(c, 16), ""), c->g.ty.t_i16, "");
         }
-        LLVMValueRef lo = tjj_gpu_reg(c, op->args[0], r), hi = tjj_gpu_reg(c, op->args[0], r + 1);
-        if (to == TJ_BF16) {
-            LLVMValueRef bits = bf16_pair_bits(c, lo, hi);
-            out[r] = LLVMBuildTrunc(b, bits, c->g.ty.t_i16, "");
-            out[r + 1] = LLVMBuildTrunc(b, LLVMBuildLShr(b, bits, c_i32(c, 16), ""), c->g.ty.t_i16, "");
-            continue;
-        }
+        free(bits);
+    }
+    for (uint32_t p = 0; to == TJ_F16 && p < npairs; p++) {
         LLVMValueRef v = LLVMGetPoison(v2);
-        v = LLVMBuildInsertElement(b, v, lo, c_i32(c, 0), "");
-        v = LLVMBuildInsertElement(b, v, hi, c_i32(c, 1), "");
+        v = LLVMBuildInsertElement(b, v, lo[p], c_i32(c, 0), "");
+        v = LLVMBuildInsertElement(b, v, hi[p], c_i32(c, 1), "");
         LLVMValueRef h = LLVMBuildFPTrunc(b, v, h2, "");
         for (uint32_t i = 0; i < 2; i++)
-            out[r + i] = LLVMBuildExtractElement(b, h, c_i32(c, i), "");
+            out[first[p] + i] = LLVMBuildExtractElement(b, h, c_i32(c, i), "");
     }
+    /* a duplicated pair is its first copy's */
+    for (uint32_t r = 0; r < n; r++)
+        if (r & rdup)
+            out[r] = out[r & ~rdup];
+    free(first);
+    free(lo);
+    free(hi);
     return 1;
 }
 
