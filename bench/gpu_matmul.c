@@ -22,7 +22,10 @@
  * producer warpgroup; one configuration again without it, "no warp spec")
  * and in several of its persistent form (matmul_persistent_body: one
  * program per SM walking the tiles, the producer loading the next tile
- * while the consumers store C);
+ * while the consumers store C); two block-pointer configurations walk
+ * the tiles in groups of 16 rows instead of 8 (a persistent grid's 132
+ * tiles at a time then span 16 rows of A and half of B at 4096^3, not 8
+ * rows and all of B: fewer L2 misses);
  * each is a record, and the table keeps the best one. --profile DTYPE runs
  * DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration
  * launched twice (the check, one run), for Nsight Compute
@@ -66,29 +69,36 @@
 enum { GROUP_M = 8, CHECKED_ELEMENTS = 256 };
 
 /* The tutorial's kernel (body matmul_tutorial_body) or its block-pointer
- * form (matmul_block_ptr_body, TMA copies on Hopper): one signature. */
+ * form (matmul_block_ptr_body, TMA copies on Hopper): one signature; the
+ * block-pointer kernels take the tile order's group of rows (GROUP) as a
+ * constant of their own. */
+#define MATMUL_PARAMS(dt)                                                                     \
+    TJ_PARAMS(TJ_PTR(a, dt), TJ_PTR(b, dt), TJ_PTR(c, dt), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32), \
+              TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),        \
+              TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32), \
+              TJ_SCALAR(stride_cn, i32))
 #define MATMUL_KERNEL(name, dt, c_dtype, body)                                                \
-    TJ_KERNEL(name,                                                                           \
-              TJ_PARAMS(TJ_PTR(a, dt), TJ_PTR(b, dt), TJ_PTR(c, dt), TJ_SCALAR(M, i32),       \
-                        TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),      \
-                        TJ_SCALAR(stride_ak, i32), TJ_SCALAR(stride_bk, i32),                 \
-                        TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),                 \
-                        TJ_SCALAR(stride_cn, i32)),                                           \
-              TJ_CONSTS(BM, BN, BK, PRECISION))                                               \
+    TJ_KERNEL(name, MATMUL_PARAMS(dt), TJ_CONSTS(BM, BN, BK, PRECISION))                      \
     {                                                                                         \
         body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,         \
              stride_cn, BM, BN, BK, GROUP_M, (tj_input_precision)PRECISION, c_dtype);          \
+    }
+#define MATMUL_GROUP_KERNEL(name, dt, c_dtype, body)                                          \
+    TJ_KERNEL(name, MATMUL_PARAMS(dt), TJ_CONSTS(BM, BN, BK, PRECISION, GROUP))               \
+    {                                                                                         \
+        body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,         \
+             stride_cn, BM, BN, BK, GROUP, (tj_input_precision)PRECISION, c_dtype);            \
     }
 
 MATMUL_KERNEL(matmul_f16, f16, TJ_F16, matmul_tutorial_body)
 MATMUL_KERNEL(matmul_bf16, bf16, TJ_BF16, matmul_tutorial_body)
 MATMUL_KERNEL(matmul_f32, f32, TJ_F32, matmul_tutorial_body)
-MATMUL_KERNEL(matmul_bp_f16, f16, TJ_F16, matmul_block_ptr_body)
-MATMUL_KERNEL(matmul_bp_bf16, bf16, TJ_BF16, matmul_block_ptr_body)
-MATMUL_KERNEL(matmul_bp_f32, f32, TJ_F32, matmul_block_ptr_body)
-MATMUL_KERNEL(matmul_ps_f16, f16, TJ_F16, matmul_persistent_body)
-MATMUL_KERNEL(matmul_ps_bf16, bf16, TJ_BF16, matmul_persistent_body)
-MATMUL_KERNEL(matmul_ps_f32, f32, TJ_F32, matmul_persistent_body)
+MATMUL_GROUP_KERNEL(matmul_bp_f16, f16, TJ_F16, matmul_block_ptr_body)
+MATMUL_GROUP_KERNEL(matmul_bp_bf16, bf16, TJ_BF16, matmul_block_ptr_body)
+MATMUL_GROUP_KERNEL(matmul_bp_f32, f32, TJ_F32, matmul_block_ptr_body)
+MATMUL_GROUP_KERNEL(matmul_ps_f16, f16, TJ_F16, matmul_persistent_body)
+MATMUL_GROUP_KERNEL(matmul_ps_bf16, bf16, TJ_BF16, matmul_persistent_body)
+MATMUL_GROUP_KERNEL(matmul_ps_f32, f32, TJ_F32, matmul_persistent_body)
 
 /* The configurations tried: the same lists as triton_matmul.py's (the
  * first, one stage, shows what pipelining gives). */
@@ -98,22 +108,24 @@ typedef struct config {
                       there, src/passes/persistent.c); 2: its hand-written persistent form
                       (tutorial 09); 3: the block-pointer kernel as written */
     int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
+    int group_m;      /* the block-pointer kernels' rows of tiles walked together; 0: GROUP_M */
 } config;
-enum { NHALF_CONFIGS = 22, NTF32_CONFIGS = 13 };
+enum { NHALF_CONFIGS = 24, NTF32_CONFIGS = 14 };
 static const config half_configs[NHALF_CONFIGS] = {
-    {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 4, 0, 0}, {128, 128, 64, 4, 4, 0, 0},
-    {64, 256, 32, 4, 4, 0, 0},  {128, 256, 32, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 0, 0},
-    {128, 128, 64, 4, 2, 0, 0}, {128, 128, 64, 8, 3, 0, 0}, {128, 256, 64, 8, 3, 1, 0},
-    {128, 256, 64, 8, 2, 1, 0}, {128, 128, 64, 8, 4, 1, 0}, {128, 256, 64, 8, 3, 1, 1},
-    {128, 128, 64, 4, 4, 1, 0}, {128, 256, 64, 8, 2, 2, 0}, {128, 256, 64, 8, 2, 2, 1},
-    {128, 256, 32, 8, 4, 2, 0}, {128, 256, 32, 8, 5, 2, 0}, {128, 256, 64, 8, 3, 3, 0},
-    {128, 128, 64, 8, 4, 3, 0}, {256, 128, 64, 8, 3, 1, 0}, {256, 128, 64, 8, 2, 1, 0},
-    {256, 128, 64, 8, 2, 2, 0}};
+    {128, 128, 32, 4, 1, 0, 0, 0}, {128, 128, 32, 4, 4, 0, 0, 0}, {128, 128, 64, 4, 4, 0, 0, 0},
+    {64, 256, 32, 4, 4, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0}, {128, 256, 64, 8, 3, 0, 0, 0},
+    {128, 128, 64, 4, 2, 0, 0, 0}, {128, 128, 64, 8, 3, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 0},
+    {128, 256, 64, 8, 2, 1, 0, 0}, {128, 128, 64, 8, 4, 1, 0, 0}, {128, 256, 64, 8, 3, 1, 1, 0},
+    {128, 128, 64, 4, 4, 1, 0, 0}, {128, 256, 64, 8, 2, 2, 0, 0}, {128, 256, 64, 8, 2, 2, 1, 0},
+    {128, 256, 32, 8, 4, 2, 0, 0}, {128, 256, 32, 8, 5, 2, 0, 0}, {128, 256, 64, 8, 3, 3, 0, 0},
+    {128, 128, 64, 8, 4, 3, 0, 0}, {256, 128, 64, 8, 3, 1, 0, 0}, {256, 128, 64, 8, 2, 1, 0, 0},
+    {256, 128, 64, 8, 2, 2, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 16}, {128, 256, 64, 8, 2, 1, 0, 16}};
 static const config tf32_configs[NTF32_CONFIGS] = {
-    {128, 128, 32, 4, 1, 0, 0}, {128, 128, 32, 4, 3, 0, 0}, {128, 128, 16, 4, 4, 0, 0}, {64, 256, 32, 4, 4, 0, 0},
-    {128, 256, 32, 8, 3, 0, 0}, {128, 128, 32, 8, 3, 0, 0}, {128, 128, 16, 4, 3, 0, 0}, {128, 64, 32, 4, 4, 0, 0},
-    {128, 256, 32, 8, 3, 1, 0}, {128, 128, 32, 8, 4, 1, 0}, {128, 256, 32, 8, 3, 1, 1},
-    {128, 128, 32, 8, 3, 2, 0}, {256, 128, 32, 8, 3, 0, 0}};
+    {128, 128, 32, 4, 1, 0, 0, 0}, {128, 128, 32, 4, 3, 0, 0, 0}, {128, 128, 16, 4, 4, 0, 0, 0},
+    {64, 256, 32, 4, 4, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0}, {128, 128, 32, 8, 3, 0, 0, 0},
+    {128, 128, 16, 4, 3, 0, 0, 0}, {128, 64, 32, 4, 4, 0, 0, 0},  {128, 256, 32, 8, 3, 1, 0, 0},
+    {128, 128, 32, 8, 4, 1, 0, 0}, {128, 256, 32, 8, 3, 1, 1, 0}, {128, 128, 32, 8, 3, 2, 0, 0},
+    {256, 128, 32, 8, 3, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 0, 16}};
 
 /* ---- output ------------------------------------------------------------------- */
 
@@ -131,7 +143,7 @@ typedef struct problem {
 static void record_begin(const problem *p)
 {
     printf("{\"impl\":\"tjit\",\"what\":\"matmul\",\"dtype\":\"%s\",\"size\":%d,\"layout\":\"%s\","
-           "\"config\":\"%dx%dx%d, %d warps, %d stages%s%s\"",
+           "\"config\":\"%dx%dx%d, %d warps, %d stages%s%s",
            p->dtype, p->n, p->nt ? "NT" : "NN", p->cfg.bm, p->cfg.bn, p->cfg.bk, p->cfg.warps,
            p->cfg.stages,
            p->cfg.block_ptr == 2   ? ", persistent"
@@ -139,6 +151,9 @@ static void record_begin(const problem *p)
            : p->cfg.block_ptr      ? ", block ptr"
                                    : "",
            p->cfg.no_warp_spec ? ", no warp spec" : "");
+    if (p->cfg.group_m)
+        printf(", tile rows grouped by %d", p->cfg.group_m);
+    putchar('"');
 }
 
 static void record_end(void)
@@ -185,12 +200,13 @@ static tj_status launch(const void *problem_)
         const tj_kernel *k = !strcmp(p->dtype, "f16") ? (p->cfg.block_ptr == 2 ? matmul_ps_f16 : matmul_bp_f16)
                              : !strcmp(p->dtype, "bf16") ? (p->cfg.block_ptr == 2 ? matmul_ps_bf16 : matmul_bp_bf16)
                              : (p->cfg.block_ptr == 2 ? matmul_ps_f32 : matmul_bp_f32);
-        int64_t consts[4] = {p->cfg.bm, p->cfg.bn, p->cfg.bk,
-                             !strcmp(p->dtype, "tf32") ? TJ_PRECISION_TF32 : TJ_PRECISION_IEEE};
+        int64_t consts[5] = {p->cfg.bm, p->cfg.bn, p->cfg.bk,
+                             !strcmp(p->dtype, "tf32") ? TJ_PRECISION_TF32 : TJ_PRECISION_IEEE,
+                             p->cfg.group_m ? p->cfg.group_m : GROUP_M};
         tj_arg args[12] = {TJ_ARG_BUF(p->a), TJ_ARG_BUF(p->b), TJ_ARG_BUF(p->c), TJ_ARG_I32(n), TJ_ARG_I32(n),
                            TJ_ARG_I32(n), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(sbk), TJ_ARG_I32(sbn),
                            TJ_ARG_I32(n), TJ_ARG_I32(1)};
-        return tj_launch(dev, k, &cfg, args, 12, consts, 4);
+        return tj_launch(dev, k, &cfg, args, 12, consts, 5);
     }
     if (!strcmp(p->dtype, "f16"))
         return matmul_f16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, 1,
