@@ -20,7 +20,9 @@
  * group reading the slot is complete; the producer waits on it before it
  * refills the slot). The per-iteration bar.sync is gone; the one after
  * the loop stays, among consumers only (a named barrier), since the
- * epilogue reuses the rings' bytes. setmaxnreg moves registers from the
+ * epilogue reuses the rings' bytes — except after a loop nested in
+ * another (a persistent kernel's tile loop), whose rings no other bytes
+ * share (alloc_shared.c). setmaxnreg moves registers from the
  * producer (which needs few) to the consumers (whose accumulators need
  * many) where the block's registers would not otherwise give them 255.
  *
@@ -355,6 +357,9 @@ static tjp_warp_spec *plan_specialization(const tji_func *fn, const tjp_target *
             ws->role[i] = TJP_ROLE_PRODUCER;
         else if (op->code == TJI_ASYNC_COMMIT || (op->code == TJI_ASYNC_WAIT && reads_rings(fn, op->parent)))
             ws->role[i] = 0; /* no cp.async; the empty barriers free the slots */
+        else if (op->code == TJI_ASYNC_WAIT && fn->regions[op->parent].parent_op >= 0)
+            ws->role[i] = 0; /* the end of a loop nested in another: its rings' bytes are no one
+                                else's (alloc_shared.c), so no barrier to wait for their readers */
         else
             ws->role[i] = (uint8_t)(TJP_ROLE_CONSUMER | (s.need_op[i] ? TJP_ROLE_PRODUCER : 0));
     }
