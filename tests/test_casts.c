@@ -296,7 +296,7 @@ static void run_to_bf16(tj_device *dev, const tj_kernel *k, int n, int nan_every
         uint32_t bits = (uint32_t)tl_rand_u64();
         if (i % nan_every == 1) /* a NaN: exponent all ones, a payload that is not zero */
             bits = (bits | 0x7f800000u) | (bits & 0x7fffff ? 0 : 1);
-        else if ((bits & 0x7f800000u) == 0x7f800000u) /* no other NaN */
+        else if ((bits & 0x7f800000u) == 0x7f800000u) /* no other NaN (the infinities are x[0], x[1]) */
             bits ^= 0x00800000u;
         if (i % 16 == 2) /* a tie: the 16 bits below bf16's last one are 0x8000 */
             bits = (bits & 0xffff0000u) | 0x8000u;
