@@ -61,6 +61,15 @@ static int check_carried(codegen *c, int32_t a, int32_t b)
     return 1;
 }
 
+/* Does FOR opi's carried value k enter the loop undefined (a wgmma
+ * accumulator whose first step skips its initial value) in this role? */
+static int entered_undefined(codegen *c, int32_t opi, int k)
+{
+    const tji_func *fn = c->g.fn;
+    return tjj_gpu_computes(c, fn->regions[fn->ops[opi].region[0]].args[1 + k]) &&
+           tjj_gpu_wgmma_skips_init(c, opi, k);
+}
+
 void tjj_gpu_emit_for(codegen *c, int32_t opi)
 {
     const tji_func *fn = c->g.fn;
@@ -146,10 +155,10 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
      * pipeline (C7515), and a select a register is an instruction a
      * register on every trip through the loop's exit (128 a thread per
      * tile of a persistent matmul). */
-    int skipped_init = 0;
-    for (int k = 0; k < ncarried; k++)
-        skipped_init |= tjj_gpu_computes(c, region->args[1 + k]) && tjj_gpu_wgmma_skips_init(c, opi, k);
-    if (!skipped_init || c->g.status != TJ_OK)
+    int any_undefined = 0;
+    for (int k = 0; k < ncarried && !any_undefined; k++)
+        any_undefined = entered_undefined(c, opi, k);
+    if (!any_undefined || c->g.status != TJ_OK)
         return;
     LLVMBasicBlockRef ran = LLVMGetInsertBlock(b), none = new_block(c, "for.none"), joined = new_block(c, "for.acc");
     LLVMBuildCondBr(b, enter, joined, none);
@@ -157,7 +166,7 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
     LLVMBuildBr(b, joined);
     LLVMPositionBuilderAtEnd(b, joined);
     for (int k = 0; k < ncarried; k++) {
-        if (!tjj_gpu_computes(c, region->args[1 + k]) || !tjj_gpu_wgmma_skips_init(c, opi, k))
+        if (!entered_undefined(c, opi, k))
             continue;
         LLVMValueRef *regs = tjj_gpu_regs_for(c, op->result + k);
         for (int r = 0; r < nregs_of(c, op->result + k); r++) {

@@ -217,7 +217,7 @@ static void bf16_pairs_bits(codegen *c, const LLVMValueRef *lo, const LLVMValueR
     LLVMBuilderRef b = c->g.b;
     for (uint32_t first = 0; first < npairs; first += BF16_NAN_GROUP) {
         uint32_t end = first + BF16_NAN_GROUP < npairs ? first + BF16_NAN_GROUP : npairs;
-        LLVMValueRef some_nan = LLVMConstNull(c->g.ty.t_i1), rounded[BF16_NAN_GROUP];
+        LLVMValueRef some_nan = LLVMConstNull(c->g.ty.t_i1), rounded[BF16_NAN_GROUP], ruled[BF16_NAN_GROUP];
         for (uint32_t p = first; p < end; p++)
             some_nan = LLVMBuildOr(b, some_nan, LLVMBuildFCmp(b, LLVMRealUNO, lo[p], hi[p], ""), "");
         LLVMBasicBlockRef plain = new_block(c, "bf16.plain"), rule = new_block(c, "bf16.nan"),
@@ -229,14 +229,13 @@ static void bf16_pairs_bits(codegen *c, const LLVMValueRef *lo, const LLVMValueR
         LLVMBuildBr(b, done);
         LLVMPositionBuilderAtEnd(b, rule);
         for (uint32_t p = first; p < end; p++)
-            bits[p] = bf16_pair_nan_rule(c, bf16_pair_rounded(c, lo[p], hi[p]), lo[p], hi[p]);
+            ruled[p - first] = bf16_pair_nan_rule(c, bf16_pair_rounded(c, lo[p], hi[p]), lo[p], hi[p]);
         LLVMBuildBr(b, done);
         LLVMPositionBuilderAtEnd(b, done);
         for (uint32_t p = first; p < end; p++) {
-            LLVMValueRef fixed = bits[p];
             bits[p] = LLVMBuildPhi(b, c->g.ty.t_i32, "");
-            LLVMAddIncoming(bits[p], (LLVMValueRef[]){rounded[p - first], fixed}, (LLVMBasicBlockRef[]){plain, rule},
-                            2);
+            LLVMAddIncoming(bits[p], (LLVMValueRef[]){rounded[p - first], ruled[p - first]},
+                            (LLVMBasicBlockRef[]){plain, rule}, 2);
         }
     }
 }
