@@ -22,7 +22,9 @@
  *    until the next trip's store waits for its read (and the loop's end
  *    for its writes); a block of more than two boxes is staged two at a
  *    time, each box its own bulk group after a wait for all but the last
- *    group's reads; there and as written, the threads write the
+ *    group's reads — by 8 warps in two bands of 64 rows, each warpgroup
+ *    writing and storing its own behind a barrier of its 128 threads, the
+ *    tensor map's box a band; there and as written, the threads write the
  *    accumulator to the staging block as it is, no conversion first;
  *  - a bf16 C of the made-persistent 128x256x64 kernel: ptxas -v reports
  *    no spills (the conversion's NaN rule once spilled 208 bytes); its
@@ -229,6 +231,7 @@ static void where_it_pays(void)
 typedef struct tma_store_plan {
     int stores, in_loop, overlaps, converted;
     int staged;     /* the step's staged_boxes */
+    int bands;      /* its store_bands */
     uint64_t bytes; /* its buffer's */
 } tma_store_plan;
 
@@ -255,6 +258,7 @@ static int tma_stores(int64_t bn, tjp_persistence mode, tma_store_plan *out)
         int32_t def = tji_val(fn, fn->ops[i].args[1])->def_op;
         out->converted += def >= 0 && fn->ops[def].code == TJI_CONVERT;
         out->staged = step->staged_boxes;
+        out->bands = step->store_bands;
         out->bytes = step->bytes;
         for (int r = 0; r < planned.plan.nrings; r++) {
             const tjp_ring *R = &planned.plan.rings[r];
@@ -280,6 +284,18 @@ static const char *persistent_ptx(int64_t bn, tjj_artifact *art)
     return st == TJ_OK ? art->gpu.ptx : "";
 }
 
+/* The bar.sync instructions in ptx of `threads` threads (its second
+ * operand), whatever the barrier's id. */
+static int barriers_of(const char *ptx, int threads)
+{
+    int n = 0;
+    for (const char *at = ptx; (at = strstr(at, "bar.sync")); at++) {
+        const char *end = strchr(at, ';'), *comma = strchr(at, ',');
+        n += end && comma && comma < end && strtol(comma + 1, NULL, 10) == threads;
+    }
+    return n;
+}
+
 static void store_in_flight(void)
 {
     tma_store_plan p;
@@ -290,11 +306,12 @@ static void store_in_flight(void)
            "converted, boxes=%d, %llu bytes)", stores, p.in_loop, p.overlaps, p.converted, p.staged,
            (unsigned long long)p.bytes);
     stores = tma_stores(256, TJP_PERSIST_ALWAYS, &p);
-    tap_ok(stores == 1 && p.in_loop == 1 && !p.overlaps && !p.converted && p.staged == 2 &&
+    tap_ok(stores == 1 && p.in_loop == 1 && !p.overlaps && !p.converted && p.staged == 2 && p.bands == 2 &&
                p.bytes == 2 * 128 * 32 * 4,
            "forced persistent (128x256, f32 C: eight boxes of 32 columns): staged two boxes at a time, 32 KiB beside "
-           "the rings (%d stores, %d in the loop, %d overlaps, boxes=%d, %llu bytes)", stores, p.in_loop,
-           p.overlaps, p.staged, (unsigned long long)p.bytes);
+           "the rings, each box in two bands of 64 rows, one per warpgroup (%d stores, %d in the loop, %d overlaps, "
+           "boxes=%d, bands=%d, %llu bytes)", stores, p.in_loop, p.overlaps, p.staged, p.bands,
+           (unsigned long long)p.bytes);
     stores = tma_stores(256, TJP_PERSIST_NEVER, &p);
     tap_ok(stores == 1 && !p.in_loop && !p.converted && !p.staged,
            "as written (128x256): C is a TMA store after the loop, of the accumulator as it is, its whole block "
@@ -325,6 +342,14 @@ static void store_in_flight(void)
            "its PTX (128x256): eight boxes, each stored in a group of its own after a wait for all but the last "
            "group's reads, the write wait after the loop (%d stores, %d groups, %d read waits)%s", boxes, groups,
            read_waits, tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
+    /* in bands: each box's writes between two barriers of the warpgroup's
+     * 128 threads, not the consumers' 256; the tensor map's box a band */
+    int band_barriers = barriers_of(ptx, 128), consumer_barriers = barriers_of(ptx, 256);
+    const tjj_tmap_info *map = art.gpu.ntmaps ? &art.gpu.tmaps[art.gpu.ntmaps - 1] : NULL;
+    tap_ok(band_barriers == 16 && map && map->box[0] == 64 && map->box[1] == 32,
+           "its PTX (128x256): each warpgroup writes and stores its band of 64 rows of a box behind its own "
+           "barrier (%d barriers of 128 threads, 16 expected; %d of the 256 consumers), C's tensor map box %u x %u "
+           "(64 x 32 expected)", band_barriers, consumer_barriers, map ? map->box[0] : 0, map ? map->box[1] : 0);
     tjj_artifact_free(&art);
 }
 

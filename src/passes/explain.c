@@ -287,7 +287,15 @@ static void explain_tma_store(tjs_buf *b, const tji_func *fn, const tjp_layout_p
     uint32_t box[2];
     int nboxes;
     tjp_tma_store_box(step, tji_typeof(fn, fn->ops[i].args[1]), box, &nboxes);
-    if (step->staged_boxes)
+    if (step->store_bands)
+        tjs_buf_printf(b, "    TMA store (cp.async.bulk.tensor) to tensor map %d, %d boxes of %u x %u staged %d at a "
+                          "time, each in %d bands of %u rows, one per warpgroup: a warpgroup writes its band of a box "
+                          "to shared memory in the NVMMA layout (%d-byte swizzle) once the engine has read its band "
+                          "%d boxes before, meets only its own threads at a named barrier, and its first thread "
+                          "stores the band; the engine clips at the tensor's edges\n",
+                       step->tma_map, nboxes, box[0], box[1], step->staged_boxes, step->store_bands,
+                       box[0] / (uint32_t)step->store_bands, step->swizzle_bytes, step->staged_boxes);
+    else if (step->staged_boxes)
         tjs_buf_printf(b, "    TMA store (cp.async.bulk.tensor) to tensor map %d, %d boxes of %u x %u staged %d at a "
                           "time: the threads write a box to shared memory in the NVMMA layout (%d-byte swizzle) "
                           "once the engine has read the one %d boxes before it, then thread 0 stores it and the "

@@ -393,6 +393,10 @@ typedef struct tjp_shared_step {
     int staged_boxes;         /* TMA_STORE: 0, the buffer holds the whole block;
                                  n, it holds n boxes, and each box is stored as
                                  soon as it is written (tma.c's essay) */
+    int store_bands;          /* TMA_STORE with staged_boxes: 0, thread 0 stores
+                                 each box; n, a box's rows are n bands of as
+                                 many warpgroups, each writing and storing its
+                                 own band (tma.c's essay) */
 } tjp_shared_step;
 /* The step of op i that the layouts imply (CONVERT, REDUCE, CUMSUM; its
  * use with the swizzles chosen, or with choose_swizzle 0 none yet), into

@@ -88,6 +88,12 @@ static int take_step(const text_state *t, const tji_func *fn, const shared_note 
         return fail_at_op(t, n->line, n->col, "boxes=%d on a TMA store that stages its whole block (only one "
                           "in a persistent kernel's tile loop, whose threads keep to a box per register, "
                           "stages boxes)", got->staged_boxes);
+    if (got->store_bands != want->store_bands && want->store_bands)
+        return fail_at_op(t, n->line, n->col, "expected bands=%d: this TMA store's boxes are stored in %d bands "
+                          "of rows, one per warpgroup", want->store_bands, want->store_bands);
+    if (got->store_bands != want->store_bands)
+        return fail_at_op(t, n->line, n->col, "bands=%d on a TMA store whose warpgroups do not each write rows "
+                          "of their own (or that is not staged)", got->store_bands);
     if (n->allocated) {
         const tji_op *op = &fn->ops[n->op];
         int64_t slots = got->kind == TJP_STEP_BROADCAST ? tji_numel(tji_typeof(fn, op->result))

@@ -469,6 +469,11 @@ static int parse_step(text_state *t, cursor *c, tji_func *fn, int32_t op, int li
             return 0;
         step->staged_boxes = (int)v;
     }
+    if (step->kind == TJP_STEP_TMA_STORE && take_item(c, "bands=")) {
+        if (!number(c, 2, 16, &v, "warpgroups' bands of a box (2..16)"))
+            return 0;
+        step->store_bands = (int)v;
+    }
     if (take_item(c, "offset=")) {
         note.allocated = 1;
         if (!byte_number(c, 0, &step->offset) || !byte_item(c, "bytes=", 1, &step->bytes) ||

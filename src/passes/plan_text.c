@@ -231,6 +231,8 @@ static void print_step(tjs_buf *b, const tjp_shared_step *step, int allocated)
         tjs_buf_printf(b, ", vector=%d/%d", step->use.write_vector, step->use.read_vector);
     if (step->staged_boxes)
         tjs_buf_printf(b, ", boxes=%d", step->staged_boxes);
+    if (step->store_bands)
+        tjs_buf_printf(b, ", bands=%d", step->store_bands);
     if (allocated) {
         tjs_buf_printf(b, ", offset=%llu, bytes=%llu", (unsigned long long)step->offset,
                        (unsigned long long)step->bytes);

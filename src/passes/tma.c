@@ -55,7 +55,15 @@
  * a time (staged_boxes), where the value's layout keeps each lane's and
  * warp's columns within one box (the wgmma accumulator's does) — box j
  * goes to slot j % 2 once the engine has read box j - 2, and is stored at
- * once (the code generator's emit_staged_store).
+ * once (the code generator's emit_staged_store). Where each warpgroup's
+ * threads write rows of their own (store_bands: the wgmma accumulator's
+ * warpgroups own 64 rows each), a box is stored band by band instead: each
+ * warpgroup waits for its own band's earlier store, writes its band behind
+ * a named barrier of its 128 threads, and its first thread stores it — so
+ * one warpgroup's epilogue never waits for the other's, and the engine
+ * reads half a box before that slot is free for the band again. The
+ * buffer is the same bytes: an NVMMA box of R rows is its bands' boxes
+ * one after another.
  *
  * A batched (3-D) tensor's [1, R, C] block, reshaped to the 2-D tile a dot
  * takes (lower_block_ptr.c), is one box of the 3-D tensor: the ring and
@@ -296,6 +304,26 @@ static int threads_within_box(const tjp_layout *L, int32_t cols, int32_t per_row
     return 1;
 }
 
+/* Warpgroups that own bands of the block's rows: where L's warp bits above
+ * the first two (a warpgroup's four warps) move rows by whole bands and
+ * every other bit of L stays within a band, warpgroup w alone writes rows
+ * [w R/n, (w + 1) R/n) of each box. Returns n (0: no such bands). */
+static int warpgroup_bands(const tjp_layout *L, int32_t rows, int32_t cols)
+{
+    int group_bits = L->nbits[TJP_WARP] - 2;
+    int32_t band_rows = group_bits > 0 ? rows >> group_bits : 0;
+    if (band_rows < 8 || band_rows % 8)
+        return 0;
+    for (int k = 0; k < TJP_NIN; k++)
+        for (int b = 0; b < L->nbits[k]; b++) {
+            uint32_t e = L->basis[k][b];
+            if (k == TJP_WARP && b >= 2 ? e != ((uint32_t)band_rows << (b - 2)) * (uint32_t)cols
+                                        : e / (uint32_t)cols >= (uint32_t)band_rows)
+                return 0;
+        }
+    return 1 << group_bits;
+}
+
 int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tjp_shared_step *out)
 {
     if (!plan->of || !tjp_tma_store_fits(fn, i))
@@ -318,13 +346,16 @@ int tjp_tma_store(const tji_func *fn, const tjp_layout_plan *plan, int32_t i, tj
     int nboxes;
     tjp_tma_store_box(out, t, box, &nboxes);
     if (tjp_tma_store_tile_loop(fn, i) >= 0 && nboxes > STAGED_BOXES &&
-        threads_within_box(&out->use.write, t->shape[1], (int32_t)box[1]))
+        threads_within_box(&out->use.write, t->shape[1], (int32_t)box[1])) {
         out->staged_boxes = STAGED_BOXES;
+        out->store_bands = warpgroup_bands(&out->use.write, t->shape[0], t->shape[1]);
+    }
     return 1;
 }
 
 /* The store's boxes: as a ring's copy of the same block would be (one
- * column block of swizzle_bytes each). */
+ * column block of swizzle_bytes each; a band of its rows is a box of the
+ * tensor map where the store has bands). */
 void tjp_tma_store_box(const tjp_shared_step *step, const tji_type *tile, uint32_t box[2], int *nboxes)
 {
     tjp_ring R = {.tma_contiguous = 1, .swizzle_bytes = step->swizzle_bytes, .elem_bytes = step->use.swizzle.elem_bytes};

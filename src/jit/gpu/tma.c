@@ -59,6 +59,10 @@
 
 #include "gen.h"
 
+/* A warpgroup's threads; the named barriers of a store's bands start
+ * after the CTA's (0) and the consumers' (1, warp_spec.c). */
+enum { WARPGROUP_THREADS = 128, FIRST_BAND_BARRIER = 2 };
+
 LLVMValueRef tjj_gpu_ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
                          LLVMValueRef *args, unsigned nargs)
 {
@@ -259,62 +263,101 @@ void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R)
     tjj_gpu_mbarrier_wait(c, barrier_of(c, R, slot), tjj_gpu_next_parity(c, c->tma_phase[ring], slot));
 }
 
-/* Thread 0 waits for its bulk groups as `wait` says. */
-static void bulk_wait(codegen *c, const char *wait)
+/* The thread that issues (and so waits for) a store's bulk groups: thread
+ * 0, or where the store has bands (src/passes/tma.c) the first thread of
+ * each warpgroup, for its band. */
+static LLVMValueRef issuer_cond(codegen *c, const tjp_shared_step *step)
 {
-    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.store.wait");
+    if (!step->store_bands)
+        return tjj_gpu_thread0_cond(c);
+    LLVMValueRef first = LLVMBuildAnd(c->eb, c->tid, c_i32(c, WARPGROUP_THREADS - 1), "");
+    return LLVMBuildICmp(c->eb, LLVMIntEQ, first, c_i32(c, 0), "");
+}
+
+/* The issuing thread waits for its bulk groups as `wait` says. */
+static void bulk_wait(codegen *c, const tjp_shared_step *step, const char *wait)
+{
+    LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, issuer_cond(c, step), "tma.store.wait");
     tjj_gpu_ptx(c, c->g.ty.t_void, wait, "", NULL, 0);
     tjj_llvm_guard_end(c->g.b, cont);
 }
 
-/* Thread 0 stores boxes [first, first + n) of op's block (box[] each,
- * box_bytes apart from the shared bytes at offset on) as one bulk group. */
+/* Stores boxes [first, first + n) of op's block (box[] each, box_bytes
+ * apart from shared byte `from` on; `rows` added to the block's first
+ * row) as one bulk group. */
 static void issue_store(codegen *c, const tji_op *op, const tjp_shared_step *step, const uint32_t box[2],
-                        int first, int n, uint64_t offset)
+                        int first, int n, LLVMValueRef from, LLVMValueRef rows)
 {
     LLVMBuilderRef b = c->g.b;
     LLVMValueRef col, row, batch;
     box_origin(c, op, 1, &col, &row, &batch);
+    if (rows)
+        row = LLVMBuildAdd(b, row, rows, "");
     LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)step->tma_map);
     uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)step->use.swizzle.elem_bytes;
     for (int j = first; j < first + n; j++) {
         LLVMValueRef x = LLVMBuildAdd(b, col, c_i32(c, (int64_t)j * box[1]), "");
-        LLVMValueRef from = shared_address(c, offset + (uint64_t)(j - first) * box_bytes, NULL);
+        LLVMValueRef at = LLVMBuildAdd(b, from, c_i32(c, (int64_t)((uint64_t)(j - first) * box_bytes)), "");
         if (batch)
             tjj_gpu_ptx(c, c->g.ty.t_void,
                         "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [$0, {$1, $2, $3}], [$4];",
-                        "l,r,r,r,r", (LLVMValueRef[]){map, x, row, batch, from}, 5);
+                        "l,r,r,r,r", (LLVMValueRef[]){map, x, row, batch, at}, 5);
         else
             tjj_gpu_ptx(c, c->g.ty.t_void,
                         "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [$0, {$1, $2}], [$3];",
-                        "l,r,r,r", (LLVMValueRef[]){map, x, row, from}, 4);
+                        "l,r,r,r", (LLVMValueRef[]){map, x, row, at}, 4);
     }
     tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.commit_group;", "", NULL, 0);
 }
 
+/* The threads that write a staged box meet: all of them, or where the
+ * store has bands only the warpgroup's, at a named barrier of its own. */
+static void staging_barrier(codegen *c, const tjp_shared_step *step)
+{
+    if (!step->store_bands) {
+        tjj_gpu_bar_sync(c);
+        return;
+    }
+    LLVMValueRef group = LLVMBuildUDiv(c->g.b, c->tid, c_i32(c, WARPGROUP_THREADS), "");
+    LLVMValueRef id = LLVMBuildAdd(c->g.b, group, c_i32(c, FIRST_BAND_BARRIER), "");
+    tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL, 0,
+                      (LLVMValueRef[]){id, c_i32(c, WARPGROUP_THREADS)}, 2);
+}
+
 /* A block staged box by box (step->staged_boxes slots of a box, used in
- * turn): before the threads write box j, thread 0 waits until at most
- * the last group (box j - 1's, in the other slot) is still being read, so
- * slot j % slots is free; then each box's writes, a barrier, and its
- * store, left in flight while the next box is written. */
+ * turn): before the threads write box j, the issuing thread waits until
+ * at most its last group (box j - 1's, in the other slot) is still being
+ * read, so slot j % slots is free; then each box's writes, a barrier, and
+ * its store, left in flight while the next box is written. With bands,
+ * each warpgroup does so for its band alone: the band's rows of the box
+ * sit one band after another in the slot (an NVMMA box of R rows is its
+ * bands' boxes in turn), and the tensor map's box is a band. */
 static void emit_staged_store(codegen *c, const tji_op *op, const tjp_shared_step *step, const uint32_t box[2],
                               int nboxes)
 {
     const tji_type *t = type_of(c, op->args[1]);
     uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)step->use.swizzle.elem_bytes;
+    uint32_t band_box[2] = {step->store_bands ? box[0] / (uint32_t)step->store_bands : box[0], box[1]};
+    LLVMValueRef band_rows = NULL, band_from = NULL;
+    if (step->store_bands) {
+        LLVMValueRef group = LLVMBuildUDiv(c->g.b, c->tid, c_i32(c, WARPGROUP_THREADS), "");
+        band_rows = LLVMBuildMul(c->g.b, group, c_i32(c, band_box[0]), "");
+        band_from = LLVMBuildMul(c->g.b, group, c_i32(c, (int64_t)(box_bytes / (uint64_t)step->store_bands)), "");
+    }
     char wait[64];
     snprintf(wait, sizeof wait, "cp.async.bulk.wait_group.read %d;", step->staged_boxes - 1);
     for (int j = 0; j < nboxes; j++) {
         int slot = j % step->staged_boxes;
-        bulk_wait(c, wait);
-        tjj_gpu_bar_sync(c);
+        bulk_wait(c, step, wait);
+        staging_barrier(c, step);
         tjj_box_write only = {.cols = t->shape[1], .box_cols = (int32_t)box[1], .box = j, .slot = slot,
                               .box_elems = box[0] * box[1]};
         tjj_gpu_write_tile(c, op->args[1], &step->use.swizzle, step->offset, step->use.write_vector, &only);
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
-        tjj_gpu_bar_sync(c);
-        LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.store");
-        issue_store(c, op, step, box, j, 1, step->offset + (uint64_t)slot * box_bytes);
+        staging_barrier(c, step);
+        LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, issuer_cond(c, step), "tma.store");
+        issue_store(c, op, step, band_box, j, 1, shared_address(c, step->offset + (uint64_t)slot * box_bytes, band_from),
+                    band_rows);
         if (step->tma_complete && j == nboxes - 1) /* a later store waits for the writes */
             tjj_gpu_ptx(c, c->g.ty.t_void, "cp.async.bulk.wait_group 0;", "", NULL, 0);
         tjj_llvm_guard_end(c->g.b, cont);
@@ -333,7 +376,7 @@ void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step 
     }
     int in_flight = tjp_tma_store_tile_loop(c->g.fn, c->g.cur_op) >= 0;
     if (in_flight) { /* the last trip's store has read the buffer before anyone writes it */
-        bulk_wait(c, "cp.async.bulk.wait_group.read 0;");
+        bulk_wait(c, step, "cp.async.bulk.wait_group.read 0;");
         tjj_gpu_bar_sync(c);
     } else {
         tjj_gpu_barrier(c, TJP_BARRIER_BEFORE);
@@ -344,7 +387,7 @@ void tjj_gpu_emit_tma_store(codegen *c, const tji_op *op, const tjp_shared_step 
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
     tjj_gpu_barrier(c, TJP_BARRIER_SHARED_READ);
     LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, tjj_gpu_thread0_cond(c), "tma.store");
-    issue_store(c, op, step, box, 0, nboxes, step->offset);
+    issue_store(c, op, step, box, 0, nboxes, shared_address(c, step->offset, NULL), NULL);
     /* the buffer is free once read; a later store waits for the writes; in
      * the tile loop the next trip's store or the loop's end waits */
     if (step->tma_complete)
@@ -359,7 +402,7 @@ void tjj_gpu_tma_store_after_loop(codegen *c, int32_t opi)
     const tji_func *fn = c->g.fn;
     for (int32_t i = 0; c->role != TJP_ROLE_PRODUCER && i < fn->nops && i < c->g.plan->nops; i++)
         if (c->g.plan->shared[i].kind == TJP_STEP_TMA_STORE && tjp_tma_store_tile_loop(fn, i) == opi) {
-            bulk_wait(c, "cp.async.bulk.wait_group 0;");
+            bulk_wait(c, &c->g.plan->shared[i], "cp.async.bulk.wait_group 0;");
             return;
         }
 }
@@ -424,6 +467,8 @@ tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan,
         m->dtype = t->dtype;
         m->elem_bytes = step->use.swizzle.elem_bytes;
         tjp_tma_store_box(step, t, box, &nboxes);
+        if (step->store_bands) /* each warpgroup stores its band of a box */
+            box[0] /= (uint32_t)step->store_bands;
         map_box(m, 1, box);
         m->swizzle_bytes = step->swizzle_bytes;
     }
