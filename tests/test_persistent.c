@@ -470,7 +470,7 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(23);
+    tap_plan(24);
     ptx_of_forced();
     where_it_pays();
     store_in_flight();
