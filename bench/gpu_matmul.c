@@ -37,8 +37,10 @@
  * sampled elements against a double-precision dot product of the same
  * inputs, within 2 K 2^-23 sum |a b| plus C's rounding (TF32: + 2^-10 of
  * sum |a b|); then WARMUP launches and RUNS launches each between two CUDA
- * events on the default stream, enqueued back to back; the figure is the
- * median interval (gpu_timing.h). TFLOP/s counts 2 M N K per product.
+ * events on the default stream, enqueued back to back, each on the next of
+ * two to eight copies of A, B and C (rotated buffers: together at least
+ * 256 MiB, past 3x the L2); the figure is the median interval
+ * (gpu_timing.h). TFLOP/s counts 2 M N K per product.
  *
  * Output: one JSON line per measurement ("impl":"tjit","what":"matmul"),
  * with "first_launch_ms", the wall time of its first tj_launch: the cold
@@ -127,6 +129,19 @@ static const config tf32_configs[NTF32_CONFIGS] = {
     {128, 128, 32, 8, 4, 1, 0, 0}, {128, 256, 32, 8, 3, 1, 1, 0}, {128, 128, 32, 8, 3, 2, 0, 0},
     {256, 128, 32, 8, 3, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 0, 16}};
 
+/* Rotated buffers (MATMUL.md: past 3x L2): the timed launches take the
+ * sets of A, B and C in turn, together at least ROTATE_BYTES, so that none
+ * finds the operands of the launch before it in L2 (50 MiB on an H100, 60
+ * on an H200); triton_matmul.py rotates the same way. */
+enum { MIN_SETS = 2, MAX_SETS = 8 };
+#define ROTATE_BYTES ((size_t)256 << 20)
+
+static int rotated_sets(size_t matrix_bytes)
+{
+    size_t sets = (ROTATE_BYTES + 3 * matrix_bytes - 1) / (3 * matrix_bytes);
+    return sets < MIN_SETS ? MIN_SETS : sets > MAX_SETS ? MAX_SETS : (int)sets;
+}
+
 /* ---- output ------------------------------------------------------------------- */
 
 static tj_device *dev;
@@ -137,8 +152,12 @@ typedef struct problem {
     int n;             /* M = N = K */
     int nt;            /* B stored N x K */
     config cfg;
-    tj_buffer a, b, c;
+    int sets;                           /* copies of A, B and C, used in turn */
+    tj_buffer a[MAX_SETS], b[MAX_SETS], c[MAX_SETS];
 } problem;
+
+/* The set of buffers a timed launch takes: the next, each launch. */
+static unsigned turn;
 
 static void record_begin(const problem *p)
 {
@@ -183,15 +202,16 @@ static const char *tj_failure(tj_status st)
 
 /* ---- one problem -------------------------------------------------------------- */
 
-static tj_status launch(const void *problem_)
+/* One launch of p on its set of buffers `set`. */
+static tj_status launch_set(const problem *p, int set)
 {
-    const problem *p = problem_;
     tj_launch_cfg cfg = {.grid = {(int64_t)((p->n + p->cfg.bm - 1) / p->cfg.bm) *
                                   ((p->n + p->cfg.bn - 1) / p->cfg.bn)},
                          .num_warps = p->cfg.warps, .num_stages = p->cfg.stages,
                          .warp_specialize = p->cfg.no_warp_spec ? TJ_WARP_SPECIALIZE_OFF : TJ_WARP_SPECIALIZE_DEFAULT,
                          .persistent = p->cfg.block_ptr == 3 ? TJ_PERSISTENT_OFF : TJ_PERSISTENT_DEFAULT};
     const int n = p->n;
+    const tj_buffer a = p->a[set], b = p->b[set], c = p->c[set];
     /* NN: B(k, j) at k * N + j; NT: at j * K + k. */
     const int sbk = p->nt ? 1 : n, sbn = p->nt ? n : 1;
     if (p->cfg.block_ptr == 2 && cfg.grid[0] > tj_device_processors(dev))
@@ -203,19 +223,26 @@ static tj_status launch(const void *problem_)
         int64_t consts[5] = {p->cfg.bm, p->cfg.bn, p->cfg.bk,
                              !strcmp(p->dtype, "tf32") ? TJ_PRECISION_TF32 : TJ_PRECISION_IEEE,
                              p->cfg.group_m ? p->cfg.group_m : GROUP_M};
-        tj_arg args[12] = {TJ_ARG_BUF(p->a), TJ_ARG_BUF(p->b), TJ_ARG_BUF(p->c), TJ_ARG_I32(n), TJ_ARG_I32(n),
+        tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(n), TJ_ARG_I32(n),
                            TJ_ARG_I32(n), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(sbk), TJ_ARG_I32(sbn),
                            TJ_ARG_I32(n), TJ_ARG_I32(1)};
         return tj_launch(dev, k, &cfg, args, 12, consts, 5);
     }
     if (!strcmp(p->dtype, "f16"))
-        return matmul_f16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, 1,
+        return matmul_f16_launch(dev, &cfg, a, b, c, n, n, n, n, 1, sbk, sbn, n, 1,
                                  p->cfg.bm, p->cfg.bn, p->cfg.bk, TJ_PRECISION_IEEE);
     if (!strcmp(p->dtype, "bf16"))
-        return matmul_bf16_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, 1,
+        return matmul_bf16_launch(dev, &cfg, a, b, c, n, n, n, n, 1, sbk, sbn, n, 1,
                                   p->cfg.bm, p->cfg.bn, p->cfg.bk, TJ_PRECISION_IEEE);
-    return matmul_f32_launch(dev, &cfg, p->a, p->b, p->c, n, n, n, n, 1, sbk, sbn, n, 1, p->cfg.bm,
+    return matmul_f32_launch(dev, &cfg, a, b, c, n, n, n, n, 1, sbk, sbn, n, 1, p->cfg.bm,
                              p->cfg.bn, p->cfg.bk, TJ_PRECISION_TF32);
+}
+
+/* A timed launch: on the next set of buffers. */
+static tj_status launch(const void *problem_)
+{
+    const problem *p = problem_;
+    return launch_set(p, (int)(turn++ % (unsigned)p->sets));
 }
 
 static size_t elem_size(const char *dtype) { return !strcmp(dtype, "tf32") ? 4 : 2; }
@@ -301,18 +328,18 @@ static int bench(const problem *p)
 {
     const size_t count = (size_t)p->n * p->n, bytes = count * elem_size(p->dtype);
     memset(host_c, 0xff, bytes); /* NaN in every dtype */
-    tj_status st = tj_buffer_write(dev, p->c, 0, host_c, bytes);
+    tj_status st = tj_buffer_write(dev, p->c[0], 0, host_c, bytes);
     /* the first launch of a configuration compiles it (and the driver loads
      * the PTX): its wall time is the cold compile, where no earlier problem
      * compiled the same variant */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (st == TJ_OK)
-        st = launch(p);
+        st = launch_set(p, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double first_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
     if (st == TJ_OK)
-        st = tj_buffer_read(dev, p->c, 0, host_c, bytes);
+        st = tj_buffer_read(dev, p->c[0], 0, host_c, bytes);
     if (st != TJ_OK)
         return record_error(p, tj_failure(st));
     int correct = check(p);
@@ -325,6 +352,17 @@ static int bench(const problem *p)
            correct ? "true" : "false", use_events ? "cuda_events" : "wall_clock", first_ms);
     record_end();
     return correct;
+}
+
+/* Frees the buffers p holds (a zero handle is none). */
+static void free_sets(problem *p)
+{
+    for (int i = 0; i < MAX_SETS; i++) {
+        tj_buffer held[3] = {p->a[i], p->b[i], p->c[i]};
+        for (int j = 0; j < 3; j++)
+            if (held[j].handle)
+                tj_buffer_free(dev, held[j]);
+    }
 }
 
 static int parse_count(const char *text, int *out)
@@ -407,12 +445,22 @@ int main(int argc, char **argv)
             continue;
         const size_t count = (size_t)p.n * p.n, bytes = count * elem_size(p.dtype);
         fill_inputs(p.dtype, count);
-        if ((st = tj_buffer_alloc(dev, bytes, &p.a)) != TJ_OK ||
-            (st = tj_buffer_alloc(dev, bytes, &p.b)) != TJ_OK ||
-            (st = tj_buffer_alloc(dev, bytes, &p.c)) != TJ_OK ||
-            (st = tj_buffer_write(dev, p.a, 0, host_a, bytes)) != TJ_OK ||
-            (st = tj_buffer_write(dev, p.b, 0, host_b, bytes)) != TJ_OK) {
+        p.sets = rotated_sets(bytes);
+        st = TJ_OK;
+        for (int i = 0; i < p.sets && st == TJ_OK; i++) {
+            st = tj_buffer_alloc(dev, bytes, &p.a[i]);
+            if (st == TJ_OK)
+                st = tj_buffer_alloc(dev, bytes, &p.b[i]);
+            if (st == TJ_OK)
+                st = tj_buffer_alloc(dev, bytes, &p.c[i]);
+            if (st == TJ_OK)
+                st = tj_buffer_write(dev, p.a[i], 0, host_a, bytes);
+            if (st == TJ_OK)
+                st = tj_buffer_write(dev, p.b[i], 0, host_b, bytes);
+        }
+        if (st != TJ_OK) {
             ok = record_error(&p, tj_failure(st));
+            free_sets(&p);
             continue;
         }
         const int is_tf32 = !strcmp(p.dtype, "tf32");
@@ -424,7 +472,7 @@ int main(int argc, char **argv)
                 p.cfg = configs[ci];
                 ok &= bench(&p);
             }
-        tj_buffer_free(dev, p.a), tj_buffer_free(dev, p.b), tj_buffer_free(dev, p.c);
+        free_sets(&p);
     }
     tj_device_close(dev);
     free(host_a), free(host_b), free(host_c);

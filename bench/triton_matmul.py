@@ -24,8 +24,10 @@ Method (the same as gpu_matmul.c): inputs torch.randn in the dtype, C
 poisoned with NaN, each result checked once against torch.matmul of the
 same inputs in fp32 (allclose with a K-scaled tolerance); WARMUP calls,
 then RUNS calls each between two CUDA events on the current stream,
-enqueued back to back; the figure is the median interval, TFLOP/s
-2 M N K over it. Output: one JSON line per measurement.
+enqueued back to back, each on the next of two to eight copies of A, B
+and C (rotated buffers, together at least 256 MiB: rotated_sets, the rule
+of gpu_matmul.c); the figure is the median interval, TFLOP/s 2 M N K over
+it. Output: one JSON line per measurement.
 
     usage: python3 bench/triton_matmul.py [--runs N] [--warmup N] [--quick | --profile DTYPE] [--only DTYPE]
 
@@ -35,6 +37,7 @@ twice (the check, one run), as gpu_matmul --profile does, for Nsight
 Compute (scripts/gpu-ncu.sh matmul).
 """
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -106,6 +109,20 @@ def triton_matmul(a, b, c, config, tf32):
                         GROUP=GROUP_M, TF32=tf32, num_warps=warps, num_stages=stages)
 
 
+ROTATE_BYTES, MIN_SETS, MAX_SETS = 256 << 20, 2, 8
+
+
+def rotated_sets(matrix_bytes):
+    """Copies of A, B and C that the timed calls take in turn (gpu_matmul.c's rule)."""
+    return max(MIN_SETS, min(MAX_SETS, -(-ROTATE_BYTES // (3 * matrix_bytes))))
+
+
+def rotating(sets, call):
+    """A function that calls call(*set) on the next of sets each time."""
+    turn = itertools.cycle(sets)
+    return lambda: call(*next(turn))
+
+
 def median_event_ms(fn, runs, warmup):
     for _ in range(warmup):
         fn()
@@ -150,11 +167,14 @@ def main():
         b_nn = torch.randn(n, n, device="cuda", dtype=dtype)
         b_nt = torch.randn(n, n, device="cuda", dtype=dtype).t()  # stored N x K
         c = torch.empty(n, n, device="cuda", dtype=dtype)
+        copies = [(a, b_nn, b_nt, c)] + [(a.clone(), b_nn.clone(), b_nt.t().clone().t(), torch.empty_like(c))
+                                         for _ in range(rotated_sets(a.nbytes) - 1)]
         flops = 2.0 * n ** 3
         configs = TF32_CONFIGS if tf32 else HALF_CONFIGS
         if args.quick:
             configs = configs[:1]
-        for layout, b in (("NN", b_nn), ("NT", b_nt)):
+        for layout, b, which in (("NN", b_nn, 1), ("NT", b_nt, 2)):
+            sets = [(s[0], s[which], s[3]) for s in copies]
             torch.backends.cuda.matmul.allow_tf32 = False  # the reference in IEEE f32
             want = torch.matmul(a.float(), b.float())
             torch.backends.cuda.matmul.allow_tf32 = True  # torch's f32 matmul as TF32: the same work
@@ -165,7 +185,8 @@ def main():
             rtol = {"f16": 2.0 ** -10, "bf16": 2.0 ** -7, "tf32": 2.0 ** -20}[dtype_name]
             base = {"dtype": dtype_name, "size": n, "layout": layout}
             if not MMA_V2 and not args.profile:
-                ms = median_event_ms(lambda: torch.matmul(a, b, out=c), args.runs, args.warmup)
+                ms = median_event_ms(rotating(sets, lambda x, y, z: torch.matmul(x, y, out=z)),
+                                     args.runs, args.warmup)
                 emit({"impl": "torch", "what": "matmul", **base, "config": "cuBLAS",
                       "runs": args.runs, "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12,
                       "correct": bool(torch.allclose(c.float(), want, rtol=rtol, atol=tol)),
@@ -178,7 +199,7 @@ def main():
                     triton_matmul(a, b, c, config, tf32)
                     torch.cuda.synchronize()
                     correct = bool(torch.allclose(c.float(), want, rtol=rtol, atol=tol))
-                    ms = median_event_ms(lambda: triton_matmul(a, b, c, config, tf32),
+                    ms = median_event_ms(rotating(sets, lambda x, y, z: triton_matmul(x, y, z, config, tf32)),
                                          args.runs, args.warmup)
                     record.update(runs=args.runs, ms=ms, tflops=flops / (ms * 1e-3) / 1e12,
                                   correct=correct, timer="cuda_events")
@@ -187,7 +208,7 @@ def main():
                     record["error"] = f"{type(err).__name__}: {str(err)[:300]}"
                     failed = True
                 emit(record)
-        del a, b_nn, b_nt, c
+        del a, b_nn, b_nt, c, copies, sets
         torch.cuda.empty_cache()
     return 1 if failed else 0
 
