@@ -24,7 +24,8 @@
  *    time, each box its own bulk group after a wait for all but the last
  *    group's reads — by 8 warps in two bands of 64 rows, each warpgroup
  *    writing and storing its own behind a barrier of its 128 threads, the
- *    tensor map's box a band; there and as written, the threads write the
+ *    tensor map's box a band (16 warps at 256x128: four bands); there and
+ *    as written, the threads write the
  *    accumulator to the staging block as it is, no conversion first;
  *  - a bf16 C of the made-persistent 128x256x64 kernel: ptxas -v reports
  *    no spills (the conversion's NaN rule once spilled 208 bytes); its
@@ -353,6 +354,36 @@ static void store_in_flight(void)
     tjj_artifact_free(&art);
 }
 
+/* 16 warps at 256x128x64, 2 stages, made persistent: C (f32, four boxes
+ * of 32 columns) in four bands of 64 rows, a consumer warpgroup each —
+ * per box two barriers of its 128 threads, the tensor map's box a band. */
+static void four_bands(void)
+{
+    int64_t consts[3] = {256, 128, 64};
+    tji_func *fn = NULL;
+    tjj_artifact art = {0};
+    tj_status st = tji_build(bp_matmul, consts, 3, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 16, .num_stages = 2,
+                                                   .spec = spec_of(bp_matmul, 1), .persistent = TJP_PERSIST_ALWAYS},
+                             &art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    const char *ptx = st == TJ_OK ? art.gpu.ptx : "";
+    const tjj_tmap_info *map = st == TJ_OK && art.gpu.ntmaps ? &art.gpu.tmaps[art.gpu.ntmaps - 1] : NULL;
+    int band_barriers = barriers_of(ptx, 128);
+    tap_ok(st == TJ_OK && art.gpu.persistent && band_barriers == 8 && map && map->box[0] == 64 && map->box[1] == 32,
+           "16 warps at 256x128x64, 2 stages, made persistent: C in four bands of 64 rows, a consumer warpgroup each "
+           "(%d barriers of 128 threads, 8 expected; C's tensor map box %u x %u, 64 x 32 expected)%s", band_barriers,
+           map ? map->box[0] : 0, map ? map->box[1] : 0,
+           tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
+    if (st == TJ_OK)
+        tjj_artifact_free(&art);
+    tji_func_free(fn);
+}
+
 /* The bytes a thread spills in ptx for sm_90a, as ptxas -v reports them
  * (stores and loads); -1 where ptxas cannot say. */
 static long spilled_bytes(const char *ptxas, const char *ptx)
@@ -470,10 +501,11 @@ static void ids_on_device(void)
 int main(void)
 {
     dev = tl_setup("test_persistent");
-    tap_plan(24);
+    tap_plan(25);
     ptx_of_forced();
     where_it_pays();
     store_in_flight();
+    four_bands();
     bf16_epilogue();
     ids_on_device();
     tj_device_close(dev);

@@ -36,6 +36,9 @@
  *    which the specialization needs to take C's and B's strides for TMA —
  *    with the threads' store instead, its conversion would not fit beside
  *    the rings);
+ *    with 16 warps at 256x128 its C staged in four bands of 64 rows, a
+ *    consumer warpgroup each (M = 850: the last row of tiles ends inside
+ *    its second band, so the third and fourth are wholly past M);
  *    every other case here is launched with it off, as written;
  *  - a batch of problems through 3-D descriptors (batched_desc.h): boxes
  *    of a 3-D tensor that must read zeros past a problem's last row, not
@@ -61,6 +64,8 @@ MATMUL_BODY_KERNEL(tma_persistent, f16, f32, TJ_F32, matmul_persistent_body)
 static tj_device *dev;
 /* The launches' tj_persistent: off but where a case says (run_persistent). */
 static tj_persistent persistence = TJ_PERSISTENT_OFF;
+/* The launches' stages: 3 but where a case says (run_persistent). */
+static int stages = 3;
 
 /* The tile and the warps of a launch. */
 typedef struct tiling {
@@ -93,7 +98,7 @@ static int run_view(int m, int n, int k, int lda, tiling t, tj_warp_specialize w
     int64_t consts[3] = {t.bm, t.bn, 64};
     tj_launch_cfg cfg = {.grid = {programs ? programs : (m + t.bm - 1) / t.bm * ((n + t.bn - 1) / t.bn)},
                          .num_warps = t.warps,
-                         .num_stages = 3, .warp_specialize = ws, .persistent = persistence};
+                         .num_stages = stages, .warp_specialize = ws, .persistent = persistence};
     tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
                        TJ_ARG_I32(lda), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
     tj_status st = ok ? tj_launch(dev, programs ? tma_persistent : tma_matmul, &cfg, args, 12, consts, 3)
@@ -125,13 +130,20 @@ static int run_kernel(int m, int n, int k, tiling t, tj_warp_specialize ws, int 
     return run_view(m, n, k, 0, t, ws, programs, what);
 }
 
-/* The block-pointer kernel, one program per tile, made persistent as p says. */
+/* The block-pointer kernel, one program per tile, made persistent as p
+ * says, at num_stages s. */
+static int run_persistent_at(int m, int n, int k, tiling t, int s, tj_persistent p, tj_warp_specialize ws,
+                             const char *what)
+{
+    persistence = p, stages = s;
+    int ok = run_kernel(m, n, k, t, ws, 0, what);
+    persistence = TJ_PERSISTENT_OFF, stages = 3;
+    return ok;
+}
+
 static int run_persistent(int m, int n, int k, tiling t, tj_persistent p, tj_warp_specialize ws, const char *what)
 {
-    persistence = p;
-    int ok = run_kernel(m, n, k, t, ws, 0, what);
-    persistence = TJ_PERSISTENT_OFF;
-    return ok;
+    return run_persistent_at(m, n, k, t, 3, p, ws, what);
 }
 
 static int run(int m, int n, int k, const char *what)
@@ -206,7 +218,7 @@ static void bad_option(void)
 int main(void)
 {
     dev = tl_setup("test_tma");
-    tap_plan(24);
+    tap_plan(25);
     run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
     run(1, 128, 16, "one row, K below one block");
     run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
@@ -239,6 +251,9 @@ int main(void)
                    "(the last column's first box half past N, the others wholly)");
     run_persistent(1300, 100, 96, tile_128, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
                    "made persistent, B by threads (no TMA for B)");
+    run_persistent_at(850, 400, 9 * 64, (tiling){256, 128, 16}, 2, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
+                      "made persistent with 16 warps at 256x128 (2 stages): C staged in four bands of 64 rows, "
+                      "one per consumer warpgroup, the last tile row's bands partly or wholly past M");
     run_batched(3, 200, 136, 72, "3-D descriptors, ragged M, N, K (each problem's edge reads zeros, stores clip)");
     run_batched(2, 128, 128, 100, "3-D descriptors, K = 100 (A's rows not 16-byte strides: A by threads)");
     bad_option();
