@@ -25,8 +25,8 @@
  *    group's reads — by 8 warps in two bands of 64 rows, each warpgroup
  *    writing and storing its own behind a barrier of its 128 threads, the
  *    tensor map's box a band (16 warps at 256x128: four bands); there and
- *    as written, the threads write the
- *    accumulator to the staging block as it is, no conversion first;
+ *    as written, the threads write the accumulator to the staging block as
+ *    it is, no conversion first;
  *  - a bf16 C of the made-persistent 128x256x64 kernel: ptxas -v reports
  *    no spills (the conversion's NaN rule once spilled 208 bytes); its
  *    epilogue tests for NaN one setp.nan a pair (a branch a pair once made
