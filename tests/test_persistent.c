@@ -111,20 +111,28 @@ static uint64_t spec_of(const tj_kernel *k, int matmul)
 
 /* The artifact of kernel k (constants consts[0..n)) for sm<sm>[a] with
  * persistence mode; ptxas checks the PTX where it is set. */
-static tj_status compile(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
-                         int warps, tjp_persistence mode, tjj_artifact *art)
+static tj_status compile_at(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
+                            int warps, int stages, tjp_persistence mode, tjj_artifact *art)
 {
     tji_func *fn = NULL;
     memset(art, 0, sizeof *art);
     tj_status st = tji_build(k, consts, nconsts, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = warps,
-                                                   .spec = spec_of(k, nconsts == 3), .persistent = mode},
+                                                   .num_stages = stages, .spec = spec_of(k, nconsts == 3),
+                                                   .persistent = mode},
                              art);
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, sm, arch_specific, fn->name);
     tji_func_free(fn);
     return st;
+}
+
+/* The same at the default stages. */
+static tj_status compile(const tj_kernel *k, const int64_t *consts, int nconsts, int sm, int arch_specific,
+                         int warps, tjp_persistence mode, tjj_artifact *art)
+{
+    return compile_at(k, consts, nconsts, sm, arch_specific, warps, 0, mode, art);
 }
 
 /* The .param lines of ptx's entry; *last gets the last one. */
@@ -360,15 +368,8 @@ static void store_in_flight(void)
 static void four_bands(void)
 {
     int64_t consts[3] = {256, 128, 64};
-    tji_func *fn = NULL;
-    tjj_artifact art = {0};
-    tj_status st = tji_build(bp_matmul, consts, 3, &fn);
-    if (st == TJ_OK)
-        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 16, .num_stages = 2,
-                                                   .spec = spec_of(bp_matmul, 1), .persistent = TJP_PERSIST_ALWAYS},
-                             &art);
-    if (st == TJ_OK && tjj_ptxas_path())
-        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
+    tjj_artifact art;
+    tj_status st = compile_at(bp_matmul, consts, 3, 90, 1, 16, 2, TJP_PERSIST_ALWAYS, &art);
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     const char *ptx = st == TJ_OK ? art.gpu.ptx : "";
@@ -379,9 +380,7 @@ static void four_bands(void)
            "(%d barriers of 128 threads, 8 expected; C's tensor map box %u x %u, 64 x 32 expected)%s", band_barriers,
            map ? map->box[0] : 0, map ? map->box[1] : 0,
            tjj_ptxas_path() ? "; ptxas -arch=sm_90a assembles it" : "");
-    if (st == TJ_OK)
-        tjj_artifact_free(&art);
-    tji_func_free(fn);
+    tjj_artifact_free(&art);
 }
 
 /* The bytes a thread spills in ptx for sm_90a, as ptxas -v reports them
