@@ -311,17 +311,16 @@ static void issue_store(codegen *c, const tji_op *op, const tjp_shared_step *ste
 }
 
 /* The threads that write a staged box meet: all of them, or where the
- * store has bands only the warpgroup's, at a named barrier of its own. */
-static void staging_barrier(codegen *c, const tjp_shared_step *step)
+ * store has bands (band_barrier: the warpgroup's named barrier) only the
+ * warpgroup's. */
+static void staging_barrier(codegen *c, LLVMValueRef band_barrier)
 {
-    if (!step->store_bands) {
+    if (!band_barrier) {
         tjj_gpu_bar_sync(c);
         return;
     }
-    LLVMValueRef group = LLVMBuildUDiv(c->g.b, c->tid, c_i32(c, WARPGROUP_THREADS), "");
-    LLVMValueRef id = LLVMBuildAdd(c->g.b, group, c_i32(c, FIRST_BAND_BARRIER), "");
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.count", NULL, 0,
-                      (LLVMValueRef[]){id, c_i32(c, WARPGROUP_THREADS)}, 2);
+                      (LLVMValueRef[]){band_barrier, c_i32(c, WARPGROUP_THREADS)}, 2);
 }
 
 /* A block staged box by box (step->staged_boxes slots of a box, used in
@@ -338,9 +337,10 @@ static void emit_staged_store(codegen *c, const tji_op *op, const tjp_shared_ste
     const tji_type *t = type_of(c, op->args[1]);
     uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)step->use.swizzle.elem_bytes;
     uint32_t band_box[2] = {step->store_bands ? box[0] / (uint32_t)step->store_bands : box[0], box[1]};
-    LLVMValueRef band_rows = NULL, band_from = NULL;
+    LLVMValueRef band_rows = NULL, band_from = NULL, band_barrier = NULL;
     if (step->store_bands) {
         LLVMValueRef group = LLVMBuildUDiv(c->g.b, c->tid, c_i32(c, WARPGROUP_THREADS), "");
+        band_barrier = LLVMBuildAdd(c->g.b, group, c_i32(c, FIRST_BAND_BARRIER), "");
         band_rows = LLVMBuildMul(c->g.b, group, c_i32(c, band_box[0]), "");
         band_from = LLVMBuildMul(c->g.b, group, c_i32(c, (int64_t)(box_bytes / (uint64_t)step->store_bands)), "");
     }
@@ -349,12 +349,12 @@ static void emit_staged_store(codegen *c, const tji_op *op, const tjp_shared_ste
     for (int j = 0; j < nboxes; j++) {
         int slot = j % step->staged_boxes;
         bulk_wait(c, step, wait);
-        staging_barrier(c, step);
+        staging_barrier(c, band_barrier);
         tjj_box_write only = {.cols = t->shape[1], .box_cols = (int32_t)box[1], .box = j, .slot = slot,
                               .box_elems = box[0] * box[1]};
         tjj_gpu_write_tile(c, op->args[1], &step->use.swizzle, step->offset, step->use.write_vector, &only);
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
-        staging_barrier(c, step);
+        staging_barrier(c, band_barrier);
         LLVMBasicBlockRef cont = tjj_llvm_guard_begin(c->g.b, issuer_cond(c, step), "tma.store");
         issue_store(c, op, step, band_box, j, 1, shared_address(c, step->offset + (uint64_t)slot * box_bytes, band_from),
                     band_rows);
