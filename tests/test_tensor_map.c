@@ -468,27 +468,31 @@ static void test_cache(void)
            "another stride encodes again: no stale map (%lu calls; stride %llu bytes)", atomic_load(&encode_calls),
            (unsigned long long)out[0].opaque[3]);
     st = prepare(&set, fake_encode, &good_ints, 4096, out, &fallback, why, sizeof why);
-    tap_ok(st == TJ_OK && !fallback && atomic_load(&encode_calls) == 6 && holds(&out[0], a + 4096, 1000, 2048),
-           "another base encodes again (%lu calls; base 0x%llx)", atomic_load(&encode_calls),
+    tap_ok(st == TJ_OK && !fallback && atomic_load(&encode_calls) == 5 && holds(&out[0], a + 4096, 1000, 2048) &&
+               holds(&out[1], b, 64, 2048),
+           "another base of A encodes A's map alone (%lu calls; base 0x%llx)", atomic_load(&encode_calls),
            (unsigned long long)out[0].opaque[0]);
     st = prepare(&set, fake_encode, &good_ints, 0, out, &fallback, why, sizeof why);
-    tap_ok(st == TJ_OK && atomic_load(&encode_calls) == 8 && holds(&out[0], a, 1000, 2048) &&
-               holds(&out[1], b, 64, 2048) && set.encodes == 8,
-           "the first arguments again: encoded again, as they were (%lu calls)", atomic_load(&encode_calls));
+    tap_ok(st == TJ_OK && atomic_load(&encode_calls) == 5 && holds(&out[0], a, 1000, 2048) &&
+               holds(&out[1], b, 64, 2048) && set.encodes == 5,
+           "the first arguments again: both maps from the cache (%lu calls)", atomic_load(&encode_calls));
+
 
     /* refusals fall back, without calling the encoder */
     launch_ints empty = good_ints;
     empty.rows = 0;
     st = prepare(&set, fake_encode, &empty, 0, out, &fallback, why, sizeof why);
-    tap_ok(st == TJ_OK && fallback == 1 && strstr(why, "'rows' (argument 5) = 0") && atomic_load(&encode_calls) == 8,
+    tap_ok(st == TJ_OK && fallback == 1 && strstr(why, "'rows' (argument 5) = 0") && atomic_load(&encode_calls) == 5,
            "an extent of 0 falls back: %s", why);
     st = prepare(&set, NULL, &good_ints, 0, out, &fallback, why, sizeof why);
     tap_ok(st == TJ_OK && fallback == 1 && strstr(why, "cuTensorMapEncodeTiled"),
            "a driver without the encoder falls back: %s", why);
 
     /* an encoder's failure is an error and leaves the cache as it was */
+    launch_ints third = good_ints;
+    third.ld = 3072;
     encode_result = TJCU_ERROR_INVALID_VALUE;
-    st = prepare(&set, fake_encode, &other, 0, out, &fallback, why, sizeof why);
+    st = prepare(&set, fake_encode, &third, 0, out, &fallback, why, sizeof why);
     encode_result = TJCU_SUCCESS;
     tap_ok(st == TJ_ERR_DEVICE && !fallback && strstr(tj_last_error(), "cuTensorMapEncodeTiled (tensor map 0"),
            "an encoder's failure is the launch's error: %s", tj_last_error());
@@ -496,6 +500,31 @@ static void test_cache(void)
     st = prepare(&set, fake_encode, &good_ints, 0, out, &fallback, why, sizeof why);
     tap_ok(st == TJ_OK && atomic_load(&encode_calls) == before && holds(&out[0], a, 1000, 2048),
            "... and the cache still holds the last good encoding");
+    tjj_tmap_set_free(&set);
+
+    /* A's base rotating through TJJ_TMAP_WAYS copies: each encoded once,
+     * B's map once, then every launch copies; one copy more than the cache
+     * holds evicts the oldest, and every map is still right. */
+    two_maps(&set);
+    unsigned long calls = atomic_load(&encode_calls);
+    int right = 1;
+    for (int round = 0; round < 3; round++)
+        for (uint64_t k = 0; k < TJJ_TMAP_WAYS; k++) {
+            st = prepare(&set, fake_encode, &good_ints, k * 4096, out, &fallback, why, sizeof why);
+            right &= st == TJ_OK && holds(&out[0], a + k * 4096, 1000, 2048) && holds(&out[1], b, 64, 2048);
+        }
+    tap_ok(right && atomic_load(&encode_calls) - calls == TJJ_TMAP_WAYS + 1,
+           "%d copies of A in turn, 3 rounds: %lu encoder calls (%d expected)", TJJ_TMAP_WAYS,
+           atomic_load(&encode_calls) - calls, TJJ_TMAP_WAYS + 1);
+    calls = atomic_load(&encode_calls);
+    for (int round = 0; round < 2; round++)
+        for (uint64_t k = 0; k <= TJJ_TMAP_WAYS; k++) {
+            st = prepare(&set, fake_encode, &good_ints, k * 4096, out, &fallback, why, sizeof why);
+            right &= st == TJ_OK && holds(&out[0], a + k * 4096, 1000, 2048) && holds(&out[1], b, 64, 2048);
+        }
+    tap_ok(right && atomic_load(&encode_calls) > calls && atomic_load(&encode_calls) - calls <= 2 * (TJJ_TMAP_WAYS + 1),
+           "%d copies in turn, one more than the cache holds: every map right (%lu encoder calls)",
+           TJJ_TMAP_WAYS + 1, atomic_load(&encode_calls) - calls);
     free(out);
     free(first);
     tjj_tmap_set_free(&set);

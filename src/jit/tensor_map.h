@@ -19,7 +19,7 @@
  * against the arguments, checked against what the driver can encode (a
  * refusal is no error: the launch runs the variant compiled without TMA,
  * tjj_gpu_target.no_tma), then encoded — or taken from the variant's
- * cache of its last encoding, where the arguments are the same.
+ * cache of its recent encodings, where the arguments are the same.
  */
 #ifndef TJIT_TENSOR_MAP_H
 #define TJIT_TENSOR_MAP_H
@@ -89,17 +89,20 @@ TJI_FUNC tj_status tjj_tmap_encode(tjcu_cuTensorMapEncodeTiled_fn encode, const 
                                    int index, const tj_kernel *kernel, const tjj_tmap_args *args,
                                    const char *who, tjcu_tensor_map *out);
 
-/* A variant's maps, and its last encoding of them with the integers it
- * was made of: launches with the same arguments (the usual case) copy it
+/* A variant's maps, and for each its last TJJ_TMAP_WAYS encodings with the
+ * integers each was made of: a launch whose map has the integers of one of
+ * them (the usual case: the same tensors, or a few used in turn) copies it
  * instead of calling the driver. lock guards the cache; launches of the
  * variant may come from several threads. */
+enum { TJJ_TMAP_WAYS = 8 };
 typedef struct tjj_tmap_set {
     int n;
     tjj_tmap_info *maps;      /* malloc'ed, n */
     pthread_mutex_t lock;
-    int cached;               /* the two below hold an encoding */
-    tjj_tmap_args *cached_args;   /* n */
-    tjcu_tensor_map *cached_maps; /* n, 64-byte aligned */
+    int *filled;              /* n: the entries of each map that hold an encoding */
+    int *next;                /* n: the entry a map's next new encoding replaces */
+    tjj_tmap_args *cached_args;   /* n x TJJ_TMAP_WAYS, map i's at i * TJJ_TMAP_WAYS */
+    tjcu_tensor_map *cached_maps; /* the same, 64-byte aligned */
     uint64_t encodes;         /* calls of the encoder so far (for tests) */
 } tjj_tmap_set;
 

@@ -35,11 +35,16 @@
  * test's stand-in that records what it was given.
  *
  * A variant launched again and again with the same tensors would encode
- * the same maps every time, so its tjj_tmap_set keeps the last encoding
- * and the integers it was made of: a launch whose integers are the same
- * copies it. Launches come from any thread, so the cache is under its own
- * mutex, held only to compare and copy; encoding happens outside it, into
- * the launch's own storage, and the result replaces the cache after.
+ * the same maps every time, so its tjj_tmap_set keeps each map's last
+ * eight encodings and the integers each was made of: a map whose integers
+ * are those of one of them is copied. Eight, not one, because programs
+ * take a few tensors in turn — double buffers, a benchmark's rotated
+ * copies, the layers of a model sharing a kernel — and each map on its
+ * own, because usually only one of them changes (the weights stay, the
+ * activations move). The oldest entry goes first. Launches come from any
+ * thread, so the cache is under its own mutex, held only to compare and
+ * copy; encoding happens outside it, into the launch's own storage, and
+ * the new encodings enter the cache after, once all of them succeeded.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,12 +295,11 @@ void tjj_tmap_set_init(tjj_tmap_set *set, tjj_tmap_info *maps, int n)
     set->n = n;
     set->maps = maps;
     if (n > 0) {
-        set->cached_args = tjs_xcalloc((size_t)n, sizeof *set->cached_args);
-        set->cached_maps = tjj_tmap_storage(n);
-        if (!set->cached_maps) { /* then there is no cache: every launch encodes */
-            free(set->cached_args);
-            set->cached_args = NULL;
-        }
+        set->filled = tjs_xcalloc((size_t)n, sizeof *set->filled);
+        set->next = tjs_xcalloc((size_t)n, sizeof *set->next);
+        set->cached_args = tjs_xcalloc((size_t)n * TJJ_TMAP_WAYS, sizeof *set->cached_args);
+        set->cached_maps = tjj_tmap_storage(n * TJJ_TMAP_WAYS);
+        /* Without the storage there is no cache: every launch encodes. */
     }
 }
 
@@ -303,9 +307,39 @@ void tjj_tmap_set_free(tjj_tmap_set *set)
 {
     pthread_mutex_destroy(&set->lock);
     free(set->maps);
+    free(set->filled);
+    free(set->next);
     free(set->cached_args);
     free(set->cached_maps);
     memset(set, 0, sizeof *set);
+}
+
+/* Map i's cached encoding of args, copied into *out where out is not
+ * NULL: 1; else 0. Under the lock. */
+static int cache_find(const tjj_tmap_set *set, int i, const tjj_tmap_args *args, tjcu_tensor_map *out)
+{
+    for (int w = 0; set->cached_maps && w < set->filled[i]; w++) {
+        size_t e = (size_t)i * TJJ_TMAP_WAYS + (size_t)w;
+        if (memcmp(&set->cached_args[e], args, sizeof *args) == 0) {
+            if (out)
+                *out = set->cached_maps[e];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Map i's new encoding in place of its oldest. Under the lock. */
+static void cache_add(tjj_tmap_set *set, int i, const tjj_tmap_args *args, const tjcu_tensor_map *map)
+{
+    if (!set->cached_maps)
+        return;
+    size_t e = (size_t)i * TJJ_TMAP_WAYS + (size_t)set->next[i];
+    set->cached_args[e] = *args;
+    set->cached_maps[e] = *map;
+    set->next[i] = (set->next[i] + 1) % TJJ_TMAP_WAYS;
+    if (set->filled[i] < TJJ_TMAP_WAYS)
+        set->filled[i]++;
 }
 
 tj_status tjj_tmaps_prepare(tjj_tmap_set *set, tjcu_cuTensorMapEncodeTiled_fn encode,
@@ -335,25 +369,26 @@ tj_status tjj_tmaps_prepare(tjj_tmap_set *set, tjcu_cuTensorMapEncodeTiled_fn en
             return TJ_OK;
         }
     }
-    size_t args_bytes = (size_t)n * sizeof *args, maps_bytes = (size_t)n * sizeof *out;
+    int *found = tjs_xcalloc((size_t)n, sizeof *found), misses = 0;
     pthread_mutex_lock(&set->lock);
-    int hit = set->cached && memcmp(set->cached_args, args, args_bytes) == 0;
-    if (hit)
-        memcpy(out, set->cached_maps, maps_bytes);
+    for (int i = 0; i < n; i++) {
+        found[i] = cache_find(set, i, &args[i], &out[i]);
+        misses += !found[i];
+    }
     pthread_mutex_unlock(&set->lock);
     tj_status st = TJ_OK;
-    for (int i = 0; !hit && st == TJ_OK && i < n; i++)
-        st = tjj_tmap_encode(encode, &set->maps[i], i, kernel, &args[i], who, &out[i]);
-    if (!hit && st == TJ_OK) {
+    for (int i = 0; st == TJ_OK && i < n; i++)
+        if (!found[i])
+            st = tjj_tmap_encode(encode, &set->maps[i], i, kernel, &args[i], who, &out[i]);
+    if (misses && st == TJ_OK) {
         pthread_mutex_lock(&set->lock);
-        set->encodes += (uint64_t)n;
-        if (set->cached_maps) {
-            memcpy(set->cached_args, args, args_bytes);
-            memcpy(set->cached_maps, out, maps_bytes);
-            set->cached = 1;
-        }
+        set->encodes += (uint64_t)misses;
+        for (int i = 0; i < n; i++) /* (another launch may have added it meanwhile) */
+            if (!found[i] && !cache_find(set, i, &args[i], NULL))
+                cache_add(set, i, &args[i], &out[i]);
         pthread_mutex_unlock(&set->lock);
     }
+    free(found);
     free(args);
     return st;
 }
