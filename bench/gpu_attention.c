@@ -14,7 +14,10 @@
  * Method, the same as triton_attention.py: Q, K, V random normal (one of
  * 2^16 draws per element), O poisoned with NaN and checked once on 64
  * sampled rows against the softmax in double, within 1e-2; then the timing
- * of gpu_timing.h. TFLOP/s counts 4 Z H N_CTX^2 D (half when causal).
+ * of gpu_timing.h, each launch on the next of two to eight copies of Q, K,
+ * V and O (rotated buffers, together at least 256 MiB, as gpu_matmul.c's;
+ * the warm-up launches at least once on each). TFLOP/s counts
+ * 4 Z H N_CTX^2 D (half when causal).
  *
  * Output: one JSON line per measurement ("impl":"tjit","what":"attention");
  * a failed build or launch is a line with "error" and the run goes on. The
@@ -52,10 +55,21 @@ static const config configs[NCONFIGS] = {{128, 64, 4, 3, 0},  {128, 64, 8, 3, 0}
                                          {64, 64, 4, 3, 0},   {128, 64, 4, 3, 1}, {128, 64, 8, 3, 1},
                                          {128, 128, 8, 3, 1}, {64, 64, 4, 3, 1}};
 
+/* Rotated buffers: as gpu_matmul.c (triton_attention.py follows the same rule). */
+enum { MIN_SETS = 2, MAX_SETS = 8 };
+#define ROTATE_BYTES ((size_t)256 << 20)
+
+static int rotated_sets(size_t tensor_bytes)
+{
+    size_t sets = (ROTATE_BYTES + 4 * tensor_bytes - 1) / (4 * tensor_bytes);
+    return sets < MIN_SETS ? MIN_SETS : sets > MAX_SETS ? MAX_SETS : (int)sets;
+}
+
 typedef struct problem {
     int n_ctx, d, causal;
     config cfg;
-    tj_buffer q, k, v, o;
+    int sets; /* copies of Q, K, V and O, used in turn */
+    tj_buffer q[MAX_SETS], k[MAX_SETS], v[MAX_SETS], o[MAX_SETS];
 } problem;
 
 static tj_device *dev;
@@ -96,18 +110,29 @@ static const char *tj_failure(tj_status st)
     return text;
 }
 
-static tj_status launch(const void *problem_)
+static int profile; /* --profile: a single set, no warm-up (ncu counts the launches) */
+
+static tj_status launch_set(const problem *p, int set)
 {
-    const problem *p = problem_;
     tj_launch_cfg cfg = {.grid = {(p->n_ctx + p->cfg.bm - 1) / p->cfg.bm, Z * H},
                          .num_warps = p->cfg.warps, .num_stages = p->cfg.stages};
     const int stride_m = p->d, stride_h = p->n_ctx * p->d, stride_z = H * stride_h;
     if (p->cfg.block_ptrs)
-        return attention_block_ptr_f16_launch(dev, &cfg, p->q, p->k, p->v, p->o, 1.0 / sqrt(p->d), H, p->n_ctx,
+        return attention_block_ptr_f16_launch(dev, &cfg, p->q[set], p->k[set], p->v[set], p->o[set], 1.0 / sqrt(p->d),
+                                              H, p->n_ctx,
                                               Z * H * p->n_ctx, p->cfg.bm, p->cfg.bn, p->d, p->causal);
-    return attention_f16_launch(dev, &cfg, p->q, p->k, p->v, p->o, 1.0 / sqrt(p->d), H, p->n_ctx,
-                                stride_z, stride_h, stride_m, p->cfg.bm, p->cfg.bn, p->d,
+    return attention_f16_launch(dev, &cfg, p->q[set], p->k[set], p->v[set], p->o[set], 1.0 / sqrt(p->d), H,
+                                p->n_ctx, stride_z, stride_h, stride_m, p->cfg.bm, p->cfg.bn, p->d,
                                 p->causal);
+}
+
+/* The set a timed launch takes: the next, each launch. */
+static unsigned turn;
+
+static tj_status launch(const void *problem_)
+{
+    const problem *p = problem_;
+    return launch_set(p, (int)(turn++ % (unsigned)p->sets));
 }
 
 static uint16_t *host[4]; /* Q, K, V, O */
@@ -179,16 +204,18 @@ static int bench(const problem *p, double *scores)
 {
     const size_t bytes = (size_t)Z * H * p->n_ctx * p->d * sizeof(uint16_t);
     memset(host[3], 0xff, bytes); /* NaN */
-    tj_status st = tj_buffer_write(dev, p->o, 0, host[3], bytes);
+    tj_status st = tj_buffer_write(dev, p->o[0], 0, host[3], bytes);
     if (st == TJ_OK)
-        st = launch(p);
+        st = launch_set(p, 0);
     if (st == TJ_OK)
-        st = tj_buffer_read(dev, p->o, 0, host[3], bytes);
+        st = tj_buffer_read(dev, p->o[0], 0, host[3], bytes);
     if (st != TJ_OK)
         return record_error(p, tj_failure(st));
     int correct = check(p, scores);
     double median_ms;
-    if (median_launch_ms(dev, use_events, warmup, runs, launch, p, &median_ms, &st))
+    turn = 0;
+    if (median_launch_ms(dev, use_events, warmup > p->sets || profile ? warmup : p->sets, runs, launch, p,
+                         &median_ms, &st))
         return record_error(p, st != TJ_OK ? tj_failure(st) : "a CUDA event call failed");
     double flops = 4.0 * Z * H * (double)p->n_ctx * p->n_ctx * p->d * (p->causal ? 0.5 : 1);
     record_begin(p);
@@ -212,7 +239,7 @@ static int parse_count(const char *text, int *out)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, profile = 0;
+    int quick = 0;
     tj_device_kind kind = TJ_DEVICE_GPU;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
@@ -268,23 +295,29 @@ int main(int argc, char **argv)
         problem p = {.n_ctx = pr[0], .d = pr[1], .causal = pr[2]};
         const size_t count = (size_t)Z * H * p.n_ctx * p.d, bytes = count * sizeof(uint16_t);
         fill_inputs(count);
-        tj_buffer *bufs[4] = {&p.q, &p.k, &p.v, &p.o};
+        p.sets = profile ? 1 : rotated_sets(bytes);
+        tj_buffer *bufs[4] = {p.q, p.k, p.v, p.o};
         st = TJ_OK;
-        for (int t = 0; t < 4 && st == TJ_OK; t++)
-            if ((st = tj_buffer_alloc(dev, bytes, bufs[t])) == TJ_OK && t < 3)
-                st = tj_buffer_write(dev, *bufs[t], 0, host[t], bytes);
-        if (st != TJ_OK) {
-            ok = record_error(&p, tj_failure(st));
-            continue;
+        int allocated = 0; /* buffers: set allocated / 4, tensor allocated % 4 */
+        while (allocated < 4 * p.sets && st == TJ_OK) {
+            const int t = allocated % 4;
+            tj_buffer *buf = &bufs[t][allocated / 4];
+            if ((st = tj_buffer_alloc(dev, bytes, buf)) != TJ_OK)
+                break;
+            allocated++;
+            if (t < 3)
+                st = tj_buffer_write(dev, *buf, 0, host[t], bytes);
         }
-        for (size_t ci = 0; ci < NCONFIGS; ci++) {
+        if (st != TJ_OK)
+            ok = record_error(&p, tj_failure(st));
+        for (size_t ci = 0; ci < NCONFIGS && st == TJ_OK; ci++) {
             if (quick && ci % (NCONFIGS / 2))
                 continue;
             p.cfg = configs[ci];
             ok &= bench(&p, scores);
         }
-        for (int t = 0; t < 4; t++)
-            tj_buffer_free(dev, *bufs[t]);
+        for (int i = 0; i < allocated; i++)
+            tj_buffer_free(dev, bufs[i % 4][i / 4]);
     }
     tj_device_close(dev);
     for (int t = 0; t < 4; t++)

@@ -21,10 +21,16 @@
  * element; fp8 saturates nothing at that range), Y poisoned with NaN and
  * checked once on 64 sampled elements against a double-precision dot
  * product of the same inputs (within 2 K 2^-23 sum |x w| plus Y's bf16
- * rounding), then WARMUP launches and RUNS launches between CUDA events,
- * the median interval. One device buffer per operand at the largest size,
- * uploaded once; each problem reads its leading M x K and N x K elements.
- * Output: one JSON line per measurement ("impl":"tjit","what":"llm").
+ * rounding), then WARMUP launches (at least one on each set of buffers)
+ * and RUNS launches between CUDA events, the median interval. The timed
+ * launches take two to eight sets of X, W and Y in turn (rotated buffers:
+ * together at least 256 MiB, gpu_matmul.c's rule), so that none finds the
+ * operands of the launch before it in L2: one device buffer per operand,
+ * filled once with the host's random image repeated, and a problem's set s
+ * a view of its M x K, N x K and M x N elements at s times their size
+ * (rounded up to 4 KiB, so that every set has the first one's alignment).
+ * The check reads set 0. Output: one JSON line per measurement
+ * ("impl":"tjit","what":"llm").
  *
  *     usage: bench/gpu_llm [--runs N] [--warmup N] [--quick]
  */
@@ -53,10 +59,16 @@ static const config bf16_configs[] = {{128, 256, 64, 8, 3, 0}, {128, 256, 64, 8,
                                       {64, 128, 64, 4, 4, 0}};
 static const config fp8_configs[] = {{128, 256, 128, 8, 3, 0}, {128, 256, 128, 8, 2, 1}, {128, 128, 128, 8, 4, 0}};
 
+/* Rotated buffers: as gpu_matmul.c (torch_llm.py follows the same rule). */
+enum { MIN_SETS = 2, MAX_SETS = 8, SET_ALIGN = 4096 };
+#define ROTATE_BYTES ((size_t)256 << 20)
+
 typedef struct problem {
     int fp8;
     int m, n, k;
     config cfg;
+    int sets;                                   /* sets of X, W and Y, used in turn */
+    tj_buffer a[MAX_SETS], b[MAX_SETS], c[MAX_SETS]; /* views of buf_a, buf_b, buf_c */
 } problem;
 
 static tj_device *dev;
@@ -64,9 +76,47 @@ static tj_buffer buf_a, buf_b, buf_c;
 static void *host_a, *host_b, *host_c;
 static int runs = 10, warmup = 3;
 
-static tj_status launch(const void *p_)
+static size_t operand_bytes(const problem *p, char which)
 {
-    const problem *p = p_;
+    size_t in = p->fp8 ? 1 : 2;
+    return which == 'a' ? (size_t)p->m * p->k * in : which == 'b' ? (size_t)p->n * p->k * in : (size_t)p->m * p->n * 2;
+}
+
+static size_t set_stride(const problem *p, char which)
+{
+    return (operand_bytes(p, which) + SET_ALIGN - 1) / SET_ALIGN * SET_ALIGN;
+}
+
+static int rotated_sets(const problem *p)
+{
+    size_t bytes = operand_bytes(p, 'a') + operand_bytes(p, 'b') + operand_bytes(p, 'c');
+    size_t sets = (ROTATE_BYTES + bytes - 1) / bytes;
+    return sets < MIN_SETS ? MIN_SETS : sets > MAX_SETS ? MAX_SETS : (int)sets;
+}
+
+/* The views of p's sets (p->sets of them); 0 and the error printed where a view fails. */
+static int make_views(problem *p)
+{
+    const tj_buffer bufs[3] = {buf_a, buf_b, buf_c};
+    tj_buffer *views[3] = {p->a, p->b, p->c};
+    for (int s = 0; s < p->sets; s++)
+        for (int o = 0; o < 3; o++)
+            if (tj_buffer_view(dev, bufs[o], s * set_stride(p, "abc"[o]), operand_bytes(p, "abc"[o]), &views[o][s]) !=
+                TJ_OK) {
+                fprintf(stderr, "gpu_llm: %s\n", tj_last_error());
+                return 0;
+            }
+    return 1;
+}
+
+static void free_views(problem *p)
+{
+    for (int s = 0; s < p->sets; s++)
+        tj_buffer_free(dev, p->a[s]), tj_buffer_free(dev, p->b[s]), tj_buffer_free(dev, p->c[s]);
+}
+
+static tj_status launch_set(const problem *p, int set)
+{
     int64_t tiles = (int64_t)((p->m + p->cfg.bm - 1) / p->cfg.bm) * ((p->n + p->cfg.bn - 1) / p->cfg.bn);
     if (p->cfg.persistent && tiles > tj_device_processors(dev))
         tiles = tj_device_processors(dev);
@@ -75,10 +125,19 @@ static tj_status launch(const void *p_)
                                 : (p->cfg.persistent ? llm_bf16_persistent : llm_bf16);
     int64_t consts[3] = {p->cfg.bm, p->cfg.bn, p->cfg.bk};
     /* X [M, K], W [N, K] read as B = W^T (stride_bk 1, stride_bn K), Y [M, N] */
-    tj_arg args[12] = {TJ_ARG_BUF(buf_a), TJ_ARG_BUF(buf_b), TJ_ARG_BUF(buf_c), TJ_ARG_I32(p->m),
+    tj_arg args[12] = {TJ_ARG_BUF(p->a[set]), TJ_ARG_BUF(p->b[set]), TJ_ARG_BUF(p->c[set]), TJ_ARG_I32(p->m),
                        TJ_ARG_I32(p->n), TJ_ARG_I32(p->k), TJ_ARG_I32(p->k), TJ_ARG_I32(1), TJ_ARG_I32(1),
                        TJ_ARG_I32(p->k), TJ_ARG_I32(p->n), TJ_ARG_I32(1)};
     return tj_launch(dev, k, &cfg, args, 12, consts, 3);
+}
+
+/* The set a timed launch takes: the next, each launch. */
+static unsigned turn;
+
+static tj_status launch(const void *p_)
+{
+    const problem *p = p_;
+    return launch_set(p, (int)(turn++ % (unsigned)p->sets));
 }
 
 static double input(const problem *p, const void *base, size_t i)
@@ -136,13 +195,13 @@ static void record(const problem *p, const char *error, double ms, int correct)
 
 static int bench(const problem *p)
 {
-    size_t c_bytes = (size_t)p->m * p->n * 2;
+    size_t c_bytes = operand_bytes(p, 'c');
     memset(host_c, 0xff, c_bytes);
-    tj_status st = tj_buffer_write(dev, buf_c, 0, host_c, c_bytes);
+    tj_status st = tj_buffer_write(dev, p->c[0], 0, host_c, c_bytes);
     if (st == TJ_OK)
-        st = launch(p);
+        st = launch_set(p, 0);
     if (st == TJ_OK)
-        st = tj_buffer_read(dev, buf_c, 0, host_c, c_bytes);
+        st = tj_buffer_read(dev, p->c[0], 0, host_c, c_bytes);
     char text[1024];
     if (st != TJ_OK) {
         snprintf(text, sizeof text, "%s: %s", tj_status_name(st), tj_last_error());
@@ -151,7 +210,8 @@ static int bench(const problem *p)
     }
     int correct = check(p);
     double ms = 0;
-    const char *why = median_launch_ms(dev, 1, warmup, runs, launch, p, &ms, &st);
+    turn = 0;
+    const char *why = median_launch_ms(dev, 1, warmup > p->sets ? warmup : p->sets, runs, launch, p, &ms, &st);
     if (why) {
         snprintf(text, sizeof text, "%s: %s", why, st != TJ_OK ? tj_last_error() : "");
         record(p, text, 0, 0);
@@ -209,37 +269,65 @@ int main(int argc, char **argv)
     static const int nk[][2] = {{4096, 4096},  {11008, 4096}, {4096, 11008},
                                 {12288, 4096}, {28672, 8192}, {8192, 28672}};
     const int nm = quick ? 2 : 6, nnk = quick ? 1 : 6;
-    size_t max_a = (size_t)16384 * 28672, max_b = (size_t)28672 * 8192, max_c = (size_t)16384 * 28672;
-    if (quick)
-        max_a = max_b = max_c = (size_t)8192 * 8192;
-    host_a = xmalloc(max_a * 2), host_b = xmalloc(max_b * 2), host_c = xmalloc(max_c * 2);
-    if (tj_buffer_alloc(dev, max_a * 2, &buf_a) != TJ_OK || tj_buffer_alloc(dev, max_b * 2, &buf_b) != TJ_OK ||
-        tj_buffer_alloc(dev, max_c * 2, &buf_c) != TJ_OK) {
-        fprintf(stderr, "gpu_llm: %s\n", tj_last_error());
-        return 2;
-    }
-    int ok = 1;
-    for (int fp8 = 0; fp8 < 2; fp8++) {
-        size_t na = fp8 ? (size_t)8192 * 8192 : max_a, nb = fp8 ? (size_t)8192 * 8192 : max_b;
-        fill(fp8, na, nb);
-        if (tj_buffer_write(dev, buf_a, 0, host_a, na * (fp8 ? 1 : 2)) != TJ_OK ||
-            tj_buffer_write(dev, buf_b, 0, host_b, nb * (fp8 ? 1 : 2)) != TJ_OK) {
-            fprintf(stderr, "gpu_llm: %s\n", tj_last_error());
-            return 2;
-        }
-        const config *cfgs = fp8 ? fp8_configs : bf16_configs;
-        int ncfg = fp8 ? (int)(sizeof fp8_configs / sizeof *fp8_configs)
-                       : (int)(sizeof bf16_configs / sizeof *bf16_configs);
+    /* Every problem, and the bytes each operand's buffer needs for its sets. */
+    problem problems[6 * 6 + 2];
+    int nproblems = 0;
+    size_t need[3] = {0, 0, 0}, host_need[3] = {0, 0, 0};
+    for (int fp8 = 0; fp8 < 2; fp8++)
         for (int pi = 0; pi < (fp8 ? 2 : nm * nnk); pi++) {
             problem p = {.fp8 = fp8};
             if (fp8)
                 p.m = p.n = p.k = pi ? 8192 : 4096;
             else
                 p.m = ms[pi / nnk], p.n = nk[pi % nnk][0], p.k = nk[pi % nnk][1];
-            for (int ci = 0; ci < (quick ? 1 : ncfg); ci++) {
-                p.cfg = cfgs[ci];
-                ok &= bench(&p);
+            p.sets = rotated_sets(&p);
+            for (int o = 0; o < 3; o++) {
+                size_t bytes = (size_t)(p.sets - 1) * set_stride(&p, "abc"[o]) + operand_bytes(&p, "abc"[o]);
+                need[o] = bytes > need[o] ? bytes : need[o];
+                host_need[o] = operand_bytes(&p, "abc"[o]) > host_need[o] ? operand_bytes(&p, "abc"[o]) : host_need[o];
             }
+            problems[nproblems++] = p;
+        }
+    host_a = xmalloc(host_need[0]), host_b = xmalloc(host_need[1]), host_c = xmalloc(host_need[2]);
+    if (tj_buffer_alloc(dev, need[0], &buf_a) != TJ_OK || tj_buffer_alloc(dev, need[1], &buf_b) != TJ_OK ||
+        tj_buffer_alloc(dev, need[2], &buf_c) != TJ_OK) {
+        fprintf(stderr, "gpu_llm: %s\n", tj_last_error());
+        return 2;
+    }
+    int ok = 1;
+    for (int fp8 = 0; fp8 < 2; fp8++) {
+        /* X and W: the host's random image of the dtype's largest problem,
+         * repeated over the whole buffer (the later sets read its copies) */
+        size_t size = fp8 ? 1 : 2, na = 0, nb = 0;
+        for (int i = 0; i < nproblems; i++)
+            if (problems[i].fp8 == fp8) {
+                na = operand_bytes(&problems[i], 'a') / size > na ? operand_bytes(&problems[i], 'a') / size : na;
+                nb = operand_bytes(&problems[i], 'b') / size > nb ? operand_bytes(&problems[i], 'b') / size : nb;
+            }
+        fill(fp8, na, nb);
+        tj_status st = TJ_OK;
+        for (size_t at = 0; st == TJ_OK && at < need[0]; at += na * size)
+            st = tj_buffer_write(dev, buf_a, at, host_a, need[0] - at < na * size ? need[0] - at : na * size);
+        for (size_t at = 0; st == TJ_OK && at < need[1]; at += nb * size)
+            st = tj_buffer_write(dev, buf_b, at, host_b, need[1] - at < nb * size ? need[1] - at : nb * size);
+        if (st != TJ_OK) {
+            fprintf(stderr, "gpu_llm: %s\n", tj_last_error());
+            return 2;
+        }
+        const config *cfgs = fp8 ? fp8_configs : bf16_configs;
+        int ncfg = fp8 ? (int)(sizeof fp8_configs / sizeof *fp8_configs)
+                       : (int)(sizeof bf16_configs / sizeof *bf16_configs);
+        for (int i = 0; i < nproblems; i++) {
+            problem *p = &problems[i];
+            if (p->fp8 != fp8)
+                continue;
+            if (!make_views(p))
+                return 2;
+            for (int ci = 0; ci < (quick ? 1 : ncfg); ci++) {
+                p->cfg = cfgs[ci];
+                ok &= bench(p);
+            }
+            free_views(p);
         }
     }
     tj_device_close(dev);

@@ -6,13 +6,17 @@ on the LLM shapes in bf16, Y = X W^T with W [N, K] row-major (F.linear's
 layout), and torch._scaled_mm (cuBLASLt fp8) on e4m3 at 4096^3 and 8192^3
 with unit scales and a bf16 result, the same layout.
 
-Method, as gpu_llm.c's: inputs torch.randn in the dtype, WARMUP calls, then
-RUNS calls each between two CUDA events, enqueued back to back; the figure
-is the median interval, TFLOP/s 2 M N K over it. One JSON line each.
+Method, as gpu_llm.c's: inputs torch.randn in the dtype, WARMUP calls (at
+least one on each set), then RUNS calls each between two CUDA events,
+enqueued back to back, each on the next of two to eight sets of X, W and Y
+(rotated buffers, together at least 256 MiB: gpu_llm.c's rule; Y given as
+out=); the figure is the median interval, TFLOP/s 2 M N K over it. One
+JSON line each.
 
     usage: python3 bench/torch_llm.py [--runs N] [--warmup N] [--quick]
 """
 import argparse
+import itertools
 import json
 import statistics
 
@@ -20,6 +24,21 @@ import torch
 
 MS = (1, 16, 128, 1024, 4096, 16384)
 NKS = ((4096, 4096), (11008, 4096), (4096, 11008), (12288, 4096), (28672, 8192), (8192, 28672))
+
+
+ROTATE_BYTES, MIN_SETS, MAX_SETS = 256 << 20, 2, 8
+
+
+def rotated_sets(*tensors):
+    """Sets of the operands that the timed calls take in turn (gpu_llm.c's rule)."""
+    nbytes = sum(t.nbytes for t in tensors)
+    return max(MIN_SETS, min(MAX_SETS, -(-ROTATE_BYTES // nbytes)))
+
+
+def rotating(sets, call):
+    """A function that calls call(*set) on the next of sets each time."""
+    turn = itertools.cycle(sets)
+    return lambda: call(*next(turn))
 
 
 def median_ms(fn, runs, warmup):
@@ -52,18 +71,37 @@ def main():
     ms_list, nks = (MS[:2], NKS[:1]) if args.quick else (MS, NKS)
     for m in ms_list:
         for n, k in nks:
-            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-            w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-            record("llm", "bf16", m, n, k, median_ms(lambda: torch.matmul(x, w.t()), args.runs, args.warmup))
-            del x, w
+            def operands():
+                return (torch.randn(m, k, device="cuda", dtype=torch.bfloat16),
+                        torch.randn(n, k, device="cuda", dtype=torch.bfloat16),
+                        torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
+            sets = [operands()]
+            sets += [operands() for _ in range(rotated_sets(*sets[0]) - 1)]
+            record("llm", "bf16", m, n, k,
+                   median_ms(rotating(sets, lambda x, w, y: torch.matmul(x, w.t(), out=y)), args.runs,
+                             max(args.warmup, len(sets))))
+            del sets
     one = torch.ones((), device="cuda", dtype=torch.float32)
     for size in (4096, 8192):
-        x = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
-        w = torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn)
-        record("llm", "fp8", size, size, size,
-               median_ms(lambda: torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
-                         args.runs, args.warmup))
+        def operands():
+            return (torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn),
+                    torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn),
+                    torch.empty(size, size, device="cuda", dtype=torch.bfloat16))
+        sets = [operands()]
+        sets += [operands() for _ in range(rotated_sets(*sets[0]) - 1)]
 
+        def scaled_mm(x, w, y):
+            return torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16, out=y)
+        try:
+            scaled_mm(*sets[0])
+        except (TypeError, RuntimeError) as e:  # a torch without _scaled_mm.out: Y as torch allocates it
+            print(json.dumps({"impl": "torch", "note": "_scaled_mm without out=: %s" % e}), flush=True)
+
+            def scaled_mm(x, w, y):
+                return torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        record("llm", "fp8", size, size, size,
+               median_ms(rotating(sets, scaled_mm), args.runs, max(args.warmup, len(sets))))
+        del sets
 
 if __name__ == "__main__":
     main()
