@@ -23,7 +23,9 @@
 # Then, in one device run:  bash scripts/gpu-run.sh   with carry=["carry"].
 #
 #     usage: scripts/gpu-pack.sh        (TJIT_GPU_BUILD: the build folder,
-#                                        default /tmp/tjit-gpu-build)
+#                                        default /tmp/tjit-gpu-build;
+#                                        TJIT_BUILD_FROM: the commit BUILD-INFO
+#                                        names, for a copy of the tree outside git)
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,7 +124,7 @@ ldd "$lib" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' |
     done
 
 {
-    echo "built $(date -u '+%Y-%m-%d %H:%M UTC') from $(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')"
+    echo "built $(date -u '+%Y-%m-%d %H:%M UTC') from ${TJIT_BUILD_FROM:-$(git -C "$src" describe --always --dirty 2>/dev/null || echo '?')}"
     echo "libtjit.so.0 needs: $(objdump -p "$root/lib/libtjit.so.0" | awk '/NEEDED/ { printf "%s ", $2 }')"
     echo "newest symbol versions: $(objdump -T "$root/lib/libtjit.so.0" "$root"/tests/* 2>/dev/null |
         grep -oE '(GLIBC|GLIBCXX)_[0-9.]+' | sort -Vu | awk -F_ '{ v[$1] = $0 } END { for (k in v) printf "%s ", v[k] }')"
