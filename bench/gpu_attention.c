@@ -15,7 +15,7 @@
  * 2^16 draws per element), O poisoned with NaN and checked once on 64
  * sampled rows against the softmax in double, within 1e-2; then the timing
  * of gpu_timing.h, each launch on the next of two to eight copies of Q, K,
- * V and O (rotated buffers, together at least 256 MiB, as gpu_matmul.c's;
+ * V and O (rotated buffers, together at least 256 MiB: gpu_timing.h's rule;
  * the warm-up launches at least once on each). TFLOP/s counts
  * 4 Z H N_CTX^2 D (half when causal).
  *
@@ -54,16 +54,6 @@ typedef struct config {
 static const config configs[NCONFIGS] = {{128, 64, 4, 3, 0},  {128, 64, 8, 3, 0}, {128, 128, 8, 3, 0},
                                          {64, 64, 4, 3, 0},   {128, 64, 4, 3, 1}, {128, 64, 8, 3, 1},
                                          {128, 128, 8, 3, 1}, {64, 64, 4, 3, 1}};
-
-/* Rotated buffers: as gpu_matmul.c (triton_attention.py follows the same rule). */
-enum { MIN_SETS = 2, MAX_SETS = 8 };
-#define ROTATE_BYTES ((size_t)256 << 20)
-
-static int rotated_sets(size_t tensor_bytes)
-{
-    size_t sets = (ROTATE_BYTES + 4 * tensor_bytes - 1) / (4 * tensor_bytes);
-    return sets < MIN_SETS ? MIN_SETS : sets > MAX_SETS ? MAX_SETS : (int)sets;
-}
 
 typedef struct problem {
     int n_ctx, d, causal;
@@ -295,7 +285,7 @@ int main(int argc, char **argv)
         problem p = {.n_ctx = pr[0], .d = pr[1], .causal = pr[2]};
         const size_t count = (size_t)Z * H * p.n_ctx * p.d, bytes = count * sizeof(uint16_t);
         fill_inputs(count);
-        p.sets = profile ? 1 : rotated_sets(bytes);
+        p.sets = profile ? 1 : rotated_sets(4 * bytes); /* Q, K, V and O */
         tj_buffer *bufs[4] = {p.q, p.k, p.v, p.o};
         st = TJ_OK;
         int allocated = 0; /* buffers: set allocated / 4, tensor allocated % 4 */

@@ -24,7 +24,7 @@
  * rounding), then WARMUP launches (at least one on each set of buffers)
  * and RUNS launches between CUDA events, the median interval. The timed
  * launches take two to eight sets of X, W and Y in turn (rotated buffers:
- * together at least 256 MiB, gpu_matmul.c's rule), so that none finds the
+ * together at least 256 MiB, gpu_timing.h's rule), so that none finds the
  * operands of the launch before it in L2: one device buffer per operand,
  * filled once with the host's random image repeated, and a problem's set s
  * a view of its M x K, N x K and M x N elements at s times their size
@@ -59,9 +59,8 @@ static const config bf16_configs[] = {{128, 256, 64, 8, 3, 0}, {128, 256, 64, 8,
                                       {64, 128, 64, 4, 4, 0}};
 static const config fp8_configs[] = {{128, 256, 128, 8, 3, 0}, {128, 256, 128, 8, 2, 1}, {128, 128, 128, 8, 4, 0}};
 
-/* Rotated buffers: as gpu_matmul.c (torch_llm.py follows the same rule). */
-enum { MIN_SETS = 2, MAX_SETS = 8, SET_ALIGN = 4096 };
-#define ROTATE_BYTES ((size_t)256 << 20)
+/* Each set's views start at multiples of this (gpu_timing.h's rotation). */
+enum { SET_ALIGN = 4096 };
 
 typedef struct problem {
     int fp8;
@@ -85,13 +84,6 @@ static size_t operand_bytes(const problem *p, char which)
 static size_t set_stride(const problem *p, char which)
 {
     return (operand_bytes(p, which) + SET_ALIGN - 1) / SET_ALIGN * SET_ALIGN;
-}
-
-static int rotated_sets(const problem *p)
-{
-    size_t bytes = operand_bytes(p, 'a') + operand_bytes(p, 'b') + operand_bytes(p, 'c');
-    size_t sets = (ROTATE_BYTES + bytes - 1) / bytes;
-    return sets < MIN_SETS ? MIN_SETS : sets > MAX_SETS ? MAX_SETS : (int)sets;
 }
 
 /* The views of p's sets (p->sets of them); 0 and the error printed where a view fails. */
@@ -280,7 +272,7 @@ int main(int argc, char **argv)
                 p.m = p.n = p.k = pi ? 8192 : 4096;
             else
                 p.m = ms[pi / nnk], p.n = nk[pi % nnk][0], p.k = nk[pi % nnk][1];
-            p.sets = rotated_sets(&p);
+            p.sets = rotated_sets(operand_bytes(&p, 'a') + operand_bytes(&p, 'b') + operand_bytes(&p, 'c'));
             for (int o = 0; o < 3; o++) {
                 size_t bytes = (size_t)(p.sets - 1) * set_stride(&p, "abc"[o]) + operand_bytes(&p, "abc"[o]);
                 need[o] = bytes > need[o] ? bytes : need[o];

@@ -129,19 +129,6 @@ static const config tf32_configs[NTF32_CONFIGS] = {
     {128, 128, 32, 8, 4, 1, 0, 0}, {128, 256, 32, 8, 3, 1, 1, 0}, {128, 128, 32, 8, 3, 2, 0, 0},
     {256, 128, 32, 8, 3, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 0, 16}};
 
-/* Rotated buffers (MATMUL.md: past 3x L2): the timed launches take the
- * sets of A, B and C in turn, together at least ROTATE_BYTES, so that none
- * finds the operands of the launch before it in L2 (50 MiB on an H100, 60
- * on an H200); triton_matmul.py rotates the same way. */
-enum { MIN_SETS = 2, MAX_SETS = 8 };
-#define ROTATE_BYTES ((size_t)256 << 20)
-
-static int rotated_sets(size_t matrix_bytes)
-{
-    size_t sets = (ROTATE_BYTES + 3 * matrix_bytes - 1) / (3 * matrix_bytes);
-    return sets < MIN_SETS ? MIN_SETS : sets > MAX_SETS ? MAX_SETS : (int)sets;
-}
-
 /* ---- output ------------------------------------------------------------------- */
 
 static tj_device *dev;
@@ -445,7 +432,7 @@ int main(int argc, char **argv)
             continue;
         const size_t count = (size_t)p.n * p.n, bytes = count * elem_size(p.dtype);
         fill_inputs(p.dtype, count);
-        p.sets = rotated_sets(bytes);
+        p.sets = rotated_sets(3 * bytes); /* A, B and C */
         st = TJ_OK;
         for (int i = 0; i < p.sets && st == TJ_OK; i++) {
             st = tj_buffer_alloc(dev, bytes, &p.a[i]);

@@ -10,6 +10,12 @@
  * between two events on the default stream, enqueued back to back; the
  * figure is the median interval. On the CPU back end (no events) each run
  * is a launch and a synchronize timed by the wall clock.
+ *
+ * Rotated buffers (MATMUL.md: past 3x L2): the timed launches take
+ * rotated_sets() sets of a problem's operands in turn, together at least
+ * ROTATE_BYTES, so that none finds the operands of the launch before it in
+ * L2 (50 MiB on an H100, 60 on an H200); bench/rotation.py is the same
+ * rule for the references.
  */
 #ifndef TJIT_BENCH_GPU_TIMING_H
 #define TJIT_BENCH_GPU_TIMING_H
@@ -119,6 +125,16 @@ static const char *median_launch_ms(tj_device *dev, int use_events, int warmup, 
     *median_ms = failed ? 0 : median(ms, runs);
     free(ms);
     return failed;
+}
+
+enum { MIN_SETS = 2, MAX_SETS = 8 };
+#define ROTATE_BYTES ((size_t)256 << 20)
+
+/* How many sets of set_bytes each the timed launches rotate through. */
+static int rotated_sets(size_t set_bytes)
+{
+    size_t sets = (ROTATE_BYTES + set_bytes - 1) / set_bytes;
+    return sets < MIN_SETS ? MIN_SETS : sets > MAX_SETS ? MAX_SETS : (int)sets;
 }
 
 static void json_string(const char *s)

@@ -9,36 +9,22 @@ with unit scales and a bf16 result, the same layout.
 Method, as gpu_llm.c's: inputs torch.randn in the dtype, WARMUP calls (at
 least one on each set), then RUNS calls each between two CUDA events,
 enqueued back to back, each on the next of two to eight sets of X, W and Y
-(rotated buffers, together at least 256 MiB: gpu_llm.c's rule; Y given as
+(rotated buffers, together at least 256 MiB: bench/rotation.py; Y given as
 out=); the figure is the median interval, TFLOP/s 2 M N K over it. One
 JSON line each.
 
     usage: python3 bench/torch_llm.py [--runs N] [--warmup N] [--quick]
 """
 import argparse
-import itertools
 import json
 import statistics
 
 import torch
 
+from rotation import rotated_sets, rotating
+
 MS = (1, 16, 128, 1024, 4096, 16384)
 NKS = ((4096, 4096), (11008, 4096), (4096, 11008), (12288, 4096), (28672, 8192), (8192, 28672))
-
-
-ROTATE_BYTES, MIN_SETS, MAX_SETS = 256 << 20, 2, 8
-
-
-def rotated_sets(*tensors):
-    """Sets of the operands that the timed calls take in turn (gpu_llm.c's rule)."""
-    nbytes = sum(t.nbytes for t in tensors)
-    return max(MIN_SETS, min(MAX_SETS, -(-ROTATE_BYTES // nbytes)))
-
-
-def rotating(sets, call):
-    """A function that calls call(*set) on the next of sets each time."""
-    turn = itertools.cycle(sets)
-    return lambda: call(*next(turn))
 
 
 def median_ms(fn, runs, warmup):
@@ -76,7 +62,7 @@ def main():
                         torch.randn(n, k, device="cuda", dtype=torch.bfloat16),
                         torch.empty(m, n, device="cuda", dtype=torch.bfloat16))
             sets = [operands()]
-            sets += [operands() for _ in range(rotated_sets(*sets[0]) - 1)]
+            sets += [operands() for _ in range(rotated_sets(sum(t.nbytes for t in sets[0])) - 1)]
             record("llm", "bf16", m, n, k,
                    median_ms(rotating(sets, lambda x, w, y: torch.matmul(x, w.t(), out=y)), args.runs,
                              max(args.warmup, len(sets))))
@@ -88,7 +74,7 @@ def main():
                     torch.randn(size, size, device="cuda").to(torch.float8_e4m3fn),
                     torch.empty(size, size, device="cuda", dtype=torch.bfloat16))
         sets = [operands()]
-        sets += [operands() for _ in range(rotated_sets(*sets[0]) - 1)]
+        sets += [operands() for _ in range(rotated_sets(sum(t.nbytes for t in sets[0])) - 1)]
 
         def scaled_mm(x, w, y):
             return torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16, out=y)

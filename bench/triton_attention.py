@@ -21,7 +21,7 @@ poisoned with NaN, each result checked once against torch's attention in
 fp32 on the first (batch, head) pair (atol 1e-2); WARMUP calls (at least
 one on each set), then RUNS calls each between two CUDA events, enqueued
 back to back, each on the next of two to eight copies of Q, K, V and O
-(rotated buffers, together at least 256 MiB: gpu_attention.c's rule; SDPA
+(rotated buffers, together at least 256 MiB: bench/rotation.py; SDPA
 makes its own O); the figure is the median interval, TFLOP/s
 4 Z H N_CTX^2 D over it (half when causal).
 Output: one JSON line per measurement.
@@ -29,7 +29,6 @@ Output: one JSON line per measurement.
     usage: python3 bench/triton_attention.py [--runs N] [--warmup N] [--quick]
 """
 import argparse
-import itertools
 import json
 import math
 import statistics
@@ -39,6 +38,8 @@ import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
+
+from rotation import rotated_sets, rotating
 
 Z, H = 4, 32
 # (BM, BN, warps, stages): the same list as bench/gpu_attention.c.
@@ -112,20 +113,6 @@ def triton_attention(q, k, v, o, causal, config):
                            num_warps=warps, num_stages=stages)
 
 
-ROTATE_BYTES, MIN_SETS, MAX_SETS = 256 << 20, 2, 8
-
-
-def rotated_sets(tensor_bytes):
-    """Copies of Q, K, V and O that the timed calls take in turn (gpu_attention.c's rule)."""
-    return max(MIN_SETS, min(MAX_SETS, -(-ROTATE_BYTES // (4 * tensor_bytes))))
-
-
-def rotating(sets, call):
-    """A function that calls call(*set) on the next of sets each time."""
-    turn = itertools.cycle(sets)
-    return lambda: call(*next(turn))
-
-
 def median_event_ms(fn, runs, warmup):
     for _ in range(warmup):
         fn()
@@ -161,7 +148,7 @@ def main():
         torch.manual_seed(n + d)
         q, k, v = (torch.randn(Z, H, n, d, device="cuda", dtype=torch.float16) for _ in range(3))
         o = torch.empty_like(q)
-        copies = 0 if args.profile else rotated_sets(q.nbytes) - 1  # --profile: one set (ncu counts the calls)
+        copies = 0 if args.profile else rotated_sets(4 * q.nbytes) - 1  # --profile: one set (ncu counts the calls)
         sets = [(q, k, v, o)] + [(q.clone(), k.clone(), v.clone(), torch.empty_like(o)) for _ in range(copies)]
         warmup = args.warmup if args.profile else max(args.warmup, len(sets))
         want = F.scaled_dot_product_attention(q[:1, :1].float(), k[:1, :1].float(),

@@ -25,8 +25,8 @@ poisoned with NaN, each result checked once against torch.matmul of the
 same inputs in fp32 (allclose with a K-scaled tolerance); WARMUP calls,
 then RUNS calls each between two CUDA events on the current stream,
 enqueued back to back, each on the next of two to eight copies of A, B
-and C (rotated buffers, together at least 256 MiB: rotated_sets, the rule
-of gpu_matmul.c); the figure is the median interval, TFLOP/s 2 M N K over
+and C (rotated buffers, together at least 256 MiB: bench/rotation.py, the
+rule of gpu_timing.h); the figure is the median interval, TFLOP/s 2 M N K over
 it. Output: one JSON line per measurement.
 
     usage: python3 bench/triton_matmul.py [--runs N] [--warmup N] [--quick | --profile DTYPE] [--only DTYPE]
@@ -37,7 +37,6 @@ twice (the check, one run), as gpu_matmul --profile does, for Nsight
 Compute (scripts/gpu-ncu.sh matmul).
 """
 import argparse
-import itertools
 import json
 import os
 import statistics
@@ -46,6 +45,8 @@ import sys
 import torch
 import triton
 import triton.language as tl
+
+from rotation import rotated_sets, rotating
 
 MMA_V2 = os.environ.get("DISABLE_MMA_V3") == "1"
 IMPL = "triton_mma_v2" if MMA_V2 else "triton"
@@ -109,20 +110,6 @@ def triton_matmul(a, b, c, config, tf32):
                         GROUP=GROUP_M, TF32=tf32, num_warps=warps, num_stages=stages)
 
 
-ROTATE_BYTES, MIN_SETS, MAX_SETS = 256 << 20, 2, 8
-
-
-def rotated_sets(matrix_bytes):
-    """Copies of A, B and C that the timed calls take in turn (gpu_matmul.c's rule)."""
-    return max(MIN_SETS, min(MAX_SETS, -(-ROTATE_BYTES // (3 * matrix_bytes))))
-
-
-def rotating(sets, call):
-    """A function that calls call(*set) on the next of sets each time."""
-    turn = itertools.cycle(sets)
-    return lambda: call(*next(turn))
-
-
 def median_event_ms(fn, runs, warmup):
     for _ in range(warmup):
         fn()
@@ -168,7 +155,7 @@ def main():
         b_nt = torch.randn(n, n, device="cuda", dtype=dtype).t()  # stored N x K
         c = torch.empty(n, n, device="cuda", dtype=dtype)
         copies = [(a, b_nn, b_nt, c)] + [(a.clone(), b_nn.clone(), b_nt.t().clone().t(), torch.empty_like(c))
-                                         for _ in range(rotated_sets(a.nbytes) - 1)]
+                                         for _ in range(rotated_sets(3 * a.nbytes) - 1)]
         flops = 2.0 * n ** 3
         configs = TF32_CONFIGS if tf32 else HALF_CONFIGS
         if args.quick:
