@@ -131,7 +131,7 @@ enum { MIN_SETS = 2, MAX_SETS = 8 };
 #define ROTATE_BYTES ((size_t)256 << 20)
 
 /* How many sets of set_bytes each the timed launches rotate through. */
-static int rotated_sets(size_t set_bytes)
+static inline int rotated_sets(size_t set_bytes)
 {
     size_t sets = (ROTATE_BYTES + set_bytes - 1) / set_bytes;
     return sets < MIN_SETS ? MIN_SETS : sets > MAX_SETS ? MAX_SETS : (int)sets;
