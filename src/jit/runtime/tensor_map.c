@@ -357,38 +357,41 @@ tj_status tjj_tmaps_prepare(tjj_tmap_set *set, tjcu_cuTensorMapEncodeTiled_fn en
         snprintf(why, why_len, "the CUDA driver has no cuTensorMapEncodeTiled (it is older than CUDA 12)");
         return TJ_OK;
     }
-    tjj_tmap_args *args = tjs_xcalloc((size_t)n, sizeof *args);
+    /* each map's integers, and whether the cache held its encoding */
+    struct resolved {
+        tjj_tmap_args args;
+        int cached;
+    } *r = tjs_xcalloc((size_t)n, sizeof *r);
     for (int i = 0; i < n; i++) {
-        if (!tjj_tmap_resolve(&set->maps[i], i, kernel, values, &args[i], why, why_len)) {
-            free(args);
+        if (!tjj_tmap_resolve(&set->maps[i], i, kernel, values, &r[i].args, why, why_len)) {
+            free(r);
             return tjs_error(TJ_ERR_COMPILE, "internal error: %s: %s", who, why);
         }
-        if (!tjj_tmap_check(&set->maps[i], i, kernel, &args[i], why, why_len)) {
-            free(args);
+        if (!tjj_tmap_check(&set->maps[i], i, kernel, &r[i].args, why, why_len)) {
+            free(r);
             *fallback = 1;
             return TJ_OK;
         }
     }
-    int *found = tjs_xcalloc((size_t)n, sizeof *found), misses = 0;
+    int misses = 0;
     pthread_mutex_lock(&set->lock);
     for (int i = 0; i < n; i++) {
-        found[i] = cache_find(set, i, &args[i], &out[i]);
-        misses += !found[i];
+        r[i].cached = cache_find(set, i, &r[i].args, &out[i]);
+        misses += !r[i].cached;
     }
     pthread_mutex_unlock(&set->lock);
     tj_status st = TJ_OK;
     for (int i = 0; st == TJ_OK && i < n; i++)
-        if (!found[i])
-            st = tjj_tmap_encode(encode, &set->maps[i], i, kernel, &args[i], who, &out[i]);
+        if (!r[i].cached)
+            st = tjj_tmap_encode(encode, &set->maps[i], i, kernel, &r[i].args, who, &out[i]);
     if (misses && st == TJ_OK) {
         pthread_mutex_lock(&set->lock);
         set->encodes += (uint64_t)misses;
         for (int i = 0; i < n; i++) /* (another launch may have added it meanwhile) */
-            if (!found[i] && !cache_find(set, i, &args[i], NULL))
-                cache_add(set, i, &args[i], &out[i]);
+            if (!r[i].cached && !cache_find(set, i, &r[i].args, NULL))
+                cache_add(set, i, &r[i].args, &out[i]);
         pthread_mutex_unlock(&set->lock);
     }
-    free(found);
-    free(args);
+    free(r);
     return st;
 }
