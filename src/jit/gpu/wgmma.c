@@ -387,37 +387,26 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
     uint32_t kstep = 32u / (uint32_t)eb, ksteps = K / kstep;
     /* Staged: the register operand's fragments of a K step are loaded
-     * (the ring's reads wait for their first use) before the fence that
-     * orders those register writes before the instructions that read
-     * them — those of the first step at once, each later step's while the
-     * step before it issues (after its fence, which would otherwise wait
-     * for them too), so the loads' latency hides behind an instruction.
+     * (the ring's reads wait for their first use) right before the fence
+     * that orders those register writes before the step's instructions;
+     * their latency hides behind the previous step's, which are issued
+     * and run asynchronously meanwhile. Loading a step ahead, after the
+     * fence of the step before, is no better: a register write between a
+     * fence and the wgmma that follows it makes ptxas inject a fence of
+     * its own there (C7519), which waits for those loads anyway.
      * Async, each step is a group, and a step's loads overwrite the
      * registers of the last iteration's same step: the wait before them
-     * leaves in flight only the groups committed after it (ksteps - 1 of
-     * them for the first step, ksteps - 2 for a step loaded one ahead).
-     * With two steps or fewer that would drain the tensor cores, so there
-     * each step loads its own after the wait. */
-    int ahead = staged && (!ch->async || ksteps > 2);
-    LLVMValueRef words[2][MAX_BLOCKS][4];
+     * leaves in flight only the ksteps - 1 groups committed after it. */
+    LLVMValueRef words[MAX_BLOCKS][4];
     for (uint32_t step = 0; step < ksteps && c->g.status == TJ_OK; step++) {
         uint32_t k0 = step * kstep;
-        LLVMValueRef(*cur)[4] = words[step % 2];
-        if (staged && (!ahead || step == 0)) {
+        if (staged) {
             if (ch->async)
                 wait_group(c, (int)ksteps - 1, acc, nacc, is_int);
             for (uint32_t row0 = 0; row0 < rows; row0 += 64)
-                if (!register_operand(c, op, ch, row0, k0, cur[row0 / 64]))
+                if (!register_operand(c, op, ch, row0, k0, words[row0 / 64]))
                     return;
-        }
-        if (staged)
             tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
-        if (ahead && step + 1 < ksteps) {
-            if (ch->async)
-                wait_group(c, (int)ksteps - 2, acc, nacc, is_int);
-            for (uint32_t row0 = 0; row0 < rows; row0 += 64)
-                if (!register_operand(c, op, ch, row0, k0 + kstep, words[(step + 1) % 2][row0 / 64]))
-                    return;
         }
         for (uint32_t row0 = 0; row0 < rows && c->g.status == TJ_OK; row0 += 64)
             for (uint32_t col0 = 0; col0 < cols && c->g.status == TJ_OK; col0 += (uint32_t)n) {
@@ -433,7 +422,7 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                 uint64_t off_b = swap ? tjp_wgmma_offset(RA, at, col0, k0) : tjp_wgmma_offset(RB, bt, k0, col0);
                 LLVMValueRef a_desc = NULL, a_words[4], *a_regs = NULL;
                 if (staged) {
-                    a_regs = cur[row0 / 64];
+                    a_regs = words[row0 / 64];
                 } else if (RA) {
                     uint64_t off_a = tjp_wgmma_offset(RA, at, row0, k0);
                     local_bits |= off_a;

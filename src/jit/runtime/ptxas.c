@@ -145,11 +145,18 @@ static int run_ptxas(const char *path, const char *arch, const char *ptx_path, c
 
 /* Does ptxas's output say it serialized instructions? It assembles such
  * PTX, but e.g. "(C7515) Potential Performance Loss: wgmma.mma_async
- * instructions are serialized ..." (C7508, C7510, C7511, C7519 alike)
- * means the asynchronous tensor-core pipeline the code was made for does
- * not run: a bug of the code generator, not of the user's kernel. */
+ * instructions are serialized ..." (C7508, C7510, C7511 alike) means the
+ * asynchronous tensor-core pipeline the code was made for does not run,
+ * and "(C7519) warpgroup.arrive is injected ... to allow use of registers
+ * in GMMA" that a register was written between a wgmma.fence and a wgmma,
+ * so the instruction waits for that write: bugs of the code generator, not
+ * of the user's kernel. */
 static int serialized(const char *text)
 {
+    static const char *const codes[] = {"(C7508)", "(C7510)", "(C7511)", "(C7515)", "(C7519)"};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (strstr(text, codes[i]))
+            return 1;
     return strstr(text, "Potential Performance Loss") != NULL || strstr(text, "are serialized") != NULL;
 }
 
