@@ -447,19 +447,16 @@ static void ptx(const config *k)
         st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, 90, 1, fn->name);
     const char *p = st == TJ_OK ? art.gpu.ptx : "";
     /* TF32 NN: the transposed product, its rows along N; TF32 NN and TN:
-     * a register operand read from its ring, a group per K step; the
-     * first step's loads after a wait that leaves the last iteration's
-     * later steps in flight, each later step's one step ahead (after the
-     * step before's fence, before its instructions) behind a wait that
-     * leaves one group fewer — but with two steps or fewer each step
-     * loads its own after the first kind of wait */
+     * a register operand read from its ring, a group per K step; each
+     * step's loads after a wait that leaves the last iteration's later
+     * steps in flight and before the step's own fence (none after a
+     * fence: ptxas would inject one, C7519, which the ptxas check fails) */
     int swapped = k->in == IN_TF32 && !k->nt && !k->tn, staged = swapped || (k->in == IN_TF32 && k->tn && k->nt);
-    int ksteps = (int)(k->bk / 8), ahead = staged && ksteps > 2;
-    char step_wait[48], ahead_wait[48];
+    int ksteps = (int)(k->bk / 8);
+    char step_wait[48];
     snprintf(step_wait, sizeof step_wait, "wgmma.wait_group.sync.aligned %d;", ksteps - 1);
-    snprintf(ahead_wait, sizeof ahead_wait, "wgmma.wait_group.sync.aligned %d;", ksteps - 2);
     /* the waits for 1 group: the loop's own, or the steps' where that is their count */
-    int ones = !staged ? 1 : (ksteps == 2 ? ksteps : 0) + (ahead && ksteps == 3 ? ksteps - 1 : 0);
+    int ones = !staged ? 1 : ksteps == 2 ? ksteps : 0;
     int64_t rows = swapped ? k->bn : k->bm, cols = swapped ? k->bm : k->bn;
     int instr = (int)(rows / (k->warps / 4) / 64 * (k->bk / (32 / eb)) * (cols > 256 ? cols / 256 : 1));
     char shape[48];
@@ -470,9 +467,7 @@ static void ptx(const config *k)
              tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
              (!staged || (tl_count(p, "wgmma.fence.sync.aligned") == ksteps &&
                           tl_count(p, "wgmma.commit_group.sync.aligned") == ksteps &&
-                          (ahead ? tl_count(p, step_wait) == 1 && tl_count(p, ahead_wait) == ksteps - 1 &&
-                                       loads_after_fences(p) == ksteps - 1
-                                 : tl_count(p, step_wait) == ksteps && !loads_after_fences(p)))) &&
+                          tl_count(p, step_wait) == ksteps && !loads_after_fences(p))) &&
              tl_count(p, "fence.proxy.async.shared::cta") >= 1 && !tl_count(p, "ldmatrix") && tl_count(p, "cp.async.cg") >= 2 &&
              (!k->c_f16 || (tl_count(p, "cvt.rn.f16x2.f32") && !tl_count(p, "cvt.rn.f16.f32")));
     if (st != TJ_OK)
@@ -480,14 +475,11 @@ static void ptx(const config *k)
     tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, %s, fence.proxy.async, no "
            "ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
            k->warps, k->tn && k->nt ? " TT" : k->nt ? " NT" : k->tn ? " TN" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
-           ahead    ? "the first K step's register loads after a wait for the last iteration's same step, each "
-                      "later step's after the fence of the step before it (a wait, one group fewer in flight); a "
-                      "wgmma.fence and a group a step; wait_group 0 after the loop"
-           : staged ? "per K step a wait for the last iteration's same step, its register loads, a wgmma.fence "
+           staged ? "per K step a wait for the last iteration's same step, its register loads, a wgmma.fence "
                       "and a group; wait_group 0 after the loop"
                     : "wait_group 1 in the loop and 0 after",
            k->c_f16 ? ", C rounded by cvt.rn.f16x2.f32 pairs" : "",
-           tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing (no C7514/C7515)" : "");
+           tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing (no C7515/C7519)" : "");
     if (fn)
         tjj_artifact_free(&art);
     tji_func_free(fn);
