@@ -38,13 +38,13 @@
  * (whose K-major descriptor is the same whether A or B reads it), the
  * accumulators found in the transposed layout at C's (column, row).
  * Either way the ring's reads come only where this code first asks for
- * them (its read_at_use: shared.c's deferred reads), so each K step's
- * loads sit right before its instructions and overlap the previous
- * step's; a wgmma.fence follows them (it orders register writes before
- * the wgmma that reads them). Async, each K step is a group of its own,
- * and the wait before a step's loads leaves in flight only the groups
- * after the previous iteration's same step, the last readers of the
- * registers those loads overwrite.
+ * them (its read_at_use: shared.c's deferred reads), so the loads of a
+ * K step (of two, where there are four or more) sit right before its
+ * instructions and overlap the previous step's; a wgmma.fence follows
+ * them (it orders register writes before the wgmma that reads them).
+ * Async, each K step is a group of its own, and the wait before the
+ * loads leaves in flight only the groups after the previous iteration's
+ * same steps, the last readers of the registers those loads overwrite.
  *
  * A descriptor is the slot's shared address (the ring's offset, the slot
  * times its bytes, and for A the warpgroup's rows), shifted right by 4 into
@@ -386,26 +386,29 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     if (!staged)
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
     uint32_t kstep = 32u / (uint32_t)eb, ksteps = K / kstep;
-    /* Staged: the register operand's fragments of a K step are loaded
-     * (the ring's reads wait for their first use) right before the fence
-     * that orders those register writes before the step's instructions;
-     * their latency hides behind the previous step's, which are issued
-     * and run asynchronously meanwhile. Loading a step ahead, after the
-     * fence of the step before, is no better: a register write between a
-     * fence and the wgmma that follows it makes ptxas inject a fence of
-     * its own there (C7519), which waits for those loads anyway.
-     * Async, each step is a group, and a step's loads overwrite the
-     * registers of the last iteration's same step: the wait before them
-     * leaves in flight only the ksteps - 1 groups committed after it. */
-    LLVMValueRef words[MAX_BLOCKS][4];
+    /* Staged: the register operand's fragments are loaded (the ring's
+     * reads wait for their first use) right before the fence that orders
+     * those register writes before the instructions that read them, and
+     * the fence waits for the loads: so the fragments of two K steps are
+     * loaded at once, behind one fence, halving those waits, where there
+     * are four steps or more. (Loading a step ahead, after the fence of
+     * the step before, is no way around it: a register write between a
+     * fence and its wgmma makes ptxas inject a fence of its own there,
+     * C7519, which waits for those loads all the same.) Async, each step
+     * is a group, and the loads overwrite the registers of the last
+     * iteration's same steps: the wait before them leaves in flight only
+     * the groups committed after those, ksteps - per_fence of them. */
+    const uint32_t per_fence = staged && ksteps >= 4 && ksteps % 2 == 0 ? 2 : 1;
+    LLVMValueRef words[2][MAX_BLOCKS][4];
     for (uint32_t step = 0; step < ksteps && c->g.status == TJ_OK; step++) {
         uint32_t k0 = step * kstep;
-        if (staged) {
+        if (staged && step % per_fence == 0) {
             if (ch->async)
-                wait_group(c, (int)ksteps - 1, acc, nacc, is_int);
-            for (uint32_t row0 = 0; row0 < rows; row0 += 64)
-                if (!register_operand(c, op, ch, row0, k0, words[row0 / 64]))
-                    return;
+                wait_group(c, (int)(ksteps - per_fence), acc, nacc, is_int);
+            for (uint32_t s = 0; s < per_fence; s++)
+                for (uint32_t row0 = 0; row0 < rows; row0 += 64)
+                    if (!register_operand(c, op, ch, row0, k0 + s * kstep, words[s][row0 / 64]))
+                        return;
             tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.fence.sync.aligned", NULL, 0, NULL, 0);
         }
         for (uint32_t row0 = 0; row0 < rows && c->g.status == TJ_OK; row0 += 64)
@@ -422,7 +425,7 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                 uint64_t off_b = swap ? tjp_wgmma_offset(RA, at, col0, k0) : tjp_wgmma_offset(RB, bt, k0, col0);
                 LLVMValueRef a_desc = NULL, a_words[4], *a_regs = NULL;
                 if (staged) {
-                    a_regs = words[row0 / 64];
+                    a_regs = words[step % per_fence][row0 / 64];
                 } else if (RA) {
                     uint64_t off_a = tjp_wgmma_offset(RA, at, row0, k0);
                     local_bits |= off_a;
