@@ -192,6 +192,22 @@ static void test_ptxas_check(void)
            "a ptxas that reports serialized wgmma: TJ_ERR_COMPILE with its message and the kernel (%s)",
            tj_status_name(st));
     free(ptx);
+    /* C7519 is an info line, not a "Performance Loss": a fence ptxas
+     * injected before a wgmma, which then waits for the register writes
+     * before it (issue 11 names it with the serialization codes) */
+    f = fopen(script, "w");
+    if (f) {
+        fputs("#!/bin/sh\necho \"ptxas info    : (C7519) warpgroup.arrive is injected in around line 642 by "
+              "compiler to allow use of registers in GMMA in function 'tjk_vadd'\" >&2\nexit 0\n",
+              f);
+        fclose(f);
+    }
+    ptx = NULL;
+    st = tj_kernel_ptx(vadd, &block, 1, "sm_90a", 4, &ptx);
+    tap_ok(f && st == TJ_ERR_COMPILE && ptx == NULL && tl_error_mentions("C7519", "warpgroup.arrive", "vadd", NULL),
+           "a ptxas that injects a warpgroup.arrive (C7519): TJ_ERR_COMPILE with its message and the kernel (%s)",
+           tj_status_name(st));
+    free(ptx);
     f = fopen(script, "w");
     if (f) {
         fputs("#!/bin/sh\necho \"ptxas info    : 0 bytes gmem\" >&2\nexit 0\n", f);
