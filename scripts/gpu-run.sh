@@ -19,7 +19,8 @@
 #  2. samples: each sample once more at its default (large) size on the GPU;
 #     then compute-sanitizer (memcheck, racecheck, synccheck) on the matmul
 #     samples at 512^3, on attention and on test_tma (TJIT_SKIP_SANITIZER=1
-#     leaves it out).
+#     leaves it out); then the SASS of their wgmma kernels: ptxas and
+#     cuobjdump, HGMMA counted (TJIT_SKIP_SASS=1 leaves it out).
 #  3. Nsight Compute on the transpose sample: its shared-memory bank
 #     conflicts (scripts/gpu-ncu.sh transpose).
 #  4. the benchmark: bench/gpu_compare.sh, where it exists, under a limit
@@ -286,6 +287,52 @@ else
         done
     done
     say "compute-sanitizer done ($(elapsed))"
+fi
+
+# --- 2c. SASS: every wgmma kernel runs HGMMA -------------------------------------
+# The matmul samples (512^3) and attention (1 x 2 x 300) compile afresh on
+# the GPU (TJIT_CACHE=0) with TJIT_DUMP=ptx; each kernel's PTX that issues
+# wgmma.mma_async is assembled by ptxas for sm_90a and disassembled by
+# cuobjdump, and its HGMMA instructions are counted into the summary: a
+# kernel with wgmma and no HGMMA is a failure (issue 11: "SASS shows
+# HGMMA"). TJIT_SKIP_SASS=1 leaves it out; so does a machine without
+# ptxas or cuobjdump, or without a usable GPU.
+say ""
+if [ -n "${TJIT_SKIP_SASS:-}" ]; then
+    say "== SASS check skipped (TJIT_SKIP_SASS)"
+elif ! command -v ptxas >/dev/null 2>&1 || ! command -v cuobjdump >/dev/null 2>&1; then
+    say "== SASS check skipped: no ptxas or cuobjdump"
+elif [ "$has_gpu_status" -ne 0 ]; then
+    say "== SASS check skipped: no usable GPU (has_gpu exit $has_gpu_status)"
+else
+    say "== SASS of the wgmma kernels of matmul, matmul_block_ptr (512^3) and attention (1 x 2 x 300) ($(elapsed))"
+    sass=$logs/sass
+    mkdir -p "$sass"
+    for run in "matmul 512 512 512" "matmul_block_ptr 512 512 512" "attention 1 2 300"; do
+        # shellcheck disable=SC2086  # run is a sample and its sizes
+        TJIT_DEVICE=gpu TJIT_CACHE=0 TJIT_DUMP=ptx timeout "$SAMPLE_LIMIT" "$root/samples/"$run \
+            2>"$sass/dump" >/dev/null </dev/null
+        # one file per kernel compiled: the dump's header line, then its PTX
+        awk -v dir="$sass" -v sample="${run%% *}" '
+            /^\/\/ ---- tjit: PTX of kernel / { n++; f = sprintf("%s/%s-%02d.ptx", dir, sample, n)
+                                               split($0, q, "\047"); print q[2] > (f ".name"); next }
+            n { print > f }' "$sass/dump"
+    done
+    for ptx in "$sass"/*.ptx; do
+        [ -e "$ptx" ] || continue
+        wgmma=$(grep -c 'wgmma.mma_async' "$ptx")
+        [ "$wgmma" -gt 0 ] || continue
+        name="$(basename "$ptx" .ptx) $(cat "$ptx.name")"
+        if ptxas -arch=sm_90a "$ptx" -o "$ptx.cubin" 2>"$ptx.err"; then
+            hgmma=$(cuobjdump -sass "$ptx.cubin" | grep -c 'HGMMA')
+            say "$(printf '%-36s %3d wgmma in its PTX, %3d HGMMA in its SASS' "$name" "$wgmma" "$hgmma")"
+            [ "$hgmma" -gt 0 ] || { status=1; echo "---- SASS: $name has wgmma and no HGMMA" >>"$failures"; }
+        else
+            status=1
+            { echo "---- SASS: ptxas failed on $name"; head -n 5 "$ptx.err"; } | tee -a "$summary" >>"$failures"
+        fi
+    done
+    say "SASS check done ($(elapsed))"
 fi
 
 # --- 3. Nsight Compute: the transpose sample's bank conflicts --------------------
