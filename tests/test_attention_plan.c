@@ -22,7 +22,7 @@
  *  - the PTX for sm_90a has its wgmma.mma_async with register A
  *    fragments, and (where make check sets TJIT_PTXAS) ptxas assembles it
  *    and the sm_80 PTX without spills being reported as serialization
- *    (C7510-C7520 fail the check);
+ *    (C7508, C7510, C7511, C7515 and C7519 fail the check);
  *  - with K and V by block pointers (the TMA form), a producer warpgroup
  *    fills the rings of both loops, and the second loop's rings are in
  *    the families of the first's (alloc_shared.c): one set of bytes and
