@@ -477,8 +477,8 @@ static void ptx(const config *k)
            "ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
            k->warps, k->tn && k->nt ? " TT" : k->nt ? " NT" : k->tn ? " TN" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
            staged ? "per one or two K steps a wait for the last iteration's same steps, their register loads "
-                      "and a wgmma.fence; a group a step; wait_group 0 after the loop"
-                    : "wait_group 1 in the loop and 0 after",
+                    "and a wgmma.fence; a group a step; wait_group 0 after the loop"
+                  : "wait_group 1 in the loop and 0 after",
            k->c_f16 ? ", C rounded by cvt.rn.f16x2.f32 pairs" : "",
            tjj_ptxas_path() ? "; ptxas -arch=sm_90a reports nothing (no C7515/C7519)" : "");
     if (fn)
