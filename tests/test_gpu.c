@@ -149,6 +149,23 @@ static void test_kernel_ptx(void)
            "a bad program -> its own error, naming its line (%s)", tj_status_name(st));
 }
 
+/* Makes the shell script at path a fake ptxas that prints remark (one
+ * line, to stderr) and succeeds, then compiles vadd's PTX for sm_90a under
+ * it: the status, *ptx the text (freed by the caller). 0 in *written where
+ * the script could not be written. */
+static tj_status ptx_under_remark(const char *path, const char *remark, int64_t *block, char **ptx, int *written)
+{
+    FILE *f = fopen(path, "w");
+    *written = f != NULL;
+    if (f) {
+        fprintf(f, "#!/bin/sh\necho \"ptxas info    : %s\" >&2\nexit 0\n", remark);
+        fclose(f);
+        chmod(path, 0700);
+    }
+    *ptx = NULL;
+    return tj_kernel_ptx(vadd, block, 1, "sm_90a", 4, ptx);
+}
+
 /* TJIT_PTXAS set to a program that always fails, or to none at all. */
 static void test_ptxas_check(void)
 {
@@ -176,46 +193,32 @@ static void test_ptxas_check(void)
      * for a wgmma pipeline it cannot keep asynchronous): a failure; any other
      * remark is not */
     char script[] = "/tmp/tjit-fake-ptxas-XXXXXX";
-    int fd = mkstemp(script);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (f) {
-        fputs("#!/bin/sh\necho \"ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async "
-              "instructions are serialized due to non wgmma instructions\" >&2\nexit 0\n",
-              f);
-        fclose(f);
-        chmod(script, 0700);
-    }
+    int fd = mkstemp(script), written;
+    if (fd >= 0)
+        close(fd);
     setenv("TJIT_PTXAS", script, 1);
-    ptx = NULL;
-    st = tj_kernel_ptx(vadd, &block, 1, "sm_90a", 4, &ptx);
-    tap_ok(f && st == TJ_ERR_COMPILE && ptx == NULL && tl_error_mentions("C7515", "serialized", "vadd", NULL),
+    st = ptx_under_remark(script,
+                          "(C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due "
+                          "to non wgmma instructions",
+                          &block, &ptx, &written);
+    tap_ok(written && st == TJ_ERR_COMPILE && ptx == NULL && tl_error_mentions("C7515", "serialized", "vadd", NULL),
            "a ptxas that reports serialized wgmma: TJ_ERR_COMPILE with its message and the kernel (%s)",
            tj_status_name(st));
     free(ptx);
     /* C7519 is an info line, not a "Performance Loss": a fence ptxas
      * injected before a wgmma, which then waits for the register writes
      * before it (issue 11 names it with the serialization codes) */
-    f = fopen(script, "w");
-    if (f) {
-        fputs("#!/bin/sh\necho \"ptxas info    : (C7519) warpgroup.arrive is injected in around line 642 by "
-              "compiler to allow use of registers in GMMA in function 'tjk_vadd'\" >&2\nexit 0\n",
-              f);
-        fclose(f);
-    }
-    ptx = NULL;
-    st = tj_kernel_ptx(vadd, &block, 1, "sm_90a", 4, &ptx);
-    tap_ok(f && st == TJ_ERR_COMPILE && ptx == NULL && tl_error_mentions("C7519", "warpgroup.arrive", "vadd", NULL),
+    st = ptx_under_remark(script,
+                          "(C7519) warpgroup.arrive is injected in around line 642 by compiler to allow use of "
+                          "registers in GMMA in function 'tjk_vadd'",
+                          &block, &ptx, &written);
+    tap_ok(written && st == TJ_ERR_COMPILE && ptx == NULL &&
+               tl_error_mentions("C7519", "warpgroup.arrive", "vadd", NULL),
            "a ptxas that injects a warpgroup.arrive (C7519): TJ_ERR_COMPILE with its message and the kernel (%s)",
            tj_status_name(st));
     free(ptx);
-    f = fopen(script, "w");
-    if (f) {
-        fputs("#!/bin/sh\necho \"ptxas info    : 0 bytes gmem\" >&2\nexit 0\n", f);
-        fclose(f);
-    }
-    ptx = NULL;
-    st = tj_kernel_ptx(vadd, &block, 1, "sm_90a", 4, &ptx);
-    tap_ok(f && st == TJ_OK && ptx != NULL, "a ptxas whose remarks report nothing serialized: TJ_OK (%s)",
+    st = ptx_under_remark(script, "0 bytes gmem", &block, &ptx, &written);
+    tap_ok(written && st == TJ_OK && ptx != NULL, "a ptxas whose remarks report nothing serialized: TJ_OK (%s)",
            tj_status_name(st));
     free(ptx);
     unlink(script);
