@@ -50,6 +50,8 @@ TJ_API tj_val tj__fma(tj_loc loc, tj_val a, tj_val b, tj_val c);
 TJ_API tj_val tj__where(tj_loc loc, tj_val cond, tj_val a, tj_val b);
 TJ_API tj_val tj__cast(tj_loc loc, tj_val x, tj_dtype dtype);
 TJ_API tj_val tj__cast_opts(tj_loc loc, tj_val x, tj_dtype dtype, tj_cast_opts opts);
+TJ_API tj_val tj__int_to_ptr(tj_loc loc, tj_val x, tj_dtype dtype);
+TJ_API tj_val tj__ptr_to_int(tj_loc loc, tj_val p);
 TJ_API tj_val tj__umulhi(tj_loc loc, tj_val a, tj_val b);
 TJ_API tj_val tj__random(tj_loc loc, tj_random_kind kind, tj_val seed, tj_val offset,
                          tj_rand_opts opts);

@@ -343,6 +343,17 @@ typedef struct tj_cast_opts {
     tj_rounding fp_downcast_rounding;
 } tj_cast_opts;
 #define tj_cast(x, dt, ...) tj__cast_opts(TJ__HERE, TJ_V(x), (dt), (tj_cast_opts){__VA_ARGS__})
+/* Addresses as integers, for pointers that a kernel reads from memory (the
+ * table of matrices of Triton's grouped-GEMM tutorial):
+ * tj_int_to_ptr(x, dt): the i64/u64 tile or scalar x as pointers to dt
+ * (Triton's x.to(tl.pointer_type(dt))); tj_ptr_to_int(p): p's addresses
+ * as an i64 (Triton's p.to(tl.int64); tj_cast(p, TJ_I64) is a pointer to
+ * i64). tjit knows nothing of a pointer made from an integer: it may
+ * alias any buffer, its alignment is what tj_multiple_of says of x, and a
+ * bounds-checked launch (tj_launch_cfg.check_bounds) does not check the
+ * accesses through it, as it knows no buffer they belong to. */
+#define tj_int_to_ptr(x, dt) tj__int_to_ptr(TJ__HERE, TJ_V(x), (dt))
+#define tj_ptr_to_int(p)     tj__ptr_to_int(TJ__HERE, TJ_V(p))
 
 /* Triton's standard-library algorithms, built from the ops above:
  * tj_sort(x, .descending): along the last dimension (a bitonic network;

@@ -85,7 +85,8 @@ typedef enum tji_opcode {
     TJI_FMA,          /* (a, b, c) floats -> a*b+c, one rounding */
     TJI_WHERE,        /* (c: i1, a, b) -> type of a */
     TJI_BITCAST,      /* (x) -> the same bits as another dtype of x's width (no pointers) */
-    TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr); a float
+    TJI_CAST,         /* (x) -> result type (any dtype to any, ptr to ptr, an i64/u64
+                         address to a ptr and a ptr to its i64 address); a float
                          made narrower rounds to nearest even, or [round_to_zero] */
 
     /* memory; ptr operands are pointer tiles or scalars */

@@ -401,6 +401,39 @@ tj_val tj__cast_opts(tj_loc loc, tj_val x, tj_dtype dtype, tj_cast_opts opts)
     return val(tji_to_dtype(vid(x), dtype, 0));
 }
 
+/* Addresses as integers (tj_int_to_ptr, tj_ptr_to_int): a CAST between a
+ * 64-bit integer and a plain pointer, LLVM's inttoptr and ptrtoint. Only
+ * 64 bits, so that no address is cut or widened behind the user's back. */
+tj_val tj__int_to_ptr(tj_loc loc, tj_val x, tj_dtype dtype)
+{
+    if (!tji_enter(loc, "int_to_ptr", 1, &x))
+        return NONE;
+    if (!dtype_ok(dtype))
+        return tji_fail(TJ_ERR_BUILD, "unknown dtype %d", (int)dtype), NONE;
+    int32_t v = vid(x);
+    if (lit(v) && lit(v)->kind != LIT_FLOAT && !(v = tji_to_dtype(v, TJ_I64, 1)))
+        return NONE;
+    tji_type t = type_of(v);
+    if (t.is_ptr || (t.dtype != TJ_I64 && t.dtype != TJ_U64))
+        return tji_fail(TJ_ERR_TYPE, "an address is an i64 or u64, not %s%s", tji_type_text(&t),
+                        t.is_ptr || is_float(t.dtype) ? "" : " (cast it to i64 first)"), NONE;
+    tji_type r = with_dtype(t, dtype);
+    r.is_ptr = 1;
+    return val(tji_emit(TJI_CAST, ARGS(v), r));
+}
+
+tj_val tj__ptr_to_int(tj_loc loc, tj_val p)
+{
+    if (!tji_enter(loc, "ptr_to_int", 1, &p))
+        return NONE;
+    tji_type t = type_of(vid(p));
+    if (!t.is_ptr) /* a block pointer is refused by tji_enter */
+        return tji_fail(TJ_ERR_TYPE, "the address of %s: not a pointer", tji_type_text(&t)), NONE;
+    tji_type r = with_dtype(t, TJ_I64);
+    r.is_ptr = 0;
+    return val(tji_emit(TJI_CAST, ARGS(vid(p)), r));
+}
+
 /* What tj_cast called before casts took options; kept for programs built
  * against those headers. */
 tj_val tj__cast(tj_loc loc, tj_val x, tj_dtype dtype)

@@ -357,9 +357,12 @@ static int check_types(const verifier *v, int32_t idx)
              (unsigned)op->assume <= TJI_ASSUME_CONSTANCY && op->ival >= 1,
              "%s -> %s", TXT(T(0), t1), TXT(R, t2));
         break;
-    case TJI_CAST:
-        NEED(tji_same_shape(T(0), R) && T(0)->is_ptr == R->is_ptr, "%s -> %s", TXT(T(0), t1),
-             TXT(R, t2));
+    case TJI_CAST: /* values, pointers to pointers, or addresses: i64/u64 <-> pointer */
+        NEED(tji_same_shape(T(0), R) &&
+                 (T(0)->is_ptr == R->is_ptr ||
+                  (!T(0)->is_ptr && R->is_ptr == 1 && (T(0)->dtype == TJ_I64 || T(0)->dtype == TJ_U64)) ||
+                  (T(0)->is_ptr == 1 && !R->is_ptr && R->dtype == TJ_I64)),
+             "%s -> %s", TXT(T(0), t1), TXT(R, t2));
         NEED(!op->round_to_zero || (is_float(T(0)) && is_float(R) &&
                                     tjs_dtype_bits(R->dtype) < tjs_dtype_bits(T(0)->dtype)),
              "rounding toward zero is for floats made narrower, not %s -> %s", TXT(T(0), t1),

@@ -38,7 +38,8 @@
  *   SPLAT, BROADCAST: constant along the new extent; EXPAND_DIMS,
  *     PERMUTE, CONVERT: moved along with the dimensions.
  *   WHERE, CAST: equal inputs stay equal; widening integer and same-size
- *     pointer casts keep everything. The WHERE that ends the builder's
+ *     pointer casts keep everything; an address cast (int <-> pointer)
+ *     keeps each element's divisibility, and runs only of bytes. The WHERE that ends the builder's
  *     floored modulo (tj_mod of signed integers) by an n never 0 keeps
  *     aligned runs of x as long as n's divisibility: Triton's rule for
  *     `offs % N`, which is what lets the tutorial matmul's wrapped column
@@ -539,6 +540,15 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
                     tjs_dtype_bits(at->dtype) > 1;
         if (same_ptr || widen) {
             *r = *a;
+            return;
+        }
+        if (t->is_ptr != at->is_ptr) { /* an address: a run of bytes is not one of elements */
+            int es = elem_bytes(t->is_ptr ? t : at);
+            for (int d = 0; d < ndims(t); d++) {
+                r->constancy[d] = a->constancy[d];
+                r->contiguity[d] = es == 1 ? a->contiguity[d] : 1;
+                r->divisibility[d] = es == 1 ? a->divisibility[d] : run_div(a, d, 1, at->is_ptr ? es : 1);
+            }
             return;
         }
         for (int d = 0; d < ndims(t); d++)

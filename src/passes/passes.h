@@ -56,13 +56,16 @@ TJI_FUNC tj_status tjp_lower_block_ptrs(tji_func *fn, const struct tjp_param_spe
 typedef struct tjp_provenance {
     int32_t nvalues;
     int nparams, nwords;  /* words of one set */
-    uint64_t *sets;       /* per value id: nwords words, bit i = parameter i */
+    uint64_t *sets;       /* per value id: nwords words, bit i = parameter i,
+                             bit nparams = made from an integer */
 } tjp_provenance;
 TJI_FUNC void tjp_find_provenance(const tji_func *fn, tjp_provenance *out);
 TJI_FUNC int tjp_provenance_has(const tjp_provenance *p, int32_t id, int param);
-/* The set of id is not empty. */
+/* id may be a pointer made from an integer: it may point anywhere. */
+TJI_FUNC int tjp_provenance_from_int(const tjp_provenance *p, int32_t id);
+/* The set of id is not empty, and id is not made from an integer. */
 TJI_FUNC int tjp_provenance_known(const tjp_provenance *p, int32_t id);
-/* The sets of a and b share a parameter. */
+/* The sets of a and b share a parameter, or either is made from an integer. */
 TJI_FUNC int tjp_provenance_overlap(const tjp_provenance *p, int32_t a, int32_t b);
 TJI_FUNC void tjp_provenance_free(tjp_provenance *p);
 

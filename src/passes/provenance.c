@@ -16,7 +16,10 @@
  * parameter, the two branches of an IF — the value may point into either,
  * and the set holds both. A pointer no rule reaches has the empty set: its
  * buffer is unknown (the bounds checks find it in none, alias.c lets it
- * alias everything).
+ * alias everything). A pointer made from an integer (tj_int_to_ptr) may
+ * point anywhere: its set holds one more bit, after the parameters', that
+ * says so; alias.c lets it alias everything and the bounds checks leave its
+ * accesses alone, as no buffer of the launch is known to hold them.
  *
  * Sets are bitsets over parameter indices, one per value. Carried values of
  * FOR, IF and WHILE make the relation cyclic, so the rules are applied to every op
@@ -66,6 +69,13 @@ static const tji_op *yield_of(const tji_func *fn, int32_t rid)
 static int apply(const tji_func *fn, tjp_provenance *p, const tji_op *op)
 {
     int grew = 0;
+    if (op->code == TJI_CAST && op->nargs > 0 && tji_typeof(fn, op->result)->is_ptr &&
+        !tji_typeof(fn, op->args[0])->is_ptr) { /* an address made a pointer */
+        uint64_t *w = &set_of(p, op->result)[p->nparams / 64], bit = UINT64_C(1) << (p->nparams % 64);
+        grew = !(*w & bit);
+        *w |= bit;
+        return grew;
+    }
     switch (op->code) {
     case TJI_ADDPTR: case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS:
     case TJI_RESHAPE: case TJI_PERMUTE: case TJI_CONVERT: case TJI_CAST:
@@ -165,7 +175,7 @@ void tjp_find_provenance(const tji_func *fn, tjp_provenance *out)
 {
     out->nvalues = fn->nvalues;
     out->nparams = fn->nparams;
-    out->nwords = fn->nparams > 0 ? (fn->nparams + 63) / 64 : 1;
+    out->nwords = (fn->nparams + 1 + 63) / 64; /* the parameters, then "from an integer" */
     out->sets = tjs_xcalloc((size_t)(fn->nvalues + 1) * (size_t)out->nwords, sizeof *out->sets);
     for (int i = 0; i < fn->nparams; i++) {
         int32_t id = fn->params[i].value;
@@ -187,9 +197,16 @@ int tjp_provenance_has(const tjp_provenance *p, int32_t id, int param)
     return (int)(p->sets[(size_t)id * (size_t)p->nwords + (size_t)(param / 64)] >> (param % 64) & 1);
 }
 
-int tjp_provenance_known(const tjp_provenance *p, int32_t id)
+int tjp_provenance_from_int(const tjp_provenance *p, int32_t id)
 {
     if (id <= 0 || id > p->nvalues)
+        return 0;
+    return (int)(p->sets[(size_t)id * (size_t)p->nwords + (size_t)(p->nparams / 64)] >> (p->nparams % 64) & 1);
+}
+
+int tjp_provenance_known(const tjp_provenance *p, int32_t id)
+{
+    if (id <= 0 || id > p->nvalues || tjp_provenance_from_int(p, id))
         return 0;
     for (int w = 0; w < p->nwords; w++)
         if (p->sets[(size_t)id * (size_t)p->nwords + (size_t)w])
@@ -201,6 +218,8 @@ int tjp_provenance_overlap(const tjp_provenance *p, int32_t a, int32_t b)
 {
     if (a <= 0 || b <= 0 || a > p->nvalues || b > p->nvalues)
         return 0;
+    if (tjp_provenance_from_int(p, a) || tjp_provenance_from_int(p, b))
+        return 1;
     for (int w = 0; w < p->nwords; w++)
         if (p->sets[(size_t)a * (size_t)p->nwords + (size_t)w] & p->sets[(size_t)b * (size_t)p->nwords + (size_t)w])
             return 1;

@@ -86,7 +86,7 @@ int tjp_tma_source(const tji_func *fn, int32_t v, int32_t *param, int64_t *value
         }
         /* an integer parameter widened to i64 by the builder */
         if (op->code != TJI_CAST || !tjs_dtype_is_int(tji_typeof(fn, op->args[0])->dtype) ||
-            tji_typeof(fn, op->args[0])->is_ptr)
+            tji_typeof(fn, op->args[0])->is_ptr || tji_typeof(fn, v)->is_ptr)
             return 0;
         val = tji_val(fn, v = op->args[0]);
     }

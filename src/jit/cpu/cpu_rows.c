@@ -179,6 +179,9 @@ static lin lin_of(const tji_func *fn, int32_t id, int *budget)
     case TJI_SPLAT: case TJI_BROADCAST: case TJI_EXPAND_DIMS: case TJI_PERMUTE: case TJI_CAST:
     case TJI_ASSUME: case TJI_CONVERT: {
         const tji_type *xt = tji_typeof(fn, op->args[0]);
+        if (op->code == TJI_CAST && (xt->is_ptr || v->type.is_ptr) &&
+            (xt->is_ptr != v->type.is_ptr || tjs_dtype_bits(xt->dtype) != tjs_dtype_bits(v->type.dtype)))
+            return lin_opaque(); /* steps of another size: bytes, or other elements */
         lin a = lin_of(fn, op->args[0], budget);
         r = a;
         memset(r.dim, 0, sizeof r.dim);

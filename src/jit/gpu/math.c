@@ -514,6 +514,7 @@ LLVMValueRef tjj_gpu_elementwise(tjj_gpu_gen *g, const tji_op *op, LLVMValueRef 
     }
     tjj_ls ls = tjj_ls_view(&g->ty, g->mod, g->b);
     ls.native_f32_min_max = 1; /* max.f32, max.NaN.f32 (sm_80 on) */
+    ls.t_ptr = g->t_gptr;
     LLVMValueRef r = tjj_ls_elementwise(&ls, g->fn, op, a, target_math, g);
     if (r)
         return r;

@@ -16,7 +16,9 @@
  * below the base wraps to a huge offset. The violation is reported against
  * the buffer it misses by the fewest bytes (for one candidate: that one),
  * at the first element outside it (for a vector access that straddles the
- * end, not the vector's first element, which is inside).
+ * end, not the vector's first element, which is inside). A pointer that
+ * may be made from an integer (tj_int_to_ptr) is not checked: it may
+ * point into memory that no parameter of the launch holds.
  *
  * A back end may check several accesses of one op (the registers of a GPU
  * thread) and flush once: the pending violation is the first bad access in
@@ -135,6 +137,8 @@ static LLVMValueRef i64c(const tjj_bounds_gen *bg, uint64_t v) { return LLVMCons
 LLVMValueRef tjj_bounds_check(tjj_bounds_gen *bg, LLVMBuilderRef b, int32_t ptr_id, LLVMValueRef addr,
                               uint64_t bytes, uint64_t elem_bytes, LLVMValueRef cond)
 {
+    if (tjp_provenance_from_int(&bg->prov, ptr_id)) /* it may point anywhere: no buffer to check */
+        return cond ? cond : LLVMConstInt(bg->ty.t_i1, 1, 0);
     LLVMValueRef a = LLVMBuildPtrToInt(b, addr, bg->ty.t_i64, "");
     LLVMValueRef n = i64c(bg, bytes);
     LLVMValueRef ok = NULL, param = NULL, offset = NULL, size = NULL, dist = NULL;

@@ -45,8 +45,8 @@
 
 tjj_ls tjj_ls_view(const tjj_llvm_types *ty, LLVMModuleRef mod, LLVMBuilderRef b)
 {
-    return (tjj_ls){ty->ctx,   mod,       b,          ty->t_i1,    ty->t_i8,    ty->t_i16,
-                    ty->t_i32, ty->t_i64, ty->t_half, ty->t_float, ty->t_double, 0};
+    return (tjj_ls){ty->ctx,   mod,       b,          ty->t_i1,     ty->t_i8,  ty->t_i16,
+                    ty->t_i32, ty->t_i64, ty->t_half, ty->t_float, ty->t_double, ty->t_ptr, 0};
 }
 
 LLVMTypeRef tjj_ls_dtype_type(const tjj_ls *ls, tj_dtype dt)
@@ -515,8 +515,12 @@ static LLVMValueRef emit_cast(const tjj_ls *ls, LLVMValueRef v, const tji_type *
                               int toward_zero)
 {
     LLVMBuilderRef b = ls->b;
-    if (from->is_ptr || to->is_ptr)
+    if (from->is_ptr && to->is_ptr)
         return v; /* opaque pointers: a pointer cast changes only the pointee */
+    if (to->is_ptr)
+        return LLVMBuildIntToPtr(b, v, ls->t_ptr, "");
+    if (from->is_ptr)
+        return LLVMBuildPtrToInt(b, v, ls->t_i64, "");
     tj_dtype f = from->dtype, t = to->dtype;
     if (f == t)
         return v;

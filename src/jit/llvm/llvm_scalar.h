@@ -19,12 +19,14 @@ typedef struct tjj_ls {
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     LLVMTypeRef t_i1, t_i8, t_i16, t_i32, t_i64, t_half, t_float, t_double;
+    LLVMTypeRef t_ptr; /* a tile pointer: generic (CPU), global (GPU) */
     int native_f32_min_max; /* f32 min/max as LLVM's maximum(num) and
                                minimum(num), which the target has as one
                                instruction (NVPTX); else order keys */
 } tjj_ls;
 
-/* The view of a back end whose types are ty, emitting at b into mod. */
+/* The view of a back end whose types are ty, emitting at b into mod; its
+ * t_ptr is ty's generic pointer (a GPU sets its global one). */
 TJI_FUNC tjj_ls tjj_ls_view(const tjj_llvm_types *ty, LLVMModuleRef mod, LLVMBuilderRef b);
 
 /* SSA type of a dtype: i1 as i1, bf16 as its 16 bits (i16), f16 as half,
