@@ -56,6 +56,18 @@ TJ_KERNEL(table_block_ptr, TJ_PARAMS(TJ_PTR(table, i64), TJ_PTR(out, f32)), TJ_C
     tj_store(tj_add(out, tj_add(tj_mul(g, N), tj_add(tj_mul(cols, 16), rows))), tj_load(a));
 }
 
+/* A 64 x 64 block at the address addr, a kernel argument, copied to out:
+ * on Hopper a block pointer over a parameter with these strides is a TMA
+ * copy, one over an address is not (no tensor map can be made of it). */
+TJ_KERNEL(block_at_address, TJ_PARAMS(TJ_SCALAR(addr, i64), TJ_PTR(out, f32)), TJ_CONSTS())
+{
+    tj_val a = tj_make_block_ptr(tj_int_to_ptr(addr, TJ_F32), TJ_VALS(64, 64), TJ_VALS(64, 1), TJ_VALS(0, 0),
+                                 TJ_SHAPE(64, 64), TJ_SHAPE(1, 0));
+    tj_val b = tj_make_block_ptr(out, TJ_VALS(64, 64), TJ_VALS(64, 1), TJ_VALS(0, 0), TJ_SHAPE(64, 64),
+                                 TJ_SHAPE(1, 0));
+    tj_store(b, tj_load(a));
+}
+
 /* o[i] = the address of x[i]; s = the address of x, from a scalar pointer. */
 TJ_KERNEL(addresses, TJ_PARAMS(TJ_PTR(x, f64), TJ_PTR(o, i64), TJ_PTR(s, i64)), TJ_CONSTS())
 {
@@ -316,6 +328,29 @@ static void test_checked(void)
     free(data), free(out);
 }
 
+static void test_block_at_address(void)
+{
+    float *x = random_floats(64 * 64), *o = malloc(64 * 64 * sizeof *o);
+    tj_buffer bx = tl_upload(dev, x, 64 * 64 * sizeof *x), bo = tl_poisoned(dev, 64 * 64 * sizeof *o);
+    tj_launch_cfg cfg = tl_grid(1, 1, 1);
+    tj_arg args[] = {TJ_ARG_INT(TJ_I64, (int64_t)address_of(bx)), TJ_ARG_BUF(bo)};
+    const char *what = "a block pointer at an address given as an i64 argument";
+    if (!tl_launch_failed(tj_launch(dev, block_at_address, &cfg, args, 2, NULL, 0), what)) {
+        tl_download(dev, bo, o, 64 * 64 * sizeof *o);
+        tap_ok(memcmp(o, x, 64 * 64 * sizeof *o) == 0, "%s", what);
+    }
+    char *ptx = NULL;
+    tj_status st = tj_kernel_ptx_args(block_at_address, args, 2, NULL, 0, "sm_90a", 4, &ptx);
+    tap_ok(st == TJ_OK && strstr(ptx, "cp.async.bulk.tensor.2d.global.shared") &&
+               !strstr(ptx, "cp.async.bulk.tensor.2d.shared") && strstr(ptx, "ld.global.v4"),
+           "PTX (sm_90a): the store through out is a TMA copy, the load at the address plain 16-byte loads");
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    free(ptx);
+    tj_buffer_free(dev, bx), tj_buffer_free(dev, bo);
+    free(x), free(o);
+}
+
 static void test_ptx(void)
 {
     tj_buffer a;
@@ -325,8 +360,8 @@ static void test_ptx(void)
     tap_ok(tl_barrier_between(reverse_to_address, args, 2, 1024) == 1,
            "PTX: a store through an address has a barrier after the load of x before it");
     tj_buffer_free(dev, a);
-    const tj_kernel *ks[] = {table_gather, table_gather_aligned, table_block_ptr, addresses, round_trip,
-                             store_then_load, table_gather_n};
+    const tj_kernel *ks[] = {table_gather, table_gather_aligned, table_block_ptr, block_at_address, addresses,
+                             round_trip, store_then_load, table_gather_n};
     tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     /* one warp: 8 elements a thread */
     char *ptx = NULL;
@@ -362,7 +397,7 @@ static void test_errors(void)
 int main(void)
 {
     dev = tl_setup("test_addresses");
-    tap_plan(4 + 2 + 3 + 1 + 2 + 3 + 11);
+    tap_plan(4 + 2 + 3 + 1 + 2 + 2 + 3 + 11);
     static const int aligned[G] = {0, 0, 0, 0, 0}, ragged[G] = {1, 3, 0, 7, 2}, by16[G] = {4, 0, 8, 12, 4};
     run_table(table_gather, aligned, twice, "arrays at addresses from a table");
     run_table(table_gather, ragged, twice, "arrays at addresses from a table, not 16-byte aligned");
@@ -374,6 +409,7 @@ int main(void)
     test_reverse_to_address(1024, 1);
     test_reverse_to_address(8, 3);
     test_store_then_load();
+    test_block_at_address();
     test_checked();
     test_ptx();
     test_errors();
