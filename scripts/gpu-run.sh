@@ -18,7 +18,7 @@
 #     its plan and the program exited 0.
 #  2. samples: each sample once more at its default (large) size on the GPU;
 #     then compute-sanitizer (memcheck, racecheck, synccheck) on the matmul
-#     samples at 512^3, on attention and on test_tma (TJIT_SKIP_SANITIZER=1
+#     samples at 512^3, on attention, grouped_matmul and test_tma (TJIT_SKIP_SANITIZER=1
 #     leaves it out); then the SASS of their wgmma kernels: ptxas and
 #     cuobjdump, HGMMA counted (TJIT_SKIP_SASS=1 leaves it out).
 #  3. Nsight Compute on the transpose sample: its shared-memory bank
@@ -268,9 +268,9 @@ elif ! command -v compute-sanitizer >/dev/null 2>&1; then
 elif [ "$has_gpu_status" -ne 0 ]; then
     say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
-    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300) and test_tma ($(elapsed))"
+    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), grouped_matmul and test_tma ($(elapsed))"
     for run in "samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 512" "samples/attention 1 2 300" \
-        "tests/test_tma"; do
+        "samples/grouped_matmul 3 257 300 129" "tests/test_tma"; do
         sample=${run%% *}
         sample=${sample#*/}
         for tool in memcheck racecheck synccheck; do
@@ -290,12 +290,13 @@ else
 fi
 
 # --- 2c. SASS: every wgmma kernel runs HGMMA -------------------------------------
-# The matmul samples (512^3) and attention (1 x 2 x 300) compile afresh on
-# the GPU (TJIT_CACHE=0) with TJIT_DUMP=ptx; each kernel's PTX that issues
-# wgmma.mma_async is assembled by ptxas for sm_90a and disassembled by
-# cuobjdump, and its HGMMA instructions are counted into the summary: a
-# kernel with wgmma and no HGMMA is a failure (issue 11: "SASS shows
-# HGMMA"). TJIT_SKIP_SASS=1 leaves it out; so does a machine without
+# The matmul samples (512^3), attention (1 x 2 x 300), grouped_matmul and
+# the matmul benchmark's smoke test (f16, bf16 and TF32 at 512^3 and
+# 1024^3) compile afresh on the GPU (TJIT_CACHE=0) with TJIT_DUMP=ptx;
+# each kernel's PTX that issues wgmma.mma_async is assembled by ptxas for
+# sm_90a and disassembled by cuobjdump, and its HGMMA instructions are
+# counted into the summary: a kernel with wgmma and no HGMMA is a failure
+# (issue 11: "SASS shows HGMMA"). TJIT_SKIP_SASS=1 leaves it out; so does a machine without
 # ptxas or cuobjdump, or without a usable GPU.
 say ""
 if [ -n "${TJIT_SKIP_SASS:-}" ]; then
@@ -305,15 +306,17 @@ elif ! command -v ptxas >/dev/null 2>&1 || ! command -v cuobjdump >/dev/null 2>&
 elif [ "$has_gpu_status" -ne 0 ]; then
     say "== SASS check skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
-    say "== SASS of the wgmma kernels of matmul, matmul_block_ptr (512^3) and attention (1 x 2 x 300) ($(elapsed))"
+    say "== SASS of the wgmma kernels of matmul, matmul_block_ptr (512^3), attention (1 x 2 x 300), grouped_matmul and gpu_matmul --quick (f16, bf16, tf32) ($(elapsed))"
     sass=$logs/sass
     mkdir -p "$sass"
-    for run in "matmul 512 512 512" "matmul_block_ptr 512 512 512" "attention 1 2 300"; do
-        # shellcheck disable=SC2086  # run is a sample and its sizes
-        TJIT_DEVICE=gpu TJIT_CACHE=0 TJIT_DUMP=ptx timeout "$SAMPLE_LIMIT" "$root/samples/"$run \
+    for run in "samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 512" "samples/attention 1 2 300" \
+        "samples/grouped_matmul 3 257 300 129" "bench/gpu_matmul --quick --runs 1 --warmup 0"; do
+        # shellcheck disable=SC2086  # run is a program and its arguments
+        TJIT_DEVICE=gpu TJIT_CACHE=0 TJIT_DUMP=ptx timeout "$SAMPLE_LIMIT" "$root/"$run \
             2>"$sass/dump" >/dev/null </dev/null
         # one file per kernel compiled: the dump's header line, then its PTX
-        awk -v dir="$sass" -v sample="${run%% *}" '
+        prog=${run%% *}
+        awk -v dir="$sass" -v sample="${prog##*/}" '
             /^\/\/ ---- tjit: PTX of kernel / { n++; f = sprintf("%s/%s-%02d.ptx", dir, sample, n)
                                                split($0, q, "\047"); print q[2] > (f ".name"); next }
             n { print > f }' "$sass/dump"
