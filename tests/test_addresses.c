@@ -7,8 +7,8 @@
  * The use they exist for is Triton's grouped GEMM: a table in memory holds
  * the addresses of the group's matrices. Here a table holds addresses into
  * several buffers (aligned and not, hinted with tj_multiple_of and not),
- * and each program reads its array through one, plainly and as a block
- * pointer; a pointer's address must be the buffer's address (as
+ * and each program reads its array through one, plainly, as a block
+ * pointer and as a tensor descriptor; a pointer's address must be the buffer's address (as
  * tj_buffer_address gives it) plus the offset in bytes; and an address
  * turned into a pointer again, after integer arithmetic, must read what the
  * pointer reads.
@@ -54,6 +54,16 @@ TJ_KERNEL(table_block_ptr, TJ_PARAMS(TJ_PTR(table, i64), TJ_PTR(out, f32)), TJ_C
                                  TJ_SHAPE(1, 0));
     tj_val rows = tj_expand_dims(tj_arange(0, 16), 1), cols = tj_expand_dims(tj_arange(0, 16), 0);
     tj_store(tj_add(out, tj_add(tj_mul(g, N), tj_add(tj_mul(cols, 16), rows))), tj_load(a));
+}
+
+/* The same through a tensor descriptor (tutorial 08's TMA form). */
+TJ_KERNEL(table_descriptor, TJ_PARAMS(TJ_PTR(table, i64), TJ_PTR(out, f32)), TJ_CONSTS())
+{
+    tj_val g = tj_program_id(0);
+    tj_val src = tj_int_to_ptr(tj_multiple_of(tj_load(tj_add(table, g)), 16), TJ_F32);
+    tj_val d = tj_make_tensor_descriptor(src, TJ_VALS(16, 16), TJ_VALS(16, 1), TJ_SHAPE(16, 16));
+    tj_val rows = tj_expand_dims(tj_arange(0, 16), 1), cols = tj_expand_dims(tj_arange(0, 16), 0);
+    tj_store(tj_add(out, tj_add(tj_mul(g, N), tj_add(tj_mul(cols, 16), rows))), tj_descriptor_load(d, TJ_VALS(0, 0)));
 }
 
 /* A 64 x 64 block at the address addr, a kernel argument, copied to out:
@@ -360,8 +370,9 @@ static void test_ptx(void)
     tap_ok(tl_barrier_between(reverse_to_address, args, 2, 1024) == 1,
            "PTX: a store through an address has a barrier after the load of x before it");
     tj_buffer_free(dev, a);
-    const tj_kernel *ks[] = {table_gather, table_gather_aligned, table_block_ptr, block_at_address, addresses,
-                             round_trip, store_then_load, table_gather_n};
+    const tj_kernel *ks[] = {table_gather,     table_gather_aligned, table_block_ptr, table_descriptor,
+                             block_at_address, addresses,            round_trip,      store_then_load,
+                             table_gather_n};
     tl_ptx_of_every(ks, (int)TL_COUNT(ks));
     /* one warp: 8 elements a thread */
     char *ptx = NULL;
@@ -397,12 +408,13 @@ static void test_errors(void)
 int main(void)
 {
     dev = tl_setup("test_addresses");
-    tap_plan(4 + 2 + 3 + 1 + 2 + 2 + 3 + 11);
+    tap_plan(5 + 2 + 3 + 1 + 2 + 2 + 3 + 11);
     static const int aligned[G] = {0, 0, 0, 0, 0}, ragged[G] = {1, 3, 0, 7, 2}, by16[G] = {4, 0, 8, 12, 4};
     run_table(table_gather, aligned, twice, "arrays at addresses from a table");
     run_table(table_gather, ragged, twice, "arrays at addresses from a table, not 16-byte aligned");
     run_table(table_gather_aligned, by16, twice, "arrays at addresses from a table, hinted multiples of 16");
     run_table(table_block_ptr, ragged, transposed, "block pointers at addresses from a table");
+    run_table(table_descriptor, by16, transposed, "tensor descriptors at addresses from a table");
     test_addresses();
     test_round_trip();
     test_reverse_to_address(1024, 0);
