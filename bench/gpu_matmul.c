@@ -51,7 +51,8 @@
  *
  *     usage: gpu_matmul [--runs N] [--warmup N] [--quick | --profile DTYPE] [--only DTYPE]
  *                       [--device gpu|cpu]
- *     (--quick: 512^3 and 1024^3, one configuration, for a smoke test;
+ *     (--quick: 512^3 and 1024^3, one configuration, for a smoke test, with
+ *      TJIT_DUMP left as it is;
  *      --only DTYPE: the problems of that dtype alone;
  *      --device cpu: the same on tjit's CPU back end, timed by wall clock)
  */
@@ -397,10 +398,12 @@ int main(int argc, char **argv)
     if (profile)
         quick = 0, runs = 1, warmup = 0;
     use_events = kind == TJ_DEVICE_GPU;
-    /* Debugging aids that would change what is timed. */
+    /* Debugging aids that would change what is timed; --quick, a smoke
+     * test, keeps TJIT_DUMP (gpu-run.sh reads its kernels' PTX). */
     unsetenv("TJIT_PTXAS");
     unsetenv("TJIT_LAUNCH_BLOCKING");
-    unsetenv("TJIT_DUMP");
+    if (!quick)
+        unsetenv("TJIT_DUMP");
     tj_status st = tj_device_open(&dev, kind, 0);
     if (st != TJ_OK) {
         fprintf(stderr, "gpu_matmul: %s\n", tj_failure(st));

@@ -310,7 +310,7 @@ else
     sass=$logs/sass
     mkdir -p "$sass"
     for run in "samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 512" "samples/attention 1 2 300" \
-        "samples/grouped_matmul 3 257 300 129" "bench/gpu_matmul --quick --runs 1 --warmup 0"; do
+        "samples/grouped_matmul 3 257 300 129" "bench/gpu_matmul --quick --runs 1 --warmup 1"; do
         # shellcheck disable=SC2086  # run is a program and its arguments
         TJIT_DEVICE=gpu TJIT_CACHE=0 TJIT_DUMP=ptx timeout "$SAMPLE_LIMIT" "$root/"$run \
             2>"$sass/dump" >/dev/null </dev/null
