@@ -39,13 +39,14 @@
  *     PERMUTE, CONVERT: moved along with the dimensions.
  *   WHERE, CAST: equal inputs stay equal; widening integer and same-size
  *     pointer casts keep everything; an address cast (int <-> pointer)
- *     keeps each element's divisibility, and runs only of bytes. The WHERE that ends the builder's
- *     floored modulo (tj_mod of signed integers) by an n never 0 keeps
- *     aligned runs of x as long as n's divisibility: Triton's rule for
- *     `offs % N`, which is what lets the tutorial matmul's wrapped column
- *     offsets load 16-byte vectors. "Never 0" comes from constants and from
- *     the specialization "a multiple of 16", which a launch gives only to
- *     nonzero integers.
+ *     keeps each element's divisibility, and runs only of bytes. The WHERE
+ *     that ends the builder's floored modulo (tj_mod of signed integers) by
+ *     an n never 0 keeps aligned runs of x as long as n's divisibility:
+ *     Triton's rule for `offs % N`, which is what lets the tutorial
+ *     matmul's wrapped column offsets load 16-byte vectors. "Never 0" comes
+ *     from constants and from the specialization "a multiple of 16", which
+ *     a launch gives only to nonzero integers (tj_multiple_of says nothing
+ *     of 0).
  *   FOR: its induction variable (lo + i * step, wrapping) is divisible by
  *     what both lo and step are; a carried value holds what its initial and
  *     its yielded value both hold (visit_loop: the body is visited until
