@@ -314,8 +314,14 @@ else
         # shellcheck disable=SC2086  # run is a program and its arguments
         TJIT_DEVICE=gpu TJIT_CACHE=0 TJIT_DUMP=ptx timeout "$SAMPLE_LIMIT" "$root/"$run \
             2>"$sass/dump" >/dev/null </dev/null
-        # one file per kernel compiled: the dump's header line, then its PTX
+        run_status=$?
         prog=${run%% *}
+        if ! grep -q '^// ---- tjit: PTX of kernel ' "$sass/dump"; then
+            status=1
+            { echo "---- SASS: $run dumped no kernel (exit status $run_status):"; grep -v '^\s*$' "$sass/dump" | tail -n 3; } |
+                tee -a "$summary" >>"$failures"
+        fi
+        # one file per kernel compiled: the dump's header line, then its PTX
         awk -v dir="$sass" -v sample="${prog##*/}" '
             /^\/\/ ---- tjit: PTX of kernel / { n++; f = sprintf("%s/%s-%02d.ptx", dir, sample, n)
                                                split($0, q, "\047"); print q[2] > (f ".name"); next }

@@ -2,7 +2,7 @@
 /*
  * test_gpu_math_host.c — the GPU's math functions computed in f64 (sin,
  * cos, tan, the inverse and hyperbolic functions, erf, pow, log1p, expm1,
- * log10, cbrt, hypot, exp10, erfc), run on the host, within the bounds README.md
+ * log10, cbrt, hypot, exp10, erfc, lgamma), run on the host, within the bounds README.md
  * documents.
  *
  * There is no libm on the GPU: src/jit/gpu/math.c writes these functions
@@ -31,7 +31,7 @@ typedef float (*fn_f32)(float, float);
 static const tji_opcode codes[TL_NFN] = {
     TJI_SIN,   TJI_COS,  TJI_TANH, TJI_ERF,  TJI_POW,   TJI_LOG1P, TJI_EXPM1, TJI_TAN, TJI_ASIN, TJI_ACOS,
     TJI_ATAN,  TJI_ATAN2, TJI_SINH, TJI_COSH, TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT, TJI_HYPOT,
-    TJI_EXP10, TJI_ERFC,
+    TJI_EXP10, TJI_ERFC, TJI_LGAMMA,
 };
 
 /* One host function per (function, f32/f64): T f(T x, T y). */

@@ -2,7 +2,7 @@
 /*
  * test_math_fns.c — tj_sin, tj_cos, tj_tanh, tj_erf, tj_pow, tj_log1p,
  * tj_expm1, tj_tan, tj_asin, tj_acos, tj_atan, tj_atan2, tj_sinh, tj_cosh,
- * tj_asinh, tj_acosh, tj_atanh, tj_log10, tj_cbrt, tj_hypot, tj_exp10 and tj_erfc against long
+ * tj_asinh, tj_acosh, tj_atanh, tj_log10, tj_cbrt, tj_hypot, tj_exp10, tj_erfc and tj_lgamma against long
  * double references, in ulp, within the bounds README.md documents.
  *
  * Each function runs over random inputs in the ranges where kernels use
@@ -10,7 +10,8 @@
  * erf: across their transition to ±1; pow: bases in [0, 16] with exponents
  * in [-8, 8] and negative bases with integral exponents; log1p and expm1
  * near 0, where they are exact and log/exp - 1 are not, and across their
- * range; erfc across its tail to underflow, where 1 - erf is 0) and over edge
+ * range; erfc across its tail to underflow, where 1 - erf is 0; lgamma
+ * around its zeros 1 and 2, below 0 and to overflow) and over edge
  * inputs (±0, tiny and subnormal values, ±inf, NaN, integral and odd
  * exponents, pow's special cases of C99 Annex F). The reference is the C
  * library's long double function, rounded to the dtype; the error is
@@ -50,6 +51,7 @@ static tj_val apply(int fn, tj_val a, tj_val b)
     case TL_HYPOT: return tj_hypot(a, b);
     case TL_EXP10: return tj_exp10(a);
     case TL_ERFC: return tj_erfc(a);
+    case TL_LGAMMA: return tj_lgamma(a);
     default: return tj_pow(a, b);
     }
 }

@@ -220,7 +220,8 @@ typedef enum tj_unop {
     TJ_OP_ISNAN, TJ_OP_ISINF, TJ_OP_ISFINITE,
     TJ_OP_TAN, TJ_OP_ASIN, TJ_OP_ACOS, TJ_OP_ATAN, TJ_OP_SINH, TJ_OP_COSH,
     TJ_OP_ASINH, TJ_OP_ACOSH, TJ_OP_ATANH, TJ_OP_LOG10, TJ_OP_CBRT,
-    TJ_OP_POPC, TJ_OP_CLZ, TJ_OP_BREV, TJ_OP_SIGNBIT, TJ_OP_EXP10, TJ_OP_ERFC
+    TJ_OP_POPC, TJ_OP_CLZ, TJ_OP_BREV, TJ_OP_SIGNBIT, TJ_OP_EXP10, TJ_OP_ERFC,
+    TJ_OP_LGAMMA
 } tj_unop;
 
 #define TJ__UN(op, x)  tj__unary(TJ__HERE, (op), TJ_V(x))
@@ -260,6 +261,10 @@ typedef enum tj_unop {
 #define tj_exp10(x)    TJ__UN(TJ_OP_EXP10, x)
 #define tj_cbrt(x)     TJ__UN(TJ_OP_CBRT, x)
 #define tj_erfc(x)     TJ__UN(TJ_OP_ERFC, x) /* 1 - erf(x), to full relative precision as it nears 0 */
+/* log|gamma(x)|, as C's lgamma: +inf at 0 and the negative integers. For
+ * x < 0 it is log(pi / |sin(pi x)|) - lgamma(1 - x), whose error on a GPU is
+ * absolute, a few 2^-53 of lgamma(1 - x), near its zeros below -2 (as CUDA's). */
+#define tj_lgamma(x)   TJ__UN(TJ_OP_LGAMMA, x)
 #define tj_atan2(y, x) TJ__BIN(TJ_OP_ATAN2, y, x) /* the angle of (x, y), in [-pi, pi] */
 #define tj_hypot(x, y) TJ__BIN(TJ_OP_HYPOT, x, y) /* sqrt(x^2 + y^2) without overflow */
 /* C's copysign (x's magnitude, y's sign bit: NaN and zeros too; x and y

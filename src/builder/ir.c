@@ -73,6 +73,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_ACOS] = "acos", [TJI_ATAN] = "atan", [TJI_SINH] = "sinh", [TJI_COSH] = "cosh",
         [TJI_ASINH] = "asinh", [TJI_ACOSH] = "acosh", [TJI_ATANH] = "atanh", [TJI_LOG10] = "log10",
         [TJI_CBRT] = "cbrt", [TJI_EXP10] = "exp10", [TJI_ERFC] = "erfc",
+        [TJI_LGAMMA] = "lgamma",
         [TJI_LOG1P] = "log1p", [TJI_EXPM1] = "expm1", [TJI_RINT] = "rint", [TJI_TRUNC] = "trunc",
         [TJI_ROUND] = "round", [TJI_INLINE_ASM] = "inline_asm",
         [TJI_FMA] = "fma", [TJI_WHERE] = "where", [TJI_BITCAST] = "bitcast", [TJI_CAST] = "cast",

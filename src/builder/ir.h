@@ -77,7 +77,7 @@ typedef enum tji_opcode {
     TJI_SIN, TJI_COS, TJI_TANH, TJI_ERF,
     TJI_LOG1P, TJI_EXPM1,
     TJI_TAN, TJI_ASIN, TJI_ACOS, TJI_ATAN, TJI_SINH, TJI_COSH,
-    TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT, TJI_EXP10, TJI_ERFC,
+    TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT, TJI_EXP10, TJI_ERFC, TJI_LGAMMA,
     TJI_RINT,         /* to the nearest integer, ties to even */
     TJI_TRUNC,        /* toward zero */
     TJI_ROUND,        /* to the nearest integer, ties away from zero (C's round) */

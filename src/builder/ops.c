@@ -242,7 +242,7 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
                                         "rint", "trunc", "round", "isnan", "isinf", "isfinite",
                                         "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
                                         "acosh", "atanh", "log10", "cbrt", "popc", "clz", "brev", "signbit",
-                                        "exp10", "erfc"};
+                                        "exp10", "erfc", "lgamma"};
     static const tji_opcode codes[] = {TJI_NEG, TJI_NOT, TJI_ABS, TJI_EXP, TJI_EXP2,
                                        TJI_LOG, TJI_LOG2, TJI_SQRT, TJI_RSQRT, TJI_SIGMOID,
                                        TJI_FLOOR, TJI_CEIL, TJI_EXP, TJI_SIN, TJI_COS, TJI_TANH,
@@ -250,7 +250,8 @@ tj_val tj__unary(tj_loc loc, tj_unop op, tj_val x)
                                        TJI_TRUNC, TJI_ROUND, TJI_CMP, TJI_CMP, TJI_CMP,
                                        TJI_TAN, TJI_ASIN, TJI_ACOS, TJI_ATAN, TJI_SINH, TJI_COSH,
                                        TJI_ASINH, TJI_ACOSH, TJI_ATANH, TJI_LOG10, TJI_CBRT,
-                                       TJI_POPC, TJI_CLZ, TJI_BREV, TJI_CMP, TJI_EXP10, TJI_ERFC};
+                                       TJI_POPC, TJI_CLZ, TJI_BREV, TJI_CMP, TJI_EXP10, TJI_ERFC,
+                                       TJI_LGAMMA};
     int known = (unsigned)op < sizeof codes / sizeof codes[0];
     if (!tji_enter(loc, known ? names[op] : "unary", 1, &x))
         return NONE;

@@ -314,7 +314,7 @@ static int check_types(const verifier *v, int32_t idx)
     case TJI_CEIL: case TJI_SIN: case TJI_COS: case TJI_TANH: case TJI_ERF: case TJI_LOG1P:
     case TJI_EXPM1: case TJI_RINT: case TJI_TRUNC: case TJI_ROUND: case TJI_TAN: case TJI_ASIN:
     case TJI_ACOS: case TJI_ATAN: case TJI_SINH: case TJI_COSH: case TJI_ASINH: case TJI_ACOSH:
-    case TJI_ATANH: case TJI_LOG10: case TJI_CBRT: case TJI_EXP10: case TJI_ERFC: {
+    case TJI_ATANH: case TJI_LOG10: case TJI_CBRT: case TJI_EXP10: case TJI_ERFC: case TJI_LGAMMA: {
         NEED(EQ(T(0), R), "%s -> %s", TXT(T(0), t1), TXT(R, t2));
         int ok = c == TJI_NEG ? (is_int(R) && R->dtype != TJ_I1) || is_float(R)
                : c == TJI_NOT ? is_int(R)

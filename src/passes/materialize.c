@@ -105,7 +105,7 @@ static int is_costly_elementwise(tji_opcode c)
     case TJI_TANH: case TJI_ERF: case TJI_LOG1P: case TJI_EXPM1: case TJI_RINT: case TJI_TRUNC:
     case TJI_ROUND: case TJI_INLINE_ASM: case TJI_ATAN2: case TJI_HYPOT: case TJI_TAN: case TJI_ASIN:
     case TJI_ACOS: case TJI_ATAN: case TJI_SINH: case TJI_COSH: case TJI_ASINH: case TJI_ACOSH:
-    case TJI_ATANH: case TJI_LOG10: case TJI_CBRT: case TJI_EXP10: case TJI_ERFC:
+    case TJI_ATANH: case TJI_LOG10: case TJI_CBRT: case TJI_EXP10: case TJI_ERFC: case TJI_LGAMMA:
         return 1;
     default:
         return 0;

@@ -43,6 +43,21 @@ static LLVMValueRef libm_call(codegen *g, const char *name, LLVMValueRef x, LLVM
     return LLVMBuildCall2(g->b, fty, f, args, n, "");
 }
 
+/* lgamma of x by libm's lgamma_r (or lgammaf_r): plain lgamma writes the
+ * sign of gamma into the global signgam, a race between the threads that
+ * run a launch's programs. */
+static LLVMValueRef lgamma_call(codegen *g, LLVMValueRef x)
+{
+    LLVMTypeRef t = LLVMTypeOf(x), params[2] = {t, g->ty.t_ptr};
+    const char *fname = t == g->ty.t_double ? "lgamma_r" : "lgammaf_r";
+    LLVMTypeRef fty = LLVMFunctionType(t, params, 2, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(g->mod, fname);
+    if (!f)
+        f = LLVMAddFunction(g->mod, fname, fty);
+    LLVMValueRef args[2] = {x, tjj_cpu_entry_alloca(g, g->ty.t_i32, "gamma_sign")};
+    return LLVMBuildCall2(g->b, fty, f, args, 2, "");
+}
+
 /* The float ops whose code is the CPU's own: libm through LLVM's intrinsics
  * and calls, and frem (a callback of tjj_ls_elementwise). */
 static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, LLVMValueRef y)
@@ -80,6 +95,7 @@ static LLVMValueRef target_math(void *target, tji_opcode code, LLVMValueRef x, L
     case TJI_CBRT: return libm_call(g, "cbrt", x, NULL);
     case TJI_EXP10: return libm_call(g, "exp10", x, NULL);
     case TJI_ERFC: return libm_call(g, "erfc", x, NULL);
+    case TJI_LGAMMA: return lgamma_call(g, x);
     case TJI_ATAN2: return libm_call(g, "atan2", x, y);
     case TJI_HYPOT: return libm_call(g, "hypot", x, y);
     default: return NULL;

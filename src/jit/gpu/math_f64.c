@@ -693,7 +693,7 @@ LLVMValueRef tjj_gmath_f64(tjj_gpu_gen *g, tji_opcode code, LLVMValueRef x, LLVM
         {TJI_SINH, "sinh", sinh_body},    {TJI_COSH, "cosh", cosh_body},    {TJI_ASINH, "asinh", asinh_body},
         {TJI_ACOSH, "acosh", acosh_body}, {TJI_ATANH, "atanh", atanh_body}, {TJI_LOG10, "log10", log10_body},
         {TJI_CBRT, "cbrt", cbrt_body},    {TJI_HYPOT, "hypot", hypot_body}, {TJI_EXP10, "exp10", exp10_body},
-        {TJI_ERFC, "erfc", tjj_gmath_erfc_body},
+        {TJI_ERFC, "erfc", tjj_gmath_erfc_body},  {TJI_LGAMMA, "lgamma", tjj_gmath_lgamma_body},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if (fns[i].code == code)

@@ -61,5 +61,7 @@ TJI_FUNC LLVMValueRef tjj_gmath_f64(tjj_gpu_gen *g, tji_opcode code, LLVMValueRe
 TJI_FUNC LLVMValueRef tjj_gmath_erf(tjj_gpu_gen *g, LLVMValueRef x);
 /* math_special.c: the body of erfc of a double. */
 TJI_FUNC LLVMValueRef tjj_gmath_erfc_body(tjj_gpu_gen *g, LLVMValueRef *args);
+/* math_special.c: the body of lgamma of a double. */
+TJI_FUNC LLVMValueRef tjj_gmath_lgamma_body(tjj_gpu_gen *g, LLVMValueRef *args);
 
 #endif
