@@ -5,7 +5,7 @@
  * dispatch of every float op the GPU computes its own way) and math_f64.c
  * (the functions computed in f64 for every float dtype: trigonometric,
  * hyperbolic and their inverses, erf, pow, log1p, expm1, log10, exp10,
- * cbrt, hypot), with math_special.c (erfc). Private to src/jit/gpu/.
+ * cbrt, hypot), with math_special.c (erfc, lgamma). Private to src/jit/gpu/.
  *
  * A library function is an internal function of the kernel's module,
  * "tjm_<name>_<f32|f64>", built on first use (tjj_gmath_call); its body is
