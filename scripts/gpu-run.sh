@@ -252,6 +252,11 @@ done
 say "samples done ($(elapsed))"
 fi
 
+# The samples whose kernels run wgmma on Hopper, at small sizes: what 2b
+# runs under compute-sanitizer and 2c reads the SASS of.
+wgmma_samples=("samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 512" "samples/attention 1 2 300"
+    "samples/grouped_matmul 3 257 300 129")
+
 # --- 2b. compute-sanitizer on the matmul and attention samples and test_tma ------
 # memcheck, racecheck and synccheck on matmul and matmul_block_ptr at 512^3
 # (the wgmma path on sm_90a: rings, fences, barriers), on attention at
@@ -269,8 +274,7 @@ elif [ "$has_gpu_status" -ne 0 ]; then
     say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
     say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), grouped_matmul and test_tma ($(elapsed))"
-    for run in "samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 512" "samples/attention 1 2 300" \
-        "samples/grouped_matmul 3 257 300 129" "tests/test_tma"; do
+    for run in "${wgmma_samples[@]}" "tests/test_tma"; do
         sample=${run%% *}
         sample=${sample#*/}
         for tool in memcheck racecheck synccheck; do
@@ -309,8 +313,7 @@ else
     say "== SASS of the wgmma kernels of matmul, matmul_block_ptr (512^3), attention (1 x 2 x 300), grouped_matmul and gpu_matmul --quick (f16, bf16, tf32) ($(elapsed))"
     sass=$logs/sass
     mkdir -p "$sass"
-    for run in "samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 512" "samples/attention 1 2 300" \
-        "samples/grouped_matmul 3 257 300 129" "bench/gpu_matmul --quick --runs 1 --warmup 1"; do
+    for run in "${wgmma_samples[@]}" "bench/gpu_matmul --quick --runs 1 --warmup 1"; do
         # shellcheck disable=SC2086  # run is a program and its arguments
         TJIT_DEVICE=gpu TJIT_CACHE=0 TJIT_DUMP=ptx timeout "$SAMPLE_LIMIT" "$root/"$run \
             2>"$sass/dump" >/dev/null </dev/null

@@ -122,7 +122,7 @@ TJ_KERNEL(table_gather_n, TJ_PARAMS(TJ_PTR(table, i64), TJ_PTR(out, f32), TJ_SCA
     tj_store(tj_add(out, tj_add(tj_mul(g, n), offs)), tj_load(tj_add(src, offs)), .mask = tj_lt(offs, n));
 }
 
-static int l_i32, l_float, l_ptr, l_not_ptr, l_block, l_dtype;
+static int l_i32, l_float, l_not_ptr, l_block;
 TJ_KERNEL(address_of_i32, TJ_PARAMS(TJ_PTR(o, f32)), TJ_CONSTS())
 {
     l_i32 = __LINE__ + 1;
@@ -135,7 +135,6 @@ TJ_KERNEL(address_of_float, TJ_PARAMS(TJ_PTR(o, f32)), TJ_CONSTS())
 }
 TJ_KERNEL(address_of_pointer, TJ_PARAMS(TJ_PTR(o, f32)), TJ_CONSTS())
 {
-    l_ptr = __LINE__ + 1;
     tj_store(tj_int_to_ptr(o, TJ_F32), 1.0f);
 }
 TJ_KERNEL(pointer_of_int, TJ_PARAMS(TJ_PTR(o, i64)), TJ_CONSTS())
@@ -152,7 +151,6 @@ TJ_KERNEL(pointer_of_block, TJ_PARAMS(TJ_PTR(o, f32), TJ_PTR(p, i64)), TJ_CONSTS
 }
 TJ_KERNEL(address_dtype, TJ_PARAMS(TJ_PTR(o, i64)), TJ_CONSTS())
 {
-    l_dtype = __LINE__ + 1;
     tj_store(o, tj_ptr_to_int(tj_int_to_ptr(tj_load(o), (tj_dtype)99)));
 }
 
@@ -402,7 +400,6 @@ static void test_errors(void)
     tl_build_refused(pointer_of_block, TJ_ERR_TYPE, "'ptr_to_int'", "operand 1 is a block pointer");
     tap_ok(tl_error_mentions(tl_where(__FILE__, l_block), NULL), "  at the user's line");
     tl_build_refused(address_dtype, TJ_ERR_BUILD, "'int_to_ptr'", "unknown dtype 99");
-    (void)l_ptr, (void)l_dtype;
 }
 
 int main(void)
