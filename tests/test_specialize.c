@@ -15,6 +15,10 @@
  *    in the axis analysis, that they let a gather-like access vectorize,
  *    that bad uses are errors naming this file's line, and that the IR
  *    prints them;
+ *  - checks tj_assume: a promise that a loaded length n is positive lets
+ *    offsets wrapped by n (Triton's `offs % N`) load 16-byte vectors, the
+ *    kernel computes the same with or without it, and a bounds-checked
+ *    launch reports a broken promise with its line;
  *  - launches the kernels on the test device (TJIT_TEST_DEVICE) with sizes
  *    on both sides of every specialization, fresh random inputs and a
  *    poisoned output, so every variant's result is checked.
@@ -61,7 +65,7 @@ TJ_KERNEL(scale_rows, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(out, f32), TJ_SCALAR(stri
     tj_val base = tj_mul(row, stride);
     if (HINT) {
         base = tj_multiple_of(base, 16);
-        tj_assume(tj_gt(stride, 0)); /* Triton's tl.assume: accepted, nothing drawn */
+        tj_assume(tj_gt(stride, 0)); /* true; nothing here reads "nonzero" */
     }
     tj_val offs = tj_add(base, tj_arange(0, B));
     tj_store(tj_add(out, offs), tj_mul(tj_load(tj_add(x, offs)), 2.0f));
@@ -76,6 +80,21 @@ TJ_KERNEL(gather4, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(idx, i32), TJ_PTR(out, f32))
     if (HINT)
         ix = tj_max_contiguous(tj_multiple_of(ix, 4), 4);
     tj_store(tj_add(out, j), tj_load(tj_add(x, ix)));
+}
+
+/* out[i] = x[i % n] for this program's B elements, n = lens[0]: a length
+ * known only at run time, a multiple of 16 by the caller's word. Only
+ * with PROMISE (n > 0) may the wrapped offsets keep runs: n = 0 would
+ * make every x % n zero. */
+static int promise_line;
+TJ_KERNEL(wrap_copy, TJ_PARAMS(TJ_PTR(x, f32), TJ_PTR(out, f32), TJ_PTR(lens, i32)), TJ_CONSTS(B, PROMISE))
+{
+    tj_val n = tj_multiple_of(tj_load(lens), 16);
+    promise_line = __LINE__ + 2;
+    if (PROMISE)
+        tj_assume(tj_gt(n, 0));
+    tj_val offs = tj_add(tj_mul(tj_program_id(0), B), tj_arange(0, B));
+    tj_store(tj_add(out, offs), tj_load(tj_add(x, tj_mod(offs, n))));
 }
 
 static int bad_line;
@@ -219,6 +238,74 @@ static void test_ptx(void)
     free(plain_g), free(hinted_g);
 }
 
+/* wrap_copy's PTX, with and without the promise: one warp, 4 elements a
+ * thread. */
+static void test_promise_ptx(void)
+{
+    char *ptx[2] = {NULL, NULL};
+    for (int promise = 0; promise < 2; promise++) {
+        int64_t c[2] = {128, promise};
+        if (tj_kernel_ptx(wrap_copy, c, 2, "sm_90", 1, &ptx[promise]) != TJ_OK)
+            tap_diag("tj_kernel_ptx: %s", tj_last_error());
+    }
+    tap_ok(tl_count(ptx[0], "ld.global.v4.") == 0 && tl_count(ptx[0], "ld.global.b32") == 5,
+           "x[offs %% n] without tj_assume(n > 0): scalar loads (n may be 0)");
+    tap_ok(tl_count(ptx[1], "ld.global.v4.") == 1 && tl_count(ptx[1], "ld.global.b32") == 1,
+           "x[offs %% n] with tj_assume(n > 0): one 16-byte load a thread");
+    free(ptx[0]), free(ptx[1]);
+}
+
+/* wrap_copy on the test device for several n, with and without the
+ * promise; then a bounds-checked launch with n = 0 breaks it. */
+static void test_promise_launches(tj_device *dev)
+{
+    enum { B = 128, G = 8 };
+    float x[G * B], got[G * B], want[G * B];
+    tl_fill_random(TJ_F32, x, G * B);
+    tj_buffer bx = tl_upload(dev, x, sizeof x), bo = tl_poisoned(dev, sizeof got);
+    int32_t n = 0;
+    tj_buffer bn = tl_upload(dev, &n, sizeof n);
+    tj_launch_cfg cfg = tl_grid(G, 1, 1);
+    tj_arg args[] = {TJ_ARG_BUF(bx), TJ_ARG_BUF(bo), TJ_ARG_BUF(bn)};
+    const int32_t lens[] = {16, 48, 208, 1024};
+    for (int promise = 0; promise < 2; promise++) {
+        int ok = 1;
+        for (size_t k = 0; ok && k < TL_COUNT(lens); k++) {
+            n = lens[k];
+            for (int i = 0; i < G * B; i++)
+                want[i] = x[i % n];
+            tj_buffer_write(dev, bn, 0, &n, sizeof n);
+            tl_repoison(dev, bo, sizeof got);
+            int64_t c[2] = {B, promise};
+            tj_status st = tj_launch(dev, wrap_copy, &cfg, args, 3, c, 2);
+            if (st == TJ_OK)
+                st = tj_synchronize(dev);
+            if (st != TJ_OK) {
+                tap_diag("n = %d: %s", n, tj_last_error());
+                ok = 0;
+                break;
+            }
+            tl_download(dev, bo, got, sizeof got);
+            ok = memcmp(got, want, sizeof got) == 0;
+            if (!ok)
+                tap_diag("n = %d: out differs from x[i %% n]", n);
+        }
+        tap_ok(ok, "wrap_copy %s tj_assume(n > 0): out[i] = x[i %% n] for n = 16, 48, 208, 1024",
+               promise ? "with" : "without");
+    }
+    n = 0;
+    tj_buffer_write(dev, bn, 0, &n, sizeof n);
+    cfg.check_bounds = TJ_CHECK_BOUNDS_ON;
+    int64_t c[2] = {B, 1};
+    tj_status st = tj_launch(dev, wrap_copy, &cfg, args, 3, c, 2);
+    if (st == TJ_OK)
+        st = tj_synchronize(dev);
+    tap_ok(st == TJ_ERR_ASSERT && tl_error_mentions(tl_where(__FILE__, promise_line), "wrap_copy", "tj_assume",
+                                                     NULL),
+           "a bounds-checked launch reports the broken promise n > 0 with its line (%s)", tj_last_error());
+    tj_buffer_free(dev, bx), tj_buffer_free(dev, bo), tj_buffer_free(dev, bn);
+}
+
 /* --- axis info ------------------------------------------------------------------ */
 
 static void test_axis(void)
@@ -321,12 +408,14 @@ static void test_launches(tj_device *dev)
 int main(void)
 {
     tj_device *dev = tl_setup("test_specialize");
-    tap_plan(21);
+    tap_plan(26);
     test_key();
     test_ptx();
+    test_promise_ptx();
     test_axis();
     test_bad_hints();
     test_launches(dev);
+    test_promise_launches(dev);
     tj_device_close(dev);
     return tap_done();
 }

@@ -669,9 +669,17 @@ typedef struct tj_dot_opts {
 #define tj_max_contiguous(x, n) tj__assume(TJ__HERE, 1, TJ_V(x), (n))
 #define tj_max_constancy(x, n)  tj__assume(TJ__HERE, 2, TJ_V(x), (n))
 /* Triton's tl.assume(cond): the program promises cond (an i1, or a number
- * compared with 0, scalar or tile). tjit checks that it is a condition and
- * draws nothing from it yet (tj_multiple_of and the like are what its
- * analyses read); it is accepted so that such kernels port unchanged. */
+ * compared with 0, scalar or tile) wherever this line runs. The GPU code
+ * tells LLVM (llvm.assume of each element), and the analysis of offsets
+ * reads one fact from it: an integer compared with a constant so that it
+ * cannot be 0 (n > 0, n >= 1, n != 0, or an and of such) is nonzero after
+ * the promise, when the promise is in the block (loop body, branch) that
+ * defines it. That lets Triton's `offs % N` with N a runtime multiple of
+ * 16 (tj_multiple_of) keep 16-byte vectors where N is not a kernel
+ * argument the launch specializes. A false promise is undefined behaviour,
+ * as in Triton; a bounds-checked launch (TJIT_CHECK_BOUNDS=1) checks each
+ * tj_assume as a tj_device_assert and fails with TJ_ERR_ASSERT and its
+ * line. */
 #define tj_assume(cond)         tj__assume_true(TJ__HERE, TJ_V(cond))
 
 /* Debugging: print a value with a prefix (each program, each element), and

@@ -82,6 +82,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_CUMSUM] = "cumsum", [TJI_FOR] = "for", [TJI_IF] = "if",
         [TJI_YIELD] = "yield", [TJI_WHILE] = "while", [TJI_CONDITION] = "condition",
         [TJI_BARRIER] = "barrier", [TJI_CONVERT] = "convert_layout", [TJI_ASSUME] = "assume", [TJI_PRINT] = "print", [TJI_ASSERT] = "assert",
+        [TJI_ASSUME_TRUE] = "assume_true",
         [TJI_DOT] = "dot",
         [TJI_MAKE_BLOCK_PTR] = "make_block_ptr", [TJI_ADVANCE] = "advance",
         [TJI_ASYNC_COPY] = "async_copy",

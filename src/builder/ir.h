@@ -132,6 +132,10 @@ typedef enum tji_opcode {
 
     TJI_PRINT,        /* (x) -> nothing; [str] prefix */
     TJI_ASSERT,       /* (cond: i1) -> nothing; [str] message */
+    TJI_ASSUME_TRUE,  /* (cond: i1) -> nothing; the program promises cond
+                         (tj_assume): the GPU tells LLVM, axis-info reads nonzero
+                         integers from it, and a bounds-checked variant checks
+                         it as an ASSERT */
 
     TJI_DOT,          /* (a: [..,M,K], b: [..,K,N], acc: [..,M,N]) -> type of acc;
                          a and b of one dtype: f16/bf16 -> f32 or f16, f32 ->

@@ -689,10 +689,15 @@ tj_val tj__assume(tj_loc loc, int what, tj_val x, int64_t n)
     return val(r);
 }
 
+/* Triton's tl.assume: a promise, not a check (a bounds-checked launch
+ * checks it; see the pipeline). */
 void tj__assume_true(tj_loc loc, tj_val cond)
 {
-    if (tji_enter(loc, "assume", 1, &cond))
-        tji_as_condition(vid(cond), "the assumption");
+    if (!tji_enter(loc, "assume", 1, &cond))
+        return;
+    int32_t c = tji_as_condition(vid(cond), "the assumption");
+    if (c)
+        tji_emit_op(TJI_ASSUME_TRUE, B.region, ARGS(c), 0, NULL);
 }
 
 /* --- debugging ------------------------------------------------------------- */

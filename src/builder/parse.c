@@ -264,8 +264,9 @@ static int op_line(tji_parser *ps, int32_t region, int depth)
     }
     int is_region = code == TJI_FOR || code == TJI_IF || code == TJI_WHILE;
     int no_result = code == TJI_STORE || code == TJI_YIELD || code == TJI_PRINT ||
-                    code == TJI_ASSERT || code == TJI_ASYNC_COPY || code == TJI_ASYNC_COMMIT ||
-                    code == TJI_ASYNC_WAIT || code == TJI_CONDITION || code == TJI_BARRIER;
+                    code == TJI_ASSERT || code == TJI_ASSUME_TRUE || code == TJI_ASYNC_COPY ||
+                    code == TJI_ASYNC_COMMIT || code == TJI_ASYNC_WAIT || code == TJI_CONDITION ||
+                    code == TJI_BARRIER;
     if (no_result && nres)
         return tji_parse_fail_at(ps, name_at, "an op with results (this one has none)");
     if (!is_region && !no_result && nres != 1)

@@ -114,7 +114,7 @@ static int operand_count(tji_opcode c)
 static int result_count(tji_opcode c)
 {
     switch (c) {
-    case TJI_STORE: case TJI_YIELD: case TJI_PRINT: case TJI_ASSERT:
+    case TJI_STORE: case TJI_YIELD: case TJI_PRINT: case TJI_ASSERT: case TJI_ASSUME_TRUE:
     case TJI_ASYNC_COPY: case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT: case TJI_CONDITION:
     case TJI_BARRIER:
         return 0;
@@ -549,6 +549,9 @@ static int check_types(const verifier *v, int32_t idx)
         NEED(op->str, "no string");
         if (c == TJI_ASSERT)
             NEED(is_i1(T(0)), "condition %s", TXT(T(0), t1));
+        break;
+    case TJI_ASSUME_TRUE:
+        NEED(is_i1(T(0)), "condition %s", TXT(T(0), t1));
         break;
     case TJI_YIELD: case TJI_ASYNC_COMMIT: case TJI_BARRIER: case TJI_OPCODE_COUNT:
         break;

@@ -192,6 +192,18 @@ static void start_artifact(const tji_func *fn, uint64_t spec, const tjj_gpu_targ
     a->arch_specific = t && t->arch_specific;
 }
 
+/* A bounds-checked variant is the debugging one: there each tj_assume is
+ * checked as a device assert, so that a broken promise is reported where
+ * it was made instead of being undefined behaviour. */
+static void check_promises(tji_func *fn)
+{
+    for (int32_t i = 0; fn->check_bounds && i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_ASSUME_TRUE) {
+            fn->ops[i].code = TJI_ASSERT;
+            fn->ops[i].str = "a tj_assume is false (a bounds-checked launch checks each as an assert)";
+        }
+}
+
 /* The asserts of fn, so that a failure can be told by op index. */
 static void collect_asserts(const tji_func *fn, tjj_artifact *a)
 {
@@ -360,6 +372,7 @@ static tj_status compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact
 
 tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out)
 {
+    check_promises(fn);
     start_artifact(fn, t->spec, t, out);
     tjj_stage_done(t->times, "key");
     return compile_gpu(fn, t, out);
@@ -368,6 +381,7 @@ tj_status tjj_compile_gpu(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *o
 tj_status tjj_compile_gpu_cached(tji_func *fn, const tjj_gpu_target *t, tjj_artifact *out, int *hit,
                                  int *claimed)
 {
+    check_promises(fn);
     start_artifact(fn, t->spec, t, out);
     tjj_stage_done(t->times, "key");
     tjj_shared_claim claim = tjj_shared_code_begin(out);
@@ -415,6 +429,7 @@ static tj_status compile_cpu(tji_func *fn, tjj_stage_times *times, tjj_artifact 
 tj_status tjj_compile_cpu_cached(tji_func *fn, uint64_t spec, tjj_stage_times *times, tjj_artifact *out,
                                  int *hit)
 {
+    check_promises(fn);
     start_artifact(fn, spec & TJF_SPEC_ALIASED, NULL, out);
     tjj_stage_done(times, "key");
     *hit = tjj_disk_cache_load(out);

@@ -46,7 +46,8 @@
  *     matmul's wrapped column offsets load 16-byte vectors. "Never 0" comes
  *     from constants and from the specialization "a multiple of 16", which
  *     a launch gives only to nonzero integers (tj_multiple_of says nothing
- *     of 0).
+ *     of 0), and from a promise (tj_assume(n > 0), n != 0 and the like)
+ *     made in the region that defines n, after it.
  *   FOR: its induction variable (lo + i * step, wrapping) is divisible by
  *     what both lo and step are; a carried value holds what its initial and
  *     its yielded value both hold (visit_loop: the body is visited until
@@ -256,6 +257,60 @@ static void floored_mod_rule(info *r, const tji_type *t, const info *x, const in
 
 static void visit(const tji_func *fn, info *of, int32_t opi);
 
+/* Does x pred c (c a known constant, x of dtype dt) rule out x == 0? */
+static int cmp_excludes_zero(tji_pred pred, int64_t c, tj_dtype dt)
+{
+    int sig = tjs_dtype_is_signed(dt);
+    switch (pred) {
+    case TJI_NE: return c == 0;
+    case TJI_EQ: return c != 0;
+    case TJI_GT: return !sig || c >= 0;
+    case TJI_GE: return c != 0 && (!sig || c > 0);
+    case TJI_LT: return sig && c <= 0;
+    case TJI_LE: return sig && c < 0;
+    }
+    return 0;
+}
+
+static tji_pred mirrored(tji_pred p)
+{
+    switch (p) {
+    case TJI_LT: return TJI_GT;
+    case TJI_LE: return TJI_GE;
+    case TJI_GT: return TJI_LT;
+    case TJI_GE: return TJI_LE;
+    default: return p;
+    }
+}
+
+/* A promise (tj_assume) of cond, made in region reg: an integer compared
+ * with a constant so that it cannot be 0 (an AND of such: each) is nonzero
+ * from here on. Only a value defined in reg itself: there every execution
+ * that computes it reaches the promise, none leaves the region between. */
+static void promise(const tji_func *fn, info *of, int32_t cond, int32_t reg)
+{
+    const tji_op *and = def_of(fn, cond, TJI_AND);
+    if (and) {
+        promise(fn, of, and->args[0], reg);
+        promise(fn, of, and->args[1], reg);
+        return;
+    }
+    const tji_op *cmp = def_of(fn, cond, TJI_CMP);
+    if (!cmp)
+        return;
+    int32_t x = cmp->args[0], c = cmp->args[1];
+    tji_pred pred = cmp->pred;
+    if (!of[c].has_value) {
+        x = cmp->args[1];
+        c = cmp->args[0];
+        pred = mirrored(pred);
+    }
+    const tji_type *t = tji_typeof(fn, x);
+    if (of[c].has_value && !t->is_ptr && tjs_dtype_is_int(t->dtype) &&
+        cmp_excludes_zero(pred, of[c].value, t->dtype) && tji_value_region(fn, x) == reg)
+        of[x].nonzero = 1;
+}
+
 /* What holds for both x and y (a tile of t): runs as short as the shorter,
  * their first elements divisible as both are there. */
 static info meet(const info *x, const info *y, const tji_type *t)
@@ -333,6 +388,10 @@ static void visit(const tji_func *fn, info *of, int32_t opi)
     if (op->code == TJI_FOR) {
         visit_loop(fn, of, op);
         return; /* its results stay unknown */
+    }
+    if (op->code == TJI_ASSUME_TRUE) {
+        promise(fn, of, op->args[0], op->parent);
+        return;
     }
     for (int s = 0; s < 2; s++)
         if (op->region[s] >= 0)

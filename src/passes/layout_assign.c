@@ -615,7 +615,7 @@ static void assign_op(assigner *A, int32_t r, int *pos)
         *pos = at;
         return;
     }
-    case TJI_STORE: case TJI_PRINT: case TJI_ASSERT: case TJI_ASYNC_COPY:
+    case TJI_STORE: case TJI_PRINT: case TJI_ASSERT: case TJI_ASSUME_TRUE: case TJI_ASYNC_COPY:
         /* No result: a store works in its coalesced layout (a TMA store in
          * the value's: the threads only write it to shared memory);
          * otherwise in whatever layout the first operand already has. */

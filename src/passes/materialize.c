@@ -147,7 +147,7 @@ static int op_has_effects(planner *p, int32_t opi)
     int effects = 0;
     switch (op->code) {
     case TJI_STORE: case TJI_ATOMIC: case TJI_ATOMIC_CAS: case TJI_PRINT: case TJI_ASSERT:
-    case TJI_BARRIER: case TJI_WHILE: /* a while loop may never end */
+    case TJI_ASSUME_TRUE: case TJI_BARRIER: case TJI_WHILE: /* a while loop may never end */
         effects = 1;
         break;
     case TJI_LOAD:

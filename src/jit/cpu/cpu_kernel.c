@@ -248,7 +248,7 @@ static int pure_op(const tji_op *op)
 {
     switch (op->code) {
     case TJI_STORE: case TJI_ATOMIC: case TJI_ATOMIC_CAS: case TJI_PRINT: case TJI_ASSERT:
-    case TJI_FOR: case TJI_IF: case TJI_YIELD: case TJI_WHILE: case TJI_CONDITION: case TJI_BARRIER:
+    case TJI_ASSUME_TRUE: case TJI_FOR: case TJI_IF: case TJI_YIELD: case TJI_WHILE: case TJI_CONDITION: case TJI_BARRIER:
         return 0;
     case TJI_LOAD:
         return !op->is_volatile;
@@ -279,6 +279,8 @@ static void emit_op(codegen *g, int32_t opi)
         return;
     case TJI_PRINT: tjj_cpu_emit_print(g, op); return;
     case TJI_ASSERT: tjj_cpu_emit_assert(g, op); return;
+    case TJI_ASSUME_TRUE: return; /* nothing here reads it; told to LLVM, a false one could
+                                     drop a division's guard and crash the process */
     case TJI_FOR: tjj_cpu_emit_for(g, opi); return;
     case TJI_IF: tjj_cpu_emit_if(g, opi); return;
     case TJI_WHILE: tjj_cpu_emit_while(g, opi); return;

@@ -259,7 +259,8 @@ static int32_t only_store(const codegen *g)
                 return -1;
             break;
         case TJI_ATOMIC: case TJI_ATOMIC_CAS: case TJI_REDUCE: case TJI_CUMSUM: case TJI_DOT:
-        case TJI_FOR: case TJI_IF: case TJI_WHILE: case TJI_PRINT: case TJI_ASSERT: case TJI_BARRIER:
+        case TJI_FOR: case TJI_IF: case TJI_WHILE: case TJI_PRINT: case TJI_ASSERT: case TJI_ASSUME_TRUE:
+        case TJI_BARRIER:
             return -1;
         default:
             break;

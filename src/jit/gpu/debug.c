@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * debug.c — PRINT and ASSERT in a kernel.
+ * debug.c — PRINT, ASSERT and ASSUME_TRUE in a kernel.
  *
  * PRINT calls vprintf once per element, in its owning thread, with the
  * program id and the element's coordinates. Device asserts do not trap (a
  * trap would poison the CUDA context): the first failing thread wins a
  * compare-and-swap on the record's flag and writes the op index and
- * program id; the launch reports it afterwards.
+ * program id; the launch reports it afterwards. A promise (tj_assume)
+ * becomes llvm.assume of each element a thread holds, as Triton's does.
  */
 #include <string.h>
 
@@ -122,17 +123,34 @@ void tjj_gpu_emit_print(codegen *c, const tji_op *op)
     tjs_buf_free(&fmt);
 }
 
+/* The registers of x that hold distinct elements (a scalar: its one),
+ * by their indices into regs; returns how many. */
+static uint32_t distinct_regs(codegen *c, int32_t x, uint32_t *first_dup)
+{
+    *first_dup = 0;
+    if (rank_of(c, x) == 0)
+        return 1;
+    *first_dup = reg_dup_mask(layout_of(c, x));
+    return (uint32_t)nregs_of(c, x);
+}
+
+void tjj_gpu_emit_assume_true(codegen *c, const tji_op *op)
+{
+    uint32_t rdup, n = distinct_regs(c, op->args[0], &rdup);
+    for (uint32_t r = 0; r < n; r++)
+        if (!(r & rdup)) {
+            LLVMValueRef v = tjj_gpu_reg(c, op->args[0], r);
+            tjj_gpu_intrinsic(&c->g, "llvm.assume", NULL, 0, &v, 1);
+        }
+}
+
 /* A false element: the first failing thread of the launch records the op
  * and the program in the assert record; the kernel goes on. */
 void tjj_gpu_emit_assert(codegen *c, const tji_op *op)
 {
     int32_t x = op->args[0];
     LLVMBuilderRef b = c->g.b;
-    uint32_t n = 1, rdup = 0;
-    if (rank_of(c, x) > 0) {
-        n = (uint32_t)nregs_of(c, x);
-        rdup = reg_dup_mask(layout_of(c, x));
-    }
+    uint32_t rdup, n = distinct_regs(c, x, &rdup);
     LLVMValueRef bad = NULL;
     for (uint32_t r = 0; r < n; r++)
         if (!(r & rdup)) {

@@ -382,5 +382,6 @@ TJI_FUNC tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_pl
 
 TJI_FUNC void tjj_gpu_emit_print(codegen *c, const tji_op *op);
 TJI_FUNC void tjj_gpu_emit_assert(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_assume_true(codegen *c, const tji_op *op);
 
 #endif

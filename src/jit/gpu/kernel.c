@@ -60,6 +60,7 @@ void tjj_gpu_emit_op(codegen *c, int32_t opi)
     case TJI_BARRIER: tjj_gpu_barrier(c, TJP_BARRIER_BEFORE); return; /* always in the plan */
     case TJI_PRINT: tjj_gpu_emit_print(c, op); return;
     case TJI_ASSERT: tjj_gpu_emit_assert(c, op); return;
+    case TJI_ASSUME_TRUE: tjj_gpu_emit_assume_true(c, op); return;
     case TJI_DOT: tjj_gpu_emit_dot(c, op); return;
     case TJI_ASYNC_COPY: tjj_gpu_emit_async_copy(c, op); return;
     case TJI_ASYNC_COMMIT: tjj_gpu_emit_async_commit(c); return;
