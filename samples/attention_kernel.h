@@ -155,12 +155,15 @@ static inline void attention_keys(attention_state *st, tj_val q, attention_kv kv
     st->l = l_i;
 }
 
-/* The kernel's body. kv_rows is TJ_NONE for K and V as pointer tiles
+/* The kernel's body. lse is TJ_NONE, or a [Z * H, N_CTX] f32 tensor that
+ * receives each row's log2-sum-exp of the scaled scores, m + log2(l) (what
+ * the backward pass, attention_bwd_kernel.h, recomputes P from). kv_rows is
+ * TJ_NONE for K and V as pointer tiles
  * over [Z, H, N_CTX, HEAD_DIM] of any strides; else Z * H * N_CTX, and the
  * four tensors are contiguous (stride_m = HEAD_DIM, stride_h = N_CTX *
  * HEAD_DIM, stride_z = H * stride_h) and K and V are read by block
  * pointers over their [kv_rows, HEAD_DIM] view. */
-static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val sm_scale,
+static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val lse, tj_val sm_scale,
                                   tj_val H, tj_val n_ctx, tj_val stride_z, tj_val stride_h,
                                   tj_val stride_m, tj_val kv_rows, int64_t BM, int64_t BN, int64_t D,
                                   int64_t causal, tj_dtype dtype)
@@ -201,6 +204,9 @@ static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val
     }
     tj_val out = tj_fast_div(st.acc, tj_expand_dims(st.l, 1)); /* l >= 1: div.full is within 2 ulp */
     tj_store(tj_add(tj_add(o, head), rows), tj_cast(out, dtype), .mask = row_ok);
+    if (lse.id)
+        tj_store(tj_add(lse, tj_add(tj_mul(off_hz, n_ctx), offs_m)), tj_add(st.m, tj_log2(st.l)),
+                 .mask = tj_lt(offs_m, n_ctx));
 }
 
 /* The kernel for one input dtype (f16 or bf16; O in the same dtype). */
@@ -212,8 +218,8 @@ static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val
                         TJ_SCALAR(stride_m, i32)),                                                 \
               TJ_CONSTS(BM, BN, HEAD_DIM, CAUSAL))                                                 \
     {                                                                                              \
-        attention_body(q, k, v, o, sm_scale, H, n_ctx, stride_z, stride_h, stride_m, TJ_NONE, BM, \
-                       BN, HEAD_DIM, CAUSAL, dtype);                                               \
+        attention_body(q, k, v, o, TJ_NONE, sm_scale, H, n_ctx, stride_z, stride_h, stride_m,     \
+                       TJ_NONE, BM, BN, HEAD_DIM, CAUSAL, dtype);                                  \
     }
 
 /* The same for contiguous tensors, K and V by block pointers (TMA on
@@ -227,7 +233,7 @@ static inline void attention_body(tj_val q, tj_val k, tj_val v, tj_val o, tj_val
               TJ_CONSTS(BM, BN, HEAD_DIM, CAUSAL))                                                 \
     {                                                                                              \
         tj_val stride_h = tj_mul(n_ctx, HEAD_DIM);                                                 \
-        attention_body(q, k, v, o, sm_scale, H, n_ctx, tj_mul(H, stride_h), stride_h,             \
+        attention_body(q, k, v, o, TJ_NONE, sm_scale, H, n_ctx, tj_mul(H, stride_h), stride_h,    \
                        tj_i32(HEAD_DIM), kv_rows, BM, BN, HEAD_DIM, CAUSAL, dtype);                \
     }
 

@@ -261,7 +261,8 @@ wgmma_samples=("samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 51
 # memcheck, racecheck and synccheck on matmul and matmul_block_ptr at 512^3
 # (the wgmma path on sm_90a: rings, fences, barriers), on attention at
 # 1 x 2 x 300 (its sixteen kernels, ragged tails, a producer warpgroup
-# across two loops) and on test_tma (producers with 8 and 16 consumer
+# across two loops), on attention_bwd (five dots a loop, two of them on
+# transposed tiles) and on test_tma (producers with 8 and 16 consumer
 # warps, persistent kernels, phases that wrap); each run's output goes to
 # samples.log, its ERROR SUMMARY line to the summary.
 # TJIT_SKIP_SANITIZER=1 leaves it out; TJIT_SANITIZER_LIMIT per run (120 s).
@@ -273,8 +274,8 @@ elif ! command -v compute-sanitizer >/dev/null 2>&1; then
 elif [ "$has_gpu_status" -ne 0 ]; then
     say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
-    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), grouped_matmul and test_tma ($(elapsed))"
-    for run in "${wgmma_samples[@]}" "tests/test_tma"; do
+    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), attention_bwd, grouped_matmul and test_tma ($(elapsed))"
+    for run in "${wgmma_samples[@]}" "samples/attention_bwd 1 2 256" "tests/test_tma"; do
         sample=${run%% *}
         sample=${sample#*/}
         for tool in memcheck racecheck synccheck; do

@@ -32,6 +32,7 @@ set -- \
     "matmul_block_ptr 77 130 65" \
     "matmul_block_ptr 1000 272 208" \
     "attention 2 1 77" \
+    "attention_bwd 1 2 256" \
     "grouped_matmul 3 77 130 45" \
     "multi_gpu 100003 3" \
     "multi_gpu 100003 2 3"

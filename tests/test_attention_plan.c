@@ -26,7 +26,12 @@
  *  - with K and V by block pointers (the TMA form), a producer warpgroup
  *    fills the rings of both loops, and the second loop's rings are in
  *    the families of the first's (alloc_shared.c): one set of bytes and
- *    mbarriers per tensor, which the explainer names.
+ *    mbarriers per tensor, which the explainer names;
+ *  - the backward pass (samples/attention_bwd_kernel.h, f16 and bf16, head
+ *    dims 64 and 128 at the sample's blocks and 8 warps): every one of the
+ *    14 dots of the main kernel (5 in each dK/dV loop, 3 in each dQ loop,
+ *    two of them on tj_trans views) runs on tensor cores for sm_80, sm_90
+ *    and sm_90a, and ptxas assembles both kernels' PTX.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +46,7 @@
 #include "testlib.h"
 #include "tjit.h"
 #include "../samples/attention_kernel.h"
+#include "../samples/attention_bwd_kernel.h"
 
 ATTENTION_KERNEL(attention_f16, f16, TJ_F16)
 ATTENTION_KERNEL(attention_bf16, bf16, TJ_BF16)
@@ -301,6 +307,79 @@ static void specialized(const config *k)
     tji_func_free(fn);
 }
 
+/* --- the backward pass -------------------------------------------------------------- */
+
+ATTENTION_BWD_PREPROCESS_KERNEL(attention_bwd_pre_f16, f16)
+ATTENTION_BWD_KERNEL(attention_bwd_f16, f16, TJ_F16)
+ATTENTION_BWD_KERNEL(attention_bwd_bf16, bf16, TJ_BF16)
+
+/* kernel k (the main one, or the preprocess where pre) for head dim d at
+ * the sample's blocks, compiled for sm as a launch with N_CTX = 4096
+ * would; its dots on tensor cores counted, its PTX through ptxas. */
+static int backward_kernel(const tj_kernel *k, int pre, int64_t d, int sm, int arch_specific, int *dots, int *mma)
+{
+    int64_t bn = d == 128 ? 64 : 128;
+    int64_t consts[6] = {32, bn, bn, 32, 2, d};
+    tj_arg args[11];
+    for (int i = 0; i < 9; i++)
+        args[i] = TJ_ARG_BUF((tj_buffer){0});
+    args[9] = TJ_ARG_F32(0.125f);
+    args[10] = TJ_ARG_I32(N_CTX);
+    if (pre) { /* o, d_o, delta, n_ctx; BM, HEAD_DIM */
+        args[3] = TJ_ARG_I32(N_CTX);
+        consts[0] = 128, consts[1] = d;
+    }
+    int nargs = pre ? 4 : 11, nconsts = pre ? 2 : 6;
+    tjf_value values[11];
+    tji_func *fn = NULL;
+    tjj_artifact art = {0};
+    tj_status st = tjf_check_args(k, args, nargs, values);
+    if (st == TJ_OK)
+        st = tji_build(k, consts, nconsts, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = 8,
+                                                   .spec = tjf_spec_key(k, values) | tjj_spec_of_buffers(k),
+                                                   .num_stages = 3},
+                             &art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, sm, arch_specific, fn->name);
+    *dots = *mma = 0;
+    for (int32_t i = 0; st == TJ_OK && i < fn->nops; i++)
+        if (fn->ops[i].code == TJI_DOT) {
+            (*dots)++;
+            *mma += art.plan.dot[i].form != TJP_DOT_FMA;
+        }
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    if (fn)
+        tjj_artifact_free(&art);
+    tji_func_free(fn);
+    return st == TJ_OK;
+}
+
+static void backward(void)
+{
+    static const struct { int sm, arch_specific; const char *name; } targets[] = {
+        {80, 0, "sm_80"}, {90, 0, "sm_90"}, {90, 1, "sm_90a"}};
+    for (size_t t = 0; t < 3; t++) {
+        int ok = 1, dots, mma, pre_dots;
+        for (int64_t d = 64; d <= 128; d *= 2) {
+            ok &= backward_kernel(attention_bwd_pre_f16, 1, d, targets[t].sm, targets[t].arch_specific, &pre_dots,
+                                  &mma);
+            for (int b = 0; b < 2; b++) {
+                ok &= backward_kernel(b ? attention_bwd_bf16 : attention_bwd_f16, 0, d, targets[t].sm,
+                                      targets[t].arch_specific, &dots, &mma);
+                if (ok && (dots != 14 || mma != 14)) {
+                    tap_diag("%s d=%lld: %d of %d dots on tensor cores", b ? "bf16" : "f16", (long long)d, mma, dots);
+                    ok = 0;
+                }
+            }
+        }
+        tap_ok(ok, "%s attention backward (f16, bf16; d = 64, 128; 8 warps): 14 of 14 dots on tensor cores%s",
+               targets[t].name, tjj_ptxas_path() ? "; ptxas assembles both kernels" : "");
+    }
+}
+
 int main(void)
 {
     static const config cs[] = {{128, 64, 64, 0, 8, 0, 0},  {128, 64, 128, 1, 8, 0, 0}, {128, 64, 64, 1, 4, 1, 0},
@@ -310,7 +389,7 @@ int main(void)
     int nblock = 0;
     for (int i = 0; i < n; i++)
         nblock += cs[i].block_ptrs;
-    tap_plan(2 + 4 * n + 3 * nblock);
+    tap_plan(2 + 4 * n + 3 * nblock + 3);
     a_layouts(2);
     a_layouts(4);
     for (int i = 0; i < n; i++)
@@ -320,5 +399,6 @@ int main(void)
     for (int i = 0; i < n; i++)
         if (cs[i].block_ptrs)
             specialized(&cs[i]);
+    backward();
     return tap_done();
 }
