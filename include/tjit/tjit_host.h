@@ -288,7 +288,7 @@ typedef struct tj_param_desc {
  * functions and the option structs they take by value). A kernel records
  * the ABI of the tjit.h it was compiled with, and a libtjit of another ABI
  * refuses to build it, saying so, instead of misreading its calls. */
-#define TJ_KERNEL_ABI 1
+#define TJ_KERNEL_ABI 2 /* 2: tj_loop_opts.unroll */
 typedef struct tj_kernel {
     const char *name;
     const char *file;

@@ -715,10 +715,15 @@ typedef struct tj_dot_opts {
          tj__region_next(); )
 /* TJ_FOR with options, as Triton's tl.range: TJ_FOR_OPTS(k, 0, K, BK,
  * TJ_LOOP(.num_stages = 4), &acc) pipelines this loop's loads num_stages
- * deep (1: not at all) instead of the launch's num_stages. */
+ * deep (1: not at all) instead of the launch's num_stages;
+ * TJ_LOOP(.unroll = 4) has LLVM unroll it 4 times (Triton's
+ * loop_unroll_factor; a trip count that 4 does not divide runs the rest
+ * one by one), .unroll = 1 not at all. */
 typedef struct tj_loop_opts {
     int num_stages; /* 0: the launch's (tj_launch_cfg.num_stages) */
+    int unroll;     /* 0: as LLVM decides; 1: never; 2..TJ_MAX_UNROLL: that many times */
 } tj_loop_opts;
+#define TJ_MAX_UNROLL 64
 #define TJ_LOOP(...) ((tj_loop_opts){__VA_ARGS__})
 #define TJ_FOR_OPTS(iv, lo, hi, step, opts, ...)                               \
     for (TJ__UNUSED tj_val iv = tj__for_begin_opts(TJ__HERE, TJ_V(lo), TJ_V(hi), TJ_V(step), \

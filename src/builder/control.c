@@ -89,6 +89,9 @@ tj_val tj__for_begin_opts(tj_loc loc, tj_val lo, tj_val hi, tj_val step, tj_val 
     if (opts.num_stages < 0 || opts.num_stages > TJI_MAX_STAGES)
         return tji_fail(TJ_ERR_INVALID_ARG, ".num_stages %d is not between 1 and %d (0: the launch's)",
                         opts.num_stages, TJI_MAX_STAGES), NONE;
+    if (opts.unroll < 0 || opts.unroll > TJ_MAX_UNROLL)
+        return tji_fail(TJ_ERR_INVALID_ARG, ".unroll %d is not between 1 and %d (0: LLVM's choice)",
+                        opts.unroll, TJ_MAX_UNROLL), NONE;
     tj_dtype dt = tji_meet(b, 3);
     if (dt == TJ_I1)
         dt = TJ_I32;
@@ -106,6 +109,7 @@ tj_val tj__for_begin_opts(tj_loc loc, tj_val lo, tj_val hi, tj_val step, tj_val 
         types[i + 1] = type_of(args[3 + i]);
     int32_t op = tji_emit_op(TJI_FOR, B.region, args, nvars + 3, nvars, types + 1);
     fn->ops[op].num_stages = opts.num_stages;
+    fn->ops[op].unroll = opts.unroll;
     int32_t body = tji_new_region(fn, op);
     tji_set_block_args(fn, body, types, nvars + 1);
     s->op = op;

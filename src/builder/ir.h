@@ -227,6 +227,8 @@ typedef struct tji_op {
     int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
     int tma_rank;         /* LOAD, STORE, ASYNC_COPY: the tensor's rank where it has one */
     int num_stages;       /* FOR: how deep to pipeline it (tl.range's); 0: the launch's */
+    int unroll;           /* FOR: LLVM's unroll count (tl.range's loop_unroll_factor);
+                             0: LLVM's choice, 1: none */
     int round_to_zero;    /* CAST of a float to a narrower float: toward zero */
     int asm_pack;         /* INLINE_ASM: elements per run of the PTX (Triton's pack; 0 is 1) */
     const char *str;      /* PRINT prefix, ASSERT message, INLINE_ASM's PTX (arena copy) */

@@ -497,6 +497,7 @@ static int check_types(const verifier *v, int32_t idx)
         NEED(op->nargs >= 3 && op->nresults == op->nargs - 3, "%d operands for %d results",
              op->nargs, op->nresults);
         NEED(op->num_stages >= 0 && op->num_stages <= TJI_MAX_STAGES, "num_stages %d", op->num_stages);
+        NEED(op->unroll >= 0 && op->unroll <= TJ_MAX_UNROLL, "unroll %d", op->unroll);
         for (int i = 0; i < 3; i++)
             NEED(is_int(T(i)) && T(i)->dtype != TJ_I1 && T(i)->rank == 0 && EQ(T(i), T(0)),
                  "bound %d is %s", i + 1, TXT(T(i), t1));

@@ -126,7 +126,7 @@ void tjj_cpu_emit_for(codegen *g, int32_t opi)
     for (int k = 0; k < ncarried; k++)
         if (phis[k])
             LLVMAddIncoming(phis[k], &g->ssa[yield->args[k]], &latch, 1);
-    LLVMBuildCondBr(g->b, more, body, exit);
+    tjj_llvm_loop_unroll(g->ctx, LLVMBuildCondBr(g->b, more, body, exit), op->unroll);
 
     LLVMPositionBuilderAtEnd(g->b, exit);
     for (int k = 0; k < ncarried; k++) {

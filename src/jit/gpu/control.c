@@ -132,7 +132,7 @@ void tjj_gpu_emit_for(codegen *c, int32_t opi)
     for (int k = 0; k < ncarried; k++)
         if (tjj_gpu_computes(c, region->args[1 + k]))
             add_incoming(c, region->args[1 + k], yield->args[k], latch);
-    LLVMBuildCondBr(b, more, body, exit);
+    tjj_llvm_loop_unroll(c->g.ctx, LLVMBuildCondBr(b, more, body, exit), op->unroll);
 
     LLVMPositionBuilderAtEnd(b, exit);
     for (int k = 0; k < ncarried; k++) {

@@ -2,8 +2,8 @@
 /*
  * llvm_shared.c — the small LLVM helpers that the CPU and the GPU back end
  * once each had a copy of: the type cache, the kernel parameter ABI, the
- * TJIT_DUMP=llvm module dump, the optimizer run, guards and the record of
- * the first error.
+ * TJIT_DUMP=llvm module dump, the optimizer run, a loop's unroll hint,
+ * guards and the record of the first error.
  *
  * Each was short, and each copy was right, but they had begun to drift
  * (the GPU's optimizer run and the CPU's disposed of LLVM's error message
@@ -21,6 +21,7 @@
  */
 #include <stdio.h>
 
+#include <llvm-c/DebugInfo.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
@@ -109,6 +110,28 @@ tj_status tjj_llvm_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int vect
     tj_status st = tjs_error(TJ_ERR_COMPILE, "error: in kernel '%s': LLVM optimization failed: %s", name, m);
     LLVMDisposeErrorMessage(m);
     return st;
+}
+
+/* --- loops ------------------------------------------------------------------------------ */
+
+void tjj_llvm_loop_unroll(LLVMContextRef ctx, LLVMValueRef branch, int unroll)
+{
+    if (!unroll)
+        return;
+    LLVMMetadataRef self = LLVMTemporaryMDNode(ctx, NULL, 0), hint;
+    if (unroll == 1) {
+        LLVMMetadataRef name = LLVMMDStringInContext2(ctx, "llvm.loop.unroll.disable", 24);
+        hint = LLVMMDNodeInContext2(ctx, &name, 1);
+    } else {
+        LLVMMetadataRef count[2] = {
+            LLVMMDStringInContext2(ctx, "llvm.loop.unroll.count", 22),
+            LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), (unsigned long long)unroll, 0))};
+        hint = LLVMMDNodeInContext2(ctx, count, 2);
+    }
+    LLVMMetadataRef ops[2] = {self, hint};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(ctx, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(self, id);
+    LLVMSetMetadata(branch, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9), LLVMMetadataAsValue(ctx, id));
 }
 
 /* --- guards ---------------------------------------------------------------------------- */

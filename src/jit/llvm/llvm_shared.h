@@ -2,8 +2,8 @@
 /*
  * llvm_shared.h — the LLVM helpers both back ends need, once: the type
  * cache, the kernel parameter ABI, the module dump, the optimizer run,
- * guards (if-then blocks) and float atomics by compare-and-swap. The
- * element-wise semantics are llvm_scalar.h's. See llvm_shared.c and
+ * a loop's unroll hint, guards (if-then blocks) and float atomics by
+ * compare-and-swap. The element-wise semantics are llvm_scalar.h's. See llvm_shared.c and
  * llvm_atomics.c for why each is shared.
  */
 #ifndef TJIT_LLVM_SHARED_H
@@ -53,6 +53,11 @@ TJI_FUNC tj_status tjj_llvm_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm,
  * to continue in; guard_end closes it. guard_value is a value v computed
  * inside the guard (entered from block before), or otherwise where the
  * guard was not taken. */
+/* tl.range's loop_unroll_factor (a FOR's unroll) on the loop whose back
+ * edge is branch: 1 is llvm.loop.unroll.disable, n > 1
+ * llvm.loop.unroll.count n; 0 leaves the loop to LLVM. */
+TJI_FUNC void tjj_llvm_loop_unroll(LLVMContextRef ctx, LLVMValueRef branch, int unroll);
+
 TJI_FUNC LLVMBasicBlockRef tjj_llvm_guard_begin(LLVMBuilderRef b, LLVMValueRef cond, const char *name);
 TJI_FUNC void tjj_llvm_guard_end(LLVMBuilderRef b, LLVMBasicBlockRef cont);
 TJI_FUNC LLVMValueRef tjj_llvm_guard_value(LLVMBuilderRef b, LLVMBasicBlockRef cont, LLVMBasicBlockRef before,
