@@ -289,10 +289,10 @@ static tji_pred mirrored(tji_pred p)
  * that computes it reaches the promise, none leaves the region between. */
 static void promise(const tji_func *fn, info *of, int32_t cond, int32_t reg)
 {
-    const tji_op *and = def_of(fn, cond, TJI_AND);
-    if (and) {
-        promise(fn, of, and->args[0], reg);
-        promise(fn, of, and->args[1], reg);
+    const tji_op *both = def_of(fn, cond, TJI_AND);
+    if (both) {
+        promise(fn, of, both->args[0], reg);
+        promise(fn, of, both->args[1], reg);
         return;
     }
     const tji_op *cmp = def_of(fn, cond, TJI_CMP);
