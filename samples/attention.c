@@ -46,34 +46,6 @@ typedef struct attention_problem {
     tj_buffer q, k, v, o;
 } attention_problem;
 
-static float round_to(tj_dtype dtype, float x)
-{
-    return dtype == TJ_F16 ? tj_f16_to_f32(tj_f32_to_f16(x)) : tj_bf16_to_f32(tj_f32_to_bf16(x));
-}
-
-static tj_buffer upload(tj_device *dev, tj_dtype dtype, const float *host, size_t count)
-{
-    uint16_t *bits = xmalloc(count * sizeof(uint16_t));
-    for (size_t i = 0; i < count; i++) {
-        float x = host ? host[i] : NAN;
-        bits[i] = dtype == TJ_F16 ? tj_f32_to_f16(x) : tj_f32_to_bf16(x);
-    }
-    tj_buffer buf;
-    CHECK(tj_buffer_alloc(dev, count * sizeof(uint16_t), &buf));
-    CHECK(tj_buffer_write(dev, buf, 0, bits, count * sizeof(uint16_t)));
-    free(bits);
-    return buf;
-}
-
-static void download(tj_device *dev, tj_dtype dtype, tj_buffer buf, float *host, size_t count)
-{
-    uint16_t *bits = xmalloc(count * sizeof(uint16_t));
-    CHECK(tj_buffer_read(dev, buf, 0, bits, count * sizeof(uint16_t)));
-    for (size_t i = 0; i < count; i++)
-        host[i] = dtype == TJ_F16 ? tj_f16_to_f32(bits[i]) : tj_bf16_to_f32(bits[i]);
-    free(bits);
-}
-
 static void launch(void *problem)
 {
     const attention_problem *p = problem;
@@ -145,13 +117,13 @@ static int run(attention_problem *p)
     float *inputs[3] = {q, k, v};
     for (int t = 0; t < 3; t++)
         for (size_t i = 0; i < count; i++)
-            inputs[t][i] = round_to(p->dtype, random_float(-2, 2));
-    p->q = upload(p->dev, p->dtype, q, count);
-    p->k = upload(p->dev, p->dtype, k, count);
-    p->v = upload(p->dev, p->dtype, v, count);
-    p->o = upload(p->dev, p->dtype, NULL, count);
+            inputs[t][i] = round_half(p->dtype, random_float(-2, 2));
+    p->q = device_halves(p->dev, p->dtype, q, count);
+    p->k = device_halves(p->dev, p->dtype, k, count);
+    p->v = device_halves(p->dev, p->dtype, v, count);
+    p->o = device_halves(p->dev, p->dtype, NULL, count);
     launch(p);
-    download(p->dev, p->dtype, p->o, o, count);
+    read_halves(p->dev, p->dtype, p->o, o, count);
 
     /* Every row when the check is cheap, else the first, the last and
      * every 61st of each head (rows on both sides of each block edge). */

@@ -61,34 +61,6 @@ typedef struct bwd_problem {
     tj_buffer q, k, v, o, d_o, dq, dk, dv, lse, delta;
 } bwd_problem;
 
-static float round_to(tj_dtype dtype, float x)
-{
-    return dtype == TJ_F16 ? tj_f16_to_f32(tj_f32_to_f16(x)) : tj_bf16_to_f32(tj_f32_to_bf16(x));
-}
-
-static tj_buffer upload(tj_device *dev, tj_dtype dtype, const float *host, size_t count)
-{
-    uint16_t *bits = xmalloc(count * sizeof(uint16_t));
-    for (size_t i = 0; i < count; i++) {
-        float x = host ? host[i] : NAN;
-        bits[i] = dtype == TJ_F16 ? tj_f32_to_f16(x) : tj_f32_to_bf16(x);
-    }
-    tj_buffer buf;
-    CHECK(tj_buffer_alloc(dev, count * sizeof(uint16_t), &buf));
-    CHECK(tj_buffer_write(dev, buf, 0, bits, count * sizeof(uint16_t)));
-    free(bits);
-    return buf;
-}
-
-static void download(tj_device *dev, tj_dtype dtype, tj_buffer buf, float *host, size_t count)
-{
-    uint16_t *bits = xmalloc(count * sizeof(uint16_t));
-    CHECK(tj_buffer_read(dev, buf, 0, bits, count * sizeof(uint16_t)));
-    for (size_t i = 0; i < count; i++)
-        host[i] = dtype == TJ_F16 ? tj_f16_to_f32(bits[i]) : tj_bf16_to_f32(bits[i]);
-    free(bits);
-}
-
 static double sm_scale_of(const bwd_problem *p) { return 1.0 / sqrt((double)p->d); }
 
 static void forward(const bwd_problem *p)
@@ -189,25 +161,25 @@ static int run(bwd_problem *p)
     for (int t = 0; t < 4; t++) {
         host[t] = xmalloc(count * sizeof(float));
         for (size_t i = 0; i < count; i++)
-            host[t][i] = round_to(p->dtype, random_float(-1, 1));
+            host[t][i] = round_half(p->dtype, random_float(-1, 1));
     }
     for (int t = 0; t < 3; t++)
         got[t] = xmalloc(count * sizeof(float));
-    p->q = upload(p->dev, p->dtype, host[0], count);
-    p->k = upload(p->dev, p->dtype, host[1], count);
-    p->v = upload(p->dev, p->dtype, host[2], count);
-    p->d_o = upload(p->dev, p->dtype, host[3], count);
-    p->o = upload(p->dev, p->dtype, NULL, count);
-    p->dq = upload(p->dev, p->dtype, NULL, count);
-    p->dk = upload(p->dev, p->dtype, NULL, count);
-    p->dv = upload(p->dev, p->dtype, NULL, count);
+    p->q = device_halves(p->dev, p->dtype, host[0], count);
+    p->k = device_halves(p->dev, p->dtype, host[1], count);
+    p->v = device_halves(p->dev, p->dtype, host[2], count);
+    p->d_o = device_halves(p->dev, p->dtype, host[3], count);
+    p->o = device_halves(p->dev, p->dtype, NULL, count);
+    p->dq = device_halves(p->dev, p->dtype, NULL, count);
+    p->dk = device_halves(p->dev, p->dtype, NULL, count);
+    p->dv = device_halves(p->dev, p->dtype, NULL, count);
     p->lse = device_floats(p->dev, NULL, rows);
     p->delta = device_floats(p->dev, NULL, rows);
     forward(p);
     backward(p);
-    download(p->dev, p->dtype, p->dq, got[0], count);
-    download(p->dev, p->dtype, p->dk, got[1], count);
-    download(p->dev, p->dtype, p->dv, got[2], count);
+    read_halves(p->dev, p->dtype, p->dq, got[0], count);
+    read_halves(p->dev, p->dtype, p->dk, got[1], count);
+    read_halves(p->dev, p->dtype, p->dv, got[2], count);
 
     /* P and dS are rounded to the input dtype before their dots (2^-11 for
      * f16, 2^-8 for bf16), and so is each gradient at its store. */

@@ -103,6 +103,37 @@ static inline tj_buffer device_floats(tj_device *dev, const float *host, size_t 
     return buf;
 }
 
+/* 16-bit floats (f16 or bf16, as dtype says) on the host as floats: x
+ * rounded to dtype; a device buffer of count of them holding host (NaN
+ * everywhere where host is NULL); and such a buffer read back. */
+static inline float round_half(tj_dtype dtype, float x)
+{
+    return dtype == TJ_F16 ? tj_f16_to_f32(tj_f32_to_f16(x)) : tj_bf16_to_f32(tj_f32_to_bf16(x));
+}
+
+static inline tj_buffer device_halves(tj_device *dev, tj_dtype dtype, const float *host, size_t count)
+{
+    uint16_t *bits = xmalloc(count * sizeof(uint16_t));
+    for (size_t i = 0; i < count; i++) {
+        float x = host ? host[i] : NAN;
+        bits[i] = dtype == TJ_F16 ? tj_f32_to_f16(x) : tj_f32_to_bf16(x);
+    }
+    tj_buffer buf;
+    CHECK(tj_buffer_alloc(dev, count * sizeof(uint16_t), &buf));
+    CHECK(tj_buffer_write(dev, buf, 0, bits, count * sizeof(uint16_t)));
+    free(bits);
+    return buf;
+}
+
+static inline void read_halves(tj_device *dev, tj_dtype dtype, tj_buffer buf, float *host, size_t count)
+{
+    uint16_t *bits = xmalloc(count * sizeof(uint16_t));
+    CHECK(tj_buffer_read(dev, buf, 0, bits, count * sizeof(uint16_t)));
+    for (size_t i = 0; i < count; i++)
+        host[i] = dtype == TJ_F16 ? tj_f16_to_f32(bits[i]) : tj_bf16_to_f32(bits[i]);
+    free(bits);
+}
+
 /* Index of the first element where got and want differ by more than
  * atol + rtol * |want| (NaN never matches), or -1 when all match. */
 static inline int64_t first_mismatch(const float *got, const float *want, size_t n,
