@@ -47,16 +47,14 @@ ATTENTION_BWD_PREPROCESS_KERNEL(attention_bwd_pre_bf16, bf16)
 ATTENTION_BWD_KERNEL(attention_bwd_f16, f16, TJ_F16)
 ATTENTION_BWD_KERNEL(attention_bwd_bf16, bf16, TJ_BF16)
 
-/* The tutorial's blocks: keys of dK/dV and queries of dQ in blocks of
- * BN1 = BM2 (bwd_problem.bn), the other side in 32s, the diagonal blocks in
- * halves of those. */
-enum { BM1 = 32, BN2 = 32, SLICE = 2, PRE_BM = 128 };
+/* The tutorial's blocks: keys of dK/dV and queries of dQ in 128s, the
+ * other side in 32s, the diagonal blocks in halves of those. */
+enum { BM1 = 32, BN1 = 128, BM2 = 128, BN2 = 32, SLICE = 2, PRE_BM = 128 };
 
 typedef struct bwd_problem {
     tj_device *dev;
     tj_dtype dtype;
     int32_t z, h, n_ctx, d;
-    int64_t bn; /* BN1 = BM2 */
     int warps;
     tj_buffer q, k, v, o, d_o, dq, dk, dv, lse, delta;
 } bwd_problem;
@@ -79,15 +77,15 @@ static void backward(void *problem)
 {
     const bwd_problem *p = problem;
     tj_launch_cfg pre = {.grid = {p->n_ctx / PRE_BM, (int64_t)p->z * p->h}};
-    tj_launch_cfg cfg = {.grid = {p->n_ctx / p->bn, (int64_t)p->z * p->h}, .num_warps = p->warps};
+    tj_launch_cfg cfg = {.grid = {p->n_ctx / BN1, (int64_t)p->z * p->h}, .num_warps = p->warps};
     if (p->dtype == TJ_F16) {
         CHECK(attention_bwd_pre_f16_launch(p->dev, &pre, p->o, p->d_o, p->delta, p->n_ctx, PRE_BM, p->d));
         CHECK(attention_bwd_f16_launch(p->dev, &cfg, p->q, p->k, p->v, p->d_o, p->dq, p->dk, p->dv, p->lse,
-                                       p->delta, sm_scale_of(p), p->n_ctx, BM1, p->bn, p->bn, BN2, SLICE, p->d));
+                                       p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d));
     } else {
         CHECK(attention_bwd_pre_bf16_launch(p->dev, &pre, p->o, p->d_o, p->delta, p->n_ctx, PRE_BM, p->d));
         CHECK(attention_bwd_bf16_launch(p->dev, &cfg, p->q, p->k, p->v, p->d_o, p->dq, p->dk, p->dv, p->lse,
-                                        p->delta, sm_scale_of(p), p->n_ctx, BM1, p->bn, p->bn, BN2, SLICE, p->d));
+                                        p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d));
     }
 }
 
@@ -200,10 +198,10 @@ static int run(bwd_problem *p)
 
     double seconds = median_seconds(p->dev, 10, backward, p);
     double flops = 2.5 * 4.0 * p->z * p->h * (double)p->n_ctx * p->n_ctx * p->d * 0.5;
-    printf("%s  attention backward %s causal d=%d, %d x %d x %d, blocks %d x %lld (dK, dV) and %lld x %d (dQ), "
+    printf("%s  attention backward %s causal d=%d, %d x %d x %d, blocks %d x %d (dK, dV) and %d x %d (dQ), "
            "%d warps: %.3f TFLOP/s (%.3f ms, median of 10 runs)\n",
-           ok ? "PASS" : "FAIL", p->dtype == TJ_F16 ? "f16" : "bf16", p->d, p->z, p->h, p->n_ctx, BM1,
-           (long long)p->bn, (long long)p->bn, BN2, p->warps, flops / seconds / 1e12, seconds * 1e3);
+           ok ? "PASS" : "FAIL", p->dtype == TJ_F16 ? "f16" : "bf16", p->d, p->z, p->h, p->n_ctx, BM1, BN1, BM2,
+           BN2, p->warps, flops / seconds / 1e12, seconds * 1e3);
     tj_buffer bufs[10] = {p->q, p->k, p->v, p->o, p->d_o, p->dq, p->dk, p->dv, p->lse, p->delta};
     for (int t = 0; t < 10; t++)
         CHECK(tj_buffer_free(p->dev, bufs[t]));
@@ -223,8 +221,8 @@ int main(int argc, char **argv)
     const int64_t z = size_arg(argc, argv, 1, 1);
     const int64_t h = size_arg(argc, argv, 2, 2);
     const int64_t n_ctx = size_arg(argc, argv, 3, 256);
-    if (n_ctx % 128 || z * h * n_ctx > INT32_MAX) {
-        fprintf(stderr, "attention_bwd: N_CTX must be a multiple of 128, Z * H * N_CTX must fit in i32\n");
+    if (n_ctx % BN1 || z * h * n_ctx > INT32_MAX) {
+        fprintf(stderr, "attention_bwd: N_CTX must be a multiple of %d, Z * H * N_CTX must fit in i32\n", BN1);
         return 2;
     }
     tj_device *dev = open_default_device();
@@ -233,11 +231,11 @@ int main(int argc, char **argv)
     int ok = 1;
     for (int dt = 0; dt < 2; dt++)
         for (int d = 64; d <= 128; d *= 2) {
-            /* dK and dV of bn keys are 2 x bn x d f32 accumulators: 8
-             * warps keep them in registers (ptxas spills none for d = 64
-             * at 128 keys, 88 bytes for d = 128 at 64; sm_90a) */
+            /* dK and dV of 128 keys are 2 x 128 x d f32 accumulators: 8
+             * warps keep them in registers (on sm_90a ptxas spills none
+             * at d = 64, 48 bytes at d = 128) */
             bwd_problem p = {dev, dt == 0 ? TJ_F16 : TJ_BF16, (int32_t)z, (int32_t)h, (int32_t)n_ctx, d,
-                             .bn = d == 128 ? 64 : 128, .warps = 8};
+                             .warps = 8};
             ok &= run(&p);
         }
     tj_device_close(dev);

@@ -23,9 +23,13 @@
  * BM1, recomputing P^T a block at a time; for its queries it keeps dQ and
  * walks the keys they see (up to its own block) in blocks of BN2. The
  * diagonal blocks come first, in steps SLICE times smaller and masked
- * (key <= query); the rest needs no mask. Five dots an iteration, two of
- * them on a transposed tile (dO^T, Q^T's transpose back, K^T's): tj_trans
- * is a view, which the GPU's dot reads from shared memory either way.
+ * (key <= query); the rest needs no mask. Five dots a step in the dK/dV
+ * loops, three in the dQ loops. Q and dO (and K in the dQ loops) are read
+ * twice, once in each orientation ([D, BM] and [BM, D]), rather than once
+ * and then through tj_trans: each load then feeds one dot, so on Hopper
+ * its tile goes through a ring of shared memory straight into wgmma (a
+ * ring is read by one dot; tjp_wgmma_operand_ring), and the second read
+ * is an L2 hit.
  *
  * As in the tutorial, N_CTX must be a multiple of BN1 (= BM2) and the
  * blocks must divide one another: the host checks.
@@ -87,9 +91,11 @@ static inline void attention_bwd_dkdv(tj_val *dk, tj_val *dv, const attention_bw
 {
     tj_val offs_n = tj_add(start_n, tj_arange(0, BN));
     tj_val qt_at = tj_add(h->q, attention_bwd_rows_t(start_m, BM, h->D));
+    tj_val q_at = tj_add(h->q, attention_bwd_rows(start_m, BM, h->D));
     tj_val do_at = tj_add(h->d_o, attention_bwd_rows(start_m, BM, h->D));
+    tj_val dot_at = tj_add(h->d_o, attention_bwd_rows_t(start_m, BM, h->D));
     tj_val acc_k = *dk, acc_v = *dv;
-    TJ_FOR(step, 0, num_steps, 1, &acc_k, &acc_v, &qt_at, &do_at) {
+    TJ_FOR(step, 0, num_steps, 1, &acc_k, &acc_v, &qt_at, &q_at, &do_at, &dot_at) {
         tj_val offs_m = tj_add(tj_add(start_m, tj_mul(step, BM)), tj_arange(0, BM));
         tj_val qt = tj_load(qt_at);                                       /* [D, BM] */
         tj_val lse = tj_load(tj_add(h->lse, offs_m));
@@ -100,11 +106,13 @@ static inline void attention_bwd_dkdv(tj_val *dk, tj_val *dv, const attention_bw
         tj_val d_o = tj_load(do_at);                                      /* [BM, D] */
         acc_v = tj_dot(tj_cast(pt, h->dtype), d_o, acc_v);
         tj_val delta = tj_load(tj_add(h->delta, offs_m));
-        tj_val dpt = tj_dot(v, tj_trans(d_o), tj_zeros(TJ_SHAPE(BN, BM), TJ_F32));
+        tj_val dpt = tj_dot(v, tj_load(dot_at), tj_zeros(TJ_SHAPE(BN, BM), TJ_F32));
         tj_val dst = tj_mul(pt, tj_sub(dpt, tj_expand_dims(delta, 0)));
-        acc_k = tj_dot(tj_cast(dst, h->dtype), tj_trans(qt), acc_k);
+        acc_k = tj_dot(tj_cast(dst, h->dtype), tj_load(q_at), acc_k);
         qt_at = tj_add(qt_at, BM * h->D);
+        q_at = tj_add(q_at, BM * h->D);
         do_at = tj_add(do_at, BM * h->D);
+        dot_at = tj_add(dot_at, BM * h->D);
     }
     *dk = acc_k;
     *dv = acc_v;
@@ -118,8 +126,9 @@ static inline tj_val attention_bwd_dq(tj_val dq, const attention_bwd_head_ptrs *
 {
     tj_val offs_m = tj_add(start_m, tj_arange(0, BM));
     tj_val kt_at = tj_add(h->k, attention_bwd_rows_t(start_n, BN, h->D));
+    tj_val k_at = tj_add(h->k, attention_bwd_rows(start_n, BN, h->D));
     tj_val vt_at = tj_add(h->v, attention_bwd_rows_t(start_n, BN, h->D));
-    TJ_FOR(step, 0, num_steps, 1, &dq, &kt_at, &vt_at) {
+    TJ_FOR(step, 0, num_steps, 1, &dq, &kt_at, &k_at, &vt_at) {
         tj_val kt = tj_load(kt_at), vt = tj_load(vt_at);                  /* [D, BN] */
         tj_val qk = tj_dot(q, kt, tj_zeros(TJ_SHAPE(BM, BN), TJ_F32));
         tj_val p = tj_fast_exp2(tj_fma(qk, h->qk_scale, tj_neg(lse)));
@@ -129,8 +138,9 @@ static inline tj_val attention_bwd_dq(tj_val dq, const attention_bwd_head_ptrs *
         }
         tj_val dp = tj_dot(d_o, vt, tj_zeros(TJ_SHAPE(BM, BN), TJ_F32));
         tj_val ds = tj_mul(p, tj_sub(dp, tj_expand_dims(delta, 1)));
-        dq = tj_dot(tj_cast(ds, h->dtype), tj_trans(kt), dq);
+        dq = tj_dot(tj_cast(ds, h->dtype), tj_load(k_at), dq);
         kt_at = tj_add(kt_at, BN * h->D);
+        k_at = tj_add(k_at, BN * h->D);
         vt_at = tj_add(vt_at, BN * h->D);
     }
     return dq;

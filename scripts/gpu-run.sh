@@ -255,14 +255,14 @@ fi
 # The samples whose kernels run wgmma on Hopper, at small sizes: what 2b
 # runs under compute-sanitizer and 2c reads the SASS of.
 wgmma_samples=("samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 512" "samples/attention 1 2 300"
-    "samples/grouped_matmul 3 257 300 129")
+    "samples/attention_bwd 1 2 256" "samples/grouped_matmul 3 257 300 129")
 
 # --- 2b. compute-sanitizer on the matmul and attention samples and test_tma ------
 # memcheck, racecheck and synccheck on matmul and matmul_block_ptr at 512^3
 # (the wgmma path on sm_90a: rings, fences, barriers), on attention at
 # 1 x 2 x 300 (its sixteen kernels, ragged tails, a producer warpgroup
-# across two loops), on attention_bwd (five dots a loop, two of them on
-# transposed tiles) and on test_tma (producers with 8 and 16 consumer
+# across two loops), on attention_bwd (five dots a step, each B from its
+# ring) and on test_tma (producers with 8 and 16 consumer
 # warps, persistent kernels, phases that wrap); each run's output goes to
 # samples.log, its ERROR SUMMARY line to the summary.
 # TJIT_SKIP_SANITIZER=1 leaves it out; TJIT_SANITIZER_LIMIT per run (120 s).
@@ -275,7 +275,7 @@ elif [ "$has_gpu_status" -ne 0 ]; then
     say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
     say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), attention_bwd, grouped_matmul and test_tma ($(elapsed))"
-    for run in "${wgmma_samples[@]}" "samples/attention_bwd 1 2 256" "tests/test_tma"; do
+    for run in "${wgmma_samples[@]}" "tests/test_tma"; do
         sample=${run%% *}
         sample=${sample#*/}
         for tool in memcheck racecheck synccheck; do
@@ -295,8 +295,8 @@ else
 fi
 
 # --- 2c. SASS: every wgmma kernel runs HGMMA -------------------------------------
-# The matmul samples (512^3), attention (1 x 2 x 300), grouped_matmul and
-# the matmul benchmark's smoke test (f16, bf16 and TF32 at 512^3 and
+# The matmul samples (512^3), attention (1 x 2 x 300), attention_bwd,
+# grouped_matmul and the matmul benchmark's smoke test (f16, bf16 and TF32 at 512^3 and
 # 1024^3) compile afresh on the GPU (TJIT_CACHE=0) with TJIT_DUMP=ptx;
 # each kernel's PTX that issues wgmma.mma_async is assembled by ptxas for
 # sm_90a and disassembled by cuobjdump, and its HGMMA instructions are
@@ -311,7 +311,7 @@ elif ! command -v ptxas >/dev/null 2>&1 || ! command -v cuobjdump >/dev/null 2>&
 elif [ "$has_gpu_status" -ne 0 ]; then
     say "== SASS check skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
-    say "== SASS of the wgmma kernels of matmul, matmul_block_ptr (512^3), attention (1 x 2 x 300), grouped_matmul and gpu_matmul --quick (f16, bf16, tf32) ($(elapsed))"
+    say "== SASS of the wgmma kernels of matmul, matmul_block_ptr (512^3), attention (1 x 2 x 300), attention_bwd, grouped_matmul and gpu_matmul --quick (f16, bf16, tf32) ($(elapsed))"
     sass=$logs/sass
     mkdir -p "$sass"
     for run in "${wgmma_samples[@]}" "bench/gpu_matmul --quick --runs 1 --warmup 1"; do

@@ -28,10 +28,12 @@
  *    the families of the first's (alloc_shared.c): one set of bytes and
  *    mbarriers per tensor, which the explainer names;
  *  - the backward pass (samples/attention_bwd_kernel.h, f16 and bf16, head
- *    dims 64 and 128 at the sample's blocks and 8 warps): every one of the
- *    14 dots of the main kernel (5 in each dK/dV loop, 3 in each dQ loop,
- *    two of them on tj_trans views) runs on tensor cores for sm_80, sm_90
- *    and sm_90a, and ptxas assembles both kernels' PTX.
+ *    dims 64 and 128 at the sample's blocks and 8 warps): the 14 dots of
+ *    the main kernel (5 in each dK/dV loop, 3 in each dQ loop) run as
+ *    wgmma with B from a ring on sm_90a — the dQ loops too, which follow
+ *    the stores of dK and dV (into other buffers: pipeline_loops.c asks
+ *    alias.c) — and as mma.sync on sm_80 and sm_90; ptxas assembles both
+ *    kernels' PTX.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,10 +318,10 @@ ATTENTION_BWD_KERNEL(attention_bwd_bf16, bf16, TJ_BF16)
 /* kernel k (the main one, or the preprocess where pre) for head dim d at
  * the sample's blocks, compiled for sm as a launch with N_CTX = 4096
  * would; its dots on tensor cores counted, its PTX through ptxas. */
-static int backward_kernel(const tj_kernel *k, int pre, int64_t d, int sm, int arch_specific, int *dots, int *mma)
+static int backward_kernel(const tj_kernel *k, int pre, int64_t d, int sm, int arch_specific, int *dots, int *mma,
+                           int *wgmma)
 {
-    int64_t bn = d == 128 ? 64 : 128;
-    int64_t consts[6] = {32, bn, bn, 32, 2, d};
+    int64_t consts[6] = {32, 128, 128, 32, 2, d};
     tj_arg args[11];
     for (int i = 0; i < 9; i++)
         args[i] = TJ_ARG_BUF((tj_buffer){0});
@@ -343,11 +345,12 @@ static int backward_kernel(const tj_kernel *k, int pre, int64_t d, int sm, int a
                              &art);
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art.gpu.ptx, sm, arch_specific, fn->name);
-    *dots = *mma = 0;
+    *dots = *mma = *wgmma = 0;
     for (int32_t i = 0; st == TJ_OK && i < fn->nops; i++)
         if (fn->ops[i].code == TJI_DOT) {
             (*dots)++;
-            *mma += art.plan.dot[i].form != TJP_DOT_FMA;
+            *mma += art.plan.dot[i].form == TJP_DOT_MMA;
+            *wgmma += art.plan.dot[i].form == TJP_DOT_WGMMA && !art.plan.dot[i].b_in_regs;
         }
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
@@ -362,21 +365,23 @@ static void backward(void)
     static const struct { int sm, arch_specific; const char *name; } targets[] = {
         {80, 0, "sm_80"}, {90, 0, "sm_90"}, {90, 1, "sm_90a"}};
     for (size_t t = 0; t < 3; t++) {
-        int ok = 1, dots, mma, pre_dots;
+        int ok = 1, dots, mma, wgmma, pre_dots;
+        const char *form = targets[t].arch_specific ? "wgmma, B from its ring" : "mma.sync";
         for (int64_t d = 64; d <= 128; d *= 2) {
             ok &= backward_kernel(attention_bwd_pre_f16, 1, d, targets[t].sm, targets[t].arch_specific, &pre_dots,
-                                  &mma);
+                                  &mma, &wgmma);
             for (int b = 0; b < 2; b++) {
                 ok &= backward_kernel(b ? attention_bwd_bf16 : attention_bwd_f16, 0, d, targets[t].sm,
-                                      targets[t].arch_specific, &dots, &mma);
-                if (ok && (dots != 14 || mma != 14)) {
-                    tap_diag("%s d=%lld: %d of %d dots on tensor cores", b ? "bf16" : "f16", (long long)d, mma, dots);
+                                      targets[t].arch_specific, &dots, &mma, &wgmma);
+                int want = targets[t].arch_specific ? wgmma : mma;
+                if (ok && (dots != 14 || want != 14)) {
+                    tap_diag("%s d=%lld: %d of %d dots %s", b ? "bf16" : "f16", (long long)d, want, dots, form);
                     ok = 0;
                 }
             }
         }
-        tap_ok(ok, "%s attention backward (f16, bf16; d = 64, 128; 8 warps): 14 of 14 dots on tensor cores%s",
-               targets[t].name, tjj_ptxas_path() ? "; ptxas assembles both kernels" : "");
+        tap_ok(ok, "%s attention backward (f16, bf16; d = 64, 128; 8 warps): 14 of 14 dots %s%s", targets[t].name,
+               form, tjj_ptxas_path() ? "; ptxas assembles both kernels" : "");
     }
 }
 

@@ -23,8 +23,9 @@
  * there in place. A load whose address depends on a loaded value or the
  * accumulator, a volatile load, a load with a non-zero `other` (the copy
  * fills zeros) stay as they are, and so do all the loads of a loop that a
- * store or atomic runs before the end of (a copy issued ahead must not
- * read what another thread may still write). The loads of one loop are
+ * store or atomic runs inside of, or before and into a buffer the loop may
+ * read (a copy issued ahead must not read what another thread may still
+ * write). The loads of one loop are
  * taken together where their slices allow it, else one by one.
  *
  * The rewrite, for iterations i = 0, 1, ... (iv = lo + i * step):
@@ -590,17 +591,42 @@ static void number_ops(const tji_func *fn, int32_t rid, int32_t *pos, int32_t *l
     }
 }
 
-/* Does a global write run before loop op ends (before it or inside it)?
- * A copy issued ahead must not read what a write of another thread may
- * still change: such loops keep their loads (and barriers.c's order). */
+/* May write w (a store, an atomic, a volatile asm) touch what a load of
+ * the body of loop op reads? A write with no pointer may touch anything. */
+static int may_touch_loads(const tji_func *fn, const tjp_provenance *prov, const tji_op *w, int32_t op)
+{
+    if (w->code == TJI_INLINE_ASM)
+        return 1;
+    const tji_region *body = &fn->regions[fn->ops[op].region[0]];
+    for (int32_t p = 0; p < body->nops; p++) {
+        const tji_op *load = &fn->ops[body->ops[p]];
+        if (load->code == TJI_LOAD && tjp_may_alias(fn, prov, load->args[0], w->args[0]))
+            return 1;
+    }
+    return 0;
+}
+
+/* Does a global write run before loop op ends that a copy issued ahead
+ * must not overtake? Inside the loop, any: a copy must not read what a
+ * write of another thread may still change. Before it, one that may touch
+ * what the loop's loads read (alias.c: a store into another buffer, such
+ * as attention's backward storing dK and dV before its dQ loops, leaves
+ * them alone). Such loops keep their loads (and barriers.c's order). */
 static int written_before_end(const tji_func *fn, int32_t op)
 {
     int32_t *pos = tjs_xcalloc((size_t)fn->nops + 1, sizeof *pos);
     int32_t *last = tjs_xcalloc((size_t)fn->nops + 1, sizeof *last), next = 0;
     number_ops(fn, 0, pos, last, &next);
+    tjp_provenance prov;
+    tjp_find_provenance(fn, &prov);
     int written = 0;
-    for (int32_t i = 0; i < fn->nops && !written; i++)
-        written = fn->ops[i].parent >= 0 && pos[i] <= last[op] && tji_writes_memory(&fn->ops[i]);
+    for (int32_t i = 0; i < fn->nops && !written; i++) {
+        const tji_op *w = &fn->ops[i];
+        if (w->parent < 0 || pos[i] > last[op] || !tji_writes_memory(w))
+            continue;
+        written = pos[i] >= pos[op] || may_touch_loads(fn, &prov, w, op);
+    }
+    tjp_provenance_free(&prov);
     free(pos);
     free(last);
     return written;
