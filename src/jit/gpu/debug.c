@@ -123,14 +123,15 @@ void tjj_gpu_emit_print(codegen *c, const tji_op *op)
     tjs_buf_free(&fmt);
 }
 
-/* The registers of x that hold distinct elements (a scalar: its one),
- * by their indices into regs; returns how many. */
-static uint32_t distinct_regs(codegen *c, int32_t x, uint32_t *first_dup)
+/* How many registers of x a thread holds (a scalar: 1); *dup_mask gets
+ * the register index bits that mark a copy of a lower register's element
+ * (r & *dup_mask: skip r). */
+static uint32_t distinct_regs(codegen *c, int32_t x, uint32_t *dup_mask)
 {
-    *first_dup = 0;
+    *dup_mask = 0;
     if (rank_of(c, x) == 0)
         return 1;
-    *first_dup = reg_dup_mask(layout_of(c, x));
+    *dup_mask = reg_dup_mask(layout_of(c, x));
     return (uint32_t)nregs_of(c, x);
 }
 
