@@ -617,14 +617,19 @@ static int written_before_end(const tji_func *fn, int32_t op)
     int32_t *pos = tjs_xcalloc((size_t)fn->nops + 1, sizeof *pos);
     int32_t *last = tjs_xcalloc((size_t)fn->nops + 1, sizeof *last), next = 0;
     number_ops(fn, 0, pos, last, &next);
-    tjp_provenance prov;
-    tjp_find_provenance(fn, &prov);
+    tjp_provenance prov = {0}; /* found at the first write before the loop */
     int written = 0;
     for (int32_t i = 0; i < fn->nops && !written; i++) {
         const tji_op *w = &fn->ops[i];
         if (w->parent < 0 || pos[i] > last[op] || !tji_writes_memory(w))
             continue;
-        written = pos[i] >= pos[op] || may_touch_loads(fn, &prov, w, op);
+        if (pos[i] >= pos[op]) {
+            written = 1;
+            break;
+        }
+        if (!prov.sets)
+            tjp_find_provenance(fn, &prov);
+        written = may_touch_loads(fn, &prov, w, op);
     }
     tjp_provenance_free(&prov);
     free(pos);

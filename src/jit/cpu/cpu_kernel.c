@@ -38,7 +38,6 @@
 #include <string.h>
 
 #include <llvm-c/Core.h>
-#include <llvm-c/DebugInfo.h>
 
 #include "cpu_codegen.h"
 
@@ -74,15 +73,11 @@ void tjj_cpu_memo_add(codegen *g, int32_t id, int rank, LLVMValueRef *idx, LLVMV
  * "llvm.loop.unroll.disable" and, with no_vectorize, vectorize.enable false. */
 LLVMValueRef tjj_cpu_loop_hints(codegen *g, int no_vectorize)
 {
-    LLVMMetadataRef self = LLVMTemporaryMDNode(g->ctx, NULL, 0);
     LLVMMetadataRef unroll = LLVMMDStringInContext2(g->ctx, "llvm.loop.unroll.disable", 24);
     LLVMMetadataRef vec[2] = {LLVMMDStringInContext2(g->ctx, "llvm.loop.vectorize.enable", 26),
                               LLVMValueAsMetadata(LLVMConstInt(g->ty.t_i1, 0, 0))};
-    LLVMMetadataRef ops[3] = {self, LLVMMDNodeInContext2(g->ctx, &unroll, 1),
-                              LLVMMDNodeInContext2(g->ctx, vec, 2)};
-    LLVMMetadataRef id = LLVMMDNodeInContext2(g->ctx, ops, no_vectorize ? 3 : 2);
-    LLVMMetadataReplaceAllUsesWith(self, id);
-    return LLVMMetadataAsValue(g->ctx, id);
+    LLVMMetadataRef hints[2] = {LLVMMDNodeInContext2(g->ctx, &unroll, 1), LLVMMDNodeInContext2(g->ctx, vec, 2)};
+    return tjj_llvm_loop_id(g->ctx, hints, no_vectorize ? 2 : 1);
 }
 
 void tjj_cpu_set_loop_hints(codegen *g, LLVMValueRef latch_branch, LLVMValueRef hints)

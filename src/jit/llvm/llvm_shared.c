@@ -114,11 +114,22 @@ tj_status tjj_llvm_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm, int vect
 
 /* --- loops ------------------------------------------------------------------------------ */
 
+LLVMValueRef tjj_llvm_loop_id(LLVMContextRef ctx, const LLVMMetadataRef *hints, unsigned n)
+{
+    LLVMMetadataRef ops[4];
+    ops[0] = LLVMTemporaryMDNode(ctx, NULL, 0);
+    for (unsigned i = 0; i < n && i < 3; i++)
+        ops[1 + i] = hints[i];
+    LLVMMetadataRef id = LLVMMDNodeInContext2(ctx, ops, 1 + (n < 3 ? n : 3));
+    LLVMMetadataReplaceAllUsesWith(ops[0], id);
+    return LLVMMetadataAsValue(ctx, id);
+}
+
 void tjj_llvm_loop_unroll(LLVMContextRef ctx, LLVMValueRef branch, int unroll)
 {
     if (!unroll)
         return;
-    LLVMMetadataRef self = LLVMTemporaryMDNode(ctx, NULL, 0), hint;
+    LLVMMetadataRef hint;
     if (unroll == 1) {
         LLVMMetadataRef name = LLVMMDStringInContext2(ctx, "llvm.loop.unroll.disable", 24);
         hint = LLVMMDNodeInContext2(ctx, &name, 1);
@@ -128,10 +139,7 @@ void tjj_llvm_loop_unroll(LLVMContextRef ctx, LLVMValueRef branch, int unroll)
             LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), (unsigned long long)unroll, 0))};
         hint = LLVMMDNodeInContext2(ctx, count, 2);
     }
-    LLVMMetadataRef ops[2] = {self, hint};
-    LLVMMetadataRef id = LLVMMDNodeInContext2(ctx, ops, 2);
-    LLVMMetadataReplaceAllUsesWith(self, id);
-    LLVMSetMetadata(branch, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9), LLVMMetadataAsValue(ctx, id));
+    LLVMSetMetadata(branch, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9), tjj_llvm_loop_id(ctx, &hint, 1));
 }
 
 /* --- guards ---------------------------------------------------------------------------- */

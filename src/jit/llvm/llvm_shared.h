@@ -53,6 +53,9 @@ TJI_FUNC tj_status tjj_llvm_optimize(LLVMModuleRef mod, LLVMTargetMachineRef tm,
  * to continue in; guard_end closes it. guard_value is a value v computed
  * inside the guard (entered from block before), or otherwise where the
  * guard was not taken. */
+/* A loop ID (the self-referential llvm.loop node) holding the n hint
+ * nodes, for the back edge of a loop. */
+TJI_FUNC LLVMValueRef tjj_llvm_loop_id(LLVMContextRef ctx, const LLVMMetadataRef *hints, unsigned n);
 /* tl.range's loop_unroll_factor (a FOR's unroll) on the loop whose back
  * edge is branch: 1 is llvm.loop.unroll.disable, n > 1
  * llvm.loop.unroll.count n; 0 leaves the loop to LLVM. */
