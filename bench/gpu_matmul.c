@@ -25,7 +25,9 @@
  * while the consumers store C); two block-pointer configurations walk
  * the tiles in groups of 16 rows instead of 8 (a persistent grid's 132
  * tiles at a time then span 16 rows of A and half of B at 4096^3, not 8
- * rows and all of B: fewer L2 misses);
+ * rows and all of B: fewer L2 misses); on Hopper the persistent kernel
+ * runs its blocks in pairs that multicast the tiles both read
+ * (src/passes/cluster_pairs.c), and two configurations run them alone;
  * each is a record, and the table keeps the best one. --profile DTYPE runs
  * DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration
  * launched twice (the check, one run), for Nsight Compute
@@ -112,23 +114,25 @@ typedef struct config {
                       (tutorial 09); 3: the block-pointer kernel as written */
     int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
     int group_m;      /* the block-pointer kernels' rows of tiles walked together; 0: GROUP_M */
+    int alone;        /* made persistent, its blocks not paired (TJ_CLUSTER_OFF) */
 } config;
-enum { NHALF_CONFIGS = 24, NTF32_CONFIGS = 14 };
+enum { NHALF_CONFIGS = 26, NTF32_CONFIGS = 14 };
 static const config half_configs[NHALF_CONFIGS] = {
-    {128, 128, 32, 4, 1, 0, 0, 0}, {128, 128, 32, 4, 4, 0, 0, 0}, {128, 128, 64, 4, 4, 0, 0, 0},
-    {64, 256, 32, 4, 4, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0}, {128, 256, 64, 8, 3, 0, 0, 0},
-    {128, 128, 64, 4, 2, 0, 0, 0}, {128, 128, 64, 8, 3, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 0},
-    {128, 256, 64, 8, 2, 1, 0, 0}, {128, 128, 64, 8, 4, 1, 0, 0}, {128, 256, 64, 8, 3, 1, 1, 0},
-    {128, 128, 64, 4, 4, 1, 0, 0}, {128, 256, 64, 8, 2, 2, 0, 0}, {128, 256, 64, 8, 2, 2, 1, 0},
-    {128, 256, 32, 8, 4, 2, 0, 0}, {128, 256, 32, 8, 5, 2, 0, 0}, {128, 256, 64, 8, 3, 3, 0, 0},
-    {128, 128, 64, 8, 4, 3, 0, 0}, {256, 128, 64, 8, 3, 1, 0, 0}, {256, 128, 64, 8, 2, 1, 0, 0},
-    {256, 128, 64, 8, 2, 2, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 16}, {128, 256, 64, 8, 2, 1, 0, 16}};
+    {128, 128, 32, 4, 1, 0, 0, 0, 0}, {128, 128, 32, 4, 4, 0, 0, 0, 0}, {128, 128, 64, 4, 4, 0, 0, 0, 0},
+    {64, 256, 32, 4, 4, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 0, 0, 0, 0},
+    {128, 128, 64, 4, 2, 0, 0, 0, 0}, {128, 128, 64, 8, 3, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 0, 0},
+    {128, 256, 64, 8, 2, 1, 0, 0, 0}, {128, 128, 64, 8, 4, 1, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 1, 0, 0},
+    {128, 128, 64, 4, 4, 1, 0, 0, 0}, {128, 256, 64, 8, 2, 2, 0, 0, 0}, {128, 256, 64, 8, 2, 2, 1, 0, 0},
+    {128, 256, 32, 8, 4, 2, 0, 0, 0}, {128, 256, 32, 8, 5, 2, 0, 0, 0}, {128, 256, 64, 8, 3, 3, 0, 0, 0},
+    {128, 128, 64, 8, 4, 3, 0, 0, 0}, {256, 128, 64, 8, 3, 1, 0, 0, 0}, {256, 128, 64, 8, 2, 1, 0, 0, 0},
+    {256, 128, 64, 8, 2, 2, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 16, 0}, {128, 256, 64, 8, 2, 1, 0, 16, 0},
+    {128, 256, 64, 8, 3, 1, 0, 0, 1}, {128, 256, 64, 8, 3, 1, 0, 16, 1}};
 static const config tf32_configs[NTF32_CONFIGS] = {
-    {128, 128, 32, 4, 1, 0, 0, 0}, {128, 128, 32, 4, 3, 0, 0, 0}, {128, 128, 16, 4, 4, 0, 0, 0},
-    {64, 256, 32, 4, 4, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0}, {128, 128, 32, 8, 3, 0, 0, 0},
-    {128, 128, 16, 4, 3, 0, 0, 0}, {128, 64, 32, 4, 4, 0, 0, 0},  {128, 256, 32, 8, 3, 1, 0, 0},
-    {128, 128, 32, 8, 4, 1, 0, 0}, {128, 256, 32, 8, 3, 1, 1, 0}, {128, 128, 32, 8, 3, 2, 0, 0},
-    {256, 128, 32, 8, 3, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 0, 16}};
+    {128, 128, 32, 4, 1, 0, 0, 0, 0}, {128, 128, 32, 4, 3, 0, 0, 0, 0}, {128, 128, 16, 4, 4, 0, 0, 0, 0},
+    {64, 256, 32, 4, 4, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0, 0}, {128, 128, 32, 8, 3, 0, 0, 0, 0},
+    {128, 128, 16, 4, 3, 0, 0, 0, 0}, {128, 64, 32, 4, 4, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 1, 0, 0, 0},
+    {128, 128, 32, 8, 4, 1, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 1, 0, 0}, {128, 128, 32, 8, 3, 2, 0, 0, 0},
+    {256, 128, 32, 8, 3, 0, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 0, 16, 0}};
 
 /* ---- output ------------------------------------------------------------------- */
 
@@ -160,6 +164,8 @@ static void record_begin(const problem *p)
            p->cfg.no_warp_spec ? ", no warp spec" : "");
     if (p->cfg.group_m)
         printf(", tile rows grouped by %d", p->cfg.group_m);
+    if (p->cfg.alone)
+        printf(", blocks not paired");
     putchar('"');
 }
 
@@ -197,7 +203,9 @@ static tj_status launch_set(const problem *p, int set)
                                   ((p->n + p->cfg.bn - 1) / p->cfg.bn)},
                          .num_warps = p->cfg.warps, .num_stages = p->cfg.stages,
                          .warp_specialize = p->cfg.no_warp_spec ? TJ_WARP_SPECIALIZE_OFF : TJ_WARP_SPECIALIZE_DEFAULT,
-                         .persistent = p->cfg.block_ptr == 3 ? TJ_PERSISTENT_OFF : TJ_PERSISTENT_DEFAULT};
+                         .persistent = p->cfg.block_ptr == 3 ? TJ_PERSISTENT_OFF : TJ_PERSISTENT_DEFAULT,
+                         .version = TJ_LAUNCH_CFG_VERSION,
+                         .cluster = p->cfg.alone ? TJ_CLUSTER_OFF : TJ_CLUSTER_DEFAULT};
     const int n = p->n;
     const tj_buffer a = p->a[set], b = p->b[set], c = p->c[set];
     /* NN: B(k, j) at k * N + j; NT: at j * K + k. */

@@ -21,6 +21,7 @@
  * lists what was compared. Nothing is called: no GPU and no libcuda needed.
  */
 #include <cuda.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "jit/runtime/cuda_api.h"
@@ -83,6 +84,17 @@ typedef CUresult(*cuda_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(CUten
 _Static_assert(SAME_TYPE(tjcu_cuTensorMapEncodeTiled_fn,
                          tjcu_result(*) TJCU_ENCODE_TILED_PARAMS(tjcu_tensor_map)),
                "tjcu_cuTensorMapEncodeTiled_fn is not TJCU_ENCODE_TILED_PARAMS(tjcu_tensor_map)");
+typedef CUresult(*cuda_cuOccupancyMaxActiveClusters_fn) TJCU_MAX_ACTIVE_CLUSTERS_PARAMS(CUlaunchConfig);
+#define SAME_FIELD(ours, cuda)                                                   \
+    (offsetof(tjcu_launch_config, ours) == offsetof(CUlaunchConfig, cuda) &&     \
+     sizeof(((tjcu_launch_config *)0)->ours) == sizeof(((CUlaunchConfig *)0)->cuda))
+#define LAUNCH_CONFIG_MATCHES                                                    \
+    (sizeof(tjcu_launch_config) == sizeof(CUlaunchConfig) && SAME_FIELD(grid_x, gridDimX) &&          \
+     SAME_FIELD(grid_y, gridDimY) && SAME_FIELD(grid_z, gridDimZ) && SAME_FIELD(block_x, blockDimX) && \
+     SAME_FIELD(block_y, blockDimY) && SAME_FIELD(block_z, blockDimZ) &&                              \
+     SAME_FIELD(shared_bytes, sharedMemBytes) && SAME_FIELD(stream, hStream) &&                       \
+     SAME_FIELD(attrs, attrs) && SAME_FIELD(nattrs, numAttrs))
+_Static_assert(LAUNCH_CONFIG_MATCHES, "tjcu_launch_config is not laid out as CUlaunchConfig");
 #define CHECK_OPTIONAL_FUNCTION(name, symbol, fallback)                          \
     _Static_assert(SAME_TYPE(__typeof__(&name), cuda_##name##_fn),               \
                    "tjcu_" #name "_fn's parameters do not match " #name " in cuda.h");
@@ -114,6 +126,8 @@ int main(void)
            sizeof(CUtensorMap));
     tap_ok(_Alignof(tjcu_tensor_map) >= 64, "tjcu_tensor_map is aligned to %zu bytes (the driver wants 64; "
            "cuda.h's CUtensorMap: %zu)", _Alignof(tjcu_tensor_map), _Alignof(CUtensorMap));
+    tap_ok(LAUNCH_CONFIG_MATCHES, "tjcu_launch_config has CUlaunchConfig's size (%zu bytes) and field offsets",
+           sizeof(CUlaunchConfig));
 #define TAP_OPTIONAL_FUNCTION(name, symbol, fallback)                            \
     tap_ok(SAME_TYPE(__typeof__(&name), cuda_##name##_fn) &&                     \
                SAME_TYPE(tjcu_##name##_fn, __typeof__(((tjcu_driver *)0)->name)), \

@@ -243,8 +243,8 @@ static void keys_apart(void)
         tap_ok(0, "stable keys of num_stages");
         return;
     }
-    tjj_stable_key k0 = tjj_variant_key(fn, 0, 90, 0, 4, 0, 0, 0, 0), kd = tjj_variant_key(fn, 0, 90, 0, 4, TJJ_DEFAULT_NUM_STAGES, 0, 0, 0),
-                   k2 = tjj_variant_key(fn, 0, 90, 0, 4, 2, 0, 0, 0), k3 = tjj_variant_key(fn, 0, 90, 0, 4, 3, 0, 0, 0);
+    tjj_stable_key k0 = tjj_variant_key(fn, 0, 90, 0, 4, 0, 0, 0, 0, 0, 0), kd = tjj_variant_key(fn, 0, 90, 0, 4, TJJ_DEFAULT_NUM_STAGES, 0, 0, 0, 0, 0),
+                   k2 = tjj_variant_key(fn, 0, 90, 0, 4, 2, 0, 0, 0, 0, 0), k3 = tjj_variant_key(fn, 0, 90, 0, 4, 3, 0, 0, 0, 0, 0);
     tap_ok((k2.high != k3.high || k2.low != k3.low) && k0.high == kd.high && k0.low == kd.low,
            "stable keys: num_stages 2 and 3 apart, 0 is the default (%d)", TJJ_DEFAULT_NUM_STAGES);
     tji_func_free(fn);

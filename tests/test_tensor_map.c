@@ -614,17 +614,17 @@ static void test_variants(void)
     const int64_t block = 128;
     variant *v0 = NULL, *v1 = NULL, *v0again = NULL;
     /* the CPU does not specialize: no_tma is no part of its key */
-    int ok = tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 0, 0, 0, &v0) == TJ_OK &&
-             tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 1, 0, 0, &v1) == TJ_OK;
+    int ok = tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 0, 0, 0, 0, &v0) == TJ_OK &&
+             tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 1, 0, 0, 0, &v1) == TJ_OK;
     tap_ok(ok && v0 == v1 && !v0->no_tma && v0->tmaps.n == 0, "the CPU's variant cache ignores no_tma");
     /* a device that specializes (the GPU's way) keeps the two apart */
     tjj_backend specializing = *dev->ops;
     specializing.specializes = 1;
     const tjj_backend *own = dev->ops;
     dev->ops = &specializing;
-    ok = tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 0, 0, 0, &v0) == TJ_OK &&
-         tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 1, 0, 0, &v1) == TJ_OK &&
-         tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 0, 0, 0, &v0again) == TJ_OK;
+    ok = tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 0, 0, 0, 0, &v0) == TJ_OK &&
+         tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 1, 0, 0, 0, &v1) == TJ_OK &&
+         tjj_get_variant(dev, add_one, &block, 1, 4, 0, 0, 0, 0, 0, 0, 0, &v0again) == TJ_OK;
     if (!ok)
         tap_diag("%s", tj_last_error());
     tap_ok(ok && v0 != v1 && v0 == v0again && !v0->no_tma && v1->no_tma,

@@ -48,24 +48,28 @@ typedef struct key_case {
     int no_tma;           /* the variant without TMA copies */
     int warp_specialize;  /* tj_warp_specialize */
     int persistent;       /* tjp_persistence */
+    int cluster;          /* tj_cluster */
+    int pairs_allowed;    /* an even tile count */
 } key_case;
 
 static const key_case cases[] = {
-    {"the base case (sm_90, 4 warps)", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, 0},
-    {"another constant", 0, 512, 0x5, 90, 4, 0, 0, 0, 0, 0, 0},
-    {"another specialization key", 0, 256, 0x1, 90, 4, 0, 0, 0, 0, 0, 0},
-    {"another target (sm_80)", 0, 256, 0x5, 80, 4, 0, 0, 0, 0, 0, 0},
-    {"the CPU target", 0, 256, 0x5, 0, 4, 0, 0, 0, 0, 0, 0},
-    {"another num_warps", 0, 256, 0x5, 90, 8, 0, 0, 0, 0, 0, 0},
-    {"check_bounds", 0, 256, 0x5, 90, 4, 1, 0, 0, 0, 0, 0},
-    {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, 0},
-    {"another num_stages (2)", 0, 256, 0x5, 90, 4, 0, 2, 0, 0, 0, 0},
-    {"the architecture-specific target (sm_90a)", 0, 256, 0x5, 90, 4, 0, 0, 1, 0, 0, 0},
-    {"no_tma (the fallback without TMA copies)", 0, 256, 0x5, 90, 4, 0, 0, 0, 1, 0, 0},
-    {"warp specialization forced on", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, TJ_WARP_SPECIALIZE_ON, 0},
-    {"warp specialization turned off", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, TJ_WARP_SPECIALIZE_OFF, 0},
-    {"persistent where it pays", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, TJP_PERSIST_WHERE_IT_PAYS},
-    {"persistent always", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, TJP_PERSIST_ALWAYS},
+    {"the base case (sm_90, 4 warps)", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"another constant", 0, 512, 0x5, 90, 4, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"another specialization key", 0, 256, 0x1, 90, 4, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"another target (sm_80)", 0, 256, 0x5, 80, 4, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"the CPU target", 0, 256, 0x5, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"another num_warps", 0, 256, 0x5, 90, 8, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"check_bounds", 0, 256, 0x5, 90, 4, 1, 0, 0, 0, 0, 0, 0, 0},
+    {"other IR (a sub for an add)", 1, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"another num_stages (2)", 0, 256, 0x5, 90, 4, 0, 2, 0, 0, 0, 0, 0, 0},
+    {"the architecture-specific target (sm_90a)", 0, 256, 0x5, 90, 4, 0, 0, 1, 0, 0, 0, 0, 0},
+    {"no_tma (the fallback without TMA copies)", 0, 256, 0x5, 90, 4, 0, 0, 0, 1, 0, 0, 0, 0},
+    {"warp specialization forced on", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, TJ_WARP_SPECIALIZE_ON, 0, 0, 0},
+    {"warp specialization turned off", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, TJ_WARP_SPECIALIZE_OFF, 0, 0, 0},
+    {"persistent where it pays", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, TJP_PERSIST_WHERE_IT_PAYS, 0, 0},
+    {"persistent always", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, TJP_PERSIST_ALWAYS, 0, 0},
+    {"block pairs allowed (an even tile count)", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, TJP_PERSIST_ALWAYS, 0, 1},
+    {"block pairs turned off", 0, 256, 0x5, 90, 4, 0, 0, 0, 0, 0, TJP_PERSIST_ALWAYS, TJ_CLUSTER_OFF, 1},
 };
 enum { CASE_SM90A = 9, CASE_NO_TMA = 10 };
 enum { NCASES = (int)TL_COUNT(cases) };
@@ -81,7 +85,7 @@ static void key_of(const key_case *c, char hex[33])
     }
     fn->check_bounds = c->check_bounds;
     tjj_stable_key key = tjj_variant_key(fn, c->spec, c->sm, c->arch_specific, c->num_warps, c->num_stages,
-                                         c->no_tma, c->warp_specialize, c->persistent);
+                                         c->no_tma, c->warp_specialize, c->persistent, c->cluster, c->pairs_allowed);
     tjj_stable_key_hex(&key, hex);
     tji_func_free(fn);
 }

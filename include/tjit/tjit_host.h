@@ -254,13 +254,26 @@ typedef enum tj_persistent {
     TJ_PERSISTENT_OFF
 } tj_persistent;
 
+/* Block pairs (Hopper, sm_90a): a persistent, warp-specialized kernel
+ * may run as clusters of two blocks that walk neighbouring tiles; where
+ * both blocks' copies read the same tile of an operand (in the grouped
+ * order, the tiles of one column share B's), each block loads half of it
+ * and TMA multicasts that half into both blocks' shared memory, halving
+ * the operand's traffic from L2. A launch whose tile count is odd runs
+ * the blocks alone. */
+typedef enum tj_cluster {
+    TJ_CLUSTER_DEFAULT, /* where the kernel allows it */
+    TJ_CLUSTER_ON,      /* required: a launch that cannot fails, saying why */
+    TJ_CLUSTER_OFF
+} tj_cluster;
+
 /* A launch's configuration; zero-initialize it and set what you need
  * (designated initializers). The fields up to .version are version 0;
  * fields added in later releases are read only where .version says the
  * caller knows them, so a program compiled against this header keeps
  * working with a newer libtjit. A .version above TJ_LAUNCH_CFG_VERSION
  * (a program built against a newer tjit) is refused. */
-#define TJ_LAUNCH_CFG_VERSION 0
+#define TJ_LAUNCH_CFG_VERSION 1
 typedef struct tj_launch_cfg {
     int64_t grid[3];  /* programs along each axis; 0 in y or z means 1 */
     int num_warps;    /* GPU threads per program / 32 (0: 4); ignored on CPU */
@@ -274,6 +287,8 @@ typedef struct tj_launch_cfg {
     tj_warp_specialize warp_specialize; /* GPU (sm_90a); ignored on the CPU */
     tj_persistent persistent; /* GPU; ignored on the CPU */
     int version;      /* 0, or TJ_LAUNCH_CFG_VERSION */
+    /* version 1: */
+    tj_cluster cluster; /* GPU (sm_90a); ignored on the CPU */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */

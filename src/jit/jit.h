@@ -130,6 +130,8 @@ typedef struct tjj_gpu_code {
     tjj_tmap_info *tmaps; /*   malloc'ed; parameters after the assert record */
     int persistent;       /* walks the launch's programs as tiles: a launch makes
                              fewer and passes their count (persistent.c) */
+    int cluster;          /* blocks per cluster: 2 for block pairs (cluster_pairs.c),
+                             whose launch runs an even number; 0: none */
 } tjj_gpu_code;
 
 /* Compiles for sm_<sm> (e.g. 90; sm_<sm>a with arch_specific), optimizing

@@ -22,6 +22,8 @@
  *       barriers     (where bar.sync goes)
  *       specialize-warps (a producer warpgroup
  *                    for the TMA copies)
+ *       pair-ctas    (clusters of two blocks that
+ *                    multicast what both copy)
  *     the explainer (TJIT_DUMP=layouts)
  *     code generation, O3, PTX
  *     the device asserts' sites
@@ -130,7 +132,7 @@ static tj_status after_pass(tj_status st, const char *pass, const tji_func *fn,
 
 tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
                                int num_warps, int num_stages, int no_tma, int warp_specialize,
-                               int persistent)
+                               int persistent, int cluster, int pairs_allowed)
 {
     unsigned major, minor, patch;
     LLVMGetVersion(&major, &minor, &patch);
@@ -146,6 +148,8 @@ tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int ar
             tjs_buf_printf(&b, "warp_specialize %d\n", warp_specialize);
         if (persistent)
             tjs_buf_printf(&b, "persistent %d\n", persistent);
+        if (cluster || pairs_allowed)
+            tjs_buf_printf(&b, "cluster %d pairs_allowed %d\n", cluster, pairs_allowed);
     } else {
         const char *host = tjj_cpu_host();
         tjs_buf_printf(&b, "target cpu %s\n", host ? host : "unknown");
@@ -182,8 +186,8 @@ static void start_artifact(const tji_func *fn, uint64_t spec, const tjj_gpu_targ
 {
     memset(a, 0, sizeof *a);
     a->key = t ? tjj_variant_key(fn, spec, t->sm, t->arch_specific, t->num_warps, t->num_stages, t->no_tma,
-                                 t->warp_specialize, t->persistent)
-               : tjj_variant_key(fn, spec, 0, 0, 0, 0, 0, 0, 0);
+                                 t->warp_specialize, t->persistent, t->cluster, t->pairs_allowed)
+               : tjj_variant_key(fn, spec, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     a->kernel_name = tjs_xstrdup(fn->name);
     a->check_bounds = fn->check_bounds;
     if (fn->check_bounds)
@@ -330,6 +334,9 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     if (st == TJ_OK)
         st = after_pass(tjp_specialize_warps(fn, &target, t->warp_specialize, &out->plan), "specialize-warps",
                         fn, &out->plan, 0, times);
+    if (st == TJ_OK)
+        st = after_pass(tjp_pair_ctas(fn, &target, t->cluster, t->pairs_allowed, &out->plan), "pair-ctas", fn,
+                        &out->plan, 0, times);
     if (st == TJ_OK)
         st = tjj_timed(times, "checks", tjp_check_roundtrip(fn, &out->plan));
     if (st == TJ_OK)

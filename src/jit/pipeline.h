@@ -45,6 +45,8 @@ typedef struct tjj_gpu_target {
                              (src/passes/warp_specialize.c) */
     int persistent;       /* tjp_persistence (src/passes/persistent.c): NEVER unless a
                              launch of a 1-D grid asks */
+    int cluster;          /* tj_cluster: block pairs (src/passes/cluster_pairs.c) */
+    int pairs_allowed;    /*   where the launch's tile count is even */
     tjj_stage_times *times; /* TJIT_LOG=compile: each step's time is added here; NULL: none */
 } tjj_gpu_target;
 
@@ -107,12 +109,13 @@ TJI_FUNC uint64_t tjj_spec_of_buffers(const tj_kernel *kernel);
 /* The stable key of a built fn (before any pass) for a target: sm 0 is
  * the host CPU (num_warps, num_stages, no_tma, warp_specialize and
  * persistent then ignored); no_tma (a GPU variant without TMA copies),
- * warp_specialize and persistent are in the key only where not 0. */
+ * warp_specialize, persistent, cluster and pairs_allowed are in the key
+ * only where not 0. */
 /* A launch's num_stages with 0 meaning the default (3, as Triton). */
 enum { TJJ_DEFAULT_NUM_STAGES = 3 }; /* why: tjj_num_stages in pipeline.c */
 TJI_FUNC int tjj_num_stages(int num_stages);
 TJI_FUNC tjj_stable_key tjj_variant_key(const tji_func *fn, uint64_t spec, int sm, int arch_specific,
                                         int num_warps, int num_stages, int no_tma, int warp_specialize,
-                                        int persistent);
+                                        int persistent, int cluster, int pairs_allowed);
 
 #endif

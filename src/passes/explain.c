@@ -531,6 +531,13 @@ static void explain_warp_spec(tjs_buf *b, const tjp_layout_plan *plan)
             tjs_buf_printf(b, "; setmaxnreg %d for the producer, %d for the consumers (%d at entry)",
                            ws->producer_regs, ws->consumer_regs, ws->entry_regs);
         tjs_buf_printf(b, "\n");
+        if (plan->pairs)
+            tjs_buf_printf(b, "block pairs: blocks 2c and 2c + 1 are a cluster walking tiles t and t ^ 1; a copy "
+                              "whose coordinates come from the same values for both tiles (#peer ops: the "
+                              "peer's, evaluated again) is issued half by each block, multicast to both; each "
+                              "slot's empty mbarrier counts both blocks' consumer warps\n");
+        else
+            tjs_buf_printf(b, "block pairs: none (%s)\n", plan->why_not_paired ? plan->why_not_paired : "not planned");
         return;
     }
     for (int r = 0; plan->rings && r < plan->nrings; r++)

@@ -803,6 +803,8 @@ void tjp_layout_plan_free(tjp_layout_plan *plan)
     plan->rings = NULL;
     tjp_warp_spec_free(plan->warp_spec);
     plan->warp_spec = NULL;
+    tjp_pairs_free(plan->pairs);
+    plan->pairs = NULL;
     plan->nrings = 0;
     plan->of = NULL;
     plan->vector = NULL;

@@ -125,6 +125,9 @@ typedef struct tjp_layout_plan {
     /* Filled by tjp_specialize_warps (warp_specialize.c), last: */
     struct tjp_warp_spec *warp_spec; /* NULL: every warp runs every op */
     const char *why_not_specialized; /* static text where warp_spec is NULL */
+    /* Filled by tjp_pair_ctas (cluster_pairs.c), after it: */
+    struct tjp_pairs *pairs;         /* NULL: every block alone */
+    const char *why_not_paired;      /* static text where pairs is NULL */
 } tjp_layout_plan;
 struct tjp_coalesce_result;
 /* coalesced: the coalescing pass's table (coalesce.c below), anchoring
@@ -659,6 +662,32 @@ typedef struct tjp_warp_spec {
 TJI_FUNC tj_status tjp_specialize_warps(const tji_func *fn, const tjp_target *t, int mode,
                                         tjp_layout_plan *plan);
 TJI_FUNC void tjp_warp_spec_free(tjp_warp_spec *ws);
+
+/* cluster_pairs.c — two blocks of a cluster share the tiles both load
+ * (its essay). The peer's value of a tile-body scalar is the same op
+ * evaluated with the tile loop's index xor 1; a copy multicasts its half
+ * where its roots (the tile-dependent tile-body values its coordinates
+ * come from) equal the peer's. */
+typedef struct tjp_pairs {
+    int32_t tile;          /* the tile loop's index (a value id) */
+    uint8_t *peer_op;      /* per op index: re-evaluated for the peer (a
+                              tile-body scalar op whose value depends on the
+                              tile), in the region's order */
+    int32_t *root_first;   /* per op index (nops + 1 entries): copy i's roots */
+    int32_t *roots;        /*   are roots[root_first[i] .. root_first[i + 1]) */
+    uint8_t *multicast;    /* per ring: its copies may multicast (a box to split) */
+} tjp_pairs;
+/* pairs_allowed: the launch's tile count is even (a pair's blocks then walk
+ * as many tiles). mode: TJ_CLUSTER_* (tjit.h). Runs after
+ * tjp_specialize_warps. */
+TJI_FUNC tj_status tjp_pair_ctas(const tji_func *fn, const tjp_target *t, int mode, int pairs_allowed,
+                                 tjp_layout_plan *plan);
+TJI_FUNC void tjp_pairs_free(tjp_pairs *p);
+/* A ring's boxes in a pair: the NVMMA column blocks (*ncols, box[] each),
+ * each cut into *splits boxes along its rows where the column blocks are
+ * too few to halve (1: not cut). */
+TJI_FUNC void tjp_pair_boxes(const tjp_ring *R, const tji_type *tile, int paired, uint32_t box[2], int *ncols,
+                             int *splits);
 
 /* tma.c — Hopper's tensor-memory accelerator (its essay).
  * tjp_tma_source: integer (or pointer) v is kernel parameter *param (an

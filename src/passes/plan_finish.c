@@ -259,6 +259,29 @@ static int finish_warp_spec(const text_state *t, const tji_func *fn, tjp_layout_
     return 0;
 }
 
+/* Block pairs, made again (cluster_pairs.c) where the text has its
+ * #pairs: every op's #peer must be the plan's. */
+static int finish_pairs(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
+{
+    int32_t first_peer = 0;
+    while (first_peer < fn->nops && !(t->peer && t->peer[first_peer]))
+        first_peer++;
+    if (!t->pairs_at)
+        return first_peer < fn->nops ? fail_at_op(t, t->op_line[first_peer], t->op_col[first_peer],
+                                                  "#peer without '#pairs = 2' before the kernel")
+                                     : 0;
+    if (tjp_pair_ctas(fn, &(tjp_target){90, 1, p->num_warps}, TJ_CLUSTER_ON, 1, p) != TJ_OK)
+        return fail_at_op(t, line_of(t, t->pairs_at), 1, "#pairs: the plan cannot pair its blocks: %s",
+                          p->why_not_paired ? p->why_not_paired : tj_last_error());
+    for (int32_t i = 0; i < fn->nops; i++) {
+        int read = t->peer && i < t->ops_cap && t->peer[i];
+        if (fn->ops[i].parent >= 0 && read != p->pairs->peer_op[i])
+            return fail_at_op(t, t->op_line[i], t->op_col[i], "%s: the plan %s this op for the peer",
+                              read ? "#peer" : "no #peer", read ? "does not evaluate" : "evaluates");
+    }
+    return 0;
+}
+
 /* Every DOT of a layout plan has its form; an MMA one fits its tile. */
 static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan *p)
 {
@@ -344,5 +367,7 @@ int tjp_text_finish(void *ctx, tji_func *fn)
         return -1;
     if (t->has_barriers && finish_barriers(t, fn, p) < 0)
         return -1;
-    return finish_warp_spec(t, fn, p);
+    if (finish_warp_spec(t, fn, p) < 0)
+        return -1;
+    return finish_pairs(t, fn, p);
 }

@@ -134,6 +134,16 @@ static int parse_header_line(void *ctx, const char *line, const char **err, cons
     }
     if (take(&c, "#warp_spec"))
         return parse_warp_spec(t, &c, line);
+    if (take(&c, "#pairs")) { /* cluster_pairs.c: made again at the end, and compared */
+        if (!t->has_warp_spec) {
+            c.s = line;
+            return bad(&c, "'#warp_spec = ...' before it (pairs are made after the specialization)"), -1;
+        }
+        if (!need(&c, "=", "'='") || !need(&c, "2", "2 (blocks per cluster)"))
+            return -1;
+        t->pairs_at = line;
+        return 0;
+    }
     int is_bytes = take(&c, "#shared_bytes"), is_barriers = !is_bytes && take(&c, "#barriers");
     if (is_bytes || is_barriers) {
         if (!t->num_warps) {
@@ -222,7 +232,7 @@ static int parse_value(void *ctx, const char *s, tji_func *fn, int32_t id, const
     spaces(&c);
     if (c.s[0] == '#' && strncmp(c.s, "#axis<", 6) && strncmp(c.s, "#cpu<", 5) &&
         strncmp(c.s, "#access<", 8) && strncmp(c.s, "#shared<", 8) &&
-        strncmp(c.s, "#barrier<", 9) && strncmp(c.s, "#role<", 6) &&
+        strncmp(c.s, "#barrier<", 9) && strncmp(c.s, "#role<", 6) && strncmp(c.s, "#peer", 5) &&
         strncmp(c.s, "#coalesce<", 10)) {
         const char *name = ++c.s;
         while (name_char(*c.s))
@@ -310,6 +320,8 @@ void tjp_text_grow_ops(text_state *t, int32_t op)
     memset(t->dot + t->ops_cap, 0, sizeof *t->dot * more);
     t->role = tjs_xrealloc(t->role, (size_t)cap);
     memset(t->role + t->ops_cap, 0, more);
+    t->peer = tjs_xrealloc(t->peer, (size_t)cap);
+    memset(t->peer + t->ops_cap, 0, more);
     memset(t->vector + t->ops_cap, 1, more);
     memset(t->addr_run + t->ops_cap, 1, more);
     memset(t->barrier + t->ops_cap, 0, more);
@@ -595,6 +607,12 @@ static int parse_op(void *ctx, const char *s, tji_func *fn, int32_t op, int line
         t->role[op] = (uint8_t)(1 + role);
         end = c.s;
     }
+    c.s = end;
+    spaces(&c);
+    if (take(&c, "#peer")) {
+        t->peer[op] = 1;
+        end = c.s;
+    }
     return (int)(end - s);
 }
 
@@ -618,6 +636,7 @@ tj_status tjp_parse_annotated(const char *text, const char *source, tji_func **f
     free(t.barrier);
     free(t.dot);
     free(t.role);
+    free(t.peer);
     free(t.op_line);
     free(t.op_col);
     free(t.barrier_col);

@@ -160,6 +160,8 @@ static void print_header(void *ctx, tjs_buf *b, const tji_func *fn)
         tjs_buf_printf(b, "#warp_spec = producer_warps=%d, producer_regs=%d, consumer_regs=%d, entry_regs=%d\n",
                        p->warp_spec->producer_warps, p->warp_spec->producer_regs, p->warp_spec->consumer_regs,
                        p->warp_spec->entry_regs);
+    if (p->pairs)
+        tjs_buf_printf(b, "#pairs = 2\n");
     for (int a = 0; a < t->naliases; a++) {
         tjs_buf_printf(b, "#L%d = ", a + 1);
         print_layout(b, &t->aliases[a]);
@@ -284,6 +286,8 @@ static void print_op(void *ctx, tjs_buf *b, const tji_func *fn, int32_t idx)
     }
     if (plan->warp_spec && plan->warp_spec->role[idx] != TJP_ROLE_CONSUMER)
         tjs_buf_printf(b, " #role<%s>", tjp_text_roles[plan->warp_spec->role[idx]]);
+    if (plan->pairs && plan->pairs->peer_op[idx])
+        tjs_buf_printf(b, " #peer");
 }
 
 char *tjp_print_annotated(const tji_func *fn, const tjp_annotations *a)

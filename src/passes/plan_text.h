@@ -48,6 +48,8 @@ typedef struct text_state {
     tjp_warp_spec warp_spec;
     const char *warp_spec_at;
     uint8_t *role;            /* per op: the #role<...> read, 1 + TJP_ROLE_* bits; 0: none */
+    const char *pairs_at;     /* the #pairs line read, or NULL */
+    uint8_t *peer;            /* per op: #peer read */
     tjp_layout_plan *out;
     const char *text;         /* all of it, for columns */
     const char *source;       /* names the text in errors */

@@ -152,6 +152,17 @@ static tj_status run_specialize_warps(tjp_pass_state *s)
     return st;
 }
 
+/* Block pairs after the specialization (made first if not yet), as a
+ * launch with an even tile count asks for them. */
+static tj_status run_pair_ctas(tjp_pass_state *s)
+{
+    tj_status st = s->has_layouts && s->layouts.warp_spec ? TJ_OK : run_specialize_warps(s);
+    if (st == TJ_OK)
+        st = tjp_pair_ctas(s->fn, &(tjp_target){s->sm, s->arch_specific, s->num_warps}, TJ_CLUSTER_DEFAULT, 1,
+                           &s->layouts);
+    return st;
+}
+
 /* Rewrites the program: analyses made before it are stale. */
 static tj_status run_lower_block_ptrs(tjp_pass_state *s)
 {
@@ -253,6 +264,8 @@ static const tjp_pass_info passes[] = {
      run_barriers},
     {"specialize-warps", "a producer warpgroup issues the TMA copies where the loop allows it (#warp_spec, "
      "#role<...>; barriers first if not yet)", run_specialize_warps},
+    {"pair-ctas", "clusters of two blocks whose copies of a shared tile multicast (#pairs, #peer; "
+     "specializes warps first if not yet)", run_pair_ctas},
     {"verify", "checks the IR's invariants", run_verify},
     {"carry-offsets", "a loop's pointer tile moved by a scalar becomes its start plus a "
      "carried i64 offset (CPU)", run_carry_offsets},

@@ -308,7 +308,10 @@ void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield)
         const tji_op *op = &c->g.fn->ops[region->ops[i]];
         if (op->code == TJI_YIELD)
             *yield = op;
-        else if (tjj_gpu_runs(c, region->ops[i]))
+        else if (tjj_gpu_runs(c, region->ops[i])) {
             tjj_gpu_emit_op(c, region->ops[i]);
+            if (c->peer_ssa && c->role == TJP_ROLE_PRODUCER && c->g.plan->pairs->peer_op[region->ops[i]])
+                tjj_gpu_emit_peer(c, region->ops[i]);
+        }
     }
 }

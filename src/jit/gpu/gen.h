@@ -103,6 +103,8 @@ typedef struct codegen {
     LLVMValueRef *empty_phase;  /* per TMA ring: the producer's parities of its empty barriers */
     LLVMValueRef *unreleased;   /* per TMA ring: the slot an in-flight wgmma reads, or -1 */
     unsigned tma_first_param;   /* the first tensor map's parameter */
+    LLVMValueRef cluster_rank, peer_rank; /* block pairs (cluster.c): this block's rank, the other's, */
+    LLVMValueRef *peer_ssa;     /*   and per value id the peer's value of a peer op's result */
     tjj_bounds_gen *bounds;     /* TJIT_CHECK_BOUNDS: every access is checked */
     LLVMBasicBlockRef while_exit; /* the innermost WHILE being emitted: where its
                                    CONDITION leaves to (NULL once it did) */
@@ -339,7 +341,10 @@ TJI_FUNC void tjj_gpu_tma_store_after_loop(codegen *c, int32_t opi);
 /* The copy's "the iteration exists" (NULL: always); the copy issued by the
  * thread where go (i1) holds, arriving on its slot's full barrier. */
 TJI_FUNC LLVMValueRef tjj_gpu_tma_exists(codegen *c, const tji_op *op);
-TJI_FUNC void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLVMValueRef go);
+/* shared (i1, or NULL outside block pairs): the peer copies the same box,
+ * so this block issues half of it to both (cluster.c). */
+TJI_FUNC void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLVMValueRef go,
+                                     LLVMValueRef shared);
 /* The empty mbarrier of ring R's slot (an i32 value): its shared address. */
 TJI_FUNC LLVMValueRef tjj_gpu_tma_empty_barrier(codegen *c, const tjp_ring *R, LLVMValueRef slot);
 /* The parity to wait for at slot's bit of the phase word at word_at (an
@@ -355,6 +360,18 @@ TJI_FUNC LLVMValueRef tjj_gpu_ptx(codegen *c, LLVMTypeRef ret, const char *text,
                                   LLVMValueRef *args, unsigned nargs);
 
 /* --- warp_spec.c: producer and consumer warps ------------------------------------- */
+
+/* cluster.c — block pairs (its essay). Setup: the ranks, and the cluster
+ * barrier after the mbarriers' set-up. peer_same: copy (an op index)
+ * reads the box the peer reads (i1). release_in_peer: arrive on the
+ * peer's copy of barrier bar where on (i32). producer_tail: the producer
+ * waits for both blocks' last releases. */
+TJI_FUNC void tjj_gpu_cluster_setup(codegen *c);
+TJI_FUNC LLVMValueRef tjj_gpu_peer_same(codegen *c, int32_t copy);
+/* After the producer's own op opi, a peer op: the peer's value of it. */
+TJI_FUNC void tjj_gpu_emit_peer(codegen *c, int32_t opi);
+TJI_FUNC void tjj_gpu_release_in_peer(codegen *c, LLVMValueRef bar, LLVMValueRef on);
+TJI_FUNC void tjj_gpu_producer_tail(codegen *c);
 
 /* In tjj_gpu_tma_setup: the phase words and unreleased slots. */
 TJI_FUNC void tjj_gpu_warp_spec_setup(codegen *c);

@@ -194,6 +194,9 @@ static void build_kernel(codegen *c, const char *entry_name)
     snprintf(ntid, sizeof ntid, "%d", (c->num_warps + (ws ? ws->producer_warps : 0)) * 32);
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
                             LLVMCreateStringAttribute(c->g.ctx, "nvvm.reqntid", 12, ntid, (unsigned)strlen(ntid)));
+    if (c->g.plan->pairs) /* cluster_pairs.c: blocks 2c and 2c + 1 are one cluster */
+        LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(c->g.ctx, "nvvm.cluster_dim", 16, "2,1,1", 5));
     if (ws && ws->entry_regs) { /* setmaxnreg needs a register cap at entry */
         char regs[16];
         snprintf(regs, sizeof regs, "%d", ws->entry_regs);
@@ -265,6 +268,7 @@ tj_status tjj_gpu_generate(codegen *c, const char *entry_name)
     free(c->regs);
     free(c->deferred);
     free(c->ssa);
+    free(c->peer_ssa);
     free(c->uses);
     free(c->parts);
     free(c->tma_phase);

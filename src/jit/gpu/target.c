@@ -188,6 +188,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
         out->producer_warps = plan->warp_spec ? plan->warp_spec->producer_warps : 0;
         out->tmaps = tjj_gpu_tma_maps(fn, plan, &out->ntmaps);
         out->persistent = tjp_is_persistent(fn);
+        out->cluster = plan->pairs ? 2 : 0;
         if (tjs_dump_enabled("ptx"))
             fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (%s) ----\n%s", fn->name, cpu, out->ptx);
         tjj_stage_done(times, "emit-ptx");

@@ -140,9 +140,10 @@ void tjj_gpu_tma_setup(codegen *c)
         for (int s = 0; R->op >= 0 && R->tma && R->family == r && s < R->slots; s++) {
             tjj_gpu_ptx(c, c->g.ty.t_void, "mbarrier.init.shared::cta.b64 [$0], 1;", "r",
                 (LLVMValueRef[]){barrier_of(c, R, c_i32(c, s))}, 1);
-            if (plan->warp_spec) /* one arrival per consumer warp (warp_spec.c) */
+            if (plan->warp_spec) /* one arrival per consumer warp (warp_spec.c), of both blocks of a pair */
                 tjj_gpu_ptx(c, c->g.ty.t_void, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
-                            (LLVMValueRef[]){tjj_gpu_tma_empty_barrier(c, R, c_i32(c, s)), c_i32(c, c->num_warps)}, 2);
+                            (LLVMValueRef[]){tjj_gpu_tma_empty_barrier(c, R, c_i32(c, s)),
+                                             c_i32(c, c->num_warps * (plan->pairs ? 2 : 1))}, 2);
         }
     }
     /* the barriers' set-up, seen by the async proxy that completes them */
@@ -150,6 +151,8 @@ void tjj_gpu_tma_setup(codegen *c)
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.fence.proxy.async.shared_cta", NULL, 0, NULL, 0);
     tjj_llvm_guard_end(c->g.b, cont);
     tjj_gpu_intrinsic(&c->g, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, (LLVMValueRef[]){c_i32(c, 0)}, 1);
+    if (plan->pairs)
+        tjj_gpu_cluster_setup(c);
     c->tma_phase = tjj_gpu_ring_words(c, 0, "tma.phase");
     if (plan->warp_spec)
         tjj_gpu_warp_spec_setup(c);
@@ -213,42 +216,72 @@ static void box_origin(codegen *c, const tji_op *op, int cd, LLVMValueRef *inner
 void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
 {
     LLVMValueRef exists = tjj_gpu_tma_exists(c, op), go = tjj_gpu_thread0_cond(c);
-    tjj_gpu_issue_tma_copy(c, op, R, exists ? LLVMBuildAnd(c->g.b, go, exists, "") : go);
+    tjj_gpu_issue_tma_copy(c, op, R, exists ? LLVMBuildAnd(c->g.b, go, exists, "") : go, NULL);
 }
 
-void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLVMValueRef go)
+/* One box from tensor coordinates (x, y[, batch]) to shared byte `at`,
+ * completing on bar, where on (i32): into this block, or (multicast)
+ * into both blocks of the pair at the same offset. */
+static void copy_box(codegen *c, LLVMValueRef at, LLVMValueRef map, LLVMValueRef x, LLVMValueRef y,
+                     LLVMValueRef batch, LLVMValueRef bar, LLVMValueRef on, int multicast)
 {
+    char text[320];
+    const char *mc = multicast ? ".multicast::cluster" : "";
+    const char *mask = multicast ? ", pair" : "";
+    const char *decl = multicast ? ".reg .b16 pair; mov.b16 pair, 3; " : "";
+    if (batch) {
+        snprintf(text, sizeof text,
+                 "{ .reg .pred p; %ssetp.ne.b32 p, $6, 0; "
+                 "@p cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s "
+                 "[$0], [$1, {$2, $3, $4}], [$5]%s; }", decl, mc, mask);
+        tjj_gpu_ptx(c, c->g.ty.t_void, text, "r,l,r,r,r,r,r", (LLVMValueRef[]){at, map, x, y, batch, bar, on}, 7);
+    } else {
+        snprintf(text, sizeof text,
+                 "{ .reg .pred p; %ssetp.ne.b32 p, $5, 0; "
+                 "@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s "
+                 "[$0], [$1, {$2, $3}], [$4]%s; }", decl, mc, mask);
+        tjj_gpu_ptx(c, c->g.ty.t_void, text, "r,l,r,r,r,r", (LLVMValueRef[]){at, map, x, y, bar, on}, 6);
+    }
+}
+
+void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLVMValueRef go, LLVMValueRef shared)
+{
+    LLVMBuilderRef b = c->g.b;
     const tji_type *t = type_of(c, op->args[0]);
-    int cd = R->tma_contiguous, nboxes;
+    const tjp_pairs *pairs = c->g.plan->pairs;
+    int cd = R->tma_contiguous, ncols, splits;
     uint32_t box[2];
-    tjp_tma_box(R, t, box, &nboxes);
+    tjp_pair_boxes(R, t, pairs && pairs->multicast[R - c->g.plan->rings], box, &ncols, &splits);
     LLVMValueRef slot = tjj_gpu_reg(c, op->args[1], 0), inner, outer, batch;
     box_origin(c, op, cd, &inner, &outer, &batch);
     LLVMValueRef map = LLVMGetParam(c->g.func, c->tma_first_param + (unsigned)R->tma_map);
     /* predicated, not branched around: the warp stays converged for the
      * warpgroup-wide wgmma that follows */
-    LLVMValueRef on = LLVMBuildZExt(c->g.b, go, c->g.ty.t_i32, "");
+    LLVMValueRef on = LLVMBuildZExt(b, go, c->g.ty.t_i32, "");
     LLVMValueRef bar = barrier_of(c, R, slot);
     tjj_gpu_ptx(c, c->g.ty.t_void,
         "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1; }",
         "r,r,r", (LLVMValueRef[]){bar, c_i32(c, (int64_t)(tji_numel(t) * R->elem_bytes)), on}, 3);
-    LLVMValueRef dst = shared_address(c, R->offset, LLVMBuildMul(c->g.b, slot, c_i32(c, (int64_t)R->slot_bytes), ""));
+    LLVMValueRef dst = shared_address(c, R->offset, LLVMBuildMul(b, slot, c_i32(c, (int64_t)R->slot_bytes), ""));
     uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)R->elem_bytes;
+    /* a shared box: this block issues its half of the boxes, to both */
+    LLVMValueRef local = on, mine = NULL;
+    if (shared) {
+        local = LLVMBuildZExt(b, LLVMBuildAnd(b, go, LLVMBuildNot(b, shared, ""), ""), c->g.ty.t_i32, "");
+        mine = LLVMBuildAnd(b, go, shared, "");
+    }
+    int nboxes = ncols * splits;
     for (int j = 0; j < nboxes; j++) {
-        LLVMValueRef x = LLVMBuildAdd(c->g.b, inner, c_i32(c, (int64_t)j * box[cd]), "");
-        LLVMValueRef at = LLVMBuildAdd(c->g.b, dst, c_i32(c, (int64_t)(j * box_bytes)), "");
-        if (batch)
-            tjj_gpu_ptx(c, c->g.ty.t_void,
-                "{ .reg .pred p; setp.ne.b32 p, $6, 0; "
-                "@p cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                "[$0], [$1, {$2, $3, $4}], [$5]; }",
-                "r,l,r,r,r,r,r", (LLVMValueRef[]){at, map, x, outer, batch, bar, on}, 7);
-        else
-            tjj_gpu_ptx(c, c->g.ty.t_void,
-                "{ .reg .pred p; setp.ne.b32 p, $5, 0; "
-                "@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                "[$0], [$1, {$2, $3}], [$4]; }",
-                "r,l,r,r,r,r", (LLVMValueRef[]){at, map, x, outer, bar, on}, 6);
+        int col = j / splits, part = j % splits;
+        LLVMValueRef x = LLVMBuildAdd(b, inner, c_i32(c, (int64_t)col * box[cd]), "");
+        LLVMValueRef y = LLVMBuildAdd(b, outer, c_i32(c, (int64_t)part * box[1 - cd]), "");
+        LLVMValueRef at = LLVMBuildAdd(b, dst, c_i32(c, (int64_t)((uint64_t)j * box_bytes)), "");
+        copy_box(c, at, map, x, y, batch, bar, local, 0);
+        if (mine) {
+            LLVMValueRef half = LLVMBuildICmp(b, LLVMIntEQ, c->cluster_rank, c_i32(c, j / (nboxes / 2)), "");
+            copy_box(c, at, map, x, y, batch, bar, LLVMBuildZExt(b, LLVMBuildAnd(b, mine, half, ""), c->g.ty.t_i32, ""),
+                     1);
+        }
     }
 }
 
@@ -453,7 +486,8 @@ tjj_tmap_info *tjj_gpu_tma_maps(const tji_func *fn, const tjp_layout_plan *plan,
         map_tensor(fn, copy, m);
         m->dtype = t->dtype;
         m->elem_bytes = R->elem_bytes;
-        tjp_tma_box(R, t, box, &nboxes);
+        int splits;
+        tjp_pair_boxes(R, t, plan->pairs && plan->pairs->multicast[r], box, &nboxes, &splits);
         map_box(m, R->tma_contiguous, box);
         m->swizzle_bytes = R->swizzle_bytes;
     }

@@ -91,6 +91,8 @@ void tjj_gpu_emit_specialized(codegen *c)
     tjj_gpu_emit_region(c, 0, &yield);
     if (c->g.status != TJ_OK)
         return;
+    if (c->g.plan->pairs)
+        tjj_gpu_producer_tail(c);
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, done);
     LLVMBuildRetVoid(b);
@@ -114,7 +116,9 @@ void tjj_gpu_produce(codegen *c, const tji_op *op, const tjp_ring *R)
     LLVMBasicBlockRef cont = exists ? tjj_llvm_guard_begin(b, exists, "produce") : NULL;
     int ring = (int)(R - c->g.plan->rings);
     tjj_gpu_mbarrier_wait(c, tjj_gpu_tma_empty_barrier(c, R, slot), tjj_gpu_next_parity(c, c->empty_phase[ring], slot));
-    tjj_gpu_issue_tma_copy(c, op, R, LLVMBuildICmp(b, LLVMIntEQ, c->lane, c_i32(c, 0), ""));
+    const tjp_pairs *pairs = c->g.plan->pairs;
+    LLVMValueRef shared = pairs && pairs->multicast[ring] ? tjj_gpu_peer_same(c, (int32_t)(op - c->g.fn->ops)) : NULL;
+    tjj_gpu_issue_tma_copy(c, op, R, LLVMBuildICmp(b, LLVMIntEQ, c->lane, c_i32(c, 0), ""), shared);
     if (cont)
         tjj_llvm_guard_end(b, cont);
 }
@@ -124,10 +128,12 @@ static void release(codegen *c, const tjp_ring *R, LLVMValueRef slot, LLVMValueR
 {
     LLVMBuilderRef b = c->g.b;
     LLVMValueRef go = LLVMBuildAnd(b, on, LLVMBuildICmp(b, LLVMIntEQ, c->lane, c_i32(c, 0), ""), "");
+    LLVMValueRef bar = tjj_gpu_tma_empty_barrier(c, R, slot), on32 = LLVMBuildZExt(b, go, c->g.ty.t_i32, "");
     tjj_gpu_ptx(c, c->g.ty.t_void,
                 "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }", "r,r",
-                (LLVMValueRef[]){tjj_gpu_tma_empty_barrier(c, R, slot), LLVMBuildZExt(b, go, c->g.ty.t_i32, "")},
-                2);
+                (LLVMValueRef[]){bar, on32}, 2);
+    if (c->g.plan->pairs) /* the peer's producer writes this slot of ours too */
+        tjj_gpu_release_in_peer(c, bar, on32);
 }
 
 /* The slot still unreleased, released (where there is one). */

@@ -76,9 +76,9 @@ static char *key_text(tj_device *dev, const tj_kernel *kernel, const tj_launch_c
     tjs_buf_printf(&b, "; ");
     for (int i = 0; i < kernel->nconsts; i++)
         tjs_buf_printf(&b, "%s%s", i ? ", " : "", kernel->consts[i]);
-    tjs_buf_printf(&b, "); device %s; check_bounds %d, warp_specialize %d, persistent %d; key [",
+    tjs_buf_printf(&b, "); device %s; check_bounds %d, warp_specialize %d, persistent %d, cluster %d; key [",
                    tj_device_name(dev), tjj_bounds_wanted(cfg->check_bounds), (int)cfg->warp_specialize,
-                   (int)cfg->persistent);
+                   (int)cfg->persistent, cfg->version >= 1 ? (int)cfg->cluster : 0);
     for (int i = 0; i < o->nkey; i++)
         tjs_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)o->key[i]);
     tjs_buf_printf(&b, "]; configs");
@@ -293,7 +293,9 @@ static tj_launch_cfg config_cfg(const tuning *t, const tj_tune_config *c, tj_str
                        .check_bounds = t->cfg->check_bounds,
                        .num_stages = c->num_stages,
                        .warp_specialize = t->cfg->warp_specialize,
-                       .persistent = t->cfg->persistent};
+                       .persistent = t->cfg->persistent,
+                       .version = t->cfg->version,
+                       .cluster = t->cfg->version >= 1 ? t->cfg->cluster : TJ_CLUSTER_DEFAULT};
     if (t->o.grid)
         t->o.grid(c->consts, t->args, t->nargs, l.grid, t->o.grid_user);
     return l;
@@ -572,7 +574,7 @@ static tj_status check_args(tj_device *dev, const tj_kernel *kernel, const tj_la
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel is %s", who, kernel ? "not one TJ_KERNEL defined" : "NULL");
     if (!cfg)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel '%s': cfg is NULL", who, kernel->name);
-    if (cfg->version != 0)
+    if (cfg->version < 0 || cfg->version > TJ_LAUNCH_CFG_VERSION)
         return tjs_error(TJ_ERR_INVALID_ARG, "%s: kernel '%s': cfg->version = %d, but this libtjit (%s) knows "
                          "tj_launch_cfg up to version %d", who, kernel->name, cfg->version, tj_version(),
                          TJ_LAUNCH_CFG_VERSION);

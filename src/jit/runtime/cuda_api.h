@@ -21,7 +21,8 @@
  * cuMemAlloc_v2 that cuda.h's macros select); the same list makes the table
  * of function pointers, the dlsym loop in cuda.c and the checks in the test.
  * A driver lacking one of them is refused. TJCU_OPTIONAL_FUNCTIONS lists
- * those tjit can do without (Hopper's tensor-map encoder, CUDA 12): a driver
+ * those tjit can do without (Hopper's tensor-map encoder and cluster
+ * occupancy, CUDA 12): a driver
  * lacking one still loads, its pointer is NULL, and the code that would use
  * it takes another way (a variant without TMA copies, device_gpu.c).
  */
@@ -217,6 +218,21 @@ typedef tjcu_result (*tjcu_cuGetErrorString_fn)(tjcu_result error, const char **
      tjcu_tensor_map_l2_promotion l2_promotion, tjcu_tensor_map_oob_fill oob_fill)
 typedef tjcu_result(*tjcu_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(tjcu_tensor_map);
 
+/* CUlaunchConfig, field by field (tests/cuda_decls.c compares sizes and
+ * offsets); tjit passes no launch attributes. */
+typedef struct tjcu_launch_config {
+    unsigned int grid_x, grid_y, grid_z;
+    unsigned int block_x, block_y, block_z;
+    unsigned int shared_bytes;
+    tjcu_stream stream;
+    void *attrs;          /* CUlaunchAttribute *: none here */
+    unsigned int nattrs;
+} tjcu_launch_config;
+/* cuOccupancyMaxActiveClusters (CUDA 12) over the config's type. */
+#define TJCU_MAX_ACTIVE_CLUSTERS_PARAMS(config_type) \
+    (int *clusters, tjcu_function function, const config_type *config)
+typedef tjcu_result(*tjcu_cuOccupancyMaxActiveClusters_fn) TJCU_MAX_ACTIVE_CLUSTERS_PARAMS(tjcu_launch_config);
+
 /* X(name, exported symbol, older symbol to fall back on or NULL). The
  * symbols are the versions cuda.h (CUDA 13) binds the plain names to. */
 #define TJCU_DRIVER_FUNCTIONS(X)                                                 \
@@ -267,7 +283,8 @@ typedef tjcu_result(*tjcu_cuTensorMapEncodeTiled_fn) TJCU_ENCODE_TILED_PARAMS(tj
 
 /* The same, for the functions a driver may lack (NULL then). */
 #define TJCU_OPTIONAL_FUNCTIONS(X)                                               \
-    X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", NULL)
+    X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", NULL)                    \
+    X(cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters", NULL)
 
 /* The loaded driver: one pointer per function of the lists. */
 typedef struct tjcu_driver {

@@ -484,8 +484,11 @@ static tj_status opt_in_shared(tj_device *dev, const char *kernel_name, const tj
 }
 
 /* A persistent kernel runs as many programs as the GPU holds at once: every
- * SM as many blocks as its registers, shared memory and threads allow. */
-static tj_status count_resident_programs(tj_device *dev, const char *kernel_name, variant *v)
+ * SM as many blocks as its registers, shared memory and threads allow; in
+ * pairs (cluster_pairs.c), twice the clusters the GPU holds at once, which
+ * a GPC's SMs may cap below that (the driver's count, where it has one),
+ * and an even count in any case. */
+static tj_status count_resident_programs(tj_device *dev, const char *kernel_name, variant *v, int cluster)
 {
     int per_sm = 0;
     tj_status st = tjj_cu_check(dev->cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -495,6 +498,22 @@ static tj_status count_resident_programs(tj_device *dev, const char *kernel_name
         st = tjs_error(TJ_ERR_LAUNCH, "kernel '%s': no block of %d threads and %zu bytes of shared "
                        "memory fits on an SM", kernel_name, v->threads, v->shared_bytes);
     v->resident_programs = per_sm * dev->processors;
+    if (st == TJ_OK && cluster > 1) {
+        int clusters = 0;
+        tjcu_launch_config config = {.grid_x = (unsigned)(v->resident_programs / cluster * cluster), .grid_y = 1,
+                                     .grid_z = 1, .block_x = (unsigned)v->threads, .block_y = 1, .block_z = 1,
+                                     .shared_bytes = (unsigned)v->shared_bytes};
+        /* a driver that cannot say keeps the even count */
+        if (dev->cu->cuOccupancyMaxActiveClusters &&
+            dev->cu->cuOccupancyMaxActiveClusters(&clusters, v->function, &config) != TJCU_SUCCESS)
+            clusters = 0;
+        if (clusters > 0 && clusters * cluster < v->resident_programs)
+            v->resident_programs = clusters * cluster;
+        v->resident_programs = v->resident_programs / cluster * cluster;
+        if (st == TJ_OK && v->resident_programs < cluster)
+            st = tjs_error(TJ_ERR_LAUNCH, "kernel '%s': no cluster of %d blocks of %d threads and %zu bytes of "
+                           "shared memory fits on the GPU", kernel_name, cluster, v->threads, v->shared_bytes);
+    }
     return st;
 }
 
@@ -508,6 +527,8 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
     tjj_gpu_target target = {.sm = dev->sm, .arch_specific = dev->sm == 90, .num_warps = v->num_warps,
                              .spec = v->spec, .num_stages = v->num_stages, .no_tma = v->no_tma,
                              .warp_specialize = v->warp_specialize, .persistent = v->persistent,
+                             .cluster = v->cluster & ~TJJ_PAIRS_ALLOWED,
+                             .pairs_allowed = (v->cluster & TJJ_PAIRS_ALLOWED) != 0,
                              .times = times};
     int hit = 0, claimed = 0;
     tj_status st = tjj_compile_gpu_cached(fn, &target, a, &hit, &claimed);
@@ -538,7 +559,7 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
     if (st == TJ_OK)
         st = opt_in_shared(dev, fn->name, &a->gpu, v);
     if (st == TJ_OK && a->gpu.persistent)
-        st = count_resident_programs(dev, fn->name, v);
+        st = count_resident_programs(dev, fn->name, v, a->gpu.cluster);
     if (st == TJ_OK) {
         v->nasserts = a->nasserts;
         v->asserts = a->asserts;
@@ -592,7 +613,11 @@ static tj_status tma_fallback(tj_device *dev, const tj_kernel *kernel, const var
                            var->spec, var->check_bounds, 1,
                            var->warp_specialize == TJ_WARP_SPECIALIZE_ON ? TJ_WARP_SPECIALIZE_DEFAULT
                                                                          : var->warp_specialize,
-                           var->persistent, out);
+                           var->persistent,
+                           (var->cluster & TJJ_PAIRS_ALLOWED) |
+                               ((var->cluster & ~TJJ_PAIRS_ALLOWED) == TJ_CLUSTER_ON ? TJ_CLUSTER_DEFAULT
+                                                                                    : var->cluster & ~TJJ_PAIRS_ALLOWED),
+                           out);
 }
 
 /* One program per CTA of num_warps * 32 threads on the default stream;

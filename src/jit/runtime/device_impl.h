@@ -73,6 +73,7 @@ typedef struct variant {
                            * fallback where a launch's tensor maps cannot be encoded) */
     int warp_specialize;  /* part of the key on a GPU: tj_warp_specialize */
     int persistent;       /* part of the key on a GPU: tjp_persistence */
+    int cluster;          /*   and, where persistent, tj_cluster | TJJ_PAIRS_ALLOWED */
     int shared_code;      /* GPU: holds a reference to the process's shared code
                            * of key (shared_code.h), released with the variant */
     /* variants_lock: */
@@ -318,12 +319,14 @@ TJI_FUNC tj_status tjj_dead_buffer(const char *who, const tj_device *dev, tj_buf
 /* Whether buf is a live buffer of dev (takes dev's buffers_lock). */
 TJI_FUNC int tjj_buffer_live(tj_device *dev, tj_buffer buf);
 
-/* variants.c */
+/* variants.c. cluster: the launch's tj_cluster, with TJJ_PAIRS_ALLOWED
+ * where its tile count is even (src/passes/cluster_pairs.c). */
+enum { TJJ_PAIRS_ALLOWED = 4 };
 TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
                                    const int64_t *consts, int nconsts, int num_warps,
                                    int num_stages, uint64_t spec, int check_bounds,
                                    int no_tma, int warp_specialize, int persistent,
-                                   variant **out);
+                                   int cluster, variant **out);
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);

@@ -62,7 +62,7 @@
 #include "disk_cache.h"
 
 enum {
-    FORMAT_VERSION = 1,
+    FORMAT_VERSION = 2,
     HEADER_BYTES = 48,
     KIND_CPU = 1,
     KIND_GPU = 2,
@@ -341,6 +341,7 @@ static void put_payload(bytes *b, const tjj_artifact *a)
     put_i64(b, g->num_warps);
     put_i64(b, g->producer_warps);
     put_i64(b, g->persistent);
+    put_i64(b, g->cluster);
     put_i64(b, g->ntmaps);
     for (int i = 0; i < g->ntmaps; i++)
         put_tmap(b, &g->tmaps[i]);
@@ -375,6 +376,7 @@ static void get_payload(reader *r, tjj_artifact *a)
     g->num_warps = (int)get_int(r, 1, MOST_WARPS);
     g->producer_warps = (int)get_int(r, 0, MOST_WARPS);
     g->persistent = (int)get_int(r, 0, 1);
+    g->cluster = (int)get_int(r, 0, 2);
     int ntmaps = (int)get_int(r, 0, MOST_TMAPS);
     if (r->ok && ntmaps) {
         g->tmaps = tjs_xcalloc((size_t)ntmaps, sizeof *g->tmaps);

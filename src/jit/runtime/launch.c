@@ -28,7 +28,9 @@
  * A GPU launch of a 1-D grid asks the pipeline for a persistent kernel
  * (src/passes/persistent.c: always with TJ_PERSISTENT_ON, where it pays by
  * default); the choice is part of the variant's key, and the launch then
- * runs as many programs as the GPU holds, passing the grid's size.
+ * runs as many programs as the GPU holds, passing the grid's size. Such a
+ * kernel may run its blocks in pairs (src/passes/cluster_pairs.c) where
+ * the grid's size is even, which the key says too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +168,13 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     int persistent = persistence(dev, kernel, cfg, nprog, &st);
     if (st != TJ_OK)
         return st;
+    tj_cluster cluster_mode = cfg->version >= 1 ? cfg->cluster : TJ_CLUSTER_DEFAULT;
+    if ((unsigned)cluster_mode > (unsigned)TJ_CLUSTER_OFF)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->cluster = %d (expected a tj_cluster)",
+                         kernel->name, (int)cluster_mode);
+    /* a pair walks its tiles together: as many for each block where the
+     * tile count is even (src/passes/cluster_pairs.c) */
+    int cluster = (int)cluster_mode | (nprog[0] % 2 == 0 ? TJJ_PAIRS_ALLOWED : 0);
     if (nconsts != kernel->nconsts)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': expects %d constant%s, got %d", kernel->name,
                          kernel->nconsts, kernel->nconsts == 1 ? "" : "s", nconsts);
@@ -206,7 +215,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     if (st == TJ_OK)
         st = tjj_get_variant(dev, kernel, consts, nconsts, num_warps, cfg->num_stages,
                              tjf_spec_key(kernel, values) | aliased(kernel, values, sizes),
-                             check_bounds, dev->no_tma, cfg->warp_specialize, persistent, &var);
+                             check_bounds, dev->no_tma, cfg->warp_specialize, persistent, cluster, &var);
     if (st == TJ_OK)
         st = dev->ops->launch(dev, kernel, var, values, sizes, nprog, total, stream);
     for (int i = 0; i < nuses; i++)

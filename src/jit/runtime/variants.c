@@ -66,10 +66,11 @@ static void free_variant(tj_device *dev, variant *v)
 
 static uint64_t variant_hash(const tj_kernel *kernel, const int64_t *consts, int nconsts,
                              int num_warps, int num_stages, uint64_t spec, int check_bounds,
-                             int no_tma, int warp_specialize, int persistent)
+                             int no_tma, int warp_specialize, int persistent, int cluster)
 {
     uint64_t h = (0xcbf29ce484222325u ^ (uint64_t)(uintptr_t)kernel) + (uint64_t)check_bounds +
-                 ((uint64_t)no_tma << 1) + ((uint64_t)warp_specialize << 2) + ((uint64_t)persistent << 4);
+                 ((uint64_t)no_tma << 1) + ((uint64_t)warp_specialize << 2) + ((uint64_t)persistent << 4) +
+                 ((uint64_t)cluster << 6);
     h = (h ^ (uint64_t)num_warps) * 0x100000001b3u;
     h = (h ^ (uint64_t)num_stages) * 0x100000001b3u;
     h = (h ^ spec) * 0x100000001b3u;
@@ -121,6 +122,8 @@ static void log_compile(const variant *v, const tjj_artifact *a, const tjj_stage
             tjs_buf_printf(&facts, " warp_specialize=%d", v->warp_specialize);
         if (v->persistent)
             tjs_buf_printf(&facts, " persistent=%d", v->persistent);
+        if (v->cluster)
+            tjs_buf_printf(&facts, " cluster=%d", v->cluster);
     } else if (v->spec & TJF_SPEC_ALIASED) {
         tjs_buf_printf(&facts, " aliased=1");
     }
@@ -168,7 +171,7 @@ static tj_status compile_variant(tj_device *dev, variant *v, const int64_t *cons
 static variant *find_variant(const tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
                              int nconsts, int num_warps, int num_stages, uint64_t spec,
                              int check_bounds, int no_tma, int warp_specialize, int persistent,
-                             uint64_t hash)
+                             int cluster, uint64_t hash)
 {
     if (!dev->nbuckets)
         return NULL;
@@ -176,7 +179,7 @@ static variant *find_variant(const tj_device *dev, const tj_kernel *kernel, cons
         if (v->hash == hash && v->kernel == kernel && v->nconsts == nconsts &&
             v->num_warps == num_warps && v->num_stages == num_stages && v->spec == spec &&
             v->check_bounds == check_bounds && v->no_tma == no_tma && v->warp_specialize == warp_specialize &&
-            v->persistent == persistent &&
+            v->persistent == persistent && v->cluster == cluster &&
             (nconsts == 0 || memcmp(v->consts, consts, (size_t)nconsts * sizeof *consts) == 0))
             return v;
     return NULL;
@@ -192,13 +195,13 @@ static void remove_variant(tj_device *dev, variant *v)
 }
 
 /* The variant for kernel, consts, (on a GPU) num_warps, the arguments'
- * specialization key spec, no_tma, warp_specialize and persistent, and
+ * specialization key spec, no_tma, warp_specialize, persistent and cluster, and
  * check_bounds: from the cache,
  * from another thread's compile of it, or compiled now. */
 tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t *consts,
                           int nconsts, int num_warps, int num_stages, uint64_t spec,
                           int check_bounds, int no_tma, int warp_specialize, int persistent,
-                          variant **out)
+                          int cluster, variant **out)
 {
     int specializes = dev->ops->specializes;
     int key_warps = specializes ? num_warps : 0;
@@ -207,11 +210,12 @@ tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t
     int key_no_tma = specializes && no_tma;
     int key_ws = specializes ? warp_specialize : 0;
     int key_persistent = specializes ? persistent : 0;
+    int key_cluster = specializes && persistent ? cluster : 0;
     uint64_t hash = variant_hash(kernel, consts, nconsts, key_warps, key_stages, key_spec,
-                                 check_bounds, key_no_tma, key_ws, key_persistent);
+                                 check_bounds, key_no_tma, key_ws, key_persistent, key_cluster);
     pthread_mutex_lock(&dev->variants_lock);
     variant *v = find_variant(dev, kernel, consts, nconsts, key_warps, key_stages, key_spec,
-                              check_bounds, key_no_tma, key_ws, key_persistent, hash);
+                              check_bounds, key_no_tma, key_ws, key_persistent, key_cluster, hash);
     if (!v) {
         v = tjs_xcalloc(1, sizeof *v);
         v->kernel = kernel;
@@ -223,6 +227,7 @@ tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel, const int64_t
         v->no_tma = key_no_tma;
         v->warp_specialize = key_ws;
         v->persistent = key_persistent;
+        v->cluster = key_cluster;
         tjj_tmap_set_init(&v->tmaps, NULL, 0);
         v->nconsts = nconsts;
         v->consts = tjs_xmalloc((size_t)nconsts * sizeof *consts);

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cluster_pairs.c — block pairs (src/passes/cluster_pairs.c): a
+ * persistent, warp-specialized matmul on sm_90a runs as clusters of two
+ * blocks that multicast the tiles both copy.
+ *
+ * Without a GPU (the PTX, assembled by ptxas where make check sets
+ * TJIT_PTXAS):
+ *  - the block-pointer matmul made persistent, its tile count even: the
+ *    kernel asks for clusters of 2 (.reqnctapercluster), starts with a
+ *    cluster barrier, multicasts copies, releases slots in the peer
+ *    (mapa, a cluster-scope arrive), and its artifact says 2 blocks a
+ *    cluster; A's copy of one 128-row column block is halved into two
+ *    64-row boxes (its tensor map's box), B's two column blocks are not;
+ *  - none where the tile count is odd, where the launch turns pairs off,
+ *    on sm_90 (no multicast), or as written (not persistent); a launch
+ *    that requires pairs where none can be made fails saying why.
+ * On any device (the GPU when tests/gpu-test.sh runs it), checked element
+ * by element against C with C poisoned (the CPU ignores the option):
+ *  - tile orders in which a pair shares B (groups of 8 rows), shares A
+ *    (groups of 1: row-major tiles), or shares either only in some pairs
+ *    (groups of 3 on 4 tile rows: a group ends between a pair's tiles);
+ *  - more tiles than resident blocks (pairs walk many tiles: each slot's
+ *    phases wrap across tiles), ragged edges (the halves of a box past
+ *    M or N read zeros), and an odd tile count (blocks alone);
+ *  - pairs required (TJ_CLUSTER_ON) on an odd tile count, and a cluster
+ *    value that is no tj_cluster, are refused naming the kernel.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder/ir.h"
+#include "ffi_bind/ffi_bind.h"
+#include "jit/pipeline.h"
+#include "jit/runtime/ptxas.h"
+#include "tap.h"
+#include "testlib.h"
+#include "tjit.h"
+#include "../samples/matmul_kernel.h"
+
+/* The block-pointer matmul with the tile order's group of rows as a
+ * constant (the benchmark's kernel). */
+TJ_KERNEL(pair_matmul,
+          TJ_PARAMS(TJ_PTR(a, f16), TJ_PTR(b, f16), TJ_PTR(c, f32), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
+                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
+                    TJ_SCALAR(stride_cn, i32)),
+          TJ_CONSTS(BM, BN, BK, GROUP))
+{
+    matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM,
+                          BN, BK, GROUP, TJ_PRECISION_IEEE, TJ_F32);
+}
+
+static tj_device *dev;
+
+/* The specialization of a 4096^3 row-major launch. */
+static uint64_t spec_4096(void)
+{
+    enum { NARGS = 12 };
+    const tj_arg none = TJ_ARG_BUF((tj_buffer){0});
+    tj_arg args[NARGS] = {none, none, none, TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096),
+                          TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096),
+                          TJ_ARG_I32(1)};
+    tjf_value values[NARGS];
+    if (tjf_check_args(pair_matmul, args, NARGS, values) != TJ_OK)
+        return tjj_spec_of_buffers(pair_matmul);
+    return tjf_spec_key(pair_matmul, values) | tjj_spec_of_buffers(pair_matmul);
+}
+
+/* The 128x128x64 kernel's artifact for sm_90[a] with persistence mode,
+ * cluster and pairs_allowed; ptxas checks it where it is set. */
+static tj_status compile(int arch_specific, tjp_persistence mode, tj_cluster cluster, int allowed, tjj_artifact *art)
+{
+    int64_t consts[4] = {128, 128, 64, 8};
+    tji_func *fn = NULL;
+    memset(art, 0, sizeof *art);
+    tj_status st = tji_build(pair_matmul, consts, 4, &fn);
+    if (st == TJ_OK)
+        st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = arch_specific, .num_warps = 8,
+                                                   .spec = spec_4096(), .persistent = mode, .cluster = cluster,
+                                                   .pairs_allowed = allowed},
+                             art);
+    if (st == TJ_OK && tjj_ptxas_path())
+        st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, 90, arch_specific, fn->name);
+    tji_func_free(fn);
+    return st;
+}
+
+static void ptx_of_pairs(void)
+{
+    tjj_artifact art;
+    tj_status st = compile(1, TJP_PERSIST_WHERE_IT_PAYS, TJ_CLUSTER_DEFAULT, 1, &art);
+    const char *ptx = st == TJ_OK ? art.gpu.ptx : "";
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tap_ok(st == TJ_OK && art.gpu.cluster == 2 && art.gpu.persistent && strstr(ptx, ".reqnctapercluster 2, 1, 1"),
+           "persistent, an even tile count: clusters of 2 blocks (.reqnctapercluster 2, 1, 1; the artifact's %d)",
+           art.gpu.cluster);
+    tap_ok(strstr(ptx, "barrier.cluster.arrive") && strstr(ptx, "barrier.cluster.wait"),
+           "the blocks of a pair meet once their mbarriers are set up");
+    tap_ok(tl_count(ptx, ".multicast::cluster") >= 2 && tl_count(ptx, "mapa.shared::cluster") >= 1 &&
+               strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64"),
+           "copies multicast (%d in the PTX) and consumers release each slot in the peer too",
+           tl_count(ptx, ".multicast::cluster"));
+    tap_ok(art.gpu.ntmaps >= 2 && art.gpu.tmaps[0].box[0] == 64 && art.gpu.tmaps[0].box[1] == 64 &&
+               art.gpu.tmaps[1].box[0] == 64 && art.gpu.tmaps[1].box[1] == 64,
+           "A's one column block of 128 rows goes as two 64-row boxes; B's two column blocks as they were "
+           "(boxes %ux%u and %ux%u)",
+           art.gpu.ntmaps ? art.gpu.tmaps[0].box[0] : 0, art.gpu.ntmaps ? art.gpu.tmaps[0].box[1] : 0,
+           art.gpu.ntmaps > 1 ? art.gpu.tmaps[1].box[0] : 0, art.gpu.ntmaps > 1 ? art.gpu.tmaps[1].box[1] : 0);
+    tjj_artifact_free(&art);
+
+    struct {
+        int arch_specific;
+        tjp_persistence mode;
+        tj_cluster cluster;
+        int allowed;
+        const char *what;
+    } alone[] = {
+        {1, TJP_PERSIST_WHERE_IT_PAYS, TJ_CLUSTER_DEFAULT, 0, "an odd tile count"},
+        {1, TJP_PERSIST_WHERE_IT_PAYS, TJ_CLUSTER_OFF, 1, "pairs turned off by the launch"},
+        {0, TJP_PERSIST_ALWAYS, TJ_CLUSTER_DEFAULT, 1, "sm_90 (no TMA, no multicast)"},
+        {1, TJP_PERSIST_NEVER, TJ_CLUSTER_DEFAULT, 1, "not persistent"},
+    };
+    for (size_t i = 0; i < sizeof alone / sizeof *alone; i++) {
+        st = compile(alone[i].arch_specific, alone[i].mode, alone[i].cluster, alone[i].allowed, &art);
+        ptx = st == TJ_OK ? art.gpu.ptx : "";
+        tap_ok(st == TJ_OK && !art.gpu.cluster && !strstr(ptx, ".reqnctapercluster") && !strstr(ptx, "multicast") &&
+                   !strstr(ptx, "mapa"),
+               "%s: blocks alone", alone[i].what);
+        tjj_artifact_free(&art);
+    }
+    st = compile(1, TJP_PERSIST_WHERE_IT_PAYS, TJ_CLUSTER_ON, 0, &art);
+    tap_ok(st == TJ_ERR_UNSUPPORTED && strstr(tj_last_error(), "TJ_CLUSTER_ON") &&
+               strstr(tj_last_error(), "tile count is odd"),
+           "pairs required where the tile count is odd: refused (%s)", tj_last_error());
+    tjj_artifact_free(&art);
+}
+
+/* C = A B (f16 small integers, exact in f32) in 128x128x64 tiles walked
+ * in groups of `group` tile rows, on `programs` persistent programs (0:
+ * one per tile, made persistent by the launch), pairs as cluster says. */
+static int run(int m, int n, int k, int group, tj_cluster cluster, const char *what)
+{
+    size_t a_count = (size_t)m * k, b_count = (size_t)k * n, c_count = (size_t)m * n;
+    uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
+    float *hc = malloc(c_count * 4);
+    int8_t *ia = malloc(a_count), *ib = malloc(b_count);
+    for (size_t i = 0; i < a_count; i++)
+        ia[i] = (int8_t)tl_rand_range(-3, 3), ha[i] = tj_f32_to_f16((float)ia[i]);
+    for (size_t i = 0; i < b_count; i++)
+        ib[i] = (int8_t)tl_rand_range(-3, 3), hb[i] = tj_f32_to_f16((float)ib[i]);
+    memset(hc, 0xff, c_count * 4);
+    tj_buffer a, b, c;
+    int ok = tj_buffer_alloc(dev, a_count * 2, &a) == TJ_OK && tj_buffer_alloc(dev, b_count * 2, &b) == TJ_OK &&
+             tj_buffer_alloc(dev, c_count * 4, &c) == TJ_OK;
+    ok = ok && tj_buffer_write(dev, a, 0, ha, a_count * 2) == TJ_OK &&
+         tj_buffer_write(dev, b, 0, hb, b_count * 2) == TJ_OK && tj_buffer_write(dev, c, 0, hc, c_count * 4) == TJ_OK;
+    int64_t consts[4] = {128, 128, 64, group};
+    tj_launch_cfg cfg = {.grid = {(m + 127) / 128 * ((n + 127) / 128)}, .num_warps = 8,
+                         .version = TJ_LAUNCH_CFG_VERSION, .cluster = cluster};
+    tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
+                       TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
+    tj_status st = ok ? tj_launch(dev, pair_matmul, &cfg, args, 12, consts, 4) : TJ_ERR_LAUNCH;
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, c, 0, hc, c_count * 4);
+    long bad = -1;
+    for (int i = 0; st == TJ_OK && i < m && bad < 0; i++)
+        for (int j = 0; j < n && bad < 0; j++) {
+            long sum = 0;
+            for (int kk = 0; kk < k; kk++)
+                sum += (long)ia[(size_t)i * k + kk] * ib[(size_t)kk * n + j];
+            if (hc[(size_t)i * n + j] != (float)sum)
+                bad = (long)i * n + j;
+        }
+    if (st != TJ_OK)
+        tap_diag("%s: %s: %s", what, tj_status_name(st), tj_last_error());
+    else if (bad >= 0)
+        tap_diag("%s: C[%ld][%ld] = %g", what, bad / n, bad % n, hc[bad]);
+    tj_buffer_free(dev, a);
+    tj_buffer_free(dev, b);
+    tj_buffer_free(dev, c);
+    free(ha), free(hb), free(hc), free(ia), free(ib);
+    return tap_ok(ok && st == TJ_OK && bad < 0, "%s: %d x %d x %d", what, m, n, k);
+}
+
+static void refusals(void)
+{
+    int64_t consts[4] = {128, 128, 64, 8};
+    tj_buffer none = {0};
+    tj_arg args[12] = {TJ_ARG_BUF(none), TJ_ARG_BUF(none), TJ_ARG_BUF(none), TJ_ARG_I32(0), TJ_ARG_I32(0),
+                       TJ_ARG_I32(0), TJ_ARG_I32(0), TJ_ARG_I32(1), TJ_ARG_I32(0), TJ_ARG_I32(1), TJ_ARG_I32(0),
+                       TJ_ARG_I32(1)};
+    tj_launch_cfg cfg = {.grid = {1}, .version = TJ_LAUNCH_CFG_VERSION, .cluster = (tj_cluster)7};
+    tj_status st = tj_launch(dev, pair_matmul, &cfg, args, 12, consts, 4);
+    tap_ok(st == TJ_ERR_INVALID_ARG && strstr(tj_last_error(), "pair_matmul") && strstr(tj_last_error(), "cluster"),
+           "a cluster value that is no tj_cluster: refused (%s)", tj_last_error());
+}
+
+int main(void)
+{
+    dev = tl_setup("test_cluster_pairs");
+    tap_plan(17);
+    ptx_of_pairs();
+    run(1024, 1024, 256, 8, TJ_CLUSTER_DEFAULT, "pairs share B (groups of 8 tile rows), 64 tiles");
+    run(1024, 1024, 256, 1, TJ_CLUSTER_DEFAULT, "pairs share A (row-major tiles, groups of 1)");
+    run(512, 1536, 320, 3, TJ_CLUSTER_DEFAULT, "groups of 3 on 4 tile rows: some pairs share nothing");
+    run(2000, 2600, 200, 8, TJ_CLUSTER_DEFAULT,
+        "336 ragged tiles, more than the blocks resident at once (halves of boxes past M and N)");
+    run(1000, 1000, 64 * 13, 8, TJ_CLUSTER_DEFAULT, "an odd tile count (49): blocks alone");
+    run(1024, 1024, 256, 8, TJ_CLUSTER_OFF, "pairs turned off by the launch");
+    if (tj_device_get_kind(dev) == TJ_DEVICE_GPU) {
+        int64_t consts[4] = {128, 128, 64, 8};
+        tj_launch_cfg cfg = {.grid = {49}, .num_warps = 8, .version = TJ_LAUNCH_CFG_VERSION,
+                             .cluster = TJ_CLUSTER_ON};
+        tj_buffer none = {0};
+        tj_arg args[12] = {TJ_ARG_BUF(none), TJ_ARG_BUF(none), TJ_ARG_BUF(none), TJ_ARG_I32(0), TJ_ARG_I32(0),
+                           TJ_ARG_I32(0), TJ_ARG_I32(0), TJ_ARG_I32(1), TJ_ARG_I32(0), TJ_ARG_I32(1),
+                           TJ_ARG_I32(0), TJ_ARG_I32(1)};
+        tj_status st = tj_launch(dev, pair_matmul, &cfg, args, 12, consts, 4);
+        tap_ok(st != TJ_OK && strstr(tj_last_error(), "pair_matmul"),
+               "pairs required on an odd tile count: refused (%s)", tj_last_error());
+    } else {
+        tap_skip(1, "pairs required on an odd tile count: a GPU launch (the CPU ignores the option)");
+    }
+    refusals();
+    tj_device_close(dev);
+    return tap_done();
+}
