@@ -25,9 +25,9 @@
  * while the consumers store C); two block-pointer configurations walk
  * the tiles in groups of 16 rows instead of 8 (a persistent grid's 132
  * tiles at a time then span 16 rows of A and half of B at 4096^3, not 8
- * rows and all of B: fewer L2 misses); on Hopper the persistent kernel
- * runs its blocks in pairs that multicast the tiles both read
- * (src/passes/cluster_pairs.c), and two configurations run them alone;
+ * rows and all of B: fewer L2 misses); two configurations run the
+ * persistent kernel's blocks in pairs that multicast the tiles both read
+ * (src/passes/cluster_pairs.c, TJ_CLUSTER_ON);
  * each is a record, and the table keeps the best one. --profile DTYPE runs
  * DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration
  * launched twice (the check, one run), for Nsight Compute
@@ -114,7 +114,7 @@ typedef struct config {
                       (tutorial 09); 3: the block-pointer kernel as written */
     int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
     int group_m;      /* the block-pointer kernels' rows of tiles walked together; 0: GROUP_M */
-    int alone;        /* made persistent, its blocks not paired (TJ_CLUSTER_OFF) */
+    int pairs;        /* made persistent, its blocks in pairs (TJ_CLUSTER_ON) */
 } config;
 enum { NHALF_CONFIGS = 26, NTF32_CONFIGS = 14 };
 static const config half_configs[NHALF_CONFIGS] = {
@@ -164,8 +164,8 @@ static void record_begin(const problem *p)
            p->cfg.no_warp_spec ? ", no warp spec" : "");
     if (p->cfg.group_m)
         printf(", tile rows grouped by %d", p->cfg.group_m);
-    if (p->cfg.alone)
-        printf(", blocks not paired");
+    if (p->cfg.pairs)
+        printf(", block pairs");
     putchar('"');
 }
 
@@ -205,7 +205,7 @@ static tj_status launch_set(const problem *p, int set)
                          .warp_specialize = p->cfg.no_warp_spec ? TJ_WARP_SPECIALIZE_OFF : TJ_WARP_SPECIALIZE_DEFAULT,
                          .persistent = p->cfg.block_ptr == 3 ? TJ_PERSISTENT_OFF : TJ_PERSISTENT_DEFAULT,
                          .version = TJ_LAUNCH_CFG_VERSION,
-                         .cluster = p->cfg.alone ? TJ_CLUSTER_OFF : TJ_CLUSTER_DEFAULT};
+                         .cluster = p->cfg.pairs ? TJ_CLUSTER_ON : TJ_CLUSTER_DEFAULT};
     const int n = p->n;
     const tj_buffer a = p->a[set], b = p->b[set], c = p->c[set];
     /* NN: B(k, j) at k * N + j; NT: at j * K + k. */

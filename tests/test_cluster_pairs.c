@@ -16,7 +16,9 @@
  *    on sm_90 (no multicast), or as written (not persistent); a launch
  *    that requires pairs where none can be made fails saying why.
  * On any device (the GPU when tests/gpu-test.sh runs it), checked element
- * by element against C with C poisoned (the CPU ignores the option):
+ * by element against C with C poisoned (the CPU ignores the option), pairs
+ * asked for (TJ_CLUSTER_ON; the launch's default leaves blocks alone until
+ * pairs are measured):
  *  - tile orders in which a pair shares B (groups of 8 rows), shares A
  *    (groups of 1: row-major tiles), or shares either only in some pairs
  *    (groups of 3 on 4 tile rows: a group ends between a pair's tiles);
@@ -201,15 +203,16 @@ static void refusals(void)
 int main(void)
 {
     dev = tl_setup("test_cluster_pairs");
-    tap_plan(17);
+    tap_plan(18);
     ptx_of_pairs();
-    run(1024, 1024, 256, 8, TJ_CLUSTER_DEFAULT, "pairs share B (groups of 8 tile rows), 64 tiles");
-    run(1024, 1024, 256, 1, TJ_CLUSTER_DEFAULT, "pairs share A (row-major tiles, groups of 1)");
-    run(512, 1536, 320, 3, TJ_CLUSTER_DEFAULT, "groups of 3 on 4 tile rows: some pairs share nothing");
-    run(2000, 2600, 200, 8, TJ_CLUSTER_DEFAULT,
+    run(1024, 1024, 256, 8, TJ_CLUSTER_ON, "pairs share B (groups of 8 tile rows), 64 tiles");
+    run(1024, 1024, 256, 1, TJ_CLUSTER_ON, "pairs share A (row-major tiles, groups of 1)");
+    run(512, 1536, 320, 3, TJ_CLUSTER_ON, "groups of 3 on 4 tile rows: some pairs share nothing");
+    run(2000, 2600, 200, 8, TJ_CLUSTER_ON,
         "336 ragged tiles, more than the blocks resident at once (halves of boxes past M and N)");
     run(1000, 1000, 64 * 13, 8, TJ_CLUSTER_DEFAULT, "an odd tile count (49): blocks alone");
     run(1024, 1024, 256, 8, TJ_CLUSTER_OFF, "pairs turned off by the launch");
+    run(1024, 1024, 256, 8, TJ_CLUSTER_DEFAULT, "the launch's default (blocks alone for now)");
     if (tj_device_get_kind(dev) == TJ_DEVICE_GPU) {
         int64_t consts[4] = {128, 128, 64, 8};
         tj_launch_cfg cfg = {.grid = {49}, .num_warps = 8, .version = TJ_LAUNCH_CFG_VERSION,

@@ -262,8 +262,11 @@ typedef enum tj_persistent {
  * the operand's traffic from L2. A launch whose tile count is odd runs
  * the blocks alone. */
 typedef enum tj_cluster {
-    TJ_CLUSTER_DEFAULT, /* where the kernel allows it */
-    TJ_CLUSTER_ON,      /* required: a launch that cannot fails, saying why */
+    TJ_CLUSTER_DEFAULT, /* for now, blocks alone: pairs are new and not yet
+                           measured on a GPU against blocks alone */
+    TJ_CLUSTER_ON,      /* required: a launch that cannot fails, saying why
+                           (the tile count odd, the kernel not persistent and
+                           warp-specialized, ...) */
     TJ_CLUSTER_OFF
 } tj_cluster;
 
