@@ -12,6 +12,7 @@
  *    (mapa, a cluster-scope arrive), and its artifact says 2 blocks a
  *    cluster; A's copy of one 128-row column block is halved into two
  *    64-row boxes (its tensor map's box), B's two column blocks are not;
+ *  - the benchmark's bf16 kernel at 128x256x64 in pairs: no spills (ptxas -v);
  *  - none where the tile count is odd, where the launch turns pairs off,
  *    on sm_90 (no multicast), or as written (not persistent); a launch
  *    that requires pairs where none can be made fails saying why.
@@ -54,10 +55,22 @@ TJ_KERNEL(pair_matmul,
                           BN, BK, GROUP, TJ_PRECISION_IEEE, TJ_F32);
 }
 
+/* The benchmark's bf16 kernel (bf16 in, bf16 C). */
+TJ_KERNEL(pair_bf16,
+          TJ_PARAMS(TJ_PTR(a, bf16), TJ_PTR(b, bf16), TJ_PTR(c, bf16), TJ_SCALAR(M, i32), TJ_SCALAR(N, i32),
+                    TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32), TJ_SCALAR(stride_ak, i32),
+                    TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32), TJ_SCALAR(stride_cm, i32),
+                    TJ_SCALAR(stride_cn, i32)),
+          TJ_CONSTS(BM, BN, BK, GROUP))
+{
+    matmul_block_ptr_body(a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, BM,
+                          BN, BK, GROUP, TJ_PRECISION_IEEE, TJ_BF16);
+}
+
 static tj_device *dev;
 
-/* The specialization of a 4096^3 row-major launch. */
-static uint64_t spec_4096(void)
+/* The specialization of a 4096^3 row-major launch of k. */
+static uint64_t spec_4096(const tj_kernel *k)
 {
     enum { NARGS = 12 };
     const tj_arg none = TJ_ARG_BUF((tj_buffer){0});
@@ -65,28 +78,56 @@ static uint64_t spec_4096(void)
                           TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096),
                           TJ_ARG_I32(1)};
     tjf_value values[NARGS];
-    if (tjf_check_args(pair_matmul, args, NARGS, values) != TJ_OK)
-        return tjj_spec_of_buffers(pair_matmul);
-    return tjf_spec_key(pair_matmul, values) | tjj_spec_of_buffers(pair_matmul);
+    if (tjf_check_args(k, args, NARGS, values) != TJ_OK)
+        return tjj_spec_of_buffers(k);
+    return tjf_spec_key(k, values) | tjj_spec_of_buffers(k);
 }
 
-/* The 128x128x64 kernel's artifact for sm_90[a] with persistence mode,
- * cluster and pairs_allowed; ptxas checks it where it is set. */
-static tj_status compile(int arch_specific, tjp_persistence mode, tj_cluster cluster, int allowed, tjj_artifact *art)
+/* Kernel k's artifact at BM x BN x 64 (groups of 8), 8 warps, for
+ * sm_90[a] with persistence mode, cluster and pairs_allowed; ptxas checks
+ * it where it is set. */
+static tj_status compile_at(const tj_kernel *k, int64_t bm, int64_t bn, int arch_specific, tjp_persistence mode,
+                            tj_cluster cluster, int allowed, tjj_artifact *art)
 {
-    int64_t consts[4] = {128, 128, 64, 8};
+    int64_t consts[4] = {bm, bn, 64, 8};
     tji_func *fn = NULL;
     memset(art, 0, sizeof *art);
-    tj_status st = tji_build(pair_matmul, consts, 4, &fn);
+    tj_status st = tji_build(k, consts, 4, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = arch_specific, .num_warps = 8,
-                                                   .spec = spec_4096(), .persistent = mode, .cluster = cluster,
+                                                   .spec = spec_4096(k), .persistent = mode, .cluster = cluster,
                                                    .pairs_allowed = allowed},
                              art);
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, 90, arch_specific, fn->name);
     tji_func_free(fn);
     return st;
+}
+
+/* The 128x128x64 f16 kernel's. */
+static tj_status compile(int arch_specific, tjp_persistence mode, tj_cluster cluster, int allowed, tjj_artifact *art)
+{
+    return compile_at(pair_matmul, 128, 128, arch_specific, mode, cluster, allowed, art);
+}
+
+/* The benchmark's bf16 kernel at 128x256x64 in pairs: the producer's
+ * second evaluation of the tile order and its halved copies must cost the
+ * consumers no spills. */
+static void bf16_128x256(void)
+{
+    const char *ptxas = tjj_ptxas_path();
+    if (!ptxas) {
+        tap_skip(1, "the paired bf16 128x256x64 kernel's spills: no ptxas (TJIT_PTXAS)");
+        return;
+    }
+    tjj_artifact art;
+    tj_status st = compile_at(pair_bf16, 128, 256, 1, TJP_PERSIST_WHERE_IT_PAYS, TJ_CLUSTER_ON, 1, &art);
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    long spills = st == TJ_OK ? tl_ptxas_spills(ptxas, art.gpu.ptx) : -1;
+    tap_ok(st == TJ_OK && art.gpu.cluster == 2 && spills == 0,
+           "the benchmark's bf16 128x256x64 kernel in pairs: ptxas -v reports no spills (%ld bytes)", spills);
+    tjj_artifact_free(&art);
 }
 
 static void ptx_of_pairs(void)
@@ -203,8 +244,9 @@ static void refusals(void)
 int main(void)
 {
     dev = tl_setup("test_cluster_pairs");
-    tap_plan(18);
+    tap_plan(19);
     ptx_of_pairs();
+    bf16_128x256();
     run(1024, 1024, 256, 8, TJ_CLUSTER_ON, "pairs share B (groups of 8 tile rows), 64 tiles");
     run(1024, 1024, 256, 1, TJ_CLUSTER_ON, "pairs share A (row-major tiles, groups of 1)");
     run(512, 1536, 320, 3, TJ_CLUSTER_ON, "groups of 3 on 4 tile rows: some pairs share nothing");

@@ -383,28 +383,6 @@ static void four_bands(void)
     tjj_artifact_free(&art);
 }
 
-/* The bytes a thread spills in ptx for sm_90a, as ptxas -v reports them
- * (stores and loads); -1 where ptxas cannot say. */
-static long spilled_bytes(const char *ptxas, const char *ptx)
-{
-    char said[4096] = "";
-    int status = tl_ptxas_run(ptxas, ptx, "-arch=sm_90a -v", said, sizeof said);
-    long stores = -1, loads = -1;
-    const char *at = strstr(said, "bytes spill stores");
-    if (status == 0 && at) {
-        while (at > said && at[-1] == ' ')
-            at--;
-        while (at > said && at[-1] >= '0' && at[-1] <= '9')
-            at--;
-        stores = strtol(at, NULL, 10);
-        const char *l = strstr(at, "spill stores, ");
-        loads = l ? strtol(l + 14, NULL, 10) : -1;
-    }
-    if (stores < 0 || loads < 0)
-        tap_diag("ptxas said: %s", said);
-    return stores < 0 || loads < 0 ? -1 : stores + loads;
-}
-
 /* A bf16 C converted from the accumulators of the made-persistent
  * 128x256x64 kernel at 3 stages: the conversion's NaN rule, applied to
  * every pair by selects, made ptxas spill 208 bytes a thread (with the
@@ -429,7 +407,7 @@ static void bf16_epilogue(void)
     if (!ptxas)
         tap_skip(1, "no TJIT_PTXAS (configure found no ptxas)");
     else {
-        long spills = st == TJ_OK && art.gpu.persistent ? spilled_bytes(ptxas, art.gpu.ptx) : -1;
+        long spills = st == TJ_OK && art.gpu.persistent ? tl_ptxas_spills(ptxas, art.gpu.ptx) : -1;
         tap_ok(spills == 0,
                "the same kernel, 3 stages, a producer: ptxas -arch=sm_90a spills nothing (%ld bytes)", spills);
     }

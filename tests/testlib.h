@@ -74,6 +74,29 @@ static inline int tl_ptxas_run(const char *ptxas, const char *ptx, const char *o
     return status;
 }
 
+/* The bytes a thread spills in ptx for sm_90a, as ptxas -v reports them
+ * (stores and loads); -1 where ptxas cannot say (what it said is a
+ * diagnostic then). */
+static inline long tl_ptxas_spills(const char *ptxas, const char *ptx)
+{
+    char said[4096] = "";
+    int status = tl_ptxas_run(ptxas, ptx, "-arch=sm_90a -v", said, sizeof said);
+    long stores = -1, loads = -1;
+    const char *at = strstr(said, "bytes spill stores");
+    if (status == 0 && at) {
+        while (at > said && at[-1] == ' ')
+            at--;
+        while (at > said && at[-1] >= '0' && at[-1] <= '9')
+            at--;
+        stores = strtol(at, NULL, 10);
+        const char *l = strstr(at, "spill stores, ");
+        loads = l ? strtol(l + 14, NULL, 10) : -1;
+    }
+    if (stores < 0 || loads < 0)
+        tap_diag("ptxas said: %s", said);
+    return stores < 0 || loads < 0 ? -1 : stores + loads;
+}
+
 /* ---- random numbers ------------------------------------------------------ */
 
 static inline uint64_t *tl__rng(void)
