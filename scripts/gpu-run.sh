@@ -18,7 +18,7 @@
 #     its plan and the program exited 0.
 #  2. samples: each sample once more at its default (large) size on the GPU;
 #     then compute-sanitizer (memcheck, racecheck, synccheck) on the matmul
-#     samples at 512^3, on attention, grouped_matmul and test_tma (TJIT_SKIP_SANITIZER=1
+#     samples at 512^3, on attention, grouped_matmul, test_tma and test_cluster_pairs (TJIT_SKIP_SANITIZER=1
 #     leaves it out); then the SASS of their wgmma kernels: ptxas and
 #     cuobjdump, HGMMA counted (TJIT_SKIP_SASS=1 leaves it out).
 #  3. Nsight Compute on the transpose sample: its shared-memory bank
@@ -129,7 +129,7 @@ run_test() {
         case $entry in
             *.gpu) # the block-pointer tests' real (TMA, wgmma) variants through ptxas too
                 case $name in
-                    gpu/test_tma.gpu | gpu/test_tensor_desc.gpu | gpu/test_block_ptr.gpu)
+                    gpu/test_tma.gpu | gpu/test_tensor_desc.gpu | gpu/test_block_ptr.gpu | gpu/test_cluster_pairs.gpu)
                         TJIT_PTXAS=$(command -v ptxas || true) timeout "$TEST_LIMIT" sh tests/gpu-test.sh \
                             "$root/$entry" ;;
                     *) timeout "$TEST_LIMIT" sh tests/gpu-test.sh "$root/$entry" ;;
@@ -262,8 +262,9 @@ wgmma_samples=("samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 51
 # (the wgmma path on sm_90a: rings, fences, barriers), on attention at
 # 1 x 2 x 300 (its sixteen kernels, ragged tails, a producer warpgroup
 # across two loops), on attention_bwd (five dots a step, each B from its
-# ring) and on test_tma (producers with 8 and 16 consumer
-# warps, persistent kernels, phases that wrap); each run's output goes to
+# ring), on test_tma (producers with 8 and 16 consumer
+# warps, persistent kernels, phases that wrap) and on test_cluster_pairs
+# (block pairs: multicast copies, releases in the peer); each run's output goes to
 # samples.log, its ERROR SUMMARY line to the summary.
 # TJIT_SKIP_SANITIZER=1 leaves it out; TJIT_SANITIZER_LIMIT per run (120 s).
 say ""
@@ -274,8 +275,8 @@ elif ! command -v compute-sanitizer >/dev/null 2>&1; then
 elif [ "$has_gpu_status" -ne 0 ]; then
     say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
-    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), attention_bwd, grouped_matmul and test_tma ($(elapsed))"
-    for run in "${wgmma_samples[@]}" "tests/test_tma"; do
+    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), attention_bwd, grouped_matmul, test_tma and test_cluster_pairs ($(elapsed))"
+    for run in "${wgmma_samples[@]}" "tests/test_tma" "tests/test_cluster_pairs"; do
         sample=${run%% *}
         sample=${sample#*/}
         for tool in memcheck racecheck synccheck; do
