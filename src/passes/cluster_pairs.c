@@ -160,11 +160,11 @@ static void find_dependence(const tji_func *fn, int32_t tile, uint8_t *dep)
     }
 }
 
-/* May the code generator evaluate op again for the peer: a scalar without
- * memory or regions (warp_specialize.c's producer ops, loops aside). */
+/* May the code generator evaluate op again for the peer: an element-wise
+ * scalar, without memory or regions (a constant never depends on the tile). */
 static int peer_can_run(const tji_func *fn, const tji_op *op)
 {
-    if (op->code != TJI_CONST && !tji_is_pure_elementwise(op))
+    if (!tji_is_pure_elementwise(op))
         return 0;
     for (int r = 0; r < op->nresults; r++)
         if (tji_typeof(fn, op->result + r)->rank)
