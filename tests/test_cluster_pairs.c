@@ -190,10 +190,8 @@ static int run(int m, int n, int k, int group, tj_cluster cluster, const char *w
     uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
     float *hc = malloc(c_count * 4);
     int8_t *ia = malloc(a_count), *ib = malloc(b_count);
-    for (size_t i = 0; i < a_count; i++)
-        ia[i] = (int8_t)tl_rand_range(-3, 3), ha[i] = tj_f32_to_f16((float)ia[i]);
-    for (size_t i = 0; i < b_count; i++)
-        ib[i] = (int8_t)tl_rand_range(-3, 3), hb[i] = tj_f32_to_f16((float)ib[i]);
+    tl_small_int_f16(a_count, ia, ha);
+    tl_small_int_f16(b_count, ib, hb);
     memset(hc, 0xff, c_count * 4);
     tj_buffer a, b, c;
     int ok = tj_buffer_alloc(dev, a_count * 2, &a) == TJ_OK && tj_buffer_alloc(dev, b_count * 2, &b) == TJ_OK &&
@@ -208,15 +206,7 @@ static int run(int m, int n, int k, int group, tj_cluster cluster, const char *w
     tj_status st = ok ? tj_launch(dev, pair_matmul, &cfg, args, 12, consts, 4) : TJ_ERR_LAUNCH;
     if (st == TJ_OK)
         st = tj_buffer_read(dev, c, 0, hc, c_count * 4);
-    long bad = -1;
-    for (int i = 0; st == TJ_OK && i < m && bad < 0; i++)
-        for (int j = 0; j < n && bad < 0; j++) {
-            long sum = 0;
-            for (int kk = 0; kk < k; kk++)
-                sum += (long)ia[(size_t)i * k + kk] * ib[(size_t)kk * n + j];
-            if (hc[(size_t)i * n + j] != (float)sum)
-                bad = (long)i * n + j;
-        }
+    long bad = st == TJ_OK ? tl_first_wrong_product(ia, ib, hc, m, n, k, k) : -1;
     if (st != TJ_OK)
         tap_diag("%s: %s: %s", what, tj_status_name(st), tj_last_error());
     else if (bad >= 0)

@@ -370,6 +370,31 @@ static inline tl_num tl_random(tj_dtype t)
 }
 
 /* Fills n elements of dtype t with tl_random values. */
+/* n small integers in [-3, 3], as int8 (the reference's) and as f16 (the
+ * kernel's): their products and sums stay exact in f32. */
+static inline void tl_small_int_f16(size_t n, int8_t *ints, uint16_t *halves)
+{
+    for (size_t i = 0; i < n; i++)
+        ints[i] = (int8_t)tl_rand_range(-3, 3), halves[i] = tj_f32_to_f16((float)ints[i]);
+}
+
+/* The first index of C (m x n, row stride n) that is not the exact product
+ * of the small integers A (m x k, row stride lda) and B (k x n, row stride
+ * n); -1 where there is none. */
+static inline long tl_first_wrong_product(const int8_t *a, const int8_t *b, const float *c, int m, int n, int k,
+                                          int lda)
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            long sum = 0;
+            for (int kk = 0; kk < k; kk++)
+                sum += (long)a[(size_t)i * lda + kk] * b[(size_t)kk * n + j];
+            if (c[(size_t)i * n + j] != (float)sum)
+                return (long)i * n + j;
+        }
+    return -1;
+}
+
 static inline void tl_fill_random(tj_dtype t, void *base, size_t n)
 {
     for (size_t i = 0; i < n; i++)
