@@ -170,6 +170,14 @@ int tji_is_pure_elementwise(const tji_op *op)
     return tji_is_elementwise(op->code) && !(op->code == TJI_INLINE_ASM && op->is_volatile);
 }
 
+int tji_results_scalar(const tji_func *fn, const tji_op *op)
+{
+    for (int r = 0; r < op->nresults; r++)
+        if (tji_typeof(fn, op->result + r)->rank)
+            return 0;
+    return 1;
+}
+
 int tji_writes_memory(const tji_op *op)
 {
     return op->code == TJI_STORE || op->code == TJI_ATOMIC || op->code == TJI_ATOMIC_CAS ||

@@ -307,6 +307,8 @@ TJI_FUNC int tji_is_elementwise(tji_opcode code); /* SPLAT..CAST minus shape ops
 /* An element-wise op that is a function of its operands alone, which a
  * pass may recompute, duplicate or move: all but volatile INLINE_ASM. */
 TJI_FUNC int tji_is_pure_elementwise(const tji_op *op);
+/* Are all of op's results scalars (rank 0)? */
+TJI_FUNC int tji_results_scalar(const tji_func *fn, const tji_op *op);
 /* Does op write memory: STORE, ATOMIC, ATOMIC_CAS, and volatile INLINE_ASM
  * (whose PTX may write anything, at addresses no pass can see)? */
 TJI_FUNC int tji_writes_memory(const tji_op *op);

@@ -164,12 +164,7 @@ static void find_dependence(const tji_func *fn, int32_t tile, uint8_t *dep)
  * scalar, without memory or regions (a constant never depends on the tile). */
 static int peer_can_run(const tji_func *fn, const tji_op *op)
 {
-    if (!tji_is_pure_elementwise(op))
-        return 0;
-    for (int r = 0; r < op->nresults; r++)
-        if (tji_typeof(fn, op->result + r)->rank)
-            return 0;
-    return 1;
+    return tji_is_pure_elementwise(op) && tji_results_scalar(fn, op);
 }
 
 typedef struct walk {

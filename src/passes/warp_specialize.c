@@ -158,10 +158,7 @@ static int producer_can_run(const tji_func *fn, const tji_op *op)
         if (!tji_is_pure_elementwise(op))
             return 0;
     }
-    for (int r = 0; r < op->nresults; r++)
-        if (tji_typeof(fn, op->result + r)->rank)
-            return 0;
-    return 1;
+    return tji_results_scalar(fn, op);
 }
 
 /* Is opi inside nothing but loops? */
