@@ -263,7 +263,8 @@ typedef enum tj_persistent {
  * the blocks alone. */
 typedef enum tj_cluster {
     TJ_CLUSTER_DEFAULT, /* for now, blocks alone: pairs are new and not yet
-                           measured on a GPU against blocks alone */
+                           measured on a GPU against blocks alone
+                           (TJIT_BLOCK_PAIRS=1: pairs where they can be) */
     TJ_CLUSTER_ON,      /* required: a launch that cannot fails, saying why
                            (the tile count odd, the kernel not persistent and
                            warp-specialized, ...) */

@@ -149,6 +149,8 @@ struct tj_device {
     int blocking;         /* TJIT_LAUNCH_BLOCKING=1: each launch waits */
     int no_tma;           /* every variant without TMA copies: TJIT_NO_TMA=1, or a driver
                            * without cuTensorMapEncodeTiled (0 on the CPU) */
+    int pairs_by_default; /* a launch's TJ_CLUSTER_DEFAULT pairs blocks where it can:
+                           * TJIT_BLOCK_PAIRS, else the library's default (0 on the CPU) */
     pthread_mutex_t pending_lock;
     variant **pending;    /* variants with asserts launched since the last check */
     int npending, pending_cap;

@@ -173,11 +173,9 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->cluster = %d (expected a tj_cluster)",
                          kernel->name, (int)cluster_mode);
     /* a pair walks its tiles together: as many for each block where the
-     * tile count is even (src/passes/cluster_pairs.c). Pairs run where a
-     * launch asks for them until a GPU has measured them against blocks
-     * alone (RESULTS.md): the default leaves blocks alone. */
-    enum { PAIRS_BY_DEFAULT = 0 };
-    if (cluster_mode == TJ_CLUSTER_DEFAULT && !PAIRS_BY_DEFAULT)
+     * tile count is even (src/passes/cluster_pairs.c). Whether the default
+     * pairs them is the device's (device_gpu.c). */
+    if (cluster_mode == TJ_CLUSTER_DEFAULT && !dev->pairs_by_default)
         cluster_mode = TJ_CLUSTER_OFF;
     int cluster = (int)cluster_mode | (nprog[0] % 2 == 0 ? TJJ_PAIRS_ALLOWED : 0);
     if (nconsts != kernel->nconsts)
