@@ -9,7 +9,8 @@
  *  - the block-pointer matmul made persistent, its tile count even: the
  *    kernel asks for clusters of 2 (.reqnctapercluster), starts with a
  *    cluster barrier, multicasts copies, releases slots in the peer
- *    (mapa, a cluster-scope arrive), and its artifact says 2 blocks a
+ *    (mapa, a cluster-scope arrive) whose producer acquires at the
+ *    cluster's scope, and its artifact says 2 blocks a
  *    cluster; A's copy of one 128-row column block is halved into two
  *    64-row boxes (its tensor map's box), B's two column blocks are not;
  *  - the benchmark's bf16 kernel at 128x256x64 in pairs: no spills (ptxas -v);
@@ -145,9 +146,11 @@ static void ptx_of_pairs(void)
     tap_ok(strstr(ptx, "barrier.cluster.arrive") && strstr(ptx, "barrier.cluster.wait"),
            "the blocks of a pair meet once their mbarriers are set up");
     tap_ok(tl_count(ptx, ".multicast::cluster") >= 2 && tl_count(ptx, "mapa.shared::cluster") >= 1 &&
-               strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64"),
-           "copies multicast (%d in the PTX) and consumers release each slot in the peer too",
-           tl_count(ptx, ".multicast::cluster"));
+               strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64") &&
+               tl_count(ptx, "try_wait.parity.acquire.cluster") >= 2,
+           "copies multicast (%d in the PTX); consumers release each slot in the peer too, and the producer "
+           "acquires those releases at the cluster's scope (%d waits)",
+           tl_count(ptx, ".multicast::cluster"), tl_count(ptx, "try_wait.parity.acquire.cluster"));
     tap_ok(art.gpu.ntmaps >= 2 && art.gpu.tmaps[0].box[0] == 64 && art.gpu.tmaps[0].box[1] == 64 &&
                art.gpu.tmaps[1].box[0] == 64 && art.gpu.tmaps[1].box[1] == 64,
            "A's one column block of 128 rows goes as two 64-row boxes; B's two column blocks as they were "

@@ -118,7 +118,8 @@ static int set(uint8_t *flags, int32_t v)
 }
 
 /* Marks (dep, per value id) every value that depends on the tile index:
- * forward, to a fixed point (carried values close cycles). */
+ * forward, to a fixed point (carried values close cycles). Loops are FOR
+ * alone: warp specialization, which pairs need, refuses a TJ_WHILE. */
 static void find_dependence(const tji_func *fn, int32_t tile, uint8_t *dep)
 {
     dep[tile] = 1;

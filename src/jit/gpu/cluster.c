@@ -109,7 +109,7 @@ void tjj_gpu_producer_tail(codegen *c)
         for (int s = 0; s < R->slots; s++) {
             LLVMValueRef slot = c_i32(c, s);
             tjj_gpu_mbarrier_wait(c, tjj_gpu_tma_empty_barrier(c, R, slot),
-                                  tjj_gpu_next_parity(c, c->empty_phase[r], slot));
+                                  tjj_gpu_next_parity(c, c->empty_phase[r], slot), 1);
         }
     }
 }
