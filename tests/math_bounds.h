@@ -229,7 +229,9 @@ static inline void tl_input(int fn, tj_dtype dt, int i, double *x, double *y)
 static inline double tl_error_ulp(tj_dtype dt, double got, long double want_ld)
 {
     double want = tl_round(dt, (double)want_ld); /* double holds every f32 value */
-    if (isnan(want) || isinf(want) || want == 0 || isnan(got) || isinf(got))
+    /* a reference that rounds to zero is no exact zero: below half the
+       least subnormal, got may be 0 or that subnormal (tl_ulp_at's unit) */
+    if (isnan(want) || isinf(want) || want_ld == 0 || isnan(got) || isinf(got))
         return isnan(want) ? (isnan(got) ? 0 : INFINITY)
              : got == want && signbit(got) == signbit(want) ? 0 : INFINITY;
     return (double)(fabsl((long double)got - want_ld) / tl_ulp_at(dt, want_ld));
