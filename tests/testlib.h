@@ -369,7 +369,6 @@ static inline tl_num tl_random(tj_dtype t)
     return tl_int(v ? v : 1);
 }
 
-/* Fills n elements of dtype t with tl_random values. */
 /* n small integers in [-3, 3], as int8 (the reference's) and as f16 (the
  * kernel's): their products and sums stay exact in f32. */
 static inline void tl_small_int_f16(size_t n, int8_t *ints, uint16_t *halves)
@@ -395,6 +394,7 @@ static inline long tl_first_wrong_product(const int8_t *a, const int8_t *b, cons
     return -1;
 }
 
+/* Fills n elements of dtype t with tl_random values. */
 static inline void tl_fill_random(tj_dtype t, void *base, size_t n)
 {
     for (size_t i = 0; i < n; i++)
