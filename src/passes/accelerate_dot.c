@@ -150,6 +150,28 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
     return 1;
 }
 
+/* What a plan read back may claim of a wgmma (plan_finish.c): async only
+ * where async_in_loop holds (else the producer's tail would wait for a
+ * slot no wait ever frees), skip-zero-init only where the zeros are there
+ * to skip — the accumulator a constant +0.0, or a loop argument that
+ * enters as one (wgmma.c overwrites on the loop's first iteration). */
+const char *tjp_wgmma_claim_error(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch)
+{
+    int zero_init = 0;
+    if (ch->async && !async_in_loop(fn, op, &zero_init))
+        return "'async': the accumulator is not carried by its loop alone, or a ring lacks the slot that the "
+               "group left in flight reads (slots >= groups in flight + 3)";
+    if (!ch->skip_zero_init || !op->args[2])
+        return NULL;
+    const tji_region *body = &fn->regions[op->parent];
+    for (int i = 1; i < body->nargs; i++)
+        for (int32_t l = 0; body->args[i] == op->args[2] && l < fn->nops; l++)
+            if (fn->ops[l].parent >= 0 && fn->ops[l].code == TJI_FOR && fn->ops[l].region[0] == op->parent)
+                return is_positive_zero(fn, fn->ops[l].args[3 + i - 1])
+                           ? NULL : "'skip-zero-init': the accumulator's loop argument does not enter as +0.0";
+    return is_positive_zero(fn, op->args[2]) ? NULL : "'skip-zero-init': the accumulator is not +0.0";
+}
+
 /* Do the copies into the ring of value v run along dimension dim of its
  * tile (coalesce.c puts them along the pointer's most contiguous
  * dimension, the last on ties)? */

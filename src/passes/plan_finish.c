@@ -308,6 +308,9 @@ static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan 
                               "not fit (64 rows per warpgroup, N a multiple of the instruction's, the "
                               "kernel's %d warps)", t->dot[i].instr_n, 32 / t->dot[i].elem_bytes,
                               t->dot[i].warps_m, p->num_warps);
+        const char *claim = t->dot[i].form == TJP_DOT_WGMMA ? tjp_wgmma_claim_error(fn, op, &t->dot[i]) : NULL;
+        if (claim)
+            return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<wgmma ...>: %s", claim);
         p->dot[i] = t->dot[i];
     }
     return 0;
