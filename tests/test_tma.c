@@ -42,7 +42,10 @@
  *    every other case here is launched with it off, as written;
  *  - a batch of problems through 3-D descriptors (batched_desc.h): boxes
  *    of a 3-D tensor that must read zeros past a problem's last row, not
- *    the next problem's, and a 3-D TMA store that must not write there.
+ *    the next problem's, and a 3-D TMA store that must not write there;
+ *  - B stored N x K, its [BN, BK] blocks read through tj_trans (Triton's
+ *    tl.dot(a, b.T)): wgmma reads B's ring K-major, as TMA stored it —
+ *    ragged, then made persistent and warp-specialized.
  * Inputs are small integers (exact in f16 and f32 sums), C is poisoned
  * with NaN; on the CPU the same kernel and checks run without TMA.
  */
@@ -61,7 +64,37 @@ MATMUL_BODY_KERNEL(tma_matmul, f16, f32, TJ_F32, matmul_block_ptr_body)
 /* Persistent: programs walk the tiles (samples/matmul_kernel.h). */
 MATMUL_BODY_KERNEL(tma_persistent, f16, f32, TJ_F32, matmul_persistent_body)
 
+/* The block-pointer kernel with B stored N x K (strides stride_bn,
+ * stride_bk), each [BN, BK] block transposed by tj_trans for the dot. */
+static void matmul_bt_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K, tj_val stride_am,
+                           tj_val stride_ak, tj_val stride_bk, tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
+                           int64_t BM, int64_t BN, int64_t BK, int64_t group_m, tj_input_precision precision,
+                           tj_dtype c_dtype)
+{
+    (void)group_m;
+    tj_val pid_m = tj_floordiv(tj_program_id(0), tj_cdiv(N, BN)), pid_n = tj_mod(tj_program_id(0), tj_cdiv(N, BN));
+    tj_val row0 = tj_mul(pid_m, BM), col0 = tj_mul(pid_n, BN);
+    tj_val a_block = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(stride_am, stride_ak), TJ_VALS(row0, 0),
+                                       TJ_SHAPE(BM, BK), TJ_SHAPE(1, 0));
+    tj_val b_block = tj_make_block_ptr(b, TJ_VALS(N, K), TJ_VALS(stride_bn, stride_bk), TJ_VALS(col0, 0),
+                                       TJ_SHAPE(BN, BK), TJ_SHAPE(1, 0));
+    tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
+    TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_block, &b_block) {
+        tj_val a_tile = tj_load(a_block, .boundary_check = TJ_DIMS(0, 1), .padding = TJ_PADDING_ZERO);
+        tj_val b_tile = tj_load(b_block, .boundary_check = TJ_DIMS(0, 1), .padding = TJ_PADDING_ZERO);
+        acc = tj_dot(a_tile, tj_trans(b_tile), acc, .input_precision = precision);
+        a_block = tj_advance(a_block, TJ_VALS(0, BK));
+        b_block = tj_advance(b_block, TJ_VALS(0, BK));
+    }
+    tj_val c_block = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(stride_cm, stride_cn), TJ_VALS(row0, col0),
+                                       TJ_SHAPE(BM, BN), TJ_SHAPE(1, 0));
+    tj_store(c_block, tj_cast(acc, c_dtype), .boundary_check = TJ_DIMS(0, 1));
+}
+MATMUL_BODY_KERNEL(tma_matmul_bt, f16, f32, TJ_F32, matmul_bt_body)
+
 static tj_device *dev;
+/* B stored N x K and read through tj_trans (tma_matmul_bt), where a case says. */
+static int b_trans;
 /* The launches' tj_persistent: off but where a case says (run_persistent). */
 static tj_persistent persistence = TJ_PERSISTENT_OFF;
 /* The launches' stages: 3 but where a case says (run_persistent). */
@@ -99,8 +132,17 @@ static int run_view(int m, int n, int k, int lda, tiling t, tj_warp_specialize w
                          .num_stages = stages, .warp_specialize = ws, .persistent = persistence};
     tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
                        TJ_ARG_I32(lda), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
-    tj_status st = ok ? tj_launch(dev, programs ? tma_persistent : tma_matmul, &cfg, args, 12, consts, 3)
-                      : TJ_ERR_LAUNCH;
+    if (b_trans) { /* B uploaded N x K, its strides swapped */
+        uint16_t *hbt = malloc(b_count * 2);
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < n; j++)
+                hbt[(size_t)j * k + i] = hb[(size_t)i * n + j];
+        ok = ok && tj_buffer_write(dev, b, 0, hbt, b_count * 2) == TJ_OK;
+        free(hbt);
+        args[8] = TJ_ARG_I32(1), args[9] = TJ_ARG_I32(k);
+    }
+    const tj_kernel *kernel = b_trans ? tma_matmul_bt : programs ? tma_persistent : tma_matmul;
+    tj_status st = ok ? tj_launch(dev, kernel, &cfg, args, 12, consts, 3) : TJ_ERR_LAUNCH;
     if (st == TJ_OK)
         st = tj_buffer_read(dev, c, 0, hc, (size_t)m * n * 4);
     long bad = st == TJ_OK ? tl_first_wrong_product(ia, ib, hc, m, n, k, lda) : -1;
@@ -202,7 +244,7 @@ static void bad_option(void)
 int main(void)
 {
     dev = tl_setup("test_tma");
-    tap_plan(25);
+    tap_plan(27);
     run(200, 272, 208, "ragged M, N and K, strides multiples of 16 (zeros from the copy engine)");
     run(1, 128, 16, "one row, K below one block");
     run(300, 160, 0, "K = 0 (a map of extent 0: the variant without TMA)");
@@ -240,6 +282,11 @@ int main(void)
                       "one per consumer warpgroup, the last tile row's bands partly or wholly past M");
     run_batched(3, 200, 136, 72, "3-D descriptors, ragged M, N, K (each problem's edge reads zeros, stores clip)");
     run_batched(2, 128, 128, 100, "3-D descriptors, K = 100 (A's rows not 16-byte strides: A by threads)");
+    b_trans = 1;
+    run(200, 272, 208, "B stored N x K through tj_trans, ragged M, N and K (zeros from the copy engine)");
+    run_persistent(2000, 1200, 200, tile_128, TJ_PERSISTENT_ON, TJ_WARP_SPECIALIZE_DEFAULT,
+                   "B stored N x K through tj_trans, made persistent: 160 ragged tiles, specialized");
+    b_trans = 0;
     bad_option();
     tj_device_close(dev);
     return tap_done();

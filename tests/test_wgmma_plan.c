@@ -18,6 +18,11 @@
  *    address, LBO, SBO and swizzle mode, applied as the ISA's canonical
  *    K-major and MN-major layouts and the hardware's address XOR) is the
  *    element the ring's swizzle stored there — so copies and wgmma agree;
+ *  - B loaded [BN, BK] and read through tj_trans: wgmma where the ring,
+ *    stored as its copies want, can be read K-major or the dtype is
+ *    16-bit, and then every element each descriptor of the transposed
+ *    view reads is where the copies stored it at the ring's own
+ *    coordinates; the PTX's imm-trans bits follow the storage;
  *  - for sm_90 (no "a") and at num_stages 1 (no rings) the same dot stays
  *    mma.sync: wgmma only where the target and the operands allow it;
  *  - the PTX for sm_90a has wgmma.mma_async and no ldmatrix, waits with
@@ -47,6 +52,38 @@ MATMUL_TUTORIAL_KERNEL(wgmma_matmul, f16, f16, f32, TJ_F32, TJ_PRECISION_IEEE)
 MATMUL_TUTORIAL_KERNEL(wgmma_matmul_f16c, f16, f16, f16, TJ_F16, TJ_PRECISION_IEEE)
 MATMUL_TUTORIAL_KERNEL(wgmma_matmul_tf32, f32, f32, f32, TJ_F32, TJ_PRECISION_TF32)
 MATMUL_TUTORIAL_KERNEL(wgmma_matmul_fp8, f8e4m3, f8e5m2, f32, TJ_F32, TJ_PRECISION_IEEE)
+
+/* The tutorial with B's tile loaded [BN, BK] and transposed by tj_trans
+ * for the dot, as Triton users write tl.dot(a, b.T) (its attention
+ * tutorial's q k^T): stored N x K, the loads run along K. */
+#define MATMUL_BT_KERNEL(name, ab_dt, precision)                                                              \
+    TJ_KERNEL(name,                                                                                          \
+              TJ_PARAMS(TJ_PTR(a, ab_dt), TJ_PTR(b, ab_dt), TJ_PTR(c, f32), TJ_SCALAR(M, i32),                \
+                        TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),                     \
+                        TJ_SCALAR(stride_ak, i32), TJ_SCALAR(stride_bk, i32), TJ_SCALAR(stride_bn, i32),     \
+                        TJ_SCALAR(stride_cm, i32), TJ_SCALAR(stride_cn, i32)),                               \
+              TJ_CONSTS(BM, BN, BK, GROUP))                                                                  \
+    {                                                                                                        \
+        (void)GROUP;                                                                                         \
+        tj_val offs_m = tj_add(tj_mul(tj_program_id(0), BM), tj_arange(0, BM));                              \
+        tj_val offs_n = tj_add(tj_mul(tj_program_id(1), BN), tj_arange(0, BN));                              \
+        tj_val offs_k = tj_arange(0, BK);                                                                    \
+        tj_val a_ptrs = tj_add(a, tj_add(tj_mul(tj_expand_dims(offs_m, 1), stride_am),                       \
+                                         tj_mul(tj_expand_dims(offs_k, 0), stride_ak)));                     \
+        tj_val b_ptrs = tj_add(b, tj_add(tj_mul(tj_expand_dims(offs_n, 1), stride_bn),                       \
+                                         tj_mul(tj_expand_dims(offs_k, 0), stride_bk)));                     \
+        tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);                                                     \
+        TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_ptrs, &b_ptrs) {                                            \
+            acc = tj_dot(tj_load(a_ptrs), tj_trans(tj_load(b_ptrs)), acc, .input_precision = precision);     \
+            a_ptrs = tj_add(a_ptrs, tj_mul(stride_ak, BK));                                                  \
+            b_ptrs = tj_add(b_ptrs, tj_mul(stride_bk, BK));                                                  \
+        }                                                                                                    \
+        tj_store(tj_add(c, tj_add(tj_mul(tj_expand_dims(offs_m, 1), stride_cm),                              \
+                                  tj_mul(tj_expand_dims(offs_n, 0), stride_cn))), acc);                      \
+    }
+MATMUL_BT_KERNEL(wgmma_matmul_bt, f16, TJ_PRECISION_IEEE)
+MATMUL_BT_KERNEL(wgmma_matmul_bt_tf32, f32, TJ_PRECISION_TF32)
+MATMUL_BT_KERNEL(wgmma_matmul_bt_fp8, f8e4m3, TJ_PRECISION_IEEE)
 
 /* Operand dtypes of a configuration. */
 enum { IN_F16, IN_TF32, IN_FP8 };
@@ -118,10 +155,13 @@ typedef struct config {
     int c_f16;            /* C stored as f16 (the PTX part only) */
     int in;               /* IN_F16, IN_TF32, IN_FP8 (e4m3 x e5m2) */
     int tn;               /* A stored K x M, read through its strides */
+    int bt;               /* B loaded [BN, BK] and read through tj_trans */
 } config;
 
 static const tj_kernel *kernel_of(const config *k)
 {
+    if (k->bt)
+        return k->in == IN_TF32 ? wgmma_matmul_bt_tf32 : k->in == IN_FP8 ? wgmma_matmul_bt_fp8 : wgmma_matmul_bt;
     return k->in == IN_TF32 ? wgmma_matmul_tf32 : k->in == IN_FP8 ? wgmma_matmul_fp8
            : k->c_f16       ? wgmma_matmul_f16c : wgmma_matmul;
 }
@@ -212,9 +252,16 @@ static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, in
         snprintf(why, n, "operand %d is not a wgmma ring's read", which);
         return 0;
     }
+    /* the code generator's numbers come from the ring as the operand sees
+     * it (through tj_trans: the transpose); where the copies stored each
+     * element, from the ring's own swizzle at its own coordinates */
     const tjp_ring *R = &plan->rings[ring];
+    int trans;
+    int32_t read = tjp_wgmma_operand_read(fn, v, &trans);
+    tjp_ring view;
+    tjp_wgmma_view(R, tji_typeof(fn, fn->ops[read].result), trans, &view);
     tjp_wgmma_desc d;
-    tjp_wgmma_operand(R, t, which, &d);
+    tjp_wgmma_operand(&view, t, which, &d);
     uint32_t K = (uint32_t)(which ? t->shape[0] : t->shape[1]), MN = (uint32_t)(which ? t->shape[1] : t->shape[0]);
     uint32_t block = which ? (uint32_t)ch->instr_n : 64, cbits = (uint32_t)tjp_log2_exact(t->shape[1]);
     uint32_t kin = 32u / (uint32_t)R->elem_bytes;
@@ -225,15 +272,17 @@ static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, in
     }
     for (uint32_t k0 = 0; k0 < K; k0 += kin)
         for (uint32_t mn0 = 0; mn0 < MN; mn0 += block) {
-            uint64_t start = which ? tjp_wgmma_offset(R, t, k0, mn0) : tjp_wgmma_offset(R, t, mn0, k0);
+            uint64_t start = which ? tjp_wgmma_offset(&view, t, k0, mn0) : tjp_wgmma_offset(&view, t, mn0, k0);
             for (uint32_t mn = 0; mn < block; mn++)
                 for (uint32_t k = 0; k < kin; k++) {
                     uint32_t row = which ? k0 + k : mn0 + mn, col = which ? mn0 + mn : k0 + k;
-                    uint64_t want = (uint64_t)tjp_swizzle_apply(&R->swizzle, row << cbits | col) * (uint64_t)R->elem_bytes;
+                    uint32_t stored = trans ? col << tjp_log2_exact(t->shape[0]) | row : row << cbits | col;
+                    uint64_t want = (uint64_t)tjp_swizzle_apply(&R->swizzle, stored) * (uint64_t)R->elem_bytes;
                     uint64_t got = canonical(&d, R->swizzle_bytes, R->elem_bytes, start, mn, k);
                     if (got != want) {
-                        snprintf(why, n, "operand %d (%s-major, %d-byte swizzle): element (%u, %u) read at byte %llu, "
-                                 "stored at %llu", which, d.k_major ? "K" : "MN", R->swizzle_bytes, row, col,
+                        snprintf(why, n, "operand %d%s (%s-major, %d-byte swizzle): element (%u, %u) read at byte "
+                                 "%llu, stored at %llu", which, trans ? " through tj_trans" : "",
+                                 d.k_major ? "K" : "MN", R->swizzle_bytes, row, col,
                                  (unsigned long long)got, (unsigned long long)want);
                         return 0;
                     }
@@ -244,12 +293,12 @@ static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, in
 
 static void tutorial_plans(void)
 {
-    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0},
-                                  {128, 256, 64, 8, 3, 1, 0, IN_F16, 0}, {128, 128, 32, 4, 4, 0, 0, IN_F16, 0}, {64, 256, 32, 4, 4, 1, 0, IN_F16, 0},
-                                  {128, 128, 128, 8, 2, 0, 0, IN_F16, 0}, {64, 64, 16, 4, 3, 1, 0, IN_F16, 0},
-                                  {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 0},
-                                  {128, 128, 16, 4, 4, 1, 0, IN_TF32, 0}, {64, 256, 32, 4, 4, 1, 0, IN_TF32, 0},
-                                  {128, 128, 64, 4, 3, 1, 0, IN_FP8, 0},  {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0}};
+    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0},
+                                  {128, 256, 64, 8, 3, 1, 0, IN_F16, 0, 0}, {128, 128, 32, 4, 4, 0, 0, IN_F16, 0, 0}, {64, 256, 32, 4, 4, 1, 0, IN_F16, 0, 0},
+                                  {128, 128, 128, 8, 2, 0, 0, IN_F16, 0, 0}, {64, 64, 16, 4, 3, 1, 0, IN_F16, 0, 0},
+                                  {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0, 0}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 0, 0},
+                                  {128, 128, 16, 4, 4, 1, 0, IN_TF32, 0, 0}, {64, 256, 32, 4, 4, 1, 0, IN_TF32, 0, 0},
+                                  {128, 128, 64, 4, 3, 1, 0, IN_FP8, 0, 0},  {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0, 0}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
         tjp_layout_plan plan;
@@ -274,6 +323,57 @@ static void tutorial_plans(void)
     }
 }
 
+/* B loaded [BN, BK] and read through tj_trans: its loads are pipelined
+ * as any dot operand's, and wgmma reads the ring as it was stored — B
+ * stored N x K is K-major, what every dtype takes; stored K x N (the
+ * loads along N) it is N-major, which only 16-bit operands may be, so
+ * tf32 and fp8 keep mma.sync there. The descriptors' elements are
+ * checked against where the copies stored them, at the ring's own
+ * coordinates (the transpose's (k, n) is the ring's (n, k)). */
+static void trans_plans(void)
+{
+    static const config cfgs[] = {
+        {.bm = 128, .bn = 128, .bk = 64, .warps = 4, .stages = 4, .nt = 1, .in = IN_F16, .bt = 1},
+        {.bm = 128, .bn = 256, .bk = 64, .warps = 8, .stages = 3, .nt = 1, .in = IN_F16, .bt = 1},
+        {.bm = 64, .bn = 64, .bk = 16, .warps = 4, .stages = 3, .nt = 1, .in = IN_F16, .bt = 1},
+        {.bm = 128, .bn = 128, .bk = 64, .warps = 4, .stages = 4, .nt = 0, .in = IN_F16, .bt = 1},
+        {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .nt = 1, .in = IN_TF32, .bt = 1},
+        {.bm = 128, .bn = 256, .bk = 128, .warps = 8, .stages = 3, .nt = 1, .in = IN_FP8, .bt = 1},
+        {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .nt = 0, .in = IN_TF32, .bt = 1},
+        {.bm = 128, .bn = 128, .bk = 64, .warps = 4, .stages = 3, .nt = 0, .in = IN_FP8, .bt = 1}};
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        const config *k = &cfgs[i];
+        int want_wgmma = k->nt || k->in == IN_F16;
+        tjp_layout_plan plan;
+        tji_func *fn = plan_tutorial(k, 90, 1, k->stages, &plan);
+        int32_t dot = fn ? dot_of(fn) : -1;
+        char why[256] = "no plan";
+        int ok = dot >= 0 && tjp_wgmma_operand_trans(fn, fn->ops[dot].args[1]) &&
+                 (plan.dot[dot].form == TJP_DOT_WGMMA) == want_wgmma && (!want_wgmma || plan.dot[dot].async);
+        if (dot >= 0 && !ok)
+            snprintf(why, sizeof why, "B %sread through tj_trans from a ring, form %d, async %d",
+                     tjp_wgmma_operand_trans(fn, fn->ops[dot].args[1]) ? "" : "not ", plan.dot[dot].form,
+                     plan.dot[dot].async);
+        int ring_b = ok ? tjp_wgmma_operand_ring(fn, fn->ops[dot].args[1]) : -1;
+        if (ok && want_wgmma && (!plan.rings[ring_b].wgmma || plan.rings[ring_b].transposed != !k->nt ||
+                                 plan.rings[ring_b].slots != k->stages + 1)) {
+            snprintf(why, sizeof why, "B's ring: wgmma %d, transposed %d, %d slots", plan.rings[ring_b].wgmma,
+                     plan.rings[ring_b].transposed, plan.rings[ring_b].slots);
+            ok = 0;
+        }
+        ok = ok && (!want_wgmma || (descriptors_agree(fn, &plan, dot, 0, why, sizeof why) &&
+                                    descriptors_agree(fn, &plan, dot, 1, why, sizeof why)));
+        tap_ok(ok, "sm_90a %s %lldx%lldx%lld, B stored %s and read through tj_trans: %s%s%s", in_name(k),
+               (long long)k->bm, (long long)k->bn, (long long)k->bk, k->nt ? "N x K" : "K x N",
+               want_wgmma ? "wgmma, async, the descriptors read B's ring (stored as loaded) where the copies put "
+                            "each element"
+                          : "mma.sync (wgmma reads 32- and 8-bit operands K-major only)",
+               ok ? "" : ": ", ok ? "" : why);
+        tjp_layout_plan_free(&plan);
+        tji_func_free(fn);
+    }
+}
+
 /* TF32 with one operand's loads along M or N, which wgmma cannot read
  * from a descriptor for 32-bit operands: that operand is read from its
  * ring into registers, conflict-free and each K step where its
@@ -288,10 +388,10 @@ static void tutorial_plans(void)
 static void register_operands(void)
 {
     static const config cfgs[] = {
-        {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0}, {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0},
-        {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0}, {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0},
-        {128, 64, 32, 4, 4, 0, 0, IN_TF32, 0},  {256, 128, 32, 8, 3, 0, 0, IN_TF32, 0},
-        {128, 128, 32, 4, 3, 1, 0, IN_TF32, 1}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1}};
+        {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0, 0}, {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0},
+        {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0, 0}, {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0, 0},
+        {128, 64, 32, 4, 4, 0, 0, IN_TF32, 0, 0},  {256, 128, 32, 8, 3, 0, 0, IN_TF32, 0, 0},
+        {128, 128, 32, 4, 3, 1, 0, IN_TF32, 1, 0}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1, 0}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
         int nn = !k->tn, reg = nn ? 1 : 0; /* the register operand */
@@ -358,7 +458,7 @@ static void register_operands(void)
 /* Where wgmma cannot run, the same dot keeps mma.sync. */
 static void gating(void)
 {
-    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16, 0}, fp8 = {128, 128, 64, 4, 3, 0, 0, IN_FP8, 0};
+    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16, 0, 0}, fp8 = {128, 128, 64, 4, 3, 0, 0, IN_FP8, 0, 0};
     static const struct {
         const config *k;
         int sm, arch_specific, stages, slots;
@@ -387,7 +487,7 @@ static void gating(void)
 /* The explainer names the form, the instruction and the rings' layout. */
 static void explained(void)
 {
-    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16, 0};
+    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0};
     tji_func *fn = NULL;
     tjj_gpu_planned out = {0};
     uint64_t spec;
@@ -403,7 +503,7 @@ static void explained(void)
     free(text);
     tjj_gpu_planned_free(&out);
     tji_func_free(fn);
-    static const config nn = {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0};
+    static const config nn = {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0};
     fn = NULL, text = NULL, out = (tjj_gpu_planned){0};
     if (build_tutorial(&nn, &fn, &spec) == TJ_OK &&
         tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec, .num_stages = 3},
@@ -412,6 +512,18 @@ static void explained(void)
     tap_ok(text && strstr(text, "wgmma.mma_async.m64n128k8 on tensor cores, 2 warpgroups along N") &&
                strstr(text, "computed transposed (C^T = B^T A^T"),
            "tj_kernel_explain's text for tf32 NN names the transposed product and its warpgroups along N");
+    free(text);
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+    static const config bt = {.bm = 128, .bn = 256, .bk = 64, .warps = 8, .stages = 3, .nt = 1, .in = IN_F16, .bt = 1};
+    fn = NULL, text = NULL, out = (tjj_gpu_planned){0};
+    if (build_tutorial(&bt, &fn, &spec) == TJ_OK &&
+        tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec, .num_stages = 3},
+                     &out) == TJ_OK)
+        text = tjj_gpu_explain(fn, &out);
+    tap_ok(text && strstr(text, "wgmma.mma_async.m64n256k16 on tensor cores") &&
+               strstr(text, "(B through tj_trans: the descriptor reads its ring the other way round)"),
+           "tj_kernel_explain's text for B through tj_trans says the descriptor reads B's ring the other way round");
     free(text);
     tjj_gpu_planned_free(&out);
     tji_func_free(fn);
@@ -452,7 +564,8 @@ static void ptx(const config *k)
      * one), after a wait that leaves the last iteration's later steps in
      * flight and before their own fence (none after a fence: ptxas would
      * inject one, C7519, which the ptxas check fails) */
-    int swapped = k->in == IN_TF32 && !k->nt && !k->tn, staged = swapped || (k->in == IN_TF32 && k->tn && k->nt);
+    int swapped = !k->bt && k->in == IN_TF32 && !k->nt && !k->tn;
+    int staged = swapped || (!k->bt && k->in == IN_TF32 && k->tn && k->nt);
     int ksteps = (int)(k->bk / 8), per_fence = ksteps >= 4 ? 2 : 1;
     char step_wait[48];
     snprintf(step_wait, sizeof step_wait, "wgmma.wait_group.sync.aligned %d;", ksteps - per_fence);
@@ -462,8 +575,14 @@ static void ptx(const config *k)
     int instr = (int)(rows / (k->warps / 4) / 64 * (k->bk / (32 / eb)) * (cols > 256 ? cols / 256 : 1));
     char shape[48];
     snprintf(shape, sizeof shape, "m64n%lldk%d.f32.%s", (long long)(cols < 256 ? cols : 256), 32 / eb,
-             k->in == IN_TF32 ? "tf32.tf32" : k->in == IN_FP8 ? "e4m3.e5m2" : "f16.f16");
+             k->in == IN_TF32 ? "tf32.tf32" : k->in == IN_FP8 ? (k->bt ? "e4m3.e4m3" : "e4m3.e5m2") : "f16.f16");
+    /* 16-bit operands: imm-trans-a and -b as the rings are stored (A
+     * M-major where stored K x M; B N-major where stored K x N, through
+     * tj_trans or not) */
+    char imm[32];
+    snprintf(imm, sizeof imm, "p, 1, 1, %d, %d;", k->tn, !k->nt);
     int ok = st == TJ_OK && tl_count(p, "wgmma.mma_async.sync.aligned.") == instr && tl_count(p, shape) == instr &&
+             (eb != 2 || tl_count(p, imm) == instr) &&
              tl_count(p, "wgmma.wait_group.sync.aligned 1;") == ones &&
              tl_count(p, "wgmma.wait_group.sync.aligned 0;") == 1 &&
              (!staged || (tl_count(p, "wgmma.fence.sync.aligned") == ksteps / per_fence &&
@@ -473,9 +592,10 @@ static void ptx(const config *k)
              (!k->c_f16 || (tl_count(p, "cvt.rn.f16x2.f32") && !tl_count(p, "cvt.rn.f16.f32")));
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
-    tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s: %d wgmma.mma_async %s, %s, fence.proxy.async, no "
+    tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s%s: %d wgmma.mma_async %s%s%s, %s, fence.proxy.async, no "
            "ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
-           k->warps, k->tn && k->nt ? " TT" : k->nt ? " NT" : k->tn ? " TN" : "", k->c_f16 ? ", C in f16" : "", instr, shape,
+           k->warps, k->tn && k->nt ? " TT" : k->nt ? " NT" : k->tn ? " TN" : "", k->bt ? " (B through tj_trans)" : "",
+           k->c_f16 ? ", C in f16" : "", instr, shape, eb == 2 ? " ending " : "", eb == 2 ? imm : "",
            staged ? "per one or two K steps a wait for the last iteration's same steps, their register loads "
                     "and a wgmma.fence; a group a step; wait_group 0 after the loop"
                   : "wait_group 1 in the loop and 0 after",
@@ -488,20 +608,28 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 14 + 8 + 4 + 2 + 13);
+    tap_plan(2 + 14 + 8 + 8 + 4 + 3 + 13 + 4);
     accumulator_layouts();
     tutorial_plans();
+    trans_plans();
     register_operands();
     gating();
     explained();
-    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0},
-                                {64, 64, 16, 4, 3, 1, 0, IN_F16, 0},       {128, 128, 64, 4, 4, 0, 1, IN_F16, 0},
-                                {128, 256, 64, 8, 3, 1, 1, IN_F16, 0},     {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0},
-                                {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0},    {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0},
-                                {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0},     {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1},
-                                {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0},
-                                {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0}};
+    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0},
+                                {64, 64, 16, 4, 3, 1, 0, IN_F16, 0, 0},       {128, 128, 64, 4, 4, 0, 1, IN_F16, 0, 0},
+                                {128, 256, 64, 8, 3, 1, 1, IN_F16, 0, 0},     {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0, 0},
+                                {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0, 0},    {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0},
+                                {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0, 0},     {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1, 0},
+                                {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0, 0},
+                                {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0, 0}};
     for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++)
         ptx(&pc[i]);
+    static const config bt[] = {
+        {.bm = 128, .bn = 256, .bk = 64, .warps = 8, .stages = 3, .nt = 1, .in = IN_F16, .bt = 1},
+        {.bm = 128, .bn = 128, .bk = 64, .warps = 4, .stages = 4, .nt = 0, .in = IN_F16, .bt = 1},
+        {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .nt = 1, .in = IN_TF32, .bt = 1},
+        {.bm = 128, .bn = 256, .bk = 128, .warps = 8, .stages = 3, .nt = 1, .in = IN_FP8, .bt = 1}};
+    for (size_t i = 0; i < sizeof bt / sizeof bt[0]; i++)
+        ptx(&bt[i]);
     return tap_done();
 }

@@ -143,8 +143,9 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
         if (fn->ops[body->ops[p]].code == TJI_ASYNC_WAIT)
             wait = body->ops[p];
     for (int a = 0; a < 2; a++) {
-        const tji_op *read = &fn->ops[tji_val(fn, op->args[a])->def_op];
-        if (wait < 0 || read->ring_slots < fn->ops[wait].ival + 3)
+        int trans;
+        int32_t read = tjp_wgmma_operand_read(fn, op->args[a], &trans);
+        if (wait < 0 || read < 0 || fn->ops[read].ring_slots < fn->ops[wait].ival + 3)
             return 0;
     }
     return 1;
@@ -172,12 +173,14 @@ const char *tjp_wgmma_claim_error(const tji_func *fn, const tji_op *op, const tj
     return is_positive_zero(fn, op->args[2]) ? NULL : "'skip-zero-init': the accumulator is not +0.0";
 }
 
-/* Do the copies into the ring of value v run along dimension dim of its
- * tile (coalesce.c puts them along the pointer's most contiguous
- * dimension, the last on ties)? */
+/* Do the copies into the ring of value v run along dimension dim of v
+ * (coalesce.c puts them along the pointer's most contiguous dimension,
+ * the last on ties; a ring read through tj_trans holds v transposed)? */
 static int loads_along(const tji_func *fn, const tjp_axis_info_result *axis, int32_t v, int dim)
 {
     int ring = tjp_wgmma_operand_ring(fn, v), copies = 0;
+    if (tjp_wgmma_operand_trans(fn, v))
+        dim = 1 - dim;
     for (int32_t i = 0; axis && i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || op->code != TJI_ASYNC_COPY || op->ring != ring)
@@ -219,8 +222,10 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
         along_k[a] = loads_along(fn, axis, op->args[a], a == 0 ? 1 : 0);
         across_k[a] = loads_along(fn, axis, op->args[a], a == 0 ? 0 : 1);
     }
-    int a_regs = across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && eb == 4;
-    int b_regs = !a_regs && along_k[0] && across_k[1] && tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
+    /* (a ring read through tj_trans only through a descriptor) */
+    int any_trans = tjp_wgmma_operand_trans(fn, op->args[0]) || tjp_wgmma_operand_trans(fn, op->args[1]);
+    int a_regs = !any_trans && across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && eb == 4;
+    int b_regs = !any_trans && !a_regs && along_k[0] && across_k[1] && tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
     if (a_ring && b_ring && (a_regs || b_regs)) {
         int async = async_in_loop(fn, op, &zero_init);
         if (!async && !carried_in_loop(fn, op, &zero_init))

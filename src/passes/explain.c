@@ -424,16 +424,23 @@ static void explain_dot(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *p
                    op->loc.line, (int)op->args[0], (int)op->args[1], (int)op->args[2]);
     if (!ch || !ch->form)
         tjs_buf_printf(b, "no form chosen (tjp_accelerate_dots has not run)\n");
-    else if (ch->form == TJP_DOT_WGMMA)
-        tjs_buf_printf(b, "wgmma.mma_async.m64n%dk%d on tensor cores, %d warpgroup%s along %s, %s%s\n",
+    else if (ch->form == TJP_DOT_WGMMA) {
+        int trans_a = tjp_wgmma_reads_ring(ch, 0) && tjp_wgmma_operand_trans(fn, op->args[0]);
+        int trans_b = tjp_wgmma_reads_ring(ch, 1) && tjp_wgmma_operand_trans(fn, op->args[1]);
+        tjs_buf_printf(b, "wgmma.mma_async.m64n%dk%d on tensor cores, %d warpgroup%s along %s, %s%s%s\n",
                        ch->instr_n, 32 / ch->elem_bytes, ch->warps_m / 4, ch->warps_m > 4 ? "s" : "",
                        ch->b_in_regs ? "N" : "M",
                        ch->a_in_regs   ? "A from registers, B read from its ring in shared memory"
                        : ch->b_in_regs ? "computed transposed (C^T = B^T A^T: tf32 B stored along N cannot be "
                                          "read from a descriptor), B from registers, A read from its ring"
                                        : "operands read from their rings in shared memory",
+                       trans_a && trans_b ? " (A and B through tj_trans: the descriptors read each ring the other "
+                                            "way round)"
+                       : trans_a          ? " (A through tj_trans: the descriptor reads its ring the other way round)"
+                       : trans_b          ? " (B through tj_trans: the descriptor reads its ring the other way round)"
+                                          : "",
                        ch->async ? ", one group left in flight across iterations" : ", waited for at once");
-    else if (ch->form == TJP_DOT_MMA)
+    } else if (ch->form == TJP_DOT_MMA)
         tjs_buf_printf(b, "mma.sync.%s%s on tensor cores, warps %d (M) x %d (N)%s\n",
                        tjp_mma_instruction(fn, op, ch), ch->passes == 3 ? " x3 (tf32x3: lo*hi + hi*lo + hi*hi)" : "",
                        ch->warps_m, ch->warps_n,

@@ -588,8 +588,10 @@ TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_ta
  * element size (2, 4 for tf32, 1); tjp_wgmma_k_major_only: its
  * operands must be stored K-major (every dtype but f16 and bf16).
  * tjp_wgmma_operand_ring:
- * the ring whose LOCAL_LOAD value v is, read by nothing but one DOT of its
- * region, else -1. tjp_wgmma_ring: where every read of ring R is such an
+ * the ring whose LOCAL_LOAD value v is — or v is tj_trans of (a 2-D
+ * PERMUTE that alone reads it: tjp_wgmma_operand_trans) — read by nothing
+ * but one DOT of its region, else -1; tjp_wgmma_operand_read: that
+ * LOCAL_LOAD op (-1: none), *trans whether through tj_trans. tjp_wgmma_ring: where every read of ring R is such an
  * operand of a WGMMA dot, gives R the NVMMA layout (the swizzle wgmma and
  * TMA read: 8-row atoms of 32, 64 or 128 bytes per row, XOR of the row
  * into the 16-byte chunks) and marks it (1), else 0. */
@@ -605,6 +607,10 @@ TJI_FUNC int tjp_wgmma_runs(const tji_func *fn, const tji_op *op, const tjp_targ
 TJI_FUNC int tjp_wgmma_reads_ring(const struct tjp_dot_choice *ch, int operand);
 TJI_FUNC int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);
+TJI_FUNC int tjp_wgmma_operand_trans(const tji_func *fn, int32_t v);
+TJI_FUNC int32_t tjp_wgmma_operand_read(const tji_func *fn, int32_t v, int *trans);
+/* Is op tj_trans of a 2-D tile (a PERMUTE swapping its dimensions)? */
+TJI_FUNC int tjp_is_trans2(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, struct tjp_ring *R);
 /* Whether every read of ring is the register operand of a WGMMA dot (A
  * of a_in_regs, B of the transposed product) and nothing else: its reads
@@ -622,6 +628,11 @@ typedef struct tjp_wgmma_desc {
     int mode;
 } tjp_wgmma_desc;
 TJI_FUNC void tjp_wgmma_operand(const struct tjp_ring *R, const tji_type *t, int is_b, tjp_wgmma_desc *out);
+/* The ring as an operand read through tj_trans sees it (trans), else R
+ * itself: stored the other way, its swizzle indexed by the transpose's
+ * elements; stored is the ring's tile. What tjp_wgmma_operand and
+ * tjp_wgmma_offset take, with the operand's type. */
+TJI_FUNC void tjp_wgmma_view(const struct tjp_ring *R, const tji_type *stored, int trans, struct tjp_ring *out);
 TJI_FUNC uint64_t tjp_wgmma_offset(const struct tjp_ring *R, const tji_type *t, uint32_t row, uint32_t col);
 /* The NVMMA layout (the essay of wgmma.c) of a rows x cols tile, stored
  * transposed or not, in rows of sw bytes of eb-byte elements, as a

@@ -5,7 +5,9 @@
  *
  * In a TJ_FOR whose step is a positive constant (bounds of 32 or 64
  * bits), a LOAD directly in the body whose result reaches a DOT operand
- * (directly or through CONVERTs) is issued num_stages - 1 iterations
+ * (directly or through CONVERTs; through tj_trans too where the dot can
+ * run as wgmma, which reads the ring through the transpose: wgmma.c) is
+ * issued num_stages - 1 iterations
  * ahead (num_stages: the loop's own where TJ_FOR_OPTS gave one, as
  * Triton's tl.range, else the launch's; 1 leaves the loop alone): its tile
  * goes into a ring of S = num_stages shared buffers with
@@ -144,6 +146,7 @@ typedef struct loop {
     int32_t yield;              /* the body's YIELD op */
     int ncarried;
     int32_t nops;               /* ops before the rewrite: what the sets below index */
+    const tjp_target *t;        /* the target (NULL: none) */
 } loop;
 
 /* Op i is in set (indexed by the ops before the rewrite). */
@@ -165,7 +168,8 @@ static int wgmma_dot(const tji_func *fn, const tji_op *op, const tjp_target *t)
 }
 
 /* Does value v reach operand a or b of a DOT, through CONVERTs at most
- * (with wgmma non-NULL: of a DOT that target can run as wgmma)? */
+ * (with wgmma non-NULL: of a DOT that target can run as wgmma, also
+ * through tj_trans, which wgmma reads from the ring as it is)? */
 static int reaches_dot(const tji_func *fn, int32_t v, int depth, const tjp_target *wgmma)
 {
     for (int32_t i = 0; i < fn->nops && depth < 8; i++) {
@@ -173,20 +177,23 @@ static int reaches_dot(const tji_func *fn, int32_t v, int depth, const tjp_targe
         if (u->parent < 0)
             continue;
         for (int k = 0; k < u->nargs; k++)
-            if (u->args[k] == v && ((u->code == TJI_DOT && k < 2 && wgmma_dot(fn, u, wgmma)) ||
-                                    (u->code == TJI_CONVERT && reaches_dot(fn, u->result, depth + 1, wgmma))))
+            if (u->args[k] == v &&
+                ((u->code == TJI_DOT && k < 2 && wgmma_dot(fn, u, wgmma)) ||
+                 ((u->code == TJI_CONVERT || (wgmma && tjp_is_trans2(fn, u))) &&
+                  reaches_dot(fn, u->result, depth + 1, wgmma))))
                 return 1;
     }
     return 0;
 }
 
-static int feeds_dot(const tji_func *fn, int32_t v) { return reaches_dot(fn, v, 0, NULL); }
-
+/* A load to pipeline: its result feeds a dot (a wgmma dot of target t
+ * also through tj_trans), its mask fills zeros. */
 static int is_candidate(const loop *L, int32_t i)
 {
     const tji_op *op = &L->fn->ops[i];
     return op->code == TJI_LOAD && !op->is_volatile && tji_typeof(L->fn, op->args[0])->rank > 0 &&
-           (!op->args[2] || is_zero(L->fn, op->args[2])) && feeds_dot(L->fn, op->result);
+           (!op->args[2] || is_zero(L->fn, op->args[2])) &&
+           (reaches_dot(L->fn, op->result, 0, NULL) || (L->t && reaches_dot(L->fn, op->result, 0, L->t)));
 }
 
 /* Ops a slice may hold: pure, one result, no region. */
@@ -651,6 +658,8 @@ static int feeds_wgmma(const loop *L, const uint8_t *chosen, const tjp_target *t
             continue;
         for (int a = 0; a < 2; a++) {
             int32_t def = tji_val(fn, op->args[a])->def_op;
+            if (def >= 0 && tjp_is_trans2(fn, &fn->ops[def]))
+                def = tji_val(fn, fn->ops[def].args[0])->def_op;
             loaded += def >= 0 && has(L, chosen, def);
         }
         if (loaded == 2)
@@ -670,7 +679,7 @@ static void pipeline_loop(tji_func *fn, int32_t op, int stages, const tjp_target
         fn->ops[step_def].ival > INT32_MAX / 8 || written_before_end(fn, op))
         return;
     loop L = {fn, op, f->region[0], body->args[0], dt, 0,
-              fn->ops[step_def].ival, body->ops[body->nops - 1], f->nresults, fn->nops};
+              fn->ops[step_def].ival, body->ops[body->nops - 1], f->nresults, fn->nops, t};
     L.udt = unsigned_of(L.dt);
     unshare_slice(&L); /* fn->ops and the regions' lists may have moved */
     f = &fn->ops[op];

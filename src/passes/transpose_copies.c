@@ -35,7 +35,7 @@
 int tjp_wgmma_transposable(const tji_func *fn, int32_t v, int elem_bytes)
 {
     int ring = tjp_wgmma_operand_ring(fn, v), copies = 0;
-    if (ring < 0 || elem_bytes != 4) /* cp.async moves 4 bytes at least */
+    if (ring < 0 || elem_bytes != 4 || tjp_wgmma_operand_trans(fn, v)) /* cp.async moves 4 bytes at least */
         return 0;
     for (int32_t i = 0; i < fn->nops; i++)
         copies += fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_ASYNC_COPY && fn->ops[i].ring == ring;
@@ -73,7 +73,7 @@ tj_status tjp_transpose_copies(const tji_func *fn, const tjp_layout_plan *plan, 
             continue;
         for (int a = 0; a < 2; a++) {
             int ring = tjp_wgmma_reads_ring(&plan->dot[i], a) ? tjp_wgmma_operand_ring(fn, dot->args[a]) : -1;
-            int k_dim = a == 0 ? 1 : 0;
+            int k_dim = (a == 0) != tjp_wgmma_operand_trans(fn, dot->args[a]) ? 1 : 0; /* in the ring's tile */
             for (int32_t c = 0; ring >= 0 && c < fn->nops && c < coalesced->nops; c++) {
                 const tji_op *copy = &fn->ops[c];
                 tjp_coalesce_choice *ch = &coalesced->of[c];

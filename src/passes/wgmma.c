@@ -14,7 +14,11 @@
  * Where the operands are: a dot runs as wgmma where both operands are
  * LOCAL_LOADs of rings of pipelined loads (pipeline_loops.c) that nothing
  * else reads — the ring slot is then the operand, and the LOCAL_LOAD
- * emits nothing — or where one is in registers: a 16-bit A (a chained
+ * emits nothing — or tj_trans of one (tl.dot(a, b.T)): the descriptor
+ * reads the same ring the other way round (tjp_wgmma_view: stored
+ * transposed where it was not, its swizzle indexed by the transpose's
+ * elements), and the transpose emits nothing either; or where one is in
+ * registers: a 16-bit A (a chained
  * dot's operand), or a TF32 B whose loads run along N. wgmma reads
  * 32-bit operands K-major only and only A from registers, so that dot
  * runs transposed (Cᵀ = Bᵀ Aᵀ, accelerate_dot.c): B's ring is read into
@@ -122,44 +126,95 @@ int tjp_wgmma_reads_ring(const tjp_dot_choice *ch, int operand)
     return ch->form == TJP_DOT_WGMMA && (operand == 0 ? !ch->a_in_regs : !ch->b_in_regs);
 }
 
-int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v)
+int tjp_is_trans2(const tji_func *fn, const tji_op *op)
 {
-    int32_t def = v > 0 ? tji_val(fn, v)->def_op : -1;
-    if (def < 0 || fn->ops[def].code != TJI_LOCAL_LOAD || fn->ops[def].parent < 0)
-        return -1;
-    int uses = 0, in_dot = 0;
+    return op->code == TJI_PERMUTE && tji_typeof(fn, op->result)->rank == 2 && op->perm[0] == 1 && op->perm[1] == 0;
+}
+
+/* How many operands of ops are v; *dot_operand: of those, how many are
+ * operand A or B of a DOT in region. */
+static int uses(const tji_func *fn, int32_t v, int32_t region, int *dot_operand)
+{
+    int n = 0;
+    *dot_operand = 0;
     for (int32_t k = 0; k < fn->nops; k++)
         for (int a = 0; fn->ops[k].parent >= 0 && a < fn->ops[k].nargs; a++)
             if (fn->ops[k].args[a] == v) {
-                uses++;
-                in_dot += fn->ops[k].code == TJI_DOT && fn->ops[k].parent == fn->ops[def].parent && a < 2;
+                n++;
+                *dot_operand += fn->ops[k].code == TJI_DOT && fn->ops[k].parent == region && a < 2;
             }
-    return uses == 1 && in_dot == 1 ? fn->ops[def].ring : -1;
+    return n;
 }
 
-/* Whether every LOCAL_LOAD of ring is an operand of a dot in the WGMMA form;
- * *k_major: 0 where any may be stored either way, else 1 + the operand
- * (1: A, 2: B) of a dot whose dtype needs it K-major. */
-static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ring, int *k_major)
+int32_t tjp_wgmma_operand_read(const tji_func *fn, int32_t v, int *trans)
+{
+    int32_t def = v > 0 ? tji_val(fn, v)->def_op : -1, read = def;
+    *trans = def >= 0 && fn->ops[def].parent >= 0 && tjp_is_trans2(fn, &fn->ops[def]);
+    if (*trans) { /* tj_trans of the read, the read used by nothing else */
+        int in_dot;
+        read = tji_val(fn, fn->ops[def].args[0])->def_op;
+        if (read < 0 || fn->ops[read].parent != fn->ops[def].parent ||
+            uses(fn, fn->ops[def].args[0], -1, &in_dot) != 1)
+            return -1;
+    }
+    if (read < 0 || fn->ops[read].code != TJI_LOCAL_LOAD || fn->ops[read].parent < 0)
+        return -1;
+    int in_dot;
+    return uses(fn, v, fn->ops[read].parent, &in_dot) == 1 && in_dot == 1 ? read : -1;
+}
+
+int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v)
+{
+    int trans;
+    int32_t read = tjp_wgmma_operand_read(fn, v, &trans);
+    return read >= 0 ? fn->ops[read].ring : -1;
+}
+
+int tjp_wgmma_operand_trans(const tji_func *fn, int32_t v)
+{
+    int trans;
+    return tjp_wgmma_operand_read(fn, v, &trans) >= 0 && trans;
+}
+
+/* The value a dot reads of LOCAL_LOAD op: its result, or where tj_trans
+ * alone takes that, the transpose. */
+static int32_t operand_of_read(const tji_func *fn, const tji_op *op)
+{
+    for (int32_t k = 0; k < fn->nops; k++) {
+        const tji_op *u = &fn->ops[k];
+        if (u->parent >= 0 && u->nargs && u->args[0] == op->result && tjp_is_trans2(fn, u) &&
+            tjp_wgmma_operand_trans(fn, u->result))
+            return u->result;
+    }
+    return op->result;
+}
+
+/* Whether every LOCAL_LOAD of ring is an operand of a dot in the WGMMA
+ * form, directly or through tj_trans; *stored: 0 where the tile may be
+ * stored either way, else 1 + (whether it must be stored transposed) for
+ * a dot whose dtype needs its operands K-major (A by rows, B by columns:
+ * the other way round through tj_trans). */
+static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ring, int *stored)
 {
     int reads = 0;
-    *k_major = 0;
+    *stored = 0;
     for (int32_t i = 0; i < fn->nops; i++) {
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
             continue;
-        if (tjp_wgmma_operand_ring(fn, op->result) != ring)
+        int32_t v = operand_of_read(fn, op);
+        if (tjp_wgmma_operand_ring(fn, v) != ring)
             return 0;
         int found = 0;
         for (int32_t k = 0; k < fn->nops && k < plan->nops; k++) {
             const tji_op *d = &fn->ops[k];
             if (d->code != TJI_DOT || d->parent < 0 ||
-                !((d->args[0] == op->result && tjp_wgmma_reads_ring(&plan->dot[k], 0)) ||
-                  (d->args[1] == op->result && tjp_wgmma_reads_ring(&plan->dot[k], 1))))
+                !((d->args[0] == v && tjp_wgmma_reads_ring(&plan->dot[k], 0)) ||
+                  (d->args[1] == v && tjp_wgmma_reads_ring(&plan->dot[k], 1))))
                 continue;
             found = 1;
             if (tjp_wgmma_k_major_only(fn, d))
-                *k_major = d->args[0] == op->result ? 1 : 2;
+                *stored = 1 + ((d->args[1] == v) != (v != op->result));
         }
         if (!found)
             return 0;
@@ -211,18 +266,17 @@ void tjp_nvmma_swizzle(int32_t rows, int32_t cols, int transposed, int sw, int e
 
 int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, tjp_ring *R)
 {
-    int k_major;
-    if (R->op < 0 || !plan->dot || !read_by_wgmma(fn, plan, ring, &k_major))
+    int stored;
+    if (R->op < 0 || !plan->dot || !read_by_wgmma(fn, plan, ring, &stored))
         return 0;
     const tji_op *first = &fn->ops[R->op];
     const tji_type *t = tji_typeof(fn, first->code == TJI_ASYNC_COPY ? first->args[0] : first->result);
     if (t->rank != 2)
         return 0;
     int32_t rows = t->shape[0], cols = t->shape[1];
-    /* K-major where the dtype needs it (A by rows, B transposed), even where
-     * the copies then narrow: accelerate_dot.c chose wgmma for those only
-     * where the loads run along K */
-    int transposed = k_major ? k_major == 2 : copies_along_rows(fn, plan, ring, cols), eb = R->elem_bytes;
+    /* K-major where the dtype needs it, even where the copies then narrow:
+     * accelerate_dot.c chose wgmma for those only where the loads run along K */
+    int transposed = stored ? stored == 2 : copies_along_rows(fn, plan, ring, cols), eb = R->elem_bytes;
     int64_t row_bytes = (int64_t)(transposed ? rows : cols) * eb;
     int sw = row_bytes >= 128 ? 128 : row_bytes >= 64 ? 64 : 32;
     if (row_bytes < 32)
@@ -252,6 +306,22 @@ int tjp_wgmma_register_ring(const tji_func *fn, const tjp_layout_plan *plan, int
         reads++;
     }
     return reads > 0;
+}
+
+void tjp_wgmma_view(const tjp_ring *R, const tji_type *stored, int trans, tjp_ring *out)
+{
+    *out = *R;
+    if (!trans)
+        return;
+    /* element (r, c) of the transpose is (c, r) of the stored tile: the
+     * index bits of the one are the other's, columns and rows swapped */
+    int rbits = tjp_log2_exact(stored->shape[0]), cbits = tjp_log2_exact(stored->shape[1]);
+    out->transposed = !R->transposed;
+    for (int i = 0; i < rbits + cbits; i++) {
+        uint32_t view_bit = 1u << i; /* the transpose is [cols, rows]: its low rbits index stored rows */
+        uint32_t bit = i < rbits ? 1u << (cbits + i) : 1u << (i - rbits);
+        out->swizzle.flip[i] = tjp_swizzle_apply(&R->swizzle, bit) ^ view_bit;
+    }
 }
 
 void tjp_wgmma_operand(const tjp_ring *R, const tji_type *t, int is_b, tjp_wgmma_desc *out)

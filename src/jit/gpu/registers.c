@@ -426,7 +426,12 @@ static uint32_t shape_source(const tji_op *op, const tji_type *rt, const tji_typ
  * layouts are seen to make them so (the maps are linear: bases suffice). */
 void tjj_gpu_emit_shape_op(codegen *c, const tji_op *op)
 {
-    int32_t x = op->args[0], id = op->result;
+    int32_t x = op->args[0], id = op->result, read = tji_val(c->g.fn, x)->def_op;
+    const tjp_layout_plan *plan = c->g.plan;
+    if (op->code == TJI_PERMUTE && read >= 0 && c->g.fn->ops[read].code == TJI_LOCAL_LOAD &&
+        c->g.fn->ops[read].ring >= 0 && c->g.fn->ops[read].ring < plan->nrings &&
+        plan->rings[c->g.fn->ops[read].ring].wgmma)
+        return; /* tj_trans of a slot that wgmma reads itself, transposed (wgmma.c) */
     const tjp_layout *Ls = layout_of(c, x), *Lr = layout_of(c, id);
     const tji_type *st = type_of(c, x), *rt = type_of(c, id);
     int ok = st->rank > 0 && memcmp(Ls->nbits, Lr->nbits, sizeof Ls->nbits) == 0;

@@ -68,18 +68,22 @@ enum { MAX_ACC = 256, MAX_BLOCKS = 8 /* m64 blocks of a warpgroup */ };
 
 /* The ring operand v reads, its slot value into *slot; NULL (after a
  * failure) where v is not a wgmma ring's LOCAL_LOAD. */
-static const tjp_ring *operand_ring(codegen *c, int32_t v, int32_t *slot)
+/* The ring wgmma reads operand v from (its slot's value into *slot), and
+ * into *view the ring as v sees it (tjp_wgmma_view: through tj_trans,
+ * the transpose); NULL after a failure. */
+static const tjp_ring *operand_ring(codegen *c, int32_t v, int32_t *slot, tjp_ring *view)
 {
     const tji_func *fn = c->g.fn;
     const tjp_layout_plan *p = c->g.plan;
-    int32_t def = tji_val(fn, v)->def_op;
-    const tji_op *ll = def >= 0 ? &fn->ops[def] : NULL;
-    if (!ll || ll->code != TJI_LOCAL_LOAD || !p->rings || ll->ring < 0 || ll->ring >= p->nrings ||
-        !p->rings[ll->ring].wgmma) {
+    int trans;
+    int32_t read = tjp_wgmma_operand_read(fn, v, &trans);
+    const tji_op *ll = read >= 0 ? &fn->ops[read] : NULL;
+    if (!ll || !p->rings || ll->ring < 0 || ll->ring >= p->nrings || !p->rings[ll->ring].wgmma) {
         FAIL(c, "internal error: a wgmma operand is not read from a ring in the NVMMA layout");
         return NULL;
     }
     *slot = ll->args[0];
+    tjp_wgmma_view(&p->rings[ll->ring], type_of(c, ll->result), trans, view);
     return &p->rings[ll->ring];
 }
 
@@ -321,13 +325,16 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         FAIL(c, "internal error: wgmma: an asynchronous register operand not read from a ring where used");
         return;
     }
-    /* A's ring (wgmma's A, or for the transposed product its B) and B's */
-    const tjp_ring *RA = ch->a_in_regs ? NULL : operand_ring(c, op->args[0], &slot_a);
+    /* A's ring (wgmma's A, or for the transposed product its B) and B's,
+     * released after the wait, and as the operands see them (VA, VB) */
+    tjp_ring view_a, view_b;
+    const tjp_ring *RA = ch->a_in_regs ? NULL : operand_ring(c, op->args[0], &slot_a, &view_a);
     if (!ch->a_in_regs && !RA)
         return;
-    const tjp_ring *RB = swap ? NULL : operand_ring(c, op->args[1], &slot_b);
+    const tjp_ring *RB = swap ? NULL : operand_ring(c, op->args[1], &slot_b, &view_b);
     if (!swap && !RB)
         return;
+    const tjp_ring *VA = RA ? &view_a : NULL, *VB = RB ? &view_b : NULL;
     const tjp_layout *LC = layout_of(c, res);
     int n = ch->instr_n, groups = c->num_warps / 4, nacc = nregs_of(c, res);
     uint32_t M = (uint32_t)at->shape[0], K = (uint32_t)at->shape[1], N = (uint32_t)bt->shape[1];
@@ -342,23 +349,23 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
     LLVMBuilderRef b = c->g.b;
     LLVMValueRef group = LLVMBuildLShr(b, c->warp, c_i32(c, 2), ""), group_bytes = c_i32(c, 0);
     uint64_t group_bits = 0, local_bits = 0;
-    for (int j = 0; RA && !swap && (1 << j) < groups; j++) {
-        uint64_t off = tjp_wgmma_offset(RA, at, rows << j, 0);
+    for (int j = 0; VA && !swap && (1 << j) < groups; j++) {
+        uint64_t off = tjp_wgmma_offset(VA, at, rows << j, 0);
         group_bits |= off;
         LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, group, c_i32(c, 1 << j), ""), c_i32(c, 0), "");
         group_bytes = LLVMBuildAdd(b, group_bytes, LLVMBuildSelect(b, on, c_i32(c, (int64_t)off), c_i32(c, 0), ""), "");
     }
     tjp_wgmma_desc ka = {.k_major = 1}, kb = {.k_major = 1};
-    if (RA)
-        tjp_wgmma_operand(RA, at, 0, &ka);
-    if (RB)
-        tjp_wgmma_operand(RB, bt, 1, &kb);
+    if (VA)
+        tjp_wgmma_operand(VA, at, 0, &ka);
+    if (VB)
+        tjp_wgmma_operand(VB, bt, 1, &kb);
     if (eb != 2 && (!ka.k_major || !kb.k_major)) {
         FAIL(c, "internal error: wgmma of %s operands reads them K-major only", tj_dtype_name(at->dtype));
         return;
     }
-    LLVMValueRef desc_a = RA ? descriptor(c, RA, at, 0, slot_a, swap ? NULL : group_bytes) : NULL;
-    LLVMValueRef desc_b = RB ? descriptor(c, RB, bt, 1, slot_b, NULL) : desc_a;
+    LLVMValueRef desc_a = VA ? descriptor(c, VA, at, 0, slot_a, swap ? NULL : group_bytes) : NULL;
+    LLVMValueRef desc_b = VB ? descriptor(c, VB, bt, 1, slot_b, NULL) : desc_a;
     /* skip_zero_init: the first K step overwrites — on the loop's first
      * iteration for a carried accumulator, always for a +0.0 constant */
     LLVMValueRef first_scale = c_i32(c, 1), acc[MAX_ACC];
@@ -422,12 +429,12 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
                     break;
                 }
                 /* wgmma's B: B at (k, col), or Aᵀ (A at (col, k)) */
-                uint64_t off_b = swap ? tjp_wgmma_offset(RA, at, col0, k0) : tjp_wgmma_offset(RB, bt, k0, col0);
+                uint64_t off_b = swap ? tjp_wgmma_offset(VA, at, col0, k0) : tjp_wgmma_offset(VB, bt, k0, col0);
                 LLVMValueRef a_desc = NULL, a_words[4], *a_regs = NULL;
                 if (staged) {
                     a_regs = words[step % per_fence][row0 / 64];
                 } else if (RA) {
-                    uint64_t off_a = tjp_wgmma_offset(RA, at, row0, k0);
+                    uint64_t off_a = tjp_wgmma_offset(VA, at, row0, k0);
                     local_bits |= off_a;
                     a_desc = LLVMBuildAdd(b, desc_a, c_i64(c, (int64_t)(off_a >> 4)), "");
                 } else if (register_operand(c, op, ch, row0, k0, a_words)) {
@@ -474,10 +481,11 @@ void tjj_gpu_wgmma_after_loop(codegen *c, int32_t opi)
         for (int y = 0; y < yield->nargs; y++)
             if (yield->args[y] == fn->ops[i].result) {
                 int32_t res = fn->ops[opi].result + y, slot;
+                tjp_ring view;
                 wait_group(c, 0, tjj_gpu_regs_for(c, res), nregs_of(c, res), type_of(c, res)->dtype == TJ_I32);
                 for (int a = 0; a < 2 && c->role; a++) {
                     const tjp_ring *R =
-                        tjp_wgmma_reads_ring(&p->dot[i], a) ? operand_ring(c, fn->ops[i].args[a], &slot) : NULL;
+                        tjp_wgmma_reads_ring(&p->dot[i], a) ? operand_ring(c, fn->ops[i].args[a], &slot, &view) : NULL;
                     if (R)
                         tjj_gpu_release_pending(c, R);
                 }
