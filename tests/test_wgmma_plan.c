@@ -484,49 +484,45 @@ static void gating(void)
     }
 }
 
-/* The explainer names the form, the instruction and the rings' layout. */
-static void explained(void)
+/* tj_kernel_explain's text of configuration k planned for sm_90a (8
+ * warps, 3 stages), malloc'ed; NULL where it fails. */
+static char *explain_text(const config *k)
 {
-    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0};
     tji_func *fn = NULL;
     tjj_gpu_planned out = {0};
     uint64_t spec;
     char *text = NULL;
-    if (build_tutorial(&k, &fn, &spec) == TJ_OK &&
+    if (build_tutorial(k, &fn, &spec) == TJ_OK &&
         tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec, .num_stages = 3},
                      &out) == TJ_OK)
         text = tjj_gpu_explain(fn, &out);
+    tjj_gpu_planned_free(&out);
+    tji_func_free(fn);
+    return text;
+}
+
+/* The explainer names the form, the instruction and the rings' layout. */
+static void explained(void)
+{
+    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0};
+    char *text = explain_text(&k);
     tap_ok(text && strstr(text, "wgmma.mma_async.m64n256k16 on tensor cores, 2 warpgroups along M") &&
                strstr(text, "one group left in flight") && strstr(text, "NVMMA layout for wgmma: 128-byte swizzle") &&
                strstr(text, "reads: none; wgmma reads the slot through matrix descriptors"),
            "tj_kernel_explain's text for sm_90a names wgmma, its warpgroups, the group in flight and the NVMMA rings");
     free(text);
-    tjj_gpu_planned_free(&out);
-    tji_func_free(fn);
     static const config nn = {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0};
-    fn = NULL, text = NULL, out = (tjj_gpu_planned){0};
-    if (build_tutorial(&nn, &fn, &spec) == TJ_OK &&
-        tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec, .num_stages = 3},
-                     &out) == TJ_OK)
-        text = tjj_gpu_explain(fn, &out);
+    text = explain_text(&nn);
     tap_ok(text && strstr(text, "wgmma.mma_async.m64n128k8 on tensor cores, 2 warpgroups along N") &&
                strstr(text, "computed transposed (C^T = B^T A^T"),
            "tj_kernel_explain's text for tf32 NN names the transposed product and its warpgroups along N");
     free(text);
-    tjj_gpu_planned_free(&out);
-    tji_func_free(fn);
     static const config bt = {.bm = 128, .bn = 256, .bk = 64, .warps = 8, .stages = 3, .nt = 1, .in = IN_F16, .bt = 1};
-    fn = NULL, text = NULL, out = (tjj_gpu_planned){0};
-    if (build_tutorial(&bt, &fn, &spec) == TJ_OK &&
-        tjj_gpu_plan(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = 1, .num_warps = 8, .spec = spec, .num_stages = 3},
-                     &out) == TJ_OK)
-        text = tjj_gpu_explain(fn, &out);
+    text = explain_text(&bt);
     tap_ok(text && strstr(text, "wgmma.mma_async.m64n256k16 on tensor cores") &&
                strstr(text, "(B through tj_trans: the descriptor reads its ring the other way round)"),
            "tj_kernel_explain's text for B through tj_trans says the descriptor reads B's ring the other way round");
     free(text);
-    tjj_gpu_planned_free(&out);
-    tji_func_free(fn);
 }
 
 /* --- the PTX ---------------------------------------------------------------------------- */
