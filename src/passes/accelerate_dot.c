@@ -105,6 +105,15 @@ static int is_positive_zero(const tji_func *fn, int32_t v)
            !signbit(fn->ops[d].fval);
 }
 
+/* The FOR whose body is region, or -1. */
+static int32_t loop_of_body(const tji_func *fn, int32_t region)
+{
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_FOR && fn->ops[i].region[0] == region)
+            return i;
+    return -1;
+}
+
 /* Does the dot accumulate into a value its loop carries that nothing else
  * reads, and yield its result to nothing else (the next iteration's
  * wgmma takes it as it is)? *zero_init: the accumulator enters the loop
@@ -112,10 +121,7 @@ static int is_positive_zero(const tji_func *fn, int32_t v)
 static int carried_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
 {
     const tji_region *body = &fn->regions[op->parent];
-    int32_t yield = body->nops ? body->ops[body->nops - 1] : -1, loop = -1;
-    for (int32_t i = 0; i < fn->nops && loop < 0; i++)
-        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_FOR && fn->ops[i].region[0] == op->parent)
-            loop = i;
+    int32_t yield = body->nops ? body->ops[body->nops - 1] : -1, loop = loop_of_body(fn, op->parent);
     if (loop < 0 || yield < 0 || fn->ops[yield].code != TJI_YIELD || !op->args[2])
         return 0;
     int k = -1;
@@ -165,11 +171,11 @@ const char *tjp_wgmma_claim_error(const tji_func *fn, const tji_op *op, const tj
     if (!ch->skip_zero_init || !op->args[2])
         return NULL;
     const tji_region *body = &fn->regions[op->parent];
-    for (int i = 1; i < body->nargs; i++)
-        for (int32_t l = 0; body->args[i] == op->args[2] && l < fn->nops; l++)
-            if (fn->ops[l].parent >= 0 && fn->ops[l].code == TJI_FOR && fn->ops[l].region[0] == op->parent)
-                return is_positive_zero(fn, fn->ops[l].args[3 + i - 1])
-                           ? NULL : "'skip-zero-init': the accumulator's loop argument does not enter as +0.0";
+    int32_t loop = loop_of_body(fn, op->parent);
+    for (int i = 1; loop >= 0 && i < body->nargs; i++)
+        if (body->args[i] == op->args[2]) /* FOR: (lo, hi, step, initial values...) */
+            return is_positive_zero(fn, fn->ops[loop].args[3 + i - 1])
+                       ? NULL : "'skip-zero-init': the accumulator's loop argument does not enter as +0.0";
     return is_positive_zero(fn, op->args[2]) ? NULL : "'skip-zero-init': the accumulator is not +0.0";
 }
 

@@ -587,11 +587,11 @@ TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_ta
  * 32 bytes), *instr_n the instruction's N, *elem_bytes the operands'
  * element size (2, 4 for tf32, 1); tjp_wgmma_k_major_only: its
  * operands must be stored K-major (every dtype but f16 and bf16).
- * tjp_wgmma_operand_ring:
- * the ring whose LOCAL_LOAD value v is — or v is tj_trans of (a 2-D
- * PERMUTE that alone reads it: tjp_wgmma_operand_trans) — read by nothing
- * but one DOT of its region, else -1; tjp_wgmma_operand_read: that
- * LOCAL_LOAD op (-1: none), *trans whether through tj_trans. tjp_wgmma_ring: where every read of ring R is such an
+ * tjp_wgmma_operand_ring: the ring whose LOCAL_LOAD value v is — or v is
+ * tj_trans of (a 2-D PERMUTE that alone reads it: tjp_wgmma_operand_trans)
+ * — read by nothing but one DOT of its region, else -1;
+ * tjp_wgmma_operand_read: that LOCAL_LOAD op (-1: none), *trans whether
+ * through tj_trans. tjp_wgmma_ring: where every read of ring R is such an
  * operand of a WGMMA dot, gives R the NVMMA layout (the swizzle wgmma and
  * TMA read: 8-row atoms of 32, 64 or 128 bytes per row, XOR of the row
  * into the 16-byte chunks) and marks it (1), else 0. */

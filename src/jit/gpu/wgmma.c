@@ -66,8 +66,6 @@
 
 enum { MAX_ACC = 256, MAX_BLOCKS = 8 /* m64 blocks of a warpgroup */ };
 
-/* The ring operand v reads, its slot value into *slot; NULL (after a
- * failure) where v is not a wgmma ring's LOCAL_LOAD. */
 /* The ring wgmma reads operand v from (its slot's value into *slot), and
  * into *view the ring as v sees it (tjp_wgmma_view: through tj_trans,
  * the transpose); NULL after a failure. */
