@@ -18,11 +18,11 @@
  *    address, LBO, SBO and swizzle mode, applied as the ISA's canonical
  *    K-major and MN-major layouts and the hardware's address XOR) is the
  *    element the ring's swizzle stored there — so copies and wgmma agree;
- *  - B loaded [BN, BK] and read through tj_trans: wgmma where the ring,
- *    stored as its copies want, can be read K-major or the dtype is
- *    16-bit, and then every element each descriptor of the transposed
- *    view reads is where the copies stored it at the ring's own
- *    coordinates; the PTX's imm-trans bits follow the storage;
+ *  - B loaded [BN, BK] (or A [BK, BM]) and read through tj_trans: wgmma
+ *    where the ring, stored as its copies want, can be read K-major or
+ *    the dtype is 16-bit, and then every element each descriptor of the
+ *    transposed view reads is where the copies stored it at the ring's
+ *    own coordinates; the PTX's imm-trans bits follow the storage;
  *  - for sm_90 (no "a") and at num_stages 1 (no rings) the same dot stays
  *    mma.sync: wgmma only where the target and the operands allow it;
  *  - the PTX for sm_90a has wgmma.mma_async and no ldmatrix, waits with
@@ -54,9 +54,10 @@ MATMUL_TUTORIAL_KERNEL(wgmma_matmul_tf32, f32, f32, f32, TJ_F32, TJ_PRECISION_TF
 MATMUL_TUTORIAL_KERNEL(wgmma_matmul_fp8, f8e4m3, f8e5m2, f32, TJ_F32, TJ_PRECISION_IEEE)
 
 /* The tutorial with B's tile loaded [BN, BK] and transposed by tj_trans
- * for the dot, as Triton users write tl.dot(a, b.T) (its attention
- * tutorial's q k^T): stored N x K, the loads run along K. */
-#define MATMUL_BT_KERNEL(name, ab_dt, precision)                                                              \
+ * for the dot (TB), as Triton users write tl.dot(a, b.T) (its attention
+ * tutorial's q k^T), or A's loaded [BK, BM] (TA): through the strides,
+ * whichever way the tensors are stored. */
+#define MATMUL_TRANS_KERNEL(name, ab_dt, precision, TA, TB)                                                   \
     TJ_KERNEL(name,                                                                                          \
               TJ_PARAMS(TJ_PTR(a, ab_dt), TJ_PTR(b, ab_dt), TJ_PTR(c, f32), TJ_SCALAR(M, i32),                \
                         TJ_SCALAR(N, i32), TJ_SCALAR(K, i32), TJ_SCALAR(stride_am, i32),                     \
@@ -68,22 +69,25 @@ MATMUL_TUTORIAL_KERNEL(wgmma_matmul_fp8, f8e4m3, f8e5m2, f32, TJ_F32, TJ_PRECISI
         tj_val offs_m = tj_add(tj_mul(tj_program_id(0), BM), tj_arange(0, BM));                              \
         tj_val offs_n = tj_add(tj_mul(tj_program_id(1), BN), tj_arange(0, BN));                              \
         tj_val offs_k = tj_arange(0, BK);                                                                    \
-        tj_val a_ptrs = tj_add(a, tj_add(tj_mul(tj_expand_dims(offs_m, 1), stride_am),                       \
-                                         tj_mul(tj_expand_dims(offs_k, 0), stride_ak)));                     \
-        tj_val b_ptrs = tj_add(b, tj_add(tj_mul(tj_expand_dims(offs_n, 1), stride_bn),                       \
-                                         tj_mul(tj_expand_dims(offs_k, 0), stride_bk)));                     \
+        tj_val a_m = tj_mul(tj_expand_dims(offs_m, TA ? 0 : 1), stride_am);                                  \
+        tj_val a_ptrs = tj_add(a, tj_add(a_m, tj_mul(tj_expand_dims(offs_k, TA ? 1 : 0), stride_ak)));      \
+        tj_val b_n = tj_mul(tj_expand_dims(offs_n, TB ? 1 : 0), stride_bn);                                  \
+        tj_val b_ptrs = tj_add(b, tj_add(b_n, tj_mul(tj_expand_dims(offs_k, TB ? 0 : 1), stride_bk)));      \
         tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);                                                     \
         TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_ptrs, &b_ptrs) {                                            \
-            acc = tj_dot(tj_load(a_ptrs), tj_trans(tj_load(b_ptrs)), acc, .input_precision = precision);     \
+            tj_val ta = tj_load(a_ptrs), tb = tj_load(b_ptrs);                                               \
+            acc = tj_dot(TA ? tj_trans(ta) : ta, TB ? tj_trans(tb) : tb, acc, .input_precision = precision); \
             a_ptrs = tj_add(a_ptrs, tj_mul(stride_ak, BK));                                                  \
             b_ptrs = tj_add(b_ptrs, tj_mul(stride_bk, BK));                                                  \
         }                                                                                                    \
         tj_store(tj_add(c, tj_add(tj_mul(tj_expand_dims(offs_m, 1), stride_cm),                              \
                                   tj_mul(tj_expand_dims(offs_n, 0), stride_cn))), acc);                      \
     }
-MATMUL_BT_KERNEL(wgmma_matmul_bt, f16, TJ_PRECISION_IEEE)
-MATMUL_BT_KERNEL(wgmma_matmul_bt_tf32, f32, TJ_PRECISION_TF32)
-MATMUL_BT_KERNEL(wgmma_matmul_bt_fp8, f8e4m3, TJ_PRECISION_IEEE)
+MATMUL_TRANS_KERNEL(wgmma_matmul_bt, f16, TJ_PRECISION_IEEE, 0, 1)
+MATMUL_TRANS_KERNEL(wgmma_matmul_bt_tf32, f32, TJ_PRECISION_TF32, 0, 1)
+MATMUL_TRANS_KERNEL(wgmma_matmul_bt_fp8, f8e4m3, TJ_PRECISION_IEEE, 0, 1)
+MATMUL_TRANS_KERNEL(wgmma_matmul_at, f16, TJ_PRECISION_IEEE, 1, 0)
+MATMUL_TRANS_KERNEL(wgmma_matmul_at_tf32, f32, TJ_PRECISION_TF32, 1, 0)
 
 /* Operand dtypes of a configuration. */
 enum { IN_F16, IN_TF32, IN_FP8 };
@@ -156,12 +160,15 @@ typedef struct config {
     int in;               /* IN_F16, IN_TF32, IN_FP8 (e4m3 x e5m2) */
     int tn;               /* A stored K x M, read through its strides */
     int bt;               /* B loaded [BN, BK] and read through tj_trans */
+    int at;               /* A loaded [BK, BM] and read through tj_trans */
 } config;
 
 static const tj_kernel *kernel_of(const config *k)
 {
     if (k->bt)
         return k->in == IN_TF32 ? wgmma_matmul_bt_tf32 : k->in == IN_FP8 ? wgmma_matmul_bt_fp8 : wgmma_matmul_bt;
+    if (k->at)
+        return k->in == IN_TF32 ? wgmma_matmul_at_tf32 : wgmma_matmul_at;
     return k->in == IN_TF32 ? wgmma_matmul_tf32 : k->in == IN_FP8 ? wgmma_matmul_fp8
            : k->c_f16       ? wgmma_matmul_f16c : wgmma_matmul;
 }
@@ -293,12 +300,12 @@ static int descriptors_agree(const tji_func *fn, const tjp_layout_plan *plan, in
 
 static void tutorial_plans(void)
 {
-    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0},
-                                  {128, 256, 64, 8, 3, 1, 0, IN_F16, 0, 0}, {128, 128, 32, 4, 4, 0, 0, IN_F16, 0, 0}, {64, 256, 32, 4, 4, 1, 0, IN_F16, 0, 0},
-                                  {128, 128, 128, 8, 2, 0, 0, IN_F16, 0, 0}, {64, 64, 16, 4, 3, 1, 0, IN_F16, 0, 0},
-                                  {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0, 0}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 0, 0},
-                                  {128, 128, 16, 4, 4, 1, 0, IN_TF32, 0, 0}, {64, 256, 32, 4, 4, 1, 0, IN_TF32, 0, 0},
-                                  {128, 128, 64, 4, 3, 1, 0, IN_FP8, 0, 0},  {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0, 0}};
+    static const config cfgs[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0, 0, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0, 0, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0, 0},
+                                  {128, 256, 64, 8, 3, 1, 0, IN_F16, 0, 0, 0}, {128, 128, 32, 4, 4, 0, 0, IN_F16, 0, 0, 0}, {64, 256, 32, 4, 4, 1, 0, IN_F16, 0, 0, 0},
+                                  {128, 128, 128, 8, 2, 0, 0, IN_F16, 0, 0, 0}, {64, 64, 16, 4, 3, 1, 0, IN_F16, 0, 0, 0},
+                                  {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 0, 0, 0},
+                                  {128, 128, 16, 4, 4, 1, 0, IN_TF32, 0, 0, 0}, {64, 256, 32, 4, 4, 1, 0, IN_TF32, 0, 0, 0},
+                                  {128, 128, 64, 4, 3, 1, 0, IN_FP8, 0, 0, 0},  {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0, 0, 0}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
         tjp_layout_plan plan;
@@ -323,7 +330,7 @@ static void tutorial_plans(void)
     }
 }
 
-/* B loaded [BN, BK] and read through tj_trans: its loads are pipelined
+/* B loaded [BN, BK] (A [BK, BM]) and read through tj_trans: its loads are pipelined
  * as any dot operand's, and wgmma reads the ring as it was stored — B
  * stored N x K is K-major, what every dtype takes; stored K x N (the
  * loads along N) it is N-major, which only 16-bit operands may be, so
@@ -340,32 +347,40 @@ static void trans_plans(void)
         {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .nt = 1, .in = IN_TF32, .bt = 1},
         {.bm = 128, .bn = 256, .bk = 128, .warps = 8, .stages = 3, .nt = 1, .in = IN_FP8, .bt = 1},
         {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .nt = 0, .in = IN_TF32, .bt = 1},
-        {.bm = 128, .bn = 128, .bk = 64, .warps = 4, .stages = 3, .nt = 0, .in = IN_FP8, .bt = 1}};
+        {.bm = 128, .bn = 128, .bk = 64, .warps = 4, .stages = 3, .nt = 0, .in = IN_FP8, .bt = 1},
+        {.bm = 128, .bn = 128, .bk = 64, .warps = 4, .stages = 4, .tn = 1, .in = IN_F16, .at = 1},
+        {.bm = 128, .bn = 256, .bk = 64, .warps = 8, .stages = 3, .tn = 0, .in = IN_F16, .at = 1},
+        {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .tn = 0, .nt = 1, .in = IN_TF32, .at = 1},
+        {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .tn = 1, .nt = 1, .in = IN_TF32, .at = 1}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
-        int want_wgmma = k->nt || k->in == IN_F16;
+        int w = k->at ? 0 : 1, along_k = k->at ? !k->tn : k->nt; /* the transposed operand, its loads */
+        int want_wgmma = along_k || k->in == IN_F16;
         tjp_layout_plan plan;
         tji_func *fn = plan_tutorial(k, 90, 1, k->stages, &plan);
         int32_t dot = fn ? dot_of(fn) : -1;
         char why[256] = "no plan";
-        int ok = dot >= 0 && tjp_wgmma_operand_trans(fn, fn->ops[dot].args[1]) &&
+        int ok = dot >= 0 && tjp_wgmma_operand_trans(fn, fn->ops[dot].args[w]) &&
                  (plan.dot[dot].form == TJP_DOT_WGMMA) == want_wgmma && (!want_wgmma || plan.dot[dot].async);
         if (dot >= 0 && !ok)
-            snprintf(why, sizeof why, "B %sread through tj_trans from a ring, form %d, async %d",
-                     tjp_wgmma_operand_trans(fn, fn->ops[dot].args[1]) ? "" : "not ", plan.dot[dot].form,
+            snprintf(why, sizeof why, "%s %sread through tj_trans from a ring, form %d, async %d", w ? "B" : "A",
+                     tjp_wgmma_operand_trans(fn, fn->ops[dot].args[w]) ? "" : "not ", plan.dot[dot].form,
                      plan.dot[dot].async);
-        int ring_b = ok ? tjp_wgmma_operand_ring(fn, fn->ops[dot].args[1]) : -1;
-        if (ok && want_wgmma && (!plan.rings[ring_b].wgmma || plan.rings[ring_b].transposed != !k->nt ||
-                                 plan.rings[ring_b].slots != k->stages + 1)) {
-            snprintf(why, sizeof why, "B's ring: wgmma %d, transposed %d, %d slots", plan.rings[ring_b].wgmma,
-                     plan.rings[ring_b].transposed, plan.rings[ring_b].slots);
+        /* its ring stored as the copies want: transposed where they run along its first dimension (K
+         * for B's [BN, BK], for A's [BK, BM]) */
+        int ring = ok ? tjp_wgmma_operand_ring(fn, fn->ops[dot].args[w]) : -1, stored_t = w ? !k->nt : !k->tn;
+        if (ok && want_wgmma && (!plan.rings[ring].wgmma || plan.rings[ring].transposed != stored_t ||
+                                 plan.rings[ring].slots != k->stages + 1)) {
+            snprintf(why, sizeof why, "%s's ring: wgmma %d, transposed %d, %d slots", w ? "B" : "A",
+                     plan.rings[ring].wgmma, plan.rings[ring].transposed, plan.rings[ring].slots);
             ok = 0;
         }
         ok = ok && (!want_wgmma || (descriptors_agree(fn, &plan, dot, 0, why, sizeof why) &&
                                     descriptors_agree(fn, &plan, dot, 1, why, sizeof why)));
-        tap_ok(ok, "sm_90a %s %lldx%lldx%lld, B stored %s and read through tj_trans: %s%s%s", in_name(k),
-               (long long)k->bm, (long long)k->bn, (long long)k->bk, k->nt ? "N x K" : "K x N",
-               want_wgmma ? "wgmma, async, the descriptors read B's ring (stored as loaded) where the copies put "
+        tap_ok(ok, "sm_90a %s %lldx%lldx%lld, %s stored %s and read through tj_trans: %s%s%s", in_name(k),
+               (long long)k->bm, (long long)k->bn, (long long)k->bk, w ? "B" : "A",
+               w ? (k->nt ? "N x K" : "K x N") : (k->tn ? "K x M" : "M x K"),
+               want_wgmma ? "wgmma, async, the descriptors read its ring (stored as loaded) where the copies put "
                             "each element"
                           : "mma.sync (wgmma reads 32- and 8-bit operands K-major only)",
                ok ? "" : ": ", ok ? "" : why);
@@ -388,10 +403,10 @@ static void trans_plans(void)
 static void register_operands(void)
 {
     static const config cfgs[] = {
-        {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0, 0}, {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0},
-        {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0, 0}, {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0, 0},
-        {128, 64, 32, 4, 4, 0, 0, IN_TF32, 0, 0},  {256, 128, 32, 8, 3, 0, 0, IN_TF32, 0, 0},
-        {128, 128, 32, 4, 3, 1, 0, IN_TF32, 1, 0}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1, 0}};
+        {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0, 0, 0}, {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0, 0},
+        {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0, 0, 0}, {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0, 0, 0},
+        {128, 64, 32, 4, 4, 0, 0, IN_TF32, 0, 0, 0},  {256, 128, 32, 8, 3, 0, 0, IN_TF32, 0, 0, 0},
+        {128, 128, 32, 4, 3, 1, 0, IN_TF32, 1, 0, 0}, {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1, 0, 0}};
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
         const config *k = &cfgs[i];
         int nn = !k->tn, reg = nn ? 1 : 0; /* the register operand */
@@ -458,7 +473,7 @@ static void register_operands(void)
 /* Where wgmma cannot run, the same dot keeps mma.sync. */
 static void gating(void)
 {
-    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16, 0, 0}, fp8 = {128, 128, 64, 4, 3, 0, 0, IN_FP8, 0, 0};
+    static const config f16 = {128, 128, 64, 4, 3, 0, 0, IN_F16, 0, 0, 0}, fp8 = {128, 128, 64, 4, 3, 0, 0, IN_FP8, 0, 0, 0};
     static const struct {
         const config *k;
         int sm, arch_specific, stages, slots;
@@ -504,14 +519,14 @@ static char *explain_text(const config *k)
 /* The explainer names the form, the instruction and the rings' layout. */
 static void explained(void)
 {
-    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0};
+    static const config k = {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0, 0};
     char *text = explain_text(&k);
     tap_ok(text && strstr(text, "wgmma.mma_async.m64n256k16 on tensor cores, 2 warpgroups along M") &&
                strstr(text, "one group left in flight") && strstr(text, "NVMMA layout for wgmma: 128-byte swizzle") &&
                strstr(text, "reads: none; wgmma reads the slot through matrix descriptors"),
            "tj_kernel_explain's text for sm_90a names wgmma, its warpgroups, the group in flight and the NVMMA rings");
     free(text);
-    static const config nn = {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0};
+    static const config nn = {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0, 0};
     text = explain_text(&nn);
     tap_ok(text && strstr(text, "wgmma.mma_async.m64n128k8 on tensor cores, 2 warpgroups along N") &&
                strstr(text, "computed transposed (C^T = B^T A^T"),
@@ -560,8 +575,8 @@ static void ptx(const config *k)
      * one), after a wait that leaves the last iteration's later steps in
      * flight and before their own fence (none after a fence: ptxas would
      * inject one, C7519, which the ptxas check fails) */
-    int swapped = !k->bt && k->in == IN_TF32 && !k->nt && !k->tn;
-    int staged = swapped || (!k->bt && k->in == IN_TF32 && k->tn && k->nt);
+    int swapped = !k->bt && !k->at && k->in == IN_TF32 && !k->nt && !k->tn;
+    int staged = swapped || (!k->bt && !k->at && k->in == IN_TF32 && k->tn && k->nt);
     int ksteps = (int)(k->bk / 8), per_fence = ksteps >= 4 ? 2 : 1;
     char step_wait[48];
     snprintf(step_wait, sizeof step_wait, "wgmma.wait_group.sync.aligned %d;", ksteps - per_fence);
@@ -590,7 +605,7 @@ static void ptx(const config *k)
         tap_diag("%s", tj_last_error());
     tap_ok(ok, "sm_90a PTX, %s %lldx%lldx%lld %d warps%s%s%s: %d wgmma.mma_async %s%s%s, %s, fence.proxy.async, no "
            "ldmatrix%s%s", in_name(k), (long long)k->bm, (long long)k->bn, (long long)k->bk,
-           k->warps, k->tn && k->nt ? " TT" : k->nt ? " NT" : k->tn ? " TN" : "", k->bt ? " (B through tj_trans)" : "",
+           k->warps, k->tn && k->nt ? " TT" : k->nt ? " NT" : k->tn ? " TN" : "", k->bt ? " (B through tj_trans)" : k->at ? " (A through tj_trans)" : "",
            k->c_f16 ? ", C in f16" : "", instr, shape, eb == 2 ? " ending " : "", eb == 2 ? imm : "",
            staged ? "per one or two K steps a wait for the last iteration's same steps, their register loads "
                     "and a wgmma.fence; a group a step; wait_group 0 after the loop"
@@ -604,27 +619,29 @@ static void ptx(const config *k)
 
 int main(void)
 {
-    tap_plan(2 + 14 + 8 + 8 + 4 + 3 + 13 + 4);
+    tap_plan(2 + 14 + 8 + 12 + 4 + 3 + 13 + 6);
     accumulator_layouts();
     tutorial_plans();
     trans_plans();
     register_operands();
     gating();
     explained();
-    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0},
-                                {64, 64, 16, 4, 3, 1, 0, IN_F16, 0, 0},       {128, 128, 64, 4, 4, 0, 1, IN_F16, 0, 0},
-                                {128, 256, 64, 8, 3, 1, 1, IN_F16, 0, 0},     {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0, 0},
-                                {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0, 0},    {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0},
-                                {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0, 0},     {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1, 0},
-                                {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0, 0},
-                                {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0, 0}};
+    static const config pc[] = {{128, 128, 64, 4, 4, 0, 0, IN_F16, 0, 0, 0}, {128, 128, 64, 4, 4, 1, 0, IN_F16, 0, 0, 0}, {128, 256, 64, 8, 3, 0, 0, IN_F16, 0, 0, 0},
+                                {64, 64, 16, 4, 3, 1, 0, IN_F16, 0, 0, 0},       {128, 128, 64, 4, 4, 0, 1, IN_F16, 0, 0, 0},
+                                {128, 256, 64, 8, 3, 1, 1, IN_F16, 0, 0, 0},     {128, 128, 32, 4, 3, 1, 0, IN_TF32, 0, 0, 0},
+                                {128, 128, 32, 4, 3, 0, 0, IN_TF32, 0, 0, 0},    {128, 256, 32, 8, 3, 0, 0, IN_TF32, 0, 0, 0},
+                                {64, 256, 32, 4, 4, 0, 0, IN_TF32, 0, 0, 0},     {128, 256, 32, 8, 3, 1, 0, IN_TF32, 1, 0, 0},
+                                {128, 128, 16, 4, 4, 0, 0, IN_TF32, 0, 0, 0},
+                                {128, 256, 128, 8, 3, 1, 0, IN_FP8, 0, 0, 0}};
     for (size_t i = 0; i < sizeof pc / sizeof pc[0]; i++)
         ptx(&pc[i]);
     static const config bt[] = {
         {.bm = 128, .bn = 256, .bk = 64, .warps = 8, .stages = 3, .nt = 1, .in = IN_F16, .bt = 1},
         {.bm = 128, .bn = 128, .bk = 64, .warps = 4, .stages = 4, .nt = 0, .in = IN_F16, .bt = 1},
         {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .nt = 1, .in = IN_TF32, .bt = 1},
-        {.bm = 128, .bn = 256, .bk = 128, .warps = 8, .stages = 3, .nt = 1, .in = IN_FP8, .bt = 1}};
+        {.bm = 128, .bn = 256, .bk = 128, .warps = 8, .stages = 3, .nt = 1, .in = IN_FP8, .bt = 1},
+        {.bm = 128, .bn = 256, .bk = 64, .warps = 8, .stages = 3, .tn = 1, .in = IN_F16, .at = 1},
+        {.bm = 128, .bn = 128, .bk = 32, .warps = 4, .stages = 3, .tn = 0, .nt = 1, .in = IN_TF32, .at = 1}};
     for (size_t i = 0; i < sizeof bt / sizeof bt[0]; i++)
         ptx(&bt[i]);
     return tap_done();
