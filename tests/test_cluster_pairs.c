@@ -9,8 +9,8 @@
  *  - the block-pointer matmul made persistent, its tile count even: the
  *    kernel asks for clusters of 2 (.reqnctapercluster), starts with a
  *    cluster barrier, multicasts copies, releases slots in the peer
- *    (mapa, a cluster-scope arrive) whose producer acquires at the
- *    cluster's scope, and its artifact says 2 blocks a
+ *    (mapa, an arrive without .release.cluster, whose memory barrier
+ *    stalled the paired kernel on an H100), and its artifact says 2 blocks a
  *    cluster; A's copy of one 128-row column block is halved into two
  *    64-row boxes (its tensor map's box), B's two column blocks are not;
  *  - the benchmark's bf16 kernel at 128x256x64 in pairs: no spills (ptxas -v);
@@ -146,11 +146,11 @@ static void ptx_of_pairs(void)
     tap_ok(strstr(ptx, "barrier.cluster.arrive") && strstr(ptx, "barrier.cluster.wait"),
            "the blocks of a pair meet once their mbarriers are set up");
     tap_ok(tl_count(ptx, ".multicast::cluster") >= 2 && tl_count(ptx, "mapa.shared::cluster") >= 1 &&
-               strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64") &&
-               tl_count(ptx, "try_wait.parity.acquire.cluster") >= 2,
-           "copies multicast (%d in the PTX); consumers release each slot in the peer too, and the producer "
-           "acquires those releases at the cluster's scope (%d waits)",
-           tl_count(ptx, ".multicast::cluster"), tl_count(ptx, "try_wait.parity.acquire.cluster"));
+               strstr(ptx, "@p mbarrier.arrive.shared::cluster.b64 _, [remote];") && !strstr(ptx, "release.cluster.shared") &&
+               !strstr(ptx, "acquire.cluster"),
+           "copies multicast (%d in the PTX); consumers release each slot in the peer too, at the default "
+           "(block) scope: no cluster-scope release or acquire, whose memory barriers stall",
+           tl_count(ptx, ".multicast::cluster"));
     tap_ok(art.gpu.ntmaps >= 2 && art.gpu.tmaps[0].box[0] == 64 && art.gpu.tmaps[0].box[1] == 64 &&
                art.gpu.tmaps[1].box[0] == 64 && art.gpu.tmaps[1].box[1] == 64,
            "A's one column block of 128 rows goes as two 64-row boxes; B's two column blocks as they were "
@@ -280,7 +280,10 @@ int main(void)
     run(1024, 1024, 256, 8, TJ_CLUSTER_ON, "pairs share B (groups of 8 tile rows), 64 tiles");
     run(1024, 1024, 256, 1, TJ_CLUSTER_ON, "pairs share A (row-major tiles, groups of 1)");
     run(512, 1536, 320, 3, TJ_CLUSTER_ON, "groups of 3 on 4 tile rows: some pairs share nothing");
-    run(2000, 2600, 200, 8, TJ_CLUSTER_ON,
+    /* N and K multiples of 16 elements, as the specialization must see
+     * them for TMA's strides (2600 and 200 left the GPU without TMA, so
+     * without a producer warpgroup: the required pairs were refused) */
+    run(2000, 2608, 208, 8, TJ_CLUSTER_ON,
         "336 ragged tiles, more than the blocks resident at once (halves of boxes past M and N)");
     run(1000, 1000, 64 * 13, 8, TJ_CLUSTER_DEFAULT, "an odd tile count (49): blocks alone");
     run(1024, 1024, 256, 8, TJ_CLUSTER_OFF, "pairs turned off by the launch");

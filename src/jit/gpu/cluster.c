@@ -17,9 +17,15 @@
  *  - the producer's test at each copy: the copy's roots against the
  *    peer's;
  *  - a consumer warp's release of a slot in the peer block too
- *    (mapa, mbarrier.arrive.release.cluster): each "empty" barrier counts
- *    both blocks' consumer warps, so neither producer refills a slot that
- *    the other block still reads;
+ *    (mapa, mbarrier.arrive on the peer's barrier): each "empty" barrier
+ *    counts both blocks' consumer warps, so neither producer refills a
+ *    slot that the other block still reads. The arrive keeps the default
+ *    semantics (release at the block's scope), as CUTLASS's cluster
+ *    pipelines do: what it orders are wgmma's reads of the slot, done by
+ *    wgmma.wait_group before it, and the peer's TMA writes after it.
+ *    `.release.cluster` there cost a memory barrier a release: on an H100
+ *    (RESULTS.md, 2026-12-07) the paired kernel's warps spent 61% of
+ *    their cycles stalled on it, 469 us against 177 alone;
  *  - the producer's end: it waits until both blocks have released every
  *    slot, so that no release of the peer's arrives in a block that
  *    has exited.
@@ -95,7 +101,7 @@ void tjj_gpu_release_in_peer(codegen *c, LLVMValueRef bar, LLVMValueRef on)
     tjj_gpu_ptx(c, c->g.ty.t_void,
                 "{ .reg .pred p; .reg .b32 remote; setp.ne.b32 p, $1, 0; "
                 "mapa.shared::cluster.u32 remote, $0, $2; "
-                "@p mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote]; }",
+                "@p mbarrier.arrive.shared::cluster.b64 _, [remote]; }",
                 "r,r,r", (LLVMValueRef[]){bar, on, c->peer_rank}, 3);
 }
 
@@ -109,7 +115,7 @@ void tjj_gpu_producer_tail(codegen *c)
         for (int s = 0; s < R->slots; s++) {
             LLVMValueRef slot = c_i32(c, s);
             tjj_gpu_mbarrier_wait(c, tjj_gpu_tma_empty_barrier(c, R, slot),
-                                  tjj_gpu_next_parity(c, c->empty_phase[r], slot), 1);
+                                  tjj_gpu_next_parity(c, c->empty_phase[r], slot));
         }
     }
 }

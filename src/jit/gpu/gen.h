@@ -353,10 +353,8 @@ TJI_FUNC LLVMValueRef tjj_gpu_next_parity(codegen *c, LLVMValueRef word_at, LLVM
 /* Per ring (malloc'ed): an i32 alloca in the entry block starting at init,
  * one per ring family (its members share it); NULL for other rings. */
 TJI_FUNC LLVMValueRef *tjj_gpu_ring_words(codegen *c, int32_t init, const char *name);
-/* Spins until mbarrier bar (shared address) completes the phase of parity;
- * its acquire at the cluster's scope where arrivals come from the peer
- * block too (an empty barrier of block pairs), else at the block's. */
-TJI_FUNC void tjj_gpu_mbarrier_wait(codegen *c, LLVMValueRef bar, LLVMValueRef parity, int cluster_scope);
+/* Spins until mbarrier bar (shared address) completes the phase of parity. */
+TJI_FUNC void tjj_gpu_mbarrier_wait(codegen *c, LLVMValueRef bar, LLVMValueRef parity);
 /* Inline PTX with side effects on memory (at most 8 operands). */
 TJI_FUNC LLVMValueRef tjj_gpu_ptx(codegen *c, LLVMTypeRef ret, const char *text, const char *constraints,
                                   LLVMValueRef *args, unsigned nargs);

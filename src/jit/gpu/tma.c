@@ -181,17 +181,15 @@ LLVMValueRef tjj_gpu_next_parity(codegen *c, LLVMValueRef word_at, LLVMValueRef 
     return parity;
 }
 
-void tjj_gpu_mbarrier_wait(codegen *c, LLVMValueRef bar, LLVMValueRef parity, int cluster_scope)
+void tjj_gpu_mbarrier_wait(codegen *c, LLVMValueRef bar, LLVMValueRef parity)
 {
     LLVMBuilderRef b = c->g.b;
     LLVMBasicBlockRef spin = new_block(c, "mbar.wait"), done = new_block(c, "mbar.ready");
     LLVMBuildBr(b, spin);
     LLVMPositionBuilderAtEnd(b, spin);
     LLVMValueRef ready = tjj_gpu_ptx(c, c->g.ty.t_i32,
-                                     cluster_scope ? "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 "
-                                                     "p, [$1], $2; selp.u32 $0, 1, 0, p; }"
-                                                   : "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
-                                                     "selp.u32 $0, 1, 0, p; }",
+                                     "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; "
+                                     "selp.u32 $0, 1, 0, p; }",
                                      "=r,r,r", (LLVMValueRef[]){bar, parity}, 2);
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, ready, c_i32(c, 0), ""), done, spin);
     LLVMPositionBuilderAtEnd(b, done);
@@ -295,7 +293,7 @@ void tjj_gpu_tma_wait(codegen *c, const tji_op *op, const tjp_ring *R)
         return;
     }
     LLVMValueRef slot = tjj_gpu_reg(c, op->args[0], 0);
-    tjj_gpu_mbarrier_wait(c, barrier_of(c, R, slot), tjj_gpu_next_parity(c, c->tma_phase[ring], slot), 0);
+    tjj_gpu_mbarrier_wait(c, barrier_of(c, R, slot), tjj_gpu_next_parity(c, c->tma_phase[ring], slot));
 }
 
 /* The thread that issues (and so waits for) a store's bulk groups: thread

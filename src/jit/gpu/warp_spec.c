@@ -115,8 +115,7 @@ void tjj_gpu_produce(codegen *c, const tji_op *op, const tjp_ring *R)
     LLVMValueRef exists = tjj_gpu_tma_exists(c, op), slot = tjj_gpu_reg(c, op->args[1], 0);
     LLVMBasicBlockRef cont = exists ? tjj_llvm_guard_begin(b, exists, "produce") : NULL;
     int ring = (int)(R - c->g.plan->rings);
-    tjj_gpu_mbarrier_wait(c, tjj_gpu_tma_empty_barrier(c, R, slot), tjj_gpu_next_parity(c, c->empty_phase[ring], slot),
-                          c->g.plan->pairs != NULL);
+    tjj_gpu_mbarrier_wait(c, tjj_gpu_tma_empty_barrier(c, R, slot), tjj_gpu_next_parity(c, c->empty_phase[ring], slot));
     const tjp_pairs *pairs = c->g.plan->pairs;
     LLVMValueRef shared = pairs && pairs->multicast[ring] ? tjj_gpu_peer_same(c, (int32_t)(op - c->g.fn->ops)) : NULL;
     tjj_gpu_issue_tma_copy(c, op, R, LLVMBuildICmp(b, LLVMIntEQ, c->lane, c_i32(c, 0), ""), shared);
