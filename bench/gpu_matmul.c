@@ -27,7 +27,9 @@
  * tiles at a time then span 16 rows of A and half of B at 4096^3, not 8
  * rows and all of B: fewer L2 misses); two configurations run the
  * persistent kernel's blocks in pairs that multicast the tiles both read
- * (src/passes/cluster_pairs.c, TJ_CLUSTER_ON);
+ * (src/passes/cluster_pairs.c, TJ_CLUSTER_ON); two, for NT alone, walk B
+ * as [N, K] and read its tiles through tj_trans (Triton's
+ * tl.dot(a, b.T));
  * each is a record, and the table keeps the best one. --profile DTYPE runs
  * DTYPE (f16, bf16 or tf32) at 4096^3 only, NN then NT, each configuration
  * launched twice (the check, one run), for Nsight Compute
@@ -104,6 +106,8 @@ MATMUL_GROUP_KERNEL(matmul_bp_f32, f32, TJ_F32, matmul_block_ptr_body)
 MATMUL_GROUP_KERNEL(matmul_ps_f16, f16, TJ_F16, matmul_persistent_body)
 MATMUL_GROUP_KERNEL(matmul_ps_bf16, bf16, TJ_BF16, matmul_persistent_body)
 MATMUL_GROUP_KERNEL(matmul_ps_f32, f32, TJ_F32, matmul_persistent_body)
+MATMUL_GROUP_KERNEL(matmul_nk_f16, f16, TJ_F16, matmul_block_ptr_nk_body)
+MATMUL_GROUP_KERNEL(matmul_nk_bf16, bf16, TJ_BF16, matmul_block_ptr_nk_body)
 
 /* The configurations tried: the same lists as triton_matmul.py's (the
  * first, one stage, shows what pipelining gives). */
@@ -115,24 +119,27 @@ typedef struct config {
     int no_warp_spec; /* its loop without a producer warpgroup (TJ_WARP_SPECIALIZE_OFF) */
     int group_m;      /* the block-pointer kernels' rows of tiles walked together; 0: GROUP_M */
     int pairs;        /* made persistent, its blocks in pairs (TJ_CLUSTER_ON) */
+    int b_nk;         /* the block-pointer kernel walking B as [N, K], its tiles through
+                         tj_trans (matmul_block_ptr_nk_body); NT problems only */
 } config;
-enum { NHALF_CONFIGS = 26, NTF32_CONFIGS = 14 };
+enum { NHALF_CONFIGS = 28, NTF32_CONFIGS = 14 };
 static const config half_configs[NHALF_CONFIGS] = {
-    {128, 128, 32, 4, 1, 0, 0, 0, 0}, {128, 128, 32, 4, 4, 0, 0, 0, 0}, {128, 128, 64, 4, 4, 0, 0, 0, 0},
-    {64, 256, 32, 4, 4, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 0, 0, 0, 0},
-    {128, 128, 64, 4, 2, 0, 0, 0, 0}, {128, 128, 64, 8, 3, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 0, 0},
-    {128, 256, 64, 8, 2, 1, 0, 0, 0}, {128, 128, 64, 8, 4, 1, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 1, 0, 0},
-    {128, 128, 64, 4, 4, 1, 0, 0, 0}, {128, 256, 64, 8, 2, 2, 0, 0, 0}, {128, 256, 64, 8, 2, 2, 1, 0, 0},
-    {128, 256, 32, 8, 4, 2, 0, 0, 0}, {128, 256, 32, 8, 5, 2, 0, 0, 0}, {128, 256, 64, 8, 3, 3, 0, 0, 0},
-    {128, 128, 64, 8, 4, 3, 0, 0, 0}, {256, 128, 64, 8, 3, 1, 0, 0, 0}, {256, 128, 64, 8, 2, 1, 0, 0, 0},
-    {256, 128, 64, 8, 2, 2, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 16, 0}, {128, 256, 64, 8, 2, 1, 0, 16, 0},
-    {128, 256, 64, 8, 3, 1, 0, 0, 1}, {128, 256, 64, 8, 3, 1, 0, 16, 1}};
+    {128, 128, 32, 4, 1, 0, 0, 0, 0, 0}, {128, 128, 32, 4, 4, 0, 0, 0, 0, 0}, {128, 128, 64, 4, 4, 0, 0, 0, 0, 0},
+    {64, 256, 32, 4, 4, 0, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 0, 0, 0, 0, 0},
+    {128, 128, 64, 4, 2, 0, 0, 0, 0, 0}, {128, 128, 64, 8, 3, 0, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 0, 0, 0},
+    {128, 256, 64, 8, 2, 1, 0, 0, 0, 0}, {128, 128, 64, 8, 4, 1, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 1, 0, 0, 0},
+    {128, 128, 64, 4, 4, 1, 0, 0, 0, 0}, {128, 256, 64, 8, 2, 2, 0, 0, 0, 0}, {128, 256, 64, 8, 2, 2, 1, 0, 0, 0},
+    {128, 256, 32, 8, 4, 2, 0, 0, 0, 0}, {128, 256, 32, 8, 5, 2, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 3, 0, 0, 0, 0},
+    {128, 128, 64, 8, 4, 3, 0, 0, 0, 0}, {256, 128, 64, 8, 3, 1, 0, 0, 0, 0}, {256, 128, 64, 8, 2, 1, 0, 0, 0, 0},
+    {256, 128, 64, 8, 2, 2, 0, 0, 0, 0}, {128, 256, 64, 8, 3, 1, 0, 16, 0, 0}, {128, 256, 64, 8, 2, 1, 0, 16, 0, 0},
+    {128, 256, 64, 8, 3, 1, 0, 0, 1, 0}, {128, 256, 64, 8, 3, 1, 0, 16, 1, 0}, {128, 256, 64, 8, 3, 1, 0, 0, 0, 1},
+    {128, 256, 64, 8, 3, 1, 0, 16, 0, 1}};
 static const config tf32_configs[NTF32_CONFIGS] = {
-    {128, 128, 32, 4, 1, 0, 0, 0, 0}, {128, 128, 32, 4, 3, 0, 0, 0, 0}, {128, 128, 16, 4, 4, 0, 0, 0, 0},
-    {64, 256, 32, 4, 4, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0, 0}, {128, 128, 32, 8, 3, 0, 0, 0, 0},
-    {128, 128, 16, 4, 3, 0, 0, 0, 0}, {128, 64, 32, 4, 4, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 1, 0, 0, 0},
-    {128, 128, 32, 8, 4, 1, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 1, 0, 0}, {128, 128, 32, 8, 3, 2, 0, 0, 0},
-    {256, 128, 32, 8, 3, 0, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 0, 16, 0}};
+    {128, 128, 32, 4, 1, 0, 0, 0, 0, 0}, {128, 128, 32, 4, 3, 0, 0, 0, 0, 0}, {128, 128, 16, 4, 4, 0, 0, 0, 0, 0},
+    {64, 256, 32, 4, 4, 0, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 0, 0, 0, 0, 0}, {128, 128, 32, 8, 3, 0, 0, 0, 0, 0},
+    {128, 128, 16, 4, 3, 0, 0, 0, 0, 0}, {128, 64, 32, 4, 4, 0, 0, 0, 0, 0},  {128, 256, 32, 8, 3, 1, 0, 0, 0, 0},
+    {128, 128, 32, 8, 4, 1, 0, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 1, 0, 0, 0}, {128, 128, 32, 8, 3, 2, 0, 0, 0, 0},
+    {256, 128, 32, 8, 3, 0, 0, 0, 0, 0}, {128, 256, 32, 8, 3, 1, 0, 16, 0, 0}};
 
 /* ---- output ------------------------------------------------------------------- */
 
@@ -166,6 +173,8 @@ static void record_begin(const problem *p)
         printf(", tile rows grouped by %d", p->cfg.group_m);
     if (p->cfg.pairs)
         printf(", block pairs");
+    if (p->cfg.b_nk)
+        printf(", B [N, K] through tj_trans");
     putchar('"');
 }
 
@@ -213,8 +222,10 @@ static tj_status launch_set(const problem *p, int set)
     if (p->cfg.block_ptr == 2 && cfg.grid[0] > tj_device_processors(dev))
         cfg.grid[0] = tj_device_processors(dev); /* one program per SM, walking the tiles */
     if (p->cfg.block_ptr) {
-        const tj_kernel *k = !strcmp(p->dtype, "f16") ? (p->cfg.block_ptr == 2 ? matmul_ps_f16 : matmul_bp_f16)
-                             : !strcmp(p->dtype, "bf16") ? (p->cfg.block_ptr == 2 ? matmul_ps_bf16 : matmul_bp_bf16)
+        const int f16 = !strcmp(p->dtype, "f16"), bf16 = !strcmp(p->dtype, "bf16");
+        const tj_kernel *k = p->cfg.b_nk ? (f16 ? matmul_nk_f16 : matmul_nk_bf16)
+                             : f16 ? (p->cfg.block_ptr == 2 ? matmul_ps_f16 : matmul_bp_f16)
+                             : bf16 ? (p->cfg.block_ptr == 2 ? matmul_ps_bf16 : matmul_bp_bf16)
                              : (p->cfg.block_ptr == 2 ? matmul_ps_f32 : matmul_bp_f32);
         int64_t consts[5] = {p->cfg.bm, p->cfg.bn, p->cfg.bk,
                              !strcmp(p->dtype, "tf32") ? TJ_PRECISION_TF32 : TJ_PRECISION_IEEE,
@@ -470,7 +481,8 @@ int main(int argc, char **argv)
             for (size_t ci = first; ci < nconfigs; ci++) {
                 p.nt = nt;
                 p.cfg = configs[ci];
-                ok &= bench(&p);
+                if (!p.cfg.b_nk || nt)
+                    ok &= bench(&p);
             }
         free_sets(&p);
     }

@@ -57,12 +57,16 @@ static inline void matmul_tutorial_body(tj_val a, tj_val b, tj_val c, tj_val M, 
     tj_store(c_ptrs, tj_cast(acc, c_dtype), .mask = tj_and(tj_lt(offs_cm, M), tj_lt(offs_cn, N)));
 }
 
-/* One tile of C with block pointers, at program (tile) id pid. */
+/* One tile of C with block pointers, at program (tile) id pid. b_nk: B's
+ * block pointer walks B as [N, K] and its [BN, BK] tile enters the dot
+ * through tj_trans (Triton's tl.dot(a, b.T) over a descriptor of B stored
+ * N x K, as its persistent tutorial writes it); else [K, N] tiles of
+ * [BK, BN]. The strides say how B is stored either way. */
 static inline void matmul_block_ptr_tile(tj_val pid, tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
                                          tj_val stride_am, tj_val stride_ak, tj_val stride_bk,
                                          tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
                                          int64_t BM, int64_t BN, int64_t BK, int64_t group_m,
-                                         tj_input_precision precision, tj_dtype c_dtype)
+                                         tj_input_precision precision, tj_dtype c_dtype, int b_nk)
 {
     tj_val num_pid_m = tj_cdiv(M, BM), num_pid_n = tj_cdiv(N, BN);
     tj_val num_pid_in_group = tj_mul(num_pid_n, group_m);
@@ -75,17 +79,19 @@ static inline void matmul_block_ptr_tile(tj_val pid, tj_val a, tj_val b, tj_val 
 
     tj_val a_block = tj_make_block_ptr(a, TJ_VALS(M, K), TJ_VALS(stride_am, stride_ak),
                                        TJ_VALS(row0, 0), TJ_SHAPE(BM, BK), TJ_SHAPE(1, 0));
-    tj_val b_block = tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(stride_bk, stride_bn),
-                                       TJ_VALS(0, col0), TJ_SHAPE(BK, BN), TJ_SHAPE(1, 0));
+    tj_val b_block = b_nk ? tj_make_block_ptr(b, TJ_VALS(N, K), TJ_VALS(stride_bn, stride_bk),
+                                              TJ_VALS(col0, 0), TJ_SHAPE(BN, BK), TJ_SHAPE(1, 0))
+                          : tj_make_block_ptr(b, TJ_VALS(K, N), TJ_VALS(stride_bk, stride_bn),
+                                              TJ_VALS(0, col0), TJ_SHAPE(BK, BN), TJ_SHAPE(1, 0));
     tj_val acc = tj_zeros(TJ_SHAPE(BM, BN), TJ_F32);
     TJ_FOR(k, 0, tj_cdiv(K, BK), 1, &acc, &a_block, &b_block) {
         tj_val a_tile = tj_load(a_block, .boundary_check = TJ_DIMS(0, 1),
                                 .padding = TJ_PADDING_ZERO, .cache = TJ_CACHE_CA);
         tj_val b_tile = tj_load(b_block, .boundary_check = TJ_DIMS(0, 1),
                                 .padding = TJ_PADDING_ZERO, .cache = TJ_CACHE_CG);
-        acc = tj_dot(a_tile, b_tile, acc, .input_precision = precision);
+        acc = tj_dot(a_tile, b_nk ? tj_trans(b_tile) : b_tile, acc, .input_precision = precision);
         a_block = tj_advance(a_block, TJ_VALS(0, BK));
-        b_block = tj_advance(b_block, TJ_VALS(BK, 0));
+        b_block = b_nk ? tj_advance(b_block, TJ_VALS(0, BK)) : tj_advance(b_block, TJ_VALS(BK, 0));
     }
 
     tj_val c_block = tj_make_block_ptr(c, TJ_VALS(M, N), TJ_VALS(stride_cm, stride_cn),
@@ -102,7 +108,18 @@ static inline void matmul_block_ptr_body(tj_val a, tj_val b, tj_val c, tj_val M,
                                          tj_input_precision precision, tj_dtype c_dtype)
 {
     matmul_block_ptr_tile(tj_program_id(0), a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
-                          stride_cm, stride_cn, BM, BN, BK, group_m, precision, c_dtype);
+                          stride_cm, stride_cn, BM, BN, BK, group_m, precision, c_dtype, 0);
+}
+
+/* The same, B walked [N, K] and read through tj_trans (matmul_block_ptr_tile's b_nk). */
+static inline void matmul_block_ptr_nk_body(tj_val a, tj_val b, tj_val c, tj_val M, tj_val N, tj_val K,
+                                            tj_val stride_am, tj_val stride_ak, tj_val stride_bk,
+                                            tj_val stride_bn, tj_val stride_cm, tj_val stride_cn,
+                                            int64_t BM, int64_t BN, int64_t BK, int64_t group_m,
+                                            tj_input_precision precision, tj_dtype c_dtype)
+{
+    matmul_block_ptr_tile(tj_program_id(0), a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                          stride_cm, stride_cn, BM, BN, BK, group_m, precision, c_dtype, 1);
 }
 
 /* Persistent (Triton's tutorial 09): a grid of as many programs as the
@@ -118,7 +135,7 @@ static inline void matmul_persistent_body(tj_val a, tj_val b, tj_val c, tj_val M
     tj_val tiles = tj_mul(tj_cdiv(M, BM), tj_cdiv(N, BN));
     TJ_FOR(tile, tj_program_id(0), tiles, tj_num_programs(0)) {
         matmul_block_ptr_tile(tile, a, b, c, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
-                              stride_cn, BM, BN, BK, group_m, precision, c_dtype);
+                              stride_cn, BM, BN, BK, group_m, precision, c_dtype, 0);
     }
 }
 
