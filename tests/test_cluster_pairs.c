@@ -11,7 +11,9 @@
  *    cluster barrier, multicasts copies, releases slots in the peer
  *    (mapa, an arrive without .release.cluster, whose memory barrier
  *    stalled the paired kernel on an H100), and its artifact says 2 blocks a
- *    cluster; A's copy of one 128-row column block is halved into two
+ *    cluster; every tensor load is one multicast instruction a box, its
+ *    mask naming both blocks or its own; A's copy of one 128-row column
+ *    block is halved into two
  *    64-row boxes (its tensor map's box), B's two column blocks are not;
  *  - the benchmark's bf16 kernel at 128x256x64 in pairs: no spills (ptxas -v);
  *  - none where the tile count is odd, where the launch turns pairs off,
@@ -151,6 +153,12 @@ static void ptx_of_pairs(void)
            "copies multicast (%d in the PTX); consumers release each slot in the peer too, at the default "
            "(block) scope: no cluster-scope release or acquire, whose memory barriers stall",
            tl_count(ptx, ".multicast::cluster"));
+    int loads = tl_count(ptx, "global.tile.mbarrier::complete_tx::bytes"),
+        multicast_loads = tl_count(ptx, "global.tile.mbarrier::complete_tx::bytes.multicast::cluster");
+    tap_ok(loads > 0 && multicast_loads == loads,
+           "one copy instruction a box, multicast to both blocks or to its own alone by a mask: "
+           "%d of %d tensor loads multicast (two a box, plain and multicast, made the producer the "
+           "paired kernel's bottleneck)", multicast_loads, loads);
     tap_ok(art.gpu.ntmaps >= 2 && art.gpu.tmaps[0].box[0] == 64 && art.gpu.tmaps[0].box[1] == 64 &&
                art.gpu.tmaps[1].box[0] == 64 && art.gpu.tmaps[1].box[1] == 64,
            "A's one column block of 128 rows goes as two 64-row boxes; B's two column blocks as they were "
@@ -274,7 +282,7 @@ static void refusals(void)
 int main(void)
 {
     dev = tl_setup("test_cluster_pairs");
-    tap_plan(21);
+    tap_plan(22);
     ptx_of_pairs();
     bf16_128x256();
     run(1024, 1024, 256, 8, TJ_CLUSTER_ON, "pairs share B (groups of 8 tile rows), 64 tiles");

@@ -220,28 +220,32 @@ void tjj_gpu_emit_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R)
 }
 
 /* One box from tensor coordinates (x, y[, batch]) to shared byte `at`,
- * completing on bar, where on (i32): into this block, or (multicast)
- * into both blocks of the pair at the same offset. */
+ * completing on bar, where on (i32): into this block, or where `to` (an
+ * i32 mask of the pair's ranks) is given, into each block it names at the
+ * same offset (.multicast::cluster). */
 static void copy_box(codegen *c, LLVMValueRef at, LLVMValueRef map, LLVMValueRef x, LLVMValueRef y,
-                     LLVMValueRef batch, LLVMValueRef bar, LLVMValueRef on, int multicast)
+                     LLVMValueRef batch, LLVMValueRef bar, LLVMValueRef on, LLVMValueRef to)
 {
-    char text[320];
-    const char *mc = multicast ? ".multicast::cluster" : "";
-    const char *mask = multicast ? ", pair" : "";
-    const char *decl = multicast ? ".reg .b16 pair; mov.b16 pair, 3; " : "";
-    if (batch) {
-        snprintf(text, sizeof text,
-                 "{ .reg .pred p; %ssetp.ne.b32 p, $6, 0; "
-                 "@p cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s "
-                 "[$0], [$1, {$2, $3, $4}], [$5]%s; }", decl, mc, mask);
-        tjj_gpu_ptx(c, c->g.ty.t_void, text, "r,l,r,r,r,r,r", (LLVMValueRef[]){at, map, x, y, batch, bar, on}, 7);
-    } else {
-        snprintf(text, sizeof text,
-                 "{ .reg .pred p; %ssetp.ne.b32 p, $5, 0; "
-                 "@p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s "
-                 "[$0], [$1, {$2, $3}], [$4]%s; }", decl, mc, mask);
-        tjj_gpu_ptx(c, c->g.ty.t_void, text, "r,l,r,r,r,r", (LLVMValueRef[]){at, map, x, y, bar, on}, 6);
+    LLVMValueRef args[8] = {at, map, x, y};
+    int n = 4;
+    if (batch)
+        args[n++] = batch;
+    args[n++] = bar;
+    args[n++] = on;
+    const char *coords = batch ? "$2, $3, $4" : "$2, $3";
+    char decl[48] = "", text[360];
+    if (to) {
+        snprintf(decl, sizeof decl, ".reg .b16 to; cvt.u16.u32 to, $%d; ", n);
+        args[n++] = to;
     }
+    snprintf(text, sizeof text,
+             "{ .reg .pred p; %ssetp.ne.b32 p, $%d, 0; "
+             "@p cp.async.bulk.tensor.%dd.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s "
+             "[$0], [$1, {%s}], [$%d]%s; }",
+             decl, batch ? 6 : 5, batch ? 3 : 2, to ? ".multicast::cluster" : "", coords, batch ? 5 : 4,
+             to ? ", to" : "");
+    static const char *const constraints[] = {"r,l,r,r,r,r", "r,l,r,r,r,r,r", "r,l,r,r,r,r,r,r"};
+    tjj_gpu_ptx(c, c->g.ty.t_void, text, constraints[n - 6], args, n);
 }
 
 void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLVMValueRef go, LLVMValueRef shared)
@@ -264,24 +268,28 @@ void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLV
         "r,r,r", (LLVMValueRef[]){bar, c_i32(c, (int64_t)(tji_numel(t) * R->elem_bytes)), on}, 3);
     LLVMValueRef dst = shared_address(c, R->offset, LLVMBuildMul(b, slot, c_i32(c, (int64_t)R->slot_bytes), ""));
     uint64_t box_bytes = (uint64_t)box[0] * box[1] * (uint64_t)R->elem_bytes;
-    /* a shared box: this block issues its half of the boxes, to both */
-    LLVMValueRef local = on, mine = NULL;
-    if (shared) {
-        local = LLVMBuildZExt(b, LLVMBuildAnd(b, go, LLVMBuildNot(b, shared, ""), ""), c->g.ty.t_i32, "");
-        mine = LLVMBuildAnd(b, go, shared, "");
-    }
+    /* A ring the pair may share: one copy per box either way, so that the
+     * producer's instruction stream stays as short as alone (two copies a
+     * box, plain and multicast, made the paired kernel's producer the
+     * bottleneck: RESULTS.md, 2026-12-07). Shared, this block issues its
+     * half of the boxes to both blocks (mask 0b11); not, all of them to
+     * itself alone (its own rank's bit). */
+    LLVMValueRef to = NULL;
+    if (shared)
+        to = LLVMBuildSelect(b, shared, c_i32(c, 3), LLVMBuildShl(b, c_i32(c, 1), c->cluster_rank, ""), "to");
     int nboxes = ncols * splits;
     for (int j = 0; j < nboxes; j++) {
         int col = j / splits, part = j % splits;
         LLVMValueRef x = LLVMBuildAdd(b, inner, c_i32(c, (int64_t)col * box[cd]), "");
         LLVMValueRef y = LLVMBuildAdd(b, outer, c_i32(c, (int64_t)part * box[1 - cd]), "");
         LLVMValueRef at = LLVMBuildAdd(b, dst, c_i32(c, (int64_t)((uint64_t)j * box_bytes)), "");
-        copy_box(c, at, map, x, y, batch, bar, local, 0);
-        if (mine) {
-            LLVMValueRef half = LLVMBuildICmp(b, LLVMIntEQ, c->cluster_rank, c_i32(c, j / (nboxes / 2)), "");
-            copy_box(c, at, map, x, y, batch, bar, LLVMBuildZExt(b, LLVMBuildAnd(b, mine, half, ""), c->g.ty.t_i32, ""),
-                     1);
+        LLVMValueRef box_on = on;
+        if (shared) {
+            LLVMValueRef mine = LLVMBuildICmp(b, LLVMIntEQ, c->cluster_rank, c_i32(c, j / (nboxes / 2)), "");
+            box_on = LLVMBuildZExt(b, LLVMBuildAnd(b, go, LLVMBuildOr(b, LLVMBuildNot(b, shared, ""), mine, ""), ""),
+                                   c->g.ty.t_i32, "");
         }
+        copy_box(c, at, map, x, y, batch, bar, box_on, to);
     }
 }
 
