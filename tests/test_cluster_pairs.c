@@ -21,8 +21,8 @@
  *    that requires pairs where none can be made fails saying why.
  * On any device (the GPU when tests/gpu-test.sh runs it), checked element
  * by element against C with C poisoned (the CPU ignores the option), pairs
- * asked for (TJ_CLUSTER_ON; the launch's default leaves blocks alone until
- * pairs are measured):
+ * asked for (TJ_CLUSTER_ON; the launch's default leaves blocks alone:
+ * pairs measured no faster):
  *  - tile orders in which a pair shares B (groups of 8 rows), shares A
  *    (groups of 1: row-major tiles), or shares either only in some pairs
  *    (groups of 3 on 4 tile rows: a group ends between a pair's tiles);
@@ -295,7 +295,7 @@ int main(void)
         "336 ragged tiles, more than the blocks resident at once (halves of boxes past M and N)");
     run(1000, 1000, 64 * 13, 8, TJ_CLUSTER_DEFAULT, "an odd tile count (49): blocks alone");
     run(1024, 1024, 256, 8, TJ_CLUSTER_OFF, "pairs turned off by the launch");
-    run(1024, 1024, 256, 8, TJ_CLUSTER_DEFAULT, "the launch's default (blocks alone for now)");
+    run(1024, 1024, 256, 8, TJ_CLUSTER_DEFAULT, "the launch's default (blocks alone)");
     if (tj_device_get_kind(dev) == TJ_DEVICE_GPU) {
         int64_t consts[4] = {128, 128, 64, 8};
         tj_launch_cfg cfg = {.grid = {49}, .num_warps = 8, .version = TJ_LAUNCH_CFG_VERSION,

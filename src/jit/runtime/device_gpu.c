@@ -213,9 +213,9 @@ static tj_status open_gpu(int ordinal, tj_device **out)
     dev->blocking = blocking && *blocking && strcmp(blocking, "0") != 0;
     const char *no_tma = getenv("TJIT_NO_TMA");
     dev->no_tma = (no_tma && *no_tma && strcmp(no_tma, "0") != 0) || !cu->cuTensorMapEncodeTiled;
-    /* Block pairs run where a launch asks for them until a GPU measures
-     * them faster than blocks alone (RESULTS.md, 2026-12-07: 0.36x, since
-     * changed); TJIT_BLOCK_PAIRS=1 makes them the default, =0 keeps them off. */
+    /* Block pairs run where a launch asks for them: on an H100 they were
+     * right but no faster than blocks alone (RESULTS.md, 2026-12-07:
+     * 0.97-1.00x); TJIT_BLOCK_PAIRS=1 makes them the default, =0 keeps them off. */
     enum { PAIRS_BY_DEFAULT = 0 };
     const char *pairs = getenv("TJIT_BLOCK_PAIRS");
     dev->pairs_by_default = pairs && *pairs ? strcmp(pairs, "0") != 0 : PAIRS_BY_DEFAULT;
