@@ -10,7 +10,8 @@
  * target (CPU, sm_80, sm_90, sm_90a), num_warps, num_stages, check_bounds, no_tma and the IR
  * (a kernel alike in all but one op); no_tma, which only GPU keys know, leaves
  * the CPU's key alone. A compile's artifact and a launched variant record the
- * same key.
+ * same key; the grid's size is no part of it (odd and even grids share a
+ * variant).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--print-keys") == 0)
         return print_keys();
-    tap_plan(NCASES + 6);
+    tap_plan(NCASES + 7);
 
     char keys[NCASES][33];
     for (int i = 0; i < NCASES; i++)
@@ -218,6 +219,15 @@ int main(int argc, char **argv)
     else
         tap_diag("launch: %s", tj_last_error());
     tap_ok(v && strcmp(got, want) == 0, "a launched CPU variant records the key (%s)", got);
+    /* A grid's parity is part of the key only where block pairs may be
+     * made: otherwise odd and even grids would compile twice, and on a GPU
+     * a launch of the cached kernel would wait for another thread's
+     * compile (test_threads' twin failed so). */
+    int same_off = tjj_launch_cluster(dev, TJ_CLUSTER_DEFAULT, 3) == tjj_launch_cluster(dev, TJ_CLUSTER_DEFAULT, 4) &&
+                   tjj_launch_cluster(dev, TJ_CLUSTER_OFF, 3) == tjj_launch_cluster(dev, TJ_CLUSTER_OFF, 4);
+    int on_even = tjj_launch_cluster(dev, TJ_CLUSTER_ON, 4), on_odd = tjj_launch_cluster(dev, TJ_CLUSTER_ON, 3);
+    tap_ok(same_off && on_even == (TJ_CLUSTER_ON | TJJ_PAIRS_ALLOWED) && on_odd == TJ_CLUSTER_ON,
+           "the grid's parity keys a variant only where pairs are asked for (on: %d and %d)", on_even, on_odd);
     tj_device_close(dev);
     return tap_done();
 }

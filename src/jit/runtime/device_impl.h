@@ -324,6 +324,10 @@ TJI_FUNC int tjj_buffer_live(tj_device *dev, tj_buffer buf);
 /* variants.c. cluster: the launch's tj_cluster, with TJJ_PAIRS_ALLOWED
  * where its tile count is even (src/passes/cluster_pairs.c). */
 enum { TJJ_PAIRS_ALLOWED = 4 };
+/* launch.c: a variant's cluster for a launch asking mode of a 1-D grid of
+ * `programs`: the default resolved by the device, TJJ_PAIRS_ALLOWED where
+ * pairs may be made and the count is even. */
+TJI_FUNC int tjj_launch_cluster(const tj_device *dev, tj_cluster mode, int32_t programs);
 TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
                                    const int64_t *consts, int nconsts, int num_warps,
                                    int num_stages, uint64_t spec, int check_bounds,

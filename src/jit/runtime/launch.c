@@ -100,6 +100,18 @@ static tjp_persistence persistence(const tj_device *dev, const tj_kernel *kernel
     return cfg->persistent == TJ_PERSISTENT_ON ? TJP_PERSIST_ALWAYS : TJP_PERSIST_WHERE_IT_PAYS;
 }
 
+int tjj_launch_cluster(const tj_device *dev, tj_cluster mode, int32_t programs)
+{
+    /* Whether the default pairs blocks is the device's (device_gpu.c). */
+    if (mode == TJ_CLUSTER_DEFAULT && !dev->pairs_by_default)
+        mode = TJ_CLUSTER_OFF;
+    /* A pair walks its tiles together: as many for each block where the
+     * tile count is even (src/passes/cluster_pairs.c). Only where pairs may
+     * be made does the key hear of it: otherwise odd and even grids would
+     * compile a variant each. */
+    return (int)mode | (mode != TJ_CLUSTER_OFF && programs % 2 == 0 ? TJJ_PAIRS_ALLOWED : 0);
+}
+
 /* TJF_SPEC_ALIASED where two pointer arguments reach overlapping bytes:
  * the same buffer twice, or views and wrapped buffers over one memory
  * (values: the addresses the launch passes, sizes: their buffers'). */
@@ -172,12 +184,7 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
     if ((unsigned)cluster_mode > (unsigned)TJ_CLUSTER_OFF)
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->cluster = %d (expected a tj_cluster)",
                          kernel->name, (int)cluster_mode);
-    /* a pair walks its tiles together: as many for each block where the
-     * tile count is even (src/passes/cluster_pairs.c). Whether the default
-     * pairs them is the device's (device_gpu.c). */
-    if (cluster_mode == TJ_CLUSTER_DEFAULT && !dev->pairs_by_default)
-        cluster_mode = TJ_CLUSTER_OFF;
-    int cluster = (int)cluster_mode | (nprog[0] % 2 == 0 ? TJJ_PAIRS_ALLOWED : 0);
+    int cluster = tjj_launch_cluster(dev, cluster_mode, nprog[0]);
     if (nconsts != kernel->nconsts)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': expects %d constant%s, got %d", kernel->name,
                          kernel->nconsts, kernel->nconsts == 1 ? "" : "s", nconsts);
