@@ -274,9 +274,11 @@ void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLV
      * bottleneck: RESULTS.md, 2026-12-07). Shared, this block issues its
      * half of the boxes to both blocks (mask 0b11); not, all of them to
      * itself alone (its own rank's bit). */
-    LLVMValueRef to = NULL;
-    if (shared)
+    LLVMValueRef to = NULL, alone = NULL;
+    if (shared) {
         to = LLVMBuildSelect(b, shared, c_i32(c, 3), LLVMBuildShl(b, c_i32(c, 1), c->cluster_rank, ""), "to");
+        alone = LLVMBuildNot(b, shared, "alone");
+    }
     int nboxes = ncols * splits;
     for (int j = 0; j < nboxes; j++) {
         int col = j / splits, part = j % splits;
@@ -286,8 +288,7 @@ void tjj_gpu_issue_tma_copy(codegen *c, const tji_op *op, const tjp_ring *R, LLV
         LLVMValueRef box_on = on;
         if (shared) {
             LLVMValueRef mine = LLVMBuildICmp(b, LLVMIntEQ, c->cluster_rank, c_i32(c, j / (nboxes / 2)), "");
-            box_on = LLVMBuildZExt(b, LLVMBuildAnd(b, go, LLVMBuildOr(b, LLVMBuildNot(b, shared, ""), mine, ""), ""),
-                                   c->g.ty.t_i32, "");
+            box_on = LLVMBuildZExt(b, LLVMBuildAnd(b, go, LLVMBuildOr(b, alone, mine, ""), ""), c->g.ty.t_i32, "");
         }
         copy_box(c, at, map, x, y, batch, bar, box_on, to);
     }
