@@ -271,13 +271,27 @@ typedef enum tj_cluster {
     TJ_CLUSTER_OFF
 } tj_cluster;
 
+/* Stream-K (GPU): a persistent matmul whose tile count the resident
+ * programs do not divide runs its last wave in pieces along K — every
+ * program gets the same number of K iterations, some tiles are computed
+ * by two or three programs and summed in a workspace by the last to
+ * finish (Osama et al.'s Stream-K, CUTLASS's stream-K scheduler). It
+ * takes a tile body with one K loop that carries a dot's accumulator
+ * (f32 or i32, from zeros) and block pointers, and no loop after it. */
+typedef enum tj_stream_k {
+    TJ_STREAM_K_DEFAULT, /* off (TJIT_STREAM_K=1: on where the kernel has the shape) */
+    TJ_STREAM_K_ON,      /* required: a launch that cannot fails, saying why
+                            (the kernel not persistent, its body not a matmul's) */
+    TJ_STREAM_K_OFF
+} tj_stream_k;
+
 /* A launch's configuration; zero-initialize it and set what you need
  * (designated initializers). The fields up to .version are version 0;
  * fields added in later releases are read only where .version says the
  * caller knows them, so a program compiled against this header keeps
  * working with a newer libtjit. A .version above TJ_LAUNCH_CFG_VERSION
  * (a program built against a newer tjit) is refused. */
-#define TJ_LAUNCH_CFG_VERSION 1
+#define TJ_LAUNCH_CFG_VERSION 2
 typedef struct tj_launch_cfg {
     int64_t grid[3];  /* programs along each axis; 0 in y or z means 1 */
     int num_warps;    /* GPU threads per program / 32 (0: 4); ignored on CPU */
@@ -293,6 +307,8 @@ typedef struct tj_launch_cfg {
     int version;      /* 0, or TJ_LAUNCH_CFG_VERSION */
     /* version 1: */
     tj_cluster cluster; /* GPU (sm_90a); ignored on the CPU */
+    /* version 2: */
+    tj_stream_k stream_k; /* GPU, persistent launches; ignored on the CPU */
 } tj_launch_cfg;
 
 /* A kernel as TJ_KERNEL defines it. The fields are tjit's business. */

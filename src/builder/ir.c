@@ -88,6 +88,7 @@ const char *tji_opcode_name(tji_opcode code)
         [TJI_ASYNC_COPY] = "async_copy",
         [TJI_ASYNC_COMMIT] = "async_commit", [TJI_ASYNC_WAIT] = "async_wait",
         [TJI_LOCAL_LOAD] = "local_load", [TJI_LOGICAL_PROGRAMS] = "logical_programs",
+        [TJI_STREAM_K_ARRIVE] = "stream_k_arrive", [TJI_STREAM_K_ADD] = "stream_k_add",
     };
     return (unsigned)code < TJI_OPCODE_COUNT && names[code] ? names[code] : "?";
 }

@@ -170,6 +170,16 @@ typedef enum tji_opcode {
                          asked for, where a persistent kernel's resident programs
                          walk them (made only by tjp_make_persistent; a hidden
                          kernel parameter) */
+    /* stream-K (made only by tjp_stream_k): a tile computed in pieces,
+     * each a range of the K loop's trips, by several programs */
+    TJI_STREAM_K_ARRIVE, /* (acc: f32|i32 tile, piece: i32, iters: i32, units: i64,
+                         programs: i32, me: i32) -> i1: this program's piece
+                         `acc` of stream-K tile `piece` (-1: a whole tile) is
+                         done; true where it is the tile's last, whose program
+                         runs the epilogue (src/passes/stream_k.c says how
+                         iters, units, programs and me place the pieces) */
+    TJI_STREAM_K_ADD, /* (the same operands) -> acc's type: acc plus the tile's
+                         other pieces; only where ARRIVE said true */
     TJI_OPCODE_COUNT
 } tji_opcode;
 
@@ -227,6 +237,7 @@ typedef struct tji_op {
     int ring, ring_slots;         /* ASYNC_COPY, LOCAL_LOAD: the ring, its slots */
     int tma_rank;         /* LOAD, STORE, ASYNC_COPY: the tensor's rank where it has one */
     int num_stages;       /* FOR: how deep to pipeline it (tl.range's); 0: the launch's */
+    int tile_loop;        /* FOR: a persistent kernel's tile loop (persistent.c) */
     int unroll;           /* FOR: LLVM's unroll count (tl.range's loop_unroll_factor);
                              0: LLVM's choice, 1: none */
     int round_to_zero;    /* CAST of a float to a narrower float: toward zero */

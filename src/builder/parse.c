@@ -93,11 +93,13 @@ static int suffix(tji_parser *ps, tji_op *op, const char *s, const char *at)
     else if (op->code == TJI_FOR && strncmp(s, "unroll", 6) == 0 && s[6] >= '1' && s[6] <= '9' &&
              strspn(s + 7, "0123456789") == strlen(s + 7) && strlen(s + 6) <= 2)
         op->unroll = atoi(s + 6), i = 0;
+    else if (op->code == TJI_FOR && strcmp(s, "tiles") == 0)
+        op->tile_loop = 1, i = 0;
     if (i < 0)
         return tji_parse_fail_at(ps, at,
                                  "a suffix this op takes (.fast, .propagate_nan, a predicate, "
                                  "fact, atomic, memory order, scope, reduction, precision, rounding, "
-                                 "an asm's pack or volatile, a loop's stages or unroll)");
+                                 "an asm's pack or volatile, a loop's stages, unroll or tiles)");
     return 1;
 }
 

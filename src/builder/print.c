@@ -242,6 +242,8 @@ static void print_op_text(tjs_buf *b, const tji_func *fn, const tji_text_hooks *
         tjs_buf_printf(b, ".stages%d", op->num_stages);
     if (op->code == TJI_FOR && op->unroll)
         tjs_buf_printf(b, ".unroll%d", op->unroll);
+    if (op->code == TJI_FOR && op->tile_loop)
+        tjs_buf_printf(b, ".tiles");
     if (op->code == TJI_CAST && op->round_to_zero)
         tjs_buf_printf(b, ".rtz");
     if (op->code == TJI_INLINE_ASM && op->asm_pack > 1)

@@ -100,6 +100,8 @@ static int operand_count(tji_opcode c)
     case TJI_CONST: case TJI_PROGRAM_ID: case TJI_NUM_PROGRAMS: case TJI_ARANGE:
     case TJI_ASYNC_COMMIT: case TJI_ASYNC_WAIT: case TJI_LOGICAL_PROGRAMS: case TJI_BARRIER:
         return 0;
+    case TJI_STREAM_K_ARRIVE: case TJI_STREAM_K_ADD:
+        return 6;
     case TJI_FMA: case TJI_WHERE: case TJI_LOAD: case TJI_STORE: case TJI_ATOMIC:
     case TJI_ATOMIC_CAS: case TJI_DOT: case TJI_ASYNC_COPY:
         return 3;
@@ -388,6 +390,14 @@ static int check_types(const verifier *v, int32_t idx)
         }
         break;
     }
+    case TJI_STREAM_K_ARRIVE: case TJI_STREAM_K_ADD:
+        NEED(!T(0)->is_ptr && T(0)->rank > 0 && (T(0)->dtype == TJ_F32 || T(0)->dtype == TJ_I32),
+             "a piece %s is not an f32 or i32 tile", TXT(T(0), t1));
+        NEED(scalars_of(fn, op, 1, 2, TJ_I32) && scalars_of(fn, op, 3, 1, TJ_I64) && scalars_of(fn, op, 4, 2, TJ_I32),
+             "piece, iters, units, programs and me must be i32, i32, i64, i32 and i32 scalars");
+        NEED(c == TJI_STREAM_K_ADD ? EQ(R, T(0)) : EQ(R, &(tji_type){.dtype = TJ_I1}),
+             "result %s", TXT(R, t1));
+        break;
     case TJI_ADVANCE:
         NEED(tji_is_block_ptr(T(0)) && EQ(T(0), R) && op->nargs == 1 + R->rank &&
              scalars_of(fn, op, 1, R->rank, TJ_I32), "%s advanced by %d i32 offsets -> %s",

@@ -104,7 +104,8 @@ TJI_FUNC void tjj_pool_run(int64_t n, int64_t chunk, tjj_task_fn fn, void *ctx);
  * (a bounds-checked variant, bounds.h, takes the byte size of each pointer
  * parameter's buffer after assert_info, as i64s; then come the tensor maps
  * of TMA copies, and last, in a persistent kernel (src/passes/persistent.c),
- * the logical program count as an i32)
+ * the logical program count as an i32, and after it, in a stream-K kernel
+ * (src/jit/gpu/stream_k.c), the workspace's global pointer)
  * with pointers as global pointers and scalars as jit.h's CPU ABI gives them.
  * assert_info points at a tjj_gpu_assert record in device memory; the first
  * failing device assert fills it (atomically) and the launch reports it.
@@ -132,6 +133,8 @@ typedef struct tjj_gpu_code {
                              fewer and passes their count (persistent.c) */
     int cluster;          /* blocks per cluster: 2 for block pairs (cluster_pairs.c),
                              whose launch runs an even number; 0: none */
+    int64_t stream_k_piece_bytes; /* stream-K (src/passes/stream_k.c): the bytes of a
+                             piece of a tile; the launch passes a workspace; 0: none */
 } tjj_gpu_code;
 
 /* Compiles for sm_<sm> (e.g. 90; sm_<sm>a with arch_specific), optimizing

@@ -303,8 +303,11 @@ tj_status tjj_gpu_plan(tji_func *fn, const tjj_gpu_target *t, tjj_gpu_planned *o
     tjp_target target = {t->sm, t->arch_specific, t->num_warps};
     int tma = t->sm >= 90 && t->arch_specific && !t->no_tma;
     tj_status st = after_pass(tjp_make_persistent(fn, &target, tma ? spec : NULL, tjj_num_stages(t->num_stages),
-                                                  t->persistent, NULL),
+                                                  (tjp_persistence)(t->persistent & TJP_PERSIST_MODE), NULL),
                               "make-persistent", fn, NULL, 0, times);
+    if (st == TJ_OK && (t->persistent & (TJP_STREAM_K | TJP_STREAM_K_REQUIRED)))
+        st = after_pass(tjp_stream_k(fn, !!(t->persistent & TJP_STREAM_K_REQUIRED), NULL), "stream-k", fn,
+                        NULL, 0, times);
     if (st == TJ_OK)
         st = after_pass(tjp_lower_block_ptrs(fn, tma ? spec : NULL), "lower-block-ptrs", fn, NULL, 0, times);
     /* bounds-checked code checks every access: its loads stay loads */

@@ -44,7 +44,7 @@ typedef struct tjj_gpu_target {
     int warp_specialize;  /* tj_warp_specialize: a producer warpgroup for the TMA copies
                              (src/passes/warp_specialize.c) */
     int persistent;       /* tjp_persistence (src/passes/persistent.c): NEVER unless a
-                             launch of a 1-D grid asks */
+                             launch of a 1-D grid asks; with TJP_STREAM_K bits */
     int cluster;          /* tj_cluster: block pairs (src/passes/cluster_pairs.c) */
     int pairs_allowed;    /*   where the launch's tile count is even */
     tjj_stage_times *times; /* TJIT_LOG=compile: each step's time is added here; NULL: none */

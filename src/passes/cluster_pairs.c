@@ -90,19 +90,6 @@ static int can_halve(const tjp_ring *R, const tji_type *t)
     return box[1 - R->tma_contiguous] % PAIR == 0 && half % SWIZZLE_ATOM_BYTES == 0;
 }
 
-/* The tile loop: a top-level FOR up to LOGICAL_PROGRAMS (persistent.c). */
-static int32_t tile_loop(const tji_func *fn)
-{
-    const tji_region *top = &fn->regions[0];
-    for (int k = 0; k < top->nops; k++) {
-        const tji_op *op = &fn->ops[top->ops[k]];
-        int32_t bound = op->code == TJI_FOR ? tji_val(fn, op->args[1])->def_op : -1;
-        if (bound >= 0 && fn->ops[bound].code == TJI_LOGICAL_PROGRAMS)
-            return top->ops[k];
-    }
-    return -1;
-}
-
 static const tji_op *yield_of(const tji_func *fn, int32_t region)
 {
     const tji_region *r = &fn->regions[region];
@@ -264,7 +251,7 @@ static const char *lockstep(const tji_func *fn, const uint8_t *dep, int32_t body
 static tjp_pairs *plan_pairs(const tji_func *fn, const tjp_target *t, const tjp_layout_plan *plan,
                              const char **why)
 {
-    int32_t loop = tile_loop(fn);
+    int32_t loop = tjp_tile_loop(fn);
     if (!t->arch_specific || t->sm != 90) {
         *why = "block pairs need the sm_90a target (clusters, TMA multicast)";
         return NULL;
@@ -277,6 +264,11 @@ static tjp_pairs *plan_pairs(const tji_func *fn, const tjp_target *t, const tjp_
         *why = "the kernel is not persistent (a pair walks its tiles together)";
         return NULL;
     }
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && fn->ops[i].code == TJI_STREAM_K_ARRIVE) {
+            *why = "stream-K splits tiles into pieces (a pair walks whole tiles together)";
+            return NULL;
+        }
     tjp_pairs *p = tjs_xcalloc(1, sizeof *p);
     int32_t body = fn->ops[loop].region[0];
     p->tile = fn->regions[body].args[0];

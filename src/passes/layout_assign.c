@@ -178,6 +178,14 @@ static int operand_layout(const tji_func *fn, const tji_op *op, int k, const tjp
     }
 }
 
+/* Ops whose result may take an operand's layout as it is: element-wise
+ * ops, and the sum of a stream-K tile's pieces (stream_k.c: its pieces meet
+ * by element index, in any layout). */
+static int keeps_layout(tji_opcode c)
+{
+    return tji_is_elementwise(c) || c == TJI_ASSUME || c == TJI_STREAM_K_ADD;
+}
+
 /* Ops whose copy in another layout is cheaper to recompute than to move. */
 static int recomputable(tji_opcode c)
 {
@@ -291,7 +299,7 @@ static void unasked_of(assigner *A, int32_t v, tjp_layout *out)
             *out = *coalesced_of(A, def);
             return;
         }
-        if (!tji_is_elementwise(op->code) && op->code != TJI_ASSUME)
+        if (!keeps_layout(op->code))
             break;
         int32_t next = 0; /* the first operand of the same shape */
         for (int k = 0; k < op->nargs && !next; k++)
@@ -416,7 +424,7 @@ static int dot_derived_layout(const assigner *A, int32_t body, int32_t v, tjp_la
         tjp_layout_slice(out, &x, op->axis);
         return 1;
     }
-    for (int k = 0; tji_is_elementwise(op->code) && k < op->nargs; k++)
+    for (int k = 0; keeps_layout(op->code) && k < op->nargs; k++)
         if (same_shape(fn, op->args[k], v) && dot_derived_layout(A, body, op->args[k], out, depth + 1))
             return 1;
     return 0;
@@ -492,7 +500,7 @@ static int tma_store_layout(const assigner *A, int32_t v, tjp_layout *out, int d
         return yield && yield->code == TJI_YIELD && k < yield->nargs &&
                dot_derived_layout(A, op->region[0], yield->args[k], out, 0);
     }
-    for (int k = 0; tji_is_elementwise(op->code) && k < op->nargs; k++)
+    for (int k = 0; keeps_layout(op->code) && k < op->nargs; k++)
         if (same_shape(fn, op->args[k], v) && tma_store_layout(A, op->args[k], out, depth + 1))
             return 1;
     return 0;

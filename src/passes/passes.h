@@ -562,10 +562,27 @@ typedef enum tjp_persistence {
     TJP_PERSIST_WHERE_IT_PAYS,
     TJP_PERSIST_ALWAYS
 } tjp_persistence;
+/* Or'ed into a launch's persistence (pipeline.h): split the last wave along
+ * K where the kernel has the shape (stream_k.c), or fail where it has not. */
+enum { TJP_PERSIST_MODE = 3, TJP_STREAM_K = 4, TJP_STREAM_K_REQUIRED = 8 };
 TJI_FUNC tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, const tjp_param_spec *spec,
                                        int num_stages, tjp_persistence mode, const char **why_not);
 /* fn was made persistent: it reads TJI_LOGICAL_PROGRAMS. */
 TJI_FUNC int tjp_is_persistent(const tji_func *fn);
+/* The tile loop of a persistent kernel (a top-level FOR marked tile_loop),
+ * or -1. */
+TJI_FUNC int32_t tjp_tile_loop(const tji_func *fn);
+
+/* stream_k.c — the last wave of a persistent kernel split along K (see its
+ * essay): where the tile body has the matmul's shape, the tile loop's
+ * trips become whole tiles and pieces of tiles, the K loop runs a piece's
+ * trips, and the epilogue runs where STREAM_K_ARRIVE says the piece was its
+ * tile's last. Elsewhere *why_not says why not, and required fails with it.
+ * Runs right after tjp_make_persistent. */
+TJI_FUNC tj_status tjp_stream_k(tji_func *fn, int required, const char **why_not);
+/* The bytes of one piece of a stream-K kernel's tile (the workspace's slot),
+ * 0 where fn has none. */
+TJI_FUNC int64_t tjp_stream_k_piece_bytes(const tji_func *fn);
 
 /* pipeline_loops.c — software pipelining (see its essay): in each TJ_FOR
  * with a positive constant step, the loads that feed a dot and whose

@@ -166,6 +166,7 @@ static void wrap_body(tji_func *fn)
     fn->ops[resident].axis = 0;
     int32_t logical = tji_insert_op(fn, TJI_LOGICAL_PROGRAMS, 0, 2, loc);
     int32_t loop = tji_insert_op(fn, TJI_FOR, 0, 3, loc);
+    fn->ops[loop].tile_loop = 1;
     int32_t bounds[3];
     bounds[0] = tji_new_results(fn, first, &i32, 1);
     bounds[2] = tji_new_results(fn, resident, &i32, 1);
@@ -213,6 +214,15 @@ tj_status tjp_make_persistent(tji_func *fn, const tjp_target *t, const tjp_param
     if (!why)
         wrap_body(fn);
     return TJ_OK;
+}
+
+int32_t tjp_tile_loop(const tji_func *fn)
+{
+    const tji_region *top = &fn->regions[0];
+    for (int k = 0; k < top->nops; k++)
+        if (fn->ops[top->ops[k]].code == TJI_FOR && fn->ops[top->ops[k]].tile_loop)
+            return top->ops[k];
+    return -1;
 }
 
 int tjp_is_persistent(const tji_func *fn)

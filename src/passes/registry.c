@@ -212,6 +212,17 @@ static tj_status run_make_persistent_always(tjp_pass_state *s)
     return make_persistent(s, TJP_PERSIST_ALWAYS);
 }
 
+/* The last wave split along K: after make-persistent, as in the pipeline. */
+static tj_status run_stream_k(tjp_pass_state *s)
+{
+    if (s->has_layouts)
+        return tjs_error(TJ_ERR_INVALID_ARG, "stream-k: the program has layouts already "
+                         "(the pass runs right after make-persistent)");
+    drop_axis(s);
+    drop_coalesce(s);
+    return tjp_stream_k(s->fn, 1, NULL);
+}
+
 static tj_status run_verify(tjp_pass_state *s) { return tji_verify(s->fn); }
 
 static tj_status run_carry_offsets(tjp_pass_state *s)
@@ -242,6 +253,8 @@ static const tjp_pass_info passes[] = {
      "on --sm (a launch's TJ_PERSISTENT_DEFAULT)", run_make_persistent},
     {"make-persistent-always", "make-persistent on any kernel (TJ_PERSISTENT_ON)",
      run_make_persistent_always},
+    {"stream-k", "a persistent kernel's last wave split along K into pieces that the last to "
+     "arrive sums (TJ_STREAM_K_ON; fails where the tile body is not a matmul's)", run_stream_k},
     {"lower-block-ptrs", "block pointers become pointer tiles, masks and carried offsets",
      run_lower_block_ptrs},
     {"pipeline-loops", "loads feeding a dot issued num_stages - 1 iterations ahead into shared "

@@ -213,7 +213,7 @@ void tjp_tma_box(const tjp_ring *R, const tji_type *tile, uint32_t box[2], int *
 enum { TMA_STORE_MAX_BYTES = 128 * 1024 };
 
 /* The loops around op: -1 none; the index of the persistent kernel's tile
- * loop (persistent.c: a FOR up to LOGICAL_PROGRAMS) where it is the only
+ * loop (persistent.c: tjp_tile_loop) where it is the only
  * one; -2 where another loop holds op. */
 static int32_t loops_around(const tji_func *fn, const tji_op *op)
 {
@@ -224,8 +224,7 @@ static int32_t loops_around(const tji_func *fn, const tji_op *op)
         if (outer->code == TJI_WHILE)
             return -2;
         if (outer->code == TJI_FOR) {
-            int32_t bound = tji_val(fn, outer->args[1])->def_op;
-            if (tile_loop >= 0 || bound < 0 || fn->ops[bound].code != TJI_LOGICAL_PROGRAMS)
+            if (tile_loop >= 0 || !outer->tile_loop)
                 return -2;
             tile_loop = at;
         }

@@ -26,6 +26,7 @@
  *                wait (and its barrier), LOCAL_LOAD
  *   tma.c        rings that the tensor-memory accelerator fills
  *   warp_spec.c  the producer and consumer warps of a specialized kernel
+ *   stream_k.c   the pieces of a stream-K tile meeting
  *   target.c     the NVPTX target, the optimizer, PTX and its fix-ups
  *   math.c       one element of an element-wise op (backend.h)
  *   math_f64.c   the float functions computed in f64 (math_lib.h)
@@ -84,6 +85,7 @@ typedef struct codegen {
     LLVMBuilderRef eb;          /* appends to entry */
     LLVMValueRef tid, lane, warp, pid[3], nprog[3], assert_info;
     LLVMValueRef logical_programs; /* a persistent kernel's hidden parameter (jit.h) */
+    LLVMValueRef stream_k_workspace; /* a stream-K kernel's hidden parameter (stream_k.c) */
     int num_warps, warp_bits;
     int sm;                     /* the target: instructions are gated on it */
     int arch_specific;          /* sm_90a: wgmma */
@@ -308,6 +310,8 @@ TJI_FUNC void tjj_gpu_emit_region(codegen *c, int32_t rid, const tji_op **yield)
 /* --- dot.c ----------------------------------------------------------------- */
 
 TJI_FUNC void tjj_gpu_emit_dot(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_stream_k_arrive(codegen *c, const tji_op *op);
+TJI_FUNC void tjj_gpu_emit_stream_k_add(codegen *c, const tji_op *op);
 /* wgmma.c: a dot of the WGMMA form; after FOR op opi, the wait for the
  * wgmma groups its body's asynchronous dots left in flight. */
 TJI_FUNC void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch);

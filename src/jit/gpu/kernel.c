@@ -62,6 +62,8 @@ void tjj_gpu_emit_op(codegen *c, int32_t opi)
     case TJI_ASSERT: tjj_gpu_emit_assert(c, op); return;
     case TJI_ASSUME_TRUE: tjj_gpu_emit_assume_true(c, op); return;
     case TJI_DOT: tjj_gpu_emit_dot(c, op); return;
+    case TJI_STREAM_K_ARRIVE: tjj_gpu_emit_stream_k_arrive(c, op); return;
+    case TJI_STREAM_K_ADD: tjj_gpu_emit_stream_k_add(c, op); return;
     case TJI_ASYNC_COPY: tjj_gpu_emit_async_copy(c, op); return;
     case TJI_ASYNC_COMMIT: tjj_gpu_emit_async_commit(c); return;
     case TJI_ASYNC_WAIT: tjj_gpu_emit_async_wait(c, op); return;
@@ -172,7 +174,8 @@ static void build_kernel(codegen *c, const char *entry_name)
     const tji_func *fn = c->g.fn;
     int np = fn->nparams, nsizes = fn->check_bounds ? tjj_bounds_nbuffers(fn) : 0;
     int nmaps = tjj_gpu_tma_count(c->g.plan), persistent = tjp_is_persistent(fn);
-    int n = np + 1 + nsizes + nmaps + persistent;
+    int stream_k = tjp_stream_k_piece_bytes(fn) > 0;
+    int n = np + 1 + nsizes + nmaps + persistent + stream_k;
     LLVMTypeRef *params = tjs_xcalloc((size_t)n, sizeof(LLVMTypeRef));
     for (int i = 0; i < np; i++)
         params[i] = tjj_llvm_param_type(&c->g.ty, &fn->params[i], c->g.t_gptr);
@@ -182,7 +185,9 @@ static void build_kernel(codegen *c, const char *entry_name)
     for (int k = 0; k < nmaps; k++) /* tma.c: the tensor maps */
         params[np + 1 + nsizes + k] = LLVMPointerTypeInContext(c->g.ctx, 0);
     if (persistent) /* persistent.c: the programs the launch asked for */
-        params[n - 1] = c->g.ty.t_i32;
+        params[n - 1 - stream_k] = c->g.ty.t_i32;
+    if (stream_k) /* stream_k.c: the workspace */
+        params[n - 1] = c->g.t_gptr;
     LLVMTypeRef fty = LLVMFunctionType(c->g.ty.t_void, params, (unsigned)n, 0);
     free(params);
     LLVMValueRef f = c->g.func = LLVMAddFunction(c->g.mod, entry_name, fty);
@@ -221,7 +226,9 @@ static void build_kernel(codegen *c, const char *entry_name)
     c->warp = LLVMBuildLShr(c->eb, c->tid, c_i32(c, 5), "warp");
     c->assert_info = LLVMGetParam(f, (unsigned)np);
     if (persistent)
-        c->logical_programs = LLVMGetParam(f, (unsigned)n - 1);
+        c->logical_programs = LLVMGetParam(f, (unsigned)(n - 1 - stream_k));
+    if (stream_k)
+        c->stream_k_workspace = LLVMGetParam(f, (unsigned)n - 1);
     for (int i = 0; i < np; i++) {
         const tji_param *p = &fn->params[i];
         LLVMValueRef v = tjj_llvm_param_value(&c->g.ty, c->eb, p, LLVMGetParam(f, (unsigned)i));

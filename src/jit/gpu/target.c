@@ -189,6 +189,7 @@ tj_status tjj_gpu_compile(const tji_func *fn, const tjp_layout_plan *plan, int s
         out->tmaps = tjj_gpu_tma_maps(fn, plan, &out->ntmaps);
         out->persistent = tjp_is_persistent(fn);
         out->cluster = plan->pairs ? 2 : 0;
+        out->stream_k_piece_bytes = tjp_stream_k_piece_bytes(fn);
         if (tjs_dump_enabled("ptx"))
             fprintf(stderr, "// ---- tjit: PTX of kernel '%s' (%s) ----\n%s", fn->name, cpu, out->ptx);
         tjj_stage_done(times, "emit-ptx");

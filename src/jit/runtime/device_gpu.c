@@ -219,6 +219,8 @@ static tj_status open_gpu(int ordinal, tj_device **out)
     enum { PAIRS_BY_DEFAULT = 0 };
     const char *pairs = getenv("TJIT_BLOCK_PAIRS");
     dev->pairs_by_default = pairs && *pairs ? strcmp(pairs, "0") != 0 : PAIRS_BY_DEFAULT;
+    const char *stream_k = getenv("TJIT_STREAM_K");
+    dev->stream_k_by_default = stream_k && *stream_k && strcmp(stream_k, "0") != 0;
     snprintf(dev->name, sizeof dev->name, "%s (sm_%d, %d SMs)", gpu_name, sm, sms);
     *out = dev;
     return TJ_OK;
@@ -235,6 +237,7 @@ static void idle(tj_device *dev)
 static void close_gpu(tj_device *dev)
 {
     free(dev->pending);
+    tjj_stream_k_workspaces_free(dev);
     dev->cu->cuMemFree(dev->assert_record);
     dev->cu->cuDevicePrimaryCtxRelease(dev->cu_device);
 }
@@ -566,6 +569,7 @@ static tj_status compile(tj_device *dev, tji_func *fn, variant *v, int num_warps
         st = opt_in_shared(dev, fn->name, &a->gpu, v);
     if (st == TJ_OK && a->gpu.persistent)
         st = count_resident_programs(dev, fn->name, v, a->gpu.cluster);
+    v->stream_k_piece_bytes = a->gpu.stream_k_piece_bytes;
     if (st == TJ_OK) {
         v->nasserts = a->nasserts;
         v->asserts = a->asserts;
@@ -676,7 +680,7 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
     if (var->resident_programs && var->resident_programs < nprog[0])
         grid_x = (unsigned)var->resident_programs;
     int k = var->sig.nparams + 1;
-    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 2 + (size_t)var->tmaps.n) * sizeof *params);
+    void **params = tjs_xmalloc(((size_t)var->sig.nparams * 2 + 3 + (size_t)var->tmaps.n) * sizeof *params);
     tjf_gpu_params(&var->sig, values, &assert_info, params);
     for (int i = 0; var->check_bounds && i < kernel->nparams; i++)
         if (kernel->params[i].is_ptr) /* bounds.h: each buffer's bytes */
@@ -685,6 +689,18 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
         params[k++] = &maps[m];
     if (var->resident_programs)
         params[k++] = &logical_programs;
+    uint64_t workspace = 0; /* stream_k.c: 2P counters (128-byte aligned), 2P pieces */
+    if (var->stream_k_piece_bytes) {
+        size_t counters = ((size_t)grid_x * 8 + 127) / 128 * 128;
+        tj_status st = tjj_stream_k_workspace(dev, stream, counters + 2 * (size_t)grid_x *
+                                              (size_t)var->stream_k_piece_bytes, who, &workspace);
+        if (st != TJ_OK) {
+            free(params);
+            free(maps);
+            return st;
+        }
+        params[k++] = &workspace;
+    }
     tjcu_result r = dev->cu->cuLaunchKernel(var->function, grid_x, (unsigned)nprog[1],
                                             (unsigned)nprog[2], (unsigned)var->threads, 1, 1,
                                             (unsigned)var->shared_bytes, (tjcu_stream)(uintptr_t)stream,

@@ -92,6 +92,8 @@ typedef struct variant {
     int resident_programs;/* GPU, a persistent kernel (persistent.c): the programs
                              a launch runs at most, SMs x the blocks one holds;
                              0 for any other kernel */
+    int64_t stream_k_piece_bytes; /* GPU, stream-K (src/passes/stream_k.c): a piece's
+                             bytes, the launch's workspace holds 2 per program */
     int nasserts;
     tjj_assert_site *asserts;
     tjcu_deviceptr assert_record;   /* its own if nasserts > 0 or checked, else the device's */
@@ -151,7 +153,11 @@ struct tj_device {
                            * without cuTensorMapEncodeTiled (0 on the CPU) */
     int pairs_by_default; /* a launch's TJ_CLUSTER_DEFAULT pairs blocks where it can:
                            * TJIT_BLOCK_PAIRS, else the library's default (0 on the CPU) */
+    int stream_k_by_default; /* a launch's TJ_STREAM_K_DEFAULT splits where it can:
+                           * TJIT_STREAM_K=1 (0 on the CPU) */
     pthread_mutex_t pending_lock;
+    struct tjj_sk_workspace *sk_workspaces; /* per stream (stream_k_workspace.c; pending_lock) */
+    int nsk_workspaces;
     variant **pending;    /* variants with asserts launched since the last check */
     int npending, pending_cap;
     const char *last_kernel; /* the name of the last kernel launched */
@@ -336,5 +342,11 @@ TJI_FUNC tj_status tjj_get_variant(tj_device *dev, const tj_kernel *kernel,
 TJI_FUNC void tjj_variants_close(tj_device *dev);
 /* Threads now waiting for another thread's compile (for tests). */
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);
+
+/* stream_k_workspace.c: the workspace of stream-K launches on `stream`, of at
+ * least `bytes` (its counters zero), in *out; freed by the device's close. */
+TJI_FUNC tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t bytes, const char *who,
+                                         uint64_t *out);
+TJI_FUNC void tjj_stream_k_workspaces_free(tj_device *dev);
 
 #endif

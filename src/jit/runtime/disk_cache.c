@@ -62,7 +62,7 @@
 #include "disk_cache.h"
 
 enum {
-    FORMAT_VERSION = 2,
+    FORMAT_VERSION = 3,
     HEADER_BYTES = 48,
     KIND_CPU = 1,
     KIND_GPU = 2,
@@ -342,6 +342,7 @@ static void put_payload(bytes *b, const tjj_artifact *a)
     put_i64(b, g->producer_warps);
     put_i64(b, g->persistent);
     put_i64(b, g->cluster);
+    put_i64(b, g->stream_k_piece_bytes);
     put_i64(b, g->ntmaps);
     for (int i = 0; i < g->ntmaps; i++)
         put_tmap(b, &g->tmaps[i]);
@@ -377,6 +378,7 @@ static void get_payload(reader *r, tjj_artifact *a)
     g->producer_warps = (int)get_int(r, 0, MOST_WARPS);
     g->persistent = (int)get_int(r, 0, 1);
     g->cluster = (int)get_int(r, 0, 2);
+    g->stream_k_piece_bytes = get_int(r, 0, MOST_SHARED);
     int ntmaps = (int)get_int(r, 0, MOST_TMAPS);
     if (r->ok && ntmaps) {
         g->tmaps = tjs_xcalloc((size_t)ntmaps, sizeof *g->tmaps);

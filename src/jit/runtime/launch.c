@@ -185,6 +185,17 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
         return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->cluster = %d (expected a tj_cluster)",
                          kernel->name, (int)cluster_mode);
     int cluster = tjj_launch_cluster(dev, cluster_mode, nprog[0]);
+    tj_stream_k stream_k = cfg->version >= 2 ? cfg->stream_k : TJ_STREAM_K_DEFAULT;
+    if ((unsigned)stream_k > (unsigned)TJ_STREAM_K_OFF)
+        return tjs_error(TJ_ERR_INVALID_ARG, "kernel '%s': cfg->stream_k = %d (expected a tj_stream_k)",
+                         kernel->name, (int)stream_k);
+    if (stream_k == TJ_STREAM_K_ON && dev->ops->specializes && persistent == TJP_PERSIST_NEVER)
+        return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': stream-K (cfg->stream_k = TJ_STREAM_K_ON) splits the "
+                         "tiles of a persistent launch; this one is not (cfg->persistent, or a grid of "
+                         "more than one axis)", kernel->name);
+    if (persistent != TJP_PERSIST_NEVER)
+        persistent |= stream_k == TJ_STREAM_K_ON ? TJP_STREAM_K_REQUIRED
+                       : stream_k == TJ_STREAM_K_DEFAULT && dev->stream_k_by_default ? TJP_STREAM_K : 0;
     if (nconsts != kernel->nconsts)
         return tjs_error(TJ_ERR_LAUNCH, "kernel '%s': expects %d constant%s, got %d", kernel->name,
                          kernel->nconsts, kernel->nconsts == 1 ? "" : "s", nconsts);
