@@ -37,6 +37,8 @@ enum { COUNTERS_ALIGN = 128 };
 typedef struct pieces {
     LLVMValueRef piece, iters, units, programs, me; /* i32, i32, i64, i32, i32 */
     LLVMValueRef start;                             /* the tile's first unit (i64) */
+    LLVMValueRef per;                               /* units, or 1 where there are none (a
+                                                       whole tile's: never divided by 0) */
 } pieces;
 
 static LLVMValueRef wide(codegen *c, LLVMValueRef v)
@@ -47,8 +49,10 @@ static LLVMValueRef wide(codegen *c, LLVMValueRef v)
 static pieces operands(codegen *c, const tji_op *op)
 {
     pieces p = {c->ssa[op->args[1]], c->ssa[op->args[2]], c->ssa[op->args[3]], c->ssa[op->args[4]],
-                c->ssa[op->args[5]], NULL};
+                c->ssa[op->args[5]], NULL, NULL};
     p.start = LLVMBuildMul(c->g.b, wide(c, p.piece), wide(c, p.iters), "sk.start");
+    p.per = LLVMBuildSelect(c->g.b, LLVMBuildICmp(c->g.b, LLVMIntEQ, p.units, c_i64(c, 0), ""), c_i64(c, 1),
+                            p.units, "");
     return p;
 }
 
@@ -57,8 +61,8 @@ static LLVMValueRef owner(codegen *c, const pieces *p, LLVMValueRef g)
 {
     LLVMBuilderRef b = c->g.b;
     LLVMValueRef num = LLVMBuildMul(b, LLVMBuildAdd(b, g, c_i64(c, 1), ""), wide(c, p->programs), "");
-    num = LLVMBuildAdd(b, num, LLVMBuildSub(b, p->units, c_i64(c, 1), ""), "");
-    LLVMValueRef q = LLVMBuildSDiv(b, num, p->units, "");
+    num = LLVMBuildAdd(b, num, LLVMBuildSub(b, p->per, c_i64(c, 1), ""), "");
+    LLVMValueRef q = LLVMBuildSDiv(b, num, p->per, "");
     return LLVMBuildTrunc(b, LLVMBuildSub(b, q, c_i64(c, 1), ""), c->g.ty.t_i32, "");
 }
 
