@@ -20,7 +20,10 @@
  * required:
  *  - fewer tiles than programs (each tile in pieces of 2 or 3 programs),
  *    K of one iteration (programs with no iteration at all), ragged
- *    edges over more tiles than a wave, a long K, and many waves;
+ *    edges over more tiles than a wave, a long K, and many waves; each
+ *    launched twice (the first must leave the counters zero);
+ *  - two streams at once (a workspace each), and a stream made after one
+ *    is destroyed;
  *  - a launch value that is no tj_stream_k, and stream-K required of a
  *    launch that is not persistent (a GPU's matter), are refused.
  */
@@ -144,48 +147,95 @@ static void ptx_of_stream_k(void)
 }
 
 /* C = A B (f16 small integers, exact in f32) in 128x128x64 tiles, groups
- * of 8, stream-K required. */
-static int run(int m, int n, int k, const char *what)
-{
-    size_t a_count = (size_t)m * k, b_count = (size_t)k * n, c_count = (size_t)m * n;
-    uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
-    float *hc = malloc(c_count * 4);
-    int8_t *ia = malloc(a_count), *ib = malloc(b_count);
-    tl_small_int_f16(a_count, ia, ha);
-    tl_small_int_f16(b_count, ib, hb);
-    memset(hc, 0xff, c_count * 4);
+ * of 8, stream-K required: one problem's buffers and expected values. */
+typedef struct problem {
+    int m, n, k;
+    int8_t *ia, *ib;
+    float *hc;
     tj_buffer a, b, c;
-    int ok = tj_buffer_alloc(dev, a_count * 2, &a) == TJ_OK && tj_buffer_alloc(dev, b_count * 2, &b) == TJ_OK &&
-             tj_buffer_alloc(dev, c_count * 4, &c) == TJ_OK;
-    ok = ok && tj_buffer_write(dev, a, 0, ha, a_count * 2) == TJ_OK &&
-         tj_buffer_write(dev, b, 0, hb, b_count * 2) == TJ_OK && tj_buffer_write(dev, c, 0, hc, c_count * 4) == TJ_OK;
+    int ok;
+} problem;
+
+static problem make(int m, int n, int k)
+{
+    problem p = {m, n, k, malloc((size_t)m * k), malloc((size_t)k * n), malloc((size_t)m * n * 4), {0}, {0}, {0}, 0};
+    size_t a_count = (size_t)m * k, b_count = (size_t)k * n;
+    uint16_t *ha = malloc(a_count * 2), *hb = malloc(b_count * 2);
+    tl_small_int_f16(a_count, p.ia, ha);
+    tl_small_int_f16(b_count, p.ib, hb);
+    p.ok = tj_buffer_alloc(dev, a_count * 2, &p.a) == TJ_OK && tj_buffer_alloc(dev, b_count * 2, &p.b) == TJ_OK &&
+           tj_buffer_alloc(dev, (size_t)m * n * 4, &p.c) == TJ_OK &&
+           tj_buffer_write(dev, p.a, 0, ha, a_count * 2) == TJ_OK &&
+           tj_buffer_write(dev, p.b, 0, hb, b_count * 2) == TJ_OK;
+    free(ha), free(hb);
+    return p;
+}
+
+/* C poisoned, then the launch on `stream` (NULL: the default). */
+static tj_status launch(problem *p, tj_stream *stream)
+{
+    memset(p->hc, 0xff, (size_t)p->m * p->n * 4);
+    tj_status st = p->ok ? tj_buffer_write(dev, p->c, 0, p->hc, (size_t)p->m * p->n * 4) : TJ_ERR_LAUNCH;
     int64_t consts[4] = {128, 128, 64, 8};
-    tj_launch_cfg cfg = {.grid = {(m + 127) / 128 * ((n + 127) / 128)}, .num_warps = 8,
+    tj_launch_cfg cfg = {.grid = {(p->m + 127) / 128 * ((p->n + 127) / 128)}, .num_warps = 8, .stream = stream,
                          .persistent = TJ_PERSISTENT_ON, .version = TJ_LAUNCH_CFG_VERSION,
                          .stream_k = TJ_STREAM_K_ON};
-    tj_arg args[12] = {TJ_ARG_BUF(a), TJ_ARG_BUF(b), TJ_ARG_BUF(c), TJ_ARG_I32(m), TJ_ARG_I32(n), TJ_ARG_I32(k),
-                       TJ_ARG_I32(k), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1), TJ_ARG_I32(n), TJ_ARG_I32(1)};
-    tj_status st = TJ_ERR_LAUNCH;
-    long bad = -1;
-    /* twice: the first launch must leave the counters zero for the second */
-    for (int round = 0; ok && round < 2 && (round == 0 || (st == TJ_OK && bad < 0)); round++) {
-        memset(hc, 0xff, c_count * 4);
-        st = tj_buffer_write(dev, c, 0, hc, c_count * 4);
-        if (st == TJ_OK)
-            st = tj_launch(dev, sk_matmul, &cfg, args, 12, consts, 4);
-        if (st == TJ_OK)
-            st = tj_buffer_read(dev, c, 0, hc, c_count * 4);
-        bad = st == TJ_OK ? tl_first_wrong_product(ia, ib, hc, m, n, k, k) : -1;
-    }
+    tj_arg args[12] = {TJ_ARG_BUF(p->a), TJ_ARG_BUF(p->b), TJ_ARG_BUF(p->c), TJ_ARG_I32(p->m), TJ_ARG_I32(p->n),
+                       TJ_ARG_I32(p->k), TJ_ARG_I32(p->k), TJ_ARG_I32(1), TJ_ARG_I32(p->n), TJ_ARG_I32(1),
+                       TJ_ARG_I32(p->n), TJ_ARG_I32(1)};
+    return st == TJ_OK ? tj_launch(dev, sk_matmul, &cfg, args, 12, consts, 4) : st;
+}
+
+/* C read back (after the device is done) and checked: 1 where right. */
+static int right(problem *p, tj_status st, const char *what)
+{
+    if (st == TJ_OK)
+        st = tj_synchronize(dev);
+    if (st == TJ_OK)
+        st = tj_buffer_read(dev, p->c, 0, p->hc, (size_t)p->m * p->n * 4);
+    long bad = st == TJ_OK ? tl_first_wrong_product(p->ia, p->ib, p->hc, p->m, p->n, p->k, p->k) : -1;
     if (st != TJ_OK)
         tap_diag("%s: %s: %s", what, tj_status_name(st), tj_last_error());
     else if (bad >= 0)
-        tap_diag("%s: C[%ld][%ld] = %g", what, bad / n, bad % n, hc[bad]);
-    tj_buffer_free(dev, a);
-    tj_buffer_free(dev, b);
-    tj_buffer_free(dev, c);
-    free(ha), free(hb), free(hc), free(ia), free(ib);
-    return tap_ok(ok && st == TJ_OK && bad < 0, "%s: %d x %d x %d, launched twice", what, m, n, k);
+        tap_diag("%s: C[%ld][%ld] = %g", what, bad / p->n, bad % p->n, p->hc[bad]);
+    return st == TJ_OK && bad < 0;
+}
+
+static void drop(problem *p)
+{
+    tj_buffer_free(dev, p->a);
+    tj_buffer_free(dev, p->b);
+    tj_buffer_free(dev, p->c);
+    free(p->ia), free(p->ib), free(p->hc);
+}
+
+/* Launched twice: the first launch must leave the counters zero for the second. */
+static void run(int m, int n, int k, const char *what)
+{
+    problem p = make(m, n, k);
+    int ok = right(&p, launch(&p, NULL), what) && right(&p, launch(&p, NULL), what);
+    tap_ok(p.ok && ok, "%s: %d x %d x %d, launched twice", what, m, n, k);
+    drop(&p);
+}
+
+/* Two streams at once, each with its own workspace; then a stream made
+ * after one is destroyed (its handle may be the old one's). */
+static void streams(void)
+{
+    problem p = make(2000, 2608, 208), q = make(1024, 1024, 1024);
+    tj_stream *s1 = NULL, *s2 = NULL, *s3 = NULL;
+    int made = tj_stream_create(dev, &s1) == TJ_OK && tj_stream_create(dev, &s2) == TJ_OK;
+    tj_status sp = made ? launch(&p, s1) : TJ_ERR_LAUNCH, sq = made ? launch(&q, s2) : TJ_ERR_LAUNCH;
+    int ok = right(&p, sp, "stream 1") & right(&q, sq, "stream 2");
+    tap_ok(made && ok, "two streams at once, a workspace each: both right");
+    tj_stream_destroy(s1);
+    made = tj_stream_create(dev, &s3) == TJ_OK;
+    ok = made && right(&p, launch(&p, s3), "a later stream") && right(&q, launch(&q, s2), "stream 2 again");
+    tap_ok(ok, "a stream made after one is destroyed, and the other again: both right");
+    tj_stream_destroy(s2);
+    tj_stream_destroy(s3);
+    drop(&p);
+    drop(&q);
 }
 
 static void refusals(void)
@@ -213,13 +263,14 @@ static void refusals(void)
 int main(void)
 {
     dev = tl_setup("test_stream_k");
-    tap_plan(15);
+    tap_plan(17);
     ptx_of_stream_k();
     run(1024, 1024, 256, "64 tiles, fewer than the programs: pieces of 2 or 3 programs");
     run(1024, 1024, 64, "K of one iteration: programs with no iteration");
     run(2000, 2608, 208, "336 ragged tiles, more than a wave");
     run(1024, 1024, 4096, "64 tiles of 64 iterations");
     run(4096, 4096, 512, "1024 tiles, many waves");
+    streams();
     refusals();
     tj_device_close(dev);
     return tap_done();

@@ -76,9 +76,11 @@ static char *key_text(tj_device *dev, const tj_kernel *kernel, const tj_launch_c
     tjs_buf_printf(&b, "; ");
     for (int i = 0; i < kernel->nconsts; i++)
         tjs_buf_printf(&b, "%s%s", i ? ", " : "", kernel->consts[i]);
-    tjs_buf_printf(&b, "); device %s; check_bounds %d, warp_specialize %d, persistent %d, cluster %d; key [",
+    tjs_buf_printf(&b, "); device %s; check_bounds %d, warp_specialize %d, persistent %d, cluster %d, "
+                   "stream_k %d; key [",
                    tj_device_name(dev), tjj_bounds_wanted(cfg->check_bounds), (int)cfg->warp_specialize,
-                   (int)cfg->persistent, cfg->version >= 1 ? (int)cfg->cluster : 0);
+                   (int)cfg->persistent, cfg->version >= 1 ? (int)cfg->cluster : 0,
+                   cfg->version >= 2 ? (int)cfg->stream_k : 0);
     for (int i = 0; i < o->nkey; i++)
         tjs_buf_printf(&b, "%s%lld", i ? ", " : "", (long long)o->key[i]);
     tjs_buf_printf(&b, "]; configs");
@@ -295,7 +297,8 @@ static tj_launch_cfg config_cfg(const tuning *t, const tj_tune_config *c, tj_str
                        .warp_specialize = t->cfg->warp_specialize,
                        .persistent = t->cfg->persistent,
                        .version = t->cfg->version,
-                       .cluster = t->cfg->version >= 1 ? t->cfg->cluster : TJ_CLUSTER_DEFAULT};
+                       .cluster = t->cfg->version >= 1 ? t->cfg->cluster : TJ_CLUSTER_DEFAULT,
+                       .stream_k = t->cfg->version >= 2 ? t->cfg->stream_k : TJ_STREAM_K_DEFAULT};
     if (t->o.grid)
         t->o.grid(c->consts, t->args, t->nargs, l.grid, t->o.grid_user);
     return l;

@@ -728,8 +728,10 @@ static tj_status stream_new(tj_device *dev, uint64_t *native, const char *who)
 
 static void stream_free(tj_device *dev, uint64_t native)
 {
-    if (tjj_gpu_enter(dev, "tj_stream_destroy") == TJ_OK)
+    if (tjj_gpu_enter(dev, "tj_stream_destroy") == TJ_OK) {
+        tjj_stream_k_workspace_forget(dev, native);
         dev->cu->cuStreamDestroy((tjcu_stream)(uintptr_t)native);
+    }
 }
 
 /* After a wait's result r: a failed wait is a fault of some kernel queued

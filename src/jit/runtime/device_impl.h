@@ -348,5 +348,7 @@ TJI_FUNC int tjj_variant_waiters(tj_device *dev);
 TJI_FUNC tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t bytes, const char *who,
                                          uint64_t *out);
 TJI_FUNC void tjj_stream_k_workspaces_free(tj_device *dev);
+/* Before `stream` is destroyed: its workspace goes, once the stream is done. */
+TJI_FUNC void tjj_stream_k_workspace_forget(tj_device *dev, uint64_t stream);
 
 #endif

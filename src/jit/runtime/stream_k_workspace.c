@@ -9,7 +9,10 @@
  * share one workspace; launches on two streams may run at once, so each
  * stream has its own. A workspace grows to the largest launch seen on
  * its stream: the stream is drained first, since a kernel queued on it
- * may still read the old one. They live until the device closes.
+ * may still read the old one. A stream's goes with the stream (drained
+ * first: a stream made later may get the same handle and run at once
+ * with what the old one still runs); the rest live until the device
+ * closes.
  */
 #include <stdlib.h>
 
@@ -54,6 +57,21 @@ tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t bytes, 
     *out = (uint64_t)w->ptr;
     pthread_mutex_unlock(&dev->pending_lock);
     return st;
+}
+
+void tjj_stream_k_workspace_forget(tj_device *dev, uint64_t stream)
+{
+    pthread_mutex_lock(&dev->pending_lock);
+    for (int i = 0; i < dev->nsk_workspaces; i++) {
+        struct tjj_sk_workspace *w = &dev->sk_workspaces[i];
+        if (w->stream != stream)
+            continue;
+        if (w->ptr && dev->cu->cuStreamSynchronize((tjcu_stream)(uintptr_t)stream) == TJCU_SUCCESS)
+            dev->cu->cuMemFree(w->ptr);
+        *w = dev->sk_workspaces[--dev->nsk_workspaces];
+        break;
+    }
+    pthread_mutex_unlock(&dev->pending_lock);
 }
 
 void tjj_stream_k_workspaces_free(tj_device *dev)
