@@ -15,6 +15,10 @@
  *  - forced persistent on sm_80 (no producer warpgroup): barrier 0;
  *  - required of a kernel whose K loop carries pointer tiles (the
  *    tutorial's): refused, saying why.
+ *  - the split itself, its IR run by a scalar evaluator for many tile,
+ *    program and K counts: every K iteration of every tile computed
+ *    once, in at most three pieces (fewer tiles than programs: ranges of
+ *    8 iterations or more), with one piece number a tile;
  * On any device (the GPU when tests/gpu-test.sh runs it; the CPU ignores
  * the option), C checked element by element with C poisoned, stream-K
  * required:
@@ -146,6 +150,233 @@ static void ptx_of_stream_k(void)
     tjj_artifact_free(&art);
 }
 
+/* --- the split, evaluated: the pass's IR run by a scalar evaluator ------------ */
+
+/* The scalars of the kernel as made persistent and split, for one program
+ * `pid` of P on T tiles of 128x128 (M = 128 rows_of_tiles, N = 128 T /
+ * rows_of_tiles) and K = 64 iters: a value per id (a block pointer's: its
+ * offsets). */
+typedef struct eval {
+    const tji_func *fn;
+    int64_t *v, (*bp)[2];
+    const char *unknown; /* an op the evaluator does not know */
+} eval;
+
+static int64_t wrap(const tji_func *fn, int32_t id, int64_t x)
+{
+    tj_dtype d = tji_typeof(fn, id)->dtype;
+    return d == TJ_I1 ? x != 0 : d == TJ_I32 ? (int64_t)(int32_t)x : x;
+}
+
+static void eval_op(eval *e, const tji_op *op)
+{
+    const tji_func *fn = e->fn;
+    int64_t a = op->nargs > 0 ? e->v[op->args[0]] : 0, b = op->nargs > 1 ? e->v[op->args[1]] : 0, r = 0;
+    switch (op->code) {
+    case TJI_CONST: r = op->ival; break;
+    case TJI_ADD: r = a + b; break;
+    case TJI_SUB: r = a - b; break;
+    case TJI_MUL: r = a * b; break;
+    case TJI_IDIV: r = b ? a / b : 0; break;
+    case TJI_REM: r = b ? a % b : 0; break;
+    case TJI_MIN: r = a < b ? a : b; break;
+    case TJI_MAX: r = a > b ? a : b; break;
+    case TJI_AND: r = a & b; break;
+    case TJI_OR: r = a | b; break;
+    case TJI_XOR: r = a ^ b; break;
+    case TJI_CAST: r = a; break;
+    case TJI_WHERE: r = a ? b : e->v[op->args[2]]; break;
+    case TJI_CMP: {
+        static const int pick[][3] = {{0, 1, 0}, {1, 0, 1}, {1, 0, 0}, {1, 1, 0}, {0, 0, 1}, {0, 1, 1}};
+        r = pick[op->pred][a < b ? 0 : a == b ? 1 : 2];
+        break;
+    }
+    case TJI_MAKE_BLOCK_PTR: {
+        int rank = (op->nargs - 1) / 3;
+        e->bp[op->result][0] = e->v[op->args[1 + 2 * rank]];
+        e->bp[op->result][1] = e->v[op->args[2 + 2 * rank]];
+        return;
+    }
+    case TJI_ADVANCE:
+        e->bp[op->result][0] = e->bp[op->args[0]][0] + e->v[op->args[1]];
+        e->bp[op->result][1] = e->bp[op->args[0]][1] + e->v[op->args[2]];
+        return;
+    case TJI_SPLAT: return; /* the accumulator's zeros */
+    default:
+        if (!e->unknown)
+            e->unknown = tji_opcode_name(op->code);
+        return;
+    }
+    e->v[op->result] = wrap(fn, op->result, r);
+}
+
+/* What trip x of program pid does: the tile (row and column block) its
+ * block pointers start at, its K iterations [k0, k0 + n), its piece and
+ * whether it is active. */
+typedef struct trip_seen {
+    int64_t row, col, k0, n, piece, active;
+} trip_seen;
+
+static int split_covers(const tji_func *fn, int T, int P, int rows, int iters, char *why, size_t whysize)
+{
+    const tji_region *top = &fn->regions[0];
+    int32_t tiles_op = tjp_tile_loop(fn);
+    if (tiles_op < 0)
+        return snprintf(why, whysize, "no tile loop"), 0;
+    const tji_op *tl = &fn->ops[tiles_op];
+    const tji_region *body = &fn->regions[tl->region[0]];
+    int32_t kloop = -1, arrive = -1, branch = -1;
+    for (int i = 0; i < body->nops; i++) {
+        tji_opcode c = fn->ops[body->ops[i]].code;
+        if (c == TJI_FOR)
+            kloop = body->ops[i];
+        else if (c == TJI_STREAM_K_ARRIVE)
+            arrive = body->ops[i];
+        else if (c == TJI_IF)
+            branch = body->ops[i];
+    }
+    if (kloop < 0 || arrive < 0 || branch < 0)
+        return snprintf(why, whysize, "no K loop, arrival or IF in the tile body"), 0;
+    int32_t run = fn->ops[branch].args[0], run_def = tji_val(fn, run)->def_op;
+    int32_t active = fn->ops[run_def].args[1];
+    /* coverage: tile (row * cols + col) x iteration, counted */
+    int cols = T / rows;
+    int *count = calloc((size_t)T * iters + 1, sizeof *count);
+    int *pieces = malloc(((size_t)T + 1) * sizeof *pieces), *programs = calloc((size_t)T + 1, sizeof *programs);
+    int *first = malloc(((size_t)T + 1) * sizeof *first), *last = calloc((size_t)T + 1, sizeof *last);
+    int64_t ranges = 0, units = 0;
+    for (int t = 0; t < T; t++)
+        pieces[t] = -2, first[t] = P;
+    eval e = {fn, calloc((size_t)fn->nvalues + 1, sizeof *e.v), calloc((size_t)fn->nvalues + 1, sizeof *e.bp), NULL};
+    int ok = 1;
+    for (int pid = 0; pid < P && ok; pid++) {
+        for (int k = 0; k < fn->nparams; k++) {
+            const char *name = fn->params[k].name;
+            int32_t id = fn->params[k].value;
+            e.v[id] = !strcmp(name, "M") ? 128 * rows : !strcmp(name, "N") ? 128 * cols
+                      : !strcmp(name, "K") ? 64 * iters : 1;
+        }
+        for (int i = 0; i < top->nops && top->ops[i] != tiles_op; i++) {
+            const tji_op *op = &fn->ops[top->ops[i]];
+            if (op->code == TJI_PROGRAM_ID || op->code == TJI_NUM_PROGRAMS || op->code == TJI_LOGICAL_PROGRAMS)
+                e.v[op->result] = op->code == TJI_PROGRAM_ID ? pid : op->code == TJI_NUM_PROGRAMS ? P : T;
+            else
+                eval_op(&e, op);
+        }
+        int64_t slot_piece[2] = {-1, -1}; /* the program's pieces in its slots 2 pid and 2 pid + 1 */
+        for (int64_t x = pid; x < e.v[tl->args[1]] && ok; x += P) {
+            e.v[body->args[0]] = x;
+            for (int i = 0; body->ops[i] != kloop; i++)
+                eval_op(&e, &fn->ops[body->ops[i]]);
+            const tji_op *k = &fn->ops[kloop];
+            /* the loop runs trips 0 .. cdiv(K, 64) of step 1 and carries the
+             * accumulator, A's block pointer ([row, k]) and B's ([k, col]) */
+            int32_t ab[2] = {0, 0};
+            for (int c = 3, n = 0; c < k->nargs && n < 2; c++)
+                if (tji_is_block_ptr(tji_typeof(fn, k->args[c])))
+                    ab[n++] = k->args[c];
+            int64_t lo = e.v[k->args[0]], hi = e.v[k->args[1]], step = e.v[k->args[2]];
+            trip_seen s = {e.bp[ab[0]][0] / 128, e.bp[ab[1]][1] / 128, e.bp[ab[0]][1] / 64,
+                           hi > lo ? (hi - lo + step - 1) / step : 0, e.v[fn->ops[arrive].args[1]], e.v[active]};
+            if (e.unknown) {
+                snprintf(why, whysize, "op %s", e.unknown);
+                ok = 0;
+                break;
+            }
+            if (!s.active) {
+                if (s.n)
+                    ok = 0, snprintf(why, whysize, "program %d trip %lld: inactive but runs %lld iterations",
+                                     pid, (long long)x, (long long)s.n);
+                continue;
+            }
+            int64_t t = s.row * cols + s.col;
+            if (e.bp[ab[1]][0] != s.k0 * 64 || t < 0 || t >= T || lo != s.k0 * step) {
+                snprintf(why, whysize, "program %d trip %lld: tile %lld, A at k %lld, B at k %lld, loop from %lld",
+                         pid, (long long)x, (long long)t, (long long)s.k0 * 64, (long long)e.bp[ab[1]][0],
+                         (long long)lo);
+                ok = 0;
+                break;
+            }
+            for (int64_t j = s.k0; j < s.k0 + s.n && j < iters; j++)
+                count[t * iters + j]++;
+            programs[t]++;
+            first[t] = pid < first[t] ? pid : first[t];
+            last[t] = pid;
+            units = e.v[fn->ops[arrive].args[3]], ranges = e.v[fn->ops[arrive].args[4]];
+            /* the slot of a piece (src/jit/gpu/stream_k.c): 2 pid, + 1 where
+             * the range starts before the piece's tile; a program's two
+             * pieces that are not whole tiles never share one */
+            if (s.piece >= 0 && s.n < iters) {
+                int slot = pid * units / ranges < s.piece * iters;
+                if (slot_piece[slot] >= 0)
+                    ok = 0, snprintf(why, whysize, "program %d: pieces %lld and %lld in slot %d", pid,
+                                     (long long)slot_piece[slot], (long long)s.piece, slot);
+                slot_piece[slot] = s.piece;
+            }
+            if (pieces[t] != -2 && pieces[t] != s.piece)
+                ok = 0, snprintf(why, whysize, "tile %lld: pieces %d and %lld", (long long)t, pieces[t],
+                                 (long long)s.piece);
+            pieces[t] = (int)s.piece;
+        }
+    }
+    for (int64_t t = 0; ok && t < T; t++) {
+        for (int j = 0; ok && j < iters; j++)
+            if (count[t * iters + j] != 1)
+                ok = 0, snprintf(why, whysize, "tile %lld iteration %d: computed %d times", (long long)t, j,
+                                 count[t * iters + j]);
+        /* a split tile's programs are the owners (src/jit/gpu/stream_k.c)
+         * of its first and last unit and those between */
+        int64_t start = (int64_t)pieces[t] * iters; /* the piece is the tile's place among the split ones */
+        int64_t lo = ((start + 1) * ranges + units - 1) / (units ? units : 1) - 1;
+        int64_t hi = ((start + iters) * ranges + units - 1) / (units ? units : 1) - 1;
+        if (ok && programs[t] > 1 && (first[t] != lo || last[t] != hi || programs[t] != hi - lo + 1))
+            ok = 0, snprintf(why, whysize, "tile %lld: programs %d..%d (%d), owners %lld..%lld", (long long)t,
+                             first[t], last[t], programs[t], (long long)lo, (long long)hi);
+        /* at most 3 pieces a tile where the programs take a wave more than
+         * the last; with fewer tiles than programs, ranges of 8 iterations
+         * or more (stream_k.c's MIN_PIECE_ITERS) */
+        int most = T >= P ? 3 : iters / 8 + 2;
+        if (ok && (programs[t] > most || (programs[t] > 1 && pieces[t] < 0)))
+            ok = 0, snprintf(why, whysize, "tile %lld: %d programs, piece %d", (long long)t, programs[t], pieces[t]);
+    }
+    free(count), free(pieces), free(programs), free(first), free(last), free(e.v), free(e.bp);
+    return ok;
+}
+
+/* The split, for tile counts below, at and above the programs, whole waves
+ * and not, and K of 1 to 64 iterations: every iteration of every tile
+ * computed once, by at most three programs, one piece number a tile. */
+static void split_everywhere(void)
+{
+    int64_t consts[4] = {128, 128, 64, 8};
+    tji_func *fn = NULL;
+    tj_status st = tji_build(sk_matmul, consts, 4, &fn);
+    if (st == TJ_OK)
+        st = tjp_make_persistent(fn, &(tjp_target){90, 1, 8}, NULL, 3, TJP_PERSIST_ALWAYS, NULL);
+    if (st == TJ_OK)
+        st = tjp_stream_k(fn, 1, NULL);
+    static const int shapes[][2] = {{1, 1}, {2, 3}, {8, 8}, {8, 16}, {11, 12}, {12, 11}, {16, 16}, {20, 26}, {32, 32}};
+    static const int progs[] = {1, 7, 132, 133, 264};
+    static const int ks[] = {1, 2, 3, 5, 64};
+    char why[256] = "";
+    int checked = 0, ok = st == TJ_OK;
+    for (size_t a = 0; ok && a < sizeof shapes / sizeof *shapes; a++)
+        for (size_t b = 0; ok && b < sizeof progs / sizeof *progs; b++)
+            for (size_t c = 0; ok && c < sizeof ks / sizeof *ks; c++) {
+                int rows = shapes[a][0], T = rows * shapes[a][1];
+                ok = split_covers(fn, T, progs[b], rows, ks[c], why, sizeof why);
+                if (!ok)
+                    tap_diag("%d tiles, %d programs, %d iterations: %s", T, progs[b], ks[c], why);
+                checked++;
+            }
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    tap_ok(ok, "the split, evaluated on %d launches (1 to 1024 tiles, 1 to 264 programs, 1 to 64 K "
+               "iterations): every iteration of every tile once, in at most 3 pieces (fewer tiles than "
+               "programs: pieces of 8 iterations or more, but at tile edges)", checked);
+    tji_func_free(fn);
+}
+
 /* C = A B (f16 small integers, exact in f32) in 128x128x64 tiles, groups
  * of 8, stream-K required: one problem's buffers and expected values. */
 typedef struct problem {
@@ -263,8 +494,9 @@ static void refusals(void)
 int main(void)
 {
     dev = tl_setup("test_stream_k");
-    tap_plan(17);
+    tap_plan(18);
     ptx_of_stream_k();
+    split_everywhere();
     run(1024, 1024, 256, "64 tiles, fewer than the programs: pieces of 2 or 3 programs");
     run(1024, 1024, 64, "K of one iteration: programs with no iteration");
     run(2000, 2608, 208, "336 ragged tiles, more than a wave");

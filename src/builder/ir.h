@@ -177,7 +177,8 @@ typedef enum tji_opcode {
                          `acc` of stream-K tile `piece` (-1: a whole tile) is
                          done; true where it is the tile's last, whose program
                          runs the epilogue (src/passes/stream_k.c says how
-                         iters, units, programs and me place the pieces) */
+                         iters, units, programs — those that take K ranges —
+                         and me place the pieces) */
     TJI_STREAM_K_ADD, /* (the same operands) -> acc's type: acc plus the tile's
                          other pieces; only where ARRIVE said true */
     TJI_OPCODE_COUNT

@@ -18,9 +18,12 @@
  * one whole wave (so that a program's share is at least one tile's
  * iterations and a tile is split in at most two or three pieces); none
  * where P divides T. The first D = T - S tiles run as before, tile
- * pid + u P in trip u. The S tiles' S I iterations are cut into P equal
- * ranges [g0, g1), g0 = pid S I / P, one per program, which then meets at
- * most three tiles (a tail, a whole tile, a head): its trips D/P, D/P + 1
+ * pid + u P in trip u. The S tiles' S I iterations are cut into R equal
+ * ranges [g0, g1), g0 = pid S I / R, one per program below R, which then
+ * meets at most three tiles (a tail, a whole tile, a head). R is P,
+ * unless that would leave ranges shorter than MIN_PIECE_ITERS where T < P
+ * (a tile in many short pieces: its last piece would spend longer
+ * summing them than they save). Its trips D/P, D/P + 1
  * and D/P + 2 run them from the last to the first (a trip with no tile
  * left runs no K iteration and stores nothing). So the tile loop keeps
  * its shape — a FOR from pid by P, now to D + 3P — and each trip computes
@@ -174,6 +177,12 @@ static const char *find_shape(const tji_func *fn, shape *s)
     return NULL;
 }
 
+/* The fewest K iterations a range takes where there are fewer stream-K
+ * tiles than programs: the tile's last piece reads each other piece's
+ * partial sums serially (128x128 f32: 64 KiB, about two iterations'
+ * time), so a piece much shorter costs more than it saves. */
+enum { MIN_PIECE_ITERS = 8 };
+
 /* --- building scalars --------------------------------------------------------------- */
 
 typedef struct builder {
@@ -259,11 +268,16 @@ static trip split(builder *b, const shape *s, int32_t x, int32_t tiles, int32_t 
     int32_t iters = bin(b, TJI_IDIV, bin(b, TJI_SUB, bin(b, TJI_ADD, span, step), one), step);
 
     int32_t sk_tiles = bin(b, TJI_SUB, tiles, dp_tiles);
-    int32_t iters64 = cast(b, iters, TJ_I64), programs64 = cast(b, programs, TJ_I64);
+    int32_t iters64 = cast(b, iters, TJ_I64);
     int32_t units = bin(b, TJI_MUL, cast(b, sk_tiles, TJ_I64), iters64);
-    int32_t g0 = bin(b, TJI_IDIV, bin(b, TJI_MUL, cast(b, me, TJ_I64), units), programs64);
-    int32_t g1 = bin(b, TJI_IDIV, bin(b, TJI_MUL, bin(b, TJI_ADD, cast(b, me, TJ_I64), constant(b, 1, TJ_I64)),
-                                       units), programs64);
+    /* the programs that take ranges: no more than leave MIN_PIECE_ITERS a range */
+    int32_t ranges = bin(b, TJI_MAX, cast(b, sk_tiles, TJ_I64),
+                         bin(b, TJI_IDIV, units, constant(b, MIN_PIECE_ITERS, TJ_I64)));
+    ranges = bin(b, TJI_MAX, bin(b, TJI_MIN, ranges, cast(b, programs, TJ_I64)), constant(b, 1, TJ_I64));
+    int32_t g0 = bin(b, TJI_MIN, bin(b, TJI_IDIV, bin(b, TJI_MUL, cast(b, me, TJ_I64), units), ranges), units);
+    int32_t g1 = bin(b, TJI_MIN, bin(b, TJI_IDIV, bin(b, TJI_MUL, bin(b, TJI_ADD, cast(b, me, TJ_I64),
+                                                                      constant(b, 1, TJ_I64)), units), ranges),
+                     units);
     int32_t first = cast(b, bin(b, TJI_IDIV, g0, iters64), TJ_I32);
     int32_t last = cast(b, bin(b, TJI_IDIV, bin(b, TJI_SUB, g1, constant(b, 1, TJ_I64)), iters64), TJ_I32);
     int32_t whole = cmp(b, TJI_LT, x, dp_tiles);
@@ -282,7 +296,7 @@ static trip split(builder *b, const shape *s, int32_t x, int32_t tiles, int32_t 
         .ke = where(b, whole, iters, where(b, has, ke, zero)),
         .piece = where(b, whole, constant(b, -1, TJ_I32), piece),
         .active = bin(b, TJI_OR, whole, has),
-        .iters = iters, .units = units, .programs = programs, .me = me,
+        .iters = iters, .units = units, .programs = cast(b, ranges, TJ_I32), .me = me,
     };
     return t;
 }
