@@ -130,6 +130,17 @@ static int accumulator(const tji_func *fn, const tji_op *loop, int k)
            dot->args[2] == arg && dot->parent == loop->region[0];
 }
 
+/* Op opi (in the tile body, at any depth) comes before the K loop. */
+static int before_loop(const tji_func *fn, const shape *s, int32_t opi)
+{
+    while (fn->ops[opi].parent != s->body)
+        opi = fn->regions[fn->ops[opi].parent].parent_op;
+    for (int i = 0; i < fn->regions[s->body].nops; i++)
+        if (fn->regions[s->body].ops[i] == opi || fn->regions[s->body].ops[i] == s->kloop)
+            return fn->regions[s->body].ops[i] == opi;
+    return 0;
+}
+
 static const char *find_shape(const tji_func *fn, shape *s)
 {
     s->tiles_op = tjp_tile_loop(fn);
@@ -169,6 +180,12 @@ static const char *find_shape(const tji_func *fn, shape *s)
     }
     if (s->acc < 0)
         return "the K loop carries no dot's accumulator";
+    /* what runs before the K loop runs in every piece of the tile */
+    for (int32_t i = 0; i < fn->nops; i++)
+        if (fn->ops[i].parent >= 0 && tji_writes_memory(&fn->ops[i]) &&
+            tji_region_within(fn, fn->ops[i].parent, s->body) &&
+            !tji_region_within(fn, fn->ops[i].parent, loop->region[0]) && before_loop(fn, s, i))
+            return "a tile's body writes memory before its K loop (each piece would)";
     for (int i = 0; i < body->nops; i++) {
         const tji_op *op = &fn->ops[body->ops[i]];
         if (op->code == TJI_PROGRAM_ID || op->code == TJI_NUM_PROGRAMS)
