@@ -42,6 +42,7 @@
 #include "ffi_bind/ffi_bind.h"
 #include "jit/pipeline.h"
 #include "jit/runtime/ptxas.h"
+#include "matmul_spec.h"
 #include "tap.h"
 #include "testlib.h"
 #include "tjit.h"
@@ -74,20 +75,6 @@ TJ_KERNEL(pair_bf16,
 
 static tj_device *dev;
 
-/* The specialization of a 4096^3 row-major launch of k. */
-static uint64_t spec_4096(const tj_kernel *k)
-{
-    enum { NARGS = 12 };
-    const tj_arg none = TJ_ARG_BUF((tj_buffer){0});
-    tj_arg args[NARGS] = {none, none, none, TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096),
-                          TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096),
-                          TJ_ARG_I32(1)};
-    tjf_value values[NARGS];
-    if (tjf_check_args(k, args, NARGS, values) != TJ_OK)
-        return tjj_spec_of_buffers(k);
-    return tjf_spec_key(k, values) | tjj_spec_of_buffers(k);
-}
-
 /* Kernel k's artifact at BM x BN x 64 (groups of 8), 8 warps, for
  * sm_90[a] with persistence mode, cluster and pairs_allowed; ptxas checks
  * it where it is set. */
@@ -100,8 +87,8 @@ static tj_status compile_at(const tj_kernel *k, int64_t bm, int64_t bn, int arch
     tj_status st = tji_build(k, consts, 4, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = 90, .arch_specific = arch_specific, .num_warps = 8,
-                                                   .spec = spec_4096(k), .persistent = mode, .cluster = cluster,
-                                                   .pairs_allowed = allowed},
+                                                   .spec = tl_matmul_spec(k, 4096), .persistent = mode,
+                                                   .cluster = cluster, .pairs_allowed = allowed},
                              art);
     if (st == TJ_OK && tjj_ptxas_path())
         st = tjj_ptxas_check(tjj_ptxas_path(), art->gpu.ptx, 90, arch_specific, fn->name);

@@ -39,6 +39,7 @@
 #include "ffi_bind/ffi_bind.h"
 #include "jit/pipeline.h"
 #include "jit/runtime/ptxas.h"
+#include "matmul_spec.h"
 #include "tap.h"
 #include "testlib.h"
 #include "tjit.h"
@@ -71,19 +72,6 @@ MATMUL_TUTORIAL_KERNEL(sk_tutorial, f16, f16, f32, TJ_F32, TJ_PRECISION_IEEE)
 
 static tj_device *dev;
 
-static uint64_t spec_4096(const tj_kernel *k)
-{
-    enum { NARGS = 12 };
-    const tj_arg none = TJ_ARG_BUF((tj_buffer){0});
-    tj_arg args[NARGS] = {none, none, none, TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096),
-                          TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096), TJ_ARG_I32(1), TJ_ARG_I32(4096),
-                          TJ_ARG_I32(1)};
-    tjf_value values[NARGS];
-    if (tjf_check_args(k, args, NARGS, values) != TJ_OK)
-        return tjj_spec_of_buffers(k);
-    return tjf_spec_key(k, values) | tjj_spec_of_buffers(k);
-}
-
 /* Kernel k's artifact at BM x BN x 64 (groups of 8), 8 warps, for sm_<sm>[a],
  * persistent as mode says, stream-K required; ptxas checks it where it is set. */
 static tj_status compile(const tj_kernel *k, int64_t bm, int64_t bn, int sm, int arch_specific,
@@ -95,7 +83,7 @@ static tj_status compile(const tj_kernel *k, int64_t bm, int64_t bn, int sm, int
     tj_status st = tji_build(k, consts, 4, &fn);
     if (st == TJ_OK)
         st = tjj_compile_gpu(fn, &(tjj_gpu_target){.sm = sm, .arch_specific = arch_specific, .num_warps = 8,
-                                                   .spec = spec_4096(k),
+                                                   .spec = tl_matmul_spec(k, 4096),
                                                    .persistent = (int)mode | TJP_STREAM_K_REQUIRED},
                              art);
     if (st == TJ_OK && tjj_ptxas_path())
