@@ -80,6 +80,8 @@ static int is_const_int(const tji_func *fn, int32_t v, int64_t *out)
     return 1;
 }
 
+enum { MAX_HOISTED_ARGS = 8 }; /* hoist()'s operand array; scalar ops take at most 3 */
+
 /* v is computed without the tile: from the kernel's parameters, constants
  * and pure scalar ops, wherever they are. */
 static int tile_invariant(const tji_func *fn, int32_t v, int32_t tile, int depth)
@@ -90,7 +92,7 @@ static int tile_invariant(const tji_func *fn, int32_t v, int32_t tile, int depth
     if (val->def_op < 0)
         return val->def_region == 0; /* a parameter */
     const tji_op *d = &fn->ops[val->def_op];
-    if (d->region[0] >= 0 || tji_typeof(fn, v)->rank || d->code == TJI_LOAD || d->code == TJI_ATOMIC ||
+    if (d->region[0] >= 0 || d->nargs > MAX_HOISTED_ARGS || tji_typeof(fn, v)->rank || d->code == TJI_LOAD || d->code == TJI_ATOMIC ||
         d->code == TJI_ATOMIC_CAS || d->code == TJI_INLINE_ASM)
         return 0;
     for (int k = 0; k < d->nargs; k++)
@@ -254,9 +256,9 @@ static int32_t hoist(builder *b, int32_t v, int32_t region, int32_t *copy)
     if (copy[v])
         return copy[v];
     int32_t opi = val->def_op;
-    int32_t args[8];
+    int32_t args[MAX_HOISTED_ARGS];
     int n = b->fn->ops[opi].nargs;
-    for (int k = 0; k < n && k < 8; k++)
+    for (int k = 0; k < n; k++)
         args[k] = b->fn->ops[opi].args[k] ? hoist(b, b->fn->ops[opi].args[k], region, copy) : 0;
     int32_t clone = tji_insert_clone(b->fn, &b->fn->ops[opi], b->region, b->pos++, args);
     return copy[v] = tji_new_results(b->fn, clone, tji_typeof(b->fn, v), 1);
