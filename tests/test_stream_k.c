@@ -10,19 +10,20 @@
  *    arrive with an acquire read, a fenced acq_rel count and bar.red.or
  *    among the consumers (named barrier 1), its artifact asks for a
  *    workspace of 128x128 f32 pieces, and its TMA copies stay;
- *  - the benchmark's bf16 kernel at 128x256x64: no spills (ptxas -v), and
- *    its C still goes by a TMA store (the sum keeps the dot's layout);
+ *  - the benchmark's bf16 kernel at 128x256x64: no spills (ptxas -v), its
+ *    C still goes by a TMA store (the sum keeps the dot's layout), and its
+ *    partials move in 16-byte parts, read back through L2 (.cg);
  *  - forced persistent on sm_80 (no producer warpgroup): barrier 0;
  *  - required of a kernel whose K loop carries pointer tiles (the
  *    tutorial's): refused, saying why.
  *  - the split itself, its IR run by a scalar evaluator for many tile,
  *    program and K counts: every K iteration of every tile computed
- *    once, in at most three pieces (fewer tiles than programs: ranges of
- *    8 iterations or more), with one piece number a tile;
+ *    once, in ranges of 8 iterations or more (but at tile edges), with
+ *    one piece number a tile and a program's two pieces in two slots;
  * On any device (the GPU when tests/gpu-test.sh runs it; the CPU ignores
  * the option), C checked element by element with C poisoned, stream-K
  * required:
- *  - fewer tiles than programs (each tile in pieces of 2 or 3 programs),
+ *  - fewer tiles than programs (a range a tile, or pieces of 2 or 3),
  *    K of one iteration (programs with no iteration at all), ragged
  *    edges over more tiles than a wave, a long K, and many waves; each
  *    launched twice (the first must leave the counters zero);
@@ -121,6 +122,12 @@ static void ptx_of_stream_k(void)
            "the benchmark's bf16 128x256x64 kernel: ptxas -v reports no spills (%ld bytes)", spills);
     tap_ok(st == TJ_OK && strstr(art.gpu.ptx, "cp.async.bulk.tensor.2d.global.shared::cta") != NULL,
            "its C goes by a TMA store");
+    /* the partials in the threads' register order: a warp's access is 512
+     * contiguous bytes of 16-byte parts, read back through L2 alone */
+    const char *saved = st == TJ_OK ? strstr(art.gpu.ptx, "st.global.v4.b32") : NULL;
+    const char *summed = st == TJ_OK ? strstr(art.gpu.ptx, "ld.global.cg.v4.b32") : NULL;
+    tap_ok(saved && summed && !strstr(art.gpu.ptx, "ld.volatile") && !strstr(art.gpu.ptx, "st.global.v2"),
+           "its partials are stored and read in 16-byte parts (ld.global.cg.v4: L2, no volatile loads)");
     tjj_artifact_free(&art);
 
     st = compile(sk_matmul, 128, 128, 80, 0, TJP_PERSIST_ALWAYS, &art);
@@ -320,10 +327,9 @@ static int split_covers(const tji_func *fn, int T, int P, int rows, int iters, c
         if (ok && programs[t] > 1 && (first[t] != lo || last[t] != hi || programs[t] != hi - lo + 1))
             ok = 0, snprintf(why, whysize, "tile %lld: programs %d..%d (%d), owners %lld..%lld", (long long)t,
                              first[t], last[t], programs[t], (long long)lo, (long long)hi);
-        /* at most 3 pieces a tile where the programs take a wave more than
-         * the last; with fewer tiles than programs, ranges of 8 iterations
-         * or more (stream_k.c's MIN_PIECE_ITERS) */
-        int most = T >= P ? 3 : iters / 8 + 2;
+        /* ranges of 8 iterations or more (stream_k.c's MIN_PIECE_ITERS)
+         * but at tile edges */
+        int most = iters / 8 + 2;
         if (ok && (programs[t] > most || (programs[t] > 1 && pieces[t] < 0)))
             ok = 0, snprintf(why, whysize, "tile %lld: %d programs, piece %d", (long long)t, programs[t], pieces[t]);
     }
@@ -333,7 +339,8 @@ static int split_covers(const tji_func *fn, int T, int P, int rows, int iters, c
 
 /* The split, for tile counts below, at and above the programs, whole waves
  * and not, and K of 1 to 64 iterations: every iteration of every tile
- * computed once, by at most three programs, one piece number a tile. */
+ * computed once, in ranges of 8 iterations or more, one piece number a
+ * tile. */
 static void split_everywhere(void)
 {
     int64_t consts[4] = {128, 128, 64, 8};
@@ -360,8 +367,8 @@ static void split_everywhere(void)
     if (st != TJ_OK)
         tap_diag("%s", tj_last_error());
     tap_ok(ok, "the split, evaluated on %d launches (1 to 1024 tiles, 1 to 264 programs, 1 to 64 K "
-               "iterations): every iteration of every tile once, in at most 3 pieces (fewer tiles than "
-               "programs: pieces of 8 iterations or more, but at tile edges)", checked);
+               "iterations): every iteration of every tile once, in pieces of 8 iterations or more but at "
+               "tile edges", checked);
     tji_func_free(fn);
 }
 
@@ -499,10 +506,10 @@ static void refusals(void)
 int main(void)
 {
     dev = tl_setup("test_stream_k");
-    tap_plan(18);
+    tap_plan(19);
     ptx_of_stream_k();
     split_everywhere();
-    run(1024, 1024, 256, "64 tiles, fewer than the programs: pieces of 2 or 3 programs");
+    run(1024, 1024, 256, "64 tiles of 4 iterations, fewer than the programs: a range a tile");
     run(1024, 1024, 64, "K of one iteration: programs with no iteration");
     run(2000, 2608, 208, "336 ragged tiles, more than a wave");
     run(1024, 1024, 4096, "64 tiles of 64 iterations");

@@ -14,21 +14,26 @@
  * and the pieces' accumulators are summed before the tile's epilogue.
  *
  * The split, with I the K loop's trip count (the same for every tile):
- * the last S tiles go by stream-K — S = T where T < P, else T mod P plus
- * one whole wave (so that a program's share is at least one tile's
- * iterations and a tile is split in at most two or three pieces); none
- * where P divides T. The first D = T - S tiles run as before, tile
+ * the last S = T mod P tiles go by stream-K (all of them where T < P,
+ * none where P divides T). The first D = T - S tiles run as before, tile
  * pid + u P in trip u. The S tiles' S I iterations are cut into R equal
- * ranges [g0, g1), g0 = pid S I / R, one per program below R, which then
- * meets at most three tiles (a tail, a whole tile, a head). R is P,
- * unless that would leave ranges shorter than MIN_PIECE_ITERS where T < P
- * (a tile in many short pieces: its last piece would spend longer
- * summing them than they save). Its trips D/P, D/P + 1
- * and D/P + 2 run them from the last to the first (a trip with no tile
- * left runs no K iteration and stores nothing). So the tile loop keeps
- * its shape — a FOR from pid by P, now to D + 3P — and each trip computes
- * its tile and its K range [kb, ke) from scalars alone, which the producer
- * warpgroup (warp_specialize.c) computes as the consumers do.
+ * ranges [g0, g1), g0 = pid S I / R, one per program below R. R is P,
+ * unless that would leave ranges shorter than MIN_PIECE_ITERS (a tile in
+ * many short pieces: its last piece would spend longer summing them than
+ * they save); as S < P, a range is at most I long and meets at most two
+ * tiles (the tail of one, the head of the next). Trips D/P and D/P + 1
+ * run them from the last to the first (a trip with no tile left runs no
+ * K iteration and stores nothing). So the tile loop keeps its shape — a
+ * FOR from pid by P, now to D + 2P — and each trip computes its tile and
+ * its K range [kb, ke) from scalars alone, which the producer warpgroup
+ * (warp_specialize.c) computes as the consumers do.
+ *
+ * Only the last wave is split, not one more whole wave with it (CUTLASS's
+ * "two-tile" stream-K): all the pieces' programs are at different K
+ * offsets of different tiles at once, so the operands' L2 reuse of a
+ * wave in step is lost while they run. On an H100 at 4096^3, with the
+ * extra wave split, the consumers waited 1.8x as long for their
+ * operands as without stream-K (Nsight Compute; RESULTS.md).
  *
  * The K loop then runs from its trip kb to ke: its bounds move, and each
  * block pointer it carries starts kb advances further. After it,
@@ -196,8 +201,8 @@ static const char *find_shape(const tji_func *fn, shape *s)
     return NULL;
 }
 
-/* The fewest K iterations a range takes where there are fewer stream-K
- * tiles than programs: the tile's last piece reads each other piece's
+/* The fewest K iterations a range takes (unless a whole tile's are
+ * fewer): the tile's last piece reads each other piece's
  * partial sums serially (128x128 f32: 64 KiB, about two iterations'
  * time), so a piece much shorter costs more than it saves. */
 enum { MIN_PIECE_ITERS = 8 };
@@ -406,14 +411,12 @@ static void rewrite(tji_func *fn, const shape *s)
     int32_t me = fn->ops[s->tiles_op].args[0], tiles = fn->ops[s->tiles_op].args[1];
     int32_t programs = fn->ops[s->tiles_op].args[2];
 
-    /* the tiles by stream-K (S) and the trips' bound (D + 3P), before the loop */
+    /* the tiles by stream-K (S) and the trips' bound (D + 2P), before the loop */
     builder b = {fn, 0, top, loc};
     int32_t zero = constant(&b, 0, TJ_I32);
-    int32_t rem = bin(&b, TJI_REM, tiles, programs);
-    int32_t sk_tiles = where(&b, cmp(&b, TJI_EQ, rem, zero), zero,
-                             where(&b, cmp(&b, TJI_LT, tiles, programs), tiles, bin(&b, TJI_ADD, rem, programs)));
+    int32_t sk_tiles = bin(&b, TJI_REM, tiles, programs);
     int32_t dp_tiles = bin(&b, TJI_SUB, tiles, sk_tiles);
-    int32_t pieces = bin(&b, TJI_MUL, programs, constant(&b, 3, TJ_I32));
+    int32_t pieces = bin(&b, TJI_MUL, programs, constant(&b, 2, TJ_I32));
     int32_t bound = bin(&b, TJI_ADD, dp_tiles, where(&b, cmp(&b, TJI_GT, sk_tiles, zero), pieces, zero));
     tji_set_operand(fn, s->tiles_op, 1, bound);
 

@@ -6,7 +6,8 @@
  * The launch passes a workspace (a hidden parameter after the program
  * count): first a counter per stream-K tile (2P words, zero between
  * launches), then two slots of partial sums per program, each one piece
- * tile of 4-byte elements, element i at word i. A program's pieces are at
+ * tile of 4-byte elements in the computing threads' register order
+ * (slot_order: a warp's access is 512 contiguous bytes). A program's pieces are at
  * most two that are not whole tiles — the tail of its first tile, slot
  * 2 me, and the head of its last, slot 2 me + 1 — so the slot of program
  * q's piece of a tile is 2q plus 1 where q's range starts before the tile.
@@ -19,8 +20,8 @@
  * stores are everyone's before the count is); the piece that brings the
  * count to all but itself is the last. A barrier with an OR across the
  * threads (bar.red.or) tells every thread thread 0's answer. The last piece
- * then adds the other pieces' slots to its registers (relaxed loads: no L1
- * copy of another SM's writes) and sets the counter back to zero for the
+ * then adds the other pieces' slots to its registers (ld.global.cg, from
+ * L2: no L1 copy of another SM's writes) and sets the counter back to zero for the
  * next launch. Since a piece waits for nothing, no piece depends on
  * another program being resident, in any launch order.
  *
@@ -124,32 +125,77 @@ static LLVMValueRef thread0_word(codegen *c, const char *text, LLVMValueRef coun
     return phi;
 }
 
-/* Register r's word (pairs of neighbours as one 8-byte access) at base. */
-static int pair_step(const tjp_layout *L)
+/* Where a thread's registers go in a slot. Where every element has one
+ * owner, in the registers' order: chunk j (registers j v .. j v + v - 1)
+ * of computing thread t at word (j T + t) v, so a warp's access is 512
+ * contiguous bytes of 16-byte parts; the piece that sums reads its
+ * registers back from the same places, as every piece of a tile has the
+ * same layout. Where threads hold copies, an element at its own index
+ * (the copies write the same word). */
+typedef struct slot_order {
+    int width;         /* registers an access moves: 4, 2 or 1 */
+    int by_fragment;   /* the registers' order (else the elements') */
+    int64_t threads;   /* the computing threads */
+} slot_order;
+
+static slot_order order_of(codegen *c, int32_t acc)
 {
-    return L->nbits[TJP_REG] > 0 && L->basis[TJP_REG][0] == 1 ? 2 : 1;
+    const tjp_layout *L = layout_of(c, acc);
+    int n = nregs_of(c, acc);
+    slot_order o = {.threads = 32 * (int64_t)c->num_warps};
+    o.by_fragment = o.threads * n == tji_numel(type_of(c, acc));
+    if (o.by_fragment)
+        o.width = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+    else /* neighbouring registers, where they are neighbouring elements */
+        o.width = L->nbits[TJP_REG] > 0 && L->basis[TJP_REG][0] == 1 ? 2 : 1;
+    return o;
 }
 
-static LLVMValueRef word_ptr(codegen *c, const tjp_layout *L, LLVMValueRef base, uint32_t r)
+static LLVMValueRef word_ptr(codegen *c, const slot_order *o, int32_t acc, LLVMValueRef base, uint32_t r)
 {
-    LLVMValueRef idx = LLVMBuildZExt(c->g.b, tjj_gpu_element_index(c, L, r), c->g.ty.t_i64, "");
-    return LLVMBuildInBoundsGEP2(c->g.b, c->g.ty.t_i32, base, &idx, 1, "");
+    LLVMBuilderRef b = c->g.b;
+    LLVMValueRef idx;
+    if (o->by_fragment) {
+        LLVMValueRef t = LLVMBuildZExt(b, c->tid, c->g.ty.t_i64, "");
+        idx = LLVMBuildAdd(b, c_i64(c, (int64_t)(r / (uint32_t)o->width) * o->threads), t, "");
+        idx = LLVMBuildMul(b, idx, c_i64(c, o->width), "");
+    } else {
+        idx = LLVMBuildZExt(b, tjj_gpu_element_index(c, layout_of(c, acc), r), c->g.ty.t_i64, "");
+    }
+    return LLVMBuildInBoundsGEP2(b, c->g.ty.t_i32, base, &idx, 1, "");
 }
 
 static void save_piece(codegen *c, int32_t acc, LLVMValueRef base)
 {
-    const tjp_layout *L = layout_of(c, acc);
-    int n = nregs_of(c, acc), step = pair_step(L);
-    LLVMTypeRef vt = LLVMVectorType(c->g.ty.t_i32, (unsigned)step);
-    for (int r = 0; r < n; r += step) {
+    slot_order o = order_of(c, acc);
+    LLVMTypeRef vt = LLVMVectorType(c->g.ty.t_i32, (unsigned)o.width);
+    for (int r = 0; r < nregs_of(c, acc); r += o.width) {
         LLVMValueRef v = LLVMGetUndef(vt);
-        for (int k = 0; k < step; k++) {
+        for (int k = 0; k < o.width; k++) {
             LLVMValueRef x = LLVMBuildBitCast(c->g.b, tjj_gpu_reg(c, acc, (uint32_t)(r + k)), c->g.ty.t_i32, "");
             v = LLVMBuildInsertElement(c->g.b, v, x, c_i32(c, k), "");
         }
-        LLVMValueRef st = LLVMBuildStore(c->g.b, v, word_ptr(c, L, base, (uint32_t)r));
-        LLVMSetAlignment(st, (unsigned)(4 * step));
+        LLVMValueRef st = LLVMBuildStore(c->g.b, v, word_ptr(c, &o, acc, base, (uint32_t)r));
+        LLVMSetAlignment(st, (unsigned)(4 * o.width));
     }
+}
+
+/* o.width words of another piece at ptr, as i32s: through L2 alone
+ * (ld.global.cg), as an L1 line of this SM could hold older words. */
+static void load_piece_words(codegen *c, const slot_order *o, LLVMValueRef ptr, LLVMValueRef *out)
+{
+    static const char *const text[] = {NULL, "ld.global.cg.b32 $0, [$1];", "ld.global.cg.v2.b32 {$0, $1}, [$2];",
+                                       NULL, "ld.global.cg.v4.b32 {$0, $1, $2, $3}, [$4];"};
+    static const char *const constraints[] = {NULL, "=r,l", "=r,=r,l", NULL, "=r,=r,=r,=r,l"};
+    LLVMTypeRef words[4] = {c->g.ty.t_i32, c->g.ty.t_i32, c->g.ty.t_i32, c->g.ty.t_i32};
+    if (o->width == 1) {
+        out[0] = tjj_gpu_ptx(c, c->g.ty.t_i32, text[1], constraints[1], &ptr, 1);
+        return;
+    }
+    LLVMValueRef got = tjj_gpu_ptx(c, LLVMStructTypeInContext(c->g.ctx, words, (unsigned)o->width, 0),
+                                   text[o->width], constraints[o->width], &ptr, 1);
+    for (int k = 0; k < o->width; k++)
+        out[k] = LLVMBuildExtractValue(c->g.b, got, (unsigned)k, "");
 }
 
 void tjj_gpu_emit_stream_k_arrive(codegen *c, const tji_op *op)
@@ -201,10 +247,9 @@ void tjj_gpu_emit_stream_k_add(codegen *c, const tji_op *op)
 {
     LLVMBuilderRef b = c->g.b;
     int32_t acc = op->args[0];
-    const tjp_layout *L = layout_of(c, acc);
-    int n = nregs_of(c, acc), step = pair_step(L), is_float = type_of(c, acc)->dtype == TJ_F32;
+    int n = nregs_of(c, acc), is_float = type_of(c, acc)->dtype == TJ_F32;
     LLVMTypeRef et = is_float ? c->g.ty.t_float : c->g.ty.t_i32;
-    LLVMTypeRef vt = LLVMVectorType(et, (unsigned)step);
+    slot_order o = order_of(c, acc);
     pieces p = operands(c, op);
     LLVMValueRef split = LLVMBuildICmp(b, LLVMIntSGE, p.piece, c_i32(c, 0), "");
     LLVMValueRef first = LLVMBuildSelect(b, split, owner(c, &p, p.start), p.me, "");
@@ -230,14 +275,13 @@ void tjj_gpu_emit_stream_k_add(codegen *c, const tji_op *op)
 
     LLVMPositionBuilderAtEnd(b, add);
     LLVMValueRef base = slot_base(c, &p, slot_of(c, &p, q), tji_numel(type_of(c, acc)));
-    for (int r = 0; r < n; r += step) {
-        LLVMValueRef ld = LLVMBuildLoad2(b, vt, word_ptr(c, L, base, (uint32_t)r), "");
-        LLVMSetAlignment(ld, (unsigned)(4 * step));
-        LLVMSetVolatile(ld, 1); /* another SM wrote it: no L1 copy */
-        for (int k = 0; k < step; k++) {
+    for (int r = 0; r < n; r += o.width) {
+        LLVMValueRef words[4];
+        load_piece_words(c, &o, word_ptr(c, &o, acc, base, (uint32_t)r), words);
+        for (int k = 0; k < o.width; k++) {
             LLVMValueRef idx[] = {c_i32(c, 0), c_i32(c, r + k)};
             LLVMValueRef at = LLVMBuildInBoundsGEP2(b, LLVMArrayType(et, (unsigned)n), sum, idx, 2, "");
-            LLVMValueRef x = LLVMBuildExtractElement(b, ld, c_i32(c, k), "");
+            LLVMValueRef x = LLVMBuildBitCast(b, words[k], et, "");
             LLVMValueRef cur = LLVMBuildLoad2(b, et, at, "");
             LLVMBuildStore(b, is_float ? LLVMBuildFAdd(b, cur, x, "") : LLVMBuildAdd(b, cur, x, ""), at);
         }
