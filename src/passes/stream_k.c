@@ -271,16 +271,23 @@ static int32_t hoist(builder *b, int32_t v, int32_t region, int32_t *copy)
 
 /* --- the rewrite -------------------------------------------------------------------- */
 
+/* A program's share of the stream-K iterations, the same in every trip. */
+typedef struct share {
+    int32_t iters, units, programs, me; /* i32, i64, i32 (the ranges), i32 */
+    int32_t iters64, g0, g1;            /* its range [g0, g1) of the units */
+    int32_t first, last;                /* the tiles (among the split ones) it meets */
+    int32_t dp_tiles, dp_trips;         /* D, D / P */
+} share;
+
 /* The values of one trip: which tile, which K iterations, which piece. */
 typedef struct trip {
     int32_t tile, kb, ke, piece, active;
-    int32_t iters, units, programs, me;
 } trip;
 
-/* At the top of the tile body: the trip's tile and K range (the essay's
- * arithmetic). x is the loop's index, tiles T, programs P. */
-static trip split(builder *b, const shape *s, int32_t x, int32_t tiles, int32_t programs, int32_t me,
-                  int32_t dp_tiles, int32_t *copy)
+/* Before the tile loop: the program's range (the essay's arithmetic),
+ * from the kernel's parameters alone, so no trip divides again. */
+static share split_program(builder *b, const shape *s, int32_t tiles, int32_t programs, int32_t me,
+                           int32_t dp_tiles, int32_t *copy)
 {
     tji_func *fn = b->fn;
     const tji_op *loop = &fn->ops[s->kloop];
@@ -289,38 +296,47 @@ static trip split(builder *b, const shape *s, int32_t x, int32_t tiles, int32_t 
     int32_t step = constant(b, s->step, TJ_I32);
     int32_t zero = constant(b, 0, TJ_I32), one = constant(b, 1, TJ_I32);
     int32_t span = bin(b, TJI_MAX, bin(b, TJI_SUB, hi, lo), zero);
-    int32_t iters = bin(b, TJI_IDIV, bin(b, TJI_SUB, bin(b, TJI_ADD, span, step), one), step);
+    share h = {.me = me, .dp_tiles = dp_tiles};
+    h.iters = bin(b, TJI_IDIV, bin(b, TJI_SUB, bin(b, TJI_ADD, span, step), one), step);
 
     int32_t sk_tiles = bin(b, TJI_SUB, tiles, dp_tiles);
-    int32_t iters64 = cast(b, iters, TJ_I64);
-    int32_t units = bin(b, TJI_MUL, cast(b, sk_tiles, TJ_I64), iters64);
+    h.iters64 = cast(b, h.iters, TJ_I64);
+    h.units = bin(b, TJI_MUL, cast(b, sk_tiles, TJ_I64), h.iters64);
     /* the programs that take ranges: no more than leave MIN_PIECE_ITERS a range */
     int32_t ranges = bin(b, TJI_MAX, cast(b, sk_tiles, TJ_I64),
-                         bin(b, TJI_IDIV, units, constant(b, MIN_PIECE_ITERS, TJ_I64)));
+                         bin(b, TJI_IDIV, h.units, constant(b, MIN_PIECE_ITERS, TJ_I64)));
     ranges = bin(b, TJI_MAX, bin(b, TJI_MIN, ranges, cast(b, programs, TJ_I64)), constant(b, 1, TJ_I64));
-    int32_t g0 = bin(b, TJI_MIN, bin(b, TJI_IDIV, bin(b, TJI_MUL, cast(b, me, TJ_I64), units), ranges), units);
-    int32_t g1 = bin(b, TJI_MIN, bin(b, TJI_IDIV, bin(b, TJI_MUL, bin(b, TJI_ADD, cast(b, me, TJ_I64),
-                                                                      constant(b, 1, TJ_I64)), units), ranges),
-                     units);
-    int32_t first = cast(b, bin(b, TJI_IDIV, g0, iters64), TJ_I32);
-    int32_t last = cast(b, bin(b, TJI_IDIV, bin(b, TJI_SUB, g1, constant(b, 1, TJ_I64)), iters64), TJ_I32);
-    int32_t whole = cmp(b, TJI_LT, x, dp_tiles);
+    h.programs = cast(b, ranges, TJ_I32);
+    h.g0 = bin(b, TJI_MIN, bin(b, TJI_IDIV, bin(b, TJI_MUL, cast(b, me, TJ_I64), h.units), ranges), h.units);
+    h.g1 = bin(b, TJI_MIN, bin(b, TJI_IDIV, bin(b, TJI_MUL, bin(b, TJI_ADD, cast(b, me, TJ_I64),
+                                                                 constant(b, 1, TJ_I64)), h.units), ranges),
+               h.units);
+    h.first = cast(b, bin(b, TJI_IDIV, h.g0, h.iters64), TJ_I32);
+    h.last = cast(b, bin(b, TJI_IDIV, bin(b, TJI_SUB, h.g1, constant(b, 1, TJ_I64)), h.iters64), TJ_I32);
+    h.dp_trips = bin(b, TJI_IDIV, dp_tiles, programs);
+    return h;
+}
+
+/* At the top of the tile body: trip x's tile and K range. */
+static trip split_trip(builder *b, const share *h, int32_t x, int32_t programs)
+{
+    int32_t zero = constant(b, 0, TJ_I32);
+    int32_t whole = cmp(b, TJI_LT, x, h->dp_tiles);
     /* trip u = x / P: D / P whole-tile trips, then the pieces from the last */
-    int32_t nth = bin(b, TJI_SUB, bin(b, TJI_IDIV, x, programs), bin(b, TJI_IDIV, dp_tiles, programs));
-    int32_t sk = bin(b, TJI_SUB, last, nth);
-    int32_t has = bin(b, TJI_AND, cmp(b, TJI_GT, g1, g0), cmp(b, TJI_GE, sk, first));
+    int32_t nth = bin(b, TJI_SUB, bin(b, TJI_IDIV, x, programs), h->dp_trips);
+    int32_t sk = bin(b, TJI_SUB, h->last, nth);
+    int32_t has = bin(b, TJI_AND, cmp(b, TJI_GT, h->g1, h->g0), cmp(b, TJI_GE, sk, h->first));
     has = bin(b, TJI_AND, has, cmp(b, TJI_GE, nth, zero));
-    int32_t start = bin(b, TJI_MUL, cast(b, sk, TJ_I64), iters64);
-    int32_t kb = cast(b, bin(b, TJI_MAX, bin(b, TJI_SUB, g0, start), constant(b, 0, TJ_I64)), TJ_I32);
-    int32_t ke = cast(b, bin(b, TJI_MIN, bin(b, TJI_SUB, g1, start), iters64), TJ_I32);
+    int32_t start = bin(b, TJI_MUL, cast(b, sk, TJ_I64), h->iters64);
+    int32_t kb = cast(b, bin(b, TJI_MAX, bin(b, TJI_SUB, h->g0, start), constant(b, 0, TJ_I64)), TJ_I32);
+    int32_t ke = cast(b, bin(b, TJI_MIN, bin(b, TJI_SUB, h->g1, start), h->iters64), TJ_I32);
     int32_t piece = where(b, has, sk, constant(b, -1, TJ_I32));
     trip t = {
-        .tile = where(b, whole, x, bin(b, TJI_ADD, dp_tiles, where(b, has, sk, zero))),
+        .tile = where(b, whole, x, bin(b, TJI_ADD, h->dp_tiles, where(b, has, sk, zero))),
         .kb = where(b, whole, zero, where(b, has, kb, zero)),
-        .ke = where(b, whole, iters, where(b, has, ke, zero)),
+        .ke = where(b, whole, h->iters, where(b, has, ke, zero)),
         .piece = where(b, whole, constant(b, -1, TJ_I32), piece),
         .active = bin(b, TJI_OR, whole, has),
-        .iters = iters, .units = units, .programs = cast(b, ranges, TJ_I32), .me = me,
     };
     return t;
 }
@@ -362,7 +378,7 @@ static void narrow_k_loop(tji_func *fn, const shape *s, const trip *t)
 
 /* After the K loop: the piece arrives, and the ops after it (the
  * epilogue) run where it was the tile's last, on the pieces' sum. */
-static void join_pieces(tji_func *fn, const shape *s, const trip *t)
+static void join_pieces(tji_func *fn, const shape *s, const share *h, const trip *t)
 {
     int pos = 0;
     while (fn->regions[s->body].ops[pos] != s->kloop)
@@ -370,7 +386,7 @@ static void join_pieces(tji_func *fn, const shape *s, const trip *t)
     pos++;
     tji_loc loc = fn->ops[s->kloop].loc;
     int32_t acc = fn->ops[s->kloop].result + s->acc;
-    int32_t operands[] = {acc, t->piece, t->iters, t->units, t->programs, t->me};
+    int32_t operands[] = {acc, t->piece, h->iters, h->units, h->programs, h->me};
     builder b = {fn, s->body, pos, loc};
     int32_t arrived = op_n(&b, TJI_STREAM_K_ARRIVE, operands, 6, TJ_I1);
     int32_t run = bin(&b, TJI_AND, arrived, t->active);
@@ -420,12 +436,13 @@ static void rewrite(tji_func *fn, const shape *s)
     int32_t bound = bin(&b, TJI_ADD, dp_tiles, where(&b, cmp(&b, TJI_GT, sk_tiles, zero), pieces, zero));
     tji_set_operand(fn, s->tiles_op, 1, bound);
 
+    int32_t *copy = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *copy);
+    share h = split_program(&b, s, tiles, programs, me, dp_tiles, copy);
+    free(copy);
     int32_t nops_before = fn->nops;
     int32_t x = fn->regions[s->body].args[0];
-    int32_t *copy = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *copy);
     builder top_of_body = {fn, s->body, 0, loc};
-    trip t = split(&top_of_body, s, x, tiles, programs, me, dp_tiles, copy);
-    free(copy);
+    trip t = split_trip(&top_of_body, &h, x, programs);
     int32_t *rename = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *rename);
     rename[x] = t.tile;
     for (int32_t i = 0; i < nops_before; i++)
@@ -433,7 +450,7 @@ static void rewrite(tji_func *fn, const shape *s)
             tji_rename_operands(fn, i, rename);
     free(rename);
     narrow_k_loop(fn, s, &t);
-    join_pieces(fn, s, &t);
+    join_pieces(fn, s, &h, &t);
 }
 
 tj_status tjp_stream_k(tji_func *fn, int required, const char **why_not)

@@ -237,10 +237,16 @@ void tjj_gpu_emit_stream_k_arrive(codegen *c, const tji_op *op)
     LLVMBuildBr(b, join);
 
     LLVMPositionBuilderAtEnd(b, join);
-    LLVMValueRef result = LLVMBuildPhi(b, c->g.ty.t_i1, "sk.last");
+    LLVMValueRef result = LLVMBuildPhi(b, c->g.ty.t_i1, "");
     LLVMAddIncoming(result, (LLVMValueRef[]){LLVMConstInt(c->g.ty.t_i1, 1, 0), met},
                     (LLVMBasicBlockRef[]){from, saved}, 2);
-    c->ssa[op->result] = result;
+    /* The answer is the block's, but ptxas cannot tell through bar.red and
+     * thread 0's branches: from lane 0, it sees the epilogue's branch, and
+     * so the next trip's K loop, as uniform (its ring on uniform registers,
+     * no YIELD; measured in the SASS, RESULTS.md). */
+    LLVMValueRef word = LLVMBuildZExt(b, result, c->g.ty.t_i32, "");
+    c->ssa[op->result] = LLVMBuildICmp(b, LLVMIntNE, tjj_gpu_shuffle(c, 0, word, c_i32(c, 0)), c_i32(c, 0),
+                                       "sk.last");
 }
 
 void tjj_gpu_emit_stream_k_add(codegen *c, const tji_op *op)
