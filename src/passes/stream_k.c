@@ -15,7 +15,8 @@
  *
  * The split, with I the K loop's trip count (the same for every tile):
  * the last S = T mod P tiles go by stream-K (all of them where T < P,
- * none where P divides T). The first D = T - S tiles run as before, tile
+ * none where P divides T or where that last wave leaves fewer than
+ * P / IDLE_SHARE programs idle). The first D = T - S tiles run as before, tile
  * pid + u P in trip u. The S tiles' S I iterations are cut into R equal
  * ranges [g0, g1), g0 = pid S I / R, one per program below R. R is P,
  * unless that would leave ranges shorter than MIN_PIECE_ITERS (a tile in
@@ -200,6 +201,11 @@ static const char *find_shape(const tji_func *fn, shape *s)
     }
     return NULL;
 }
+
+/* The last wave is split where at least 1/IDLE_SHARE of the programs
+ * would idle through it: a wave nearly full gains less than its pieces'
+ * partial sums cost. */
+enum { IDLE_SHARE = 16 };
 
 /* The fewest K iterations a range takes (unless a whole tile's are
  * fewer): the tile's last piece reads each other piece's
@@ -430,7 +436,9 @@ static void rewrite(tji_func *fn, const shape *s)
     /* the tiles by stream-K (S) and the trips' bound (D + 2P), before the loop */
     builder b = {fn, 0, top, loc};
     int32_t zero = constant(&b, 0, TJ_I32);
-    int32_t sk_tiles = bin(&b, TJI_REM, tiles, programs);
+    int32_t rem = bin(&b, TJI_REM, tiles, programs);
+    int32_t idle = bin(&b, TJI_MUL, bin(&b, TJI_SUB, programs, rem), constant(&b, IDLE_SHARE, TJ_I32));
+    int32_t sk_tiles = where(&b, cmp(&b, TJI_GE, idle, programs), rem, zero);
     int32_t dp_tiles = bin(&b, TJI_SUB, tiles, sk_tiles);
     int32_t pieces = bin(&b, TJI_MUL, programs, constant(&b, 2, TJ_I32));
     int32_t bound = bin(&b, TJI_ADD, dp_tiles, where(&b, cmp(&b, TJI_GT, sk_tiles, zero), pieces, zero));
