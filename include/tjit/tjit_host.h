@@ -274,7 +274,7 @@ typedef enum tj_cluster {
 /* Stream-K (GPU): a persistent matmul whose tile count the resident
  * programs do not divide runs its last wave in pieces along K — every
  * program gets the same number of K iterations, some tiles are computed
- * by two or three programs and summed in a workspace by the last to
+ * by two (or more) programs and summed in a workspace by the last to
  * finish (Osama et al.'s Stream-K, CUTLASS's stream-K scheduler). It
  * takes a tile body with one K loop that carries a dot's accumulator
  * (f32 or i32, from zeros) and block pointers, and no loop after it. */
