@@ -16,8 +16,8 @@
  * The split, with I the K loop's trip count (the same for every tile):
  * the last S = T mod P tiles go by stream-K (all of them where T < P,
  * none where P divides T or where that last wave leaves fewer than
- * P / IDLE_SHARE programs idle). The first D = T - S tiles run as before, tile
- * pid + u P in trip u. The S tiles' S I iterations are cut into R equal
+ * P / IDLE_SHARE programs idle). The first D = T - S tiles run as
+ * before, tile pid + u P in trip u. The S tiles' S I iterations are cut into R equal
  * ranges [g0, g1), g0 = pid S I / R, one per program below R. R is P,
  * unless that would leave ranges shorter than MIN_PIECE_ITERS (a tile in
  * many short pieces: its last piece would spend longer summing them than

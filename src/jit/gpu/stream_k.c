@@ -7,10 +7,11 @@
  * count): first a counter per stream-K tile (2P words, zero between
  * launches), then two slots of partial sums per program, each one piece
  * tile of 4-byte elements in the computing threads' register order
- * (slot_order: a warp's access is 512 contiguous bytes). A program's pieces are at
- * most two that are not whole tiles — the tail of its first tile, slot
- * 2 me, and the head of its last, slot 2 me + 1 — so the slot of program
- * q's piece of a tile is 2q plus 1 where q's range starts before the tile.
+ * (slot_order: a warp's access is 512 contiguous bytes). A program's
+ * pieces are at most two that are not whole tiles — the tail of its first
+ * tile, slot 2 me, and the head of its last, slot 2 me + 1 — so the slot
+ * of program q's piece of a tile is 2q plus 1 where q's range starts
+ * before the tile.
  *
  * Nobody waits. A piece arrives: thread 0 reads the tile's counter
  * (acquire); if every other piece has arrived, this one is the last and
@@ -21,9 +22,9 @@
  * count to all but itself is the last. A barrier with an OR across the
  * threads (bar.red.or) tells every thread thread 0's answer. The last piece
  * then adds the other pieces' slots to its registers (ld.global.cg, from
- * L2: no L1 copy of another SM's writes) and sets the counter back to zero for the
- * next launch. Since a piece waits for nothing, no piece depends on
- * another program being resident, in any launch order.
+ * L2: no L1 copy of another SM's writes) and sets the counter back to
+ * zero for the next launch. Since a piece waits for nothing, no piece
+ * depends on another program being resident, in any launch order.
  *
  * Under warp specialization these run in the consumers only: their named
  * barrier (warp_spec.c's) and their thread 0, which is the block's.
