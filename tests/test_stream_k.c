@@ -11,9 +11,9 @@
  *    among the consumers (named barrier 1), its artifact asks for a
  *    workspace of 128x128 f32 pieces, and its TMA copies stay;
  *  - the benchmark's bf16 kernel at 128x256x64: no spill but of a few
- *    scalars (ptxas -v), its
- *    C still goes by a TMA store (the sum keeps the dot's layout), and its
- *    partials move in 16-byte parts, read back through L2 (.cg);
+ *    scalars (ptxas -v), its C still goes by a TMA store (the sum keeps
+ *    the dot's layout), and its partials move in 16-byte parts, read
+ *    back through L2 (.cg);
  *  - forced persistent on sm_80 (no producer warpgroup): barrier 0;
  *  - required of a kernel whose K loop carries pointer tiles (the
  *    tutorial's): refused, saying why.
