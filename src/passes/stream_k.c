@@ -292,8 +292,8 @@ typedef struct trip {
 
 /* Before the tile loop: the program's range (the essay's arithmetic),
  * from the kernel's parameters alone, so no trip divides again. */
-static share split_program(builder *b, const shape *s, int32_t tiles, int32_t programs, int32_t me,
-                           int32_t dp_tiles, int32_t *copy)
+static share split_program(builder *b, const shape *s, int32_t sk_tiles, int32_t dp_tiles, int32_t programs,
+                           int32_t me, int32_t *copy)
 {
     tji_func *fn = b->fn;
     const tji_op *loop = &fn->ops[s->kloop];
@@ -305,7 +305,6 @@ static share split_program(builder *b, const shape *s, int32_t tiles, int32_t pr
     share h = {.me = me, .dp_tiles = dp_tiles};
     h.iters = bin(b, TJI_IDIV, bin(b, TJI_SUB, bin(b, TJI_ADD, span, step), one), step);
 
-    int32_t sk_tiles = bin(b, TJI_SUB, tiles, dp_tiles);
     h.iters64 = cast(b, h.iters, TJ_I64);
     h.units = bin(b, TJI_MUL, cast(b, sk_tiles, TJ_I64), h.iters64);
     /* the programs that take ranges: no more than leave MIN_PIECE_ITERS a range */
@@ -445,7 +444,7 @@ static void rewrite(tji_func *fn, const shape *s)
     tji_set_operand(fn, s->tiles_op, 1, bound);
 
     int32_t *copy = tjs_xcalloc((size_t)fn->nvalues + 1, sizeof *copy);
-    share h = split_program(&b, s, tiles, programs, me, dp_tiles, copy);
+    share h = split_program(&b, s, sk_tiles, dp_tiles, programs, me, copy);
     free(copy);
     int32_t nops_before = fn->nops;
     int32_t x = fn->regions[s->body].args[0];
