@@ -130,7 +130,7 @@ run_test() {
             *.gpu) # the block-pointer tests' real (TMA, wgmma) variants through ptxas too
                 case $name in
                     gpu/test_tma.gpu | gpu/test_tensor_desc.gpu | gpu/test_block_ptr.gpu | gpu/test_cluster_pairs.gpu | \
-                    gpu/test_stream_k.gpu)
+                    gpu/test_stream_k.gpu | gpu/test_shared_operand.gpu)
                         TJIT_PTXAS=$(command -v ptxas || true) timeout "$TEST_LIMIT" sh tests/gpu-test.sh \
                             "$root/$entry" ;;
                     *) timeout "$TEST_LIMIT" sh tests/gpu-test.sh "$root/$entry" ;;

@@ -27,6 +27,10 @@
  *    ring the descriptor operand). Asynchronous as the others are, but
  *    with a group per K step: the registers of a step are loaded again
  *    next iteration only once the instructions that read them are done.
+ *    A tile that several dots read is read through descriptors by all of
+ *    them or by none: where one cannot (no wgmma, a register form, the
+ *    other K-major order of a TF32 or fp8 tile), the others take it from
+ *    registers too.
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
@@ -213,25 +217,44 @@ static int k_major_ring(const tji_func *fn, const tjp_axis_info_result *axis, in
     return loads_along_k(fn, axis, v, is_b) || tjp_wgmma_transposable(fn, v, eb);
 }
 
+/* May operand v be read from its ring through a descriptor: a LOCAL_LOAD
+ * that only dots read (tjp_wgmma_operand_read), not refused (per op index:
+ * another dot reads that tile otherwise)? */
+static int ring_operand(const tji_func *fn, int32_t v, const uint8_t *refused)
+{
+    int trans;
+    int32_t read = tjp_wgmma_operand_read(fn, v, &trans);
+    return read >= 0 && !refused[read];
+}
+
+/* Is operand v a ring's tile that this dot alone reads? */
+static int sole_reader(const tji_func *fn, int32_t v)
+{
+    int trans;
+    int32_t read = tjp_wgmma_operand_read(fn, v, &trans);
+    return read >= 0 && tjp_wgmma_readers(fn, read) == 1;
+}
+
 static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_target *t,
-                             const tjp_axis_info_result *axis)
+                             const tjp_axis_info_result *axis, const uint8_t *refused)
 {
     tjp_dot_choice ch = {.form = TJP_DOT_FMA};
     int sm = t ? t->sm : 0, num_warps = t ? t->num_warps : 4, instr_n, eb, zero_init = 0;
-    int a_ring = tjp_wgmma_operand_ring(fn, op->args[0]) >= 0;
+    int a_ring = ring_operand(fn, op->args[0], refused);
     /* TF32 with one operand's loads along M or N: that operand from
      * registers (faster than copies that store it transposed: those move
      * 4 bytes each) — A as it is (A along M, B along K), B through the
-     * transposed product (NN). */
-    int b_ring = tjp_wgmma_operand_ring(fn, op->args[1]) >= 0, along_k[2], across_k[2];
+     * transposed product (NN); not where another dot reads either tile. */
+    int b_ring = ring_operand(fn, op->args[1], refused), along_k[2], across_k[2];
     for (int a = 0; a < 2; a++) {
         along_k[a] = loads_along(fn, axis, op->args[a], a == 0 ? 1 : 0);
         across_k[a] = loads_along(fn, axis, op->args[a], a == 0 ? 0 : 1);
     }
     /* (a ring read through tj_trans only through a descriptor) */
     int any_trans = tjp_wgmma_operand_trans(fn, op->args[0]) || tjp_wgmma_operand_trans(fn, op->args[1]);
-    int a_regs = !any_trans && across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && eb == 4;
-    int b_regs = !any_trans && !a_regs && along_k[0] && across_k[1] && tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
+    int alone = sole_reader(fn, op->args[0]) && sole_reader(fn, op->args[1]);
+    int a_regs = !any_trans && alone && across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && eb == 4;
+    int b_regs = !any_trans && alone && !a_regs && along_k[0] && across_k[1] && tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
     if (a_ring && b_ring && (a_regs || b_regs)) {
         int async = async_in_loop(fn, op, &zero_init);
         if (!async && !carried_in_loop(fn, op, &zero_init))
@@ -307,9 +330,25 @@ tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t, const tjp
     int num_warps = t ? t->num_warps : 4;
     free(plan->dot);
     plan->dot = tjs_xcalloc((size_t)fn->nops + 1, sizeof *plan->dot);
-    for (int32_t i = 0; i < fn->nops; i++)
-        if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0)
-            plan->dot[i] = choose(fn, &fn->ops[i], t, axis);
+    /* A tile that several dots read is read through descriptors by all of
+     * them or by none (its ring is in the NVMMA layout or not): choose,
+     * refuse the ring reads where the dots disagree, choose again. Each
+     * round refuses one read more, or is the last. */
+    uint8_t *refused = tjs_xcalloc((size_t)fn->nops + 1, 1);
+    for (int again = 1; again;) {
+        again = 0;
+        for (int32_t i = 0; i < fn->nops; i++)
+            if (fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0)
+                plan->dot[i] = choose(fn, &fn->ops[i], t, axis, refused);
+        for (int32_t i = 0; i < fn->nops; i++)
+            for (int a = 0; a < 2 && fn->ops[i].code == TJI_DOT && fn->ops[i].parent >= 0; a++) {
+                int trans;
+                int32_t read = tjp_wgmma_operand_read(fn, fn->ops[i].args[a], &trans);
+                if (read >= 0 && !refused[read] && tjp_wgmma_shared_read_error(fn, plan->dot, fn->nops, i, a))
+                    refused[read] = again = 1;
+            }
+    }
+    free(refused);
     /* A chained dot (attention): where every warp can take rows of its own,
      * both dots split only M, so that the first's accumulator is the
      * second's A operand in the same threads (a register copy). */
@@ -414,6 +453,21 @@ int tjp_dot_result_layout(const tji_func *fn, const tji_op *op, const tjp_dot_ch
                           num_warps);
 }
 
+/* The layout a descriptor operand v asks for (none is emitted): the
+ * default of the ring's tile as stored, so that a tile read by several
+ * dots, some through tj_trans, needs no conversion for any of them. */
+static void ring_operand_layout(const tji_func *fn, int32_t v, int num_warps, tjp_layout *out)
+{
+    const tji_type *t = tji_typeof(fn, v);
+    if (!tjp_wgmma_operand_trans(fn, v)) {
+        tjp_layout_default(out, t->rank, t->shape, num_warps);
+        return;
+    }
+    tjp_layout stored;
+    tjp_layout_default(&stored, 2, (int32_t[]){t->shape[1], t->shape[0]}, num_warps);
+    tjp_layout_transpose(out, &stored);
+}
+
 int tjp_dot_operand_layouts(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch, int num_warps,
                             const tjp_layout *C, tjp_layout *a, tjp_layout *b)
 {
@@ -425,11 +479,11 @@ int tjp_dot_operand_layouts(const tji_func *fn, const tji_op *op, const tjp_dot_
         if (ch->b_in_regs && !tjp_layout_wgmma_a(&bt, (int32_t[]){tb->shape[1], tb->shape[0]}, num_warps, 4))
             return 0;
         if (!ch->a_in_regs)
-            tjp_layout_default(a, ta->rank, ta->shape, num_warps);
+            ring_operand_layout(fn, op->args[0], num_warps, a);
         if (ch->b_in_regs)
             tjp_layout_transpose(b, &bt);
         else
-            tjp_layout_default(b, tb->rank, tb->shape, num_warps);
+            ring_operand_layout(fn, op->args[1], num_warps, b);
         return 1;
     }
     if (ch->form == TJP_DOT_MMA)

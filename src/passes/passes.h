@@ -605,10 +605,18 @@ TJI_FUNC tj_status tjp_pipeline_loops(tji_func *fn, int num_stages, const tjp_ta
  * element size (2, 4 for tf32, 1); tjp_wgmma_k_major_only: its
  * operands must be stored K-major (every dtype but f16 and bf16).
  * tjp_wgmma_operand_ring: the ring whose LOCAL_LOAD value v is — or v is
- * tj_trans of (a 2-D PERMUTE that alone reads it: tjp_wgmma_operand_trans)
- * — read by nothing but one DOT of its region, else -1;
- * tjp_wgmma_operand_read: that LOCAL_LOAD op (-1: none), *trans whether
- * through tj_trans. tjp_wgmma_ring: where every read of ring R is such an
+ * tj_trans of (a 2-D PERMUTE: tjp_wgmma_operand_trans) — where that
+ * LOCAL_LOAD feeds nothing but operands of DOTs of its region, directly
+ * or through tj_trans, else -1; tjp_wgmma_operand_read: that LOCAL_LOAD
+ * op (-1: none), *trans whether through tj_trans; tjp_wgmma_readers: how
+ * many dot operands LOCAL_LOAD op read feeds so (0: it feeds something
+ * else too); tjp_wgmma_last_reader: operand `operand` of DOT op dot is
+ * the last of them in the region's order (it releases the ring's slot);
+ * tjp_wgmma_shared_read_error: why the dots' forms (dots, per op index,
+ * ndots of them) cannot let that operand read its ring through a
+ * descriptor, because another dot reads the same tile
+ * otherwise, or wants it stored the other way (K-major-only dtypes); NULL
+ * where it can. tjp_wgmma_ring: where every read of ring R is such an
  * operand of a WGMMA dot, gives R the NVMMA layout (the swizzle wgmma and
  * TMA read: 8-row atoms of 32, 64 or 128 bytes per row, XOR of the row
  * into the 16-byte chunks) and marks it (1), else 0. */
@@ -626,6 +634,10 @@ TJI_FUNC int tjp_wgmma_k_major_only(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v);
 TJI_FUNC int tjp_wgmma_operand_trans(const tji_func *fn, int32_t v);
 TJI_FUNC int32_t tjp_wgmma_operand_read(const tji_func *fn, int32_t v, int *trans);
+TJI_FUNC int tjp_wgmma_readers(const tji_func *fn, int32_t read);
+TJI_FUNC int tjp_wgmma_last_reader(const tji_func *fn, int32_t dot, int operand);
+TJI_FUNC const char *tjp_wgmma_shared_read_error(const tji_func *fn, const struct tjp_dot_choice *dots,
+                                                 int32_t ndots, int32_t dot, int operand);
 /* Is op tj_trans of a 2-D tile (a PERMUTE swapping its dimensions)? */
 TJI_FUNC int tjp_is_trans2(const tji_func *fn, const tji_op *op);
 TJI_FUNC int tjp_wgmma_ring(const tji_func *fn, const tjp_layout_plan *plan, int ring, struct tjp_ring *R);

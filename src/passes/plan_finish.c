@@ -309,6 +309,8 @@ static int finish_dots(const text_state *t, const tji_func *fn, tjp_layout_plan 
                               "kernel's %d warps)", t->dot[i].instr_n, 32 / t->dot[i].elem_bytes,
                               t->dot[i].warps_m, p->num_warps);
         const char *claim = t->dot[i].form == TJP_DOT_WGMMA ? tjp_wgmma_claim_error(fn, op, &t->dot[i]) : NULL;
+        for (int a = 0; a < 2 && !claim; a++)
+            claim = tjp_wgmma_shared_read_error(fn, t->dot, t->ops_cap, i, a);
         if (claim)
             return fail_at_op(t, t->op_line[i], t->op_col[i], "#dot<wgmma ...>: %s", claim);
         p->dot[i] = t->dot[i];

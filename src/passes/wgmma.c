@@ -13,11 +13,17 @@
  *
  * Where the operands are: a dot runs as wgmma where both operands are
  * LOCAL_LOADs of rings of pipelined loads (pipeline_loops.c) that nothing
- * else reads — the ring slot is then the operand, and the LOCAL_LOAD
+ * but dots reads — the ring slot is then the operand, and the LOCAL_LOAD
  * emits nothing — or tj_trans of one (tl.dot(a, b.T)): the descriptor
  * reads the same ring the other way round (tjp_wgmma_view: stored
  * transposed where it was not, its swizzle indexed by the transpose's
- * elements), and the transpose emits nothing either; or where one is in
+ * elements), and the transpose emits nothing either. Several dots may
+ * read one slot (a gated MLP's x @ W1 and x @ W2; attention backward's
+ * dO, once directly and once through tj_trans) where all of them read it
+ * through descriptors (tjp_wgmma_shared_read_error, which accelerate_dot.c
+ * enforces): the last of them in the loop body releases the slot
+ * (tjp_wgmma_last_reader), its wait being the one that completes the
+ * others' groups. Or one operand is in
  * registers: a 16-bit A (a chained
  * dot's operand), or a TF32 B whose loads run along N. wgmma reads
  * 32-bit operands K-major only and only A from registers, so that dot
@@ -131,36 +137,108 @@ int tjp_is_trans2(const tji_func *fn, const tji_op *op)
     return op->code == TJI_PERMUTE && tji_typeof(fn, op->result)->rank == 2 && op->perm[0] == 1 && op->perm[1] == 0;
 }
 
-/* How many operands of ops are v; *dot_operand: of those, how many are
- * operand A or B of a DOT in region. */
-static int uses(const tji_func *fn, int32_t v, int32_t region, int *dot_operand)
+/* Is every use of v an operand A or B of a DOT in region or, where
+ * through_trans, tj_trans in region whose result is used only so? *dots:
+ * how many dot operands, counted on. */
+static int feeds_dots_only(const tji_func *fn, int32_t v, int32_t region, int through_trans, int *dots)
 {
-    int n = 0;
-    *dot_operand = 0;
-    for (int32_t k = 0; k < fn->nops; k++)
-        for (int a = 0; fn->ops[k].parent >= 0 && a < fn->ops[k].nargs; a++)
-            if (fn->ops[k].args[a] == v) {
-                n++;
-                *dot_operand += fn->ops[k].code == TJI_DOT && fn->ops[k].parent == region && a < 2;
-            }
-    return n;
+    for (int32_t k = 0; k < fn->nops; k++) {
+        const tji_op *op = &fn->ops[k];
+        for (int a = 0; op->parent >= 0 && a < op->nargs; a++) {
+            if (op->args[a] != v)
+                continue;
+            if (op->code == TJI_DOT && op->parent == region && a < 2)
+                ++*dots;
+            else if (!(through_trans && op->parent == region && tjp_is_trans2(fn, op) &&
+                       feeds_dots_only(fn, op->result, region, 0, dots)))
+                return 0;
+        }
+    }
+    return 1;
 }
 
 int32_t tjp_wgmma_operand_read(const tji_func *fn, int32_t v, int *trans)
 {
     int32_t def = v > 0 ? tji_val(fn, v)->def_op : -1, read = def;
     *trans = def >= 0 && fn->ops[def].parent >= 0 && tjp_is_trans2(fn, &fn->ops[def]);
-    if (*trans) { /* tj_trans of the read, the read used by nothing else */
-        int in_dot;
+    if (*trans) {
         read = tji_val(fn, fn->ops[def].args[0])->def_op;
-        if (read < 0 || fn->ops[read].parent != fn->ops[def].parent ||
-            uses(fn, fn->ops[def].args[0], -1, &in_dot) != 1)
+        if (read < 0 || fn->ops[read].parent != fn->ops[def].parent)
             return -1;
     }
     if (read < 0 || fn->ops[read].code != TJI_LOCAL_LOAD || fn->ops[read].parent < 0)
         return -1;
-    int in_dot;
-    return uses(fn, v, fn->ops[read].parent, &in_dot) == 1 && in_dot == 1 ? read : -1;
+    int dots = 0;
+    return feeds_dots_only(fn, fn->ops[read].result, fn->ops[read].parent, 1, &dots) && dots > 0 ? read : -1;
+}
+
+int tjp_wgmma_readers(const tji_func *fn, int32_t read)
+{
+    int dots = 0;
+    return feeds_dots_only(fn, fn->ops[read].result, fn->ops[read].parent, 1, &dots) ? dots : 0;
+}
+
+/* Does operand `operand` of DOT op k read LOCAL_LOAD op read (directly or
+ * through tj_trans)? */
+static int reads_from(const tji_func *fn, int32_t k, int operand, int32_t read)
+{
+    int trans;
+    return fn->ops[k].code == TJI_DOT && tjp_wgmma_operand_read(fn, fn->ops[k].args[operand], &trans) == read;
+}
+
+int tjp_wgmma_last_reader(const tji_func *fn, int32_t dot, int operand)
+{
+    int trans;
+    int32_t read = tjp_wgmma_operand_read(fn, fn->ops[dot].args[operand], &trans);
+    if (read < 0)
+        return 1;
+    const tji_region *body = &fn->regions[fn->ops[read].parent];
+    int after = 0;
+    for (int32_t p = 0; p < body->nops; p++) {
+        int32_t k = body->ops[p];
+        if (k == dot) {
+            after = 1;
+            if (operand == 0 && reads_from(fn, k, 1, read))
+                return 0;
+        } else if (after && (reads_from(fn, k, 0, read) || reads_from(fn, k, 1, read))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* What wgmma needs of the tile that operand `operand` of DOT op k reads
+ * from its ring: 0 either order, else 1 + whether stored transposed (a
+ * dtype whose operands are K-major only: A by rows, B by columns, the
+ * other way round through tj_trans). */
+static int stored_need(const tji_func *fn, int32_t k, int operand)
+{
+    return tjp_wgmma_k_major_only(fn, &fn->ops[k])
+               ? 1 + ((operand == 1) != tjp_wgmma_operand_trans(fn, fn->ops[k].args[operand]))
+               : 0;
+}
+
+const char *tjp_wgmma_shared_read_error(const tji_func *fn, const tjp_dot_choice *dots, int32_t ndots, int32_t dot,
+                                        int operand)
+{
+    int trans;
+    int32_t read = tjp_wgmma_operand_read(fn, fn->ops[dot].args[operand], &trans);
+    if (read < 0 || !tjp_wgmma_reads_ring(&dots[dot], operand))
+        return NULL;
+    int need = stored_need(fn, dot, operand);
+    for (int32_t k = 0; k < fn->nops && k < ndots; k++)
+        for (int b = 0; b < 2; b++) {
+            if ((k == dot && b == operand) || !reads_from(fn, k, b, read))
+                continue;
+            if (dots[k].form != TJP_DOT_WGMMA || !tjp_wgmma_reads_ring(&dots[k], b))
+                return "the tile it reads from a ring is read by another dot that does not read it through "
+                       "a wgmma descriptor";
+            int other = stored_need(fn, k, b);
+            if (need && other && other != need)
+                return "two dots read the tile from its ring, one K-major by rows and one by columns, and "
+                       "this dtype's wgmma reads K-major only";
+        }
+    return NULL;
 }
 
 int tjp_wgmma_operand_ring(const tji_func *fn, int32_t v)
@@ -176,24 +254,10 @@ int tjp_wgmma_operand_trans(const tji_func *fn, int32_t v)
     return tjp_wgmma_operand_read(fn, v, &trans) >= 0 && trans;
 }
 
-/* The value a dot reads of LOCAL_LOAD op: its result, or where tj_trans
- * alone takes that, the transpose. */
-static int32_t operand_of_read(const tji_func *fn, const tji_op *op)
-{
-    for (int32_t k = 0; k < fn->nops; k++) {
-        const tji_op *u = &fn->ops[k];
-        if (u->parent >= 0 && u->nargs && u->args[0] == op->result && tjp_is_trans2(fn, u) &&
-            tjp_wgmma_operand_trans(fn, u->result))
-            return u->result;
-    }
-    return op->result;
-}
-
-/* Whether every LOCAL_LOAD of ring is an operand of a dot in the WGMMA
- * form, directly or through tj_trans; *stored: 0 where the tile may be
- * stored either way, else 1 + (whether it must be stored transposed) for
- * a dot whose dtype needs its operands K-major (A by rows, B by columns:
- * the other way round through tj_trans). */
+/* Whether every LOCAL_LOAD of ring is read by dots alone, each of them
+ * in the WGMMA form through a descriptor (directly or through tj_trans);
+ * *stored: 0 where the tile may be stored either way, else what
+ * stored_need says (the readers agree: tjp_wgmma_shared_read_error). */
 static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ring, int *stored)
 {
     int reads = 0;
@@ -202,22 +266,20 @@ static int read_by_wgmma(const tji_func *fn, const tjp_layout_plan *plan, int ri
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
             continue;
-        int32_t v = operand_of_read(fn, op);
-        if (tjp_wgmma_operand_ring(fn, v) != ring)
+        if (!tjp_wgmma_readers(fn, i))
             return 0;
-        int found = 0;
-        for (int32_t k = 0; k < fn->nops && k < plan->nops; k++) {
-            const tji_op *d = &fn->ops[k];
-            if (d->code != TJI_DOT || d->parent < 0 ||
-                !((d->args[0] == v && tjp_wgmma_reads_ring(&plan->dot[k], 0)) ||
-                  (d->args[1] == v && tjp_wgmma_reads_ring(&plan->dot[k], 1))))
-                continue;
-            found = 1;
-            if (tjp_wgmma_k_major_only(fn, d))
-                *stored = 1 + ((d->args[1] == v) != (v != op->result));
-        }
-        if (!found)
-            return 0;
+        for (int32_t k = 0; k < fn->nops && k < plan->nops; k++)
+            for (int b = 0; b < 2; b++) {
+                if (!reads_from(fn, k, b, i))
+                    continue;
+                if (plan->dot[k].form != TJP_DOT_WGMMA || !tjp_wgmma_reads_ring(&plan->dot[k], b))
+                    return 0;
+                int need = stored_need(fn, k, b);
+                if (need && *stored && need != *stored)
+                    return 0;
+                if (need)
+                    *stored = need;
+            }
         reads++;
     }
     return reads > 0;
@@ -296,8 +358,10 @@ int tjp_wgmma_register_ring(const tji_func *fn, const tjp_layout_plan *plan, int
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
             continue;
-        int fed = 0;
-        for (int32_t k = 0; tjp_wgmma_operand_ring(fn, op->result) == ring && k < fn->nops && k < plan->nops; k++)
+        int fed = 0; /* (a tile in registers is read by one dot: tjp_wgmma_readers) */
+        for (int32_t k = 0; tjp_wgmma_operand_ring(fn, op->result) == ring && tjp_wgmma_readers(fn, i) == 1 &&
+                            k < fn->nops && k < plan->nops;
+             k++)
             for (int a = 0; a < 2 && fn->ops[k].code == TJI_DOT && fn->ops[k].parent >= 0; a++)
                 fed += fn->ops[k].args[a] == op->result && plan->dot[k].form == TJP_DOT_WGMMA &&
                        !tjp_wgmma_reads_ring(&plan->dot[k], a);
