@@ -17,7 +17,9 @@
  * For f16 and bf16, head dims 64 and 128, it checks the three gradients
  * against a C reference in double (of every head, or of the first and the
  * last for long sequences) and prints TFLOP/s of the backward's two
- * kernels, counting 2.5 times the forward's flops (two of its five dots
+ * kernels, each in both of the kernel's forms (ONE_READ: the tutorial's
+ * tiles read once and transposed by tj_trans, or read in both
+ * orientations), counting 2.5 times the forward's flops (two of its five dots
  * recompute what the forward had), 4 N_CTX^2 D per (batch, head) halved by
  * the causal mask, as the tutorial counts. Outputs are NaN before the
  * launches.
@@ -57,6 +59,7 @@ typedef struct bwd_problem {
     tj_dtype dtype;
     int32_t z, h, n_ctx, d;
     int warps;
+    int one_read; /* the tutorial's reads: Q^T, dO and K^T once, tj_trans for the other orientation */
     tj_buffer q, k, v, o, d_o, dq, dk, dv, lse, delta;
 } bwd_problem;
 
@@ -82,11 +85,11 @@ static void backward(void *problem)
     if (p->dtype == TJ_F16) {
         CHECK(attention_bwd_pre_f16_launch(p->dev, &pre, p->o, p->d_o, p->delta, p->n_ctx, PRE_BM, p->d));
         CHECK(attention_bwd_f16_launch(p->dev, &cfg, p->q, p->k, p->v, p->d_o, p->dq, p->dk, p->dv, p->lse,
-                                       p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d));
+                                       p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d, p->one_read));
     } else {
         CHECK(attention_bwd_pre_bf16_launch(p->dev, &pre, p->o, p->d_o, p->delta, p->n_ctx, PRE_BM, p->d));
         CHECK(attention_bwd_bf16_launch(p->dev, &cfg, p->q, p->k, p->v, p->d_o, p->dq, p->dk, p->dv, p->lse,
-                                        p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d));
+                                        p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d, p->one_read));
     }
 }
 
@@ -203,9 +206,10 @@ static int run(bwd_problem *p)
     double seconds = median_seconds(p->dev, 10, backward, p);
     double flops = 2.5 * 4.0 * p->z * p->h * (double)p->n_ctx * p->n_ctx * p->d * 0.5;
     printf("%s  attention backward %s causal d=%d, %d x %d x %d, blocks %d x %d (dK, dV) and %d x %d (dQ), "
-           "%d warps: %.3f TFLOP/s (%.3f ms, median of 10 runs)\n",
+           "%d warps, %s: %.3f TFLOP/s (%.3f ms, median of 10 runs)\n",
            ok ? "PASS" : "FAIL", p->dtype == TJ_F16 ? "f16" : "bf16", p->d, p->z, p->h, p->n_ctx, BM1, BN1, BM2,
-           BN2, p->warps, flops / seconds / 1e12, seconds * 1e3);
+           BN2, p->warps, p->one_read ? "tiles read once (tj_trans)" : "tiles read in both orientations",
+           flops / seconds / 1e12, seconds * 1e3);
     tj_buffer bufs[10] = {p->q, p->k, p->v, p->o, p->d_o, p->dq, p->dk, p->dv, p->lse, p->delta};
     for (int t = 0; t < 10; t++)
         CHECK(tj_buffer_free(p->dev, bufs[t]));
@@ -238,9 +242,11 @@ int main(int argc, char **argv)
             /* dK and dV of 128 keys are 2 x 128 x d f32 accumulators: 8
              * warps keep them in registers (on sm_90a ptxas spills none
              * at d = 64, 48 bytes at d = 128) */
-            bwd_problem p = {dev, dt == 0 ? TJ_F16 : TJ_BF16, (int32_t)z, (int32_t)h, (int32_t)n_ctx, d,
-                             .warps = 8};
-            ok &= run(&p);
+            for (int one_read = 0; one_read < 2; one_read++) {
+                bwd_problem p = {dev, dt == 0 ? TJ_F16 : TJ_BF16, (int32_t)z, (int32_t)h, (int32_t)n_ctx, d,
+                                 .warps = 8, .one_read = one_read};
+                ok &= run(&p);
+            }
         }
     tj_device_close(dev);
     return !ok;

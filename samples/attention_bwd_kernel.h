@@ -24,12 +24,14 @@
  * walks the keys they see (up to its own block) in blocks of BN2. The
  * diagonal blocks come first, in steps SLICE times smaller and masked
  * (key <= query); the rest needs no mask. Five dots a step in the dK/dV
- * loops, three in the dQ loops. Q and dO (and K in the dQ loops) are read
- * twice, once in each orientation ([D, BM] and [BM, D]), rather than once
- * and then through tj_trans: each load then feeds one dot, so on Hopper
- * its tile goes through a ring of shared memory straight into wgmma (a
- * ring is read by one dot; tjp_wgmma_operand_ring), and the second read
- * is an L2 hit.
+ * loops, three in the dQ loops. The tutorial reads Q^T and dO (K^T in the
+ * dQ loops) once and gives the dot that wants the other orientation
+ * tj_trans of it (ONE_READ = 1); with ONE_READ = 0 each of those tiles is
+ * read twice instead, once in each orientation ([D, BM] and [BM, D]), the
+ * second read an L2 hit. On Hopper both forms take every dot to wgmma:
+ * one ring slot may be read by several dots, one of them through the
+ * transpose (src/passes/wgmma.c); before that could be, the second form
+ * was the only one that did.
  *
  * As in the tutorial, N_CTX must be a multiple of BN1 (= BM2) and the
  * blocks must divide one another: the host checks.
@@ -81,6 +83,7 @@ typedef struct attention_bwd_head_ptrs {
     tj_val qk_scale;      /* sm_scale * log2(e) */
     int64_t D;
     tj_dtype dtype;
+    int one_read;         /* Q^T, dO, K^T read once, the other orientation through tj_trans */
 } attention_bwd_head_ptrs;
 
 /* dK and dV of keys [start_n, start_n + BN) over num_steps query blocks of
@@ -106,9 +109,9 @@ static inline void attention_bwd_dkdv(tj_val *dk, tj_val *dv, const attention_bw
         tj_val d_o = tj_load(do_at);                                      /* [BM, D] */
         acc_v = tj_dot(tj_cast(pt, h->dtype), d_o, acc_v);
         tj_val delta = tj_load(tj_add(h->delta, offs_m));
-        tj_val dpt = tj_dot(v, tj_load(dot_at), tj_zeros(TJ_SHAPE(BN, BM), TJ_F32));
+        tj_val dpt = tj_dot(v, h->one_read ? tj_trans(d_o) : tj_load(dot_at), tj_zeros(TJ_SHAPE(BN, BM), TJ_F32));
         tj_val dst = tj_mul(pt, tj_sub(dpt, tj_expand_dims(delta, 0)));
-        acc_k = tj_dot(tj_cast(dst, h->dtype), tj_load(q_at), acc_k);
+        acc_k = tj_dot(tj_cast(dst, h->dtype), h->one_read ? tj_trans(qt) : tj_load(q_at), acc_k);
         qt_at = tj_add(qt_at, BM * h->D);
         q_at = tj_add(q_at, BM * h->D);
         do_at = tj_add(do_at, BM * h->D);
@@ -138,7 +141,7 @@ static inline tj_val attention_bwd_dq(tj_val dq, const attention_bwd_head_ptrs *
         }
         tj_val dp = tj_dot(d_o, vt, tj_zeros(TJ_SHAPE(BM, BN), TJ_F32));
         tj_val ds = tj_mul(p, tj_sub(dp, tj_expand_dims(delta, 1)));
-        dq = tj_dot(tj_cast(ds, h->dtype), tj_load(k_at), dq);
+        dq = tj_dot(tj_cast(ds, h->dtype), h->one_read ? tj_trans(kt) : tj_load(k_at), dq);
         kt_at = tj_add(kt_at, BN * h->D);
         k_at = tj_add(k_at, BN * h->D);
         vt_at = tj_add(vt_at, BN * h->D);
@@ -151,14 +154,14 @@ static inline tj_val attention_bwd_dq(tj_val dq, const attention_bwd_head_ptrs *
 static inline void attention_bwd_body(tj_val q, tj_val k, tj_val v, tj_val d_o, tj_val dq, tj_val dk, tj_val dv,
                                       tj_val lse, tj_val delta, tj_val sm_scale, tj_val n_ctx, int64_t BM1,
                                       int64_t BN1, int64_t BM2, int64_t BN2, int64_t SLICE, int64_t D,
-                                      tj_dtype dtype)
+                                      tj_dtype dtype, int one_read)
 {
     tj_val off_hz = tj_program_id(1), pid = tj_program_id(0);
     tj_val head = attention_bwd_head(off_hz, n_ctx, D), row_base = tj_mul(off_hz, n_ctx);
     attention_bwd_head_ptrs h = {
         .q = tj_add(q, head), .k = tj_add(k, head), .v = tj_add(v, head), .d_o = tj_add(d_o, head),
         .lse = tj_add(lse, row_base), .delta = tj_add(delta, row_base),
-        .qk_scale = tj_mul(sm_scale, tj_f32(1.4426950408889634f)), .D = D, .dtype = dtype};
+        .qk_scale = tj_mul(sm_scale, tj_f32(1.4426950408889634f)), .D = D, .dtype = dtype, .one_read = one_read};
 
     /* dK, dV: the diagonal block in steps of BM1 / SLICE, then the rest */
     tj_val start_n = tj_mul(pid, BN1);
@@ -190,16 +193,17 @@ static inline void attention_bwd_body(tj_val q, tj_val k, tj_val v, tj_val d_o, 
     tj_store(tj_add(tj_add(dq, head), q_rows), tj_cast(tj_mul(acc_q, sm_scale), dtype));
 }
 
-/* The main kernel for one input dtype (f16 or bf16; gradients in the same). */
+/* The main kernel for one input dtype (f16 or bf16; gradients in the same);
+ * ONE_READ: the tutorial's reads (attention_bwd_head_ptrs). */
 #define ATTENTION_BWD_KERNEL(name, dt, dtype)                                                          \
     TJ_KERNEL(name,                                                                                    \
               TJ_PARAMS(TJ_PTR(q, dt), TJ_PTR(k, dt), TJ_PTR(v, dt), TJ_PTR(d_o, dt), TJ_PTR(dq, dt),  \
                         TJ_PTR(dk, dt), TJ_PTR(dv, dt), TJ_PTR(lse, f32), TJ_PTR(delta, f32),          \
                         TJ_SCALAR(sm_scale, f32), TJ_SCALAR(n_ctx, i32)),                              \
-              TJ_CONSTS(BM1, BN1, BM2, BN2, SLICE, HEAD_DIM))                                          \
+              TJ_CONSTS(BM1, BN1, BM2, BN2, SLICE, HEAD_DIM, ONE_READ))                                \
     {                                                                                                  \
         attention_bwd_body(q, k, v, d_o, dq, dk, dv, lse, delta, sm_scale, n_ctx, BM1, BN1, BM2, BN2,  \
-                           SLICE, HEAD_DIM, dtype);                                                    \
+                           SLICE, HEAD_DIM, dtype, ONE_READ != 0);                                     \
     }
 
 #endif

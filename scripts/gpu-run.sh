@@ -263,9 +263,11 @@ wgmma_samples=("samples/matmul 512 512 512" "samples/matmul_block_ptr 512 512 51
 # (the wgmma path on sm_90a: rings, fences, barriers), on attention at
 # 1 x 2 x 300 (its sixteen kernels, ragged tails, a producer warpgroup
 # across two loops), on attention_bwd (five dots a step, each B from its
-# ring), on test_tma (producers with 8 and 16 consumer
-# warps, persistent kernels, phases that wrap) and on test_cluster_pairs
-# (block pairs: multicast copies, releases in the peer); each run's output goes to
+# ring; in its tutorial form one ring read by two dots), on test_tma
+# (producers with 8 and 16 consumer warps, persistent kernels, phases that
+# wrap), on test_cluster_pairs (block pairs: multicast copies, releases in
+# the peer) and on test_shared_operand (one slot read by two wgmmas, the
+# last releasing it); each run's output goes to
 # samples.log, its ERROR SUMMARY line to the summary.
 # TJIT_SKIP_SANITIZER=1 leaves it out; TJIT_SANITIZER_LIMIT per run (120 s).
 say ""
@@ -276,8 +278,8 @@ elif ! command -v compute-sanitizer >/dev/null 2>&1; then
 elif [ "$has_gpu_status" -ne 0 ]; then
     say "== compute-sanitizer skipped: no usable GPU (has_gpu exit $has_gpu_status)"
 else
-    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), attention_bwd, grouped_matmul, test_tma and test_cluster_pairs ($(elapsed))"
-    for run in "${wgmma_samples[@]}" "tests/test_tma" "tests/test_cluster_pairs"; do
+    say "== compute-sanitizer on the matmul samples (512^3), attention (1 x 2 x 300), attention_bwd, grouped_matmul, test_tma, test_cluster_pairs and test_shared_operand ($(elapsed))"
+    for run in "${wgmma_samples[@]}" "tests/test_tma" "tests/test_cluster_pairs" "tests/test_shared_operand"; do
         sample=${run%% *}
         sample=${sample#*/}
         for tool in memcheck racecheck synccheck; do

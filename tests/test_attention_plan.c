@@ -32,8 +32,9 @@
  *    the main kernel (5 in each dK/dV loop, 3 in each dQ loop) run as
  *    wgmma with B from a ring on sm_90a — the dQ loops too, which follow
  *    the stores of dK and dV (into other buffers: pipeline_loops.c asks
- *    alias.c) — and as mma.sync on sm_80 and sm_90; ptxas assembles both
- *    kernels' PTX.
+ *    alias.c) — and as mma.sync on sm_80 and sm_90, in both of its forms
+ *    (ONE_READ: the tutorial's Q^T, dO and K^T read once, each read by two
+ *    dots, once through tj_trans); ptxas assembles both kernels' PTX.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,10 +319,10 @@ ATTENTION_BWD_KERNEL(attention_bwd_bf16, bf16, TJ_BF16)
 /* kernel k (the main one, or the preprocess where pre) for head dim d at
  * the sample's blocks, compiled for sm as a launch with N_CTX = 4096
  * would; its dots on tensor cores counted, its PTX through ptxas. */
-static int backward_kernel(const tj_kernel *k, int pre, int64_t d, int sm, int arch_specific, int *dots, int *mma,
-                           int *wgmma)
+static int backward_kernel(const tj_kernel *k, int pre, int64_t d, int one_read, int sm, int arch_specific, int *dots,
+                           int *mma, int *wgmma)
 {
-    int64_t consts[6] = {32, 128, 128, 32, 2, d};
+    int64_t consts[7] = {32, 128, 128, 32, 2, d, one_read};
     tj_arg args[11];
     for (int i = 0; i < 9; i++)
         args[i] = TJ_ARG_BUF((tj_buffer){0});
@@ -331,7 +332,7 @@ static int backward_kernel(const tj_kernel *k, int pre, int64_t d, int sm, int a
         args[3] = TJ_ARG_I32(N_CTX);
         consts[0] = 128, consts[1] = d;
     }
-    int nargs = pre ? 4 : 11, nconsts = pre ? 2 : 6;
+    int nargs = pre ? 4 : 11, nconsts = pre ? 2 : 7;
     tjf_value values[11];
     tji_func *fn = NULL;
     tjj_artifact art = {0};
@@ -368,20 +369,22 @@ static void backward(void)
         int ok = 1, dots, mma, wgmma, pre_dots;
         const char *form = targets[t].arch_specific ? "wgmma, B from its ring" : "mma.sync";
         for (int64_t d = 64; d <= 128; d *= 2) {
-            ok &= backward_kernel(attention_bwd_pre_f16, 1, d, targets[t].sm, targets[t].arch_specific, &pre_dots,
-                                  &mma, &wgmma);
-            for (int b = 0; b < 2; b++) {
-                ok &= backward_kernel(b ? attention_bwd_bf16 : attention_bwd_f16, 0, d, targets[t].sm,
+            ok &= backward_kernel(attention_bwd_pre_f16, 1, d, 0, targets[t].sm, targets[t].arch_specific,
+                                  &pre_dots, &mma, &wgmma);
+            for (int b = 0; b < 4; b++) {
+                ok &= backward_kernel(b % 2 ? attention_bwd_bf16 : attention_bwd_f16, 0, d, b / 2, targets[t].sm,
                                       targets[t].arch_specific, &dots, &mma, &wgmma);
                 int want = targets[t].arch_specific ? wgmma : mma;
                 if (ok && (dots != 14 || want != 14)) {
-                    tap_diag("%s d=%lld: %d of %d dots %s", b ? "bf16" : "f16", (long long)d, want, dots, form);
+                    tap_diag("%s d=%lld%s: %d of %d dots %s", b % 2 ? "bf16" : "f16", (long long)d,
+                             b / 2 ? ", tiles read once" : "", want, dots, form);
                     ok = 0;
                 }
             }
         }
-        tap_ok(ok, "%s attention backward (f16, bf16; d = 64, 128; 8 warps): 14 of 14 dots %s%s", targets[t].name,
-               form, tjj_ptxas_path() ? "; ptxas assembles both kernels" : "");
+        tap_ok(ok, "%s attention backward (f16, bf16; d = 64, 128; 8 warps; tiles read in both orientations, and "
+               "once with tj_trans): 14 of 14 dots %s%s", targets[t].name, form,
+               tjj_ptxas_path() ? "; ptxas assembles both kernels" : "");
     }
 }
 
