@@ -29,8 +29,8 @@
  *    next iteration only once the instructions that read them are done.
  *    A tile that several dots read is read through descriptors by all of
  *    them or by none: where one cannot (no wgmma, a register form, the
- *    other K-major order of a TF32 or fp8 tile), the others take it from
- *    registers too.
+ *    other K-major order of a TF32 or fp8 tile), the others are chosen
+ *    again without that ring (16-bit A from registers; else mma.sync).
  *
  *  - MMA: warp-wide mma.sync on tensor cores, for f16/bf16 (m16n8k16), f32
  *    with input_precision TF32 (m16n8k8 .tf32; TF32x3 as three of them per
@@ -168,7 +168,13 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
  * enters as one (wgmma.c overwrites on the loop's first iteration). */
 const char *tjp_wgmma_claim_error(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch)
 {
-    int zero_init = 0;
+    int zero_init = 0, trans;
+    /* a TF32 register operand's reads wait for their K step: one dot's */
+    int32_t regs = ch->b_in_regs || (ch->a_in_regs && ch->elem_bytes == 4)
+                       ? tjp_wgmma_operand_read(fn, op->args[ch->b_in_regs ? 1 : 0], &trans) : -1;
+    if (regs >= 0 && tjp_wgmma_readers(fn, regs) != 1)
+        return "'a-regs'/'b-regs' with tf32: the register operand's tile is read by another dot too (its reads "
+               "wait for this dot's K steps)";
     if (ch->async && !async_in_loop(fn, op, &zero_init))
         return "'async': the accumulator is not carried by its loop alone, or a ring lacks the slot that the "
                "group left in flight reads (slots >= groups in flight + 3)";

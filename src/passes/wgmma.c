@@ -22,8 +22,9 @@
  * dO, once directly and once through tj_trans) where all of them read it
  * through descriptors (tjp_wgmma_shared_read_error, which accelerate_dot.c
  * enforces): the last of them in the loop body releases the slot
- * (tjp_wgmma_last_reader), its wait being the one that completes the
- * others' groups. Or one operand is in
+ * (tjp_wgmma_last_reader), at its wait or, its group left in flight, at
+ * the next: by then every group that read the slot is complete. Or one
+ * operand is in
  * registers: a 16-bit A (a chained
  * dot's operand), or a TF32 B whose loads run along N. wgmma reads
  * 32-bit operands K-major only and only A from registers, so that dot
@@ -183,7 +184,8 @@ int tjp_wgmma_readers(const tji_func *fn, int32_t read)
 static int reads_from(const tji_func *fn, int32_t k, int operand, int32_t read)
 {
     int trans;
-    return fn->ops[k].code == TJI_DOT && tjp_wgmma_operand_read(fn, fn->ops[k].args[operand], &trans) == read;
+    return fn->ops[k].code == TJI_DOT && fn->ops[k].parent >= 0 &&
+           tjp_wgmma_operand_read(fn, fn->ops[k].args[operand], &trans) == read;
 }
 
 int tjp_wgmma_last_reader(const tji_func *fn, int32_t dot, int operand)
@@ -358,10 +360,8 @@ int tjp_wgmma_register_ring(const tji_func *fn, const tjp_layout_plan *plan, int
         const tji_op *op = &fn->ops[i];
         if (op->parent < 0 || op->code != TJI_LOCAL_LOAD || op->ring != ring)
             continue;
-        int fed = 0; /* (a tile in registers is read by one dot: tjp_wgmma_readers) */
-        for (int32_t k = 0; tjp_wgmma_operand_ring(fn, op->result) == ring && tjp_wgmma_readers(fn, i) == 1 &&
-                            k < fn->nops && k < plan->nops;
-             k++)
+        int fed = 0, alone = tjp_wgmma_operand_ring(fn, op->result) == ring && tjp_wgmma_readers(fn, i) == 1;
+        for (int32_t k = 0; alone && k < fn->nops && k < plan->nops; k++) /* (in registers: one dot's tile) */
             for (int a = 0; a < 2 && fn->ops[k].code == TJI_DOT && fn->ops[k].parent >= 0; a++)
                 fed += fn->ops[k].args[a] == op->result && plan->dot[k].form == TJP_DOT_WGMMA &&
                        !tjp_wgmma_reads_ring(&plan->dot[k], a);

@@ -21,7 +21,8 @@
  * stay in step.
  *
  * The consumers wait on "full" as before. Each consumer warp's lane 0
- * arrives on "empty" once the wgmma that read the slot has completed: at
+ * arrives on "empty" once every wgmma that read the slot has completed
+ * (where several dots read it, the last of them arrives: wgmma.c): at
  * once after a wait for 0 groups, or, where the wgmma's group stays in
  * flight across iterations, at the next wait (which completes it) — the
  * slot still unreleased is kept per ring in an alloca (registers after
