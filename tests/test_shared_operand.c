@@ -18,7 +18,8 @@
  * Without a GPU: the plans (both dots wgmma and reading the shared ring, or
  * neither; asynchronous where carried), the PTX (one release of the shared
  * slot an iteration: as many empty-barrier arrivals as with distinct tiles
- * less one), ptxas for sm_90a where make check sets TJIT_PTXAS. On the
+ * less one), ptxas for sm_90a where make check sets TJIT_PTXAS, the
+ * explainer (which dots share the slot, which releases it). On the
  * device under test (the CPU; the GPU in the twin): every mode's products
  * against a double-precision reference, on random f16 inputs with ragged
  * edges, outputs poisoned first.
@@ -245,6 +246,26 @@ static void releases(void)
            st == TJ_OK ? "" : tj_last_error());
 }
 
+/* The explainer says which dots share the slot and which releases it. */
+static void explained(void)
+{
+    tj_arg args[8] = {NO_BUFFER, NO_BUFFER, NO_BUFFER, NO_BUFFER, NO_BUFFER,
+                      TJ_ARG_I32(4096), TJ_ARG_I32(4096), TJ_ARG_I32(4096)};
+    int64_t consts[1] = {0};
+    char *text = NULL;
+    setenv("TJIT_PTX_TARGET", "sm_90a", 1);
+    tj_status st = tj_kernel_explain(shared_operand, args, 8, consts, 1, 8, &text);
+    unsetenv("TJIT_PTX_TARGET");
+    const char *first = st == TJ_OK ? strstr(text, "A's ring slot is read by 2 dot operands through descriptors; "
+                                                   "the last of them releases it") : NULL;
+    tap_ok(first && strstr(first, "A's ring slot is read by 2 dot operands through descriptors; this one, the "
+                                  "last, releases it"),
+           "the explainer names the shared slot and the dot that releases it");
+    if (st != TJ_OK)
+        tap_diag("%s", tj_last_error());
+    free(text);
+}
+
 /* ---- on the device under test ---------------------------------------------------- */
 
 static float f16_at(const uint16_t *p, size_t i) { return (float)tl_get(TJ_F16, p, i).f; }
@@ -312,9 +333,10 @@ static void run(tj_device *dev, int mode, int M, int N, int K)
 
 int main(void)
 {
-    tap_plan(11);
+    tap_plan(12);
     plans();
     releases();
+    explained();
     tj_device *dev = tl_setup("test_shared_operand");
     /* K = 200: 16-byte rows (TMA), a ragged last K block; M and N ragged */
     for (int mode = 0; mode < 4; mode++)

@@ -440,6 +440,16 @@ static void explain_dot(tjs_buf *b, const tji_func *fn, const tjp_layout_plan *p
                        : trans_b          ? " (B through tj_trans: the descriptor reads its ring the other way round)"
                                           : "",
                        ch->async ? ", one group left in flight across iterations" : ", waited for at once");
+        for (int a = 0; a < 2; a++) {
+            int trans;
+            int32_t read = tjp_wgmma_reads_ring(ch, a) ? tjp_wgmma_operand_read(fn, op->args[a], &trans) : -1;
+            int readers = read >= 0 ? tjp_wgmma_readers(fn, read) : 0;
+            if (readers > 1)
+                tjs_buf_printf(b, "  %s's ring slot is read by %d dot operands through descriptors; %s\n",
+                               a ? "B" : "A", readers,
+                               tjp_wgmma_last_reader(fn, i, a) ? "this one, the last, releases it"
+                                                               : "the last of them releases it");
+        }
     } else if (ch->form == TJP_DOT_MMA)
         tjs_buf_printf(b, "mma.sync.%s%s on tensor cores, warps %d (M) x %d (N)%s\n",
                        tjp_mma_instruction(fn, op, ch), ch->passes == 3 ? " x3 (tf32x3: lo*hi + hi*lo + hi*hi)" : "",
