@@ -85,11 +85,13 @@ static void backward(void *problem)
     if (p->dtype == TJ_F16) {
         CHECK(attention_bwd_pre_f16_launch(p->dev, &pre, p->o, p->d_o, p->delta, p->n_ctx, PRE_BM, p->d));
         CHECK(attention_bwd_f16_launch(p->dev, &cfg, p->q, p->k, p->v, p->d_o, p->dq, p->dk, p->dv, p->lse,
-                                       p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d, p->one_read));
+                                       p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d,
+                                       p->one_read));
     } else {
         CHECK(attention_bwd_pre_bf16_launch(p->dev, &pre, p->o, p->d_o, p->delta, p->n_ctx, PRE_BM, p->d));
         CHECK(attention_bwd_bf16_launch(p->dev, &cfg, p->q, p->k, p->v, p->d_o, p->dq, p->dk, p->dv, p->lse,
-                                        p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d, p->one_read));
+                                        p->delta, sm_scale_of(p), p->n_ctx, BM1, BN1, BM2, BN2, SLICE, p->d,
+                                       p->one_read));
     }
 }
 

@@ -259,8 +259,10 @@ static tjp_dot_choice choose(const tji_func *fn, const tji_op *op, const tjp_tar
     /* (a ring read through tj_trans only through a descriptor) */
     int any_trans = tjp_wgmma_operand_trans(fn, op->args[0]) || tjp_wgmma_operand_trans(fn, op->args[1]);
     int alone = sole_reader(fn, op->args[0]) && sole_reader(fn, op->args[1]);
-    int a_regs = !any_trans && alone && across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) && eb == 4;
-    int b_regs = !any_trans && alone && !a_regs && along_k[0] && across_k[1] && tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
+    int a_regs = !any_trans && alone && across_k[0] && along_k[1] && tjp_wgmma_fits(fn, op, t, &instr_n, &eb) &&
+                 eb == 4;
+    int b_regs = !any_trans && alone && !a_regs && along_k[0] && across_k[1] &&
+                 tjp_wgmma_fits_swapped(fn, op, t, &instr_n);
     if (a_ring && b_ring && (a_regs || b_regs)) {
         int async = async_in_loop(fn, op, &zero_init);
         if (!async && !carried_in_loop(fn, op, &zero_init))

@@ -455,8 +455,9 @@ void tjj_gpu_emit_wgmma(codegen *c, const tji_op *op, const tjp_dot_choice *ch)
         tjj_gpu_intrinsic(&c->g, "llvm.nvvm.wgmma.commit_group.sync.aligned", NULL, 0, NULL, 0);
         wait_group(c, ch->async ? 1 : 0, acc, nacc, is_int);
     }
-    /* a slot that several dots read is released by the last of them
-     * (its wait completes the others' groups) */
+    /* a slot that several dots read is released by the last of them:
+     * after its wait, or the next where its group stays in flight, every
+     * group that read the slot is complete */
     int32_t opi = (int32_t)(op - c->g.fn->ops);
     if (RA && tjp_wgmma_last_reader(c->g.fn, opi, 0))
         tjj_gpu_release_after_wait(c, RA, tjj_gpu_reg(c, slot_a, 0), ch->async);
