@@ -161,11 +161,13 @@ static int async_in_loop(const tji_func *fn, const tji_op *op, int *zero_init)
     return 1;
 }
 
-/* What a plan read back may claim of a wgmma (plan_finish.c): async only
- * where async_in_loop holds (else the producer's tail would wait for a
- * slot no wait ever frees), skip-zero-init only where the zeros are there
- * to skip — the accumulator a constant +0.0, or a loop argument that
- * enters as one (wgmma.c overwrites on the loop's first iteration). */
+/* What a plan read back may claim of a wgmma (plan_finish.c): a TF32
+ * register operand only where this dot alone reads its tile (choose's
+ * `alone`), async only where async_in_loop holds (else the producer's
+ * tail would wait for a slot no wait ever frees), skip-zero-init only
+ * where the zeros are there to skip — the accumulator a constant +0.0, or
+ * a loop argument that enters as one (wgmma.c overwrites on the loop's
+ * first iteration). */
 const char *tjp_wgmma_claim_error(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch)
 {
     int zero_init = 0, trans;

@@ -206,7 +206,8 @@ TJI_FUNC tj_status tjp_accelerate_dots(const tji_func *fn, const tjp_target *t,
  * choice ch. */
 TJI_FUNC const char *tjp_mma_instruction(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch);
 /* NULL where a WGMMA choice's async and skip_zero_init are ones this pass
- * could have made for op (a plan read back claims no more), else why not. */
+ * could have made for op, and a TF32 register operand is its tile's only
+ * reader (a plan read back claims no more), else why not. */
 TJI_FUNC const char *tjp_wgmma_claim_error(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch);
 /* MMA: the accumulator layout of the DOT's result (1), else 0. */
 TJI_FUNC int tjp_dot_result_layout(const tji_func *fn, const tji_op *op, const tjp_dot_choice *ch,
