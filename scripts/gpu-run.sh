@@ -24,7 +24,8 @@
 #  3. Nsight Compute on the transpose sample: its shared-memory bank
 #     conflicts (scripts/gpu-ncu.sh transpose).
 #  4. the benchmark: bench/gpu_compare.sh, where it exists, under a limit
-#     (TJIT_SKIP_BENCH=1 leaves it out).
+#     (TJIT_SKIP_BENCH=1 leaves it out, with 5-7; TJIT_SKIP_COMPARE=1,
+#     with 5 alone).
 #  5. Nsight Compute on softmax and the box filter, tjit against Triton
 #     (scripts/gpu-ncu.sh kernels; left out with the benchmark).
 #  6. the matmul benchmark: bench/gpu_matmul.sh (tjit against cuBLAS and
@@ -372,8 +373,8 @@ ncu_part transpose
 
 # --- 4. the benchmark -----------------------------------------------------------
 say ""
-if [ -n "${TJIT_SKIP_BENCH:-}" ]; then
-    say "== benchmark skipped (TJIT_SKIP_BENCH)"
+if [ -n "${TJIT_SKIP_BENCH:-}" ] || [ -n "${TJIT_SKIP_COMPARE:-}" ]; then
+    say "== benchmark skipped (TJIT_SKIP_BENCH or TJIT_SKIP_COMPARE)"
 elif [ -f bench/gpu_compare.sh ] && [ -x "$root/bench/gpu_bench" ]; then
     say "== bench/gpu_compare.sh (limit ${BENCH_LIMIT}s; $(elapsed))"
     GPU_COMPARE_OUT=$out/bench timeout "$BENCH_LIMIT" bash bench/gpu_compare.sh "$root/bench/gpu_bench" \

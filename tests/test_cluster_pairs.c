@@ -32,7 +32,10 @@
  *  - pairs required (TJ_CLUSTER_ON) on an odd tile count, and a cluster
  *    value that is no tj_cluster, are refused naming the kernel;
  *  - on a GPU, TJIT_BLOCK_PAIRS=1 when a device opens: its default launch
- *    compiles a paired kernel (the PTX dumped) and stays right.
+ *    compiles a paired kernel (the PTX dumped) and stays right — with
+ *    TJIT_STREAM_K=1 too, whose default yields to pairs (the two refuse
+ *    each other; the required pairs of that device's TJ_CLUSTER_ON launch
+ *    once failed, stream-K's default having split the tiles).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,22 +221,28 @@ static int run(int m, int n, int k, int group, tj_cluster cluster, const char *w
     return tap_ok(ok && st == TJ_OK && bad < 0, "%s: %d x %d x %d", what, m, n, k);
 }
 
-/* TJIT_BLOCK_PAIRS=1, read when a device opens: that device's default
- * launch pairs the blocks (the PTX it compiles, dumped, multicasts) and
- * stays right. A GPU's matter: the CPU ignores pairs. */
+/* TJIT_BLOCK_PAIRS=1 and TJIT_STREAM_K=1, read when a device opens: that
+ * device's default launch pairs the blocks (the PTX it compiles, dumped,
+ * multicasts; stream-K's default yields) and stays right, and a launch
+ * that requires pairs gets them. A GPU's matter: the CPU ignores pairs. */
 static void pairs_by_environment(void)
 {
     if (tj_device_get_kind(dev) != TJ_DEVICE_GPU) {
-        tap_skip(2, "TJIT_BLOCK_PAIRS=1: a GPU's default (the CPU ignores pairs)");
+        tap_skip(3, "TJIT_BLOCK_PAIRS=1: a GPU's default (the CPU ignores pairs)");
         return;
     }
+    const char *split = getenv("TJIT_STREAM_K");
+    char *saved_split = split ? strdup(split) : NULL;
     setenv("TJIT_BLOCK_PAIRS", "1", 1);
+    setenv("TJIT_STREAM_K", "1", 1);
     tj_device *alone = dev, *paired = NULL;
     tj_status st = tj_device_open(&paired, TJ_DEVICE_GPU, 0);
     unsetenv("TJIT_BLOCK_PAIRS");
+    saved_split ? setenv("TJIT_STREAM_K", saved_split, 1) : unsetenv("TJIT_STREAM_K");
+    free(saved_split);
     if (st != TJ_OK) {
         tap_ok(0, "TJIT_BLOCK_PAIRS=1: a GPU opens (%s)", tj_last_error());
-        tap_skip(1, "no second device");
+        tap_skip(2, "no second device");
         return;
     }
     const char *dump = getenv("TJIT_DUMP"), *cache = getenv("TJIT_CACHE");
@@ -242,14 +251,17 @@ static void pairs_by_environment(void)
     setenv("TJIT_CACHE", "0", 1); /* compiled here, so dumped */
     tl_capture capture = tl_stderr_begin();
     dev = paired;
-    run(1024, 1024, 256, 8, TJ_CLUSTER_DEFAULT, "TJIT_BLOCK_PAIRS=1: the default launch, 64 tiles");
+    run(1024, 1024, 256, 8, TJ_CLUSTER_DEFAULT, "TJIT_BLOCK_PAIRS=1 and TJIT_STREAM_K=1: the default launch, 64 tiles");
     dev = alone;
     char *said = tl_stderr_end(capture);
     saved_dump ? setenv("TJIT_DUMP", saved_dump, 1) : unsetenv("TJIT_DUMP");
     saved_cache ? setenv("TJIT_CACHE", saved_cache, 1) : unsetenv("TJIT_CACHE");
     tap_ok(said && strstr(said, ".reqnctapercluster") && strstr(said, ".multicast::cluster"),
-           "TJIT_BLOCK_PAIRS=1: the default launch's kernel is paired (its PTX multicasts)");
+           "TJIT_BLOCK_PAIRS=1 and TJIT_STREAM_K=1: the default launch's kernel is paired (its PTX multicasts)");
     free(said), free(saved_dump), free(saved_cache);
+    dev = paired;
+    run(1024, 1024, 256, 1, TJ_CLUSTER_ON, "TJIT_STREAM_K=1: pairs required, 64 tiles");
+    dev = alone;
     tj_device_close(paired);
 }
 
@@ -269,7 +281,7 @@ static void refusals(void)
 int main(void)
 {
     dev = tl_setup("test_cluster_pairs");
-    tap_plan(22);
+    tap_plan(23);
     ptx_of_pairs();
     bf16_128x256();
     run(1024, 1024, 256, 8, TJ_CLUSTER_ON, "pairs share B (groups of 8 tile rows), 64 tiles");
