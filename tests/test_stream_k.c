@@ -32,6 +32,9 @@
  *    launched twice (the first must leave the counters zero);
  *  - two streams at once (a workspace each), and a stream made after one
  *    is destroyed;
+ *  - on one stream, a kernel of smaller tiles (more programs, so more
+ *    counters, reaching where the last launch left partial sums) between
+ *    two launches of the first;
  *  - a launch value that is no tj_stream_k, and stream-K required of a
  *    launch that is not persistent (a GPU's matter), are refused.
  */
@@ -410,19 +413,26 @@ static problem make(int m, int n, int k)
     return p;
 }
 
-/* C poisoned, then the launch on `stream` (NULL: the default). */
-static tj_status launch(problem *p, tj_stream *stream)
+/* C poisoned, then the launch on `stream` (NULL: the default) in tiles of
+ * tile x tile x 64 with `warps` warps. */
+static tj_status launch_tiles(problem *p, tj_stream *stream, int tile, int warps)
 {
     memset(p->hc, 0xff, (size_t)p->m * p->n * 4);
     tj_status st = p->ok ? tj_buffer_write(dev, p->c, 0, p->hc, (size_t)p->m * p->n * 4) : TJ_ERR_LAUNCH;
-    int64_t consts[4] = {128, 128, 64, 8};
-    tj_launch_cfg cfg = {.grid = {(p->m + 127) / 128 * ((p->n + 127) / 128)}, .num_warps = 8, .stream = stream,
+    int64_t consts[4] = {tile, tile, 64, 8};
+    tj_launch_cfg cfg = {.grid = {(p->m + tile - 1) / tile * ((p->n + tile - 1) / tile)}, .num_warps = warps,
+                         .stream = stream,
                          .persistent = TJ_PERSISTENT_ON, .version = TJ_LAUNCH_CFG_VERSION,
                          .stream_k = TJ_STREAM_K_ON};
     tj_arg args[12] = {TJ_ARG_BUF(p->a), TJ_ARG_BUF(p->b), TJ_ARG_BUF(p->c), TJ_ARG_I32(p->m), TJ_ARG_I32(p->n),
                        TJ_ARG_I32(p->k), TJ_ARG_I32(p->k), TJ_ARG_I32(1), TJ_ARG_I32(p->n), TJ_ARG_I32(1),
                        TJ_ARG_I32(p->n), TJ_ARG_I32(1)};
     return st == TJ_OK ? tj_launch(dev, sk_matmul, &cfg, args, 12, consts, 4) : st;
+}
+
+static tj_status launch(problem *p, tj_stream *stream)
+{
+    return launch_tiles(p, stream, 128, 8);
 }
 
 /* C read back (after the device is done) and checked: 1 where right. */
@@ -494,6 +504,29 @@ static void streams(void)
     drop(&q);
 }
 
+/* One stream, two kernels: 64x64 tiles at 4 warps fit more blocks an SM
+ * than 128x128 at 8, so their launch has more programs, and its counters
+ * (two a program, before the partial sums) reach into the first slot of
+ * the 128x128 launch's partial sums. That slot holds one only where its
+ * piece was not the last of its tile to arrive — not every time, so the
+ * pair runs twice. Those counters must be zero all the same. Both split
+ * their last wave into pieces (K of 12 iterations in ranges of 8, so
+ * ranges cross tiles). */
+static void two_kernels(void)
+{
+    if (gpu_only(2304ll * 2176 * 768)) {
+        tap_skip(1, "two kernels on one stream: a GPU's matter (the CPU ignores stream-K)");
+        return;
+    }
+    problem p = make(2304, 2176, 768);
+    int ok = p.ok;
+    for (int round = 0; round < 2 && ok; round++)
+        ok = right(&p, launch_tiles(&p, NULL, 128, 8), "128x128 tiles") &&
+             right(&p, launch_tiles(&p, NULL, 64, 4), "then 64x64 tiles, more programs");
+    tap_ok(ok, "one stream, kernels of 128x128 then 64x64 tiles (more programs), twice: all right");
+    drop(&p);
+}
+
 static void refusals(void)
 {
     int64_t consts[4] = {128, 128, 64, 8};
@@ -519,7 +552,7 @@ static void refusals(void)
 int main(void)
 {
     dev = tl_setup("test_stream_k");
-    tap_plan(19);
+    tap_plan(20);
     ptx_of_stream_k();
     split_everywhere();
     run(1024, 1024, 256, "64 tiles of 4 iterations, fewer than the programs: a range a tile");
@@ -529,6 +562,7 @@ int main(void)
     /* the benchmark's 4096^3 tile count (3.88 waves of 132), a short K: checked on the host fast */
     run(2048, 4096, 128, "512 tiles, many waves");
     streams();
+    two_kernels();
     refusals();
     tj_device_close(dev);
     return tap_done();

@@ -177,6 +177,8 @@ typedef tjcu_result (*tjcu_cuCtxEnablePeerAccess_fn)(tjcu_context peer, unsigned
 typedef tjcu_result (*tjcu_cuMemAllocHost_fn)(void **ptr, size_t bytes);
 typedef tjcu_result (*tjcu_cuMemFreeHost_fn)(void *ptr);
 typedef tjcu_result (*tjcu_cuMemsetD8_fn)(tjcu_deviceptr dst, unsigned char value, size_t count);
+typedef tjcu_result (*tjcu_cuMemsetD8Async_fn)(tjcu_deviceptr dst, unsigned char value, size_t count,
+                                               tjcu_stream stream);
 typedef tjcu_result (*tjcu_cuModuleLoadDataEx_fn)(tjcu_module *module, const void *image,
                                                    unsigned int noptions, tjcu_jit_option *options,
                                                    void **option_values);
@@ -256,6 +258,7 @@ typedef tjcu_result(*tjcu_cuOccupancyMaxActiveClusters_fn) TJCU_MAX_ACTIVE_CLUST
     X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL)                           \
     X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL)                           \
     X(cuMemsetD8, "cuMemsetD8_v2", NULL)                                         \
+    X(cuMemsetD8Async, "cuMemsetD8Async", NULL)                                  \
     X(cuMemcpyDtoD, "cuMemcpyDtoD_v2", NULL)                                     \
     X(cuMemcpyPeer, "cuMemcpyPeer", NULL)                                        \
     X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", NULL)                      \

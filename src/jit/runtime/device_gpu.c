@@ -692,8 +692,9 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
     uint64_t workspace = 0; /* stream_k.c: 2P counters (128-byte aligned), 2P pieces */
     if (var->stream_k_piece_bytes) {
         size_t counters = ((size_t)grid_x * 8 + 127) / 128 * 128;
-        tj_status st = tjj_stream_k_workspace(dev, stream, counters + 2 * (size_t)grid_x *
-                                              (size_t)var->stream_k_piece_bytes, who, &workspace);
+        tj_status st = tjj_stream_k_workspace(dev, stream, counters,
+                                              counters + 2 * (size_t)grid_x * (size_t)var->stream_k_piece_bytes,
+                                              who, &workspace);
         if (st != TJ_OK) {
             free(params);
             free(maps);

@@ -13,6 +13,15 @@
  * first: a stream made later may get the same handle and run at once
  * with what the old one still runs); the rest live until the device
  * closes.
+ *
+ * The partial sums start where the counters end, and there are two
+ * counters a program: a launch with more programs than the last one on
+ * its stream (another kernel, more of whose blocks fit an SM) finds its
+ * last counters where the last launch wrote partial sums. So a workspace
+ * knows how much of its start is zero — all of it when made, then the
+ * last launch's counters — and zeroes the rest of a launch's counters on
+ * the stream, before the launch. (Without it, TJIT_STREAM_K=1 made the
+ * LLM benchmark's kernels of two tile sizes compute wrong tiles.)
  */
 #include <stdlib.h>
 
@@ -22,10 +31,11 @@ struct tjj_sk_workspace {
     uint64_t stream;
     tjcu_deviceptr ptr;
     size_t bytes;
+    size_t zero_bytes; /* the start that is zero once the stream's queued launches end */
 };
 
-tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t bytes, const char *who,
-                                 uint64_t *out)
+tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t counter_bytes, size_t bytes,
+                                 const char *who, uint64_t *out)
 {
     pthread_mutex_lock(&dev->pending_lock);
     struct tjj_sk_workspace *w = NULL;
@@ -36,11 +46,11 @@ tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t bytes, 
         dev->sk_workspaces = tjs_xrealloc(dev->sk_workspaces,
                                           (size_t)(dev->nsk_workspaces + 1) * sizeof *dev->sk_workspaces);
         w = &dev->sk_workspaces[dev->nsk_workspaces++];
-        *w = (struct tjj_sk_workspace){stream, 0, 0};
+        *w = (struct tjj_sk_workspace){stream, 0, 0, 0};
     }
+    const tjcu_driver *cu = dev->cu;
     tj_status st = TJ_OK;
     if (w->bytes < bytes) {
-        const tjcu_driver *cu = dev->cu;
         if (w->ptr)
             st = tjj_cu_check(cu->cuStreamSynchronize((tjcu_stream)(uintptr_t)stream), who, "cuStreamSynchronize");
         if (st == TJ_OK && w->ptr)
@@ -52,8 +62,14 @@ tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t bytes, 
         if (st == TJ_OK)
             st = tjj_cu_check(cu->cuMemsetD8(w->ptr, 0, bytes), who, "cuMemsetD8");
         if (st == TJ_OK)
-            w->bytes = bytes;
+            w->bytes = w->zero_bytes = bytes;
     }
+    if (st == TJ_OK && w->zero_bytes < counter_bytes)
+        st = tjj_cu_check(cu->cuMemsetD8Async(w->ptr + w->zero_bytes, 0, counter_bytes - w->zero_bytes,
+                                              (tjcu_stream)(uintptr_t)stream),
+                          who, "cuMemsetD8Async (the stream-K counters)");
+    if (st == TJ_OK)
+        w->zero_bytes = counter_bytes; /* past the counters, this launch's partial sums */
     *out = (uint64_t)w->ptr;
     pthread_mutex_unlock(&dev->pending_lock);
     return st;
