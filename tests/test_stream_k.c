@@ -32,9 +32,8 @@
  *    launched twice (the first must leave the counters zero);
  *  - two streams at once (a workspace each), and a stream made after one
  *    is destroyed;
- *  - on one stream, a kernel of smaller tiles (more programs, so more
- *    counters, reaching where the last launch left partial sums) between
- *    two launches of the first;
+ *  - on one stream, a shape that splits few tiles, then one that splits
+ *    many (its counters reaching where the first left partial sums);
  *  - a launch value that is no tj_stream_k, and stream-K required of a
  *    launch that is not persistent (a GPU's matter), are refused.
  */
@@ -413,15 +412,14 @@ static problem make(int m, int n, int k)
     return p;
 }
 
-/* C poisoned, then the launch on `stream` (NULL: the default) in tiles of
- * tile x tile x 64 with `warps` warps. */
-static tj_status launch_tiles(problem *p, tj_stream *stream, int tile, int warps)
+/* C poisoned, then the launch on `stream` (NULL: the default), 128x128
+ * tiles, K in steps of bk. */
+static tj_status launch_bk(problem *p, tj_stream *stream, int bk)
 {
     memset(p->hc, 0xff, (size_t)p->m * p->n * 4);
     tj_status st = p->ok ? tj_buffer_write(dev, p->c, 0, p->hc, (size_t)p->m * p->n * 4) : TJ_ERR_LAUNCH;
-    int64_t consts[4] = {tile, tile, 64, 8};
-    tj_launch_cfg cfg = {.grid = {(p->m + tile - 1) / tile * ((p->n + tile - 1) / tile)}, .num_warps = warps,
-                         .stream = stream,
+    int64_t consts[4] = {128, 128, bk, 8};
+    tj_launch_cfg cfg = {.grid = {(p->m + 127) / 128 * ((p->n + 127) / 128)}, .num_warps = 8, .stream = stream,
                          .persistent = TJ_PERSISTENT_ON, .version = TJ_LAUNCH_CFG_VERSION,
                          .stream_k = TJ_STREAM_K_ON};
     tj_arg args[12] = {TJ_ARG_BUF(p->a), TJ_ARG_BUF(p->b), TJ_ARG_BUF(p->c), TJ_ARG_I32(p->m), TJ_ARG_I32(p->n),
@@ -432,7 +430,7 @@ static tj_status launch_tiles(problem *p, tj_stream *stream, int tile, int warps
 
 static tj_status launch(problem *p, tj_stream *stream)
 {
-    return launch_tiles(p, stream, 128, 8);
+    return launch_bk(p, stream, 64);
 }
 
 /* C read back (after the device is done) and checked: 1 where right. */
@@ -504,27 +502,29 @@ static void streams(void)
     drop(&q);
 }
 
-/* One stream, two kernels: 64x64 tiles at 4 warps fit more blocks an SM
- * than 128x128 at 8, so their launch has more programs, and its counters
- * (two a program, before the partial sums) reach into the first slot of
- * the 128x128 launch's partial sums. That slot holds one only where its
- * piece was not the last of its tile to arrive — not every time, so the
- * pair runs twice. Those counters must be zero all the same. Both split
- * their last wave into pieces (K of 12 iterations in ranges of 8, so
- * ranges cross tiles). */
-static void two_kernels(void)
+/* One stream, two shapes. A launch keeps a counter for each split tile
+ * (S = T mod P of them) and puts its partial sums past its ranges'
+ * counters (8R bytes, R >= S ranges, rounded up to 128). 268 tiles on
+ * P = 132 or 264 programs split 4, in K of 12 iterations: 6 ranges of 8,
+ * so the partial sums start at byte 128; 364 tiles split 100, whose
+ * counters reach byte 400 — into the first slot, which holds a partial
+ * sum where its piece was not the last of its tile to arrive (about half
+ * the time: the pair runs three times). Those counters must be zero all
+ * the same. */
+static void two_shapes(void)
 {
-    if (gpu_only(2304ll * 2176 * 768)) {
-        tap_skip(1, "two kernels on one stream: a GPU's matter (the CPU ignores stream-K)");
+    if (gpu_only(128ll * 128 * 364 * 384)) {
+        tap_skip(1, "two shapes on one stream: a GPU's matter (the CPU ignores stream-K)");
         return;
     }
-    problem p = make(2304, 2176, 768);
-    int ok = p.ok;
-    for (int round = 0; round < 2 && ok; round++)
-        ok = right(&p, launch_tiles(&p, NULL, 128, 8), "128x128 tiles") &&
-             right(&p, launch_tiles(&p, NULL, 64, 4), "then 64x64 tiles, more programs");
-    tap_ok(ok, "one stream, kernels of 128x128 then 64x64 tiles (more programs), twice: all right");
-    drop(&p);
+    problem few = make(128, 268 * 128, 384), many = make(128, 364 * 128, 384);
+    int ok = few.ok && many.ok;
+    for (int round = 0; round < 3 && ok; round++)
+        ok = right(&few, launch_bk(&few, NULL, 32), "268 tiles, 4 split") &&
+             right(&many, launch_bk(&many, NULL, 32), "then 364 tiles, 100 split");
+    tap_ok(ok, "one stream, 268 tiles (4 split) then 364 (100 split), three times: all right");
+    drop(&few);
+    drop(&many);
 }
 
 static void refusals(void)
@@ -562,7 +562,7 @@ int main(void)
     /* the benchmark's 4096^3 tile count (3.88 waves of 132), a short K: checked on the host fast */
     run(2048, 4096, 128, "512 tiles, many waves");
     streams();
-    two_kernels();
+    two_shapes();
     refusals();
     tj_device_close(dev);
     return tap_done();

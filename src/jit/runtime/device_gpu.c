@@ -689,12 +689,15 @@ static tj_status launch(tj_device *dev, const tj_kernel *kernel, variant *var, t
         params[k++] = &maps[m];
     if (var->resident_programs)
         params[k++] = &logical_programs;
-    uint64_t workspace = 0; /* stream_k.c: 2P counters (128-byte aligned), 2P pieces */
+    uint64_t workspace = 0;
     if (var->stream_k_piece_bytes) {
-        size_t counters = ((size_t)grid_x * 8 + 127) / 128 * 128;
-        tj_status st = tjj_stream_k_workspace(dev, stream, counters,
-                                              counters + 2 * (size_t)grid_x * (size_t)var->stream_k_piece_bytes,
-                                              who, &workspace);
+        /* gpu/stream_k.c: a counter for each of the S <= T mod P split
+         * tiles, then from 8R bytes (rounded up to 128; R <= P ranges, R
+         * >= S) the 2R slots */
+        size_t split = grid_x < (unsigned)nprog[0] ? (size_t)nprog[0] % grid_x : 0;
+        size_t counters = (split * 8 + 127) / 128 * 128;
+        size_t bytes = ((size_t)grid_x * 8 + 127) / 128 * 128 + 2 * (size_t)grid_x * var->stream_k_piece_bytes;
+        tj_status st = tjj_stream_k_workspace(dev, stream, counters, bytes, who, &workspace);
         if (st != TJ_OK) {
             free(params);
             free(maps);

@@ -344,8 +344,9 @@ TJI_FUNC void tjj_variants_close(tj_device *dev);
 TJI_FUNC int tjj_variant_waiters(tj_device *dev);
 
 /* stream_k_workspace.c: the workspace of a stream-K launch on `stream`, of at
- * least `bytes`, its first `counter_bytes` zero when the launch starts, in
- * *out; freed by the device's close. */
+ * least `bytes`, its first `counter_bytes` zero when the launch starts (the
+ * launch writes nothing else below them), in *out; freed by the device's
+ * close. */
 TJI_FUNC tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t counter_bytes, size_t bytes,
                                          const char *who, uint64_t *out);
 TJI_FUNC void tjj_stream_k_workspaces_free(tj_device *dev);

@@ -14,14 +14,17 @@
  * with what the old one still runs); the rest live until the device
  * closes.
  *
- * The partial sums start where the counters end, and there are two
- * counters a program: a launch with more programs than the last one on
- * its stream (another kernel, more of whose blocks fit an SM) finds its
+ * The partial sums start where the counters end, and how many counters
+ * there are is the launch's: the kernel puts the slots past 8R bytes,
+ * R being its number of ranges (at least its S split tiles, at most its
+ * P programs). A launch that splits more tiles than the last one on its
+ * stream (another shape, or another kernel with more programs) finds its
  * last counters where the last launch wrote partial sums. So a workspace
  * knows how much of its start is zero — all of it when made, then the
- * last launch's counters — and zeroes the rest of a launch's counters on
- * the stream, before the launch. (Without it, TJIT_STREAM_K=1 made the
- * LLM benchmark's kernels of two tile sizes compute wrong tiles.)
+ * 8 (T mod P) bytes, rounded up, that the last launch kept clear — and
+ * zeroes the rest of a launch's on the stream, before the launch.
+ * (Without it, TJIT_STREAM_K=1 made the LLM benchmark compute wrong
+ * tiles.)
  */
 #include <stdlib.h>
 
@@ -69,7 +72,7 @@ tj_status tjj_stream_k_workspace(tj_device *dev, uint64_t stream, size_t counter
                                               (tjcu_stream)(uintptr_t)stream),
                           who, "cuMemsetD8Async (the stream-K counters)");
     if (st == TJ_OK)
-        w->zero_bytes = counter_bytes; /* past the counters, this launch's partial sums */
+        w->zero_bytes = counter_bytes; /* past them, this launch's partial sums */
     *out = (uint64_t)w->ptr;
     pthread_mutex_unlock(&dev->pending_lock);
     return st;
