@@ -4,9 +4,11 @@
  * several programs compute meet (src/passes/stream_k.c makes them).
  *
  * The launch passes a workspace (a hidden parameter after the program
- * count): first a counter per stream-K tile (2P words, zero between
- * launches), then two slots of partial sums per program, each one piece
- * tile of 4-byte elements in the computing threads' register order
+ * count): first a counter per stream-K tile (zero between launches),
+ * then, past 8R bytes rounded up to 128 (R: the programs that take
+ * ranges, at least the stream-K tiles), two slots of partial sums per
+ * such program, each one piece tile of 4-byte elements in the computing
+ * threads' register order
  * (slot_order: a warp's access is 512 contiguous bytes). A program's
  * pieces are at most two that are not whole tiles — the tail of its first
  * tile, slot 2 me, and the head of its last, slot 2 me + 1 — so the slot
