@@ -194,8 +194,8 @@ tj_status tj_launch(tj_device *dev, const tj_kernel *kernel, const tj_launch_cfg
                          "tiles of a persistent launch; this one is not (cfg->persistent, or a grid of "
                          "more than one axis)", kernel->name);
     /* Stream-K and block pairs refuse each other (a pair walks whole
-     * tiles): a default stream-K yields where the launch pairs blocks, by
-     * its own word or by the device's default. */
+     * tiles): a default stream-K yields where the launch asks for pairs,
+     * by its own word or by the device's default. */
     int pairs_asked = (cluster & ~TJJ_PAIRS_ALLOWED) != TJ_CLUSTER_OFF;
     int split_by_default = stream_k == TJ_STREAM_K_DEFAULT && dev->stream_k_by_default && !pairs_asked;
     if (persistent != TJP_PERSIST_NEVER)
